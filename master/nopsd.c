@@ -1,0 +1,404 @@
+/*
+ * nopsd: the master process.  It parses the config, opens the sockets the
+ * webworker serves, forks and re-execs the workers, owns the SQLite store
+ * and answers the API.  With -P the same binary becomes a worker.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/stat.h>
+#include <dirent.h>
+#include <err.h>
+#include <errno.h>
+#include <grp.h>
+#include <libgen.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "log.h"
+#include "nops.h"
+#include "proc.h"
+#include "nopsd.h"
+#include "master.h"
+#include "store.h"
+#include "gitworker.h"
+#include "nomadworker.h"
+#include "webworker.h"
+
+struct nopsd	*nopsd_env;
+
+static __dead void	 usage(void);
+static void		 nopsd_sig(int, short, void *);
+static void		 nopsd_shutdown(void);
+static void		 nopsd_mkdir(const char *, mode_t, uid_t, gid_t, int);
+
+static __dead void
+usage(void)
+{
+	extern char	*__progname;
+
+	fprintf(stderr, "usage: %s [-dnv] [-D macro=value] [-f file]\n",
+	    __progname);
+	exit(2);
+}
+
+/*
+ * Make a directory if it is missing.  With own set, the directory is ours
+ * alone and its owner and mode are enforced; otherwise an existing one is
+ * left as it is (never chmod a directory such as /tmp).
+ */
+static void
+nopsd_mkdir(const char *path, mode_t mode, uid_t uid, gid_t gid, int own)
+{
+	struct stat	 sb;
+	int		 made = 0;
+
+	if (mkdir(path, mode) == 0)
+		made = 1;
+	else if (errno != EEXIST)
+		fatal("mkdir %s", path);
+	if (lstat(path, &sb) == -1)
+		fatal("%s", path);
+	if (!S_ISDIR(sb.st_mode))
+		fatalx("%s: not a directory", path);
+	if ((made || own) &&
+	    (sb.st_uid != uid || sb.st_gid != gid ||
+	    (sb.st_mode & 07777) != mode)) {
+		if (chown(path, uid, gid) == -1 || chmod(path, mode) == -1)
+			fatal("chown/chmod %s", path);
+	}
+}
+
+/* The webworker's root: empty, root-owned, not writable by it. */
+static void
+nopsd_mkempty(const char *path)
+{
+	struct dirent	*de;
+	DIR		*d;
+	char		*copy;
+
+	if ((copy = strdup(path)) == NULL)
+		fatal("strdup");
+	nopsd_mkdir(dirname(copy), 0755, 0, 0, 0);
+	free(copy);
+	nopsd_mkdir(path, 0755, 0, 0, 1);
+	if ((d = opendir(path)) == NULL)
+		fatal("opendir %s", path);
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 &&
+		    strcmp(de->d_name, "..") != 0)
+			fatalx("%s must be an empty directory (found %s)",
+			    path, de->d_name);
+	closedir(d);
+}
+
+void
+nopsd_set_verbose(int v)
+{
+	uint32_t	 level = (uint32_t)v;
+
+	nopsd_env->n_verbose = v;
+	log_setverbose(v);
+	supervise_broadcast(IMSG_CTL_VERBOSE, &level, sizeof(level));
+}
+
+static int
+nopsd_same_listeners(struct nops_conf *a, struct nops_conf *b)
+{
+	struct conf_listen	*la, *lb;
+
+	if (strcmp(a->control_socket, b->control_socket) != 0 ||
+	    strcmp(a->control_group, b->control_group) != 0 ||
+	    strcmp(a->user, b->user) != 0 ||
+	    strcmp(a->database, b->database) != 0)
+		return 0;
+	lb = TAILQ_FIRST(&b->listens);
+	TAILQ_FOREACH(la, &a->listens, entry) {
+		if (lb == NULL || strcmp(la->host, lb->host) != 0 ||
+		    la->port != lb->port || la->tls != lb->tls)
+			return 0;
+		lb = TAILQ_NEXT(lb, entry);
+	}
+	return lb == NULL;
+}
+
+/*
+ * Re-read the config.  An invalid one is refused with its errors logged;
+ * the running one stays.  Returns 0 or -1.
+ */
+int
+nopsd_reload(const char *who)
+{
+	struct nopsd		*env = nopsd_env;
+	struct nops_conf	*conf;
+
+	log_info("reloading %s (asked by %s)", env->n_conffile, who);
+	if ((conf = parse_config(env->n_conffile, 0)) == NULL) {
+		env->n_reload_failures++;
+		log_warnx("%s has errors; keeping the running configuration",
+		    env->n_conffile);
+		if (env->n_store != NULL && store_begin(env->n_store) == 0) {
+			if (store_event(env->n_store, who, "config.reload",
+			    env->n_conffile, "refused: errors") == -1 ||
+			    store_commit(env->n_store) == -1)
+				store_rollback(env->n_store);
+		}
+		return -1;
+	}
+	if (!nopsd_same_listeners(env->n_conf, conf))
+		log_warnx("changes to listen, control socket, user or "
+		    "database take effect at the next start");
+	config_free(env->n_conf);
+	env->n_conf = conf;
+	env->n_conf_loaded = time(NULL);
+	env->n_reloads++;
+	if (env->n_store != NULL && store_begin(env->n_store) == 0) {
+		if (store_event(env->n_store, who, "config.reload",
+		    env->n_conffile, "ok") == -1 ||
+		    store_commit(env->n_store) == -1)
+			store_rollback(env->n_store);
+	}
+	log_info("configuration reloaded");
+	return 0;
+}
+
+static void
+nopsd_sig(int sig, short event, void *arg)
+{
+	switch (sig) {
+	case SIGHUP:
+		nopsd_reload("signal");
+		break;
+	case SIGCHLD:
+		supervise_sigchld();
+		break;
+	case SIGTERM:
+	case SIGINT:
+		log_info("received %s; stopping", strsignal(sig));
+		nopsd_shutdown();
+		break;
+	}
+}
+
+static void
+nopsd_shutdown(void)
+{
+	struct nopsd	*env = nopsd_env;
+
+	env->n_shutdown = 1;
+	supervise_stop_all();
+	if (env->n_store != NULL) {
+		if (store_begin(env->n_store) == 0) {
+			if (store_event(env->n_store, "system", "daemon.stop",
+			    "nopsd", NULL) == -1 ||
+			    store_commit(env->n_store) == -1)
+				store_rollback(env->n_store);
+		}
+		store_close(env->n_store);
+		env->n_store = NULL;
+	}
+	control_close_all();
+	event_base_loopbreak(env->n_base);
+}
+
+static int
+worker_main(const char *title, int debug, int verbose)
+{
+	if (strcmp(title, "gitworker") == 0)
+		gitworker_main(debug, verbose);
+	else if (strcmp(title, "nomadworker") == 0)
+		nomadworker_main(debug, verbose);
+	else if (strcmp(title, "webworker") == 0)
+		webworker_main(debug, verbose);
+	else
+		errx(2, "unknown process %s", title);
+	return 0;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct nopsd	*env;
+	struct passwd	*pw;
+	struct group	*gr;
+	struct event	*ev_hup, *ev_term, *ev_int, *ev_chld;
+	const char	*conffile = NOPS_CONF_FILE, *title = NULL;
+	char		 err[512], *copy;
+	int		 ch, debug = 0, noaction = 0, verbose = 0;
+
+	while ((ch = getopt(argc, argv, "dD:f:nP:v")) != -1) {
+		switch (ch) {
+		case 'd':
+			debug = 1;
+			break;
+		case 'D':
+			if (cmdline_symset(optarg) == -1)
+				errx(2, "could not parse macro definition %s",
+				    optarg);
+			break;
+		case 'f':
+			conffile = optarg;
+			break;
+		case 'n':
+			noaction = 1;
+			break;
+		case 'P':
+			title = optarg;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		default:
+			usage();
+		}
+	}
+	argc -= optind;
+	if (argc > 0)
+		usage();
+
+	if (title != NULL)
+		return worker_main(title, debug, verbose);
+
+	/* Errors of -n go to stderr whoever runs it. */
+	log_init(1, LOG_DAEMON);
+	log_setverbose(verbose);
+	log_procinit("nopsd");
+
+	if ((env = calloc(1, sizeof(*env))) == NULL)
+		fatal("calloc");
+	nopsd_env = env;
+	env->n_conffile = conffile;
+	env->n_debug = debug;
+	env->n_verbose = verbose;
+	env->n_argv0 = argv[0];
+
+	if (noaction) {
+		struct nops_conf *conf;
+
+		if ((conf = parse_config(conffile, 0)) == NULL) {
+			fprintf(stderr, "%s: configuration has errors\n",
+			    conffile);
+			exit(1);
+		}
+		if (verbose)
+			config_print(stdout, conf);
+		else
+			fprintf(stderr, "configuration OK\n");
+		config_free(conf);
+		exit(0);
+	}
+
+	if (geteuid() != 0)
+		errx(1, "need root privileges: the master must start as root "
+		    "to drop the workers' privileges");
+
+	if ((env->n_conf = parse_config(conffile, 0)) == NULL)
+		errx(1, "%s: configuration has errors", conffile);
+	env->n_conf_loaded = time(NULL);
+
+	if ((pw = getpwnam(env->n_conf->user)) == NULL)
+		errx(1, "unknown user %s (the workers' user; see nops.conf(5))",
+		    env->n_conf->user);
+	if (pw->pw_uid == 0)
+		errx(1, "user %s is root: the workers must not run as root",
+		    env->n_conf->user);
+	env->n_uid = pw->pw_uid;
+	env->n_gid = pw->pw_gid;
+	if ((gr = getgrnam(env->n_conf->control_group)) == NULL)
+		errx(1, "unknown control group %s",
+		    env->n_conf->control_group);
+	env->n_ctlgid = gr->gr_gid;
+
+	log_init(debug, LOG_DAEMON);
+	log_setverbose(verbose);
+	log_procinit("nopsd");
+
+	nopsd_mkempty(NOPS_RUNDIR "/empty");
+	if ((copy = strdup(env->n_conf->control_socket)) == NULL)
+		fatal("strdup");
+	if (mkdir(dirname(copy), 0755) == -1 && errno != EEXIST)
+		fatal("mkdir for the control socket");
+	free(copy);
+
+	/* The gitworker's cache lives next to the database, owned by it. */
+	if ((copy = strdup(env->n_conf->database)) == NULL)
+		fatal("strdup");
+	if (strcmp(env->n_conf->database, ":memory:") == 0)
+		env->n_statedir = strdup(NOPS_STATEDIR);
+	else
+		env->n_statedir = strdup(dirname(copy));
+	free(copy);
+	if (env->n_statedir == NULL)
+		fatal("strdup");
+	nopsd_mkdir(env->n_statedir, 0711, 0, 0, 0);
+	if (asprintf(&copy, "%s/git", env->n_statedir) == -1)
+		fatal("asprintf");
+	nopsd_mkdir(copy, 0700, env->n_uid, env->n_gid, 1);
+	free(copy);
+
+	if (!debug && daemon(0, 0) == -1)
+		fatal("daemon");
+	env->n_started = time(NULL);
+
+	if ((env->n_base = event_base_new()) == NULL)
+		fatalx("event_base_new");
+	if (control_listen_all(env->n_conf, env->n_ctlgid) == -1)
+		fatalx("cannot open the sockets of the config");
+
+	signal(SIGPIPE, SIG_IGN);
+	ev_hup = evsignal_new(env->n_base, SIGHUP, nopsd_sig, NULL);
+	ev_term = evsignal_new(env->n_base, SIGTERM, nopsd_sig, NULL);
+	ev_int = evsignal_new(env->n_base, SIGINT, nopsd_sig, NULL);
+	ev_chld = evsignal_new(env->n_base, SIGCHLD, nopsd_sig, NULL);
+	if (ev_hup == NULL || ev_term == NULL || ev_int == NULL ||
+	    ev_chld == NULL)
+		fatalx("evsignal_new");
+	evsignal_add(ev_hup, NULL);
+	evsignal_add(ev_term, NULL);
+	evsignal_add(ev_int, NULL);
+	evsignal_add(ev_chld, NULL);
+
+	supervise_init();
+	supervise_start_all();
+
+	/* Only now, with the workers forked: no connection crosses fork. */
+	if ((copy = strdup(env->n_conf->database)) == NULL)
+		fatal("strdup");
+	if (strcmp(copy, ":memory:") != 0)
+		nopsd_mkdir(dirname(copy), 0711, 0, 0, 0);
+	free(copy);
+	if ((env->n_store = store_open(env->n_conf->database, err,
+	    sizeof(err))) == NULL) {
+		log_warnx("%s", err);
+		env->n_shutdown = 1;
+		supervise_stop_all();
+		control_close_all();
+		fatalx("cannot open the database; nothing was changed");
+	}
+	if (store_begin(env->n_store) == 0) {
+		if (store_event(env->n_store, "system", "daemon.start",
+		    "nopsd", NOPS_VERSION) == -1 ||
+		    store_commit(env->n_store) == -1)
+			store_rollback(env->n_store);
+	}
+	log_info("nopsd %s started", NOPS_VERSION);
+
+	event_base_dispatch(env->n_base);
+
+	log_info("stopped");
+	event_free(ev_hup);
+	event_free(ev_term);
+	event_free(ev_int);
+	event_free(ev_chld);
+	config_free(env->n_conf);
+	event_base_free(env->n_base);
+	free(env);
+	return 0;
+}

@@ -1,0 +1,174 @@
+/*
+ * The master's view of the configuration (nops.conf) and its globals.
+ * Only the master parses the config; workers receive what they need as
+ * messages.
+ */
+#ifndef NOPS_NOPSD_H
+#define NOPS_NOPSD_H
+
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <time.h>
+
+#define NOPS_CONF_FILE		"/etc/nops/nops.conf"
+#define NOPS_DB_FILE		NOPS_STATEDIR "/nops.db"
+#define NOPS_CONTROL_SOCKET	NOPS_RUNDIR "/nopsd.sock"
+#define NOPS_CONTROL_GROUP	"_nopsadm"
+
+#define NOPS_DRIFT_INTERVAL	300	/* seconds */
+#define NOPS_ENGINE_INTERVAL	5
+#define NOPS_APPLY_TIMEOUT	600
+#define NOPS_POLL_INTERVAL	60
+
+#define NOPS_NAME_MAX		64	/* repository, group, policy names */
+
+/* "listen on ADDR port N [tls certificate F key F]" */
+struct conf_listen {
+	TAILQ_ENTRY(conf_listen) entry;
+	char			*host;	/* as written: address or name */
+	struct sockaddr_storage	 ss;	/* resolved at parse time */
+	socklen_t		 sslen;
+	in_port_t		 port;
+	int			 tls;
+	char			*tls_cert;
+	char			*tls_key;
+};
+TAILQ_HEAD(conf_listens, conf_listen);
+
+/* A string in a list, e.g. namespaces { "default" "web" }. */
+struct conf_str {
+	TAILQ_ENTRY(conf_str)	 entry;
+	char			*str;
+};
+TAILQ_HEAD(conf_strs, conf_str);
+
+struct conf_nomad {
+	char			*address;	/* NULL: no nomad block */
+	char			*token_file;	/* secret: owner/mode checked */
+	char			*ca_file;
+	struct conf_strs	 namespaces;	/* empty means { "default" } */
+};
+
+struct conf_repo {
+	TAILQ_ENTRY(conf_repo)	 entry;
+	char			*name;
+	char			*url;
+	char			*branch;	/* default "main" */
+	char			*path;		/* default "" (top) */
+	int			 poll_interval;	/* seconds */
+	char			*webhook_secret_file;	/* secret */
+	char			*ssh_key_file;		/* secret */
+	char			*known_hosts_file;
+};
+TAILQ_HEAD(conf_repos, conf_repo);
+
+/* group "ops" { "alice" "bob" } */
+struct conf_group {
+	TAILQ_ENTRY(conf_group)	 entry;
+	char			*name;
+	struct conf_strs	 members;
+};
+TAILQ_HEAD(conf_groups, conf_group);
+
+/* Capabilities a policy grants, per namespace glob. */
+#define CAP_READ		0x0001
+#define CAP_APPROVE		0x0002
+#define CAP_PROMOTE		0x0004
+#define CAP_RETRY		0x0008
+#define CAP_DEPLOY_NOW		0x0010
+#define CAP_PAUSE		0x0020
+#define CAP_FETCH		0x0040
+#define CAP_OPERATE		0x0080
+#define CAP_SUSPEND		0x0100
+#define CAP_LEFT_BEHIND		0x0200
+#define CAP_HOSTS		0x0400
+#define CAP_MANAGEMENT		0x8000
+
+struct conf_policy_ns {
+	TAILQ_ENTRY(conf_policy_ns) entry;
+	char			*glob;
+	uint32_t		 caps;
+};
+
+/* policy "deployer" { namespace "*" { read approve ... } } */
+struct conf_policy {
+	TAILQ_ENTRY(conf_policy) entry;
+	char			*name;
+	TAILQ_HEAD(, conf_policy_ns) namespaces;
+};
+TAILQ_HEAD(conf_policies, conf_policy);
+
+/* bind group "ops" policy "deployer" / bind user "carol" policy "management" */
+#define BIND_USER		1
+#define BIND_GROUP		2
+struct conf_bind {
+	TAILQ_ENTRY(conf_bind)	 entry;
+	int			 kind;	/* BIND_* */
+	char			*who;
+	char			*policy;
+};
+TAILQ_HEAD(conf_binds, conf_bind);
+
+struct nops_conf {
+	char			*path;		/* the file parsed */
+	char			*user;		/* workers' user, NOPS_USER */
+	char			*database;	/* NOPS_DB_FILE */
+	char			*control_socket;	/* NOPS_CONTROL_SOCKET */
+	char			*control_group;	/* NOPS_CONTROL_GROUP */
+	char			*users_file;	/* NULL: none */
+	int			 drift_interval;	/* seconds */
+	int			 engine_interval;
+	int			 apply_timeout;
+	struct conf_listens	 listens;
+	struct conf_nomad	 nomad;
+	struct conf_repos	 repos;
+	struct conf_groups	 groups;
+	struct conf_policies	 policies;
+	struct conf_binds	 binds;
+};
+
+/* parse.y */
+#define CONF_NOSECRECY		0x01	/* skip the owner/mode check (tests) */
+/*
+ * parse_config: parse file into a new config.  Every error is logged
+ * (log_warnx, "file:line: message") and counted; returns NULL if there was
+ * any.  Defaults are filled in.
+ */
+struct nops_conf *parse_config(const char *file, int flags);
+/* cmdline_symset: -D name=value; returns 0, or -1 if malformed. */
+int		  cmdline_symset(char *);
+
+/* config.c */
+struct nops_conf *config_new(void);	/* defaults */
+void		  config_free(struct nops_conf *);
+/* config_print: the config in nops.conf syntax; the output parses again. */
+void		  config_print(FILE *, const struct nops_conf *);
+const char	 *config_cap_name(uint32_t);	/* "read", ... */
+int		  config_cap_parse(const char *, uint32_t *);
+/* fmt_duration: 300 -> "5m", 90 -> "90s", 3600 -> "1h" */
+const char	 *config_fmt_duration(int, char *, size_t);
+
+/* The built-in policy: every capability in every namespace. */
+#define CONF_POLICY_MANAGEMENT	"management"
+
+/*
+ * Value checks shared by the parser and the tests.  Each returns NULL when
+ * the value is acceptable, else a short reason for the error message.
+ */
+/* "30s", "5m", "1h30m", "1d", or plain seconds; *secs gets the value. */
+const char	 *config_parse_duration(const char *, int *secs);
+const char	 *config_check_name(const char *);	/* repo/group/policy */
+const char	 *config_check_username(const char *);	/* a login name */
+const char	 *config_check_unixname(const char *);	/* user, group */
+const char	 *config_check_namespace(const char *);	/* a Nomad namespace */
+const char	 *config_check_glob(const char *);	/* namespace glob */
+const char	 *config_check_nomad_address(const char *);
+/* *is_ssh is set for ssh:// and scp-like user@host:path URLs. */
+const char	 *config_check_repo_url(const char *, int *is_ssh);
+const char	 *config_check_branch(const char *);
+const char	 *config_check_repo_path(const char *);
+
+#endif /* NOPS_NOPSD_H */

@@ -1,0 +1,1069 @@
+/*
+ * The master's SQLite store: opening (with the checks that refuse a
+ * database we must not touch), ordered migrations, transactions, the audit
+ * log, backups and a cache of prepared statements.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/stat.h>
+#include <sys/tree.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "log.h"
+#include "store.h"
+
+struct store_stmt {
+	RB_ENTRY(store_stmt)	 ss_entry;
+	const char		*ss_sql;	/* the key: ss_buf, or a lookup's */
+	char			*ss_buf;
+	sqlite3_stmt		*ss_stmt;
+};
+RB_HEAD(store_stmts, store_stmt);
+
+struct store {
+	sqlite3			*st_db;
+	char			*st_path;
+	struct store_stmts	 st_stmts;
+};
+
+static int	 store_stmt_cmp(struct store_stmt *, struct store_stmt *);
+/* libbsd leaves __unused undefined (a Linux header uses the name). */
+#ifndef __unused
+#define __unused	__attribute__((__unused__))
+#define STORE_UNDEF_UNUSED
+#endif
+RB_GENERATE_STATIC(store_stmts, store_stmt, ss_entry, store_stmt_cmp)
+#ifdef STORE_UNDEF_UNUSED
+#undef __unused
+#undef STORE_UNDEF_UNUSED
+#endif
+
+static void	 store_seterr(char *, size_t, const char *, ...)
+		    __attribute__((__format__(printf, 3, 4)));
+static int	 store_check_dir(const char *, char *, size_t);
+static int	 store_check_file(const char *, char *, size_t);
+static int	 store_pragma_int(sqlite3 *, const char *, int *);
+static int	 store_quick_check(sqlite3 *, char *, size_t);
+static int	 store_refuse_checks(struct store *, int, int *, char *, size_t);
+static int	 store_configure(struct store *, int, char *, size_t);
+static int	 store_migrate(struct store *, const struct store_migration *,
+		    int, int, char *, size_t);
+static int	 store_exec_cached(struct store *, const char *, const char *);
+
+/*
+ * Schema version 1, designed for the whole of DESIGN §3.  Times are unix
+ * seconds.  A plan (hosts, §7) is a target with namespace '' and the
+ * plan's name in job, so every per-target table keys on (namespace, job).
+ */
+static const char store_schema_v1[] =
+	/*
+	 * The audit log.  Paging by id needs no index of its own: id is the
+	 * rowid.  AUTOINCREMENT so that an id is never reused after pruning
+	 * (the API's cursors are ids).  Append-only: a trigger refuses
+	 * updates.
+	 */
+	"CREATE TABLE events ("
+	"	id		INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"	at		INTEGER NOT NULL,"
+	"	actor		TEXT NOT NULL CHECK (actor <> ''),"
+	"	action		TEXT NOT NULL CHECK (action <> ''),"
+	"	target		TEXT,"
+	"	detail		TEXT"
+	");"
+	"CREATE INDEX events_target ON events (target, id);"
+	"CREATE TRIGGER events_append_only BEFORE UPDATE ON events"
+	" BEGIN SELECT RAISE(ABORT, 'audit events are append-only'); END;"
+
+	/*
+	 * Deployment states are rows, not a CHECK, so that a later
+	 * migration adds one with an INSERT instead of a table rebuild.
+	 * The terminal ones must match deployments_one_active below.
+	 */
+	"CREATE TABLE deployment_states ("
+	"	name		TEXT PRIMARY KEY,"
+	"	terminal	INTEGER NOT NULL CHECK (terminal IN (0, 1))"
+	") WITHOUT ROWID;"
+	"INSERT INTO deployment_states (name, terminal) VALUES"
+	"	('pending_approval', 0), ('pre_hooks', 0), ('registering', 0),"
+	"	('waiting_health', 0), ('awaiting_promotion', 0),"
+	"	('post_hooks', 0), ('preflight', 0), ('deploying', 0),"
+	"	('completed', 1), ('failed', 1), ('rejected', 1),"
+	"	('superseded', 1);"
+
+	/*
+	 * A deployment: one change of one target, frozen at detection.
+	 * AUTOINCREMENT: audit events name "deployment/<id>", so an id must
+	 * never come back after a deployment is destroyed.
+	 */
+	"CREATE TABLE deployments ("
+	"	id		INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"	kind		TEXT NOT NULL CHECK (kind IN ('job', 'plan')),"
+	"	namespace	TEXT NOT NULL,"
+	"	job		TEXT NOT NULL CHECK (job <> ''),"
+	"	repository	TEXT NOT NULL,"
+	"	commit_id	TEXT NOT NULL,"
+	"	spec		TEXT NOT NULL,"		/* to register; never shown */
+	"	diff		TEXT,"			/* redacted */
+	"	spec_hash	TEXT NOT NULL,"		/* covers the hooks */
+	"	cas_index	INTEGER,"		/* NULL: a new job */
+	"	policy		TEXT NOT NULL"
+	"			CHECK (policy IN ('auto', 'approval', 'none')),"
+	"	state		TEXT NOT NULL"
+	"			REFERENCES deployment_states (name),"
+	"	reason		TEXT,"
+	"	suspend		INTEGER NOT NULL DEFAULT 0"
+	"			CHECK (suspend IN (0, 1)),"
+	"	retry_of	INTEGER REFERENCES deployments (id)"
+	"			ON DELETE SET NULL,"
+	"	created_at	INTEGER NOT NULL,"
+	"	updated_at	INTEGER NOT NULL,"
+	"	approved_by	TEXT,"
+	"	approved_at	INTEGER,"
+	"	approved_hash	TEXT,"			/* the spec_hash approved */
+	"	apply_started_at INTEGER,"
+	"	timeout_at	INTEGER,"
+	"	nomad_deployment_id TEXT,"
+	"	eval_id		TEXT,"
+	"	job_version	INTEGER,"		/* as registered */
+	"	ended_at	INTEGER,"
+	"	CHECK ((kind = 'job' AND namespace <> '') OR"
+	"	    (kind = 'plan' AND namespace = ''))"
+	");"
+	"CREATE UNIQUE INDEX deployments_one_active ON deployments"
+	"	(namespace, job) WHERE state NOT IN"
+	"	('completed', 'failed', 'rejected', 'superseded');"
+	"CREATE INDEX deployments_target ON deployments (namespace, job, id);"
+	"CREATE INDEX deployments_state ON deployments (state, id);"
+	"CREATE INDEX deployments_retry_of ON deployments (retry_of);"
+
+	/* Hooks frozen at detection: the spec each revision registers. */
+	"CREATE TABLE deployment_hooks ("
+	"	deployment_id	INTEGER NOT NULL"
+	"			REFERENCES deployments (id) ON DELETE CASCADE,"
+	"	phase		TEXT NOT NULL CHECK (phase IN ('pre', 'post')),"
+	"	position	INTEGER NOT NULL CHECK (position >= 0),"
+	"	hook_id		TEXT NOT NULL,"
+	"	spec		TEXT NOT NULL,"
+	"	spec_hash	TEXT NOT NULL,"
+	"	revision_job_id	TEXT NOT NULL,"		/* <hook>-<8 hex> */
+	"	timeout		INTEGER,"		/* seconds; NULL: default */
+	"	PRIMARY KEY (deployment_id, phase, position)"
+	") WITHOUT ROWID;"
+	"CREATE INDEX deployment_hooks_revision ON deployment_hooks"
+	"	(revision_job_id);"
+
+	/*
+	 * A dispatch of a hook revision.  The token
+	 * "<deployment>:<phase>:<position>" is unique, so a dispatch
+	 * repeated after a crash finds its run.
+	 */
+	"CREATE TABLE hook_runs ("
+	"	id		INTEGER PRIMARY KEY,"
+	"	deployment_id	INTEGER NOT NULL,"
+	"	phase		TEXT NOT NULL,"
+	"	position	INTEGER NOT NULL,"
+	"	idempotency_token TEXT NOT NULL UNIQUE,"
+	"	dispatched_job_id TEXT,"
+	"	state		TEXT NOT NULL DEFAULT 'pending' CHECK (state IN"
+	"	    ('pending', 'dispatched', 'running', 'succeeded', 'failed')),"
+	"	exit_code	INTEGER,"
+	"	error		TEXT,"
+	"	started_at	INTEGER,"
+	"	ended_at	INTEGER,"
+	"	FOREIGN KEY (deployment_id, phase, position) REFERENCES"
+	"	    deployment_hooks (deployment_id, phase, position)"
+	"	    ON DELETE CASCADE"
+	");"
+	"CREATE INDEX hook_runs_hook ON hook_runs"
+	"	(deployment_id, phase, position);"
+
+	/*
+	 * Host steps of a plan deployment, one row per host, saved before
+	 * each action.  Preflight tests use phase_index -1.
+	 */
+	"CREATE TABLE deployment_steps ("
+	"	id		INTEGER PRIMARY KEY,"
+	"	deployment_id	INTEGER NOT NULL"
+	"			REFERENCES deployments (id) ON DELETE CASCADE,"
+	"	phase_index	INTEGER NOT NULL CHECK (phase_index >= -1),"
+	"	phase		TEXT NOT NULL,"
+	"	position	INTEGER NOT NULL CHECK (position >= 0),"
+	"	host		TEXT NOT NULL,"
+	"	step		TEXT NOT NULL DEFAULT 'copy' CHECK (step IN"
+	"	    ('preflight', 'copy', 'activate', 'check', 'record')),"
+	"	goal		TEXT CHECK (goal IN"
+	"	    ('switch', 'boot', 'test', 'dry-activate')),"
+	"	system		TEXT,"			/* path or hash to activate */
+	"	state		TEXT NOT NULL DEFAULT 'pending' CHECK (state IN"
+	"	    ('pending', 'running', 'succeeded', 'failed', 'skipped')),"
+	"	error		TEXT,"
+	"	started_at	INTEGER,"
+	"	ended_at	INTEGER,"
+	"	UNIQUE (deployment_id, phase_index, position)"
+	");"
+
+	/*
+	 * The operation run log (the last 100 per deployment are kept).
+	 * The input is never stored; a sensitive run keeps no output.
+	 */
+	"CREATE TABLE operation_runs ("
+	"	id		INTEGER PRIMARY KEY,"
+	"	deployment_id	INTEGER NOT NULL"
+	"			REFERENCES deployments (id) ON DELETE CASCADE,"
+	"	operation	TEXT NOT NULL,"
+	"	instance	TEXT NOT NULL DEFAULT '',"	/* a host, or '' */
+	"	actor		TEXT NOT NULL,"
+	"	sensitive	INTEGER NOT NULL DEFAULT 0"
+	"			CHECK (sensitive IN (0, 1)),"
+	"	started_at	INTEGER NOT NULL,"
+	"	ended_at	INTEGER,"
+	"	exit_code	INTEGER,"
+	"	output		TEXT,"			/* last 64 KiB */
+	"	error		TEXT,"
+	"	CHECK (sensitive = 0 OR output IS NULL)"
+	");"
+	"CREATE INDEX operation_runs_deployment ON operation_runs"
+	"	(deployment_id, id);"
+
+	/*
+	 * Objects a cleanup step failed to remove.  No foreign key: the
+	 * records outlive their deployment.
+	 */
+	"CREATE TABLE left_behind ("
+	"	id		INTEGER PRIMARY KEY,"
+	"	deployment_id	INTEGER NOT NULL,"
+	"	kind		TEXT NOT NULL,"
+	"	object		TEXT NOT NULL,"
+	"	environment	TEXT NOT NULL DEFAULT '',"	/* namespace, host */
+	"	error		TEXT,"
+	"	created_at	INTEGER NOT NULL"
+	");"
+	"CREATE INDEX left_behind_deployment ON left_behind (deployment_id, id);"
+	"CREATE INDEX left_behind_object ON left_behind"
+	"	(kind, environment, object);"
+
+	/* A person's pause, or a closed sync window, per target. */
+	"CREATE TABLE holds ("
+	"	id		INTEGER PRIMARY KEY,"
+	"	namespace	TEXT NOT NULL,"
+	"	job		TEXT NOT NULL,"
+	"	kind		TEXT NOT NULL CHECK (kind IN ('pause', 'window')),"
+	"	who		TEXT NOT NULL,"
+	"	reason		TEXT NOT NULL DEFAULT '',"
+	"	created_at	INTEGER NOT NULL,"
+	"	UNIQUE (namespace, job, kind)"
+	");"
+
+	/* Suspend is part of the desired state of a target (§6). */
+	"CREATE TABLE suspends ("
+	"	namespace	TEXT NOT NULL,"
+	"	job		TEXT NOT NULL,"
+	"	who		TEXT NOT NULL,"
+	"	reason		TEXT NOT NULL DEFAULT '',"
+	"	created_at	INTEGER NOT NULL,"
+	"	PRIMARY KEY (namespace, job)"
+	") WITHOUT ROWID;"
+
+	/*
+	 * Secrets are stored hashed.  A revoked token's name may be reused,
+	 * hence the partial index.
+	 */
+	"CREATE TABLE api_tokens ("
+	"	id		INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"	name		TEXT NOT NULL CHECK (name <> ''),"
+	"	hash		TEXT NOT NULL UNIQUE,"
+	"	policy		TEXT NOT NULL,"		/* policy name(s) */
+	"	created_by	TEXT NOT NULL,"
+	"	created_at	INTEGER NOT NULL,"
+	"	expires_at	INTEGER,"
+	"	last_used	INTEGER,"
+	"	revoked_at	INTEGER"
+	");"
+	"CREATE UNIQUE INDEX api_tokens_live_name ON api_tokens (name)"
+	"	WHERE revoked_at IS NULL;"
+
+	"CREATE TABLE sessions ("
+	"	id_hash		TEXT PRIMARY KEY,"
+	"	user		TEXT NOT NULL,"
+	"	groups		TEXT NOT NULL DEFAULT '[]',"	/* JSON array */
+	"	csrf		TEXT NOT NULL,"
+	"	created_at	INTEGER NOT NULL,"
+	"	last_seen	INTEGER NOT NULL,"
+	"	expires_at	INTEGER NOT NULL"
+	") WITHOUT ROWID;"
+	"CREATE INDEX sessions_expires ON sessions (expires_at);";
+
+/* Append only; never edit a step that has been released. */
+static const struct store_migration store_migrations[] = {
+	{ "initial schema", store_schema_v1, 0 },
+};
+
+static int
+store_stmt_cmp(struct store_stmt *a, struct store_stmt *b)
+{
+	return (strcmp(a->ss_sql, b->ss_sql));
+}
+
+static void
+store_seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	(void)vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Anyone who can write the directory can swap the database or plant its
+ * -wal/-journal files, so a world-writable one (even sticky, like /tmp) is
+ * refused.
+ */
+static int
+store_check_dir(const char *path, char *err, size_t errlen)
+{
+	struct stat	 sb;
+	char		*copy, *dir;
+	int		 rv = -1;
+
+	if ((copy = strdup(path)) == NULL) {
+		store_seterr(err, errlen, "database %s: %s", path,
+		    strerror(errno));
+		return (-1);
+	}
+	dir = dirname(copy);
+	if (stat(dir, &sb) == -1)
+		store_seterr(err, errlen, "database %s: directory %s: %s",
+		    path, dir, strerror(errno));
+	else if (!S_ISDIR(sb.st_mode))
+		store_seterr(err, errlen, "database %s: %s is not a directory",
+		    path, dir);
+	else if (sb.st_mode & S_IWOTH)
+		store_seterr(err, errlen, "database %s: directory %s is "
+		    "world-writable: refusing to use it", path, dir);
+	else
+		rv = 0;
+	free(copy);
+	return (rv);
+}
+
+/*
+ * An existing file must be ours and private to us; a missing one is
+ * created here with mode 0600, since SQLite would create it 0644 and its
+ * -wal and -shm files take the database file's mode.
+ */
+static int
+store_check_file(const char *path, char *err, size_t errlen)
+{
+	struct stat	 sb;
+	int		 fd;
+
+	if (lstat(path, &sb) == -1) {
+		if (errno != ENOENT) {
+			store_seterr(err, errlen, "database %s: %s", path,
+			    strerror(errno));
+			return (-1);
+		}
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+		    O_CLOEXEC, 0600);
+		if (fd == -1) {
+			store_seterr(err, errlen, "database %s: create: %s",
+			    path, strerror(errno));
+			return (-1);
+		}
+		(void)close(fd);
+		return (0);
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		store_seterr(err, errlen, "database %s is not a regular file: "
+		    "refusing to open", path);
+		return (-1);
+	}
+	if (sb.st_uid != geteuid()) {
+		store_seterr(err, errlen, "database %s is owned by uid %u, "
+		    "not %u: refusing to open", path, (unsigned int)sb.st_uid,
+		    (unsigned int)geteuid());
+		return (-1);
+	}
+	if (sb.st_mode & (S_IWGRP | S_IWOTH)) {
+		store_seterr(err, errlen, "database %s is writable by group "
+		    "or others: refusing to open", path);
+		return (-1);
+	}
+	return (0);
+}
+
+/* Read an integer PRAGMA; returns the SQLite result code. */
+static int
+store_pragma_int(sqlite3 *db, const char *pragma, int *value)
+{
+	sqlite3_stmt	*stmt;
+	char		 sql[64];
+	int		 rc;
+
+	(void)snprintf(sql, sizeof(sql), "PRAGMA %s", pragma);
+	if ((rc = sqlite3_prepare_v2(db, sql, -1, &stmt, NULL)) != SQLITE_OK)
+		return (rc);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW) {
+		*value = sqlite3_column_int(stmt, 0);
+		rc = SQLITE_OK;
+	}
+	(void)sqlite3_finalize(stmt);
+	return (rc);
+}
+
+/*
+ * PRAGMA quick_check: returns 0 if the database is sound, else -1 with the
+ * first problem (or the error that stopped the check) in msg.
+ */
+static int
+store_quick_check(sqlite3 *db, char *msg, size_t msglen)
+{
+	sqlite3_stmt	*stmt;
+	const char	*row;
+	int		 rc;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &stmt,
+	    NULL) != SQLITE_OK) {
+		(void)strlcpy(msg, sqlite3_errmsg(db), msglen);
+		return (-1);
+	}
+	rc = sqlite3_step(stmt);
+	if (rc != SQLITE_ROW) {
+		(void)strlcpy(msg, sqlite3_errmsg(db), msglen);
+		(void)sqlite3_finalize(stmt);
+		return (-1);
+	}
+	row = (const char *)sqlite3_column_text(stmt, 0);
+	(void)strlcpy(msg, row != NULL ? row : "(null)", msglen);
+	rc = row != NULL && strcmp(row, "ok") == 0 ? 0 : -1;
+	(void)sqlite3_finalize(stmt);
+	return (rc);
+}
+
+/*
+ * Everything that decides whether the file may be used, before anything is
+ * written to it.  Only reads: a refused file keeps its bytes.
+ */
+static int
+store_refuse_checks(struct store *st, int nmigs, int *version, char *err,
+    size_t errlen)
+{
+	sqlite3		*db = st->st_db;
+	const char	*path = st->st_path;
+	char		 msg[256];
+	int		 rc, appid, ntables;
+
+	rc = store_pragma_int(db, "user_version", version);
+	if ((rc & 0xff) == SQLITE_NOTADB) {
+		store_seterr(err, errlen, "database %s is not an SQLite "
+		    "database (corrupt?): refusing to open", path);
+		return (-1);
+	}
+	if (rc != SQLITE_OK) {
+		store_seterr(err, errlen, "database %s: cannot read it: %s: "
+		    "refusing to open", path, sqlite3_errmsg(db));
+		return (-1);
+	}
+	if ((rc = store_pragma_int(db, "application_id", &appid)) !=
+	    SQLITE_OK) {
+		store_seterr(err, errlen, "database %s: cannot read it: %s: "
+		    "refusing to open", path, sqlite3_errmsg(db));
+		return (-1);
+	}
+	if (appid != 0 && (uint32_t)appid != STORE_APPLICATION_ID) {
+		store_seterr(err, errlen, "database %s belongs to another "
+		    "application (application_id 0x%08x): refusing to open",
+		    path, (uint32_t)appid);
+		return (-1);
+	}
+	if (*version < 0 || (*version > 0 && appid == 0)) {
+		store_seterr(err, errlen, "database %s is not a nops database "
+		    "(schema version %d, no application_id): refusing to open",
+		    path, *version);
+		return (-1);
+	}
+	if (*version > nmigs) {
+		store_seterr(err, errlen, "database %s has schema version %d, "
+		    "this nopsd knows up to %d: refusing to open (downgrade?)",
+		    path, *version, nmigs);
+		return (-1);
+	}
+	if (*version == 0) {
+		/* Version 0 with tables is some other program's database. */
+		sqlite3_stmt	*stmt;
+
+		rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_schema",
+		    -1, &stmt, NULL);
+		if (rc == SQLITE_OK) {
+			if ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+				ntables = sqlite3_column_int(stmt, 0);
+				rc = SQLITE_OK;
+			}
+			(void)sqlite3_finalize(stmt);
+		}
+		if (rc != SQLITE_OK) {
+			store_seterr(err, errlen, "database %s: cannot read "
+			    "it: %s: refusing to open", path,
+			    sqlite3_errmsg(db));
+			return (-1);
+		}
+		if (ntables != 0) {
+			store_seterr(err, errlen, "database %s has tables but "
+			    "no schema version: not a nops database, refusing "
+			    "to open", path);
+			return (-1);
+		}
+	}
+	if (store_quick_check(db, msg, sizeof(msg)) == -1) {
+		store_seterr(err, errlen, "database %s failed its integrity "
+		    "check (%s): refusing to open", path, msg);
+		return (-1);
+	}
+	return (0);
+}
+
+/* The settings of every connection, once the file is accepted. */
+static int
+store_configure(struct store *st, int memory, char *err, size_t errlen)
+{
+	static const char *pragmas[] = {
+		"PRAGMA synchronous = FULL",
+		"PRAGMA foreign_keys = ON",
+		/* specs may hold secrets (env values): wipe deleted rows */
+		"PRAGMA secure_delete = ON",
+	};
+	sqlite3_stmt	*stmt;
+	const char	*mode;
+	size_t		 i;
+	int		 fk, ok;
+
+	if (!memory) {
+		if (sqlite3_prepare_v2(st->st_db, "PRAGMA journal_mode = WAL",
+		    -1, &stmt, NULL) != SQLITE_OK)
+			goto fail;
+		ok = 0;
+		if (sqlite3_step(stmt) == SQLITE_ROW) {
+			mode = (const char *)sqlite3_column_text(stmt, 0);
+			ok = mode != NULL && strcmp(mode, "wal") == 0;
+		}
+		(void)sqlite3_finalize(stmt);
+		if (!ok) {
+			store_seterr(err, errlen, "database %s: cannot switch "
+			    "to WAL mode: %s", st->st_path,
+			    sqlite3_errmsg(st->st_db));
+			return (-1);
+		}
+	}
+	for (i = 0; i < sizeof(pragmas) / sizeof(pragmas[0]); i++)
+		if (sqlite3_exec(st->st_db, pragmas[i], NULL, NULL, NULL) !=
+		    SQLITE_OK)
+			goto fail;
+	if (store_pragma_int(st->st_db, "foreign_keys", &fk) != SQLITE_OK)
+		goto fail;
+	if (fk != 1) {
+		store_seterr(err, errlen, "database %s: this SQLite cannot "
+		    "enforce foreign keys", st->st_path);
+		return (-1);
+	}
+	return (0);
+ fail:
+	store_seterr(err, errlen, "database %s: setup: %s", st->st_path,
+	    sqlite3_errmsg(st->st_db));
+	return (-1);
+}
+
+/*
+ * Apply migrations[from..n-1] in order, each in its own transaction
+ * together with its user_version; stop at the first failure, which leaves
+ * the database at the version before it.
+ */
+static int
+store_migrate(struct store *st, const struct store_migration *migs, int n,
+    int from, char *err, size_t errlen)
+{
+	sqlite3				*db = st->st_db;
+	const struct store_migration	*m = &migs[from];
+	sqlite3_stmt			*stmt;
+	char				 sql[64], why[256];
+	int				 v, cur, nofk;
+
+	for (v = from; v < n; v++) {
+		m = &migs[v];
+		nofk = (m->sm_flags & STORE_MIGF_NOFK) != 0;
+		why[0] = '\0';
+		/* foreign_keys is a no-op inside a transaction: set it first */
+		if (nofk && sqlite3_exec(db, "PRAGMA foreign_keys = OFF",
+		    NULL, NULL, NULL) != SQLITE_OK)
+			goto fail;
+		if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
+		    SQLITE_OK)
+			goto fail;
+		if (store_pragma_int(db, "user_version", &cur) != SQLITE_OK)
+			goto fail;
+		if (cur != v) {
+			(void)snprintf(why, sizeof(why), "schema version "
+			    "changed to %d under us", cur);
+			goto fail;
+		}
+		if (sqlite3_exec(db, m->sm_sql, NULL, NULL, NULL) != SQLITE_OK)
+			goto fail;
+		if (sqlite3_get_autocommit(db)) {
+			(void)snprintf(why, sizeof(why), "the step ended its "
+			    "own transaction");
+			goto fail;
+		}
+		if (v == 0) {
+			(void)snprintf(sql, sizeof(sql),
+			    "PRAGMA application_id = %d",
+			    (int)STORE_APPLICATION_ID);
+			if (sqlite3_exec(db, sql, NULL, NULL, NULL) !=
+			    SQLITE_OK)
+				goto fail;
+		}
+		if (nofk) {
+			if (sqlite3_prepare_v2(db, "PRAGMA foreign_key_check",
+			    -1, &stmt, NULL) != SQLITE_OK)
+				goto fail;
+			if (sqlite3_step(stmt) == SQLITE_ROW)
+				(void)snprintf(why, sizeof(why), "it breaks a "
+				    "foreign key of table %s",
+				    sqlite3_column_text(stmt, 0));
+			(void)sqlite3_finalize(stmt);
+			if (why[0] != '\0')
+				goto fail;
+		}
+		(void)snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
+		    v + 1);
+		if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+			goto fail;
+		if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+			goto fail;
+		if (nofk && sqlite3_exec(db, "PRAGMA foreign_keys = ON",
+		    NULL, NULL, NULL) != SQLITE_OK)
+			goto fail;
+		log_info("database %s: migrated to schema version %d (%s)",
+		    st->st_path, v + 1, m->sm_name);
+	}
+	return (0);
+
+ fail:
+	if (why[0] == '\0')
+		(void)strlcpy(why, sqlite3_errmsg(db), sizeof(why));
+	if (!sqlite3_get_autocommit(db))
+		(void)sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	(void)sqlite3_exec(db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
+	store_seterr(err, errlen, "database %s: migration %d (%s) failed: %s; "
+	    "schema stays at version %d", st->st_path, v + 1, m->sm_name, why,
+	    v);
+	return (-1);
+}
+
+struct store *
+store_open(const char *path, char *err, size_t errlen)
+{
+	return (store_open_migrations(path, store_migrations,
+	    sizeof(store_migrations) / sizeof(store_migrations[0]), err,
+	    errlen));
+}
+
+struct store *
+store_open_migrations(const char *path, const struct store_migration *migs,
+    size_t nmigs, char *err, size_t errlen)
+{
+	struct store	*st;
+	int		 memory, flags, version;
+
+	store_seterr(err, errlen, "%s", "");
+	if (path == NULL || *path == '\0') {
+		store_seterr(err, errlen, "no database path");
+		return (NULL);
+	}
+	if (nmigs == 0 || nmigs > INT_MAX) {
+		store_seterr(err, errlen, "database %s: bad migration list",
+		    path);
+		return (NULL);
+	}
+	memory = strcmp(path, ":memory:") == 0;
+	if (!memory && (store_check_dir(path, err, errlen) == -1 ||
+	    store_check_file(path, err, errlen) == -1))
+		return (NULL);
+
+	if ((st = calloc(1, sizeof(*st))) == NULL ||
+	    (st->st_path = strdup(path)) == NULL) {
+		store_seterr(err, errlen, "database %s: %s", path,
+		    strerror(errno));
+		free(st);
+		return (NULL);
+	}
+	RB_INIT(&st->st_stmts);
+
+	/* The file exists by now (created above): never let SQLite create */
+	flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+	if (memory)
+		flags |= SQLITE_OPEN_CREATE | SQLITE_OPEN_MEMORY;
+	else
+		flags |= SQLITE_OPEN_NOFOLLOW;
+	if (sqlite3_open_v2(path, &st->st_db, flags, NULL) != SQLITE_OK) {
+		store_seterr(err, errlen, "database %s: open: %s", path,
+		    st->st_db != NULL ? sqlite3_errmsg(st->st_db) :
+		    "out of memory");
+		goto fail;
+	}
+	/*
+	 * Defensive mode keeps SQL from corrupting the file on purpose;
+	 * an untrusted schema cannot call functions with side effects; and
+	 * closing a refused database must not checkpoint into it.
+	 */
+	if (sqlite3_db_config(st->st_db, SQLITE_DBCONFIG_DEFENSIVE, 1,
+	    NULL) != SQLITE_OK ||
+	    sqlite3_db_config(st->st_db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0,
+	    NULL) != SQLITE_OK ||
+	    sqlite3_db_config(st->st_db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1,
+	    NULL) != SQLITE_OK) {
+		store_seterr(err, errlen, "database %s: db_config: %s", path,
+		    sqlite3_errmsg(st->st_db));
+		goto fail;
+	}
+	(void)sqlite3_busy_timeout(st->st_db, STORE_BUSY_TIMEOUT_MS);
+
+	if (store_refuse_checks(st, (int)nmigs, &version, err, errlen) == -1)
+		goto fail;
+	(void)sqlite3_db_config(st->st_db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+	    0, NULL);
+	if (store_configure(st, memory, err, errlen) == -1)
+		goto fail;
+	if (store_migrate(st, migs, (int)nmigs, version, err, errlen) == -1)
+		goto fail;
+	return (st);
+
+ fail:
+	store_close(st);
+	return (NULL);
+}
+
+void
+store_close(struct store *st)
+{
+	struct store_stmt	*ss, *next;
+
+	if (st == NULL)
+		return;
+	RB_FOREACH_SAFE(ss, store_stmts, &st->st_stmts, next) {
+		RB_REMOVE(store_stmts, &st->st_stmts, ss);
+		(void)sqlite3_finalize(ss->ss_stmt);
+		free(ss->ss_buf);
+		free(ss);
+	}
+	if (st->st_db != NULL && sqlite3_close(st->st_db) != SQLITE_OK)
+		log_warnx("store: close %s: %s", st->st_path,
+		    sqlite3_errmsg(st->st_db));
+	free(st->st_path);
+	free(st);
+}
+
+int
+store_schema_version(struct store *st)
+{
+	int	 v;
+
+	if (store_pragma_int(st->st_db, "user_version", &v) != SQLITE_OK) {
+		log_warnx("store: PRAGMA user_version: %s",
+		    sqlite3_errmsg(st->st_db));
+		return (-1);
+	}
+	return (v);
+}
+
+int
+store_schema_latest(void)
+{
+	return ((int)(sizeof(store_migrations) / sizeof(store_migrations[0])));
+}
+
+sqlite3 *
+store_db(struct store *st)
+{
+	return (st->st_db);
+}
+
+sqlite3_stmt *
+store_prepare(struct store *st, const char *sql)
+{
+	struct store_stmt	 key, *ss;
+	const char		*tail;
+
+	key.ss_sql = sql;
+	if ((ss = RB_FIND(store_stmts, &st->st_stmts, &key)) != NULL) {
+		/* reset returns the last step's error: not ours to report */
+		(void)sqlite3_reset(ss->ss_stmt);
+		(void)sqlite3_clear_bindings(ss->ss_stmt);
+		return (ss->ss_stmt);
+	}
+	if ((ss = calloc(1, sizeof(*ss))) == NULL ||
+	    (ss->ss_buf = strdup(sql)) == NULL) {
+		log_warn("store: prepare \"%.60s\"", sql);
+		free(ss);
+		return (NULL);
+	}
+	ss->ss_sql = ss->ss_buf;
+	if (sqlite3_prepare_v3(st->st_db, sql, -1, SQLITE_PREPARE_PERSISTENT,
+	    &ss->ss_stmt, &tail) != SQLITE_OK) {
+		log_warnx("store: prepare \"%.60s\": %s", sql,
+		    sqlite3_errmsg(st->st_db));
+		goto fail;
+	}
+	tail += strspn(tail, " \t\n;");
+	if (ss->ss_stmt == NULL || *tail != '\0') {
+		/* the rest would be silently ignored */
+		log_warnx("store: prepare \"%.60s\": not exactly one "
+		    "statement", sql);
+		goto fail;
+	}
+	RB_INSERT(store_stmts, &st->st_stmts, ss);
+	return (ss->ss_stmt);
+
+ fail:
+	(void)sqlite3_finalize(ss->ss_stmt);
+	free(ss->ss_buf);
+	free(ss);
+	return (NULL);
+}
+
+/* Run a cached statement that returns no rows; what names it in logs. */
+static int
+store_exec_cached(struct store *st, const char *sql, const char *what)
+{
+	sqlite3_stmt	*stmt;
+	int		 rc;
+
+	if ((stmt = store_prepare(st, sql)) == NULL)
+		return (-1);
+	rc = sqlite3_step(stmt);
+	(void)sqlite3_reset(stmt);
+	if (rc != SQLITE_DONE) {
+		log_warnx("store: %s: %s", what, sqlite3_errmsg(st->st_db));
+		return (-1);
+	}
+	return (0);
+}
+
+int
+store_in_transaction(struct store *st)
+{
+	return (sqlite3_get_autocommit(st->st_db) == 0);
+}
+
+int
+store_begin(struct store *st)
+{
+	if (store_in_transaction(st)) {
+		log_warnx("store: begin: a transaction is already open");
+		return (-1);
+	}
+	return (store_exec_cached(st, "BEGIN IMMEDIATE", "begin"));
+}
+
+int
+store_commit(struct store *st)
+{
+	if (!store_in_transaction(st)) {
+		log_warnx("store: commit: no transaction is open");
+		return (-1);
+	}
+	if (store_exec_cached(st, "COMMIT", "commit") == 0)
+		return (0);
+	/* A failed COMMIT may leave the transaction open: end it. */
+	if (store_in_transaction(st))
+		(void)store_rollback(st);
+	return (-1);
+}
+
+/* Rolling back with no transaction open is a no-op, for error paths. */
+int
+store_rollback(struct store *st)
+{
+	if (!store_in_transaction(st))
+		return (0);
+	return (store_exec_cached(st, "ROLLBACK", "rollback"));
+}
+
+int64_t
+store_event(struct store *st, const char *actor, const char *action,
+    const char *target, const char *detail)
+{
+	sqlite3_stmt	*stmt;
+	int		 rc;
+
+	if (!store_in_transaction(st)) {
+		log_warnx("store: event %s: no transaction open (an event is "
+		    "written with the change it records)",
+		    action != NULL ? action : "(null)");
+		return (-1);
+	}
+	if (actor == NULL || *actor == '\0' ||
+	    strlen(actor) > STORE_EVENT_FIELD_MAX ||
+	    action == NULL || *action == '\0' ||
+	    strlen(action) > STORE_EVENT_FIELD_MAX ||
+	    (target != NULL && strlen(target) > STORE_EVENT_FIELD_MAX) ||
+	    (detail != NULL && strlen(detail) > STORE_EVENT_DETAIL_MAX)) {
+		log_warnx("store: event %.64s: a field is empty or too long",
+		    action != NULL ? action : "(null)");
+		return (-1);
+	}
+	if ((stmt = store_prepare(st, "INSERT INTO events (at, actor, action, "
+	    "target, detail) VALUES (?1, ?2, ?3, ?4, ?5)")) == NULL)
+		return (-1);
+	if (sqlite3_bind_int64(stmt, 1, (int64_t)time(NULL)) != SQLITE_OK ||
+	    sqlite3_bind_text(stmt, 2, actor, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(stmt, 3, action, -1, SQLITE_STATIC) !=
+	    SQLITE_OK ||
+	    sqlite3_bind_text(stmt, 4, target, -1, SQLITE_STATIC) !=
+	    SQLITE_OK ||
+	    sqlite3_bind_text(stmt, 5, detail, -1, SQLITE_STATIC) !=
+	    SQLITE_OK) {
+		log_warnx("store: event %s: bind: %s", action,
+		    sqlite3_errmsg(st->st_db));
+		return (-1);
+	}
+	rc = sqlite3_step(stmt);
+	(void)sqlite3_reset(stmt);
+	(void)sqlite3_clear_bindings(stmt);	/* no pointers left behind */
+	if (rc != SQLITE_DONE) {
+		log_warnx("store: event %s: insert: %s", action,
+		    sqlite3_errmsg(st->st_db));
+		return (-1);
+	}
+	return (sqlite3_last_insert_rowid(st->st_db));
+}
+
+/* The callback must not use the store: the statement is mid-walk. */
+int
+store_events_page(struct store *st, const char *target, int64_t before_id,
+    int limit, int (*cb)(const struct store_event_row *, void *), void *arg)
+{
+	struct store_event_row	 row;
+	sqlite3_stmt		*stmt;
+	int			 rc, n = 0;
+
+	if (before_id < 0 || limit < 1 || limit > STORE_PAGE_MAX) {
+		log_warnx("store: events page: bad cursor %lld or limit %d",
+		    (long long)before_id, limit);
+		return (-1);
+	}
+	if (before_id == 0)
+		before_id = INT64_MAX;
+	if (target == NULL)
+		stmt = store_prepare(st, "SELECT id, at, actor, action, "
+		    "target, detail FROM events WHERE id < ?1 "
+		    "ORDER BY id DESC LIMIT ?2");
+	else
+		stmt = store_prepare(st, "SELECT id, at, actor, action, "
+		    "target, detail FROM events WHERE id < ?1 AND target = ?3 "
+		    "ORDER BY id DESC LIMIT ?2");
+	if (stmt == NULL)
+		return (-1);
+	if (sqlite3_bind_int64(stmt, 1, before_id) != SQLITE_OK ||
+	    sqlite3_bind_int(stmt, 2, limit) != SQLITE_OK ||
+	    (target != NULL && sqlite3_bind_text(stmt, 3, target, -1,
+	    SQLITE_STATIC) != SQLITE_OK)) {
+		log_warnx("store: events page: bind: %s",
+		    sqlite3_errmsg(st->st_db));
+		return (-1);
+	}
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		row.er_id = sqlite3_column_int64(stmt, 0);
+		row.er_at = sqlite3_column_int64(stmt, 1);
+		row.er_actor = (const char *)sqlite3_column_text(stmt, 2);
+		row.er_action = (const char *)sqlite3_column_text(stmt, 3);
+		row.er_target = (const char *)sqlite3_column_text(stmt, 4);
+		row.er_detail = (const char *)sqlite3_column_text(stmt, 5);
+		n++;
+		if (cb(&row, arg) != 0) {
+			rc = SQLITE_DONE;
+			break;
+		}
+	}
+	if (rc != SQLITE_DONE) {
+		log_warnx("store: events page: select: %s",
+		    sqlite3_errmsg(st->st_db));
+		n = -1;
+	}
+	(void)sqlite3_reset(stmt);
+	(void)sqlite3_clear_bindings(stmt);
+	return (n);
+}
+
+int
+store_backup(struct store *st, const char *dest)
+{
+	sqlite3_backup	*bk;
+	sqlite3		*bdb = NULL;
+	char		 err[512];
+	int		 fd, rc;
+
+	if (store_in_transaction(st)) {
+		log_warnx("store: backup to %s: a transaction is open", dest);
+		return (-1);
+	}
+	if (store_check_dir(dest, err, sizeof(err)) == -1) {
+		log_warnx("store: backup: %s", err);
+		return (-1);
+	}
+	/* Created here so that it is private from the start; never reused */
+	fd = open(dest, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0600);
+	if (fd == -1) {
+		log_warn("store: backup: create %s", dest);
+		return (-1);
+	}
+	(void)close(fd);
+
+	if (sqlite3_open_v2(dest, &bdb, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK) {
+		log_warnx("store: backup: open %s: %s", dest,
+		    bdb != NULL ? sqlite3_errmsg(bdb) : "out of memory");
+		goto fail;
+	}
+	if ((bk = sqlite3_backup_init(bdb, "main", st->st_db, "main")) ==
+	    NULL) {
+		log_warnx("store: backup to %s: init: %s", dest,
+		    sqlite3_errmsg(bdb));
+		goto fail;
+	}
+	rc = sqlite3_backup_step(bk, -1);
+	if (sqlite3_backup_finish(bk) != SQLITE_OK || rc != SQLITE_DONE) {
+		log_warnx("store: backup to %s: step: %s", dest,
+		    sqlite3_errmsg(bdb));
+		goto fail;
+	}
+	if (sqlite3_close(bdb) != SQLITE_OK) {
+		log_warnx("store: backup to %s: close: %s", dest,
+		    sqlite3_errmsg(bdb));
+		goto fail;
+	}
+	return (0);
+
+ fail:
+	if (bdb != NULL)
+		(void)sqlite3_close_v2(bdb);
+	(void)unlink(dest);
+	return (-1);
+}

@@ -1,0 +1,445 @@
+/*
+ * The process table and supervision of the workers: start (fork + re-exec
+ * with -P title, the child's end of the socketpair on fd 3), the permit
+ * table for what each worker may send, and restarts with capped
+ * exponential backoff when a worker exits, is killed, or breaks protocol.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "log.h"
+#include "imsg.h"
+#include "msg.h"
+#include "nops.h"
+#include "proc.h"
+#include "nopsd.h"
+#include "master.h"
+#include "store.h"
+
+#define RESTART_MIN_MS		500
+#define RESTART_MAX_MS		30000
+#define RESTART_STABLE_SECS	30	/* a life this long resets the backoff */
+#define STOP_WAIT_SECS		5
+
+static const uint32_t permit_gitworker[] = {
+	IMSG_WORKER_READY,
+	IMSG_NONE
+};
+static const uint32_t permit_nomadworker[] = {
+	IMSG_WORKER_READY,
+	IMSG_NONE
+};
+static const uint32_t permit_webworker[] = {
+	IMSG_WORKER_READY,
+	IMSG_WEB_REQUEST,
+	IMSG_NONE
+};
+
+struct worker workers[PROC_MAX] = {
+	[PROC_GITWORKER] = {
+		.w_id = PROC_GITWORKER,
+		.w_title = "gitworker",
+		.w_maxmsg = 4 * 1024 * 1024,
+		.w_permit = permit_gitworker,
+	},
+	[PROC_NOMADWORKER] = {
+		.w_id = PROC_NOMADWORKER,
+		.w_title = "nomadworker",
+		.w_maxmsg = 4 * 1024 * 1024,
+		.w_permit = permit_nomadworker,
+	},
+	[PROC_WEBWORKER] = {
+		.w_id = PROC_WEBWORKER,
+		.w_title = "webworker",
+		.w_flags = IMSGF_PASSFD,
+		.w_maxmsg = WEB_BODY_MAX + 64 * 1024,
+		.w_permit = permit_webworker,
+	},
+};
+
+static void	 supervise_dispatch(int, short, void *);
+static void	 supervise_restart_cb(int, short, void *);
+static void	 supervise_exited(struct worker *, int status);
+
+#define FOREACH_WORKER(w) \
+	for ((w) = &workers[PROC_GITWORKER]; (w) < &workers[PROC_MAX]; (w)++)
+
+struct worker *
+supervise_worker(enum nops_proc id)
+{
+	if (id <= PROC_MASTER || id >= PROC_MAX)
+		return NULL;
+	return &workers[id];
+}
+
+void
+supervise_init(void)
+{
+	struct worker	*w;
+#ifdef NOPS_TEST_HOOKS
+	const char	*hook = getenv("NOPS_TEST_HOOK");
+	size_t		 len;
+#endif
+
+	FOREACH_WORKER(w) {
+		w->w_restart_ev = evtimer_new(nopsd_env->n_base,
+		    supervise_restart_cb, w);
+		if (w->w_restart_ev == NULL)
+			fatal("evtimer_new");
+		strlcpy(w->w_lastexit, "", sizeof(w->w_lastexit));
+#ifdef NOPS_TEST_HOOKS
+		/* NOPS_TEST_HOOK=title:hook[:arg] arms a one-shot hook. */
+		len = strlen(w->w_title);
+		if (hook != NULL && strncmp(hook, w->w_title, len) == 0 &&
+		    hook[len] == ':') {
+			if ((w->w_testhook = strdup(hook + len + 1)) == NULL)
+				fatal("strdup");
+			log_info("test hook for %s: %s", w->w_title,
+			    w->w_testhook);
+		}
+#endif
+	}
+}
+
+/* The re-exec'd worker: argv is "nopsd -P title [-d] [-v...]". */
+void
+worker_exec(const char *title, int debug, int verbose)
+{
+	char	*argv[8];
+	int	 argc = 0;
+
+	argv[argc++] = nopsd_env->n_argv0;
+	argv[argc++] = "-P";
+	argv[argc++] = (char *)title;
+	if (debug)
+		argv[argc++] = "-d";
+	if (verbose > 0)
+		argv[argc++] = verbose > 1 ? "-vv" : "-v";
+	argv[argc] = NULL;
+	execv("/proc/self/exe", argv);
+	fatal("execv /proc/self/exe for %s", title);
+}
+
+void
+supervise_start(struct worker *w)
+{
+	struct worker_init wi;
+	int		 sp[2];
+	pid_t		 pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    PF_UNSPEC, sp) == -1)
+		fatal("socketpair for %s", w->w_title);
+
+	switch (pid = fork()) {
+	case -1:
+		fatal("fork %s", w->w_title);
+	case 0:
+		/* Child: its end on fd 3, nothing else inherited. */
+		if (sp[1] == PROC_CHILD_FD) {
+			if (fcntl(sp[1], F_SETFD, 0) == -1)
+				fatal("fcntl");
+		} else if (dup2(sp[1], PROC_CHILD_FD) == -1)
+			fatal("dup2");
+		closefrom(PROC_CHILD_FD + 1);
+		worker_exec(w->w_title, nopsd_env->n_debug,
+		    nopsd_env->n_verbose);
+		/* NOTREACHED */
+	}
+
+	close(sp[1]);
+	w->w_pid = pid;
+	w->w_running = 1;
+	w->w_ready = 0;
+	w->w_started = time(NULL);
+	imsgev_init(&w->w_iev, nopsd_env->n_base, sp[0], w->w_flags,
+	    w->w_maxmsg, w->w_title, supervise_dispatch, w);
+
+	memset(&wi, 0, sizeof(wi));
+	wi.wi_uid = nopsd_env->n_uid;
+	wi.wi_gid = nopsd_env->n_gid;
+	wi.wi_verbose = log_getverbose();
+	wi.wi_user = nopsd_env->n_conf->user;
+	wi.wi_statedir = nopsd_env->n_statedir;
+	wi.wi_chroot = NOPS_RUNDIR "/empty";
+	wi.wi_testhook = w->w_testhook != NULL ? w->w_testhook : "";
+	if (proc_send_init(&w->w_iev.ibuf, &wi) == -1)
+		fatal("IMSG_INIT to %s", w->w_title);
+	if (w->w_testhook != NULL) {
+		free(w->w_testhook);
+		w->w_testhook = NULL;
+	}
+	if (w->w_id == PROC_WEBWORKER)
+		control_send_listeners(w);
+	imsgev_add(&w->w_iev);
+	log_debug("started %s, pid %d", w->w_title, (int)pid);
+}
+
+void
+supervise_start_all(void)
+{
+	struct worker	*w;
+
+	FOREACH_WORKER(w)
+		supervise_start(w);
+}
+
+static int
+supervise_permitted(const struct worker *w, uint32_t type)
+{
+	const uint32_t	*p;
+
+	for (p = w->w_permit; *p != IMSG_NONE; p++)
+		if (*p == type)
+			return 1;
+	return 0;
+}
+
+/*
+ * A worker broke protocol.  Everything it sends is untrusted: log what it
+ * did, kill it and let the SIGCHLD path restart it.  The master goes on.
+ */
+void
+supervise_violation(struct worker *w, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	 why[256];
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	log_warnx("protocol violation by %s (pid %d): %s; killing it",
+	    w->w_title, (int)w->w_pid, why);
+	snprintf(w->w_lastexit, sizeof(w->w_lastexit),
+	    "killed for protocol violation: %s", why);
+	imsgev_clear(&w->w_iev);
+	if (w->w_pid > 0)
+		kill(w->w_pid, SIGKILL);
+	w->w_running = 0;
+}
+
+static void
+supervise_handle(struct worker *w, struct imsg *imsg)
+{
+	switch (imsg->hdr.type) {
+	case IMSG_WORKER_READY:
+		if (imsg->datalen != 0) {
+			supervise_violation(w, "%s with a payload",
+			    imsg_to_str(imsg->hdr.type));
+			return;
+		}
+		w->w_ready = 1;
+		log_debug("%s ready", w->w_title);
+		break;
+	case IMSG_WEB_REQUEST:
+		api_dispatch_web(w, imsg);
+		break;
+	default:
+		/* The permit table admitted a type nobody handles. */
+		supervise_violation(w, "unhandled %s",
+		    imsg_to_str(imsg->hdr.type));
+	}
+}
+
+static void
+supervise_dispatch(int fd, short event, void *arg)
+{
+	struct worker	*w = arg;
+	struct imsgbuf	*ibuf = &w->w_iev.ibuf;
+	struct imsg	 imsg;
+	ssize_t		 n;
+
+	if (event & EV_READ) {
+		n = imsgbuf_read(ibuf);
+		if (n == -1 && errno != EAGAIN && errno != EINTR) {
+			supervise_violation(w, "read: %s", strerror(errno));
+			return;
+		}
+		if (n == 0) {
+			/* EOF: it is exiting; SIGCHLD does the rest. */
+			imsgev_clear(&w->w_iev);
+			w->w_running = 0;
+			return;
+		}
+	}
+	if (event & EV_WRITE) {
+		if (imsgbuf_write(ibuf) == -1 && errno != EAGAIN) {
+			imsgev_clear(&w->w_iev);
+			w->w_running = 0;
+			return;
+		}
+	}
+
+	for (;;) {
+		if ((n = imsg_get(ibuf, &imsg)) == -1) {
+			supervise_violation(w, "bad framing: %s",
+			    strerror(errno));
+			return;
+		}
+		if (n == 0)
+			break;
+		if (imsg.hdr.pid != (uint32_t)w->w_pid ||
+		    !supervise_permitted(w, imsg.hdr.type)) {
+			supervise_violation(w, "%s not permitted%s",
+			    imsg_to_str(imsg.hdr.type),
+			    imsg.hdr.pid != (uint32_t)w->w_pid ?
+			    " (wrong pid)" : "");
+			imsg_free(&imsg);
+			return;
+		}
+		if (imsg.fd != -1) {
+			/* No worker passes descriptors to the master. */
+			supervise_violation(w, "%s with a descriptor",
+			    imsg_to_str(imsg.hdr.type));
+			imsg_free(&imsg);
+			return;
+		}
+		supervise_handle(w, &imsg);
+		imsg_free(&imsg);
+		if (!w->w_running)
+			return;
+	}
+	imsgev_add(&w->w_iev);
+}
+
+static void
+supervise_restart_cb(int fd, short event, void *arg)
+{
+	struct worker	*w = arg;
+
+	if (nopsd_env->n_shutdown)
+		return;
+	w->w_restarts++;
+	supervise_start(w);
+	log_info("restarted %s (restart %u), pid %d", w->w_title,
+	    w->w_restarts, (int)w->w_pid);
+}
+
+static void
+supervise_exited(struct worker *w, int status)
+{
+	struct timeval	 tv;
+	time_t		 lived;
+	long		 ms;
+	unsigned int	 i;
+	char		 why[128];
+
+	if (WIFSIGNALED(status))
+		snprintf(why, sizeof(why), "killed by signal %d (%s)",
+		    WTERMSIG(status), strsignal(WTERMSIG(status)));
+	else
+		snprintf(why, sizeof(why), "exited with status %d",
+		    WEXITSTATUS(status));
+	/* A violation already said why it was killed; keep that. */
+	if (strncmp(w->w_lastexit, "killed for protocol violation", 29) != 0 ||
+	    !(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL))
+		strlcpy(w->w_lastexit, why, sizeof(w->w_lastexit));
+	imsgev_clear(&w->w_iev);
+	w->w_running = 0;
+	w->w_ready = 0;
+	w->w_pid = 0;
+	if (nopsd_env->n_shutdown)
+		return;
+
+	lived = time(NULL) - w->w_started;
+	if (lived >= RESTART_STABLE_SECS)
+		w->w_fails = 0;
+	ms = RESTART_MIN_MS;
+	for (i = 0; i < w->w_fails && ms < RESTART_MAX_MS; i++)
+		ms *= 2;
+	if (ms > RESTART_MAX_MS)
+		ms = RESTART_MAX_MS;
+	w->w_fails++;
+	log_warnx("%s %s; restarting in %ld ms", w->w_title, w->w_lastexit,
+	    ms);
+
+	if (nopsd_env->n_store != NULL &&
+	    store_begin(nopsd_env->n_store) == 0) {
+		if (store_event(nopsd_env->n_store, "system", "worker.exit",
+		    w->w_title, w->w_lastexit) == -1 ||
+		    store_commit(nopsd_env->n_store) == -1)
+			store_rollback(nopsd_env->n_store);
+	}
+
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	evtimer_add(w->w_restart_ev, &tv);
+}
+
+void
+supervise_sigchld(void)
+{
+	struct worker	*w;
+	pid_t		 pid;
+	int		 status;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		FOREACH_WORKER(w) {
+			if (w->w_pid == pid) {
+				supervise_exited(w, status);
+				break;
+			}
+		}
+	}
+}
+
+void
+supervise_broadcast(uint32_t type, const void *data, size_t len)
+{
+	struct worker	*w;
+
+	FOREACH_WORKER(w)
+		if (w->w_running)
+			imsgev_compose(&w->w_iev, type, 0, -1, data, len);
+}
+
+/* SIGTERM every worker, wait a little, then SIGKILL what is left. */
+void
+supervise_stop_all(void)
+{
+	struct worker	*w;
+	pid_t		 pid;
+	int		 status, left, i;
+
+	FOREACH_WORKER(w) {
+		evtimer_del(w->w_restart_ev);
+		if (w->w_pid > 0)
+			kill(w->w_pid, SIGTERM);
+	}
+	for (i = 0; i < STOP_WAIT_SECS * 10; i++) {
+		left = 0;
+		FOREACH_WORKER(w) {
+			if (w->w_pid <= 0)
+				continue;
+			pid = waitpid(w->w_pid, &status, WNOHANG);
+			if (pid == w->w_pid || (pid == -1 && errno == ECHILD))
+				w->w_pid = 0;
+			else
+				left++;
+		}
+		if (left == 0)
+			return;
+		usleep(100 * 1000);
+	}
+	FOREACH_WORKER(w) {
+		if (w->w_pid > 0) {
+			log_warnx("%s did not stop; killing it", w->w_title);
+			kill(w->w_pid, SIGKILL);
+			waitpid(w->w_pid, &status, 0);
+			w->w_pid = 0;
+		}
+	}
+}

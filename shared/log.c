@@ -1,0 +1,179 @@
+/*
+ * Logging for every nops process: stderr in the foreground (-d), syslog
+ * otherwise.  syslog is opened with LOG_NDELAY so that the socket exists
+ * before a worker chroots.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+
+static int	 log_debugging;
+static int	 log_verbose;
+static const char *log_procname;
+
+void
+log_init(int foreground, int facility)
+{
+	extern char	*__progname;
+
+	log_debugging = foreground;
+	log_verbose = foreground > 1;
+	if (!log_debugging)
+		openlog(__progname, LOG_PID | LOG_NDELAY, facility);
+	tzset();
+}
+
+void
+log_procinit(const char *procname)
+{
+	if (procname != NULL)
+		log_procname = procname;
+}
+
+void
+log_setverbose(int v)
+{
+	log_verbose = v;
+}
+
+int
+log_getverbose(void)
+{
+	return log_verbose;
+}
+
+void
+logit(int pri, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vlog(pri, fmt, ap);
+	va_end(ap);
+}
+
+void
+vlog(int pri, const char *fmt, va_list ap)
+{
+	char	 buf[4096];
+	int	 saved_errno = errno;
+
+	if (log_debugging) {
+		vsnprintf(buf, sizeof(buf), fmt, ap);
+		/* Strip control characters so a hostile string cannot forge lines. */
+		for (char *p = buf; *p != '\0'; p++)
+			if ((unsigned char)*p < 0x20 && *p != '\t')
+				*p = '?';
+		if (log_procname != NULL)
+			fprintf(stderr, "%s: %s\n", log_procname, buf);
+		else
+			fprintf(stderr, "%s\n", buf);
+		fflush(stderr);
+	} else
+		vsyslog(pri, fmt, ap);
+	errno = saved_errno;
+}
+
+void
+log_warn(const char *emsg, ...)
+{
+	char	*nfmt;
+	va_list	 ap;
+	int	 saved_errno = errno;
+
+	va_start(ap, emsg);
+	if (emsg == NULL)
+		logit(LOG_ERR, "%s", strerror(saved_errno));
+	else if (asprintf(&nfmt, "%s: %s", emsg, strerror(saved_errno)) == -1)
+		vlog(LOG_ERR, emsg, ap);
+	else {
+		vlog(LOG_ERR, nfmt, ap);
+		free(nfmt);
+	}
+	va_end(ap);
+	errno = saved_errno;
+}
+
+void
+log_warnx(const char *emsg, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, emsg);
+	vlog(LOG_ERR, emsg, ap);
+	va_end(ap);
+}
+
+void
+log_info(const char *emsg, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, emsg);
+	vlog(LOG_INFO, emsg, ap);
+	va_end(ap);
+}
+
+void
+log_debug(const char *emsg, ...)
+{
+	va_list	 ap;
+
+	if (log_verbose) {
+		va_start(ap, emsg);
+		vlog(LOG_DEBUG, emsg, ap);
+		va_end(ap);
+	}
+}
+
+static __dead void
+vfatalc(int code, const char *emsg, va_list ap)
+{
+	static char	 s[BUFSIZ];
+	const char	*sep;
+
+	if (emsg != NULL) {
+		(void)vsnprintf(s, sizeof(s), emsg, ap);
+		sep = ": ";
+	} else {
+		s[0] = '\0';
+		sep = "";
+	}
+	if (code)
+		logit(LOG_CRIT, "fatal in %s: %s%s%s",
+		    log_procname != NULL ? log_procname : "nopsd", s, sep,
+		    strerror(code));
+	else
+		logit(LOG_CRIT, "fatal in %s%s%s",
+		    log_procname != NULL ? log_procname : "nopsd", sep, s);
+	exit(1);
+}
+
+void
+fatal(const char *emsg, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, emsg);
+	vfatalc(errno, emsg, ap);
+	va_end(ap);
+}
+
+void
+fatalx(const char *emsg, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, emsg);
+	vfatalc(0, emsg, ap);
+	va_end(ap);
+}

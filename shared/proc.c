@@ -1,0 +1,315 @@
+/*
+ * Channel glue shared by the master and the workers: an imsgbuf driven by
+ * a libevent event whose write interest follows the output queue, and the
+ * worker start-up handshake (IMSG_INIT).
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "log.h"
+#include "imsg.h"
+#include "msg.h"
+#include "nops.h"
+#include "proc.h"
+
+static const char *const imsg_names[IMSG_MAX] = {
+	[IMSG_NONE] = "IMSG_NONE",
+	[IMSG_INIT] = "IMSG_INIT",
+	[IMSG_CTL_VERBOSE] = "IMSG_CTL_VERBOSE",
+	[IMSG_WORKER_READY] = "IMSG_WORKER_READY",
+	[IMSG_WEB_LISTEN] = "IMSG_WEB_LISTEN",
+	[IMSG_WEB_RESPONSE] = "IMSG_WEB_RESPONSE",
+	[IMSG_WEB_REQUEST] = "IMSG_WEB_REQUEST",
+};
+
+const char *
+imsg_to_str(uint32_t type)
+{
+	static char	 buf[32];
+
+	if (type < IMSG_MAX && imsg_names[type] != NULL)
+		return imsg_names[type];
+	snprintf(buf, sizeof(buf), "IMSG_%u", type);
+	return buf;
+}
+
+const char *
+proc_to_str(enum nops_proc p)
+{
+	switch (p) {
+	case PROC_MASTER:
+		return "master";
+	case PROC_GITWORKER:
+		return "gitworker";
+	case PROC_NOMADWORKER:
+		return "nomadworker";
+	case PROC_WEBWORKER:
+		return "webworker";
+	default:
+		return "unknown";
+	}
+}
+
+void
+imsgev_init(struct imsgev *iev, struct event_base *base, int fd, int flags,
+    size_t maxsize, const char *name, void (*handler)(int, short, void *),
+    void *data)
+{
+	if (imsgbuf_init(&iev->ibuf, fd, flags, maxsize) == -1)
+		fatal("imsgbuf_init %s", name);
+	iev->base = base;
+	iev->ev = NULL;
+	iev->handler = handler;
+	iev->data = data;
+	iev->events = 0;
+	iev->name = name;
+}
+
+/*
+ * Drive an imsgbuf that is already set up (a worker's channel, which may
+ * hold messages that arrived with IMSG_INIT) from an event base.
+ */
+void
+imsgev_attach(struct imsgev *iev, struct event_base *base, const char *name,
+    void (*handler)(int, short, void *), void *data)
+{
+	iev->base = base;
+	iev->ev = NULL;
+	iev->handler = handler;
+	iev->data = data;
+	iev->events = 0;
+	iev->name = name;
+}
+
+/* Re-arm the event: always readable, writable only while output waits. */
+void
+imsgev_add(struct imsgev *iev)
+{
+	short	 events = EV_READ;
+
+	if (imsgbuf_queued(&iev->ibuf) > 0)
+		events |= EV_WRITE;
+	if (iev->ev != NULL && events == iev->events)
+		return;
+	if (iev->ev != NULL) {
+		event_del(iev->ev);
+		event_free(iev->ev);
+	}
+	iev->events = events;
+	iev->ev = event_new(iev->base, iev->ibuf.fd, events | EV_PERSIST,
+	    iev->handler, iev->data);
+	if (iev->ev == NULL || event_add(iev->ev, NULL) == -1)
+		fatal("event for %s", iev->name);
+}
+
+void
+imsgev_clear(struct imsgev *iev)
+{
+	if (iev->ev != NULL) {
+		event_del(iev->ev);
+		event_free(iev->ev);
+		iev->ev = NULL;
+	}
+	if (iev->ibuf.fd != -1) {
+		imsgbuf_clear(&iev->ibuf);
+		close(iev->ibuf.fd);
+		iev->ibuf.fd = -1;
+	}
+}
+
+int
+imsgev_compose(struct imsgev *iev, uint32_t type, uint32_t peerid, int fd,
+    const void *data, size_t len)
+{
+	if (imsg_compose(&iev->ibuf, type, peerid, fd, data, len) == -1)
+		return -1;
+	imsgev_add(iev);
+	return 0;
+}
+
+int
+imsgev_send(struct imsgev *iev, struct msgw *m, uint32_t type,
+    uint32_t peerid, int fd)
+{
+	if (msg_send(m, &iev->ibuf, type, peerid, fd) == -1)
+		return -1;
+	imsgev_add(iev);
+	return 0;
+}
+
+int
+proc_send_init(struct imsgbuf *ibuf, const struct worker_init *wi)
+{
+	struct msgw	 m;
+
+	msg_init(&m);
+	msg_add_u32(&m, wi->wi_uid);
+	msg_add_u32(&m, wi->wi_gid);
+	msg_add_u32(&m, wi->wi_verbose);
+	msg_add_str(&m, wi->wi_user);
+	msg_add_str(&m, wi->wi_statedir);
+	msg_add_str(&m, wi->wi_chroot);
+	msg_add_str(&m, wi->wi_testhook);
+	return msg_send(&m, ibuf, IMSG_INIT, 0, -1);
+}
+
+/*
+ * Block until the master's IMSG_INIT arrives.  Anything else first, or a
+ * malformed payload, is fatal: the master is the only peer and it sends
+ * INIT before anything else.
+ */
+void
+proc_worker_init(const char *title, struct imsgbuf *ibuf,
+    struct worker_init *wi)
+{
+	struct imsg	 imsg;
+	struct msgr	 r;
+	struct pollfd	 pfd;
+	ssize_t		 n;
+
+	memset(wi, 0, sizeof(*wi));
+	for (;;) {
+		n = imsg_get(ibuf, &imsg);
+		if (n == -1)
+			fatal("%s: imsg_get", title);
+		if (n > 0)
+			break;
+		pfd.fd = ibuf->fd;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, -1) == -1) {
+			if (errno == EINTR)
+				continue;
+			fatal("%s: poll", title);
+		}
+		n = imsgbuf_read(ibuf);
+		if (n == 0)
+			fatalx("%s: master closed the channel", title);
+		if (n == -1 && errno != EAGAIN && errno != EINTR)
+			fatal("%s: read from master", title);
+	}
+	if (imsg.hdr.type != IMSG_INIT)
+		fatalx("%s: expected IMSG_INIT, got %s", title,
+		    imsg_to_str(imsg.hdr.type));
+	msg_reader(&r, &imsg);
+	msg_get_u32(&r, &wi->wi_uid);
+	msg_get_u32(&r, &wi->wi_gid);
+	msg_get_u32(&r, &wi->wi_verbose);
+	msg_get_strdup(&r, &wi->wi_user, 256);
+	msg_get_strdup(&r, &wi->wi_statedir, 1024);
+	msg_get_strdup(&r, &wi->wi_chroot, 1024);
+	msg_get_strdup(&r, &wi->wi_testhook, 256);
+	if (msg_end(&r) == -1)
+		fatalx("%s: malformed IMSG_INIT", title);
+	imsg_free(&imsg);
+	log_setverbose(wi->wi_verbose);
+}
+
+#ifdef NOPS_TEST_HOOKS
+int
+proc_testhook(const struct worker_init *wi, const char *name)
+{
+	size_t	 len = strlen(name);
+
+	if (wi->wi_testhook == NULL)
+		return 0;
+	return strncmp(wi->wi_testhook, name, len) == 0 &&
+	    (wi->wi_testhook[len] == '\0' || wi->wi_testhook[len] == ':');
+}
+#endif
+
+/*
+ * Messages every worker understands.  Returns 1 if handled, 0 if not
+ * (the worker handles or rejects it), and is fatal on a malformed one:
+ * a worker trusts nothing it did not expect, even from the master.
+ */
+int
+proc_worker_common(const char *title, struct imsg *imsg)
+{
+	uint32_t	 level;
+
+	switch (imsg->hdr.type) {
+	case IMSG_CTL_VERBOSE:
+		if (imsg->datalen != sizeof(level))
+			fatalx("%s: malformed %s", title,
+			    imsg_to_str(imsg->hdr.type));
+		memcpy(&level, imsg->data, sizeof(level));
+		log_setverbose((int)level);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Read and dispatch what the master sent; the worker's handler is called
+ * for each message proc_worker_common() does not take.  End of file means
+ * the master is gone: the worker exits.
+ */
+void
+proc_worker_read(struct imsgev *iev, short event,
+    void (*handle)(struct imsg *, void *), void *arg)
+{
+	struct imsg	 imsg;
+	ssize_t		 n;
+
+	if (event & EV_READ) {
+		n = imsgbuf_read(&iev->ibuf);
+		if (n == -1 && errno != EAGAIN && errno != EINTR)
+			fatal("%s: read from master", iev->name);
+		if (n == 0) {
+			log_debug("%s: master went away", iev->name);
+			exit(0);
+		}
+	}
+	if (event & EV_WRITE) {
+		if (imsgbuf_write(&iev->ibuf) == -1)
+			fatal("%s: write to master", iev->name);
+	}
+	for (;;) {
+		if ((n = imsg_get(&iev->ibuf, &imsg)) == -1)
+			fatal("%s: imsg_get", iev->name);
+		if (n == 0)
+			break;
+		if (!proc_worker_common(iev->name, &imsg))
+			handle(&imsg, arg);
+		imsg_free(&imsg);
+	}
+	imsgev_add(iev);
+}
+
+#ifdef NOPS_TEST_HOOKS
+/*
+ * Faults the integration tests inject into a sandboxed, running worker:
+ * "forbidden-msg" sends a type the permit table refuses, "bad-payload"
+ * sends a permitted type that does not decode, "syscall" makes a call the
+ * seccomp filter forbids.
+ */
+void
+proc_worker_testhooks(const struct worker_init *wi, struct imsgev *iev)
+{
+	if (proc_testhook(wi, "forbidden-msg")) {
+		log_info("test hook: sending a forbidden message");
+		imsgev_compose(iev, IMSG_INIT, 0, -1, NULL, 0);
+	}
+	if (proc_testhook(wi, "bad-payload")) {
+		log_info("test hook: sending a malformed message");
+		imsgev_compose(iev, IMSG_WORKER_READY, 0, -1, "x", 1);
+	}
+	if (proc_testhook(wi, "syscall")) {
+		char	*argv[] = { "/bin/true", NULL };
+
+		log_info("test hook: calling execve under seccomp");
+		execv(argv[0], argv);
+		log_warn("test hook: execve returned");
+	}
+}
+#endif
