@@ -36,7 +36,7 @@ struct worker {
 	time_t		 w_started;
 	unsigned int	 w_restarts;	/* since the master started */
 	unsigned int	 w_fails;	/* consecutive short lives: backoff */
-	char		 w_lastexit[128];
+	char		 w_lastexit[256];
 	struct event	*w_restart_ev;
 	char		*w_testhook;	/* test builds: one-shot hook */
 };

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <time.h>

@@ -63,6 +63,8 @@ static int	 store_configure(struct store *, int, char *, size_t);
 static int	 store_migrate(struct store *, const struct store_migration *,
 		    int, int, char *, size_t);
 static int	 store_exec_cached(struct store *, const char *, const char *);
+static int	 store_companions(const char *);
+static void	 store_unlitter(const char *, int);
 
 /*
  * Schema version 1, designed for the whole of DESIGN §3.  Times are unix
@@ -409,6 +411,47 @@ store_check_file(const char *path, char *err, size_t errlen)
 	return (0);
 }
 
+#define STORE_HAD_WAL	0x01
+#define STORE_HAD_SHM	0x02
+
+/* Which of the database's -wal and -shm files exist. */
+static int
+store_companions(const char *path)
+{
+	struct stat	 sb;
+	char		 p[PATH_MAX];
+	int		 had = 0;
+
+	if ((size_t)snprintf(p, sizeof(p), "%s-wal", path) < sizeof(p) &&
+	    lstat(p, &sb) == 0)
+		had |= STORE_HAD_WAL;
+	if ((size_t)snprintf(p, sizeof(p), "%s-shm", path) < sizeof(p) &&
+	    lstat(p, &sb) == 0)
+		had |= STORE_HAD_SHM;
+	return (had);
+}
+
+/*
+ * Merely reading a WAL database creates its -wal and -shm files.  After a
+ * refusal, remove those we caused: ones that did not exist before (so no
+ * other connection was using them), the -wal only while empty.
+ */
+static void
+store_unlitter(const char *path, int had)
+{
+	struct stat	 sb;
+	char		 p[PATH_MAX];
+
+	if (!(had & STORE_HAD_WAL) &&
+	    (size_t)snprintf(p, sizeof(p), "%s-wal", path) < sizeof(p) &&
+	    lstat(p, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size == 0)
+		(void)unlink(p);
+	if (!(had & STORE_HAD_SHM) &&
+	    (size_t)snprintf(p, sizeof(p), "%s-shm", path) < sizeof(p) &&
+	    lstat(p, &sb) == 0 && S_ISREG(sb.st_mode))
+		(void)unlink(p);
+}
+
 /* Read an integer PRAGMA; returns the SQLite result code. */
 static int
 store_pragma_int(sqlite3 *db, const char *pragma, int *value)
@@ -469,12 +512,17 @@ store_refuse_checks(struct store *st, int nmigs, int *version, char *err,
 	sqlite3		*db = st->st_db;
 	const char	*path = st->st_path;
 	char		 msg[256];
-	int		 rc, appid, ntables;
+	int		 rc, appid, ntables = 0;
 
 	rc = store_pragma_int(db, "user_version", version);
 	if ((rc & 0xff) == SQLITE_NOTADB) {
 		store_seterr(err, errlen, "database %s is not an SQLite "
 		    "database (corrupt?): refusing to open", path);
+		return (-1);
+	}
+	if ((rc & 0xff) == SQLITE_CORRUPT) {
+		store_seterr(err, errlen, "database %s is corrupt (%s): "
+		    "refusing to open", path, sqlite3_errmsg(db));
 		return (-1);
 	}
 	if (rc != SQLITE_OK) {
@@ -689,7 +737,7 @@ store_open_migrations(const char *path, const struct store_migration *migs,
     size_t nmigs, char *err, size_t errlen)
 {
 	struct store	*st;
-	int		 memory, flags, version;
+	int		 memory, flags, version, had = 0;
 
 	store_seterr(err, errlen, "%s", "");
 	if (path == NULL || *path == '\0') {
@@ -714,6 +762,8 @@ store_open_migrations(const char *path, const struct store_migration *migs,
 		return (NULL);
 	}
 	RB_INIT(&st->st_stmts);
+	if (!memory)
+		had = store_companions(path);
 
 	/* The file exists by now (created above): never let SQLite create */
 	flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
@@ -725,7 +775,7 @@ store_open_migrations(const char *path, const struct store_migration *migs,
 		store_seterr(err, errlen, "database %s: open: %s", path,
 		    st->st_db != NULL ? sqlite3_errmsg(st->st_db) :
 		    "out of memory");
-		goto fail;
+		goto refused;
 	}
 	/*
 	 * Defensive mode keeps SQL from corrupting the file on purpose;
@@ -740,12 +790,12 @@ store_open_migrations(const char *path, const struct store_migration *migs,
 	    NULL) != SQLITE_OK) {
 		store_seterr(err, errlen, "database %s: db_config: %s", path,
 		    sqlite3_errmsg(st->st_db));
-		goto fail;
+		goto refused;
 	}
 	(void)sqlite3_busy_timeout(st->st_db, STORE_BUSY_TIMEOUT_MS);
 
 	if (store_refuse_checks(st, (int)nmigs, &version, err, errlen) == -1)
-		goto fail;
+		goto refused;
 	(void)sqlite3_db_config(st->st_db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
 	    0, NULL);
 	if (store_configure(st, memory, err, errlen) == -1)
@@ -754,6 +804,12 @@ store_open_migrations(const char *path, const struct store_migration *migs,
 		goto fail;
 	return (st);
 
+ refused:
+	/* nothing was written: leave the directory as we found it too */
+	store_close(st);
+	if (!memory)
+		store_unlitter(path, had);
+	return (NULL);
  fail:
 	store_close(st);
 	return (NULL);

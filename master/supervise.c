@@ -118,12 +118,14 @@ supervise_init(void)
 void
 worker_exec(const char *title, int debug, int verbose)
 {
-	char	*argv[8];
-	int	 argc = 0;
+	static char	 tbuf[32];
+	char		*argv[8];
+	int		 argc = 0;
 
+	strlcpy(tbuf, title, sizeof(tbuf));
 	argv[argc++] = nopsd_env->n_argv0;
 	argv[argc++] = "-P";
-	argv[argc++] = (char *)title;
+	argv[argc++] = tbuf;
 	if (debug)
 		argv[argc++] = "-d";
 	if (verbose > 0)
@@ -216,7 +218,7 @@ void
 supervise_violation(struct worker *w, const char *fmt, ...)
 {
 	va_list	 ap;
-	char	 why[256];
+	char	 why[200];
 
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);

@@ -40,6 +40,14 @@ enum imsg_type {
 	/* webworker -> master */
 	IMSG_WEB_REQUEST,	/* an HTTP request for the master to answer */
 
+	/* master -> nomadworker */
+	IMSG_NOMAD_CONFIG,	/* address, token, CA, namespaces */
+	IMSG_NOMAD_REQUEST,	/* peerid: request id; a NOMAD_OP_* */
+
+	/* nomadworker -> master */
+	IMSG_NOMAD_RESPONSE,	/* peerid: request id; status, index, body */
+	IMSG_NOMAD_BODY,	/* peerid: request id; the next body chunk */
+
 	IMSG_MAX
 };
 
@@ -60,5 +68,55 @@ const char	*proc_to_str(enum nops_proc);
 /* Identity of an HTTP client, as the webworker saw it. */
 #define WEB_PEER_LOCAL		1	/* control socket: SO_PEERCRED */
 #define WEB_PEER_TCP		2
+
+/*
+ * IMSG_NOMAD_REQUEST operations: the master names what to do, the
+ * nomadworker turns it into Nomad's wire format (master/nomad.c,
+ * nomadworker/nomad_wire.c).
+ */
+enum nomad_op {
+	NOMAD_OP_NONE = 0,
+	NOMAD_OP_PARSE,			/* data1 HCL, data2 variables file */
+	NOMAD_OP_PLAN,			/* id, data1 job JSON; with diff */
+	NOMAD_OP_REGISTER,		/* id, data1 job JSON, index (CAS) */
+	NOMAD_OP_JOB_READ,		/* id */
+	NOMAD_OP_JOB_ALLOCATIONS,	/* id */
+	NOMAD_OP_JOB_DEPLOYMENT,	/* id: its latest deployment */
+	NOMAD_OP_DEPLOYMENT_READ,	/* id: a deployment */
+	NOMAD_OP_DEPLOYMENT_PROMOTE,	/* id, data1 groups (JSON) or all */
+	NOMAD_OP_DISPATCH,		/* id, data1 payload, data2 meta, token */
+	NOMAD_OP_ALLOC_LOGS,		/* id: alloc, task, tail */
+	NOMAD_OP_JOB_STOP,		/* id */
+	NOMAD_OP_JOBS_LIST,		/* prefix */
+	NOMAD_OP_MAX
+};
+
+/* IMSG_NOMAD_REQUEST flags */
+#define NOMAD_F_ENFORCE_INDEX	0x01	/* register: check-and-set */
+#define NOMAD_F_PRESERVE_COUNTS	0x02	/* register: keep live counts */
+#define NOMAD_F_PURGE		0x04	/* stop: purge the job */
+#define NOMAD_F_STDERR		0x08	/* logs: stderr, not stdout */
+#define NOMAD_F_ALL		0x0f
+
+/* Bounds of the nomadworker's channel (both ends enforce them). */
+#define NOMAD_MSG_MAX		(4 * 1024 * 1024)	/* one message */
+#define NOMAD_CHUNK_MAX		(1024 * 1024)	/* body bytes per message */
+#define NOMAD_BODY_MAX		(16 * 1024 * 1024)	/* one answer */
+#define NOMAD_ADDRESS_MAX	1024
+#define NOMAD_TOKEN_MAX		4096
+#define NOMAD_CA_MAX		(1024 * 1024)
+#define NOMAD_NS_MAX		128	/* a namespace name */
+#define NOMAD_NAMESPACES_MAX	256
+#define NOMAD_ID_MAX		1024	/* job, deployment, alloc ids */
+#define NOMAD_TASK_MAX		256
+#define NOMAD_IDEM_MAX		256	/* idempotency token */
+#define NOMAD_HCL_MAX		(1024 * 1024)
+#define NOMAD_VARS_MAX		(256 * 1024)
+#define NOMAD_JOB_MAX		(2 * 1024 * 1024)	/* job JSON */
+#define NOMAD_PAYLOAD_MAX	16384	/* Nomad's dispatch payload limit */
+#define NOMAD_META_MAX		(64 * 1024)
+#define NOMAD_ERROR_MAX		1024	/* a transport error's text */
+#define NOMAD_TIMEOUT_MAX_MS	(10 * 60 * 1000)
+#define NOMAD_READ_ATTEMPTS	3	/* reads only; writes go once */
 
 #endif /* NOPS_NOPS_H */

@@ -1,0 +1,127 @@
+/*
+ * The gitworker's sandbox: libgit2 fetching over https (mbedTLS), ssh
+ * (libssh2) and git://, into bare repositories under its cache directory.
+ * It needs outbound TCP, DNS, the CA store, and full use of the cache; it
+ * never runs programs (libgit2 has no transport that execs here).
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <linux/netlink.h>
+
+#include <sched.h>
+#include <seccomp.h>
+
+#include "log.h"
+#include "sandbox.h"
+
+/* A thread shares memory, signal handlers and thread group; nothing new. */
+#define GIT_CLONE_MASK	(CLONE_THREAD | CLONE_VM | CLONE_SIGHAND |	\
+	CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID |	\
+	CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP)
+#define GIT_CLONE_THREAD	(CLONE_THREAD | CLONE_VM | CLONE_SIGHAND)
+
+/* Read-only files for TLS verification and name resolution. */
+static const struct sandbox_path git_read_paths[] = {
+	{ "/etc/ssl/certs", SANDBOX_FS_READ },
+	{ "/etc/ssl/openssl.cnf", SANDBOX_FS_READ },
+	{ "/etc/ca-certificates", SANDBOX_FS_READ },
+	{ "/usr/share/ca-certificates", SANDBOX_FS_READ },
+	{ "/etc/resolv.conf", SANDBOX_FS_READ },
+	{ "/etc/hosts", SANDBOX_FS_READ },
+	{ "/etc/host.conf", SANDBOX_FS_READ },
+	{ "/etc/nsswitch.conf", SANDBOX_FS_READ },
+	{ "/etc/gai.conf", SANDBOX_FS_READ },
+	{ "/etc/services", SANDBOX_FS_READ },
+	{ "/dev/urandom", SANDBOX_FS_READ },
+};
+
+static const struct sandbox_syscall git_syscalls[] = {
+	/* network: TCP to remotes, DNS over UDP, netlink for AI_ADDRCONFIG */
+	SANDBOX_ALLOW_ARG(socket, 0, AF_INET),
+	SANDBOX_ALLOW_ARG(socket, 0, AF_INET6),
+	SANDBOX_ALLOW_ARG2(socket, 0, AF_NETLINK, 2, NETLINK_ROUTE),
+	SANDBOX_ALLOW(connect),
+	SANDBOX_ALLOW(bind),
+	SANDBOX_ALLOW(sendmmsg),
+	SANDBOX_ALLOW(recvmmsg),
+	SANDBOX_ALLOW_ARG(socketpair, 0, AF_UNIX),
+
+	/* threads only (clone3 fails with ENOSYS in the base rules) */
+	SANDBOX_ALLOW_MASK(clone, 0, GIT_CLONE_MASK, GIT_CLONE_THREAD),
+	SANDBOX_ALLOW(sched_getaffinity),
+
+	/* files: Landlock decides which */
+	SANDBOX_ALLOW(open),
+	SANDBOX_ALLOW(openat),
+	SANDBOX_ALLOW(stat),
+	SANDBOX_ALLOW(lstat),
+	SANDBOX_ALLOW(access),
+	SANDBOX_ALLOW(faccessat),
+	SANDBOX_ALLOW(faccessat2),
+	SANDBOX_ALLOW(readlink),
+	SANDBOX_ALLOW(readlinkat),
+	SANDBOX_ALLOW(getdents64),
+	SANDBOX_ALLOW(getcwd),
+	SANDBOX_ALLOW(pread64),
+	SANDBOX_ALLOW(pwrite64),
+	SANDBOX_ALLOW(fsync),
+	SANDBOX_ALLOW(fdatasync),
+	SANDBOX_ALLOW(ftruncate),
+	SANDBOX_ALLOW(fallocate),
+	SANDBOX_ALLOW(msync),
+	SANDBOX_ALLOW(mkdir),
+	SANDBOX_ALLOW(mkdirat),
+	SANDBOX_ALLOW(rmdir),
+	SANDBOX_ALLOW(unlink),
+	SANDBOX_ALLOW(unlinkat),
+	SANDBOX_ALLOW(rename),
+	SANDBOX_ALLOW(renameat),
+	SANDBOX_ALLOW(renameat2),
+	SANDBOX_ALLOW(link),
+	SANDBOX_ALLOW(linkat),
+	SANDBOX_ALLOW(symlink),
+	SANDBOX_ALLOW(symlinkat),
+	SANDBOX_ALLOW(chmod),
+	SANDBOX_ALLOW(fchmod),
+	SANDBOX_ALLOW(fchmodat),
+	SANDBOX_ALLOW(utimensat),
+	SANDBOX_ALLOW(umask),
+	SANDBOX_ALLOW(flock),
+};
+
+/*
+ * cachedir holds one bare repository per remote; everything else is
+ * read-only lookups for TLS and DNS.  Returns the Landlock ABI used.
+ */
+int
+gitworker_sandbox_fs(const char *cachedir)
+{
+	struct sandbox_path	 paths[sizeof(git_read_paths) /
+				    sizeof(git_read_paths[0]) + 1];
+	size_t			 n;
+
+	for (n = 0; n < sizeof(git_read_paths) / sizeof(git_read_paths[0]);
+	    n++)
+		paths[n] = git_read_paths[n];
+	paths[n].path = cachedir;
+	paths[n].access = SANDBOX_FS_READ | SANDBOX_FS_WRITE;
+	n++;
+	return sandbox_landlock("gitworker", paths, n);
+}
+
+void
+gitworker_sandbox_syscalls(void)
+{
+	sandbox_seccomp("gitworker", git_syscalls,
+	    sizeof(git_syscalls) / sizeof(git_syscalls[0]));
+}
+
+int
+gitworker_sandbox_export(int fd)
+{
+	return sandbox_seccomp_export(git_syscalls,
+	    sizeof(git_syscalls) / sizeof(git_syscalls[0]), fd);
+}

@@ -1,0 +1,558 @@
+/*
+ * Privilege separation shared by the workers: dropping root, Landlock and
+ * seccomp.  The per-worker lists (what each may touch) live in the worker
+ * folders (git_sandbox.c, nomad_sandbox.c, web_sandbox.c); this file only
+ * knows how to apply a list and what every process needs to run at all.
+ */
+#include "config.h"
+
+#include <sys/prctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <linux/landlock.h>
+#include <seccomp.h>
+
+#include "log.h"
+#include "sandbox.h"
+
+/*
+ * Debian 12's <linux/landlock.h> stops at ABI 2; the kernel may know more.
+ * Newer rights are only ever used after the ABI probe says they exist.
+ */
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE		(1ULL << 14)	/* ABI 3 */
+#endif
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV		(1ULL << 15)	/* ABI 5 */
+#endif
+#ifndef LANDLOCK_ACCESS_NET_BIND_TCP
+#define LANDLOCK_ACCESS_NET_BIND_TCP		(1ULL << 0)	/* ABI 4 */
+#define LANDLOCK_ACCESS_NET_CONNECT_TCP		(1ULL << 1)
+#endif
+#ifndef LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
+#define LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET	(1ULL << 0)	/* ABI 6 */
+#define LANDLOCK_SCOPE_SIGNAL			(1ULL << 1)
+#endif
+
+/* The ruleset attribute as ABI 6 knows it; older kernels read a prefix. */
+struct sandbox_ll_ruleset {
+	uint64_t	 ll_fs;
+	uint64_t	 ll_net;
+	uint64_t	 ll_scoped;
+};
+
+#define LL_FS_ABI1	(LANDLOCK_ACCESS_FS_EXECUTE |			\
+	LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE |	\
+	LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_REMOVE_DIR |	\
+	LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |	\
+	LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |	\
+	LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |	\
+	LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM)
+
+/* Rights that make sense on a file; a rule on a file may hold no other. */
+#define LL_FS_FILE	(LANDLOCK_ACCESS_FS_EXECUTE |			\
+	LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE |	\
+	LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV)
+
+static uint64_t	 sandbox_ll_handled(int);
+static uint64_t	 sandbox_ll_rights(unsigned int, int);
+static void	 sandbox_single_threaded(const char *);
+static scmp_filter_ctx sandbox_seccomp_build(const struct sandbox_syscall *,
+		    size_t);
+static int	 sandbox_seccomp_rows(scmp_filter_ctx,
+		    const struct sandbox_syscall *, size_t);
+
+/*
+ * What every process needs whatever it does: memory (never executable:
+ * nothing may be mapped or made PROT_EXEC once the filter is on), signals
+ * and abort(), time, exit, futexes and what glibc's threads and malloc
+ * use, and I/O on descriptors the process already holds.  Opening files,
+ * making sockets and creating processes are each worker's business.
+ */
+static const struct sandbox_syscall sandbox_base[] = {
+	/* memory */
+	SANDBOX_ALLOW(brk),
+	SANDBOX_ALLOW_MASK(mmap, 2, PROT_EXEC, 0),
+	SANDBOX_ALLOW_MASK(mprotect, 2, PROT_EXEC, 0),
+	SANDBOX_ALLOW(munmap),
+	SANDBOX_ALLOW(mremap),
+	SANDBOX_ALLOW(madvise),
+
+	/* exit, signals, abort() (tgkill: Landlock scopes it to ourself) */
+	SANDBOX_ALLOW(exit),
+	SANDBOX_ALLOW(exit_group),
+	SANDBOX_ALLOW(rt_sigreturn),
+	SANDBOX_ALLOW(rt_sigaction),
+	SANDBOX_ALLOW(rt_sigprocmask),
+	SANDBOX_ALLOW(sigaltstack),
+	SANDBOX_ALLOW(restart_syscall),
+	SANDBOX_ALLOW(tgkill),
+
+	/* glibc: threads, locks, malloc arenas */
+	SANDBOX_ALLOW(futex),
+	SANDBOX_ALLOW(rseq),
+	SANDBOX_ALLOW(set_robust_list),
+	SANDBOX_ALLOW(sched_yield),
+	/* glibc falls back to clone(2) on ENOSYS; anything else breaks it */
+	SANDBOX_ERRNO(clone3, ENOSYS),
+
+	/* time, randomness, who am I */
+	SANDBOX_ALLOW(clock_gettime),
+	SANDBOX_ALLOW(clock_getres),
+	SANDBOX_ALLOW(gettimeofday),
+	SANDBOX_ALLOW(nanosleep),
+	SANDBOX_ALLOW(clock_nanosleep),
+	SANDBOX_ALLOW(getrandom),
+	SANDBOX_ALLOW(getpid),
+	SANDBOX_ALLOW(gettid),
+	SANDBOX_ALLOW(getppid),
+	SANDBOX_ALLOW(getuid),
+	SANDBOX_ALLOW(geteuid),
+	SANDBOX_ALLOW(getgid),
+	SANDBOX_ALLOW(getegid),
+	SANDBOX_ALLOW(uname),
+	SANDBOX_ALLOW(sysinfo),		/* glibc qsort() via sysconf() */
+	SANDBOX_ALLOW_ARG(prlimit64, 2, 0),	/* read limits only */
+	SANDBOX_ALLOW(getrlimit),
+	SANDBOX_ALLOW_ARG(prctl, 0, PR_SET_NAME),
+	SANDBOX_ALLOW_ARG(prctl, 0, PR_GET_NAME),
+
+	/* descriptors already open */
+	SANDBOX_ALLOW(read),
+	SANDBOX_ALLOW(readv),
+	SANDBOX_ALLOW(write),
+	SANDBOX_ALLOW(writev),
+	SANDBOX_ALLOW(close),
+	SANDBOX_ALLOW(fcntl),
+	SANDBOX_ALLOW(lseek),
+	SANDBOX_ALLOW(dup),
+	SANDBOX_ALLOW(dup2),
+	SANDBOX_ALLOW(dup3),
+	SANDBOX_ALLOW(fstat),
+	SANDBOX_ALLOW(newfstatat),
+	SANDBOX_ALLOW(statx),
+	SANDBOX_ALLOW_ARG(ioctl, 1, FIONREAD),
+	SANDBOX_ALLOW_ARG(ioctl, 1, FIONBIO),
+	SANDBOX_ERRNO_ARG(ioctl, ENOTTY, 1, TCGETS),	/* isatty() */
+
+	/* libevent: epoll, its notification pipe/eventfd, timerfd */
+	SANDBOX_ALLOW(epoll_create),
+	SANDBOX_ALLOW(epoll_create1),
+	SANDBOX_ALLOW(epoll_ctl),
+	SANDBOX_ALLOW(epoll_wait),
+	SANDBOX_ALLOW(epoll_pwait),
+	SANDBOX_ALLOW(epoll_pwait2),
+	SANDBOX_ALLOW(poll),
+	SANDBOX_ALLOW(ppoll),
+	SANDBOX_ALLOW(select),
+	SANDBOX_ALLOW(pselect6),
+	SANDBOX_ALLOW(pipe2),
+	SANDBOX_ALLOW(eventfd2),
+	SANDBOX_ALLOW(timerfd_create),
+	SANDBOX_ALLOW(timerfd_settime),
+	SANDBOX_ALLOW(timerfd_gettime),
+
+	/* sockets already open: the master's socketpair, syslog, clients */
+	SANDBOX_ALLOW(recvmsg),
+	SANDBOX_ALLOW(sendmsg),
+	SANDBOX_ALLOW(recvfrom),
+	SANDBOX_ALLOW(sendto),
+	SANDBOX_ALLOW(shutdown),
+	SANDBOX_ALLOW(getsockopt),
+	SANDBOX_ALLOW(setsockopt),
+	SANDBOX_ALLOW(getsockname),
+	SANDBOX_ALLOW(getpeername),
+	/*
+	 * glibc's syslog() reconnects after the log daemon restarted, and
+	 * its resolver asks nscd: fail those instead of dying.
+	 */
+	SANDBOX_ERRNO_ARG(socket, EACCES, 0, AF_UNIX),
+};
+
+/* ---------------------------------------------------------------- drop */
+
+void
+sandbox_drop(const char *procname, const char *chroot_dir, uid_t uid,
+    gid_t gid)
+{
+	struct stat	 sb;
+	uid_t		 ruid, euid, suid;
+	gid_t		 rgid, egid, sgid, groups[2];
+	int		 ngroups;
+
+	if (uid == 0 || gid == 0)
+		fatalx("%s: refusing to run as uid %u gid %u", procname,
+		    (unsigned int)uid, (unsigned int)gid);
+	sandbox_single_threaded(procname);
+
+	if (chroot_dir != NULL) {
+		/* Whoever can write the new root could plant files in it. */
+		if (stat(chroot_dir, &sb) == -1)
+			fatal("%s: stat %s", procname, chroot_dir);
+		if (!S_ISDIR(sb.st_mode) || sb.st_uid != 0 ||
+		    (sb.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+			fatalx("%s: %s must be a directory owned by root and "
+			    "writable by root only", procname, chroot_dir);
+		if (chroot(chroot_dir) == -1)
+			fatal("%s: chroot %s", procname, chroot_dir);
+		if (chdir("/") == -1)
+			fatal("%s: chdir / in %s", procname, chroot_dir);
+	}
+
+	if (setgroups(1, &gid) == -1)
+		fatal("%s: setgroups %u", procname, (unsigned int)gid);
+	if (setresgid(gid, gid, gid) == -1)
+		fatal("%s: setresgid %u", procname, (unsigned int)gid);
+	if (setresuid(uid, uid, uid) == -1)
+		fatal("%s: setresuid %u", procname, (unsigned int)uid);
+
+	/* Check what the kernel now says rather than trust the calls. */
+	if (getresuid(&ruid, &euid, &suid) == -1 ||
+	    getresgid(&rgid, &egid, &sgid) == -1)
+		fatal("%s: getresuid/getresgid", procname);
+	if (ruid != uid || euid != uid || suid != uid ||
+	    rgid != gid || egid != gid || sgid != gid)
+		fatalx("%s: ids are not %u/%u after the drop", procname,
+		    (unsigned int)uid, (unsigned int)gid);
+	ngroups = getgroups(2, groups);
+	if (ngroups != 1 || groups[0] != gid)
+		fatalx("%s: supplementary groups remain after the drop",
+		    procname);
+	if (setresuid(0, 0, 0) != -1 || setuid(0) != -1 || seteuid(0) != -1)
+		fatalx("%s: could regain uid 0 after the drop", procname);
+	if (setgid(0) != -1 || setegid(0) != -1)
+		fatalx("%s: could regain gid 0 after the drop", procname);
+	groups[0] = 0;
+	if (setgroups(1, groups) != -1)
+		fatalx("%s: could regain group 0 after the drop", procname);
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
+		fatal("%s: PR_SET_NO_NEW_PRIVS", procname);
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
+		fatalx("%s: PR_SET_NO_NEW_PRIVS did not stick", procname);
+	/* No core files and no ptrace by other processes of our user. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
+		fatal("%s: PR_SET_DUMPABLE", procname);
+
+	log_debug("%s: running as uid %u gid %u%s%s", procname,
+	    (unsigned int)uid, (unsigned int)gid,
+	    chroot_dir != NULL ? " chrooted in " : "",
+	    chroot_dir != NULL ? chroot_dir : "");
+}
+
+/*
+ * Landlock confines only the thread that asks (and threads it starts
+ * later): a thread already running would escape it.
+ */
+static void
+sandbox_single_threaded(const char *procname)
+{
+	DIR		*dir;
+	struct dirent	*de;
+	int		 n = 0;
+
+	if ((dir = opendir("/proc/self/task")) == NULL) {
+		log_debug("%s: no /proc/self/task, thread check skipped",
+		    procname);
+		return;
+	}
+	while ((de = readdir(dir)) != NULL)
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(dir);
+	if (n != 1)
+		fatalx("%s: %d threads run before the sandbox; it must be "
+		    "set up while single-threaded", procname, n);
+}
+
+/* ------------------------------------------------------------ landlock */
+
+int
+sandbox_landlock_abi(void)
+{
+	long	 abi;
+
+	abi = syscall(SYS_landlock_create_ruleset, NULL, 0,
+	    LANDLOCK_CREATE_RULESET_VERSION);
+	if (abi == -1) {
+		if (errno == ENOSYS || errno == EOPNOTSUPP)
+			return 0;
+		return -1;
+	}
+	return (int)abi;
+}
+
+/* Every file system right the kernel knows: all are denied unless granted. */
+static uint64_t
+sandbox_ll_handled(int abi)
+{
+	uint64_t	 r = LL_FS_ABI1;
+
+	if (abi >= 2)
+		r |= LANDLOCK_ACCESS_FS_REFER;
+	if (abi >= 3)
+		r |= LANDLOCK_ACCESS_FS_TRUNCATE;
+	if (abi >= 5)
+		r |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
+	return r;
+}
+
+static uint64_t
+sandbox_ll_rights(unsigned int access, int abi)
+{
+	uint64_t	 r = 0;
+
+	if (access & SANDBOX_FS_READ)
+		r |= LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
+	if (access & SANDBOX_FS_WRITE)
+		r |= LANDLOCK_ACCESS_FS_WRITE_FILE |
+		    LANDLOCK_ACCESS_FS_REMOVE_DIR |
+		    LANDLOCK_ACCESS_FS_REMOVE_FILE |
+		    LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
+		    LANDLOCK_ACCESS_FS_MAKE_SYM | LANDLOCK_ACCESS_FS_REFER |
+		    LANDLOCK_ACCESS_FS_TRUNCATE;
+	if (access & SANDBOX_FS_EXEC)
+		r |= LANDLOCK_ACCESS_FS_EXECUTE;
+	return r & sandbox_ll_handled(abi);
+}
+
+int
+sandbox_landlock(const char *procname, const struct sandbox_path *paths,
+    size_t npaths)
+{
+	return sandbox_landlock_flags(procname, paths, npaths, 0);
+}
+
+int
+sandbox_landlock_flags(const char *procname, const struct sandbox_path *paths,
+    size_t npaths, int flags)
+{
+	struct sandbox_ll_ruleset		 attr;
+	struct landlock_path_beneath_attr	 pb;
+	struct stat				 sb;
+	size_t					 i, attrsize;
+	int					 abi, rfd;
+
+	if ((abi = sandbox_landlock_abi()) == -1)
+		fatal("%s: landlock_create_ruleset (ABI probe)", procname);
+	if (abi == 0) {
+		log_debug("%s: the kernel has no Landlock; file system not "
+		    "restricted", procname);
+		return 0;
+	}
+	/*
+	 * ABI 1 refuses every rename or link across directories, which
+	 * breaks a writer such as libgit2: rather no Landlock than a worker
+	 * that cannot work.
+	 */
+	if (abi == 1)
+		for (i = 0; i < npaths; i++)
+			if (paths[i].access & SANDBOX_FS_WRITE) {
+				log_info("%s: Landlock ABI 1 cannot allow "
+				    "renames; file system not restricted",
+				    procname);
+				return 0;
+			}
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
+		fatalx("%s: Landlock needs PR_SET_NO_NEW_PRIVS first",
+		    procname);
+
+	memset(&attr, 0, sizeof(attr));
+	attr.ll_fs = sandbox_ll_handled(abi);
+	attrsize = sizeof(attr.ll_fs);
+	if (abi >= 4) {
+		if (flags & SANDBOX_LL_NONET)
+			attr.ll_net = LANDLOCK_ACCESS_NET_BIND_TCP |
+			    LANDLOCK_ACCESS_NET_CONNECT_TCP;
+		attrsize += sizeof(attr.ll_net);
+	}
+	if (abi >= 6) {
+		attr.ll_scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET |
+		    LANDLOCK_SCOPE_SIGNAL;
+		attrsize += sizeof(attr.ll_scoped);
+	}
+	rfd = (int)syscall(SYS_landlock_create_ruleset, &attr, attrsize, 0);
+	if (rfd == -1)
+		fatal("%s: landlock_create_ruleset", procname);
+
+	for (i = 0; i < npaths; i++) {
+		memset(&pb, 0, sizeof(pb));
+		pb.parent_fd = open(paths[i].path, O_PATH | O_CLOEXEC);
+		if (pb.parent_fd == -1) {
+			if (errno == ENOENT || errno == ENOTDIR) {
+				log_debug("%s: Landlock: %s does not exist, "
+				    "skipped", procname, paths[i].path);
+				continue;
+			}
+			fatal("%s: Landlock: open %s", procname, paths[i].path);
+		}
+		if (fstat(pb.parent_fd, &sb) == -1)
+			fatal("%s: Landlock: fstat %s", procname,
+			    paths[i].path);
+		pb.allowed_access = sandbox_ll_rights(paths[i].access, abi);
+		if (!S_ISDIR(sb.st_mode))
+			pb.allowed_access &= LL_FS_FILE;
+		if (pb.allowed_access != 0 &&
+		    syscall(SYS_landlock_add_rule, rfd,
+		    LANDLOCK_RULE_PATH_BENEATH, &pb, 0) == -1)
+			fatal("%s: landlock_add_rule %s", procname,
+			    paths[i].path);
+		close(pb.parent_fd);
+	}
+
+	if (syscall(SYS_landlock_restrict_self, rfd, 0) == -1)
+		fatal("%s: landlock_restrict_self", procname);
+	close(rfd);
+	log_debug("%s: Landlock ABI %d: %zu paths%s", procname, abi, npaths,
+	    abi >= 4 && (flags & SANDBOX_LL_NONET) ? ", no TCP" : "");
+	return abi;
+}
+
+/* ------------------------------------------------------------- seccomp */
+
+static int
+sandbox_seccomp_rows(scmp_filter_ctx ctx, const struct sandbox_syscall *rows,
+    size_t nrows)
+{
+	struct scmp_arg_cmp	 cmp[2];
+	const struct sandbox_syscall *sc;
+	uint32_t		 action;
+	size_t			 i;
+	unsigned int		 j;
+	char			*name;
+	int			 rc;
+
+	for (i = 0; i < nrows; i++) {
+		sc = &rows[i];
+		/* A pseudo number: the call does not exist on this arch. */
+		if (sc->sc_nr < 0)
+			continue;
+		if (sc->sc_narg > 2) {
+			log_warnx("seccomp: row %zu: too many argument tests",
+			    i);
+			return -1;
+		}
+		memset(cmp, 0, sizeof(cmp));
+		for (j = 0; j < sc->sc_narg; j++) {
+			cmp[j].arg = sc->sc_arg[j].sa_index;
+			if (sc->sc_arg[j].sa_op == SANDBOX_CMP_MASKED_EQ) {
+				cmp[j].op = SCMP_CMP_MASKED_EQ;
+				cmp[j].datum_a = sc->sc_arg[j].sa_mask;
+				cmp[j].datum_b = sc->sc_arg[j].sa_value;
+			} else {
+				cmp[j].op = SCMP_CMP_EQ;
+				cmp[j].datum_a = sc->sc_arg[j].sa_value;
+			}
+		}
+		action = sc->sc_errno != 0 ? SCMP_ACT_ERRNO(sc->sc_errno) :
+		    SCMP_ACT_ALLOW;
+		rc = seccomp_rule_add_array(ctx, action, sc->sc_nr,
+		    sc->sc_narg, cmp);
+		if (rc < 0) {
+			name = seccomp_syscall_resolve_num_arch(
+			    SCMP_ARCH_NATIVE, sc->sc_nr);
+			log_warnx("seccomp: rule for %s (row %zu): %s",
+			    name != NULL ? name : "?", i, strerror(-rc));
+			free(name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static scmp_filter_ctx
+sandbox_seccomp_build(const struct sandbox_syscall *allow, size_t nallow)
+{
+	scmp_filter_ctx	 ctx;
+	uint32_t	 deflt;
+	int		 rc;
+
+#ifdef SANDBOX_DEBUG
+	/* Never in production: let the call through and have it logged. */
+	deflt = SCMP_ACT_LOG;
+#else
+	deflt = SCMP_ACT_KILL_PROCESS;
+#endif
+	if ((ctx = seccomp_init(deflt)) == NULL) {
+		log_warnx("seccomp_init failed");
+		return NULL;
+	}
+	/* A 32-bit (int 0x80) or x32 call must not sneak past the table. */
+	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
+	    SCMP_ACT_KILL_PROCESS)) < 0 ||
+	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1)) < 0 ||
+	    /* libcurl's resolver threads may already run: filter them too. */
+	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1)) < 0) {
+		log_warnx("seccomp_attr_set: %s", strerror(-rc));
+		goto fail;
+	}
+#ifdef SANDBOX_DEBUG
+	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_LOG, 1)) < 0) {
+		log_warnx("seccomp_attr_set LOG: %s", strerror(-rc));
+		goto fail;
+	}
+#endif
+	if (sandbox_seccomp_rows(ctx, sandbox_base,
+	    sizeof(sandbox_base) / sizeof(sandbox_base[0])) == -1 ||
+	    sandbox_seccomp_rows(ctx, allow, nallow) == -1)
+		goto fail;
+	return ctx;
+ fail:
+	seccomp_release(ctx);
+	return NULL;
+}
+
+void
+sandbox_seccomp(const char *procname, const struct sandbox_syscall *allow,
+    size_t nallow)
+{
+	scmp_filter_ctx	 ctx;
+	int		 rc;
+
+	if ((ctx = sandbox_seccomp_build(allow, nallow)) == NULL)
+		fatalx("%s: cannot build the seccomp filter", procname);
+	if ((rc = seccomp_load(ctx)) < 0) {
+		errno = -rc;
+		fatal("%s: seccomp_load", procname);
+	}
+	seccomp_release(ctx);
+#ifdef SANDBOX_DEBUG
+	log_warnx("%s: seccomp in debug mode: denied calls are only logged",
+	    procname);
+#else
+	log_debug("%s: seccomp filter loaded (%zu rows of its own)", procname,
+	    nallow);
+#endif
+}
+
+int
+sandbox_seccomp_export(const struct sandbox_syscall *allow, size_t nallow,
+    int fd)
+{
+	scmp_filter_ctx	 ctx;
+	int		 rc;
+
+	if ((ctx = sandbox_seccomp_build(allow, nallow)) == NULL)
+		return -1;
+	rc = seccomp_export_pfc(ctx, fd);
+	seccomp_release(ctx);
+	if (rc < 0) {
+		errno = -rc;
+		return -1;
+	}
+	return 0;
+}

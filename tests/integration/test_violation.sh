@@ -1,0 +1,31 @@
+#!/bin/sh
+# A worker that breaks protocol or its sandbox is killed and restarted;
+# the master lives.  Needs a build with --enable-test-hooks.
+. "$(dirname "$0")/lib.sh"
+
+# hook_case WORKER HOOK EXPECTED-LAST-EXIT
+hook_case() {
+	w=$1 hook=$2 expect=$3
+	write_conf "$T/nops.conf"
+	rm -f "$T/nopsd.sock"
+	if ! start_daemon "$T/nops.conf" NOPS_TEST_HOOK="$w:$hook"; then
+		notok "$w $hook: daemon starts"
+		return
+	fi
+	counted() { [ "$(worker_field "$w" restarts)" -ge 1 ]; }
+	check "$w $hook: the worker is killed and restarted" wait_for 10 counted
+	check "$w $hook: last exit says why" \
+	    sh -c "'$NOPSCTL' -s '$T/nopsd.sock' -j status | grep -q '$expect'"
+	check "$w $hook: the master lives" kill -0 "$DAEMON_PID"
+	running() { [ "$(worker_field "$w" state)" = running ]; }
+	check "$w $hook: the restarted worker runs (the hook is one-shot)" \
+	    wait_for 10 running
+	kill -TERM "$DAEMON_PID"
+	wait "$DAEMON_PID"
+}
+
+hook_case webworker forbidden-msg "protocol violation: IMSG_INIT not permitted"
+hook_case gitworker forbidden-msg "protocol violation: IMSG_INIT not permitted"
+hook_case nomadworker bad-payload "protocol violation: IMSG_WORKER_READY with a payload"
+hook_case gitworker syscall "killed by signal 31"
+hook_case webworker syscall "killed by signal 31"

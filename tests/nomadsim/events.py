@@ -1,0 +1,92 @@
+"""GET /v1/event/stream: ndjson, `{}` heartbeats, topic/key/namespace filters."""
+
+import json
+
+import api
+from jobs import CodedError
+
+TOPIC_CAPS = {"Job": "read-job", "Deployment": "read-job",
+              "Allocation": "read-job", "Evaluation": "read-job"}
+
+
+def parse_topics(req):
+    topics = {}
+    for t in req.qall("topic"):
+        name, _, key = t.partition(":")
+        topics.setdefault(name, set()).add(key or "*")
+    return topics or {"*": {"*"}}
+
+
+def wanted(ev, topics, ns):
+    if ns != "*" and ev["Namespace"] and ev["Namespace"] != ns:
+        return False
+    for name in (ev["Topic"], "*"):
+        keys = topics.get(name)
+        if not keys:
+            continue
+        if "*" in keys or ev["Key"] in keys:
+            return True
+        if any(k in keys for k in ev["FilterKeys"] or ()):
+            return True
+    return False
+
+
+def stream(sim, req):
+    api._method(req, "GET")
+    idx = req.q("index")
+    start = 0
+    if idx:
+        try:
+            start = int(idx)
+        except ValueError as e:
+            raise CodedError(400, "Unable to parse index: %s" % e)
+    topics = parse_topics(req)
+    ns = req.ns
+    if "*" in topics and sim.acl_enabled and not sim.is_management(req):
+        raise CodedError(403, "Permission denied")
+    for name in topics:
+        if name in TOPIC_CAPS and ns != "*":
+            sim.check(req, ns, TOPIC_CAPS[name])
+    store = sim.store
+    # Resume after `index` if it is still buffered, else from now.
+    if start:
+        cursor = store.event_seq - sum(1 for e in store.events if e["Index"] > start)
+    else:
+        cursor = store.event_seq
+
+    def run(out):
+        nonlocal cursor
+        out.write(b"{}\n")
+        while True:
+            with store.lock:
+                batch = [e for e in store.events if e["_seq"] > cursor]
+                if not batch:
+                    store.cond.wait(sim.heartbeat)
+                    batch = [e for e in store.events if e["_seq"] > cursor]
+                    if not batch and not store.shutting_down:
+                        lines = [b"{}\n"]
+                    else:
+                        lines = []
+                else:
+                    lines = []
+                if batch:
+                    cursor = batch[-1]["_seq"]
+                    groups = []
+                    for e in batch:
+                        if not wanted(e, topics, ns):
+                            continue
+                        if not sim.allowed(req, e["Namespace"], "read-job"):
+                            continue
+                        pub = {k: v for k, v in e.items() if k != "_seq"}
+                        if groups and groups[-1]["Index"] == e["Index"]:
+                            groups[-1]["Events"].append(pub)
+                        else:
+                            groups.append({"Index": e["Index"], "Events": [pub]})
+                    lines = [json.dumps(g, sort_keys=True,
+                                        separators=(",", ":")).encode() + b"\n"
+                             for g in groups]
+                if store.shutting_down:
+                    return
+            for line in lines:
+                out.write(line)
+    return api.Stream(run)
