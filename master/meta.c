@@ -1,0 +1,587 @@
+/*
+ * Reading and validating the nops_* meta keys of a job, Go durations, and
+ * the cron expressions of sync windows.  Pure functions: no I/O, so the
+ * rules are unit-tested one by one (tests/unit/test_meta.c).
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "meta.h"
+
+#define META_ID_MAX	128
+
+static void	 meta_issue(struct job_meta *, int, const char *,
+		    const char *, ...) __attribute__((__format__(printf, 4, 5)));
+
+static void
+meta_issue(struct job_meta *jm, int sev, const char *key, const char *fmt, ...)
+{
+	struct meta_issue	*mi;
+	va_list			 ap;
+
+	if (sev == META_ERROR)
+		jm->jm_errors++;
+	if (jm->jm_nissues >= META_MAX_ISSUES)
+		return;
+	mi = &jm->jm_issues[jm->jm_nissues++];
+	mi->mi_severity = sev;
+	snprintf(mi->mi_key, sizeof(mi->mi_key), "%s", key);
+	va_start(ap, fmt);
+	vsnprintf(mi->mi_msg, sizeof(mi->mi_msg), fmt, ap);
+	va_end(ap);
+}
+
+const char *
+meta_policy_str(enum meta_policy p)
+{
+	switch (p) {
+	case POLICY_AUTO:
+		return "auto";
+	case POLICY_APPROVAL:
+		return "approval";
+	default:
+		return "none";
+	}
+}
+
+const char *
+meta_role_str(enum meta_role r)
+{
+	switch (r) {
+	case META_MANAGED:
+		return "managed";
+	case META_HOOK:
+		return "hook";
+	default:
+		return "ignored";
+	}
+}
+
+/*
+ * Go's time.ParseDuration: a sequence of decimal numbers, each with an
+ * optional fraction and a unit (ns us µs ms s m h), an optional sign.
+ * Negative durations are refused here: no nops duration may be negative.
+ */
+int64_t
+go_duration_ns(const char *s)
+{
+	static const struct {
+		const char	*u;
+		double		 ns;
+	} units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "\xc2\xb5s", 1e3 },
+		{ "\xce\xbcs", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+		{ "m", 60e9 }, { "h", 3600e9 },
+	};
+	double	 total = 0, v, frac;
+	size_t	 i, n, best;
+	int	 digits;
+
+	if (s == NULL)
+		return -1;
+	if (*s == '+')
+		s++;
+	if (strcmp(s, "0") == 0)
+		return 0;
+	if (*s == '\0')
+		return -1;
+	while (*s != '\0') {
+		v = 0;
+		digits = 0;
+		while (isdigit((unsigned char)*s)) {
+			v = v * 10 + (*s++ - '0');
+			digits++;
+		}
+		if (*s == '.') {
+			s++;
+			frac = 0.1;
+			while (isdigit((unsigned char)*s)) {
+				v += (*s++ - '0') * frac;
+				frac /= 10;
+				digits++;
+			}
+		}
+		if (digits == 0)
+			return -1;
+		/* The longest unit that matches ("ms" before "m"). */
+		best = sizeof(units) / sizeof(units[0]);
+		n = 0;
+		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+			size_t l = strlen(units[i].u);
+			if (strncmp(s, units[i].u, l) == 0 && l > n) {
+				best = i;
+				n = l;
+			}
+		}
+		if (best == sizeof(units) / sizeof(units[0]))
+			return -1;
+		s += n;
+		total += v * units[best].ns;
+		if (total > 9.2e18)
+			return -1;
+	}
+	return (int64_t)total;
+}
+
+static int
+meta_duration(struct job_meta *jm, const char *key, const char *val,
+    int max, int *out)
+{
+	int64_t	 ns = go_duration_ns(val);
+
+	if (ns <= 0) {
+		meta_issue(jm, META_ERROR, key, "\"%s\" is not a positive "
+		    "duration (like \"90s\", \"10m\", \"1h30m\")", val);
+		return -1;
+	}
+	if (ns / 1000000000 > max || ns < 1000000000) {
+		meta_issue(jm, META_ERROR, key, "\"%s\" is out of range "
+		    "(1s to %dh)", val, max / 3600);
+		return -1;
+	}
+	*out = (int)(ns / 1000000000);
+	return 0;
+}
+
+/* Nomad job IDs: printable, no spaces; nops also bounds the length. */
+static int
+meta_valid_id(const char *s)
+{
+	size_t	 n = 0;
+
+	for (; *s != '\0'; s++, n++)
+		if (!isgraph((unsigned char)*s))
+			return 0;
+	return n > 0 && n <= META_ID_MAX;
+}
+
+static void
+meta_hooks(struct job_meta *jm, const char *key, const char *val,
+    char **list, size_t *nlist)
+{
+	char	*copy, *p, *tok, *end;
+	size_t	 i;
+
+	if ((copy = strdup(val)) == NULL)
+		abort();
+	for (p = copy; (tok = strsep(&p, ",")) != NULL;) {
+		while (isspace((unsigned char)*tok))
+			tok++;
+		end = tok + strlen(tok);
+		while (end > tok && isspace((unsigned char)end[-1]))
+			*--end = '\0';
+		if (*tok == '\0') {
+			meta_issue(jm, META_ERROR, key, "empty hook name in "
+			    "\"%s\"", val);
+			continue;
+		}
+		if (!meta_valid_id(tok)) {
+			meta_issue(jm, META_ERROR, key, "\"%s\" is not a "
+			    "valid job ID", tok);
+			continue;
+		}
+		for (i = 0; i < *nlist; i++)
+			if (strcmp(list[i], tok) == 0)
+				break;
+		if (i < *nlist) {
+			meta_issue(jm, META_ERROR, key, "hook \"%s\" is "
+			    "listed twice", tok);
+			continue;
+		}
+		if (*nlist >= META_MAX_HOOKS) {
+			meta_issue(jm, META_ERROR, key, "more than %d hooks",
+			    META_MAX_HOOKS);
+			break;
+		}
+		if ((list[(*nlist)++] = strdup(tok)) == NULL)
+			abort();
+	}
+	free(copy);
+}
+
+static const char *const meta_known[] = {
+	"nops_managed", "nops_role", "nops_policy",
+	"nops_pre_hook", "nops_post_hook",
+	"nops_pre_hook_timeout", "nops_post_hook_timeout",
+	"nops_sync_window", "nops_sync_window_duration",
+	"nops_notify_completed",
+};
+
+static const char *
+meta_get(const json_t *meta, const char *key)
+{
+	return json_string_value(json_object_get(meta, key));
+}
+
+void
+meta_read(const json_t *meta, struct job_meta *jm)
+{
+	const char	*key, *v, *win, *dur;
+	json_t		*val;
+	size_t		 i;
+	char		 err[128];
+
+	memset(jm, 0, sizeof(*jm));
+	jm->jm_pre_timeout = META_HOOK_TIMEOUT;
+	jm->jm_post_timeout = META_HOOK_TIMEOUT;
+	if (!json_is_object(meta))
+		return;
+
+	/* Unknown nops_* keys are likely typos: say so, change nothing. */
+	json_object_foreach((json_t *)(uintptr_t)meta, key, val) {
+		if (strncmp(key, "nops_", 5) != 0)
+			continue;
+		for (i = 0; i < sizeof(meta_known) / sizeof(meta_known[0]); i++)
+			if (strcmp(key, meta_known[i]) == 0)
+				break;
+		if (i == sizeof(meta_known) / sizeof(meta_known[0]))
+			meta_issue(jm, META_WARN, key, "unknown nops_ key; "
+			    "ignored");
+		else if (!json_is_string(val))
+			meta_issue(jm, META_ERROR, key, "must be a string");
+	}
+
+	if ((v = meta_get(meta, "nops_managed")) != NULL) {
+		if (strcmp(v, "true") == 0)
+			jm->jm_role = META_MANAGED;
+		else if (strcmp(v, "false") != 0) {
+			/* Meant to be managed, surely: managed, deploys nothing. */
+			jm->jm_role = META_MANAGED;
+			meta_issue(jm, META_ERROR, "nops_managed", "\"%s\" is "
+			    "not \"true\" or \"false\" (values are "
+			    "case-sensitive)", v);
+		}
+	}
+	if ((v = meta_get(meta, "nops_role")) != NULL) {
+		if (strcmp(v, "hook") != 0)
+			meta_issue(jm, META_ERROR, "nops_role", "\"%s\" is not "
+			    "a role (the only one is \"hook\")", v);
+		else if (jm->jm_role == META_MANAGED)
+			meta_issue(jm, META_ERROR, "nops_role", "a job cannot be "
+			    "both managed and a hook");
+		else
+			jm->jm_role = META_HOOK;
+	}
+
+	if ((v = meta_get(meta, "nops_policy")) != NULL) {
+		if (jm->jm_role != META_MANAGED)
+			meta_issue(jm, META_WARN, "nops_policy", "ignored: the "
+			    "job is not managed (nops_managed = \"true\")");
+		else if (strcmp(v, "auto") == 0)
+			jm->jm_policy = POLICY_AUTO;
+		else if (strcmp(v, "approval") == 0)
+			jm->jm_policy = POLICY_APPROVAL;
+		else if (strcmp(v, "none") != 0)
+			meta_issue(jm, META_ERROR, "nops_policy", "\"%s\" is not "
+			    "auto, approval or none", v);
+	}
+
+	if ((v = meta_get(meta, "nops_pre_hook")) != NULL) {
+		if (jm->jm_role != META_MANAGED)
+			meta_issue(jm, META_WARN, "nops_pre_hook", "ignored: the "
+			    "job is not managed");
+		else
+			meta_hooks(jm, "nops_pre_hook", v, jm->jm_pre,
+			    &jm->jm_npre);
+	}
+	if ((v = meta_get(meta, "nops_post_hook")) != NULL) {
+		if (jm->jm_role != META_MANAGED)
+			meta_issue(jm, META_WARN, "nops_post_hook", "ignored: "
+			    "the job is not managed");
+		else
+			meta_hooks(jm, "nops_post_hook", v, jm->jm_post,
+			    &jm->jm_npost);
+	}
+	if ((v = meta_get(meta, "nops_pre_hook_timeout")) != NULL) {
+		if (jm->jm_npre == 0)
+			meta_issue(jm, META_WARN, "nops_pre_hook_timeout",
+			    "ignored: no nops_pre_hook");
+		else
+			meta_duration(jm, "nops_pre_hook_timeout", v,
+			    META_MAX_TIMEOUT, &jm->jm_pre_timeout);
+	}
+	if ((v = meta_get(meta, "nops_post_hook_timeout")) != NULL) {
+		if (jm->jm_npost == 0)
+			meta_issue(jm, META_WARN, "nops_post_hook_timeout",
+			    "ignored: no nops_post_hook");
+		else
+			meta_duration(jm, "nops_post_hook_timeout", v,
+			    META_MAX_TIMEOUT, &jm->jm_post_timeout);
+	}
+
+	if ((v = meta_get(meta, "nops_notify_completed")) != NULL &&
+	    strcmp(v, "true") != 0 && strcmp(v, "false") != 0)
+		meta_issue(jm, META_ERROR, "nops_notify_completed", "\"%s\" is "
+		    "not \"true\" or \"false\"", v);
+
+	win = meta_get(meta, "nops_sync_window");
+	dur = meta_get(meta, "nops_sync_window_duration");
+	if (win != NULL && dur == NULL)
+		meta_issue(jm, META_ERROR, "nops_sync_window", "needs "
+		    "nops_sync_window_duration: how long the window stays open");
+	else if (win == NULL && dur != NULL)
+		meta_issue(jm, META_ERROR, "nops_sync_window_duration", "set "
+		    "without nops_sync_window: when the window opens");
+	else if (win != NULL) {
+		if (cron_parse(win, &jm->jm_window, err, sizeof(err)) == -1)
+			meta_issue(jm, META_ERROR, "nops_sync_window",
+			    "invalid cron expression \"%s\": %s", win, err);
+		else if (meta_duration(jm, "nops_sync_window_duration", dur,
+		    META_MAX_WINDOW, &jm->jm_window_duration) == 0) {
+			if (jm->jm_policy == POLICY_AUTO)
+				jm->jm_has_window = 1;
+			else
+				meta_issue(jm, META_WARN, "nops_sync_window",
+				    "ignored: sync windows apply to policy "
+				    "auto only");
+		}
+	}
+
+	/* Any error: the job deploys nothing until its file is fixed. */
+	if (jm->jm_errors > 0) {
+		jm->jm_policy = POLICY_NONE;
+		jm->jm_has_window = 0;
+	}
+}
+
+void
+meta_free(struct job_meta *jm)
+{
+	size_t	 i;
+
+	for (i = 0; i < jm->jm_npre; i++)
+		free(jm->jm_pre[i]);
+	for (i = 0; i < jm->jm_npost; i++)
+		free(jm->jm_post[i]);
+	jm->jm_npre = jm->jm_npost = 0;
+}
+
+/* cron */
+
+static const char *const cron_months[] = { "JAN", "FEB", "MAR", "APR",
+    "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC" };
+static const char *const cron_days[] = { "SUN", "MON", "TUE", "WED", "THU",
+    "FRI", "SAT" };
+
+static int
+cron_value(const char **sp, int lo, int hi, const char *const *names,
+    int nnames, int namebase, int *out)
+{
+	const char	*s = *sp;
+	int		 i, v = 0, digits = 0;
+
+	if (names != NULL && isalpha((unsigned char)*s)) {
+		for (i = 0; i < nnames; i++)
+			if (strncasecmp(s, names[i], 3) == 0 &&
+			    !isalpha((unsigned char)s[3])) {
+				*out = namebase + i;
+				*sp = s + 3;
+				return 0;
+			}
+		return -1;
+	}
+	while (isdigit((unsigned char)*s) && digits < 4) {
+		v = v * 10 + (*s++ - '0');
+		digits++;
+	}
+	if (digits == 0 || isdigit((unsigned char)*s) || v < lo || v > hi)
+		return -1;
+	*out = v;
+	*sp = s;
+	return 0;
+}
+
+/* One field: a comma list of *, N, N-M, each with an optional /step. */
+static int
+cron_field(const char *f, int lo, int hi, const char *const *names,
+    int nnames, int namebase, uint64_t *bits, int *star)
+{
+	const char	*s = f;
+	int		 a, b, step, v, single;
+
+	*bits = 0;
+	*star = strcmp(f, "*") == 0 || strcmp(f, "?") == 0;
+	for (;;) {
+		single = 0;
+		if (*s == '*' || *s == '?') {
+			a = lo;
+			b = hi;
+			s++;
+		} else {
+			single = 1;
+			if (cron_value(&s, lo, hi, names, nnames, namebase,
+			    &a) == -1)
+				return -1;
+			b = a;
+			if (*s == '-') {
+				single = 0;
+				s++;
+				if (cron_value(&s, lo, hi, names, nnames,
+				    namebase, &b) == -1 || b < a)
+					return -1;
+			}
+		}
+		step = 1;
+		if (*s == '/') {
+			s++;
+			if (cron_value(&s, 1, hi, NULL, 0, 0, &step) == -1)
+				return -1;
+			if (single)
+				b = hi;	/* "5/15" means 5-hi/15 */
+		}
+		for (v = a; v <= b; v += step)
+			*bits |= 1ULL << v;
+		if (*s == ',') {
+			s++;
+			continue;
+		}
+		return *s == '\0' ? 0 : -1;
+	}
+}
+
+int
+cron_parse(const char *expr, struct cron *cr, char *err, size_t errlen)
+{
+	static const struct {
+		const char	*name;
+		const char	*expr;
+	} shorthands[] = {
+		{ "@yearly", "0 0 1 1 *" }, { "@annually", "0 0 1 1 *" },
+		{ "@monthly", "0 0 1 * *" }, { "@weekly", "0 0 * * 0" },
+		{ "@daily", "0 0 * * *" }, { "@midnight", "0 0 * * *" },
+		{ "@hourly", "0 * * * *" },
+	};
+	static const char *const what[] = { "minute", "hour", "day of month",
+	    "month", "day of week" };
+	char		 buf[256], *fields[6], *p, *tok;
+	uint64_t	 bits;
+	size_t		 i;
+	int		 n = 0, star;
+
+	memset(cr, 0, sizeof(*cr));
+	for (i = 0; i < sizeof(shorthands) / sizeof(shorthands[0]); i++)
+		if (strcasecmp(expr, shorthands[i].name) == 0)
+			expr = shorthands[i].expr;
+	if (strlen(expr) >= sizeof(buf)) {
+		snprintf(err, errlen, "too long");
+		return -1;
+	}
+	strlcpy(buf, expr, sizeof(buf));
+	for (p = buf; (tok = strsep(&p, " \t")) != NULL;) {
+		if (*tok == '\0')
+			continue;
+		if (n == 5) {
+			n++;
+			break;
+		}
+		fields[n++] = tok;
+	}
+	if (n != 5) {
+		snprintf(err, errlen, "expected 5 fields (minute hour "
+		    "day-of-month month day-of-week) or a shorthand like "
+		    "@daily");
+		return -1;
+	}
+	if (cron_field(fields[0], 0, 59, NULL, 0, 0, &bits, &star) == -1)
+		goto bad0;
+	cr->cr_min = bits;
+	if (cron_field(fields[1], 0, 23, NULL, 0, 0, &bits, &star) == -1) {
+		n = 1;
+		goto bad;
+	}
+	cr->cr_hour = (uint32_t)bits;
+	if (cron_field(fields[2], 1, 31, NULL, 0, 0, &bits, &star) == -1) {
+		n = 2;
+		goto bad;
+	}
+	cr->cr_dom = (uint32_t)bits;
+	cr->cr_dom_star = star;
+	if (cron_field(fields[3], 1, 12, cron_months, 12, 1, &bits,
+	    &star) == -1) {
+		n = 3;
+		goto bad;
+	}
+	cr->cr_mon = (uint16_t)bits;
+	if (cron_field(fields[4], 0, 7, cron_days, 7, 0, &bits, &star) == -1) {
+		n = 4;
+		goto bad;
+	}
+	if (bits & (1ULL << 7))		/* 7 is Sunday too */
+		bits |= 1;
+	cr->cr_dow = (uint8_t)(bits & 0x7f);
+	cr->cr_dow_star = star;
+	return 0;
+bad0:
+	n = 0;
+bad:
+	snprintf(err, errlen, "bad %s field \"%s\"", what[n], fields[n]);
+	return -1;
+}
+
+static int
+cron_day_match(const struct cron *cr, const struct tm *tm)
+{
+	int	 dom = (cr->cr_dom >> tm->tm_mday) & 1;
+	int	 dow = (cr->cr_dow >> tm->tm_wday) & 1;
+
+	if (!((cr->cr_mon >> (tm->tm_mon + 1)) & 1))
+		return 0;
+	/* As in cron: when both days are restricted, either one matches. */
+	if (!cr->cr_dom_star && !cr->cr_dow_star)
+		return dom || dow;
+	return dom && dow;
+}
+
+int
+cron_match(const struct cron *cr, time_t t)
+{
+	struct tm	 tm;
+
+	if (gmtime_r(&t, &tm) == NULL)
+		return 0;
+	return cron_day_match(cr, &tm) && ((cr->cr_hour >> tm.tm_hour) & 1) &&
+	    ((cr->cr_min >> tm.tm_min) & 1);
+}
+
+/*
+ * Open if the window opened at a minute in (now - duration, now].  Walk
+ * back a day or an hour at a time when the day or hour cannot match, so
+ * a month-long window costs at most a few thousand steps.
+ */
+int
+meta_window_open(const struct job_meta *jm, time_t now)
+{
+	const struct cron	*cr = &jm->jm_window;
+	struct tm		 tm;
+	time_t			 t, oldest;
+
+	if (!jm->jm_has_window)
+		return 1;
+	t = now - now % 60;
+	oldest = now - jm->jm_window_duration;
+	while (t > oldest) {
+		if (gmtime_r(&t, &tm) == NULL)
+			return 0;
+		if (!cron_day_match(cr, &tm)) {
+			t -= (time_t)tm.tm_hour * 3600 + tm.tm_min * 60 + 60;
+			continue;
+		}
+		if (!((cr->cr_hour >> tm.tm_hour) & 1)) {
+			t -= (time_t)tm.tm_min * 60 + 60;
+			continue;
+		}
+		if ((cr->cr_min >> tm.tm_min) & 1)
+			return 1;
+		t -= 60;
+	}
+	return 0;
+}

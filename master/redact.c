@@ -1,0 +1,249 @@
+/*
+ * Secrets out of plan diffs.  A diff is the only view of a job's spec that
+ * people see (dashboard, API, notifications), so it is redacted once,
+ * before it is stored; the rules err on the side of hiding.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <jansson.h>
+
+#include "redact.h"
+
+#define SECRET_MIN_LEN	24	/* a token-like value is at least this long */
+
+static const char *const secret_words[] = {
+	"password", "passwd", "pwd", "token", "secret", "key", "credential",
+	"auth", "private", "cookie", "session", "signature", "cert",
+};
+
+int
+redact_name_is_secret(const char *name)
+{
+	char	 leaf[256], *p;
+	size_t	 i;
+
+	/* Any part of a flattened name counts: "auth[username]" too. */
+	strlcpy(leaf, name, sizeof(leaf));
+	for (p = leaf; *p != '\0'; p++)
+		*p = tolower((unsigned char)*p);
+	for (i = 0; i < sizeof(secret_words) / sizeof(secret_words[0]); i++)
+		if (strstr(leaf, secret_words[i]) != NULL)
+			return 1;
+	return 0;
+}
+
+/*
+ * A value that looks like a generated secret: long, one "word" of
+ * token characters, with both letters and digits (image names, paths and
+ * sentences have dots, slashes or spaces), or a PEM block, or a JWT.
+ */
+int
+redact_value_looks_secret(const char *v)
+{
+	size_t	 n = 0;
+	int	 alpha = 0, digit = 0;
+
+	if (strstr(v, "-----BEGIN ") != NULL)
+		return 1;
+	if (strncmp(v, "eyJ", 3) == 0 && strchr(v, '.') != NULL)
+		return 1;	/* a JWT */
+	for (; *v != '\0'; v++, n++) {
+		if (isalpha((unsigned char)*v))
+			alpha = 1;
+		else if (isdigit((unsigned char)*v))
+			digit = 1;
+		else if (strchr("+/=_-", *v) == NULL)
+			return 0;
+	}
+	return n >= SECRET_MIN_LEN && alpha && digit;
+}
+
+char *
+redact_url_credentials(const char *s)
+{
+	const char	*p, *start, *at;
+	char		*out, *o;
+	size_t		 len = strlen(s);
+
+	if ((out = malloc(len + sizeof(REDACTED) * (len / 4 + 1) + 1)) == NULL)
+		return NULL;
+	o = out;
+	p = s;
+	while ((start = strstr(p, "://")) != NULL) {
+		start += 3;
+		/* userinfo ends at '@' before the next '/', '?', '#' or space */
+		at = start + strcspn(start, "@/?# \t\n");
+		memcpy(o, p, start - p);
+		o += start - p;
+		if (*at == '@' && at > start) {
+			memcpy(o, REDACTED, strlen(REDACTED));
+			o += strlen(REDACTED);
+			p = at;
+		} else
+			p = start;
+	}
+	strcpy(o, p);
+	return out;
+}
+
+/* "--password=x", "TOKEN=x": the name decides, the value goes. */
+static int
+redact_assignment(json_t *field, const char *key)
+{
+	const char	*v = json_string_value(json_object_get(field, key));
+	const char	*eq;
+	char		 name[256], *nv;
+	size_t		 n;
+
+	if (v == NULL || (eq = strchr(v, '=')) == NULL || eq == v)
+		return 0;
+	n = eq - v;
+	if (n >= sizeof(name))
+		n = sizeof(name) - 1;
+	memcpy(name, v, n);
+	name[n] = '\0';
+	while (name[0] == '-')
+		memmove(name, name + 1, strlen(name));
+	if (!redact_name_is_secret(name))
+		return 0;
+	if ((nv = malloc(n + 1 + sizeof(REDACTED))) == NULL)
+		return 0;
+	memcpy(nv, v, eq - v + 1);
+	strcpy(nv + (eq - v) + 1, REDACTED);
+	json_object_set_new(field, key, json_string(nv));
+	free(nv);
+	return 1;
+}
+
+static int
+redact_value(json_t *field, const char *key)
+{
+	const char	*v = json_string_value(json_object_get(field, key));
+
+	if (v == NULL || *v == '\0')
+		return 0;	/* "" means absent on that side of the diff */
+	json_object_set_new(field, key, json_string(REDACTED));
+	return 1;
+}
+
+static int
+redact_url_value(json_t *field, const char *key)
+{
+	const char	*v = json_string_value(json_object_get(field, key));
+	char		*nv;
+	int		 changed;
+
+	if (v == NULL || strstr(v, "://") == NULL)
+		return 0;
+	if ((nv = redact_url_credentials(v)) == NULL)
+		return 0;
+	changed = strcmp(nv, v) != 0;
+	if (changed)
+		json_object_set_new(field, key, json_string(nv));
+	free(nv);
+	return changed;
+}
+
+static int
+redact_fields(json_t *fields, const char *object)
+{
+	json_t		*f;
+	const char	*name, *prev = NULL;
+	size_t		 i;
+	int		 n = 0, all, flag;
+
+	/* Every value of an environment, a secret or a vault block goes. */
+	all = object != NULL && (strcmp(object, "Env") == 0 ||
+	    strcmp(object, "Secret") == 0 || strcmp(object, "Vault") == 0);
+	json_array_foreach(fields, i, f) {
+		name = json_string_value(json_object_get(f, "Name"));
+		if (name == NULL)
+			continue;
+		flag = prev != NULL && strncmp(name, "args[", 5) == 0 &&
+		    redact_name_is_secret(prev);
+		prev = NULL;
+		if (strncmp(name, "args[", 5) == 0) {
+			const char *v = json_string_value(json_object_get(f,
+			    "New"));
+			if (v == NULL || *v == '\0')
+				v = json_string_value(json_object_get(f,
+				    "Old"));
+			if (v != NULL && v[0] == '-' && strchr(v, '=') == NULL)
+				prev = v;
+		}
+		if (all || flag || strncmp(name, "Env[", 4) == 0 ||
+		    strcmp(name, "EmbeddedTmpl") == 0 ||
+		    redact_name_is_secret(name)) {
+			n += redact_value(f, "Old");
+			n += redact_value(f, "New");
+			continue;
+		}
+		n += redact_url_value(f, "Old");
+		n += redact_url_value(f, "New");
+		n += redact_assignment(f, "Old");
+		n += redact_assignment(f, "New");
+		if (json_string_value(json_object_get(f, "Old")) != NULL &&
+		    redact_value_looks_secret(json_string_value(
+		    json_object_get(f, "Old"))))
+			n += redact_value(f, "Old");
+		if (json_string_value(json_object_get(f, "New")) != NULL &&
+		    redact_value_looks_secret(json_string_value(
+		    json_object_get(f, "New"))))
+			n += redact_value(f, "New");
+	}
+	return n;
+}
+
+static int
+redact_objects(json_t *objects, int inherit_all)
+{
+	json_t		*o;
+	const char	*name;
+	size_t		 i;
+	int		 n = 0, all;
+
+	json_array_foreach(objects, i, o) {
+		name = json_string_value(json_object_get(o, "Name"));
+		all = inherit_all || (name != NULL &&
+		    (strcmp(name, "Env") == 0 || strcmp(name, "Secret") == 0 ||
+		    strcmp(name, "Vault") == 0 ||
+		    redact_name_is_secret(name)));
+		n += redact_fields(json_object_get(o, "Fields"),
+		    all ? "Env" : name);
+		n += redact_objects(json_object_get(o, "Objects"), all);
+	}
+	return n;
+}
+
+static int
+redact_level(json_t *d)
+{
+	int	 n = 0;
+
+	n += redact_fields(json_object_get(d, "Fields"), NULL);
+	n += redact_objects(json_object_get(d, "Objects"), 0);
+	return n;
+}
+
+int
+redact_diff(json_t *diff)
+{
+	json_t	*tg, *task;
+	size_t	 i, j;
+	int	 n;
+
+	if (!json_is_object(diff))
+		return 0;
+	n = redact_level(diff);
+	json_array_foreach(json_object_get(diff, "TaskGroups"), i, tg) {
+		n += redact_level(tg);
+		json_array_foreach(json_object_get(tg, "Tasks"), j, task)
+			n += redact_level(task);
+	}
+	return n;
+}
