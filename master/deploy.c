@@ -1,0 +1,568 @@
+/*
+ * Deployments in SQLite.  The engine saves every step here before it
+ * acts, so that recovery after a crash is the same step run again.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sqlite3.h>
+
+#include "log.h"
+#include "store.h"
+#include "deploy.h"
+
+static const char *const deploy_states[DS_MAX] = {
+	[DS_PENDING_APPROVAL] = "pending_approval",
+	[DS_PRE_HOOKS] = "pre_hooks",
+	[DS_REGISTERING] = "registering",
+	[DS_WAITING_HEALTH] = "waiting_health",
+	[DS_AWAITING_PROMOTION] = "awaiting_promotion",
+	[DS_POST_HOOKS] = "post_hooks",
+	[DS_COMPLETED] = "completed",
+	[DS_FAILED] = "failed",
+	[DS_REJECTED] = "rejected",
+	[DS_SUPERSEDED] = "superseded",
+};
+
+const char *
+deploy_state_str(enum deploy_state s)
+{
+	if (s >= DS_MAX)
+		return "unknown";
+	return deploy_states[s];
+}
+
+int
+deploy_state_parse(const char *s, enum deploy_state *out)
+{
+	int	 i;
+
+	for (i = 0; i < DS_MAX; i++)
+		if (strcmp(s, deploy_states[i]) == 0) {
+			*out = (enum deploy_state)i;
+			return 0;
+		}
+	return -1;
+}
+
+int
+deploy_state_terminal(enum deploy_state s)
+{
+	return s == DS_COMPLETED || s == DS_FAILED || s == DS_REJECTED ||
+	    s == DS_SUPERSEDED;
+}
+
+static int
+bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s == NULL)
+		return sqlite3_bind_null(st, i);
+	return sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+}
+
+static int
+bind_int_or_null(sqlite3_stmt *st, int i, int64_t v, int64_t null_value)
+{
+	if (v == null_value)
+		return sqlite3_bind_null(st, i);
+	return sqlite3_bind_int64(st, i, v);
+}
+
+static char *
+col_strdup(sqlite3_stmt *st, int i)
+{
+	const unsigned char	*s = sqlite3_column_text(st, i);
+	char			*d;
+
+	if (s == NULL)
+		return NULL;
+	if ((d = strdup((const char *)s)) == NULL)
+		fatal("strdup");
+	return d;
+}
+
+static int64_t
+col_int(sqlite3_stmt *st, int i, int64_t null_value)
+{
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return null_value;
+	return sqlite3_column_int64(st, i);
+}
+
+static int
+deploy_step_done(struct store *s, sqlite3_stmt *st, const char *what)
+{
+	int	 rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		log_warnx("store: %s: %s", what, sqlite3_errmsg(store_db(s)));
+		return -1;
+	}
+	return 0;
+}
+
+int
+deploy_create(struct store *s, struct deploy *d, const char *actor)
+{
+	sqlite3_stmt	*st;
+	size_t		 i;
+	char		 target[64], detail[256];
+	int64_t		 now = time(NULL);
+
+	if (!store_in_transaction(s)) {
+		log_warnx("deploy_create outside a transaction");
+		return -1;
+	}
+	st = store_prepare(s, "INSERT INTO deployments (kind, namespace, job,"
+	    " repository, commit_id, spec, diff, spec_hash, cas_index, policy,"
+	    " state, reason, retry_of, created_at, updated_at, ended_at)"
+	    " VALUES ('job', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+	if (st == NULL)
+		return -1;
+	bind_text(st, 1, d->d_ns);
+	bind_text(st, 2, d->d_job);
+	bind_text(st, 3, d->d_repo);
+	bind_text(st, 4, d->d_commit);
+	bind_text(st, 5, d->d_spec);
+	bind_text(st, 6, d->d_diff);
+	bind_text(st, 7, d->d_spec_hash);
+	bind_int_or_null(st, 8, d->d_cas_index, -1);
+	bind_text(st, 9, d->d_policy);
+	bind_text(st, 10, deploy_state_str(d->d_state));
+	bind_text(st, 11, d->d_reason);
+	bind_int_or_null(st, 12, d->d_retry_of, 0);
+	sqlite3_bind_int64(st, 13, now);
+	sqlite3_bind_int64(st, 14, now);
+	if (deploy_state_terminal(d->d_state))
+		sqlite3_bind_int64(st, 15, now);
+	else
+		sqlite3_bind_null(st, 15);
+	if (deploy_step_done(s, st, "insert deployment") == -1)
+		return -1;
+	d->d_id = sqlite3_last_insert_rowid(store_db(s));
+	d->d_created_at = d->d_updated_at = now;
+
+	for (i = 0; i < d->d_nhooks; i++) {
+		struct deploy_hook *h = &d->d_hooks[i];
+
+		st = store_prepare(s, "INSERT INTO deployment_hooks"
+		    " (deployment_id, phase, position, hook_id, spec, spec_hash,"
+		    " revision_job_id, timeout) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+		if (st == NULL)
+			return -1;
+		sqlite3_bind_int64(st, 1, d->d_id);
+		bind_text(st, 2, h->dh_phase);
+		sqlite3_bind_int(st, 3, h->dh_position);
+		bind_text(st, 4, h->dh_hook_id);
+		bind_text(st, 5, h->dh_spec);
+		bind_text(st, 6, h->dh_spec_hash);
+		bind_text(st, 7, h->dh_revision);
+		sqlite3_bind_int(st, 8, h->dh_timeout);
+		if (deploy_step_done(s, st, "insert deployment hook") == -1)
+			return -1;
+	}
+
+	snprintf(target, sizeof(target), "deployment/%lld",
+	    (long long)d->d_id);
+	snprintf(detail, sizeof(detail), "%s/%s at %.12s, state %s%s%s",
+	    d->d_ns, d->d_job, d->d_commit, deploy_state_str(d->d_state),
+	    d->d_reason != NULL ? ": " : "",
+	    d->d_reason != NULL ? d->d_reason : "");
+	if (store_event(s, actor, "deployment.create", target, detail) == -1)
+		return -1;
+	return 0;
+}
+
+int
+deploy_transition(struct store *s, int64_t id, enum deploy_state from,
+    enum deploy_state to, const char *actor, const char *action,
+    const char *reason)
+{
+	sqlite3_stmt	*st;
+	char		 target[64], act[64], detail[1024];
+	int64_t		 now = time(NULL);
+
+	if (!store_in_transaction(s)) {
+		log_warnx("deploy_transition outside a transaction");
+		return -1;
+	}
+	st = store_prepare(s, "UPDATE deployments SET state = ?,"
+	    " reason = coalesce(?, reason), updated_at = ?,"
+	    " ended_at = CASE WHEN ? THEN ? ELSE ended_at END"
+	    " WHERE id = ? AND state = ?");
+	if (st == NULL)
+		return -1;
+	bind_text(st, 1, deploy_state_str(to));
+	bind_text(st, 2, reason);
+	sqlite3_bind_int64(st, 3, now);
+	sqlite3_bind_int(st, 4, deploy_state_terminal(to));
+	sqlite3_bind_int64(st, 5, now);
+	sqlite3_bind_int64(st, 6, id);
+	bind_text(st, 7, deploy_state_str(from));
+	if (deploy_step_done(s, st, "deployment transition") == -1)
+		return -1;
+	if (sqlite3_changes(store_db(s)) == 0)
+		return 0;
+
+	snprintf(target, sizeof(target), "deployment/%lld", (long long)id);
+	snprintf(act, sizeof(act), "deployment.%s", action);
+	snprintf(detail, sizeof(detail), "%s -> %s%s%s", deploy_state_str(from),
+	    deploy_state_str(to), reason != NULL ? ": " : "",
+	    reason != NULL ? reason : "");
+	if (store_event(s, actor, act, target, detail) == -1)
+		return -1;
+	return 1;
+}
+
+static int
+deploy_update(struct store *s, const char *sql, int64_t id, const char *a,
+    const char *b, int64_t x, int64_t y, const char *what)
+{
+	sqlite3_stmt	*st;
+
+	if ((st = store_prepare(s, sql)) == NULL)
+		return -1;
+	/*
+	 * Parameters ?1..?6 are always id, a, b, x, y, now; a statement
+	 * uses the ones it needs (binding an unused index is a no-op).
+	 */
+	sqlite3_bind_int64(st, 1, id);
+	bind_text(st, 2, a);
+	bind_text(st, 3, b);
+	sqlite3_bind_int64(st, 4, x);
+	sqlite3_bind_int64(st, 5, y);
+	sqlite3_bind_int64(st, 6, time(NULL));
+	return deploy_step_done(s, st, what);
+}
+
+int
+deploy_set_approval(struct store *s, int64_t id, const char *who,
+    const char *hash)
+{
+	return deploy_update(s, "UPDATE deployments SET approved_by = ?2,"
+	    " approved_hash = ?3, approved_at = ?6, updated_at = ?6"
+	    " WHERE id = ?1", id, who, hash, 0, 0,
+	    "record approval");
+}
+
+int
+deploy_set_apply(struct store *s, int64_t id, int64_t started,
+    int64_t timeout_at)
+{
+	return deploy_update(s, "UPDATE deployments SET"
+	    " apply_started_at = ?4, timeout_at = nullif(?5, 0),"
+	    " updated_at = ?6 WHERE id = ?1",
+	    id, NULL, NULL, started, timeout_at, "record apply start");
+}
+
+int
+deploy_set_register(struct store *s, int64_t id, const char *eval_id,
+    int64_t job_version)
+{
+	return deploy_update(s, "UPDATE deployments SET eval_id = ?2,"
+	    " job_version = nullif(?4, -1), updated_at = ?6"
+	    " WHERE id = ?1",
+	    id, eval_id, NULL, job_version, 0, "record register");
+}
+
+int
+deploy_set_nomad_deployment(struct store *s, int64_t id, const char *nd)
+{
+	return deploy_update(s, "UPDATE deployments SET"
+	    " nomad_deployment_id = ?2, updated_at = ?6"
+	    " WHERE id = ?1",
+	    id, nd, NULL, 0, 0, "record nomad deployment");
+}
+
+#define DEPLOY_COLUMNS							\
+	"id, namespace, job, repository, commit_id, spec, diff, spec_hash,"\
+	" cas_index, policy, state, reason, retry_of, created_at,"	\
+	" updated_at, approved_by, approved_at, approved_hash,"		\
+	" apply_started_at, timeout_at, nomad_deployment_id, eval_id,"	\
+	" job_version, ended_at"
+
+static int
+deploy_row(struct store *s, sqlite3_stmt *st, struct deploy *d)
+{
+	sqlite3_stmt	*hs;
+	const char	*state;
+	int		 rc;
+
+	memset(d, 0, sizeof(*d));
+	d->d_id = sqlite3_column_int64(st, 0);
+	d->d_ns = col_strdup(st, 1);
+	d->d_job = col_strdup(st, 2);
+	d->d_repo = col_strdup(st, 3);
+	d->d_commit = col_strdup(st, 4);
+	d->d_spec = col_strdup(st, 5);
+	d->d_diff = col_strdup(st, 6);
+	d->d_spec_hash = col_strdup(st, 7);
+	d->d_cas_index = col_int(st, 8, -1);
+	d->d_policy = col_strdup(st, 9);
+	state = (const char *)sqlite3_column_text(st, 10);
+	if (state == NULL || deploy_state_parse(state, &d->d_state) == -1) {
+		log_warnx("deployment %lld has an unknown state %s",
+		    (long long)d->d_id, state != NULL ? state : "NULL");
+		return -1;
+	}
+	d->d_reason = col_strdup(st, 11);
+	d->d_retry_of = col_int(st, 12, 0);
+	d->d_created_at = col_int(st, 13, 0);
+	d->d_updated_at = col_int(st, 14, 0);
+	d->d_approved_by = col_strdup(st, 15);
+	d->d_approved_at = col_int(st, 16, 0);
+	d->d_approved_hash = col_strdup(st, 17);
+	d->d_apply_started_at = col_int(st, 18, 0);
+	d->d_timeout_at = col_int(st, 19, 0);
+	d->d_nomad_deployment = col_strdup(st, 20);
+	d->d_eval_id = col_strdup(st, 21);
+	d->d_job_version = col_int(st, 22, -1);
+	d->d_ended_at = col_int(st, 23, 0);
+
+	hs = store_prepare(s, "SELECT phase, position, hook_id, spec,"
+	    " spec_hash, revision_job_id, timeout FROM deployment_hooks"
+	    " WHERE deployment_id = ? ORDER BY phase DESC, position");
+	if (hs == NULL)
+		return -1;
+	/* "pre" sorts after "post": DESC puts pre hooks first. */
+	sqlite3_bind_int64(hs, 1, d->d_id);
+	while ((rc = sqlite3_step(hs)) == SQLITE_ROW &&
+	    d->d_nhooks < DEPLOY_HOOKS_MAX) {
+		struct deploy_hook *h = &d->d_hooks[d->d_nhooks++];
+
+		h->dh_phase = col_strdup(hs, 0);
+		h->dh_position = sqlite3_column_int(hs, 1);
+		h->dh_hook_id = col_strdup(hs, 2);
+		h->dh_spec = col_strdup(hs, 3);
+		h->dh_spec_hash = col_strdup(hs, 4);
+		h->dh_revision = col_strdup(hs, 5);
+		h->dh_timeout = sqlite3_column_int(hs, 6);
+	}
+	sqlite3_reset(hs);
+	return 0;
+}
+
+static int
+deploy_query_one(struct store *s, sqlite3_stmt *st, struct deploy *d)
+{
+	int	 rc;
+
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE) {
+		sqlite3_reset(st);
+		return 1;
+	}
+	if (rc != SQLITE_ROW) {
+		log_warnx("store: read deployment: %s",
+		    sqlite3_errmsg(store_db(s)));
+		sqlite3_reset(st);
+		return -1;
+	}
+	/* Copy the row before the hooks query reuses the connection. */
+	rc = deploy_row(s, st, d);
+	sqlite3_reset(st);
+	if (rc == -1) {
+		deploy_free(d);
+		return -1;
+	}
+	return 0;
+}
+
+int
+deploy_load(struct store *s, int64_t id, struct deploy *d)
+{
+	sqlite3_stmt	*st;
+
+	st = store_prepare(s, "SELECT " DEPLOY_COLUMNS
+	    " FROM deployments WHERE id = ?");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	return deploy_query_one(s, st, d);
+}
+
+int
+deploy_active(struct store *s, const char *ns, const char *job,
+    struct deploy *d)
+{
+	sqlite3_stmt	*st;
+
+	st = store_prepare(s, "SELECT " DEPLOY_COLUMNS " FROM deployments"
+	    " WHERE namespace = ? AND job = ? AND state NOT IN"
+	    " ('completed', 'failed', 'rejected', 'superseded')");
+	if (st == NULL)
+		return -1;
+	bind_text(st, 1, ns);
+	bind_text(st, 2, job);
+	return deploy_query_one(s, st, d);
+}
+
+int
+deploy_last_terminal(struct store *s, const char *ns, const char *job,
+    struct deploy *d)
+{
+	sqlite3_stmt	*st;
+
+	st = store_prepare(s, "SELECT " DEPLOY_COLUMNS " FROM deployments"
+	    " WHERE namespace = ? AND job = ? AND state IN"
+	    " ('completed', 'failed', 'rejected', 'superseded')"
+	    " ORDER BY id DESC LIMIT 1");
+	if (st == NULL)
+		return -1;
+	bind_text(st, 1, ns);
+	bind_text(st, 2, job);
+	return deploy_query_one(s, st, d);
+}
+
+int
+deploy_active_ids(struct store *s, int64_t **idsp, size_t *np)
+{
+	sqlite3_stmt	*st;
+	int64_t		*ids = NULL;
+	size_t		 n = 0;
+	int		 rc;
+
+	st = store_prepare(s, "SELECT id FROM deployments WHERE state NOT IN"
+	    " ('completed', 'failed', 'rejected', 'superseded') ORDER BY id");
+	if (st == NULL)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if ((ids = reallocarray(ids, n + 1, sizeof(*ids))) == NULL)
+			fatal("reallocarray");
+		ids[n++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		free(ids);
+		return -1;
+	}
+	*idsp = ids;
+	*np = n;
+	return 0;
+}
+
+void
+deploy_free(struct deploy *d)
+{
+	size_t	 i;
+
+	free(d->d_ns);
+	free(d->d_job);
+	free(d->d_repo);
+	free(d->d_commit);
+	if (d->d_spec != NULL) {
+		/* The spec may hold secrets (env values). */
+		explicit_bzero(d->d_spec, strlen(d->d_spec));
+		free(d->d_spec);
+	}
+	free(d->d_diff);
+	free(d->d_spec_hash);
+	free(d->d_policy);
+	free(d->d_reason);
+	free(d->d_approved_by);
+	free(d->d_approved_hash);
+	free(d->d_nomad_deployment);
+	free(d->d_eval_id);
+	for (i = 0; i < d->d_nhooks; i++) {
+		free(d->d_hooks[i].dh_phase);
+		free(d->d_hooks[i].dh_hook_id);
+		if (d->d_hooks[i].dh_spec != NULL) {
+			explicit_bzero(d->d_hooks[i].dh_spec,
+			    strlen(d->d_hooks[i].dh_spec));
+			free(d->d_hooks[i].dh_spec);
+		}
+		free(d->d_hooks[i].dh_spec_hash);
+		free(d->d_hooks[i].dh_revision);
+	}
+	memset(d, 0, sizeof(*d));
+}
+
+int
+hookrun_get(struct store *s, const char *token, struct hook_run *hr)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	memset(hr, 0, sizeof(*hr));
+	st = store_prepare(s, "SELECT id, idempotency_token,"
+	    " dispatched_job_id, state, exit_code, error, started_at, ended_at"
+	    " FROM hook_runs WHERE idempotency_token = ?");
+	if (st == NULL)
+		return -1;
+	bind_text(st, 1, token);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		hr->hr_id = sqlite3_column_int64(st, 0);
+		hr->hr_token = col_strdup(st, 1);
+		hr->hr_child = col_strdup(st, 2);
+		hr->hr_state = col_strdup(st, 3);
+		hr->hr_exit_code = (int)col_int(st, 4, -1);
+		hr->hr_error = col_strdup(st, 5);
+		hr->hr_started_at = col_int(st, 6, 0);
+		hr->hr_ended_at = col_int(st, 7, 0);
+	}
+	sqlite3_reset(st);
+	if (rc == SQLITE_ROW)
+		return 0;
+	return rc == SQLITE_DONE ? 1 : -1;
+}
+
+int
+hookrun_create(struct store *s, int64_t deployment, const char *phase,
+    int position, const char *token)
+{
+	sqlite3_stmt	*st;
+
+	st = store_prepare(s, "INSERT INTO hook_runs (deployment_id, phase,"
+	    " position, idempotency_token, state, started_at)"
+	    " VALUES (?, ?, ?, ?, 'pending', ?)");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, deployment);
+	bind_text(st, 2, phase);
+	sqlite3_bind_int(st, 3, position);
+	bind_text(st, 4, token);
+	sqlite3_bind_int64(st, 5, time(NULL));
+	return deploy_step_done(s, st, "insert hook run");
+}
+
+int
+hookrun_update(struct store *s, const char *token, const char *state,
+    const char *child, int exit_code, const char *error)
+{
+	sqlite3_stmt	*st;
+	int		 terminal;
+
+	terminal = strcmp(state, "succeeded") == 0 ||
+	    strcmp(state, "failed") == 0;
+	st = store_prepare(s, "UPDATE hook_runs SET state = ?,"
+	    " dispatched_job_id = coalesce(?, dispatched_job_id),"
+	    " exit_code = coalesce(?, exit_code), error = coalesce(?, error),"
+	    " ended_at = CASE WHEN ? THEN ? ELSE ended_at END"
+	    " WHERE idempotency_token = ?");
+	if (st == NULL)
+		return -1;
+	bind_text(st, 1, state);
+	bind_text(st, 2, child);
+	bind_int_or_null(st, 3, exit_code, -1);
+	bind_text(st, 4, error);
+	sqlite3_bind_int(st, 5, terminal);
+	sqlite3_bind_int64(st, 6, time(NULL));
+	bind_text(st, 7, token);
+	return deploy_step_done(s, st, "update hook run");
+}
+
+void
+hookrun_free(struct hook_run *hr)
+{
+	free(hr->hr_token);
+	free(hr->hr_child);
+	free(hr->hr_state);
+	free(hr->hr_error);
+	memset(hr, 0, sizeof(*hr));
+}
