@@ -12,6 +12,7 @@
 #include <linux/netlink.h>
 
 #include <sched.h>
+#include <stdlib.h>
 #include <seccomp.h>
 
 #include "log.h"
@@ -70,6 +71,7 @@ static const struct sandbox_syscall git_syscalls[] = {
 	SANDBOX_ALLOW(fsync),
 	SANDBOX_ALLOW(fdatasync),
 	SANDBOX_ALLOW(ftruncate),
+	SANDBOX_ALLOW(truncate),
 	SANDBOX_ALLOW(fallocate),
 	SANDBOX_ALLOW(msync),
 	SANDBOX_ALLOW(mkdir),
@@ -99,17 +101,34 @@ static const struct sandbox_syscall git_syscalls[] = {
 int
 gitworker_sandbox_fs(const char *cachedir)
 {
-	struct sandbox_path	 paths[sizeof(git_read_paths) /
-				    sizeof(git_read_paths[0]) + 1];
-	size_t			 n;
+	return gitworker_sandbox_fs_remotes(cachedir, NULL, 0);
+}
 
-	for (n = 0; n < sizeof(git_read_paths) / sizeof(git_read_paths[0]);
-	    n++)
+/* The same, plus the local paths of file:// remotes, read-only. */
+int
+gitworker_sandbox_fs_remotes(const char *cachedir,
+    const char *const *remotes, size_t nremotes)
+{
+	struct sandbox_path	*paths;
+	size_t			 nread, n, i;
+	int			 abi;
+
+	nread = sizeof(git_read_paths) / sizeof(git_read_paths[0]);
+	if ((paths = reallocarray(NULL, nread + 1 + nremotes,
+	    sizeof(*paths))) == NULL)
+		fatal("%s", __func__);
+	for (n = 0; n < nread; n++)
 		paths[n] = git_read_paths[n];
 	paths[n].path = cachedir;
 	paths[n].access = SANDBOX_FS_READ | SANDBOX_FS_WRITE;
 	n++;
-	return sandbox_landlock("gitworker", paths, n);
+	for (i = 0; i < nremotes; i++, n++) {
+		paths[n].path = remotes[i];
+		paths[n].access = SANDBOX_FS_READ;
+	}
+	abi = sandbox_landlock("gitworker", paths, n);
+	free(paths);
+	return abi;
 }
 
 void

@@ -3,11 +3,17 @@
  * root just long enough to initialise libgit2 (TLS randomness, CA file),
  * then drops to the unprivileged user, confines its filesystem to its
  * cache and installs its syscall filter before it serves the master.
+ *
+ * The master sends the repositories to watch (IMSG_GIT_REPO ... END),
+ * then one IMSG_GIT_POLL at a time; each poll is answered by UNCHANGED,
+ * ERROR, or a snapshot (SNAP_BEGIN, FILE + DATA..., NOTE..., END).
  */
 #include "config.h"
 
 #include <sys/types.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,14 +30,168 @@
 #include "proc.h"
 #include "sandbox.h"
 #include "gitworker.h"
+#include "git.h"
+
+#define GIT_REMOTES_MAX		64	/* file:// remotes given to Landlock */
 
 static struct imsgev	 git_iev;
+struct imsgev		*git_master = &git_iev;
+char			 git_cachedir[1024];
+
+static struct git_repos	 git_repos = TAILQ_HEAD_INITIALIZER(git_repos);
+static struct git_repos	 git_next = TAILQ_HEAD_INITIALIZER(git_next);
+static int		 git_sandboxed;
+static struct worker_init git_wi;
+
+static void	 git_repo_free(struct git_repo *);
+static void	 git_recv_repo(struct imsg *);
+static void	 git_recv_end(void);
+static void	 git_recv_poll(struct imsg *);
+static void	 git_wait_repos(void);
+static size_t	 git_local_paths(char **, size_t);
+
+const char *
+git_testhook(const char *name)
+{
+#ifdef NOPS_TEST_HOOKS
+	size_t	 len = strlen(name);
+
+	if (proc_testhook(&git_wi, name))
+		return git_wi.wi_testhook[len] == ':' ?
+		    git_wi.wi_testhook + len + 1 : "";
+#endif
+	return NULL;
+}
+
+static void
+git_repo_free(struct git_repo *r)
+{
+	free(r->gr_name);
+	free(r->gr_url);
+	free(r->gr_branch);
+	free(r->gr_path);
+	if (r->gr_key != NULL)
+		freezero(r->gr_key, r->gr_keylen + 1);
+	free(r->gr_known);
+	free(r);
+}
+
+/* A copy of a blob with a NUL after it (libgit2 wants C strings). */
+static char *
+git_blobdup(const void *p, size_t len)
+{
+	char	*s;
+
+	if ((s = malloc(len + 1)) == NULL)
+		fatal("malloc");
+	memcpy(s, p, len);
+	s[len] = '\0';
+	return s;
+}
+
+/* IMSG_GIT_REPO: name, url, branch, path, limits, ssh key, known_hosts. */
+static void
+git_recv_repo(struct imsg *imsg)
+{
+	struct git_repo	*r;
+	struct msgr	 m;
+	const void	*key, *known;
+	size_t		 keylen, knownlen;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		fatal("calloc");
+	r->gr_id = imsg->hdr.peerid;
+	msg_reader(&m, imsg);
+	msg_get_strdup(&m, &r->gr_name, GITW_NAME_MAX);
+	msg_get_strdup(&m, &r->gr_url, GITW_URL_MAX);
+	msg_get_strdup(&m, &r->gr_branch, GITW_BRANCH_MAX);
+	msg_get_strdup(&m, &r->gr_path, GITW_PATH_MAX);
+	msg_get_u32(&m, &r->gr_max_file);
+	msg_get_u32(&m, &r->gr_max_files);
+	msg_get_u64(&m, &r->gr_max_total);
+	msg_get_data(&m, &key, &keylen, GITW_KEY_MAX);
+	msg_get_data(&m, &known, &knownlen, GITW_KNOWNHOSTS_MAX);
+	if (msg_end(&m) == -1)
+		fatalx("gitworker: malformed IMSG_GIT_REPO (%s)", m.what);
+	/* The name becomes a file name in the cache. */
+	if (r->gr_name[0] == '\0' || strcmp(r->gr_name, ".") == 0 ||
+	    strcmp(r->gr_name, "..") == 0 || strchr(r->gr_name, '/') != NULL)
+		fatalx("gitworker: bad repository name from the master");
+	if (keylen > 0) {
+		r->gr_key = git_blobdup(key, keylen);
+		r->gr_keylen = keylen;
+	}
+	if (knownlen > 0) {
+		r->gr_known = git_blobdup(known, knownlen);
+		r->gr_knownlen = knownlen;
+	}
+	git_cache_path(r);
+	TAILQ_INSERT_TAIL(&git_next, r, gr_entry);
+}
+
+/* The list is complete: it replaces the one in use. */
+static void
+git_recv_end(void)
+{
+	struct git_repo	*r;
+
+	while ((r = TAILQ_FIRST(&git_repos)) != NULL) {
+		TAILQ_REMOVE(&git_repos, r, gr_entry);
+		git_repo_free(r);
+	}
+	while ((r = TAILQ_FIRST(&git_next)) != NULL) {
+		TAILQ_REMOVE(&git_next, r, gr_entry);
+		TAILQ_INSERT_TAIL(&git_repos, r, gr_entry);
+	}
+	if (git_sandboxed)
+		git_cache_prune(&git_repos);
+	log_debug("watching %s repositories",
+	    TAILQ_EMPTY(&git_repos) ? "no" : "the listed");
+}
+
+static void
+git_recv_poll(struct imsg *imsg)
+{
+	struct git_repo	*r;
+	struct msgr	 m;
+	const char	*known;
+	uint32_t	 seq;
+
+	msg_reader(&m, imsg);
+	msg_get_u32(&m, &seq);
+	msg_get_str(&m, &known, GITW_COMMIT_HEXLEN);
+	if (msg_end(&m) == -1)
+		fatalx("gitworker: malformed IMSG_GIT_POLL (%s)", m.what);
+	TAILQ_FOREACH(r, &git_repos, gr_entry)
+		if (r->gr_id == imsg->hdr.peerid)
+			break;
+	if (r == NULL)
+		fatalx("gitworker: poll of unknown repository %u",
+		    imsg->hdr.peerid);
+	git_poll(r, seq, known);
+}
 
 static void
 git_dispatch_master_msg(struct imsg *imsg, void *arg)
 {
-	fatalx("gitworker: unexpected %s from the master",
-	    imsg_to_str(imsg->hdr.type));
+	switch (imsg->hdr.type) {
+	case IMSG_GIT_REPO:
+		git_recv_repo(imsg);
+		/* It held a private key: clear it before it is freed. */
+		explicit_bzero(imsg->data, imsg->datalen);
+		break;
+	case IMSG_GIT_REPO_END:
+		if (imsg->datalen != 0)
+			fatalx("gitworker: malformed IMSG_GIT_REPO_END");
+		git_recv_end();
+		break;
+	case IMSG_GIT_POLL:
+		git_recv_poll(imsg);
+		break;
+	default:
+		fatalx("gitworker: unexpected %s from the master",
+		    imsg_to_str(imsg->hdr.type));
+	}
 }
 
 static void
@@ -40,39 +200,166 @@ git_dispatch_master(int fd, short event, void *arg)
 	proc_worker_read(&git_iev, event, git_dispatch_master_msg, NULL);
 }
 
+/*
+ * Before the sandbox: wait for the first list of repositories, because
+ * a file:// remote is a path Landlock must be told about now.  The master
+ * sends the list right after IMSG_INIT.
+ */
+static void
+git_wait_repos(void)
+{
+	struct imsgbuf	*ibuf = &git_iev.ibuf;
+	struct imsg	 imsg;
+	struct pollfd	 pfd;
+	ssize_t		 n;
+	int		 done = 0;
+
+	while (!done) {
+		if ((n = imsg_get(ibuf, &imsg)) == -1)
+			fatal("gitworker: imsg_get");
+		if (n > 0) {
+			if (proc_worker_common("gitworker", &imsg))
+				;
+			else if (imsg.hdr.type == IMSG_GIT_REPO) {
+				git_recv_repo(&imsg);
+				explicit_bzero(imsg.data, imsg.datalen);
+			} else if (imsg.hdr.type == IMSG_GIT_REPO_END) {
+				if (imsg.datalen != 0)
+					fatalx("gitworker: malformed "
+					    "IMSG_GIT_REPO_END");
+				git_recv_end();
+				done = 1;
+			} else
+				fatalx("gitworker: expected the repository "
+				    "list, got %s", imsg_to_str(imsg.hdr.type));
+			imsg_free(&imsg);
+			continue;
+		}
+		pfd.fd = ibuf->fd;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, -1) == -1) {
+			if (errno == EINTR)
+				continue;
+			fatal("gitworker: poll");
+		}
+		n = imsgbuf_read(ibuf);
+		if (n == 0)
+			fatalx("gitworker: master closed the channel");
+		if (n == -1 && errno != EAGAIN && errno != EINTR)
+			fatal("gitworker: read from master");
+	}
+}
+
+/*
+ * The local paths of file:// remotes, for Landlock (read only).  A path
+ * this user cannot reach is left out: its polls fail with a clear error
+ * instead of the worker failing to start.
+ */
+static size_t
+git_local_paths(char **paths, size_t max)
+{
+	struct git_repo	*r;
+	size_t		 n = 0, i, j;
+	char		*p;
+	int		 fd;
+
+	TAILQ_FOREACH(r, &git_repos, gr_entry) {
+		if (strncmp(r->gr_url, "file://", 7) != 0 || n == max)
+			continue;
+		if ((p = strdup(r->gr_url + 7)) == NULL)
+			fatal("strdup");
+		/* Undo %XX escapes the way libgit2 reads the URL. */
+		for (i = j = 0; p[i] != '\0'; i++, j++) {
+			if (p[i] == '%' && p[i + 1] != '\0' &&
+			    p[i + 2] != '\0') {
+				char	 hex[3] = { p[i + 1], p[i + 2], '\0' };
+				char	*end;
+				long	 v = strtol(hex, &end, 16);
+
+				if (*end == '\0' && v > 0) {
+					p[j] = (char)v;
+					i += 2;
+					continue;
+				}
+			}
+			p[j] = p[i];
+		}
+		p[j] = '\0';
+		if ((fd = open(p, O_PATH | O_CLOEXEC)) == -1) {
+			log_warn("%s: local remote %s", r->gr_name, p);
+			free(p);
+			continue;
+		}
+		close(fd);
+		paths[n++] = p;
+	}
+	return n;
+}
+
 void
 gitworker_main(int debug, int verbose)
 {
-	struct worker_init	 wi;
 	struct event_base	*base;
-	char			 cachedir[1024];
+	char			*remotes[GIT_REMOTES_MAX];
+	size_t			 nremotes, i;
+	char			 hex[GITW_SHA256_HEXLEN + 1];
+	int			 level;
+	static const int	 levels[] = { GIT_CONFIG_LEVEL_SYSTEM,
+				    GIT_CONFIG_LEVEL_XDG,
+				    GIT_CONFIG_LEVEL_GLOBAL,
+				    GIT_CONFIG_LEVEL_PROGRAMDATA };
 
 	log_init(debug, LOG_DAEMON);
 	log_setverbose(verbose);
 	log_procinit("gitworker");
 
-	if (imsgbuf_init(&git_iev.ibuf, PROC_CHILD_FD, 0, 0) == -1)
+	if (imsgbuf_init(&git_iev.ibuf, PROC_CHILD_FD, 0, GITWORKER_MSG_MAX) == -1)
 		fatal("imsgbuf_init");
-	proc_worker_init("gitworker", &git_iev.ibuf, &wi);
+	proc_worker_init("gitworker", &git_iev.ibuf, &git_wi);
 
 	if (git_libgit2_init() < 0)
 		fatalx("git_libgit2_init failed");
-	if ((size_t)snprintf(cachedir, sizeof(cachedir), "%s/git",
-	    wi.wi_statedir) >= sizeof(cachedir))
+	/*
+	 * No user or system git config, and no ~/.ssh/known_hosts: what
+	 * the master sends is all the worker goes by.  The cache is checked
+	 * for our ownership by git_poll.c, so libgit2's own owner check
+	 * would only refuse file:// remotes owned by someone else.
+	 */
+	for (i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
+		level = levels[i];
+		if (git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, level,
+		    "/nonexistent") < 0)
+			fatalx("libgit2 search path: %s", git_errmsg());
+	}
+	if (git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0) < 0 ||
+	    git_libgit2_opts(GIT_OPT_SET_USER_AGENT, "nops/" NOPS_VERSION) < 0)
+		fatalx("libgit2 options: %s", git_errmsg());
+	/* OpenSSL reads its configuration on first use: do it now. */
+	git_sha256_hex("", 0, hex);
+	if ((size_t)snprintf(git_cachedir, sizeof(git_cachedir), "%s/git",
+	    git_wi.wi_statedir) >= sizeof(git_cachedir))
 		fatalx("state directory path too long");
 
-	sandbox_drop("gitworker", NULL, wi.wi_uid, wi.wi_gid);
-	gitworker_sandbox_fs(cachedir);
+	git_wait_repos();
+
+	sandbox_drop("gitworker", NULL, git_wi.wi_uid, git_wi.wi_gid);
+	nremotes = git_local_paths(remotes, GIT_REMOTES_MAX);
+	gitworker_sandbox_fs_remotes(git_cachedir,
+	    (const char *const *)remotes, nremotes);
+	for (i = 0; i < nremotes; i++)
+		free(remotes[i]);
 	if ((base = event_base_new()) == NULL)
 		fatalx("event_base_new");
 	imsgev_attach(&git_iev, base, "gitworker", git_dispatch_master, NULL);
 	gitworker_sandbox_syscalls();
+	git_sandboxed = 1;
+	git_cache_prune(&git_repos);
 
 	imsgev_compose(&git_iev, IMSG_WORKER_READY, 0, -1, NULL, 0);
 #ifdef NOPS_TEST_HOOKS
-	proc_worker_testhooks(&wi, &git_iev);
+	proc_worker_testhooks(&git_wi, &git_iev);
 #endif
-	log_debug("ready, cache %s", cachedir);
+	log_debug("ready, cache %s", git_cachedir);
 	/* Messages that arrived with IMSG_INIT are handled first. */
 	git_dispatch_master(PROC_CHILD_FD, 0, NULL);
 	event_base_dispatch(base);

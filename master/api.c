@@ -24,33 +24,14 @@
 #include "proc.h"
 #include "nopsd.h"
 #include "master.h"
+#include "nomad.h"
+#include "repo.h"
 #include "store.h"
+#include "api.h"
 
-struct api_req {
-	uint32_t	 ar_id;
-	uint32_t	 ar_peer;	/* WEB_PEER_* */
-	uint32_t	 ar_uid;
-	uint32_t	 ar_gid;
-	const char	*ar_method;
-	const char	*ar_path;	/* without the query */
-	const char	*ar_query;	/* after '?', or "" */
-	const char	*ar_ctype;
-	const void	*ar_body;
-	size_t		 ar_bodylen;
-	char		 ar_actor[64];	/* for the audit log */
-	int		 ar_admin;	/* local admin over the control socket */
-};
 
-struct api_resp {
-	int		 status;
-	json_t		*body;
-};
 
-static void
-api_error(struct api_resp *resp, int status, const char *code,
-    const char *fmt, ...) __attribute__((__format__(printf, 4, 5)));
-
-static void
+void
 api_error(struct api_resp *resp, int status, const char *code,
     const char *fmt, ...)
 {
@@ -77,7 +58,7 @@ api_time(time_t t, char *buf, size_t len)
 	return buf;
 }
 
-static json_t *
+json_t *
 api_time_json(time_t t)
 {
 	char	 buf[32];
@@ -128,7 +109,7 @@ api_status(void)
 }
 
 /* Parse a JSON object body; writes need Content-Type: application/json. */
-static json_t *
+json_t *
 api_json_body(struct api_req *req, struct api_resp *resp)
 {
 	json_error_t	 jerr;
@@ -204,12 +185,140 @@ api_log(struct api_req *req, struct api_resp *resp)
 	resp->body = json_pack("{s:b}", "verbose", verbose);
 }
 
-struct api_route {
-	const char	*method;
-	const char	*path;
-	int		 admin;		/* needs management */
-	void		(*fn)(struct api_req *, struct api_resp *);
-};
+
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * A route's path against a request's: literal segments must be equal, a
+ * "*" segment takes one segment, percent-decoded (a job ID may hold
+ * characters a URL escapes), without '/' or control characters once
+ * decoded, copied to the next of req->ar_args.
+ */
+static int
+api_path_match(const char *pattern, const char *path, struct api_req *req)
+{
+	size_t	 n, i, o, nargs = 0;
+	char	*arg;
+	int	 hi, lo;
+
+	while (*pattern != '\0' && *path != '\0') {
+		if (pattern[0] == '*' && (pattern[1] == '/' ||
+		    pattern[1] == '\0')) {
+			n = strcspn(path, "/");
+			if (n == 0 || nargs >= API_ARGS_MAX)
+				return 0;
+			arg = req->ar_args[nargs++];
+			for (i = 0, o = 0; i < n; i++) {
+				if (o + 1 >= sizeof(req->ar_args[0]))
+					return 0;
+				if (path[i] == '%') {
+					if (i + 2 >= n)
+						return 0;
+					hi = hexval(path[i + 1]);
+					lo = hexval(path[i + 2]);
+					if (hi < 0 || lo < 0)
+						return 0;
+					arg[o] = (char)(hi << 4 | lo);
+					i += 2;
+				} else
+					arg[o] = path[i];
+				if ((unsigned char)arg[o] < 0x20 ||
+				    arg[o] == 0x7f)
+					return 0;
+				o++;
+			}
+			arg[o] = '\0';
+			path += n;
+			pattern++;
+			continue;
+		}
+		if (*pattern++ != *path++)
+			return 0;
+	}
+	return *pattern == '\0' && *path == '\0';
+}
+
+/* The value of a query parameter, percent-decoded; NULL if absent. */
+char *
+api_query(const struct api_req *req, const char *name)
+{
+	const char	*q = req->ar_query, *end;
+	size_t		 nlen = strlen(name), i, o;
+	char		*v;
+	int		 hi, lo;
+
+	while (*q != '\0') {
+		end = q + strcspn(q, "&");
+		if ((size_t)(end - q) > nlen && strncmp(q, name, nlen) == 0 &&
+		    q[nlen] == '=') {
+			q += nlen + 1;
+			if ((v = malloc(end - q + 1)) == NULL)
+				fatal("malloc");
+			for (i = 0, o = 0; q + i < end; i++) {
+				if (q[i] == '%' && q + i + 2 < end &&
+				    (hi = hexval(q[i + 1])) >= 0 &&
+				    (lo = hexval(q[i + 2])) >= 0) {
+					v[o++] = (char)(hi << 4 | lo);
+					i += 2;
+				} else if (q[i] == '+')
+					v[o++] = ' ';
+				else
+					v[o++] = q[i];
+			}
+			v[o] = '\0';
+			return v;
+		}
+		q = *end == '&' ? end + 1 : end;
+	}
+	return NULL;
+}
+
+static void
+api_repos_list(struct api_req *req, struct api_resp *resp)
+{
+	resp->status = 200;
+	resp->body = repo_json_list();
+}
+
+static void
+api_repos_one(struct api_req *req, struct api_resp *resp)
+{
+	if ((resp->body = repo_json_one(req->ar_args[0])) == NULL) {
+		api_error(resp, 404, "not_found", "no repository %s",
+		    req->ar_args[0]);
+		return;
+	}
+	resp->status = 200;
+}
+
+/* Poll the repository now; the answer does not wait for the fetch. */
+static void
+api_repos_fetch(struct api_req *req, struct api_resp *resp)
+{
+	json_t	*body;
+
+	if ((body = api_json_body(req, resp)) == NULL)
+		return;
+	json_decref(body);
+	if (repo_fetch_now(req->ar_args[0], req->ar_actor) == -1) {
+		api_error(resp, 404, "not_found", "no repository %s",
+		    req->ar_args[0]);
+		return;
+	}
+	resp->status = 202;
+	resp->body = json_pack("{s:s,s:b}", "name", req->ar_args[0],
+	    "queued", 1);
+}
 
 static void
 api_get_status(struct api_req *req, struct api_resp *resp)
@@ -218,44 +327,111 @@ api_get_status(struct api_req *req, struct api_resp *resp)
 	resp->body = api_status();
 }
 
-static const struct api_route api_routes[] = {
-	{ "GET",  "/api/v1/status",	1, api_get_status },
-	{ "POST", "/api/v1/reload",	1, api_reload },
-	{ "POST", "/api/v1/log",	1, api_log },
+
+#ifdef NOPS_TEST_HOOKS
+static void	 api_respond(struct worker *, uint32_t, struct api_resp *);
+
+/* A deferred answer goes to the webworker that asked, if it still runs. */
+struct api_later {
+	pid_t		 al_pid;
+	uint32_t	 al_id;
 };
+
+static void
+api_answer_later(void *arg, int status, json_t *body)
+{
+	struct api_later	*al = arg;
+	struct worker		*w = supervise_worker(PROC_WEBWORKER);
+	struct api_resp		 resp;
+
+	resp.status = status;
+	resp.body = body;
+	if (w != NULL && w->w_running && w->w_pid == al->al_pid)
+		api_respond(w, al->al_id, &resp);
+	json_decref(body);
+	free(al);
+}
+
+/* Test builds: one Nomad call (master/nomad.c), answered once done. */
+static void
+api_debug_nomad(struct api_req *req, struct api_resp *resp)
+{
+	struct api_later	*al;
+	json_t			*body;
+	char			 err[256];
+
+	if ((body = api_json_body(req, resp)) == NULL)
+		return;
+	if ((al = calloc(1, sizeof(*al))) == NULL)
+		fatal("calloc");
+	al->al_pid = supervise_worker(PROC_WEBWORKER)->w_pid;
+	al->al_id = req->ar_id;
+	if (nomad_debug(body, api_answer_later, al, err, sizeof(err)) == -1) {
+		free(al);
+		api_error(resp, 400, "bad_request", "%s", err);
+	} else
+		resp->status = API_DEFERRED;
+	json_decref(body);
+}
+#endif
+
+static const struct api_route api_routes[] = {
+	{ "GET",  "/api/v1/status",	1, api_get_status, 0 },
+	{ "POST", "/api/v1/reload",	1, api_reload, 0 },
+	{ "POST", "/api/v1/log",	1, api_log, 0 },
+	{ "GET",  "/api/v1/repositories", 1, api_repos_list, CAP_READ },
+	{ "GET",  "/api/v1/repositories/*", 1, api_repos_one, CAP_READ },
+	{ "POST", "/api/v1/repositories/*/fetch", 1, api_repos_fetch,
+	    CAP_FETCH },
+#ifdef NOPS_TEST_HOOKS
+	{ "POST", "/api/v1/debug/nomad", 1, api_debug_nomad, 0 },
+#endif
+};
+
+static const struct api_route *
+api_find(const struct api_route *table, size_t n, struct api_req *req,
+    int *pathmatch)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++) {
+		if (!api_path_match(table[i].path, req->ar_path, req))
+			continue;
+		*pathmatch = 1;
+		if (strcmp(table[i].method, req->ar_method) == 0)
+			return &table[i];
+	}
+	return NULL;
+}
 
 static void
 api_route(struct api_req *req, struct api_resp *resp)
 {
 	const struct api_route	*r;
-	size_t			 i;
 	int			 pathmatch = 0;
 
-	for (i = 0; i < sizeof(api_routes) / sizeof(api_routes[0]); i++) {
-		r = &api_routes[i];
-		if (strcmp(r->path, req->ar_path) != 0)
-			continue;
-		pathmatch = 1;
-		if (strcmp(r->method, req->ar_method) != 0)
-			continue;
-		/*
-		 * Until accounts and tokens exist, only the local admin on
-		 * the control socket may use the API.
-		 */
-		if (r->admin && !req->ar_admin) {
-			api_error(resp, 401, "unauthorized",
-			    "authentication required");
-			return;
-		}
-		r->fn(req, resp);
+	r = api_find(api_routes, sizeof(api_routes) / sizeof(api_routes[0]),
+	    req, &pathmatch);
+	if (r == NULL)
+		r = api_find(engine_routes, engine_nroutes, req, &pathmatch);
+	if (r == NULL) {
+		if (pathmatch)
+			api_error(resp, 405, "bad_request", "method %s not "
+			    "allowed on %s", req->ar_method, req->ar_path);
+		else
+			api_error(resp, 404, "not_found", "no such endpoint: "
+			    "%s", req->ar_path);
 		return;
 	}
-	if (pathmatch)
-		api_error(resp, 405, "bad_request", "method %s not allowed "
-		    "on %s", req->ar_method, req->ar_path);
-	else
-		api_error(resp, 404, "not_found", "no such endpoint: %s",
-		    req->ar_path);
+	/*
+	 * Until accounts and tokens exist (see the web issue), only the
+	 * local admin on the control socket may use the API.
+	 */
+	if (r->admin && !req->ar_admin) {
+		api_error(resp, 401, "unauthorized", "authentication required");
+		return;
+	}
+	r->fn(req, resp);
 }
 
 static void
@@ -324,6 +500,8 @@ api_dispatch_web(struct worker *w, struct imsg *imsg)
 		strlcpy(req.ar_actor, "anonymous", sizeof(req.ar_actor));
 
 	api_route(&req, &resp);
+	if (resp.status == API_DEFERRED)
+		return;
 	if (resp.body == NULL)
 		api_error(&resp, 500, "runtime_error", "no answer");
 	api_respond(w, req.ar_id, &resp);

@@ -80,6 +80,8 @@ void	 supervise_sigchld(void);
 void	 supervise_stop_all(void);
 void	 supervise_violation(struct worker *, const char *, ...)
 	    __attribute__((__format__(printf, 2, 3)));
+void	 supervise_kill(struct worker *, const char *, ...)
+	    __attribute__((__format__(printf, 2, 3)));
 void	 supervise_broadcast(uint32_t type, const void *, size_t);
 struct worker *supervise_worker(enum nops_proc);
 void	 worker_exec(const char *title, int debug, int verbose);

@@ -27,7 +27,10 @@
 #include "proc.h"
 #include "nopsd.h"
 #include "master.h"
+#include "nomad.h"
+#include "repo.h"
 #include "store.h"
+#include "engine.h"
 #include "gitworker.h"
 #include "nomadworker.h"
 #include "webworker.h"
@@ -159,6 +162,11 @@ nopsd_reload(const char *who)
 	env->n_conf = conf;
 	env->n_conf_loaded = time(NULL);
 	env->n_reloads++;
+	/* Re-reads the token and CA files and tells the nomadworker. */
+	nomad_configure(conf);
+	/* Repositories added, removed or changed; the gitworker is told. */
+	repo_reconfigure(conf);
+	engine_reconfigure(conf);
 	if (env->n_store != NULL && store_begin(env->n_store) == 0) {
 		if (store_event(env->n_store, who, "config.reload",
 		    env->n_conffile, "ok") == -1 ||
@@ -194,6 +202,8 @@ nopsd_shutdown(void)
 
 	env->n_shutdown = 1;
 	supervise_stop_all();
+	nomad_shutdown();
+	engine_shutdown();
 	if (env->n_store != NULL) {
 		if (store_begin(env->n_store) == 0) {
 			if (store_event(env->n_store, "system", "daemon.stop",
@@ -366,6 +376,9 @@ main(int argc, char *argv[])
 	evsignal_add(ev_chld, NULL);
 
 	supervise_init();
+	/* Token and CA files are read here, as root, before the workers. */
+	nomad_init();
+	nomad_configure(env->n_conf);
 	supervise_start_all();
 
 	/* Only now, with the workers forked: no connection crosses fork. */
@@ -388,6 +401,9 @@ main(int argc, char *argv[])
 		    store_commit(env->n_store) == -1)
 			store_rollback(env->n_store);
 	}
+	/* Key files are read as root; polls start now. */
+	repo_init(env->n_conf);
+	engine_init(env->n_store, env->n_conf);
 	log_info("nopsd %s started", NOPS_VERSION);
 
 	event_base_dispatch(env->n_base);

@@ -518,9 +518,12 @@ lex_error(const char *fmt, ...)
 	va_list	 ap;
 	int	 c;
 
-	va_start(ap, fmt);
-	conf_verr(curfile->name, curfile->lineno, fmt, ap);
-	va_end(ap);
+	/* A file cut short by a NUL byte has had its error. */
+	if (!curfile->dead) {
+		va_start(ap, fmt);
+		conf_verr(curfile->name, curfile->lineno, fmt, ap);
+		va_end(ap);
+	}
 	lex_err_pending = 1;
 	while ((c = lgetc()) != '\n' && c != EOF)
 		;
@@ -675,7 +678,8 @@ yylex_token(void)
 		return '\n';
 	}
 top:
-	while ((c = lgetc()) == ' ' || c == '\t')
+	/* A CR is blank here, so files saved with CRLF still read. */
+	while ((c = lgetc()) == ' ' || c == '\t' || c == '\r')
 		;
 	yylloc.first_line = yylloc.last_line = curfile->lineno;
 	if (c == '#')

@@ -27,6 +27,8 @@
 #include "proc.h"
 #include "nopsd.h"
 #include "master.h"
+#include "nomad.h"
+#include "repo.h"
 #include "store.h"
 
 #define RESTART_MIN_MS		500
@@ -36,10 +38,19 @@
 
 static const uint32_t permit_gitworker[] = {
 	IMSG_WORKER_READY,
+	IMSG_GIT_UNCHANGED,
+	IMSG_GIT_ERROR,
+	IMSG_GIT_SNAP_BEGIN,
+	IMSG_GIT_SNAP_FILE,
+	IMSG_GIT_SNAP_DATA,
+	IMSG_GIT_SNAP_NOTE,
+	IMSG_GIT_SNAP_END,
 	IMSG_NONE
 };
 static const uint32_t permit_nomadworker[] = {
 	IMSG_WORKER_READY,
+	IMSG_NOMAD_RESPONSE,
+	IMSG_NOMAD_BODY,
 	IMSG_NONE
 };
 static const uint32_t permit_webworker[] = {
@@ -52,20 +63,20 @@ struct worker workers[PROC_MAX] = {
 	[PROC_GITWORKER] = {
 		.w_id = PROC_GITWORKER,
 		.w_title = "gitworker",
-		.w_maxmsg = 4 * 1024 * 1024,
+		.w_maxmsg = GITWORKER_MSG_MAX,
 		.w_permit = permit_gitworker,
 	},
 	[PROC_NOMADWORKER] = {
 		.w_id = PROC_NOMADWORKER,
 		.w_title = "nomadworker",
-		.w_maxmsg = 4 * 1024 * 1024,
+		.w_maxmsg = NOMAD_MSG_MAX,
 		.w_permit = permit_nomadworker,
 	},
 	[PROC_WEBWORKER] = {
 		.w_id = PROC_WEBWORKER,
 		.w_title = "webworker",
 		.w_flags = IMSGF_PASSFD,
-		.w_maxmsg = WEB_BODY_MAX + 64 * 1024,
+		.w_maxmsg = WEBWORKER_MSG_MAX,
 		.w_permit = permit_webworker,
 	},
 };
@@ -186,6 +197,10 @@ supervise_start(struct worker *w)
 	}
 	if (w->w_id == PROC_WEBWORKER)
 		control_send_listeners(w);
+	if (w->w_id == PROC_NOMADWORKER)
+		nomad_worker_started(w);
+	if (w->w_id == PROC_GITWORKER)
+		repo_worker_started(w);
 	imsgev_add(&w->w_iev);
 	log_debug("started %s, pid %d", w->w_title, (int)pid);
 }
@@ -233,6 +248,29 @@ supervise_violation(struct worker *w, const char *fmt, ...)
 	w->w_running = 0;
 }
 
+/*
+ * The master stops a worker that is stuck (e.g. a git fetch past its
+ * deadline): like a violation, without blaming the protocol.
+ */
+void
+supervise_kill(struct worker *w, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	 why[200];
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	log_warnx("killing %s (pid %d): %s", w->w_title, (int)w->w_pid, why);
+	snprintf(w->w_lastexit, sizeof(w->w_lastexit), "killed by nopsd: %s",
+	    why);
+	/* Signal first: once the channel closes it would exit by itself. */
+	if (w->w_pid > 0)
+		kill(w->w_pid, SIGKILL);
+	imsgev_clear(&w->w_iev);
+	w->w_running = 0;
+}
+
 static void
 supervise_handle(struct worker *w, struct imsg *imsg)
 {
@@ -248,6 +286,19 @@ supervise_handle(struct worker *w, struct imsg *imsg)
 		break;
 	case IMSG_WEB_REQUEST:
 		api_dispatch_web(w, imsg);
+		break;
+	case IMSG_NOMAD_RESPONSE:
+	case IMSG_NOMAD_BODY:
+		nomad_dispatch_worker(w, imsg);
+		break;
+	case IMSG_GIT_UNCHANGED:
+	case IMSG_GIT_ERROR:
+	case IMSG_GIT_SNAP_BEGIN:
+	case IMSG_GIT_SNAP_FILE:
+	case IMSG_GIT_SNAP_DATA:
+	case IMSG_GIT_SNAP_NOTE:
+	case IMSG_GIT_SNAP_END:
+		repo_dispatch_worker(w, imsg);
 		break;
 	default:
 		/* The permit table admitted a type nobody handles. */
@@ -299,6 +350,8 @@ supervise_dispatch(int fd, short event, void *arg)
 			    imsg_to_str(imsg.hdr.type),
 			    imsg.hdr.pid != (uint32_t)w->w_pid ?
 			    " (wrong pid)" : "");
+			if (imsg.fd != -1)
+				close(imsg.fd);
 			imsg_free(&imsg);
 			return;
 		}
@@ -306,6 +359,7 @@ supervise_dispatch(int fd, short event, void *arg)
 			/* No worker passes descriptors to the master. */
 			supervise_violation(w, "%s with a descriptor",
 			    imsg_to_str(imsg.hdr.type));
+			close(imsg.fd);
 			imsg_free(&imsg);
 			return;
 		}
@@ -345,14 +399,20 @@ supervise_exited(struct worker *w, int status)
 	else
 		snprintf(why, sizeof(why), "exited with status %d",
 		    WEXITSTATUS(status));
-	/* A violation already said why it was killed; keep that. */
-	if (strncmp(w->w_lastexit, "killed for protocol violation", 29) != 0 ||
+	/* A violation or a kill already said why it was killed; keep that. */
+	if ((strncmp(w->w_lastexit, "killed for protocol violation", 29) != 0 &&
+	    strncmp(w->w_lastexit, "killed by nopsd", 15) != 0) ||
 	    !(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL))
 		strlcpy(w->w_lastexit, why, sizeof(w->w_lastexit));
 	imsgev_clear(&w->w_iev);
 	w->w_running = 0;
 	w->w_ready = 0;
 	w->w_pid = 0;
+	/* Its requests will never be answered: fail them now. */
+	if (w->w_id == PROC_NOMADWORKER)
+		nomad_worker_exited(w, w->w_lastexit);
+	if (w->w_id == PROC_GITWORKER)
+		repo_worker_exited(w);
 	if (nopsd_env->n_shutdown)
 		return;
 

@@ -48,11 +48,32 @@ enum imsg_type {
 	IMSG_NOMAD_RESPONSE,	/* peerid: request id; status, index, body */
 	IMSG_NOMAD_BODY,	/* peerid: request id; the next body chunk */
 
+	/* master -> gitworker (peerid: the repository's id) */
+	IMSG_GIT_REPO,		/* a repository to watch, with its secrets */
+	IMSG_GIT_REPO_END,	/* end of the list: forget any other */
+	IMSG_GIT_POLL,		/* u32 seq, known commit: check, snapshot */
+
+	/* gitworker -> master (peerid: the repository's id) */
+	IMSG_GIT_UNCHANGED,	/* the head is the known commit */
+	IMSG_GIT_ERROR,		/* the poll failed, and why */
+	IMSG_GIT_SNAP_BEGIN,	/* a snapshot: commit, author, counts */
+	IMSG_GIT_SNAP_FILE,	/* one file: kind, path, size, sha256 */
+	IMSG_GIT_SNAP_DATA,	/* the next piece of the current file */
+	IMSG_GIT_SNAP_NOTE,	/* an entry not taken (symlink, submodule) */
+	IMSG_GIT_SNAP_END,	/* the snapshot is complete */
+
 	IMSG_MAX
 };
 
 const char	*imsg_to_str(uint32_t);
 const char	*proc_to_str(enum nops_proc);
+
+/*
+ * The largest message on each worker's channel, header included; both
+ * ends of a channel use the same constant.
+ */
+#define GITWORKER_MSG_MAX	(4 * 1024 * 1024)
+#define WEBWORKER_MSG_MAX	(8 * 1024 * 1024)	/* API answers */
 
 /* Bounds of what the workers may send (decoders enforce them). */
 #define WEB_METHOD_MAX		16
@@ -118,5 +139,37 @@ enum nomad_op {
 #define NOMAD_ERROR_MAX		1024	/* a transport error's text */
 #define NOMAD_TIMEOUT_MAX_MS	(10 * 60 * 1000)
 #define NOMAD_READ_ATTEMPTS	3	/* reads only; writes go once */
+
+/*
+ * Bounds of the git messages.  The limits of a snapshot are sent with
+ * each repository; GITW_LIMIT_* cap what may be asked for.
+ */
+#define GITW_NAME_MAX		64			/* a repository's name */
+#define GITW_URL_MAX		2048
+#define GITW_BRANCH_MAX		255
+#define GITW_PATH_MAX		1024			/* a path in the repository */
+#define GITW_COMMIT_HEXLEN	40			/* a SHA-1 commit id */
+#define GITW_SHA256_HEXLEN	64			/* a file's content hash */
+#define GITW_AUTHOR_MAX		512			/* "Name <email>" */
+#define GITW_SUBJECT_MAX	1024			/* a commit's first line */
+#define GITW_ERROR_MAX		1024
+#define GITW_NOTE_MAX		256
+#define GITW_NOTES_MAX		32			/* notes per snapshot */
+#define GITW_KEY_MAX		(16 * 1024)		/* an ssh private key */
+#define GITW_KNOWNHOSTS_MAX	(64 * 1024)
+#define GITW_CHUNK_MAX		(128 * 1024)		/* per IMSG_GIT_SNAP_DATA */
+#define GITW_LIMIT_FILE_SIZE	(16 * 1024 * 1024)
+#define GITW_LIMIT_FILES	100000
+#define GITW_LIMIT_SNAP_SIZE	(256ULL * 1024 * 1024)
+#define GITW_PLAN_FILE		"nops.plan.json"
+
+/* What a snapshot file is (IMSG_GIT_SNAP_FILE). */
+#define GITW_FILE_JOB		1			/* *.nomad.hcl or *.nomad */
+#define GITW_FILE_VARS		2			/* <name>.vars.hcl next to a job */
+#define GITW_FILE_PLAN		3			/* nops.plan.json at the path's top */
+
+/* IMSG_GIT_SNAP_END flags */
+#define GITW_SNAP_FETCHED	0x01			/* objects came from the remote */
+#define GITW_SNAP_REBUILT	0x02			/* the cache was wiped, cloned again */
 
 #endif /* NOPS_NOPS_H */

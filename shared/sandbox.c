@@ -70,7 +70,7 @@ struct sandbox_ll_ruleset {
 
 static uint64_t	 sandbox_ll_handled(int);
 static uint64_t	 sandbox_ll_rights(unsigned int, int);
-static void	 sandbox_single_threaded(const char *);
+static void	 sandbox_single_threaded(void);
 static scmp_filter_ctx sandbox_seccomp_build(const struct sandbox_syscall *,
 		    size_t);
 static int	 sandbox_seccomp_rows(scmp_filter_ctx,
@@ -195,58 +195,58 @@ sandbox_drop(const char *procname, const char *chroot_dir, uid_t uid,
 	int		 ngroups;
 
 	if (uid == 0 || gid == 0)
-		fatalx("%s: refusing to run as uid %u gid %u", procname,
+		fatalx("%s: refusing to run as uid %u gid %u", __func__,
 		    (unsigned int)uid, (unsigned int)gid);
-	sandbox_single_threaded(procname);
+	sandbox_single_threaded();
 
 	if (chroot_dir != NULL) {
 		/* Whoever can write the new root could plant files in it. */
 		if (stat(chroot_dir, &sb) == -1)
-			fatal("%s: stat %s", procname, chroot_dir);
+			fatal("%s: stat %s", __func__, chroot_dir);
 		if (!S_ISDIR(sb.st_mode) || sb.st_uid != 0 ||
 		    (sb.st_mode & (S_IWGRP | S_IWOTH)) != 0)
 			fatalx("%s: %s must be a directory owned by root and "
-			    "writable by root only", procname, chroot_dir);
+			    "writable by root only", __func__, chroot_dir);
 		if (chroot(chroot_dir) == -1)
-			fatal("%s: chroot %s", procname, chroot_dir);
+			fatal("%s: chroot %s", __func__, chroot_dir);
 		if (chdir("/") == -1)
-			fatal("%s: chdir / in %s", procname, chroot_dir);
+			fatal("%s: chdir / in %s", __func__, chroot_dir);
 	}
 
 	if (setgroups(1, &gid) == -1)
-		fatal("%s: setgroups %u", procname, (unsigned int)gid);
+		fatal("%s: setgroups %u", __func__, (unsigned int)gid);
 	if (setresgid(gid, gid, gid) == -1)
-		fatal("%s: setresgid %u", procname, (unsigned int)gid);
+		fatal("%s: setresgid %u", __func__, (unsigned int)gid);
 	if (setresuid(uid, uid, uid) == -1)
-		fatal("%s: setresuid %u", procname, (unsigned int)uid);
+		fatal("%s: setresuid %u", __func__, (unsigned int)uid);
 
 	/* Check what the kernel now says rather than trust the calls. */
 	if (getresuid(&ruid, &euid, &suid) == -1 ||
 	    getresgid(&rgid, &egid, &sgid) == -1)
-		fatal("%s: getresuid/getresgid", procname);
+		fatal("%s: getresuid/getresgid", __func__);
 	if (ruid != uid || euid != uid || suid != uid ||
 	    rgid != gid || egid != gid || sgid != gid)
-		fatalx("%s: ids are not %u/%u after the drop", procname,
+		fatalx("%s: ids are not %u/%u after the drop", __func__,
 		    (unsigned int)uid, (unsigned int)gid);
 	ngroups = getgroups(2, groups);
 	if (ngroups != 1 || groups[0] != gid)
 		fatalx("%s: supplementary groups remain after the drop",
-		    procname);
+		    __func__);
 	if (setresuid(0, 0, 0) != -1 || setuid(0) != -1 || seteuid(0) != -1)
-		fatalx("%s: could regain uid 0 after the drop", procname);
+		fatalx("%s: could regain uid 0 after the drop", __func__);
 	if (setgid(0) != -1 || setegid(0) != -1)
-		fatalx("%s: could regain gid 0 after the drop", procname);
+		fatalx("%s: could regain gid 0 after the drop", __func__);
 	groups[0] = 0;
 	if (setgroups(1, groups) != -1)
-		fatalx("%s: could regain group 0 after the drop", procname);
+		fatalx("%s: could regain group 0 after the drop", __func__);
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
-		fatal("%s: PR_SET_NO_NEW_PRIVS", procname);
+		fatal("%s: PR_SET_NO_NEW_PRIVS", __func__);
 	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
-		fatalx("%s: PR_SET_NO_NEW_PRIVS did not stick", procname);
+		fatalx("%s: PR_SET_NO_NEW_PRIVS did not stick", __func__);
 	/* No core files and no ptrace by other processes of our user. */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
-		fatal("%s: PR_SET_DUMPABLE", procname);
+		fatal("%s: PR_SET_DUMPABLE", __func__);
 
 	log_debug("%s: running as uid %u gid %u%s%s", procname,
 	    (unsigned int)uid, (unsigned int)gid,
@@ -259,15 +259,15 @@ sandbox_drop(const char *procname, const char *chroot_dir, uid_t uid,
  * later): a thread already running would escape it.
  */
 static void
-sandbox_single_threaded(const char *procname)
+sandbox_single_threaded(void)
 {
 	DIR		*dir;
 	struct dirent	*de;
 	int		 n = 0;
 
 	if ((dir = opendir("/proc/self/task")) == NULL) {
-		log_debug("%s: no /proc/self/task, thread check skipped",
-		    procname);
+		log_debug("sandbox_drop: no /proc/self/task, thread check "
+		    "skipped");
 		return;
 	}
 	while ((de = readdir(dir)) != NULL)
@@ -275,8 +275,8 @@ sandbox_single_threaded(const char *procname)
 			n++;
 	closedir(dir);
 	if (n != 1)
-		fatalx("%s: %d threads run before the sandbox; it must be "
-		    "set up while single-threaded", procname, n);
+		fatalx("sandbox_drop: %d threads run already; the sandbox "
+		    "must be set up while single-threaded", n);
 }
 
 /* ------------------------------------------------------------ landlock */
@@ -348,7 +348,7 @@ sandbox_landlock_flags(const char *procname, const struct sandbox_path *paths,
 	int					 abi, rfd;
 
 	if ((abi = sandbox_landlock_abi()) == -1)
-		fatal("%s: landlock_create_ruleset (ABI probe)", procname);
+		fatal("%s: landlock_create_ruleset (ABI probe)", __func__);
 	if (abi == 0) {
 		log_debug("%s: the kernel has no Landlock; file system not "
 		    "restricted", procname);
@@ -369,7 +369,7 @@ sandbox_landlock_flags(const char *procname, const struct sandbox_path *paths,
 			}
 	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
 		fatalx("%s: Landlock needs PR_SET_NO_NEW_PRIVS first",
-		    procname);
+		    __func__);
 
 	memset(&attr, 0, sizeof(attr));
 	attr.ll_fs = sandbox_ll_handled(abi);
@@ -387,7 +387,7 @@ sandbox_landlock_flags(const char *procname, const struct sandbox_path *paths,
 	}
 	rfd = (int)syscall(SYS_landlock_create_ruleset, &attr, attrsize, 0);
 	if (rfd == -1)
-		fatal("%s: landlock_create_ruleset", procname);
+		fatal("%s: landlock_create_ruleset", __func__);
 
 	for (i = 0; i < npaths; i++) {
 		memset(&pb, 0, sizeof(pb));
@@ -398,24 +398,23 @@ sandbox_landlock_flags(const char *procname, const struct sandbox_path *paths,
 				    "skipped", procname, paths[i].path);
 				continue;
 			}
-			fatal("%s: Landlock: open %s", procname, paths[i].path);
+			fatal("%s: open %s", __func__, paths[i].path);
 		}
 		if (fstat(pb.parent_fd, &sb) == -1)
-			fatal("%s: Landlock: fstat %s", procname,
-			    paths[i].path);
+			fatal("%s: fstat %s", __func__, paths[i].path);
 		pb.allowed_access = sandbox_ll_rights(paths[i].access, abi);
 		if (!S_ISDIR(sb.st_mode))
 			pb.allowed_access &= LL_FS_FILE;
 		if (pb.allowed_access != 0 &&
 		    syscall(SYS_landlock_add_rule, rfd,
 		    LANDLOCK_RULE_PATH_BENEATH, &pb, 0) == -1)
-			fatal("%s: landlock_add_rule %s", procname,
+			fatal("%s: landlock_add_rule %s", __func__,
 			    paths[i].path);
 		close(pb.parent_fd);
 	}
 
 	if (syscall(SYS_landlock_restrict_self, rfd, 0) == -1)
-		fatal("%s: landlock_restrict_self", procname);
+		fatal("%s: landlock_restrict_self", __func__);
 	close(rfd);
 	log_debug("%s: Landlock ABI %d: %zu paths%s", procname, abi, npaths,
 	    abi >= 4 && (flags & SANDBOX_LL_NONET) ? ", no TCP" : "");
@@ -524,10 +523,10 @@ sandbox_seccomp(const char *procname, const struct sandbox_syscall *allow,
 	int		 rc;
 
 	if ((ctx = sandbox_seccomp_build(allow, nallow)) == NULL)
-		fatalx("%s: cannot build the seccomp filter", procname);
+		fatalx("%s: cannot build the seccomp filter", __func__);
 	if ((rc = seccomp_load(ctx)) < 0) {
 		errno = -rc;
-		fatal("%s: seccomp_load", procname);
+		fatal("%s: seccomp_load", __func__);
 	}
 	seccomp_release(ctx);
 #ifdef SANDBOX_DEBUG

@@ -116,8 +116,13 @@ void	 sandbox_seccomp(const char *procname,
 int	 sandbox_seccomp_export(const struct sandbox_syscall *allow,
 	    size_t nallow, int fd);
 
-/* gitworker (gitworker/git_sandbox.c) */
+/*
+ * gitworker (gitworker/git_sandbox.c): remotes[] are the local paths of
+ * file:// remotes, readable; missing ones are skipped.
+ */
 int	 gitworker_sandbox_fs(const char *cachedir);
+int	 gitworker_sandbox_fs_remotes(const char *cachedir,
+	    const char *const *remotes, size_t nremotes);
 void	 gitworker_sandbox_syscalls(void);
 int	 gitworker_sandbox_export(int fd);
 

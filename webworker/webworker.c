@@ -298,7 +298,8 @@ webworker_main(int debug, int verbose)
 	log_setverbose(verbose);
 	log_procinit("webworker");
 
-	if (imsgbuf_init(&web_iev.ibuf, PROC_CHILD_FD, IMSGF_PASSFD, 0) == -1)
+	if (imsgbuf_init(&web_iev.ibuf, PROC_CHILD_FD, IMSGF_PASSFD,
+	    WEBWORKER_MSG_MAX) == -1)
 		fatal("imsgbuf_init");
 	proc_worker_init("webworker", &web_iev.ibuf, &wi);
 

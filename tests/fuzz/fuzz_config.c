@@ -21,26 +21,44 @@
 
 int	LLVMFuzzerInitialize(int *, char ***);
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+/* Present when a sanitizer is linked in. */
+void	__sanitizer_set_report_fd(void *) __attribute__((weak));
 
 static char	 fuzz_dir[] = "/tmp/fuzz_config.XXXXXX";
 static char	 fuzz_in[64], fuzz_out[64];
+static int	 fuzz_stderr = -1, fuzz_null = -1;
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	int	 fd;
-
 	if (mkdtemp(fuzz_dir) == NULL)
 		abort();
 	snprintf(fuzz_in, sizeof(fuzz_in), "%s/in.conf", fuzz_dir);
 	snprintf(fuzz_out, sizeof(fuzz_out), "%s/out.conf", fuzz_dir);
-	/* Errors are the normal case here: keep them off the terminal. */
 	log_init(1, LOG_DAEMON);
-	if ((fd = open("/dev/null", O_WRONLY)) != -1) {
-		dup2(fd, STDERR_FILENO);
-		close(fd);
-	}
+	/*
+	 * Config errors are the normal case here: they go to /dev/null
+	 * while parsing, but sanitizer reports keep the real stderr.
+	 */
+	if ((fuzz_stderr = dup(STDERR_FILENO)) == -1 ||
+	    (fuzz_null = open("/dev/null", O_WRONLY)) == -1)
+		abort();
+	if (__sanitizer_set_report_fd != NULL)
+		__sanitizer_set_report_fd((void *)(intptr_t)fuzz_stderr);
 	return 0;
+}
+
+static struct nops_conf *
+quiet_parse(const char *path)
+{
+	struct nops_conf	*conf;
+
+	fflush(stderr);
+	dup2(fuzz_null, STDERR_FILENO);
+	conf = parse_config(path, CONF_NOSECRECY);
+	fflush(stderr);
+	dup2(fuzz_stderr, STDERR_FILENO);
+	return conf;
 }
 
 static int
@@ -65,7 +83,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 
 	if (write_file(fuzz_in, data, len) == -1)
 		abort();
-	if ((conf = parse_config(fuzz_in, CONF_NOSECRECY)) == NULL)
+	if ((conf = quiet_parse(fuzz_in)) == NULL)
 		return 0;
 	if ((fp = open_memstream(&first, &firstlen)) == NULL)
 		abort();
@@ -74,7 +92,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	if (write_file(fuzz_out, (const uint8_t *)first, firstlen) == -1)
 		abort();
 	/* What -nv prints must parse again, and print the same. */
-	if ((again = parse_config(fuzz_out, CONF_NOSECRECY)) == NULL)
+	if ((again = quiet_parse(fuzz_out)) == NULL)
 		abort();
 	if ((fp = open_memstream(&second, &secondlen)) == NULL)
 		abort();

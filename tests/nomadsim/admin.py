@@ -8,15 +8,17 @@ import json
 import urllib.parse
 
 import acl
-import api
+import api_cluster
+import deployments
 import jobs
+import lifecycle
 import scheduler
 from gojson import deepcopy, rfc3339, uuid
 from jobs import CodedError
 
 
 def upsert_ns(store, name, description=""):
-    return api.upsert_namespace(store, name, description)
+    return api_cluster.upsert_namespace(store, name, description)
 
 
 def make_nodes(store, n, cpu=1_000_000, memory=4_000_000, dc="dc1"):
@@ -70,7 +72,7 @@ def _route(sim, method, path, query, body):
         return 200, {"OK": True, "Index": store.index}
     if p == "/state":
         d = store.dump()
-        d["Allocations"] = {k: scheduler.alloc_wire(a, with_job=False)
+        d["Allocations"] = {k: lifecycle.alloc_wire(a, with_job=False)
                             for k, a in store.allocs.items()}
         d["Faults"] = store.faults
         return 200, d
@@ -117,8 +119,15 @@ def _route(sim, method, path, query, body):
         if _get(body, "Hold", default=True):
             store.hold_health.add(key)
         else:
-            scheduler.release_health(store, *key)
+            lifecycle.release_health(store, *key)
         return 200, {"Held": sorted("%s/%s" % k for k in store.hold_health)}
+    if p == "/job/break":
+        key = _job_key(body)
+        if _get(body, "Break", default=True):
+            store.broken[key] = int(_get(body, "ExitCode", default=1))
+        else:
+            store.broken.pop(key, None)
+        return 200, {"Broken": sorted("%s/%s" % k for k in store.broken)}
     if p == "/job/register":
         return 200, _register(sim, body)
     if p == "/job/scale":
@@ -165,7 +174,7 @@ def _route(sim, method, path, query, body):
         return 200, store.nodes
     if p == "/allocs":
         q = {k: v[0] for k, v in query.items()}
-        out = [scheduler.alloc_wire(a, with_job=False) for a in store.allocs.values()
+        out = [lifecycle.alloc_wire(a, with_job=False) for a in store.allocs.values()
                if (not q.get("job") or a["JobID"] == q["job"])
                and a["Namespace"] == q.get("namespace", a["Namespace"])]
         out.sort(key=lambda a: a["CreateIndex"])
@@ -193,7 +202,7 @@ def _alloc_fail(store, body):
         if not targets:
             raise CodedError(404, "no live allocation to fail")
     for a in targets:
-        scheduler.fail_alloc(store, a, exit_code, msg)
+        lifecycle.fail_alloc(store, a, exit_code, msg)
     return {"Failed": [a["ID"] for a in targets]}
 
 
@@ -208,12 +217,12 @@ def _deployment_fail(store, body):
     if dep["Status"] not in scheduler.ACTIVE_DEP:
         raise CodedError(400, "can't fail terminal deployment")
     reason = _get(body, "Reason", default="unhealthy")
-    desc = {"unhealthy": scheduler.DESC_UNHEALTHY,
-            "progress": scheduler.DESC_PROGRESS,
-            "marked": scheduler.DESC_MARKED}.get(reason)
+    desc = {"unhealthy": deployments.DESC_UNHEALTHY,
+            "progress": deployments.DESC_PROGRESS,
+            "marked": deployments.DESC_MARKED}.get(reason)
     if desc is None:
         raise CodedError(400, "Reason must be unhealthy, progress or marked")
-    reverted = scheduler.fail_deployment(store, dep, desc)
+    reverted = deployments.fail_deployment(store, dep, desc)
     return {"Deployment": deepcopy(dep), "RevertedJobVersion": reverted}
 
 

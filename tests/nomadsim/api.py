@@ -7,13 +7,14 @@ or raise CodedError / acl.Denied; reads return (body, index) through
 
 import base64
 
-import acl
+import api_cluster
 import bexpr
 import diff as diffmod
 import jobs
+import lifecycle
 import scheduler
 import structs
-from gojson import deepcopy, parse_duration
+from gojson import parse_duration
 from jobs import CodedError
 
 INVALID_METHOD = "Invalid method"
@@ -119,32 +120,32 @@ def route(sim, req):
     if p.startswith("/v1/job/"):
         return job_specific(sim, req, p[len("/v1/job/"):])
     if p == "/v1/allocations":
-        return allocs_list(sim, req)
+        return api_cluster.allocs_list(sim, req)
     if p.startswith("/v1/allocation/"):
-        return alloc_specific(sim, req, p[len("/v1/allocation/"):])
+        return api_cluster.alloc_specific(sim, req, p[len("/v1/allocation/"):])
     if p == "/v1/evaluations":
-        return evals_list(sim, req)
+        return api_cluster.evals_list(sim, req)
     if p.startswith("/v1/evaluation/"):
-        return eval_specific(sim, req, p[len("/v1/evaluation/"):])
+        return api_cluster.eval_specific(sim, req, p[len("/v1/evaluation/"):])
     if p == "/v1/deployments":
-        return deployments_list(sim, req)
+        return api_cluster.deployments_list(sim, req)
     if p.startswith("/v1/deployment/"):
-        return deployment_specific(sim, req, p[len("/v1/deployment/"):])
+        return api_cluster.deployment_specific(sim, req, p[len("/v1/deployment/"):])
     if p.startswith("/v1/client/fs/"):
-        return client_fs(sim, req, p[len("/v1/client/fs/"):])
+        return api_cluster.client_fs(sim, req, p[len("/v1/client/fs/"):])
     if p == "/v1/namespaces":
-        return namespaces_list(sim, req)
+        return api_cluster.namespaces_list(sim, req)
     if p == "/v1/namespace" or p.startswith("/v1/namespace/"):
-        return namespace_specific(sim, req, p[len("/v1/namespace"):].lstrip("/"))
+        return api_cluster.namespace_specific(sim, req, p[len("/v1/namespace"):].lstrip("/"))
     if p == "/v1/acl/token/self":
-        return token_self(sim, req)
+        return api_cluster.token_self(sim, req)
     if p == "/v1/acl/tokens":
-        return tokens_list(sim, req)
+        return api_cluster.tokens_list(sim, req)
     if p == "/v1/event/stream":
         import events
         return events.stream(sim, req)
     if p == "/v1/validate/job":
-        return validate_job(sim, req)
+        return api_cluster.validate_job(sim, req)
     if p == "/v1/status/leader":
         return Resp("127.0.0.1:4647", index=None)
     if p == "/v1/status/peers":
@@ -157,9 +158,9 @@ def route(sim, req):
                      "member": {"Name": "nomadsim", "Tags": {"build": "2.0.6"}},
                      "stats": {}})
     if p == "/v1/nodes":
-        return nodes_list(sim, req)
+        return api_cluster.nodes_list(sim, req)
     if p == "/v1/scaling/policies":
-        return scaling_policies(sim, req)
+        return api_cluster.scaling_policies(sim, req)
     raise CodedError(404, "404 page not found\n")
 
 
@@ -182,15 +183,16 @@ def jobs_list(sim, req):
     with_meta = _bool(req, "meta")
 
     def fn():
-        out = []
+        found = []
         for (jns, jid), job in sorted(store.jobs.items()):
             if not _ns_match(req, jns) or not jid.startswith(prefix):
                 continue
             if ns == "*" and not sim.allowed(req, jns, "list-jobs", "read-job"):
                 continue
-            out.append(structs.job_stub(store, job, with_meta))
-        out = _filter(req, out)
-        out = _paginate(req, out, lambda s: s["ID"])
+            found.append(job)
+        # Nomad evaluates `filter` against the job itself, not the stub.
+        found = _paginate(req, _filter(req, found), lambda j: j["ID"])
+        out = [structs.job_stub(store, j, with_meta) for j in found]
         return out, store.max_index("jobs", "job_summary")
     return sim.blocking(req, fn)
 
@@ -233,8 +235,6 @@ def job_register(sim, req, path_id):
     api_job["Namespace"] = ns
     sim.check(req, ns, "submit-job")
     job = jobs.prepare(api_job)
-    if sim.acl_enabled and job["Type"] == "system":
-        pass
     for tg in job["TaskGroups"]:
         if job["Type"] == "system" and tg["Scaling"] is not None:
             raise CodedError(400, "Task groups with job type system do not "
@@ -314,7 +314,7 @@ def job_allocations(sim, req, jid):
     store = sim.store
 
     def fn():
-        out = [scheduler.alloc_stub(a)
+        out = [lifecycle.alloc_stub(a)
                for a in scheduler.job_allocs(store, req.ns, jid)]
         out.sort(key=lambda a: a["CreateIndex"], reverse=True)
         return out, store.max_index("allocs")
@@ -526,351 +526,6 @@ _JOB_SUB = {
 }
 
 
-# -- allocations and evaluations ------------------------------------------------------
-
-def allocs_list(sim, req):
-    _method(req, "GET")
-    store = sim.store
-    prefix = req.q("prefix") or ""
-
-    def fn():
-        out = []
-        for a in store.allocs.values():
-            if not _ns_match(req, a["Namespace"]) or not a["ID"].startswith(prefix):
-                continue
-            if not sim.allowed(req, a["Namespace"], "read-job"):
-                continue
-            out.append(scheduler.alloc_stub(a))
-        out.sort(key=lambda a: a["ID"])
-        out = _filter(req, out)
-        return _paginate(req, out, lambda a: a["ID"]), store.max_index("allocs")
-    return sim.blocking(req, fn)
-
-
-def alloc_specific(sim, req, rest):
-    store = sim.store
-    if rest.endswith("/stop"):
-        _method(req, *WRITE)
-        aid = rest[:-len("/stop")]
-        a = store.allocs.get(aid)
-        if a is None:
-            raise CodedError(404, "alloc not found")
-        sim.check(req, a["Namespace"], "alloc-lifecycle", "submit-job")
-        a["DesiredTransition"]["Migrate"] = True
-        index = store.next_index("allocs")
-        scheduler.stop_alloc(store, a, "alloc was stopped by user", index)
-        job = store.jobs.get((a["Namespace"], a["JobID"]))
-        ev = scheduler.create_eval(store, job or a["Job"], "alloc-stop")
-        return Resp({"EvalID": ev["ID"], "Index": ev["CreateIndex"]},
-                    index=ev["CreateIndex"])
-    _method(req, "GET")
-
-    def fn():
-        a = store.allocs.get(rest)
-        if a is None:
-            return CodedError(404, "alloc not found"), store.max_index("allocs")
-        sim.check(req, a["Namespace"], "read-job")
-        return scheduler.alloc_wire(a), a["ModifyIndex"]
-    return sim.blocking(req, fn)
-
-
-def evals_list(sim, req):
-    _method(req, "GET")
-    store = sim.store
-
-    def fn():
-        out = [e for e in store.evals.values() if _ns_match(req, e["Namespace"])
-               and e["ID"].startswith(req.q("prefix") or "")]
-        out.sort(key=lambda e: e["CreateIndex"], reverse=True)
-        return _filter(req, out), store.max_index("evals")
-    return sim.blocking(req, fn)
-
-
-def eval_specific(sim, req, rest):
-    _method(req, "GET")
-    store = sim.store
-    if rest.endswith("/allocations"):
-        eid = rest[:-len("/allocations")]
-
-        def fn():
-            out = [scheduler.alloc_stub(a) for a in store.allocs.values()
-                   if a["EvalID"] == eid]
-            return out, store.max_index("allocs")
-        return sim.blocking(req, fn)
-
-    def fn2():
-        ev = store.evals.get(rest)
-        if ev is None:
-            return CodedError(404, "eval not found"), store.max_index("evals")
-        return ev, ev["ModifyIndex"]
-    return sim.blocking(req, fn2)
-
-
-# -- deployments --------------------------------------------------------------------
-
-def deployments_list(sim, req):
-    _method(req, "GET")
-    store = sim.store
-
-    def fn():
-        out = [d for d in store.deployments.values()
-               if _ns_match(req, d["Namespace"])
-               and d["ID"].startswith(req.q("prefix") or "")]
-        out.sort(key=lambda d: d["CreateIndex"], reverse=True)
-        return _filter(req, out), store.max_index("deployment")
-    return sim.blocking(req, fn)
-
-
-def _dep_update_resp(store, ev, dep, reverted=None):
-    index = ev["CreateIndex"] if ev else dep["ModifyIndex"]
-    return Resp({"EvalID": ev["ID"] if ev else "",
-                 "EvalCreateIndex": ev["CreateIndex"] if ev else 0,
-                 "DeploymentModifyIndex": dep["ModifyIndex"],
-                 "RevertedJobVersion": reverted, "Index": index}, index=index)
-
-
-def _dep_body(req, dep_id):
-    body = req.json()
-    did = _field(body, "DeploymentID")
-    if not did:
-        raise CodedError(400, "DeploymentID must be specified")
-    if did != dep_id:
-        raise CodedError(400, "Deployment ID does not match")
-    return body
-
-
-def _dep_lookup(sim, req, dep_id, cap):
-    dep = sim.store.deployments.get(dep_id)
-    if dep is None:
-        raise CodedError(500, "deployment not found")
-    sim.check(req, dep["Namespace"], cap, "submit-job")
-    return dep
-
-
-def deployment_specific(sim, req, rest):
-    store = sim.store
-    for prefix in ("allocations/", "fail/", "pause/", "promote/",
-                   "allocation-health/", "unblock/"):
-        if rest.startswith(prefix):
-            dep_id = rest[len(prefix):]
-            break
-    else:
-        prefix, dep_id = "", rest
-    if prefix == "allocations/":
-        _method(req, "GET")
-
-        def fn():
-            out = [scheduler.alloc_stub(a) for a in store.allocs.values()
-                   if a["DeploymentID"] == dep_id]
-            return out, store.max_index("allocs")
-        return sim.blocking(req, fn)
-    if prefix == "":
-        _method(req, "GET")
-
-        def fn2():
-            dep = store.deployments.get(dep_id)
-            if dep is None:
-                return CodedError(404, "deployment not found"), store.max_index("deployment")
-            sim.check(req, dep["Namespace"], "read-job")
-            return dep, dep["ModifyIndex"]
-        return sim.blocking(req, fn2)
-    _method(req, *WRITE)
-    if prefix == "promote/":
-        body = _dep_body(req, dep_id)
-        dep = _dep_lookup(sim, req, dep_id, "promote-deployment")
-        if dep["Status"] not in scheduler.ACTIVE_DEP:
-            raise CodedError(500, "can't promote terminal deployment")
-        groups = None if _field(body, "All") else (_field(body, "Groups") or [])
-        if not any(st["DesiredCanaries"] > 0 for st in dep["TaskGroups"].values()):
-            raise CodedError(500, "no canaries to promote")
-        err = scheduler.promote_errors(store, dep, groups)
-        if err:
-            raise CodedError(500, err)
-        ev = scheduler.promote(store, dep, groups)
-        return _dep_update_resp(store, ev, dep)
-    if prefix == "fail/":
-        dep = _dep_lookup(sim, req, dep_id, "submit-job")
-        if dep["Status"] not in scheduler.ACTIVE_DEP:
-            raise CodedError(500, "can't fail terminal deployment")
-        reverted = scheduler.fail_deployment(store, dep, scheduler.DESC_MARKED)
-        job = store.jobs.get((dep["Namespace"], dep["JobID"]))
-        ev = scheduler.create_eval(store, job, "deployment-watcher", dep["ID"]) if job else None
-        return _dep_update_resp(store, ev, dep, reverted)
-    if prefix == "pause/":
-        body = _dep_body(req, dep_id)
-        dep = _dep_lookup(sim, req, dep_id, "submit-job")
-        if dep["Status"] not in scheduler.ACTIVE_DEP:
-            raise CodedError(500, "can't pause terminal deployment")
-        if _field(body, "Pause"):
-            scheduler.set_dep_status(store, dep, "paused", scheduler.DESC_PAUSED)
-            return _dep_update_resp(store, None, dep)
-        waiting = any(st["DesiredCanaries"] > 0 and not st["Promoted"]
-                      for st in dep["TaskGroups"].values())
-        scheduler.set_dep_status(store, dep, "running",
-                                 scheduler.DESC_MANUAL if waiting else scheduler.DESC_RUNNING)
-        job = store.jobs.get((dep["Namespace"], dep["JobID"]))
-        ev = scheduler.create_eval(store, job, "deployment-watcher", dep["ID"])
-        scheduler.watch_deployment(store, dep)
-        return _dep_update_resp(store, ev, dep)
-    if prefix == "allocation-health/":
-        body = _dep_body(req, dep_id)
-        dep = _dep_lookup(sim, req, dep_id, "submit-job")
-        if dep["Status"] not in scheduler.ACTIVE_DEP:
-            raise CodedError(500, "can't set health of allocations for a terminal deployment")
-        for ids, healthy in ((_field(body, "HealthyAllocationIDs"), True),
-                             (_field(body, "UnhealthyAllocationIDs"), False)):
-            for aid in ids or []:
-                a = store.allocs.get(aid)
-                if a is None or a["DeploymentID"] != dep_id:
-                    raise CodedError(500, "Deployment %q does not contain alloc %q"
-                                     .replace("%q", '"%s"') % (dep_id, aid))
-                scheduler.set_alloc_health(store, aid, healthy)
-        job = store.jobs.get((dep["Namespace"], dep["JobID"]))
-        ev = scheduler.create_eval(store, job, "deployment-watcher", dep["ID"])
-        return _dep_update_resp(store, ev, dep)
-    raise CodedError(500, "can't unblock a non-blocked deployment")
-
-
-# -- client fs (logs) ------------------------------------------------------------------
-
-def client_fs(sim, req, rest):
-    import logs
-    if rest.startswith("logs/"):
-        return logs.logs(sim, req, rest[len("logs/"):])
-    if rest.startswith("cat/"):
-        return logs.cat(sim, req, rest[len("cat/"):])
-    for p in ("ls/", "stat/", "readat/", "stream/"):
-        if rest.startswith(p):
-            raise CodedError(501, "not simulated by nomadsim")
-    raise CodedError(404, INVALID_METHOD)
-
-
-# -- namespaces, tokens, nodes ----------------------------------------------------------
-
-def namespaces_list(sim, req):
-    _method(req, "GET")
-    store = sim.store
-
-    def fn():
-        out = [n for name, n in sorted(store.namespaces.items())
-               if sim.allowed(req, name, "list-jobs", "read-job")
-               and name.startswith(req.q("prefix") or "")]
-        return out, store.max_index("namespaces")
-    return sim.blocking(req, fn)
-
-
-def namespace_specific(sim, req, name):
-    store = sim.store
-    if req.method == "GET":
-        def fn():
-            ns = store.namespaces.get(name)
-            if ns is None:
-                return CodedError(404, "Namespace not found"), store.max_index("namespaces")
-            return ns, ns["ModifyIndex"]
-        return sim.blocking(req, fn)
-    if req.method in WRITE:
-        if not sim.is_management(req):
-            raise acl.Denied()
-        body = req.json()
-        nname = _field(body, "Name") or name
-        if name and nname != name:
-            raise CodedError(400, "Namespace name does not match request path")
-        ns = upsert_namespace(store, nname, _field(body, "Description") or "",
-                              _field(body, "Meta"))
-        return Resp({"Index": ns["ModifyIndex"]}, index=ns["ModifyIndex"])
-    if req.method == "DELETE":
-        if not sim.is_management(req):
-            raise acl.Denied()
-        if name == "default":
-            raise CodedError(500, "Deleting the default namespace is not allowed")
-        if any(k[0] == name for k in store.jobs):
-            raise CodedError(500, 'namespace "%s" has non-terminal jobs in regions: [global]'
-                             % name)
-        store.namespaces.pop(name, None)
-        index = store.next_index("namespaces")
-        return Resp({"Index": index}, index=index)
-    raise CodedError(405, INVALID_METHOD)
-
-
-def upsert_namespace(store, name, description="", meta=None):
-    index = store.next_index("namespaces")
-    old = store.namespaces.get(name)
-    ns = {"Name": name, "Description": description, "Quota": "",
-          "Meta": meta or None, "Capabilities": None,
-          "NodePoolConfiguration": None, "VaultConfiguration": None,
-          "ConsulConfiguration": None, "Hash": "",
-          "CreateIndex": old["CreateIndex"] if old else index,
-          "ModifyIndex": index}
-    store.namespaces[name] = ns
-    return ns
-
-
-def token_self(sim, req):
-    _method(req, "GET")
-    if not sim.acl_enabled:
-        raise CodedError(400, "ACL support disabled")
-    tok = req.token
-    if tok is None:
-        raise acl.Denied(acl.TOKEN_NOT_FOUND)
-    return Resp(tok, index=tok["ModifyIndex"], read=True)
-
-
-def tokens_list(sim, req):
-    _method(req, "GET")
-    if not sim.acl_enabled:
-        raise CodedError(400, "ACL support disabled")
-    if not sim.is_management(req):
-        raise acl.Denied()
-    out = [{k: v for k, v in t.items() if k != "SecretID"}
-           for t in sim.store.tokens.values()]
-    return Resp(out, index=sim.store.max_index("acl_token"), read=True)
-
-
-def nodes_list(sim, req):
-    _method(req, "GET")
-    out = []
-    for n in sim.store.nodes:
-        out.append({"ID": n["ID"], "Name": n["Name"], "Datacenter": n["Datacenter"],
-                    "NodePool": n["NodePool"], "NodeClass": "", "Version": "2.0.6",
-                    "Drain": False, "SchedulingEligibility": "eligible",
-                    "Status": "ready", "StatusDescription": "", "Address": "127.0.0.1",
-                    "Attributes": None, "Drivers": None, "NodeResources": None,
-                    "ReservedResources": None, "LastDrain": None,
-                    "CreateIndex": 5, "ModifyIndex": 5})
-    return Resp(out, index=5, read=True)
-
-
-def scaling_policies(sim, req):
-    _method(req, "GET")
-    out = []
-    for (ns, jid), job in sorted(sim.store.jobs.items()):
-        if not _ns_match(req, ns):
-            continue
-        for tg in job["TaskGroups"]:
-            s = tg["Scaling"]
-            if s:
-                out.append({"ID": s["ID"], "Enabled": s["Enabled"], "Type": s["Type"],
-                            "Target": s["Target"], "CreateIndex": s["CreateIndex"],
-                            "ModifyIndex": s["ModifyIndex"]})
-    return Resp(out, index=sim.store.max_index("scaling_policy"), read=True)
-
-
-def validate_job(sim, req):
-    _method(req, *WRITE)
-    body = req.json()
-    api_job = _decode_job(body)
-    errs = []
-    try:
-        job = jobs.prepare(api_job)
-        errs = structs.validate(job)
-    except CodedError as e:
-        errs = [e.msg]
-    from gojson import multierror
-    return Resp({"DriverConfigValidated": True, "ValidationErrors": errs or None,
-                 "Error": multierror(errs) if errs else "", "Warnings": ""},
-                index=None)
-
-
 def parse_wait(req):
     """(index, wait seconds) of a blocking query."""
     idx = req.q("index")
@@ -891,5 +546,3 @@ def parse_wait(req):
             wait = 300.0
     return index, min(wait, 300.0)
 
-
-_ = deepcopy

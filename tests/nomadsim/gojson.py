@@ -152,3 +152,13 @@ def go_duration(ns):
 def _trim(x):
     out = ("%.9f" % x).rstrip("0").rstrip(".")
     return out or "0"
+
+
+def parse_rfc3339(s):
+    """Inverse of rfc3339() for our own UTC strings; None -> None."""
+    if not s:
+        return None
+    main, _, frac = s.rstrip("Z").partition(".")
+    dt = datetime.datetime.strptime(main, "%Y-%m-%dT%H:%M:%S").replace(
+        tzinfo=datetime.timezone.utc)
+    return int(dt.timestamp()) * 1_000_000_000 + int((frac + "000000000")[:9])

@@ -33,13 +33,14 @@ unknown-value refinements of cty, and full cty type unification.
 
 import base64
 import bisect
+import functools
 import hashlib
 import json
 import math
 import re
 import urllib.parse
 import uuid
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 ERROR = "error"
 WARNING = "warning"
@@ -211,7 +212,8 @@ IDENT, NUMBER = "IDENT", "NUMBER"
 EQUAL, COMMA, COLON, DOT, QUESTION = "=", ",", ":", ".", "?"
 ELLIPSIS, FATARROW, DCOLON = "...", "=>", "::"
 PLUS, MINUS, STAR, SLASH, PERCENT, BANG = "+", "-", "*", "/", "%", "!"
-AND, OR, EQOP, NEQ, LT, LE, GT, GE = "&&", "||", "==", "!=", "<", "<=", ">", ">="
+AND, OR, EQOP, NEQ = "&&", "||", "==", "!="
+LT, LE, GT, GE = "<", "<=", ">", ">="
 NEWLINE, EOF, INVALID, QNEWLINE = "NEWLINE", "EOF", "INVALID", "QNEWLINE"
 SEMICOLON, APOSTROPHE, BACKTICK = ";", "'", "`"
 BITAND, BITOR, BITXOR, BITNOT, STARSTAR = "&", "|", "^", "~", "**"
@@ -348,9 +350,7 @@ def lex(src):
             flush = m.group("hdflush") == "-"
             marker = m.group("hdmark")
             add(Token(OHEREDOC, i, j, text[i:j]))
-            end_re = re.compile(r"[ \t]*" + re.escape(marker) +
-                                r"(?=\r?\n|\Z)")
-            stack.append(["heredoc", end_re, flush, True])
+            stack.append(["heredoc", _heredoc_end_re(marker), flush, True])
         else:
             op = m.group("op")
             if op == '"':
@@ -375,6 +375,12 @@ def lex(src):
         i = j
     toks.append(Token(EOF, n, n, ""))
     return toks
+
+
+@functools.lru_cache(maxsize=64)
+def _heredoc_end_re(marker):
+    """The closing line of a heredoc: optional indentation, the marker."""
+    return re.compile(r"[ \t]*" + re.escape(marker) + r"(?=\r?\n|\Z)")
 
 
 def _lex_template_open(text, i, toks, stack):
@@ -777,14 +783,9 @@ class For(Expr):
 # Parser
 
 
-_BINARY_LEVELS = (
-    {OR: "||"},
-    {AND: "&&"},
-    {EQOP: "==", NEQ: "!="},
-    {GT: ">", GE: ">=", LT: "<", LE: "<="},
-    {PLUS: "+", MINUS: "-"},
-    {STAR: "*", SLASH: "/", PERCENT: "%"},
-)
+# Binary operator precedence, lowest first (HCL's binaryOps table).
+_BINARY_PREC = {OR: 1, AND: 2, EQOP: 3, NEQ: 3, GT: 4, GE: 4, LT: 4, LE: 4,
+                PLUS: 5, MINUS: 5, STAR: 6, SLASH: 6, PERCENT: 6}
 
 
 class _TLit:
@@ -825,8 +826,8 @@ class _TEnd:
         self.rng = rng
 
 
-_ESCAPE_RE = re.compile(r"\\(u[0-9A-Fa-f]{0,4}|U[0-9A-Fa-f]{0,8}|.?)|\$\$\{|%%\{",
-                        re.S)
+_ESCAPE_RE = re.compile(
+    r"\\(u[0-9A-Fa-f]{0,4}|U[0-9A-Fa-f]{0,8}|.?)|\$\$\{|%%\{", re.S)
 _SIMPLE_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\"}
 
 
@@ -858,11 +859,17 @@ class Parser:
         return i
 
     def peek(self):
-        return self.toks[self._peek_index()]
+        tok = self.toks[self.i]
+        if tok.type == NEWLINE and not self.nl[-1]:
+            return self.toks[self._peek_index()]
+        return tok
 
     def read(self):
-        j = self._peek_index()
+        j = self.i
         tok = self.toks[j]
+        if tok.type == NEWLINE and not self.nl[-1]:
+            j = self._peek_index()
+            tok = self.toks[j]
         if tok.type != EOF:
             self.i = j + 1
         self.prev = tok
@@ -1171,7 +1178,7 @@ class Parser:
     def parse_expression(self):
         start = self.peek()
         mark = self.mark()
-        cond = self.parse_binary(0)
+        cond = self.parse_binary()
         if self.recovery and self.errs_since(mark):
             return cond
         if self.peek().type != QUESTION:
@@ -1195,22 +1202,21 @@ class Parser:
             return cond
         return Cond(cond, true, false, (cond.rng[0], false.rng[1]))
 
-    def parse_binary(self, level):
-        if level == len(_BINARY_LEVELS):
-            return self.parse_with_traversals()
-        ops = _BINARY_LEVELS[level]
+    def parse_binary(self, min_prec=1):
+        """Binary operators by precedence climbing, left-associative."""
         mark = self.mark()
-        lhs = self.parse_binary(level + 1)
+        lhs = self.parse_with_traversals()
         if self.recovery and self.errs_since(mark):
             return lhs
         while True:
-            op = ops.get(self.peek().type)
-            if op is None:
+            tok = self.peek()
+            prec = _BINARY_PREC.get(tok.type)
+            if prec is None or prec < min_prec:
                 return lhs
             self.read()
             mark = self.mark()
-            rhs = self.parse_binary(level + 1)
-            lhs = Binary(op, lhs, rhs, (lhs.rng[0], rhs.rng[1]))
+            rhs = self.parse_binary(prec + 1)
+            lhs = Binary(tok.text, lhs, rhs, (lhs.rng[0], rhs.rng[1]))
             if self.recovery and self.errs_since(mark):
                 return lhs
 
@@ -2506,7 +2512,8 @@ class Function:
 
     kind is one of "string", "number", "bool", "list", "map", "any"; args
     are converted to it before ``impl`` is called.  ``var`` is the
-    variadic parameter, if any.
+    variadic parameter, if any.  ``allow_null`` is True when every
+    argument may be null, "var" when only the variadic ones may.
     """
 
     def __init__(self, params, impl, var=None, allow_null=False):
@@ -2883,6 +2890,14 @@ class Evaluator:
                        "be null." % ("left" if a is None else "right"),
                        (e.lhs if a is None else e.rhs).rng, e.rng)
             return UNKNOWN
+        try:
+            return self._arith(op, a, b, e)
+        except (ArithmeticError, ValueError) as exc:
+            self.error("Operation failed", "Error during operation: %s." % exc,
+                       e.rng)
+            return UNKNOWN
+
+    def _arith(self, op, a, b, e):
         if op == "&&":
             return a and b
         if op == "||":
@@ -2973,7 +2988,9 @@ class Evaluator:
             arg_expr = e.args[min(i, len(e.args) - 1)] if e.args else e
             if v is UNKNOWN or has_unknown(v):
                 return UNKNOWN
-            if v is None and not fn.allow_null:
+            nullable = fn.allow_null is True or (
+                fn.allow_null == "var" and i >= nparams)
+            if v is None and not nullable:
                 self.error("Invalid function argument",
                            "Invalid value for %s parameter: argument must "
                            "not be null." % go_quote(pname), arg_expr.rng,
@@ -2988,6 +3005,14 @@ class Evaluator:
                 return UNKNOWN
         try:
             return fn.impl(*converted)
+        except (ConversionError, ArithmeticError, ValueError, TypeError,
+                IndexError, KeyError, re.error) as exc:
+            # A value the implementation could not handle: cty reports
+            # these as a failed call too.
+            self.error("Error in function call",
+                       "Call to function %s failed: %s." %
+                       (go_quote(e.name), exc), e.start_rng(), e.rng)
+            return UNKNOWN
         except FunctionError as exc:
             if exc.param is not None and exc.param < len(e.args):
                 pname = (fn.params[exc.param][0] if exc.param < nparams
@@ -3447,7 +3472,7 @@ FUNCTIONS = {
     "chomp": Function([_S("str")], lambda s: re.sub(r"(?:\r\n|\r|\n)+\Z",
                                                     "", s)),
     "chunklist": Function([_L("list"), _N("size")], _chunklist),
-    "coalesce": Function([], _coalesce, var=_A("vals"), allow_null=True),
+    "coalesce": Function([], _coalesce, var=_A("vals"), allow_null="var"),
     "coalescelist": Function([], lambda *ls: next(
         (l for l in ls if l), []), var=_L("vals")),
     "compact": Function([_L("list")], lambda l: [x for x in l
@@ -3461,7 +3486,7 @@ FUNCTIONS = {
     "flatten": Function([_L("list")], _flatten),
     "floor": Function([_N("num")], lambda n: int(math.floor(n))),
     "format": Function([_S("format")], lambda f, *a: _fmt_go(f, list(a)),
-                       var=_A("args"), allow_null=True),
+                       var=_A("args"), allow_null="var"),
     "formatlist": Function([_S("format")], _formatlist, var=_A("args")),
     "indent": Function([_N("spaces"), _S("str")], _indent),
     "index": Function([_L("list"), _A("value")], _index_of),
@@ -3481,7 +3506,7 @@ FUNCTIONS = {
     "max": Function([], _max, var=_N("numbers")),
     "md5": Function([_S("str")], lambda s: hashlib.md5(
         s.encode("utf-8")).hexdigest()),
-    "merge": Function([], _merge, var=_A("maps"), allow_null=True),
+    "merge": Function([], _merge, var=_A("maps"), allow_null="var"),
     "min": Function([], _min, var=_N("numbers")),
     "parseint": Function([_A("number"), _N("base")], lambda s, b: _parseint(
         to_string(s), b)),

@@ -27,7 +27,7 @@ class CodedError(Exception):
 def prepare(api_job):
     """Canonicalize an api.Job (client defaults) and shape it as structs.Job."""
     import jobspec
-    job = jobspec.canonicalize(deepcopy(api_job))
+    job = jobspec.canonicalize(api_job)
     return structs.to_struct_job(job)
 
 
@@ -144,7 +144,7 @@ def plan(store, job, want_diff):
     check_valid(job)
     key = (job["Namespace"], job["ID"])
     existing = store.jobs.get(key)
-    cand = deepcopy(job)
+    cand = dict(job)
     if existing is not None and structs.spec_equal(existing, cand):
         cand = existing
     else:

@@ -20,6 +20,8 @@ import subprocess
 import tempfile
 import threading
 
+import lifecycle
+
 enabled = True
 root = None                 # directory holding per-alloc directories
 _procs = {}                 # (alloc_id, task) -> Popen
@@ -95,7 +97,8 @@ def interpolate(s, env):
 
 def start(store, alloc, task):
     """Spawn the task's command; its exit is reported to the scheduler."""
-    import scheduler
+    if store.shutting_down:
+        return
     aid, tname = alloc["ID"], task["Name"]
     adir = alloc_dir(aid)
     tdir = os.path.join(adir, tname)
@@ -131,9 +134,9 @@ def start(store, alloc, task):
         err.close()
         msg = "failed to launch command with executor: %s" % e.strerror
         ts = alloc["TaskStates"][tname]
-        ts["Events"].append(scheduler.task_event(
+        ts["Events"].append(lifecycle.task_event(
             store, "Driver Failure", msg, DriverError=msg, FailsTask=True))
-        store.after(0, lambda: scheduler.task_exited(store, aid, tname, 1, 0,
+        store.after(0, lambda: lifecycle.task_exited(store, aid, tname, 1, 0,
                                                      ""))
         return
     out.close()
@@ -146,7 +149,6 @@ def start(store, alloc, task):
 
 
 def _wait(store, aid, tname, proc, timeout):
-    import scheduler
     try:
         code = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -163,11 +165,11 @@ def _wait(store, aid, tname, proc, timeout):
         a = store.allocs.get(aid)
         if a is not None and a["DesiredStatus"] != "run":
             ts = a["TaskStates"][tname]
-            ts["Events"].append(scheduler.task_event(
+            ts["Events"].append(lifecycle.task_event(
                 store, "Killed", "Task successfully killed"))
-        scheduler.task_exited(store, aid, tname, exit_code, sig)
+        lifecycle.task_exited(store, aid, tname, exit_code, sig)
         if a is not None and a["DesiredStatus"] != "run":
-            scheduler._killed(store, aid)
+            lifecycle._killed(store, aid)
 
 
 def _signal(proc, sig):

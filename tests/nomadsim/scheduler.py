@@ -1,30 +1,22 @@
-"""Allocations, evaluations and deployments on the virtual clock.
+"""The scheduler: reconcile, evaluations, node placement, job status.
 
-reconcile() is a pure function (used by plan for annotations and by
-evaluations to act); evaluate() applies it.  Alloc progress, health and
-deployment watching run from timers on the store's clock.  Every function
-here expects the caller to hold store.lock.
+reconcile() is a pure function (plan uses it for annotations, evaluations
+to act); evaluate() applies it.  Allocation progress lives in lifecycle.py,
+deployment watching in deployments.py.  Every function here expects the
+caller to hold store.lock.
 """
 
 import fnmatch
 
+import deployments
+import lifecycle
 import structs
-from gojson import deepcopy, go_duration, multierror, uuid
+from gojson import deepcopy, uuid
 
 ACTIVE_DEP = ("running", "paused", "blocked", "unblocking", "initializing",
               "pending")
 TERMINAL_CLIENT = ("complete", "failed", "lost")
 
-DESC_RUNNING = "Deployment is running"
-DESC_MANUAL = "Deployment is running but requires manual promotion"
-DESC_AUTO = "Deployment is running pending automatic promotion"
-DESC_PAUSED = "Deployment is paused"
-DESC_OK = "Deployment completed successfully"
-DESC_STOPPED = "Cancelled because job is stopped"
-DESC_NEWER = "Cancelled due to newer version of job"
-DESC_UNHEALTHY = "Failed due to unhealthy allocations"
-DESC_PROGRESS = "Failed due to progress deadline"
-DESC_MARKED = "Deployment marked as failed"
 
 ALLOC_NOT_NEEDED = "alloc not needed due to job update"
 ALLOC_UPDATING = "alloc is being updated due to job update"
@@ -181,10 +173,18 @@ def _reconcile_group(store, job, tg, allocs, dep, r):
         if need or inplace:
             r.needs_deployment = strategy is not None
         return
+    want = tg["Count"]
+    if job["Type"] in ("system", "sysbatch"):
+        # One allocation per eligible node, whatever the count says.
+        want = len(eligible_nodes(store, job))
     total = len(current) + len(inplace) + len(destructive) + pending_repl
-    excess = total - tg["Count"]
+    excess = total - want
     if excess > 0:
-        victims = sorted(destructive, key=_name_idx, reverse=True)
+        # Old allocs whose name a (promoted) canary took go first.
+        taken = {a["Name"] for a in current}
+        victims = [a for a in sorted(destructive, key=_name_idx) if a["Name"] in taken]
+        victims += [a for a in sorted(destructive, key=_name_idx, reverse=True)
+                    if a not in victims]
         victims += sorted(current + inplace, key=_name_idx, reverse=True)
         for a in victims[:excess]:
             r.stop.append((a, ALLOC_NOT_NEEDED))
@@ -195,8 +195,8 @@ def _reconcile_group(store, job, tg, allocs, dep, r):
                     if lst is inplace:
                         r.inplace.remove(a)
                         d["InPlaceUpdate"] -= 1
-    missing = tg["Count"] - (len(current) + len(inplace) + len(destructive)
-                             + pending_repl)
+    missing = want - (len(current) + len(inplace) + len(destructive)
+                      + pending_repl)
     for i in range(max(0, missing)):
         r.place.append((tg["Name"], _free_name(job, tg, allocs, r, i), False, None))
         d["Place"] += 1
@@ -285,21 +285,21 @@ def evaluate(store, ev):
     if job is None or job["Stop"]:
         for d in job_deployments(store, *key):
             if d["Status"] in ACTIVE_DEP:
-                set_dep_status(store, d, "cancelled", DESC_STOPPED)
+                deployments.set_dep_status(store, d, "cancelled", deployments.DESC_STOPPED)
     r = reconcile(store, job, allocs, dep)
     index = store.next_index("allocs", "evals")
     if job is not None and not job["Stop"]:
         # A new version cancels the deployments of older ones.
         for d in job_deployments(store, *key):
             if d["Status"] in ACTIVE_DEP and d is not dep:
-                set_dep_status(store, d, "cancelled", DESC_NEWER)
+                deployments.set_dep_status(store, d, "cancelled", deployments.DESC_NEWER)
         if dep is None and r.needs_deployment:
-            dep = create_deployment(store, job, r, index)
+            dep = deployments.create_deployment(store, job, r, index)
             ev["DeploymentID"] = dep["ID"]
     for a, desc in r.stop:
-        stop_alloc(store, a, desc, index)
+        lifecycle.stop_alloc(store, a, desc, index)
     for a in r.inplace:
-        inplace_update(store, a, job, dep, index)
+        lifecycle.inplace_update(store, a, job, dep, index)
     failed = {}
     for group, name, canary, prev in r.place:
         tg = structs.find_group(job, group)
@@ -310,15 +310,14 @@ def evaluate(store, ev):
     for m in failed.values():
         m["CoalescedFailures"] -= 1
     if dep is not None:
-        refresh_deployment(store, dep)
+        deployments.refresh_deployment(store, dep)
     ev["Status"] = "complete"
     ev["ModifyIndex"] = index
     ev["ModifyTime"] = store.clock.now()
     if job is not None:
         ev["QueuedAllocations"] = {tg["Name"]: 0 for tg in job["TaskGroups"]}
-        for g in failed:
-            ev["QueuedAllocations"][g] = sum(
-                1 for p in r.place if p[0] == g) - 0
+        for g, m in failed.items():
+            ev["QueuedAllocations"][g] = m["CoalescedFailures"] + 1
     if failed:
         ev["FailedTGAllocs"] = failed
         blocked = new_eval(store, job, "queued-allocs", index)
@@ -365,17 +364,18 @@ def eligible_nodes(store, job):
 
 
 def _node_usage(store, node_id):
-    cpu = mem = 0
-    for a in store.allocs.values():
-        if a["NodeID"] == node_id and is_live(a):
-            cpu += a["_cpu"]
-            mem += a["_mem"]
-    return cpu, mem
+    return store.node_used.get(node_id, (0, 0))
 
 
-def pick_node(store, job, cpu, mem):
+def pick_node(store, job, cpu, mem, group=None):
     best, best_free = None, -1
+    taken = set()
+    if job["Type"] in ("system", "sysbatch"):
+        taken = {a["NodeID"] for a in job_allocs(store, job["Namespace"], job["ID"])
+                 if a["TaskGroup"] == group and is_live(a)}
     for n in eligible_nodes(store, job):
+        if n["ID"] in taken:
+            continue
         used_cpu, used_mem = _node_usage(store, n["ID"])
         if used_cpu + cpu > n["CPU"] or used_mem + mem > n["MemoryMB"]:
             continue
@@ -388,7 +388,7 @@ def pick_node(store, job, cpu, mem):
 def place_alloc(store, job, tg, name, canary, dep, ev, index, prev=None):
     cpu = sum(t["Resources"]["CPU"] for t in tg["Tasks"])
     mem = sum(t["Resources"]["MemoryMB"] for t in tg["Tasks"])
-    node = pick_node(store, job, cpu, mem)
+    node = pick_node(store, job, cpu, mem, tg["Name"])
     if node is None:
         return None
     now = store.clock.now()
@@ -444,9 +444,9 @@ def place_alloc(store, job, tg, name, canary, dep, ev, index, prev=None):
         events.append({"RescheduleTime": now, "PrevAllocID": prev["ID"],
                        "PrevNodeID": prev["NodeID"], "Delay": 0})
         a["RescheduleTracker"] = {"Events": events, "LastReschedule": "ok"}
-    a["TaskStates"] = {t["Name"]: _task_state("pending") for t in tg["Tasks"]}
+    a["TaskStates"] = {t["Name"]: lifecycle._task_state("pending") for t in tg["Tasks"]}
     for ts in a["TaskStates"].values():
-        ts["Events"].append(task_event(store, "Received",
+        ts["Events"].append(lifecycle.task_event(store, "Received",
                                        "Task received by client"))
     store.allocs[aid] = a
     store.allocs_by_job[(job["Namespace"], job["ID"])].append(aid)
@@ -456,587 +456,10 @@ def place_alloc(store, job, tg, name, canary, dep, ev, index, prev=None):
     if dep is not None:
         st = dep["TaskGroups"][tg["Name"]]
         if st["RequireProgressBy"] is None and st["ProgressDeadline"]:
-            st["RequireProgressBy"] = now + st["ProgressDeadline"]
-            _arm_progress(store, dep["ID"], st["RequireProgressBy"])
-    publish_alloc(store, a, "PlanResult")
-    store.after(store.config["start_delay"], lambda: start_alloc(store, aid))
+            deployments._set_progress(store, dep, st, now + st["ProgressDeadline"])
+    lifecycle.publish_alloc(store, a, "PlanResult")
+    store.after(store.config["start_delay"], lambda: lifecycle.start_alloc(store, aid))
     return a
-
-
-def _task_state(state):
-    return {"State": state, "Failed": False, "Restarts": 0,
-            "LastRestart": None, "StartedAt": None, "FinishedAt": None,
-            "Events": [], "Paused": ""}
-
-
-EVENT_KEYS = ("Message", "DisplayMessage", "FailsTask", "RestartReason",
-              "SetupError", "DriverError", "ExitCode", "Signal", "KillTimeout",
-              "KillError", "KillReason", "StartDelay", "DownloadError",
-              "ValidationError", "DiskLimit", "FailedSibling", "VaultError",
-              "TaskSignalReason", "TaskSignal", "DriverMessage",
-              "GenericSource")
-
-
-def task_event(store, etype, display, details=None, **kw):
-    ev = {"Type": etype, "Time": store.clock.now(), "Details": details or {}}
-    for k in EVENT_KEYS:
-        ev[k] = "" if k not in ("FailsTask", "ExitCode", "Signal",
-                                "KillTimeout", "StartDelay", "DiskLimit") else (
-            False if k == "FailsTask" else 0)
-    ev.update(kw)
-    ev["DisplayMessage"] = display
-    return ev
-
-
-def publish_alloc(store, a, etype):
-    store.touch("allocs")
-    store.publish("Allocation", etype, a["ID"], a["Namespace"],
-                  {"Allocation": alloc_wire(a, with_job=False)},
-                  [a["JobID"], a["DeploymentID"]])
-
-
-def alloc_wire(a, with_job=True):
-    out = {k: v for k, v in a.items() if not k.startswith("_")}
-    if not with_job:
-        out["Job"] = None
-    return deepcopy(out)
-
-
-def alloc_stub(a):
-    return {
-        "ID": a["ID"], "EvalID": a["EvalID"], "Name": a["Name"],
-        "Namespace": a["Namespace"], "NodeID": a["NodeID"],
-        "NodeName": a["NodeName"], "JobID": a["JobID"],
-        "JobType": a["Job"]["Type"], "JobVersion": a["Job"]["Version"],
-        "TaskGroup": a["TaskGroup"], "DesiredStatus": a["DesiredStatus"],
-        "DesiredDescription": a["DesiredDescription"],
-        "ClientStatus": a["ClientStatus"],
-        "ClientDescription": a["ClientDescription"],
-        "DesiredTransition": a["DesiredTransition"],
-        "TaskStates": a["TaskStates"], "DeploymentStatus": a["DeploymentStatus"],
-        "FollowupEvalID": a["FollowupEvalID"],
-        "NextAllocation": a["NextAllocation"],
-        "RescheduleTracker": a["RescheduleTracker"],
-        "PreemptedAllocations": a["PreemptedAllocations"],
-        "PreemptedByAllocation": a["PreemptedByAllocation"],
-        "CreateIndex": a["CreateIndex"], "ModifyIndex": a["ModifyIndex"],
-        "CreateTime": a["CreateTime"], "ModifyTime": a["ModifyTime"],
-    }
-
-
-def _touch_alloc(store, a, etype="AllocationUpdated"):
-    a["ModifyIndex"] = store.next_index("allocs")
-    a["ModifyTime"] = store.clock.now()
-    publish_alloc(store, a, etype)
-
-
-# -- alloc lifecycle --------------------------------------------------------------
-
-def start_alloc(store, aid):
-    a = store.allocs.get(aid)
-    if a is None or a["DesiredStatus"] != "run" or a["ClientStatus"] != "pending":
-        return
-    import runner
-    tg = structs.find_group(a["Job"], a["TaskGroup"])
-    now = store.clock.now()
-    a["ClientStatus"] = "running"
-    a["ClientDescription"] = "Tasks are running"
-    for t in tg["Tasks"]:
-        ts = a["TaskStates"][t["Name"]]
-        ts["Events"].append(task_event(store, "Task Setup",
-                                       "Building Task Directory",
-                                       Message="Building Task Directory"))
-        ts["State"] = "running"
-        ts["StartedAt"] = now
-        ts["Events"].append(task_event(store, "Started",
-                                       "Task started by client"))
-        if uses_exec(t) and runner.enabled:
-            runner.start(store, a, t)
-        elif a["Job"]["Type"] in ("batch", "sysbatch"):
-            store.after(store.config["batch_duration"],
-                        lambda n=t["Name"]: task_exited(store, aid, n, 0, 0))
-    _touch_alloc(store, a)
-    if a["DeploymentID"]:
-        _arm_health(store, a)
-    refresh_job_status(store, a["Job"], by_key=True)
-
-
-def _arm_health(store, a):
-    dep = store.deployments.get(a["DeploymentID"])
-    if dep is None:
-        return
-    tg = structs.find_group(a["Job"], a["TaskGroup"])
-    upd = tg["Update"] or structs.DEFAULT_UPDATE
-    aid = a["ID"]
-    if upd["HealthCheck"] != "manual":
-        store.after(upd["MinHealthyTime"] / 1e9,
-                    lambda: set_alloc_health(store, aid, True, auto=True))
-    store.at(a["_placed"] + upd["HealthyDeadline"],
-             lambda: _health_deadline(store, aid, upd["HealthyDeadline"]))
-
-
-def _health_deadline(store, aid, deadline):
-    a = store.allocs.get(aid)
-    if a is None or (a["DeploymentStatus"] or {}).get("Healthy") is not None:
-        return
-    if not a["DeploymentID"]:
-        return
-    for ts in (a["TaskStates"] or {}).values():
-        ts["Events"].append(task_event(
-            store, "Alloc Unhealthy",
-            "Task not running by healthy_deadline of %s" % go_duration(deadline),
-            Message="Task not running by healthy_deadline of %s"
-            % go_duration(deadline)))
-    set_alloc_health(store, aid, False)
-
-
-def set_alloc_health(store, aid, healthy, auto=False):
-    a = store.allocs.get(aid)
-    if a is None:
-        return
-    ds = a["DeploymentStatus"] or {"Healthy": None, "Timestamp": None,
-                                   "Canary": False, "ModifyIndex": 0}
-    if auto:
-        # Automatic health needs a running alloc that is not held back.
-        if ds["Healthy"] is not None or a["ClientStatus"] != "running":
-            return
-        if a["DesiredStatus"] != "run":
-            return
-        if (a["Namespace"], a["JobID"]) in store.hold_health:
-            a["_held"] = True
-            return
-    ds["Healthy"] = healthy
-    ds["Timestamp"] = _rfc(store.clock.now())
-    index = store.next_index("allocs", "deployment")
-    ds["ModifyIndex"] = index
-    a["DeploymentStatus"] = ds
-    a["ModifyIndex"] = index
-    a["ModifyTime"] = store.clock.now()
-    publish_alloc(store, a, "DeploymentAllocHealth")
-    dep = store.deployments.get(a["DeploymentID"])
-    if dep is not None:
-        st = dep["TaskGroups"].get(a["TaskGroup"])
-        if healthy and st and st["ProgressDeadline"] and dep["Status"] == "running":
-            st["RequireProgressBy"] = store.clock.now() + st["ProgressDeadline"]
-            _arm_progress(store, dep["ID"], st["RequireProgressBy"])
-        watch_deployment(store, dep)
-
-
-def _rfc(ns):
-    from gojson import rfc3339
-    return rfc3339(ns)
-
-
-def release_health(store, ns, job_id):
-    """Let held allocs become healthy now (admin: canaries stop waiting)."""
-    store.hold_health.discard((ns, job_id))
-    for a in job_allocs(store, ns, job_id):
-        if a.pop("_held", False):
-            set_alloc_health(store, a["ID"], True, auto=True)
-
-
-def task_exited(store, aid, task, exit_code, signal, message=""):
-    """A task's process ended (real or simulated)."""
-    a = store.allocs.get(aid)
-    if a is None:
-        return
-    ts = a["TaskStates"].get(task)
-    if ts is None or ts["State"] == "dead":
-        return
-    killed = a["DesiredStatus"] != "run"
-    disp = "Exit Code: %d" % exit_code
-    if signal:
-        disp += ", Signal: %d" % signal
-    if message:
-        disp += ', Exit Message: "%s"' % message
-    details = {"exit_code": str(exit_code), "signal": str(signal),
-               "oom_killed": "false"}
-    if message:
-        details["exit_message"] = message
-    ts["Events"].append(task_event(store, "Terminated", disp, details,
-                                   ExitCode=exit_code, Signal=signal))
-    job = a["Job"]
-    tg = structs.find_group(job, a["TaskGroup"])
-    tdef = next((t for t in tg["Tasks"] if t["Name"] == task), None)
-    failed = exit_code != 0 or (signal != 0 and not killed)
-    service = job["Type"] in ("service", "system")
-    if not killed and (failed or service) and tdef is not None:
-        rp = tdef["RestartPolicy"] or tg["RestartPolicy"]
-        if ts["Restarts"] < rp["Attempts"]:
-            delay = rp["Delay"]
-            ts["Restarts"] += 1
-            ts["LastRestart"] = _rfc(store.clock.now())
-            reason = "Restart within policy"
-            ts["Events"].append(task_event(
-                store, "Restarting", "Task restarting in %s" % go_duration(delay),
-                RestartReason=reason, StartDelay=delay))
-            _touch_alloc(store, a)
-            store.after(delay / 1e9, lambda: _restart_task(store, aid, task))
-            return
-        if rp["Attempts"] or failed:
-            reason = ('Exceeded allowed attempts %d in interval %s and mode is "%s"'
-                      % (rp["Attempts"], go_duration(rp["Interval"]), rp["Mode"]))
-            ts["Events"].append(task_event(store, "Not Restarting", reason,
-                                           RestartReason=reason, FailsTask=True))
-        failed = failed or service
-    ts["State"] = "dead"
-    ts["FinishedAt"] = _rfc(store.clock.now())
-    ts["Failed"] = bool(failed and not killed)
-    if ts["Failed"]:
-        # Nomad kills the sibling tasks of a failed task.
-        for other, ots in a["TaskStates"].items():
-            if other != task and ots["State"] != "dead":
-                import runner
-                ots["Events"].append(task_event(
-                    store, "Sibling Task Failed",
-                    "Task's sibling %r failed" % task, FailedSibling=task))
-                runner.kill(store, aid, other)
-                ots["State"] = "dead"
-                ots["FinishedAt"] = _rfc(store.clock.now())
-    _finish_alloc_if_done(store, a)
-
-
-def _restart_task(store, aid, task):
-    a = store.allocs.get(aid)
-    if a is None or a["DesiredStatus"] != "run":
-        return
-    import runner
-    tg = structs.find_group(a["Job"], a["TaskGroup"])
-    tdef = next(t for t in tg["Tasks"] if t["Name"] == task)
-    ts = a["TaskStates"][task]
-    ts["State"] = "running"
-    ts["Events"].append(task_event(store, "Started", "Task started by client"))
-    if uses_exec(tdef) and runner.enabled:
-        runner.start(store, a, tdef)
-    elif a["Job"]["Type"] in ("batch", "sysbatch"):
-        store.after(store.config["batch_duration"],
-                    lambda: task_exited(store, aid, task, 0, 0))
-    _touch_alloc(store, a)
-
-
-def _finish_alloc_if_done(store, a):
-    states = a["TaskStates"].values()
-    if any(ts["State"] != "dead" for ts in states):
-        _touch_alloc(store, a)
-        return
-    if a["DesiredStatus"] != "run":
-        a["ClientStatus"] = "complete"
-        a["ClientDescription"] = "All tasks have completed"
-    elif any(ts["Failed"] for ts in states):
-        a["ClientStatus"] = "failed"
-        a["ClientDescription"] = "Failed tasks"
-    else:
-        a["ClientStatus"] = "complete"
-        a["ClientDescription"] = "All tasks have completed"
-    _touch_alloc(store, a)
-    if a["ClientStatus"] == "failed":
-        _after_failure(store, a)
-    refresh_job_status(store, a["Job"], by_key=True)
-
-
-def _after_failure(store, a):
-    if a["DeploymentID"] and (a["DeploymentStatus"] or {}).get("Healthy") is None:
-        set_alloc_health(store, a["ID"], False)
-    job = store.jobs.get((a["Namespace"], a["JobID"]))
-    if job is None or job["Stop"]:
-        return
-    tg = structs.find_group(job, a["TaskGroup"])
-    rp = tg and tg["ReschedulePolicy"]
-    if not rp:
-        return
-    tried = len((a["RescheduleTracker"] or {}).get("Events") or [])
-    if not rp["Unlimited"] and tried >= rp["Attempts"]:
-        return
-    delay = rp["Delay"]
-    if rp["DelayFunction"] == "exponential":
-        delay = min(delay * (2 ** tried), rp["MaxDelay"] or delay * (2 ** tried))
-    aid = a["ID"]
-
-    def due():
-        x = store.allocs.get(aid)
-        if x is None or x["NextAllocation"]:
-            return
-        x["_reschedule_due"] = True
-        j = store.jobs.get((x["Namespace"], x["JobID"]))
-        if j is not None and not j["Stop"]:
-            create_eval(store, j, "alloc-failure")
-    store.after(delay / 1e9, due)
-
-
-def fail_alloc(store, a, exit_code=1, message="failure injected by nomadsim"):
-    """Admin fault: the alloc's tasks die with exit_code."""
-    import runner
-    if a["ClientStatus"] in TERMINAL_CLIENT:
-        return
-    if a["ClientStatus"] == "pending":
-        a["ClientStatus"] = "running"
-        for ts in a["TaskStates"].values():
-            ts["State"] = "running"
-            ts["StartedAt"] = store.clock.now()
-    for name, ts in a["TaskStates"].items():
-        if ts["State"] == "dead":
-            continue
-        runner.kill(store, a["ID"], name, quiet=True)
-        disp = "Exit Code: %d" % exit_code
-        ts["Events"].append(task_event(
-            store, "Terminated", disp,
-            {"exit_code": str(exit_code), "signal": "0", "oom_killed": "false"},
-            ExitCode=exit_code))
-        ts["Events"].append(task_event(store, "Not Restarting", message,
-                                       RestartReason=message, FailsTask=True))
-        ts["State"] = "dead"
-        ts["Failed"] = True
-        ts["FinishedAt"] = _rfc(store.clock.now())
-    _finish_alloc_if_done(store, a)
-
-
-def stop_alloc(store, a, desc, index):
-    import runner
-    a["DesiredStatus"] = "stop"
-    a["DesiredDescription"] = desc
-    a["ModifyIndex"] = index
-    a["AllocModifyIndex"] = index
-    a["ModifyTime"] = store.clock.now()
-    publish_alloc(store, a, "PlanResult")
-    aid = a["ID"]
-    if a["ClientStatus"] not in ("pending", "running"):
-        return
-    tg = structs.find_group(a["Job"], a["TaskGroup"])
-    any_real = False
-    for t in tg["Tasks"]:
-        ts = a["TaskStates"][t["Name"]]
-        if ts["State"] == "running":
-            ts["Events"].append(task_event(
-                store, "Killing", "Sent interrupt. Waiting %s before force killing"
-                % go_duration(t["KillTimeout"]),
-                {"kill_timeout": go_duration(t["KillTimeout"])},
-                KillTimeout=t["KillTimeout"]))
-            if runner.kill(store, aid, t["Name"]):
-                any_real = True
-    if not any_real:
-        store.after(store.config["kill_delay"], lambda: _killed(store, aid))
-
-
-def _killed(store, aid):
-    a = store.allocs.get(aid)
-    if a is None or a["ClientStatus"] not in ("pending", "running"):
-        return
-    for ts in a["TaskStates"].values():
-        if ts["State"] != "dead":
-            if ts["State"] == "running":
-                ts["Events"].append(task_event(store, "Killed",
-                                               "Task successfully killed"))
-            ts["State"] = "dead"
-            ts["FinishedAt"] = _rfc(store.clock.now())
-    a["ClientStatus"] = "complete"
-    a["ClientDescription"] = "All tasks have completed"
-    _touch_alloc(store, a)
-    refresh_job_status(store, a["Job"], by_key=True)
-
-
-def inplace_update(store, a, job, dep, index):
-    a["Job"] = job
-    a["_jmi"] = job["JobModifyIndex"]
-    a["ModifyIndex"] = index
-    a["AllocModifyIndex"] = index
-    if dep is not None:
-        a["DeploymentID"] = dep["ID"]
-        a["DeploymentStatus"] = None
-        a["_placed"] = store.clock.now()
-        if a["ClientStatus"] == "running":
-            _arm_health(store, a)
-    publish_alloc(store, a, "PlanResult")
-
-
-# -- deployments ---------------------------------------------------------------------
-
-def create_deployment(store, job, r, index):
-    now = store.clock.now()
-    groups = {}
-    for tg in job["TaskGroups"]:
-        u = tg["Update"]
-        if not u or u["MaxParallel"] <= 0:
-            continue
-        dc = r.canary_groups.get(tg["Name"], 0)
-        groups[tg["Name"]] = {
-            "AutoRevert": u["AutoRevert"], "AutoPromote": u["AutoPromote"],
-            "ProgressDeadline": u["ProgressDeadline"], "RequireProgressBy": None,
-            "Promoted": False, "PlacedCanaries": None, "DesiredCanaries": dc,
-            "DesiredTotal": tg["Count"], "PlacedAllocs": 0, "HealthyAllocs": 0,
-            "UnhealthyAllocs": 0}
-    desc = DESC_RUNNING
-    canary_groups = [g for g, s in groups.items() if s["DesiredCanaries"]]
-    if canary_groups:
-        auto = all(groups[g]["AutoPromote"] for g in canary_groups)
-        desc = DESC_AUTO if auto else DESC_MANUAL
-    dep = {
-        "ID": uuid(), "Namespace": job["Namespace"], "JobID": job["ID"],
-        "JobVersion": job["Version"], "JobModifyIndex": job["ModifyIndex"],
-        "JobSpecModifyIndex": job["JobModifyIndex"],
-        "JobCreateIndex": job["CreateIndex"], "IsMultiregion": False,
-        "TaskGroups": groups, "Status": "running", "StatusDescription": desc,
-        "EvalPriority": job["Priority"], "CreateIndex": index,
-        "ModifyIndex": index, "CreateTime": now, "ModifyTime": now,
-    }
-    store.deployments[dep["ID"]] = dep
-    store.deps_by_job[(job["Namespace"], job["ID"])].append(dep["ID"])
-    store.touch("deployment")
-    publish_dep(store, dep, "PlanResult")
-    return dep
-
-
-def publish_dep(store, dep, etype):
-    store.publish("Deployment", etype, dep["ID"], dep["Namespace"],
-                  {"Deployment": deepcopy(dep)}, [dep["JobID"]])
-
-
-def refresh_deployment(store, dep):
-    """Recount PlacedAllocs/HealthyAllocs/UnhealthyAllocs from the allocs."""
-    for g, st in dep["TaskGroups"].items():
-        st["PlacedAllocs"] = st["HealthyAllocs"] = st["UnhealthyAllocs"] = 0
-    for a in job_allocs(store, dep["Namespace"], dep["JobID"]):
-        if a["DeploymentID"] != dep["ID"]:
-            continue
-        st = dep["TaskGroups"].get(a["TaskGroup"])
-        if st is None:
-            continue
-        st["PlacedAllocs"] += 1
-        h = (a["DeploymentStatus"] or {}).get("Healthy")
-        if h is True:
-            st["HealthyAllocs"] += 1
-        elif h is False:
-            st["UnhealthyAllocs"] += 1
-    dep["ModifyIndex"] = store.index
-    dep["ModifyTime"] = store.clock.now()
-    store.touch("deployment")
-
-
-def set_dep_status(store, dep, status, desc):
-    dep["Status"] = status
-    dep["StatusDescription"] = desc
-    dep["ModifyIndex"] = store.next_index("deployment")
-    dep["ModifyTime"] = store.clock.now()
-    publish_dep(store, dep, "DeploymentStatusUpdate")
-
-
-def _canaries_healthy(store, dep, group):
-    st = dep["TaskGroups"][group]
-    healthy = 0
-    for aid in st["PlacedCanaries"] or ():
-        a = store.allocs.get(aid)
-        if a and (a["DeploymentStatus"] or {}).get("Healthy") is True:
-            healthy += 1
-    return healthy
-
-
-def watch_deployment(store, dep):
-    """The deployment watcher: fail, auto-promote, continue or succeed."""
-    refresh_deployment(store, dep)
-    if dep["Status"] != "running":
-        return
-    groups = dep["TaskGroups"]
-    if any(st["UnhealthyAllocs"] > 0 and st["ProgressDeadline"] == 0
-           for st in groups.values()):
-        fail_deployment(store, dep, DESC_UNHEALTHY)
-        return
-    waiting = [g for g, st in groups.items()
-               if st["DesiredCanaries"] > 0 and not st["Promoted"]]
-    if waiting:
-        ready = all(_canaries_healthy(store, dep, g) >= groups[g]["DesiredCanaries"]
-                    for g in waiting)
-        if ready and all(groups[g]["AutoPromote"] for g in waiting):
-            promote(store, dep, None, trigger="deployment-watcher")
-        return
-    if all(st["HealthyAllocs"] >= st["DesiredTotal"] for st in groups.values()):
-        set_dep_status(store, dep, "successful", DESC_OK)
-        mark_stable(store, dep["Namespace"], dep["JobID"], dep["JobVersion"])
-        return
-    job = store.jobs.get((dep["Namespace"], dep["JobID"]))
-    if job is not None and job["Version"] == dep["JobVersion"]:
-        before = len(store.allocs)
-        r = reconcile(store, job, job_allocs(store, *(dep["Namespace"], dep["JobID"])),
-                      dep)
-        if r.place or r.stop:
-            create_eval(store, job, "deployment-watcher", dep["ID"])
-        del before
-
-
-def promote(store, dep, groups, trigger="promote"):
-    for g, st in dep["TaskGroups"].items():
-        if groups is None or g in groups:
-            if st["DesiredCanaries"] > 0:
-                st["Promoted"] = True
-                for aid in st["PlacedCanaries"] or ():
-                    a = store.allocs.get(aid)
-                    if a and a["DeploymentStatus"]:
-                        a["DeploymentStatus"]["Canary"] = False
-            if st["ProgressDeadline"]:
-                st["RequireProgressBy"] = store.clock.now() + st["ProgressDeadline"]
-                _arm_progress(store, dep["ID"], st["RequireProgressBy"])
-    waiting = [g for g, st in dep["TaskGroups"].items()
-               if st["DesiredCanaries"] > 0 and not st["Promoted"]]
-    if not waiting:
-        dep["StatusDescription"] = DESC_RUNNING
-    dep["ModifyIndex"] = store.next_index("deployment", "allocs")
-    publish_dep(store, dep, "DeploymentPromotion")
-    job = store.jobs.get((dep["Namespace"], dep["JobID"]))
-    ev = create_eval(store, job, trigger, dep["ID"])
-    watch_deployment(store, dep)
-    return ev
-
-
-def _arm_progress(store, dep_id, due):
-    def check():
-        dep = store.deployments.get(dep_id)
-        if dep is None or dep["Status"] != "running":
-            return
-        now = store.clock.now()
-        for g, st in dep["TaskGroups"].items():
-            rpb = st["RequireProgressBy"]
-            if rpb is None or now < rpb:
-                continue
-            done = (st["HealthyAllocs"] >= st["DesiredTotal"]
-                    and (st["DesiredCanaries"] == 0 or st["Promoted"]))
-            # Healthy canaries awaiting promotion are not a lack of progress.
-            awaiting = (st["DesiredCanaries"] > 0 and not st["Promoted"]
-                        and _canaries_healthy(store, dep, g) >= st["DesiredCanaries"])
-            if not done and not awaiting:
-                fail_deployment(store, dep, DESC_PROGRESS)
-                return
-    store.at(due, check)
-
-
-def fail_deployment(store, dep, desc):
-    """Fail a deployment; with auto_revert roll back to the last stable version."""
-    reverted = None
-    if any(st["AutoRevert"] for st in dep["TaskGroups"].values()):
-        job = store.jobs.get((dep["Namespace"], dep["JobID"]))
-        stable = None
-        for v in store.versions.get((dep["Namespace"], dep["JobID"]), []):
-            if v["Stable"] and v["Version"] < dep["JobVersion"]:
-                stable = v
-                break
-        if stable is None:
-            desc += " - no stable job version to auto revert to"
-        elif job is not None and structs.spec_equal(stable, job):
-            desc += (" - not rolling back to stable job version %d as current "
-                     "job has same specification" % stable["Version"])
-        else:
-            desc += " - rolling back to job version %d" % stable["Version"]
-            reverted = stable
-    set_dep_status(store, dep, "failed", desc)
-    if reverted is not None:
-        import jobs
-        jobs.register(store, deepcopy(reverted), revert=True)
-        return reverted["Version"]
-    return None
-
-
-def mark_stable(store, ns, job_id, version):
-    for v in store.versions.get((ns, job_id), []):
-        if v["Version"] == version:
-            v["Stable"] = True
-    store.next_index("jobs", "job_version")
 
 
 # -- job status ---------------------------------------------------------------------
@@ -1070,15 +493,3 @@ def compute_status(store, job):
     return "pending"
 
 
-def promote_errors(store, dep, groups):
-    errs = []
-    for g, st in sorted(dep["TaskGroups"].items()):
-        if groups is not None and g not in groups:
-            continue
-        if st["DesiredCanaries"] == 0 or st["Promoted"]:
-            continue
-        have = _canaries_healthy(store, dep, g)
-        if have < st["DesiredCanaries"]:
-            errs.append('Task group "%s" has %d/%d healthy allocations'
-                        % (g, have, st["DesiredCanaries"]))
-    return multierror(errs) if errs else None

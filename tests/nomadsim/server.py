@@ -19,6 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import acl
 import admin
 import api
+import lifecycle
 import runner
 import scheduler
 from gojson import encode
@@ -284,7 +285,7 @@ class Handler(BaseHTTPRequestHandler):
             except OSError:
                 pass
 
-    do_GET = do_PUT = do_POST = do_DELETE = do_PATCH = do_HEAD = _guard
+    do_GET = do_PUT = do_POST = do_DELETE = do_PATCH = _guard
 
 
 def _pretty(query):
@@ -305,16 +306,17 @@ def make_sim(port=0, bind="127.0.0.1", acl_enabled=False, state_dir=None,
     store = Store(clock)
     sim = Sim(store, acl_enabled, heartbeat, state_dir)
     loaded = False
-    if state_dir:
-        os.makedirs(state_dir, exist_ok=True)
-        loaded = store.load(state_dir)
-    if not loaded:
-        admin.upsert_ns(store, "default", "Default shared namespace")
-        if acl_enabled:
-            acl.make_token(store, "Bootstrap Token", "management",
-                           secret=bootstrap_token)
-    if not store.nodes:
-        admin.make_nodes(store, nodes)
+    with store.lock:
+        if state_dir:
+            os.makedirs(state_dir, exist_ok=True)
+            loaded = store.load(state_dir)
+        if not loaded:
+            admin.upsert_ns(store, "default", "Default shared namespace")
+            if acl_enabled:
+                acl.make_token(store, "Bootstrap Token", "management",
+                               secret=bootstrap_token)
+        if not store.nodes:
+            admin.make_nodes(store, nodes)
     runner.setup(os.path.join(state_dir, "allocs") if state_dir else None,
                  exec_tasks)
     if loaded:
@@ -331,11 +333,11 @@ def _recover(store):
         for a in store.allocs.values():
             if a["ClientStatus"] == "pending":
                 aid = a["ID"]
-                store.after(0, lambda aid=aid: scheduler.start_alloc(store, aid))
+                store.after(0, lambda aid=aid: lifecycle.start_alloc(store, aid))
             elif a["ClientStatus"] == "running" and any(
                     scheduler.uses_exec(t) for t in
                     _group(a)["Tasks"]):
-                scheduler.fail_alloc(store, a, 1, "task lost across a nomadsim restart")
+                lifecycle.fail_alloc(store, a, 1, "task lost across a nomadsim restart")
 
 
 def _group(a):
@@ -377,6 +379,8 @@ def serve(sim):
         sim.httpd.serve_forever(poll_interval=0.1)
     finally:
         stop()
+        # No timer may start a task once the task directories go away.
+        t.join(timeout=2)
         runner.shutdown()
         if sim.state_dir:
             with sim.store.lock:

@@ -82,7 +82,9 @@ class Store:
             "scaling_diff_quirk": True,
         }
         self.hold_health = set()      # (ns, job) whose allocs stay unhealthy
+        self.broken = {}              # (ns, job) -> exit code at start
         self.nodes = []
+        self.node_used = {}           # node ID -> (cpu, mem) of live allocs
 
     # -- indexes -----------------------------------------------------------
 
@@ -194,6 +196,9 @@ class Store:
         self.allocs = d["Allocations"]
         for a in self.allocs.values():
             self.allocs_by_job[(a["Namespace"], a["JobID"])].append(a["ID"])
+            if a.get("_counted"):
+                cpu, mem = self.node_used.get(a["NodeID"], (0, 0))
+                self.node_used[a["NodeID"]] = (cpu + a["_cpu"], mem + a["_mem"])
             # The alloc's Job is shared with the version it runs.
             for v in self.versions.get((a["Namespace"], a["JobID"]), []):
                 if v["Version"] == a["Job"]["Version"]:

@@ -8,7 +8,7 @@ client-side (api package) defaults; this module applies the server's.
 
 import copy
 
-from gojson import deepcopy, multierror
+from gojson import multierror
 
 SEC = 1_000_000_000
 MIN = 60 * SEC
@@ -117,7 +117,7 @@ def _int(v, dflt=0):
 
 def to_struct_job(api_job):
     """Convert a canonicalized api.Job dict into a structs.Job dict."""
-    src = deepcopy(api_job)
+    src = api_job
     job = _shape(src, JOB_FIELDS)
     if not job["Name"]:
         job["Name"] = job["ID"]
@@ -203,6 +203,10 @@ def validate(job):
         errs.append("Job priority must be between [1, 100]")
     if not job["TaskGroups"]:
         errs.append("Missing job task groups")
+    if job["ParameterizedJob"] is not None and job["Type"] not in ("batch", "sysbatch"):
+        errs.append('Parameterized job can only be used with "batch" or "sysbatch" type')
+    if job["Periodic"] is not None and job["Type"] not in ("batch", "sysbatch"):
+        errs.append('Periodic can only be used with "batch" or "sysbatch" scheduler')
     seen = {}
     for i, tg in enumerate(job["TaskGroups"], 1):
         if not tg["Name"]:

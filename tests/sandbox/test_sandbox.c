@@ -6,7 +6,9 @@
  * worker's Landlock rules and seccomp filter, then either does what the
  * worker does (libgit2 fetch, libcurl HTTPS, evhttp over TLS, descriptor
  * passing) or makes a forbidden call; the parent judges the exit status
- * and reads /proc/<pid> from outside.  Runs as root.
+ * and reads /proc/<pid> from outside.  Runs as root.  harness.c forks
+ * and waits, workload.c holds the workers' code paths; this file has the
+ * cases.
  *
  *	test_sandbox [-v]		run the cases
  *	test_sandbox -g DIR		write the filter dumps DIR/<worker>.pfc
@@ -23,369 +25,35 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 
 #include <netinet/in.h>
-#include <arpa/inet.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <netdb.h>
-#include <poll.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
-#include <event2/buffer.h>
-#include <event2/bufferevent_ssl.h>
-#include <event2/event.h>
-#include <event2/http.h>
-#include <git2.h>
-#include <openssl/err.h>
-#include <openssl/pem.h>
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
-
 #include "log.h"
 #include "sandbox.h"
 #include "test.h"
+#include "harness.h"
 
-#define GIT	0
-#define NOMAD	1
-#define WEB	2
-#define NPROF	3
 #define P_GIT	(1 << GIT)
 #define P_NOMAD	(1 << NOMAD)
 #define P_WEB	(1 << WEB)
 #define P_ALL	(P_GIT | P_NOMAD | P_WEB)
 
-#define STAGE_DROP	0	/* sandbox_drop() only */
-#define STAGE_FS	1	/* + the worker's Landlock rules */
-#define STAGE_ALL	2	/* + the worker's seccomp filter */
-
-#define WAIT_MS		20000	/* the parent gives up on a child after */
-
 extern char **environ;
-
-static const char *prof_name[NPROF] = { "gitworker", "nomadworker",
-    "webworker" };
-
-static uid_t	 nops_uid;
-static gid_t	 nops_gid;
-static int	 ll_abi;		/* Landlock ABI of this kernel */
-static char	 tmpdir[PATH_MAX];
-static char	 cachedir[PATH_MAX + 16];	/* gitworker's, _nops-owned */
-static char	 outsidedir[PATH_MAX + 16];	/* _nops-owned, not allowed */
-static char	 emptydir[PATH_MAX + 16];	/* webworker's chroot */
-static char	 baddir[PATH_MAX + 16];		/* a chroot others can write */
-static ino_t	 empty_ino;
-
-static EVP_PKEY	*tls_key;
-static X509	*tls_cert;
-static char	*tls_cert_pem;
-
-/* One forked case: what the child does, what the parent does meanwhile. */
-struct run {
-	int	(*r_child)(struct run *);
-	int	(*r_parent)(struct run *, pid_t);
-	int	 r_prof;
-	int	 r_stage;
-	int	 r_tls;
-	void	(*r_call)(struct run *);	/* a forbidden call */
-	int	 r_ready[2];	/* child -> parent; EOF when the child died */
-	int	 r_go[2];	/* parent -> child */
-	int	 r_lfd;		/* a listening TCP socket, or -1 */
-	int	 r_port;
-	int	 r_sv[2];	/* a socketpair, or -1 */
-};
-
-/* ------------------------------------------------------------- helpers */
-
-static void
-run_init(struct run *r, int prof, int stage)
-{
-	memset(r, 0, sizeof(*r));
-	r->r_prof = prof;
-	r->r_stage = stage;
-	r->r_lfd = r->r_sv[0] = r->r_sv[1] = -1;
-}
-
-/* Child side: report why it fails (stderr is unbuffered) and the code. */
-static int
-cfail(const char *fmt, ...)
-{
-	va_list	 ap;
-	int	 saved = errno;
-
-	fprintf(stderr, "# child: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, " (errno %d: %s)\n", saved, strerror(saved));
-	return 1;
-}
-
-static int	 child_abi = -1;
-
-static void
-enter(int prof, int stage)
-{
-	sandbox_drop(prof_name[prof], prof == WEB ? emptydir : NULL,
-	    nops_uid, nops_gid);
-	if (stage >= STAGE_FS) {
-		switch (prof) {
-		case GIT:
-			child_abi = gitworker_sandbox_fs(cachedir);
-			break;
-		case NOMAD:
-			child_abi = nomadworker_sandbox_fs();
-			break;
-		default:
-			child_abi = webworker_sandbox_fs();
-			break;
-		}
-	}
-	if (stage >= STAGE_ALL) {
-		switch (prof) {
-		case GIT:
-			gitworker_sandbox_syscalls();
-			break;
-		case NOMAD:
-			nomadworker_sandbox_syscalls();
-			break;
-		default:
-			webworker_sandbox_syscalls();
-			break;
-		}
-	}
-}
-
-static void
-child_ready(struct run *r)
-{
-	(void)write(r->r_ready[1], "r", 1);
-}
-
-static void
-child_wait_go(struct run *r)
-{
-	char	 c;
-
-	(void)read(r->r_go[0], &c, 1);
-}
-
-/* Parent side: wait for the child's signal; -1 if it died first. */
-static int
-parent_wait_ready(struct run *r)
-{
-	struct pollfd	 pfd = { r->r_ready[0], POLLIN, 0 };
-	char		 c;
-
-	if (poll(&pfd, 1, WAIT_MS) != 1 || read(r->r_ready[0], &c, 1) != 1) {
-		printf("# parent: the child never got ready\n");
-		return -1;
-	}
-	return 0;
-}
-
-/* Fork, run the case, wait; returns the wait status (-1: parent failed). */
-static int
-run_case(struct run *r)
-{
-	pid_t	 pid;
-	int	 status, pfail = 0;
-
-	if (pipe(r->r_ready) == -1 || pipe(r->r_go) == -1) {
-		printf("# pipe: %s\n", strerror(errno));
-		return -1;
-	}
-	fflush(stdout);
-	fflush(stderr);
-	if ((pid = fork()) == -1) {
-		printf("# fork: %s\n", strerror(errno));
-		return -1;
-	}
-	if (pid == 0) {
-		close(r->r_ready[0]);
-		close(r->r_go[1]);
-		alarm(WAIT_MS / 1000 * 2);	/* never hang make check */
-		_exit(r->r_child(r));
-	}
-	close(r->r_ready[1]);
-	close(r->r_go[0]);
-	if (r->r_parent != NULL)
-		pfail = r->r_parent(r, pid);
-	close(r->r_go[1]);
-	close(r->r_ready[0]);
-	if (r->r_lfd != -1)
-		close(r->r_lfd);
-	if (r->r_sv[0] != -1)
-		close(r->r_sv[0]);
-	if (r->r_sv[1] != -1)
-		close(r->r_sv[1]);
-	if (pfail)
-		kill(pid, SIGKILL);
-	if (waitpid(pid, &status, 0) == -1) {
-		printf("# waitpid: %s\n", strerror(errno));
-		return -1;
-	}
-	return pfail ? -1 : status;
-}
-
-static void
-describe(int status)
-{
-	if (status == -1)
-		printf("# the parent side failed\n");
-	else if (WIFEXITED(status))
-		printf("# the child exited with %d\n", WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
-		printf("# the child was killed by signal %d (%s)\n",
-		    WTERMSIG(status), strsignal(WTERMSIG(status)));
-}
-
-static int
-exited(int status, int code)
-{
-	if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == code)
-		return 1;
-	describe(status);
-	return 0;
-}
-
-/* A forbidden call kills the process (a debug build only logs it). */
-static int
-killed_by_filter(int status)
-{
-#ifdef SANDBOX_DEBUG
-	if (status != -1 && WIFEXITED(status))
-		return 1;
-#else
-	if (status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
-		return 1;
-#endif
-	describe(status);
-	return 0;
-}
-
-static int
-tcp_listener(int *port)
-{
-	struct sockaddr_in	 sin;
-	socklen_t		 len = sizeof(sin);
-	int			 fd;
-
-	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		return -1;
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
-	    listen(fd, 16) == -1 ||
-	    getsockname(fd, (struct sockaddr *)&sin, &len) == -1) {
-		close(fd);
-		return -1;
-	}
-	*port = ntohs(sin.sin_port);
-	return fd;
-}
-
-static int
-tcp_connect(int port)
-{
-	struct sockaddr_in	 sin;
-	struct timeval		 tv = { WAIT_MS / 1000, 0 };
-	int			 fd;
-
-	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		return -1;
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sin.sin_port = htons(port);
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == -1 ||
-	    connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* --------------------------------------------------------------- TLS */
-
-/* A self-signed certificate for localhost, made in memory. */
-static int
-tls_setup(void)
-{
-	X509V3_CTX	 v3;
-	X509_EXTENSION	*ext;
-	X509_NAME	*name;
-	BIO		*bio;
-	char		*pem;
-	long		 len;
-
-	if ((tls_key = EVP_EC_gen("P-256")) == NULL ||
-	    (tls_cert = X509_new()) == NULL)
-		return -1;
-	X509_set_version(tls_cert, 2);
-	ASN1_INTEGER_set(X509_get_serialNumber(tls_cert), 1);
-	X509_gmtime_adj(X509_getm_notBefore(tls_cert), -3600);
-	X509_gmtime_adj(X509_getm_notAfter(tls_cert), 3600);
-	X509_set_pubkey(tls_cert, tls_key);
-	name = X509_get_subject_name(tls_cert);
-	X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
-	    (const unsigned char *)"localhost", -1, -1, 0);
-	X509_set_issuer_name(tls_cert, name);
-	X509V3_set_ctx_nodb(&v3);
-	X509V3_set_ctx(&v3, tls_cert, tls_cert, NULL, NULL, 0);
-	if ((ext = X509V3_EXT_conf_nid(NULL, &v3, NID_subject_alt_name,
-	    "DNS:localhost,IP:127.0.0.1")) == NULL)
-		return -1;
-	X509_add_ext(tls_cert, ext, -1);
-	X509_EXTENSION_free(ext);
-	if ((ext = X509V3_EXT_conf_nid(NULL, &v3, NID_basic_constraints,
-	    "critical,CA:TRUE")) == NULL)
-		return -1;
-	X509_add_ext(tls_cert, ext, -1);
-	X509_EXTENSION_free(ext);
-	if (X509_sign(tls_cert, tls_key, EVP_sha256()) == 0)
-		return -1;
-
-	if ((bio = BIO_new(BIO_s_mem())) == NULL ||
-	    !PEM_write_bio_X509(bio, tls_cert))
-		return -1;
-	len = BIO_get_mem_data(bio, &pem);
-	if (len <= 0 || (tls_cert_pem = strndup(pem, len)) == NULL)
-		return -1;
-	BIO_free(bio);
-	return 0;
-}
-
-static SSL_CTX *
-tls_server_ctx(void)
-{
-	SSL_CTX	*ctx;
-
-	if ((ctx = SSL_CTX_new(TLS_server_method())) == NULL)
-		return NULL;
-	if (SSL_CTX_use_certificate(ctx, tls_cert) != 1 ||
-	    SSL_CTX_use_PrivateKey(ctx, tls_key) != 1) {
-		SSL_CTX_free(ctx);
-		return NULL;
-	}
-	return ctx;
-}
 
 /* ------------------------------------------------------- pfc dumps */
 
@@ -410,36 +78,6 @@ write_dump(int prof, const char *path)
 	if (close(fd) == -1)
 		rc = -1;
 	return rc;
-}
-
-static char *
-read_file(const char *path, size_t *lenp)
-{
-	FILE	*fp;
-	char	*buf = NULL;
-	size_t	 len = 0, n;
-	char	 chunk[4096];
-
-	if ((fp = fopen(path, "r")) == NULL)
-		return NULL;
-	while ((n = fread(chunk, 1, sizeof(chunk), fp)) > 0) {
-		char	*nbuf;
-
-		if ((nbuf = realloc(buf, len + n + 1)) == NULL) {
-			free(buf);
-			fclose(fp);
-			return NULL;
-		}
-		buf = nbuf;
-		memcpy(buf + len, chunk, n);
-		len += n;
-	}
-	fclose(fp);
-	if (buf == NULL && (buf = calloc(1, 1)) == NULL)
-		return NULL;
-	buf[len] = '\0';
-	*lenp = len;
-	return buf;
 }
 
 static void
@@ -545,7 +183,7 @@ test_dropped(int prof)
 	snprintf(name, sizeof(name), "%s: runs as %s and cannot regain root",
 	    prof_name[prof], NOPS_USER);
 	TEST_BEGIN(name);
-	run_init(&r, prof, STAGE_DROP);
+	run_init(&r, prof);
 	r.r_child = child_dropped;
 	CHECK(exited(run_case(&r), 0));
 	TEST_END();
@@ -634,7 +272,7 @@ test_proc(int prof)
 	snprintf(name, sizeof(name), "%s: /proc shows uid, NoNewPrivs, "
 	    "Seccomp and root", prof_name[prof]);
 	TEST_BEGIN(name);
-	run_init(&r, prof, STAGE_ALL);
+	run_init(&r, prof);
 	r.r_child = child_wait_inspect;
 	r.r_parent = parent_inspect;
 	CHECK(exited(run_case(&r), 0));
@@ -806,7 +444,7 @@ test_forbidden(int prof)
 		snprintf(name, sizeof(name), "%s: %s is killed with SIGSYS",
 		    prof_name[prof], forbidden[i].f_name);
 		TEST_BEGIN(name);
-		run_init(&r, prof, STAGE_ALL);
+		run_init(&r, prof);
 		r.r_child = child_forbidden;
 		r.r_call = forbidden[i].f_call;
 		CHECK(killed_by_filter(run_case(&r)));
@@ -856,6 +494,49 @@ child_threads(struct run *r)
 	return 0;
 }
 
+/* A thread that exists before the filter must get it too (TSYNC). */
+static int	 tsync_go[2];
+
+static void *
+thread_forbidden(void *arg)
+{
+	char	 c;
+
+	if (read(tsync_go[0], &c, 1) == 1)
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+	return NULL;
+}
+
+static int
+child_tsync(struct run *r)
+{
+	pthread_t	 t;
+
+	enter(NOMAD, STAGE_FS);
+	if (pipe(tsync_go) == -1)
+		return cfail("pipe");
+	if ((errno = pthread_create(&t, NULL, thread_forbidden, NULL)) != 0)
+		return cfail("pthread_create");
+	nomadworker_sandbox_syscalls();
+	if (write(tsync_go[1], "g", 1) != 1)
+		return cfail("write");
+	pthread_join(t, NULL);
+	return 0;
+}
+
+static void
+test_tsync(void)
+{
+	struct run	 r;
+
+	TEST_BEGIN("nomadworker: a thread started before the filter is "
+	    "killed with SIGSYS too");
+	run_init(&r, NOMAD);
+	r.r_child = child_tsync;
+	CHECK(killed_by_filter(run_case(&r)));
+	TEST_END();
+}
+
 static void
 test_threads(int prof)
 {
@@ -866,7 +547,7 @@ test_threads(int prof)
 	    prof_name[prof], prof == WEB ? "" :
 	    ", a thread starts and resolves localhost");
 	TEST_BEGIN(name);
-	run_init(&r, prof, STAGE_ALL);
+	run_init(&r, prof);
 	r.r_child = child_threads;
 	CHECK(exited(run_case(&r), 0));
 	TEST_END();
@@ -945,7 +626,10 @@ child_landlock(struct run *r)
 		fprintf(stderr, "# no Landlock: nothing refused\n");
 		return ok ? 0 : 1;
 	}
-	/* Readable or writable for the user, refused by Landlock alone. */
+	/*
+	 * Readable or writable for the user, refused by Landlock alone
+	 * (/etc/shadow excepted: that one is root's anyway).
+	 */
 	ok &= refused("/etc/passwd", O_RDONLY);
 	ok &= refused("/etc/shadow", O_RDONLY);
 	ok &= refused("/", O_RDONLY | O_DIRECTORY);
@@ -968,7 +652,7 @@ test_landlock(int prof)
 	    "rest", prof_name[prof], prof == GIT ?
 	    "the cache and the CA/DNS files" : "the CA/DNS files");
 	TEST_BEGIN(name);
-	run_init(&r, prof, STAGE_ALL);
+	run_init(&r, prof);
 	r.r_child = child_landlock;
 	CHECK(exited(run_case(&r), 0));
 	TEST_END();
@@ -1006,7 +690,7 @@ test_web_nonet(void)
 		    "# SKIP Landlock ABI %d < 4\n", ll_abi);
 		return;
 	}
-	run_init(&r, WEB, STAGE_FS);
+	run_init(&r, WEB);
 	r.r_child = child_web_nonet;
 	r.r_lfd = tcp_listener(&r.r_port);
 	CHECK(r.r_lfd != -1);
@@ -1034,134 +718,6 @@ child_web_open(struct run *r)
 	return 0;
 }
 
-static int	 web_served;
-
-static void
-web_done(struct evhttp_request *req, void *arg)
-{
-	web_served = 1;
-	event_base_loopexit(arg, NULL);
-}
-
-static void
-web_reply(struct evhttp_request *req, void *arg)
-{
-	struct evbuffer	*body;
-
-	if ((body = evbuffer_new()) == NULL)
-		return;
-	evbuffer_add_printf(body, "pong");
-	evhttp_add_header(evhttp_request_get_output_headers(req),
-	    "Content-Type", "text/plain; charset=utf-8");
-	evhttp_request_set_on_complete_cb(req, web_done, arg);
-	evhttp_send_reply(req, HTTP_OK, "OK", body);
-	evbuffer_free(body);
-}
-
-static struct bufferevent *
-web_bevcb(struct event_base *base, void *arg)
-{
-	SSL	*ssl;
-
-	if ((ssl = SSL_new(arg)) == NULL)
-		return NULL;
-	return bufferevent_openssl_socket_new(base, -1, ssl,
-	    BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
-}
-
-/* What the webworker does: evhttp on a listener it was handed. */
-static int
-child_web_http(struct run *r)
-{
-	struct event_base	*base;
-	struct evhttp		*http;
-	SSL_CTX			*ctx;
-
-	if ((base = event_base_new()) == NULL ||
-	    (http = evhttp_new(base)) == NULL)
-		return cfail("libevent setup");
-	if (r->r_tls) {
-		if ((ctx = tls_server_ctx()) == NULL)
-			return cfail("SSL_CTX");
-		evhttp_set_bevcb(http, web_bevcb, ctx);
-	}
-	evhttp_set_gencb(http, web_reply, base);
-	evhttp_set_timeout(http, WAIT_MS / 1000);
-	if (evhttp_accept_socket_with_handle(http, r->r_lfd) == NULL)
-		return cfail("evhttp_accept_socket_with_handle");
-	enter(WEB, STAGE_ALL);
-	child_ready(r);
-	if (event_base_dispatch(base) == -1)
-		return cfail("event_base_dispatch");
-	if (!web_served)
-		return cfail("no request served");
-	return 0;
-}
-
-static int
-parent_web_client(struct run *r, pid_t pid)
-{
-	static const char req[] = "GET /ping HTTP/1.0\r\nHost: localhost\r\n\r\n";
-	char		 buf[2048];
-	SSL_CTX		*ctx = NULL;
-	SSL		*ssl = NULL;
-	size_t		 len = 0;
-	int		 fd, n, bad = 0;
-
-	if (parent_wait_ready(r) == -1)
-		return 1;
-	if ((fd = tcp_connect(r->r_port)) == -1) {
-		printf("# connect: %s\n", strerror(errno));
-		return 1;
-	}
-	if (r->r_tls) {
-		/* Verify the server as a client would. */
-		if ((ctx = SSL_CTX_new(TLS_client_method())) == NULL ||
-		    X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx),
-		    tls_cert) != 1 || (ssl = SSL_new(ctx)) == NULL ||
-		    SSL_set1_host(ssl, "localhost") != 1 ||
-		    SSL_set_fd(ssl, fd) != 1) {
-			printf("# client TLS setup failed\n");
-			bad = 1;
-			goto done;
-		}
-		SSL_set_verify(ssl, SSL_VERIFY_PEER, NULL);
-		if (SSL_connect(ssl) != 1) {
-			printf("# SSL_connect failed: %s\n",
-			    ERR_error_string(ERR_get_error(), NULL));
-			bad = 1;
-			goto done;
-		}
-		n = SSL_write(ssl, req, sizeof(req) - 1);
-	} else
-		n = write(fd, req, sizeof(req) - 1);
-	if (n != (int)sizeof(req) - 1) {
-		printf("# cannot send the request\n");
-		bad = 1;
-		goto done;
-	}
-	for (;;) {
-		n = r->r_tls ? SSL_read(ssl, buf + len, sizeof(buf) - 1 - len) :
-		    read(fd, buf + len, sizeof(buf) - 1 - len);
-		if (n <= 0)
-			break;
-		len += n;
-		if (len == sizeof(buf) - 1)
-			break;
-	}
-	buf[len] = '\0';
-	if (strncmp(buf, "HTTP/1.", 7) != 0 || strstr(buf, " 200 ") == NULL ||
-	    len < 4 || strcmp(buf + len - 4, "pong") != 0) {
-		printf("# unexpected answer: %.80s\n", buf);
-		bad = 1;
-	}
- done:
-	SSL_free(ssl);
-	SSL_CTX_free(ctx);
-	close(fd);
-	return bad;
-}
-
 static void
 test_web_http(int tls)
 {
@@ -1169,7 +725,7 @@ test_web_http(int tls)
 
 	TEST_BEGIN(tls ? "webworker: serves HTTPS with evhttp and OpenSSL" :
 	    "webworker: serves HTTP with evhttp");
-	run_init(&r, WEB, STAGE_ALL);
+	run_init(&r, WEB);
 	r.r_child = child_web_http;
 	r.r_parent = parent_web_client;
 	r.r_tls = tls;
@@ -1179,94 +735,6 @@ test_web_http(int tls)
 	TEST_END();
 }
 
-/* The master's channel: peer credentials and a descriptor passed in. */
-static int
-child_web_passfd(struct run *r)
-{
-	struct ucred	 cred;
-	struct msghdr	 msg;
-	struct cmsghdr	*cmsg;
-	struct iovec	 iov;
-	socklen_t	 len = sizeof(cred);
-	union {
-		struct cmsghdr	 hdr;
-		char		 buf[CMSG_SPACE(sizeof(int))];
-	}		 cmsgbuf;
-	char		 c;
-	int		 fd;
-
-	enter(WEB, STAGE_ALL);
-	if (getsockopt(r->r_sv[1], SOL_SOCKET, SO_PEERCRED, &cred,
-	    &len) == -1)
-		return cfail("SO_PEERCRED");
-	if (cred.uid != 0 || cred.pid != getppid())
-		return cfail("peer is uid %u pid %d", (unsigned int)cred.uid,
-		    (int)cred.pid);
-	memset(&msg, 0, sizeof(msg));
-	iov.iov_base = &c;
-	iov.iov_len = 1;
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = cmsgbuf.buf;
-	msg.msg_controllen = sizeof(cmsgbuf.buf);
-	if (recvmsg(r->r_sv[1], &msg, MSG_CMSG_CLOEXEC) != 1)
-		return cfail("recvmsg");
-	if ((cmsg = CMSG_FIRSTHDR(&msg)) == NULL ||
-	    cmsg->cmsg_type != SCM_RIGHTS)
-		return cfail("no descriptor arrived");
-	memcpy(&fd, CMSG_DATA(cmsg), sizeof(fd));
-	if (write(fd, "ok", 2) != 2)
-		return cfail("write to the passed descriptor");
-	close(fd);
-	return 0;
-}
-
-static int
-parent_web_passfd(struct run *r, pid_t pid)
-{
-	struct msghdr	 msg;
-	struct cmsghdr	*cmsg;
-	struct iovec	 iov;
-	union {
-		struct cmsghdr	 hdr;
-		char		 buf[CMSG_SPACE(sizeof(int))];
-	}		 cmsgbuf;
-	struct pollfd	 pfd;
-	char		 buf[8];
-	int		 p[2];
-
-	if (pipe(p) == -1)
-		return 1;
-	memset(&msg, 0, sizeof(msg));
-	memset(&cmsgbuf, 0, sizeof(cmsgbuf));
-	iov.iov_base = "f";
-	iov.iov_len = 1;
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = cmsgbuf.buf;
-	msg.msg_controllen = sizeof(cmsgbuf.buf);
-	cmsg = CMSG_FIRSTHDR(&msg);
-	cmsg->cmsg_level = SOL_SOCKET;
-	cmsg->cmsg_type = SCM_RIGHTS;
-	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cmsg), &p[1], sizeof(int));
-	if (sendmsg(r->r_sv[0], &msg, 0) != 1) {
-		printf("# sendmsg: %s\n", strerror(errno));
-		return 1;
-	}
-	close(p[1]);
-	pfd.fd = p[0];
-	pfd.events = POLLIN;
-	if (poll(&pfd, 1, WAIT_MS) != 1 || read(p[0], buf, 2) != 2 ||
-	    memcmp(buf, "ok", 2) != 0) {
-		printf("# nothing came back through the passed pipe\n");
-		close(p[0]);
-		return 1;
-	}
-	close(p[0]);
-	return 0;
-}
-
 static void
 test_web_passfd(void)
 {
@@ -1274,7 +742,7 @@ test_web_passfd(void)
 
 	TEST_BEGIN("webworker: peer credentials and a descriptor over its "
 	    "socketpair");
-	run_init(&r, WEB, STAGE_ALL);
+	run_init(&r, WEB);
 	r.r_child = child_web_passfd;
 	r.r_parent = parent_web_passfd;
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, r.r_sv) == 0);
@@ -1288,7 +756,7 @@ test_web_open(void)
 	struct run	 r;
 
 	TEST_BEGIN("webworker: chrooted in the empty directory, open refused");
-	run_init(&r, WEB, STAGE_ALL);
+	run_init(&r, WEB);
 	r.r_child = child_web_open;
 	CHECK(exited(run_case(&r), 0));
 	TEST_END();
@@ -1296,114 +764,13 @@ test_web_open(void)
 
 /* --------------------------------------------------- nomadworker */
 
-static size_t
-curl_collect(char *data, size_t size, size_t nmemb, void *arg)
-{
-	char	*buf = arg;
-	size_t	 have = strlen(buf), n = size * nmemb;
-
-	if (have + n >= 256)
-		return 0;
-	memcpy(buf + have, data, n);
-	buf[have + n] = '\0';
-	return n;
-}
-
-/* What the nomadworker does: an HTTPS request with libcurl. */
-static int
-child_nomad_https(struct run *r)
-{
-	struct curl_blob	 ca;
-	CURL			*c;
-	CURLcode		 rc;
-	char			 url[64], body[256] = "";
-	long			 code = 0;
-
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-		return cfail("curl_global_init");
-	enter(NOMAD, STAGE_ALL);
-	if ((c = curl_easy_init()) == NULL)
-		return cfail("curl_easy_init");
-	snprintf(url, sizeof(url), "https://localhost:%d/v1/jobs", r->r_port);
-	ca.data = tls_cert_pem;
-	ca.len = strlen(tls_cert_pem);
-	ca.flags = CURL_BLOB_COPY;
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &ca);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)(WAIT_MS / 1000));
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, curl_collect);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
-	if ((rc = curl_easy_perform(c)) != CURLE_OK) {
-		errno = 0;
-		return cfail("curl: %s", curl_easy_strerror(rc));
-	}
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-	curl_easy_cleanup(c);
-	if (code != 200 || strcmp(body, "[]") != 0)
-		return cfail("answer %ld \"%s\"", code, body);
-	return 0;
-}
-
-/* A one-request HTTPS server standing in for Nomad. */
-static int
-parent_nomad_server(struct run *r, pid_t pid)
-{
-	static const char ans[] = "HTTP/1.1 200 OK\r\n"
-	    "Content-Type: application/json\r\nContent-Length: 2\r\n"
-	    "Connection: close\r\n\r\n[]";
-	struct pollfd	 pfd[2];
-	struct timeval	 tv = { WAIT_MS / 1000, 0 };
-	SSL_CTX		*ctx = NULL;
-	SSL		*ssl = NULL;
-	char		 buf[2048] = "";
-	size_t		 len = 0;
-	int		 fd = -1, n, bad = 1;
-
-	pfd[0].fd = r->r_lfd;
-	pfd[0].events = POLLIN;
-	pfd[1].fd = r->r_ready[0];	/* EOF: the child died */
-	pfd[1].events = POLLIN;
-	if (poll(pfd, 2, WAIT_MS) <= 0 || !(pfd[0].revents & POLLIN)) {
-		printf("# no connection from the child\n");
-		return 1;
-	}
-	if ((fd = accept(r->r_lfd, NULL, NULL)) == -1 ||
-	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == -1)
-		return 1;
-	if ((ctx = tls_server_ctx()) == NULL || (ssl = SSL_new(ctx)) == NULL ||
-	    SSL_set_fd(ssl, fd) != 1 || SSL_accept(ssl) != 1) {
-		printf("# server TLS handshake failed: %s\n",
-		    ERR_error_string(ERR_get_error(), NULL));
-		goto done;
-	}
-	while (strstr(buf, "\r\n\r\n") == NULL && len < sizeof(buf) - 1) {
-		if ((n = SSL_read(ssl, buf + len, sizeof(buf) - 1 - len)) <= 0)
-			goto done;
-		len += n;
-		buf[len] = '\0';
-	}
-	if (strncmp(buf, "GET /v1/jobs HTTP/1.1\r\n", 23) != 0) {
-		printf("# unexpected request: %.60s\n", buf);
-		goto done;
-	}
-	if (SSL_write(ssl, ans, sizeof(ans) - 1) == (int)sizeof(ans) - 1)
-		bad = 0;
-	SSL_shutdown(ssl);
- done:
-	SSL_free(ssl);
-	SSL_CTX_free(ctx);
-	close(fd);
-	return bad;
-}
-
 static void
 test_nomad_https(void)
 {
 	struct run	 r;
 
 	TEST_BEGIN("nomadworker: HTTPS request with libcurl, CA verified");
-	run_init(&r, NOMAD, STAGE_ALL);
+	run_init(&r, NOMAD);
 	r.r_child = child_nomad_https;
 	r.r_parent = parent_nomad_server;
 	r.r_lfd = tcp_listener(&r.r_port);
@@ -1414,139 +781,17 @@ test_nomad_https(void)
 
 /* ----------------------------------------------------- gitworker */
 
-static int
-git_fail(const char *what)
-{
-	const git_error	*e = git_error_last();
-
-	errno = 0;
-	return cfail("%s: %s", what, e != NULL ? e->message : "?");
-}
-
-/*
- * What the gitworker does, in its cache: a commit in one bare repository,
- * then the head check (detached remote + ls) and a fetch into another.
- */
-static int
-child_git(struct run *r)
-{
-	git_repository		*src, *dst;
-	git_signature		*sig;
-	git_treebuilder		*tb;
-	git_tree		*tree;
-	git_remote		*remote;
-	const git_remote_head	**heads;
-	git_oid			 blob, treeid, commit, got;
-	git_fetch_options	 fo;
-	char			 path[PATH_MAX + 64], url[PATH_MAX + 128];
-	char			*refspec = "+refs/heads/main:refs/remotes/origin/main";
-	git_strarray		 refspecs = { &refspec, 1 };
-	size_t			 nheads, i;
-	int			 found = 0;
-
-	if (git_libgit2_init() < 0 ||
-	    git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION) < 0)
-		return cfail("git_libgit2_init");
-	enter(GIT, STAGE_ALL);
-
-	snprintf(path, sizeof(path), "%s/src.git", cachedir);
-	if (git_repository_init(&src, path, 1) < 0)
-		return git_fail("init src");
-	if (git_signature_new(&sig, "nops", "nops@localhost", 1700000000,
-	    0) < 0 ||
-	    git_blob_create_from_buffer(&blob, src, "job \"x\" {}\n", 12) < 0 ||
-	    git_treebuilder_new(&tb, src, NULL) < 0 ||
-	    git_treebuilder_insert(NULL, tb, "x.nomad.hcl", &blob,
-	    GIT_FILEMODE_BLOB) < 0 ||
-	    git_treebuilder_write(&treeid, tb) < 0 ||
-	    git_tree_lookup(&tree, src, &treeid) < 0 ||
-	    git_commit_create(&commit, src, "refs/heads/main", sig, sig, NULL,
-	    "a job\n", tree, 0, NULL) < 0)
-		return git_fail("commit");
-
-	snprintf(url, sizeof(url), "file://%s", path);
-	if (git_remote_create_detached(&remote, url) < 0 ||
-	    git_remote_connect(remote, GIT_DIRECTION_FETCH, NULL, NULL,
-	    NULL) < 0 || git_remote_ls(&heads, &nheads, remote) < 0)
-		return git_fail("ls-remote");
-	for (i = 0; i < nheads; i++)
-		if (strcmp(heads[i]->name, "refs/heads/main") == 0 &&
-		    git_oid_equal(&heads[i]->oid, &commit))
-			found = 1;
-	git_remote_free(remote);
-	if (!found)
-		return cfail("ls-remote does not show the commit");
-
-	snprintf(path, sizeof(path), "%s/dst.git", cachedir);
-	if (git_repository_init(&dst, path, 1) < 0)
-		return git_fail("init dst");
-	if (git_remote_create_anonymous(&remote, dst, url) < 0 ||
-	    git_remote_fetch(remote, &refspecs, &fo, NULL) < 0)
-		return git_fail("fetch");
-	if (git_reference_name_to_id(&got, dst,
-	    "refs/remotes/origin/main") < 0)
-		return git_fail("fetched ref");
-	if (!git_oid_equal(&got, &commit))
-		return cfail("fetched the wrong commit");
-	git_remote_free(remote);
-	git_tree_free(tree);
-	git_treebuilder_free(tb);
-	git_signature_free(sig);
-	git_repository_free(dst);
-	git_repository_free(src);
-	return 0;
-}
-
 static void
 test_git(void)
 {
 	struct run	 r;
 
-	TEST_BEGIN("gitworker: libgit2 commits, lists and fetches in its "
-	    "cache");
-	run_init(&r, GIT, STAGE_ALL);
+	TEST_BEGIN("gitworker: libgit2 lists and fetches a file:// remote "
+	    "into its cache");
+	run_init(&r, GIT);
 	r.r_child = child_git;
 	CHECK(exited(run_case(&r), 0));
 	TEST_END();
-}
-
-/* Outbound TCP, as to a git:// or https:// remote. */
-static int
-child_connect(struct run *r)
-{
-	int	 fd;
-
-	enter(r->r_prof, STAGE_ALL);
-	if ((fd = tcp_connect(r->r_port)) == -1)
-		return cfail("connect to 127.0.0.1:%d", r->r_port);
-	if (write(fd, "hi", 2) != 2)
-		return cfail("write");
-	close(fd);
-	return 0;
-}
-
-static int
-parent_accept(struct run *r, pid_t pid)
-{
-	struct pollfd	 pfd[2];
-	char		 buf[2];
-	int		 fd, bad = 1;
-
-	pfd[0].fd = r->r_lfd;
-	pfd[0].events = POLLIN;
-	pfd[1].fd = r->r_ready[0];
-	pfd[1].events = POLLIN;
-	if (poll(pfd, 2, WAIT_MS) <= 0 || !(pfd[0].revents & POLLIN) ||
-	    (fd = accept(r->r_lfd, NULL, NULL)) == -1) {
-		printf("# no connection from the child\n");
-		return 1;
-	}
-	pfd[0].fd = fd;
-	if (poll(pfd, 1, WAIT_MS) == 1 && read(fd, buf, 2) == 2 &&
-	    memcmp(buf, "hi", 2) == 0)
-		bad = 0;
-	close(fd);
-	return bad;
 }
 
 static void
@@ -1558,7 +803,7 @@ test_connect(int prof)
 	snprintf(name, sizeof(name), "%s: connects to a loopback listener",
 	    prof_name[prof]);
 	TEST_BEGIN(name);
-	run_init(&r, prof, STAGE_ALL);
+	run_init(&r, prof);
 	r.r_child = child_connect;
 	r.r_parent = parent_accept;
 	r.r_lfd = tcp_listener(&r.r_port);
@@ -1632,7 +877,7 @@ test_refusals(void)
 			continue;
 		}
 		TEST_BEGIN(cases[i].name);
-		run_init(&r, GIT, STAGE_DROP);
+		run_init(&r, GIT);
 		r.r_child = cases[i].child;
 		/* fatal() exits 1 */
 		CHECK(exited(run_case(&r), 1));
@@ -1641,43 +886,6 @@ test_refusals(void)
 }
 
 /* ------------------------------------------------------------- main */
-
-static int
-setup_dirs(void)
-{
-	struct stat	 sb;
-	char		 tmpl[] = "/tmp/nops-sandbox.XXXXXX";
-
-	if (mkdtemp(tmpl) == NULL || chmod(tmpl, 0755) == -1)
-		return -1;
-	strlcpy(tmpdir, tmpl, sizeof(tmpdir));
-	snprintf(cachedir, sizeof(cachedir), "%s/cache", tmpdir);
-	snprintf(outsidedir, sizeof(outsidedir), "%s/outside", tmpdir);
-	snprintf(emptydir, sizeof(emptydir), "%s/empty", tmpdir);
-	snprintf(baddir, sizeof(baddir), "%s/bad", tmpdir);
-	if (mkdir(cachedir, 0700) == -1 ||
-	    chown(cachedir, nops_uid, nops_gid) == -1 ||
-	    mkdir(outsidedir, 0755) == -1 ||
-	    chown(outsidedir, nops_uid, nops_gid) == -1 ||
-	    mkdir(emptydir, 0755) == -1 || stat(emptydir, &sb) == -1 ||
-	    mkdir(baddir, 0777) == -1 || chmod(baddir, 0777) == -1)
-		return -1;
-	empty_ino = sb.st_ino;
-	return 0;
-}
-
-static void
-cleanup_dirs(void)
-{
-	char	 cmd[PATH_MAX + 16];
-
-	/* Only our own mkdtemp() directory. */
-	if (strncmp(tmpdir, "/tmp/nops-sandbox.", 18) != 0)
-		return;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	if (system(cmd) != 0)
-		printf("# could not remove %s\n", tmpdir);
-}
 
 static int
 generate(const char *dir)
@@ -1703,6 +911,7 @@ main(int argc, char *argv[])
 	int		 ch, prof, verbose = 0;
 
 	log_init(1, LOG_DAEMON);
+	log_procinit("test_sandbox");
 	while ((ch = getopt(argc, argv, "g:v")) != -1) {
 		switch (ch) {
 		case 'g':
@@ -1759,6 +968,7 @@ main(int argc, char *argv[])
 	test_connect(GIT);
 	test_landlock(NOMAD);
 	test_nomad_https();
+	test_tsync();
 	test_connect(NOMAD);
 	test_web_open();
 	test_web_nonet();

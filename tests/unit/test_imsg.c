@@ -36,7 +36,8 @@ mkpair(int sv[2])
 static void
 mkpipe(int p[2])
 {
-	if (pipe2(p, O_CLOEXEC) == -1) {
+	/* Non-blocking: a descriptor that went astray fails, not hangs. */
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) == -1) {
 		perror("pipe2");
 		exit(2);
 	}
@@ -556,6 +557,8 @@ collect(struct imsgbuf *a, struct imsgbuf *b, struct imsg *ms, int want)
 {
 	int	 i;
 
+	/* Zeroed, so the caller may imsg_free all of them on failure. */
+	memset(ms, 0, want * sizeof(*ms));
 	for (i = 0; i < want; i++)
 		if (pump_one(a, b, &ms[i]) <= 0)
 			return i;
@@ -918,6 +921,7 @@ test_epipe(void)
 int
 main(void)
 {
+	alarm(60);	/* a hang is a failure too */
 	test_init();
 	test_roundtrip();
 	test_partial_bytes();

@@ -1,0 +1,510 @@
+/*
+ * A snapshot: the files nops reads from a repository at one commit, below
+ * the repository's path.  Every *.nomad.hcl and *.nomad (at any depth),
+ * the <name>.vars.hcl next to each, and nops.plan.json at the top of the
+ * path.  Symlinks and submodules are never followed (they are reported as
+ * notes); a name with "..", a slash, a control character or bad UTF-8
+ * refuses the whole snapshot, and so does a file, a count or a total over
+ * the repository's limits.  Every object is read before the first message
+ * goes out, so a read error (a damaged cache) never leaves half a
+ * snapshot.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <git2.h>
+#include <openssl/evp.h>
+
+#include "log.h"
+#include "imsg.h"
+#include "msg.h"
+#include "nops.h"
+#include "proc.h"
+#include "git.h"
+
+struct snap_file {
+	int		 sf_kind;	/* GIT_FILE_* */
+	char		*sf_path;
+	git_blob	*sf_blob;
+};
+
+struct snap_note {
+	char		*sn_path;
+	const char	*sn_text;
+};
+
+struct snap {
+	struct git_repo	*s_repo;
+	git_repository	*s_git;
+	struct snap_file *s_files;
+	size_t		 s_nfiles;
+	size_t		 s_cap;
+	uint64_t	 s_total;
+	struct snap_note s_notes[GITW_NOTES_MAX];
+	size_t		 s_nnotes;
+	char		*s_err;
+	size_t		 s_errlen;
+	int		 s_corrupt;
+};
+
+/* Length of the valid UTF-8 sequence at p, or 0. */
+static size_t
+git_utf8_len(const unsigned char *p, size_t left)
+{
+	uint32_t	 cp;
+	size_t		 n, i;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2, cp = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3, cp = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	if (n > left)
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (p[i] & 0x3f);
+	}
+	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return n;
+}
+
+void
+git_text_clean(char *s, size_t max)
+{
+	unsigned char	*p = (unsigned char *)s;
+	size_t		 len = strlen(s), i = 0, n;
+
+	while (i < len) {
+		n = git_utf8_len(p + i, len - i);
+		if (n == 0 || (n == 1 && (p[i] < 0x20 || p[i] == 0x7f))) {
+			p[i] = '?';
+			n = 1;
+		}
+		if (i + n > max)
+			break;
+		i += n;
+	}
+	p[i] = '\0';
+}
+
+int
+git_name_ok(const char *name, const char **why)
+{
+	const unsigned char	*p = (const unsigned char *)name;
+	size_t			 len = strlen(name), i, n;
+
+	if (len == 0 || strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+		*why = "an empty, \".\" or \"..\" name";
+		return 0;
+	}
+	if (len > 255) {
+		*why = "a name longer than 255 bytes";
+		return 0;
+	}
+	for (i = 0; i < len; i += n) {
+		if (p[i] == '/') {
+			*why = "a name with a slash";
+			return 0;
+		}
+		if (p[i] < 0x20 || p[i] == 0x7f) {
+			*why = "a name with a control character";
+			return 0;
+		}
+		if ((n = git_utf8_len(p + i, len - i)) == 0) {
+			*why = "a name that is not UTF-8";
+			return 0;
+		}
+	}
+	return 1;
+}
+
+void
+git_sha256_hex(const void *data, size_t len, char *out)
+{
+	unsigned char	 md[EVP_MAX_MD_SIZE];
+	unsigned int	 mdlen, i;
+
+	if (EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) != 1 ||
+	    mdlen != 32)
+		fatalx("EVP_Digest sha256");
+	for (i = 0; i < mdlen; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+/* A name of a job file: <name>.nomad.hcl or <name>.nomad. */
+static size_t
+snap_job_base(const char *name)
+{
+	size_t	 len = strlen(name);
+
+	if (len > 10 && strcmp(name + len - 10, ".nomad.hcl") == 0)
+		return len - 10;
+	if (len > 6 && strcmp(name + len - 6, ".nomad") == 0)
+		return len - 6;
+	return 0;
+}
+
+static char *
+snap_join(const char *prefix, const char *name)
+{
+	char	*p;
+
+	if (prefix[0] == '\0') {
+		if ((p = strdup(name)) == NULL)
+			fatal("strdup");
+	} else if (asprintf(&p, "%s/%s", prefix, name) == -1)
+		fatal("asprintf");
+	return p;
+}
+
+static int
+snap_fail(struct snap *s, int corrupt, const char *fmt, ...)
+    __attribute__((__format__(printf, 3, 4)));
+
+static int
+snap_fail(struct snap *s, int corrupt, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->s_err, s->s_errlen, fmt, ap);
+	va_end(ap);
+	s->s_corrupt = corrupt;
+	return -1;
+}
+
+static int
+snap_add(struct snap *s, int kind, const char *prefix, const char *name,
+    const git_oid *oid)
+{
+	struct git_repo		*r = s->s_repo;
+	struct snap_file	*f;
+	git_blob		*blob;
+	git_object_size_t	 size;
+	char			*path;
+	size_t			 i;
+
+	path = snap_join(prefix, name);
+	/* web.nomad and web.nomad.hcl share web.vars.hcl: take it once. */
+	for (i = 0; kind == GITW_FILE_VARS && i < s->s_nfiles; i++)
+		if (strcmp(s->s_files[i].sf_path, path) == 0) {
+			free(path);
+			return 0;
+		}
+	if (strlen(path) > GITW_PATH_MAX) {
+		free(path);
+		return snap_fail(s, 0, "a path below %s is longer than %d "
+		    "bytes", r->gr_path[0] ? r->gr_path : "the top",
+		    GITW_PATH_MAX);
+	}
+	if (s->s_nfiles >= r->gr_max_files) {
+		free(path);
+		return snap_fail(s, 0, "more than %u files to read below %s "
+		    "(the limit)", r->gr_max_files,
+		    r->gr_path[0] ? r->gr_path : "the top");
+	}
+	if (git_blob_lookup(&blob, s->s_git, oid) < 0) {
+		snap_fail(s, 1, "cannot read %s: %s", path, git_errmsg());
+		free(path);
+		return -1;
+	}
+	size = git_blob_rawsize(blob);
+	if (size > r->gr_max_file) {
+		snap_fail(s, 0, "%s is %llu bytes, over the limit of %u bytes "
+		    "per file", path, (unsigned long long)size, r->gr_max_file);
+		git_blob_free(blob);
+		free(path);
+		return -1;
+	}
+	if (s->s_total + size > r->gr_max_total) {
+		snap_fail(s, 0, "the files below %s are over the limit of %llu "
+		    "bytes in all (at %s)", r->gr_path[0] ? r->gr_path :
+		    "the top", (unsigned long long)r->gr_max_total, path);
+		git_blob_free(blob);
+		free(path);
+		return -1;
+	}
+	if (s->s_nfiles == s->s_cap) {
+		s->s_cap = s->s_cap == 0 ? 64 : s->s_cap * 2;
+		s->s_files = reallocarray(s->s_files, s->s_cap,
+		    sizeof(*s->s_files));
+		if (s->s_files == NULL)
+			fatal("reallocarray");
+	}
+	f = &s->s_files[s->s_nfiles++];
+	f->sf_kind = kind;
+	f->sf_path = path;
+	f->sf_blob = blob;
+	s->s_total += size;
+	return 0;
+}
+
+static void
+snap_note(struct snap *s, const char *prefix, const char *name,
+    const char *text)
+{
+	if (s->s_nnotes == GITW_NOTES_MAX)
+		return;
+	s->s_notes[s->s_nnotes].sn_path = snap_join(prefix, name);
+	s->s_notes[s->s_nnotes].sn_text = text;
+	s->s_nnotes++;
+}
+
+static int
+snap_walk(struct snap *s, git_tree *tree, const char *prefix, int depth)
+{
+	const git_tree_entry	*e, *ve;
+	git_tree		*sub;
+	const char		*name, *why;
+	char			*path, vars[300];
+	size_t			 i, n, base;
+	int			 rv, mode;
+
+	n = git_tree_entrycount(tree);
+	for (i = 0; i < n; i++) {
+		e = git_tree_entry_byindex(tree, i);
+		name = git_tree_entry_name(e);
+		if (!git_name_ok(name, &why)) {
+			char	 shown[GITW_PATH_MAX + 1];
+
+			snprintf(shown, sizeof(shown), "%s%s%s", prefix,
+			    prefix[0] ? "/" : "", name);
+			git_text_clean(shown, 200);
+			return snap_fail(s, 0, "refusing \"%s\" at %s: %s",
+			    shown, prefix[0] ? prefix : "the top", why);
+		}
+		mode = git_tree_entry_filemode(e);
+		switch (mode) {
+		case GIT_FILEMODE_TREE:
+			if (depth + 1 >= GITW_DEPTH_MAX)
+				return snap_fail(s, 0, "directories nested "
+				    "deeper than %d levels at %s/%s",
+				    GITW_DEPTH_MAX, prefix, name);
+			if (git_tree_lookup(&sub, s->s_git,
+			    git_tree_entry_id(e)) < 0)
+				return snap_fail(s, 1, "cannot read "
+				    "directory %s/%s: %s", prefix, name,
+				    git_errmsg());
+			path = snap_join(prefix, name);
+			rv = snap_walk(s, sub, path, depth + 1);
+			free(path);
+			git_tree_free(sub);
+			if (rv == -1)
+				return -1;
+			break;
+		case GIT_FILEMODE_BLOB:
+		case GIT_FILEMODE_BLOB_EXECUTABLE:
+			if ((base = snap_job_base(name)) > 0) {
+				if (snap_add(s, GITW_FILE_JOB, prefix, name,
+				    git_tree_entry_id(e)) == -1)
+					return -1;
+				snprintf(vars, sizeof(vars), "%.*s.vars.hcl",
+				    (int)base, name);
+				ve = git_tree_entry_byname(tree, vars);
+				if (ve != NULL && (git_tree_entry_filemode(ve) ==
+				    GIT_FILEMODE_BLOB ||
+				    git_tree_entry_filemode(ve) ==
+				    GIT_FILEMODE_BLOB_EXECUTABLE) &&
+				    snap_add(s, GITW_FILE_VARS, prefix, vars,
+				    git_tree_entry_id(ve)) == -1)
+					return -1;
+			} else if (depth == 0 &&
+			    strcmp(name, GITW_PLAN_FILE) == 0) {
+				if (snap_add(s, GITW_FILE_PLAN, prefix, name,
+				    git_tree_entry_id(e)) == -1)
+					return -1;
+			}
+			break;
+		case GIT_FILEMODE_LINK:
+			snap_note(s, prefix, name, "a symlink: not followed");
+			break;
+		case GIT_FILEMODE_COMMIT:
+			snap_note(s, prefix, name, "a submodule: not followed");
+			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+/* The tree at the repository's path in commit. */
+static int
+snap_root(struct snap *s, git_commit *commit, git_tree **out)
+{
+	struct git_repo	*r = s->s_repo;
+	git_tree	*top;
+	git_tree_entry	*e;
+	int		 rv;
+
+	if (git_commit_tree(&top, commit) < 0)
+		return snap_fail(s, 1, "cannot read the tree of the commit: "
+		    "%s", git_errmsg());
+	if (r->gr_path[0] == '\0') {
+		*out = top;
+		return 0;
+	}
+	rv = git_tree_entry_bypath(&e, top, r->gr_path);
+	git_tree_free(top);
+	if (rv == GIT_ENOTFOUND)
+		return snap_fail(s, 0, "path %s not found in the commit",
+		    r->gr_path);
+	if (rv < 0)
+		return snap_fail(s, 1, "cannot read path %s: %s", r->gr_path,
+		    git_errmsg());
+	if (git_tree_entry_filemode(e) != GIT_FILEMODE_TREE) {
+		rv = git_tree_entry_filemode(e);
+		git_tree_entry_free(e);
+		return snap_fail(s, 0, "path %s is %s, not a directory",
+		    r->gr_path, rv == GIT_FILEMODE_LINK ? "a symlink (not "
+		    "followed)" : rv == GIT_FILEMODE_COMMIT ? "a submodule "
+		    "(not followed)" : "a file");
+	}
+	rv = git_tree_lookup(out, s->s_git, git_tree_entry_id(e));
+	git_tree_entry_free(e);
+	if (rv < 0)
+		return snap_fail(s, 1, "cannot read path %s: %s", r->gr_path,
+		    git_errmsg());
+	return 0;
+}
+
+static void
+snap_send(struct snap *s, uint32_t seq, git_commit *commit, uint32_t flags)
+{
+	struct git_repo		*r = s->s_repo;
+	const git_signature	*a;
+	struct snap_file	*f;
+	struct msgw		 m;
+	const char		*data, *summary;
+	char			 hex[GIT_OID_HEXSZ + 1];
+	char			 author[GITW_AUTHOR_MAX + 1];
+	char			 subject[GITW_SUBJECT_MAX + 1];
+	char			 sha[GITW_SHA256_HEXLEN + 1];
+	size_t			 i, size, off, n;
+
+	git_oid_tostr(hex, sizeof(hex), git_commit_id(commit));
+	a = git_commit_author(commit);
+	snprintf(author, sizeof(author), "%s <%s>",
+	    a != NULL && a->name != NULL ? a->name : "",
+	    a != NULL && a->email != NULL ? a->email : "");
+	git_text_clean(author, GITW_AUTHOR_MAX);
+	summary = git_commit_summary(commit);
+	strlcpy(subject, summary != NULL ? summary : "", sizeof(subject));
+	git_text_clean(subject, GITW_SUBJECT_MAX);
+
+	msg_init(&m);
+	msg_add_u32(&m, seq);
+	msg_add_str(&m, hex);
+	msg_add_str(&m, author);
+	msg_add_i64(&m, (int64_t)git_commit_time(commit));
+	msg_add_str(&m, subject);
+	msg_add_u32(&m, (uint32_t)s->s_nfiles);
+	msg_add_u64(&m, s->s_total);
+	if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_BEGIN, r->gr_id,
+	    -1) == -1)
+		fatal("IMSG_GIT_SNAP_BEGIN");
+
+	for (i = 0; i < s->s_nfiles; i++) {
+		f = &s->s_files[i];
+		data = git_blob_rawcontent(f->sf_blob);
+		size = (size_t)git_blob_rawsize(f->sf_blob);
+		git_sha256_hex(data, size, sha);
+		msg_init(&m);
+		msg_add_u32(&m, seq);
+		msg_add_u8(&m, (uint8_t)f->sf_kind);
+		msg_add_str(&m, f->sf_path);
+		msg_add_u64(&m, size);
+		msg_add_str(&m, sha);
+		if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_FILE,
+		    r->gr_id, -1) == -1)
+			fatal("IMSG_GIT_SNAP_FILE");
+		for (off = 0; off < size; off += n) {
+			n = size - off > GITW_CHUNK_MAX ? GITW_CHUNK_MAX :
+			    size - off;
+			msg_init(&m);
+			msg_add_u32(&m, seq);
+			msg_add_data(&m, data + off, n);
+			if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_DATA,
+			    r->gr_id, -1) == -1)
+				fatal("IMSG_GIT_SNAP_DATA");
+		}
+#ifdef NOPS_TEST_HOOKS
+		/* "git-stall:send": the master holds half a snapshot. */
+		if (i == 0 && git_testhook("git-stall") != NULL &&
+		    strcmp(git_testhook("git-stall"), "send") == 0) {
+			imsgbuf_flush(&git_master->ibuf);
+			log_info("test hook: stalling in the snapshot");
+			sleep(60);
+		}
+#endif
+	}
+	for (i = 0; i < s->s_nnotes; i++) {
+		msg_init(&m);
+		msg_add_u32(&m, seq);
+		msg_add_str(&m, s->s_notes[i].sn_path);
+		msg_add_str(&m, s->s_notes[i].sn_text);
+		if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_NOTE, r->gr_id,
+		    -1) == -1)
+			fatal("IMSG_GIT_SNAP_NOTE");
+	}
+	msg_init(&m);
+	msg_add_u32(&m, seq);
+	msg_add_u32(&m, flags);
+	if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_END, r->gr_id, -1) == -1)
+		fatal("IMSG_GIT_SNAP_END");
+	log_info("%s: snapshot of %.12s: %zu files, %llu bytes%s%s",
+	    r->gr_name, hex, s->s_nfiles, (unsigned long long)s->s_total,
+	    flags & GITW_SNAP_FETCHED ? ", fetched" : "",
+	    flags & GITW_SNAP_REBUILT ? ", cache rebuilt" : "");
+}
+
+int
+git_snapshot(struct git_repo *r, uint32_t seq, git_repository *repo,
+    const git_oid *oid, uint32_t flags, char *err, size_t errlen,
+    int *corrupt)
+{
+	struct snap	 s;
+	git_commit	*commit = NULL;
+	git_tree	*root = NULL;
+	size_t		 i;
+	int		 rv = -1;
+
+	memset(&s, 0, sizeof(s));
+	s.s_repo = r;
+	s.s_git = repo;
+	s.s_err = err;
+	s.s_errlen = errlen;
+	if (git_commit_lookup(&commit, repo, oid) < 0)
+		snap_fail(&s, 1, "cannot read the commit: %s", git_errmsg());
+	else if (snap_root(&s, commit, &root) == 0 &&
+	    snap_walk(&s, root, r->gr_path, 0) == 0) {
+		snap_send(&s, seq, commit, flags);
+		rv = 0;
+	}
+	*corrupt = s.s_corrupt;
+	for (i = 0; i < s.s_nfiles; i++) {
+		free(s.s_files[i].sf_path);
+		git_blob_free(s.s_files[i].sf_blob);
+	}
+	free(s.s_files);
+	for (i = 0; i < s.s_nnotes; i++)
+		free(s.s_notes[i].sn_path);
+	git_tree_free(root);
+	git_commit_free(commit);
+	return rv;
+}

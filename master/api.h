@@ -1,0 +1,62 @@
+/*
+ * What the API's handlers share (master/api.c routes requests; other
+ * master modules, such as engine_api.c, add routes).
+ */
+#ifndef NOPS_API_H
+#define NOPS_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "nopsd.h"
+
+#define API_ARGS_MAX	3
+
+struct api_req {
+	uint32_t	 ar_id;
+	uint32_t	 ar_peer;	/* WEB_PEER_* */
+	uint32_t	 ar_uid;
+	uint32_t	 ar_gid;
+	const char	*ar_method;
+	const char	*ar_path;	/* without the query */
+	const char	*ar_query;	/* after '?', or "" */
+	const char	*ar_ctype;
+	const void	*ar_body;
+	size_t		 ar_bodylen;
+	char		 ar_actor[64];	/* for the audit log */
+	int		 ar_admin;	/* local admin over the control socket */
+	/* a route's "*" segments, in order */
+	char		 ar_args[API_ARGS_MAX][NOPS_NAME_MAX * 4 + 1];
+};
+
+struct api_resp {
+	int		 status;
+	json_t		*body;
+};
+
+/* resp->status of a handler that answers later, by itself. */
+#define API_DEFERRED	(-1)
+
+struct api_route {
+	const char	*method;
+	const char	*path;		/* "*" stands for one segment */
+	int		 admin;		/* needs management */
+	void		(*fn)(struct api_req *, struct api_resp *);
+	uint32_t	 cap;		/* CAP_* for the ACL; 0: management */
+};
+
+void	 api_error(struct api_resp *, int status, const char *code,
+	    const char *fmt, ...) __attribute__((__format__(printf, 4, 5)));
+/* A JSON object body (writes need Content-Type: application/json). */
+json_t	*api_json_body(struct api_req *, struct api_resp *);
+/* The value of a query parameter (decoded), or NULL; caller frees. */
+char	*api_query(const struct api_req *, const char *name);
+json_t	*api_time_json(time_t);
+
+/* engine_api.c */
+extern const struct api_route	 engine_routes[];
+extern const size_t		 engine_nroutes;
+
+#endif /* NOPS_API_H */

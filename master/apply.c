@@ -1,0 +1,1145 @@
+/*
+ * Apply: carry each active deployment through its steps, every
+ * engine-interval and as soon as a step ends.
+ *
+ *	pending_approval -> pre_hooks -> registering -> waiting_health
+ *	    (awaiting_promotion while canaries wait) -> post_hooks -> completed
+ *	or failed, rejected, superseded.
+ *
+ * Every step is saved before nops calls Nomad, so that after a crash the
+ * first cycle (recovery) runs the same step again: a register plans again
+ * and registers only if the live job is still the one detection saw; a
+ * hook dispatch whose fate is unknown is looked for by its idempotency
+ * token and fails, rather than run twice, if no run is found.
+ * nops never rolls back and never stops the job it deploys.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+#include <sqlite3.h>
+
+#include "log.h"
+#include "nopsd.h"
+#include "master.h"
+#include "store.h"
+#include "nomad.h"
+#include "redact.h"
+#include "deploy.h"
+#include "engine.h"
+
+#define APPLY_BUSY_MAX	1024
+
+/* Deployments with a Nomad call in flight: one step at a time each. */
+static int64_t	 apply_busy_ids[APPLY_BUSY_MAX];
+static size_t	 apply_nbusy;
+
+/* The context of one asynchronous step. */
+struct astep {
+	int64_t		 as_id;
+	char		*as_ns;
+	char		*as_job;
+	char		*as_spec;	/* register: what to register */
+	char		*as_diff;	/* register: the diff approved */
+	int64_t		 as_cas;
+	char		*as_token;	/* hooks: the run's token */
+	char		*as_phase;
+	char		*as_revision;
+	char		*as_child;
+	char		*as_hook;
+	char		*as_commit;
+	int		 as_timeout;
+	int64_t		 as_started;
+	int64_t		 as_version;
+	uint64_t	 as_index;
+	char		*as_nomad_deployment;
+	json_t		*as_meta;	/* dispatch meta */
+};
+
+static void	 apply_step(struct deploy *);
+
+int
+apply_busy(int64_t id)
+{
+	size_t	 i;
+
+	for (i = 0; i < apply_nbusy; i++)
+		if (apply_busy_ids[i] == id)
+			return 1;
+	return 0;
+}
+
+static int
+apply_claim(int64_t id)
+{
+	if (apply_busy(id) || apply_nbusy >= APPLY_BUSY_MAX)
+		return -1;
+	apply_busy_ids[apply_nbusy++] = id;
+	return 0;
+}
+
+static void
+apply_release(int64_t id)
+{
+	size_t	 i;
+
+	for (i = 0; i < apply_nbusy; i++)
+		if (apply_busy_ids[i] == id) {
+			apply_busy_ids[i] = apply_busy_ids[--apply_nbusy];
+			return;
+		}
+}
+
+static char *
+xstrdup(const char *s)
+{
+	char	*d;
+
+	if (s == NULL)
+		return NULL;
+	if ((d = strdup(s)) == NULL)
+		fatal("strdup");
+	return d;
+}
+
+static struct astep *
+astep_new(const struct deploy *d)
+{
+	struct astep	*as;
+
+	if ((as = calloc(1, sizeof(*as))) == NULL)
+		fatal("calloc");
+	as->as_id = d->d_id;
+	as->as_ns = xstrdup(d->d_ns);
+	as->as_job = xstrdup(d->d_job);
+	as->as_commit = xstrdup(d->d_commit);
+	as->as_cas = d->d_cas_index;
+	as->as_version = d->d_job_version;
+	as->as_nomad_deployment = xstrdup(d->d_nomad_deployment);
+	return as;
+}
+
+/* End a step: free its context, let the deployment move again. */
+static void
+astep_done(struct astep *as)
+{
+	apply_release(as->as_id);
+	free(as->as_ns);
+	free(as->as_job);
+	if (as->as_spec != NULL) {
+		explicit_bzero(as->as_spec, strlen(as->as_spec));
+		free(as->as_spec);
+	}
+	free(as->as_diff);
+	free(as->as_token);
+	free(as->as_phase);
+	free(as->as_revision);
+	free(as->as_child);
+	free(as->as_hook);
+	free(as->as_commit);
+	free(as->as_nomad_deployment);
+	json_decref(as->as_meta);
+	free(as);
+}
+
+/* Move a deployment, in its own transaction; 1 moved, 0 not, -1 error. */
+static int
+apply_move(int64_t id, enum deploy_state from, enum deploy_state to,
+    const char *action, const char *reason)
+{
+	struct store	*s = engine_store();
+	int		 rc;
+
+	if (store_begin(s) == -1)
+		return -1;
+	rc = deploy_transition(s, id, from, to, "system", action, reason);
+	if (rc == -1 || store_commit(s) == -1) {
+		store_rollback(s);
+		return -1;
+	}
+	if (rc == 1) {
+		engine_apply_kick();
+		log_info("deployment %lld: %s -> %s%s%s", (long long)id,
+		    deploy_state_str(from), deploy_state_str(to),
+		    reason != NULL ? ": " : "", reason != NULL ? reason : "");
+		if (deploy_state_terminal(to))
+			engine_detect("a deployment ended");
+	}
+	return rc;
+}
+
+static void
+apply_fail(int64_t id, enum deploy_state from, const char *fmt, ...)
+	__attribute__((__format__(printf, 3, 4)));
+
+static void
+apply_fail(int64_t id, enum deploy_state from, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	 reason[1024];
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	log_warnx("deployment %lld failed: %s", (long long)id, reason);
+	apply_move(id, from, DS_FAILED, "fail", reason);
+}
+
+/* Is this a failure worth trying again next cycle (no answer, 5xx)? */
+static int
+apply_transient(const struct nomad_result *res)
+{
+	return res->nr_status == 0 || res->nr_status >= 500;
+}
+
+static const char *
+apply_err(const struct nomad_result *res)
+{
+	return res->nr_error != NULL ? res->nr_error : "no answer";
+}
+
+/* ---- hooks ---- */
+
+static void	 hook_dispatch(struct astep *);
+
+static void
+hook_run_update(const char *token, const char *state, const char *child,
+    int exit_code, const char *error)
+{
+	struct store	*s = engine_store();
+
+	if (store_begin(s) == 0) {
+		if (hookrun_update(s, token, state, child, exit_code,
+		    error) == -1 || store_commit(s) == -1)
+			store_rollback(s);
+	}
+}
+
+static void
+hook_registered(struct nomad_result *res, void *arg)
+{
+	struct astep	*as = arg;
+	enum deploy_state st = strcmp(as->as_phase, "pre") == 0 ?
+	    DS_PRE_HOOKS : DS_POST_HOOKS;
+
+	if (!nomad_ok(res)) {
+		if (apply_transient(res)) {
+			/* Nothing dispatched yet: the run starts over. */
+			log_warnx("deployment %lld: registering hook revision "
+			    "%s: %s; trying again", (long long)as->as_id,
+			    as->as_revision, apply_err(res));
+			hook_run_update(as->as_token, "failed", NULL, -1,
+			    "revision register failed; retried");
+			astep_done(as);
+			return;
+		}
+		hook_run_update(as->as_token, "failed", NULL, -1,
+		    apply_err(res));
+		apply_fail(as->as_id, st, "registering hook revision %s: %s",
+		    as->as_revision, apply_err(res));
+		astep_done(as);
+		return;
+	}
+	hook_dispatch(as);
+}
+
+static void
+hook_dispatched(struct nomad_result *res, void *arg)
+{
+	struct astep	*as = arg;
+	const char	*child;
+	enum deploy_state st = strcmp(as->as_phase, "pre") == 0 ?
+	    DS_PRE_HOOKS : DS_POST_HOOKS;
+
+	child = nomad_ok(res) ? json_string_value(json_object_get(res->nr_json,
+	    "DispatchedJobID")) : NULL;
+	if (child == NULL) {
+		if (apply_transient(res)) {
+			/*
+			 * The dispatch may have happened: leave the run
+			 * pending; the next cycle looks for it by token.
+			 */
+			log_warnx("deployment %lld: dispatch of %s: %s; its "
+			    "fate is unknown", (long long)as->as_id,
+			    as->as_revision, apply_err(res));
+			astep_done(as);
+			return;
+		}
+		hook_run_update(as->as_token, "failed", NULL, -1,
+		    apply_err(res));
+		apply_fail(as->as_id, st, "dispatching hook %s: %s",
+		    as->as_hook, apply_err(res));
+		astep_done(as);
+		return;
+	}
+	hook_run_update(as->as_token, "dispatched", child, -1, NULL);
+	engine_apply_kick();
+	log_info("deployment %lld: %s hook %s dispatched as %s",
+	    (long long)as->as_id, as->as_phase, as->as_hook, child);
+	astep_done(as);
+}
+
+/*
+ * Dispatch meta: only the keys the hook declares (Nomad refuses others),
+ * from the deployment's facts.
+ */
+static json_t *
+hook_meta(const json_t *hookspec, const struct astep *as)
+{
+	json_t		*pj, *meta, *list, *k;
+	const char	*key;
+	char		 id[32];
+	size_t		 i, l;
+	const char	*lists[] = { "MetaRequired", "MetaOptional" };
+
+	meta = json_object();
+	pj = json_object_get(hookspec, "ParameterizedJob");
+	snprintf(id, sizeof(id), "%lld", (long long)as->as_id);
+	for (l = 0; l < 2; l++) {
+		list = json_object_get(pj, lists[l]);
+		json_array_foreach(list, i, k) {
+			key = json_string_value(k);
+			if (key == NULL)
+				continue;
+			if (strcmp(key, "nops_deployment") == 0)
+				json_object_set_new(meta, key, json_string(id));
+			else if (strcmp(key, "nops_job") == 0)
+				json_object_set_new(meta, key,
+				    json_string(as->as_job));
+			else if (strcmp(key, "nops_namespace") == 0)
+				json_object_set_new(meta, key,
+				    json_string(as->as_ns));
+			else if (strcmp(key, "nops_commit") == 0)
+				json_object_set_new(meta, key,
+				    json_string(as->as_commit));
+			else if (strcmp(key, "nops_phase") == 0)
+				json_object_set_new(meta, key,
+				    json_string(as->as_phase));
+		}
+	}
+	return meta;
+}
+
+static void
+hook_dispatch(struct astep *as)
+{
+	nomad_job_dispatch(as->as_ns, as->as_revision, NULL, 0, as->as_meta,
+	    as->as_token, hook_dispatched, as);
+}
+
+/* A new run: save it as pending, register the revision, dispatch. */
+static void
+hook_start(struct astep *as, const struct deploy_hook *h)
+{
+	struct store	*s = engine_store();
+	json_t		*spec;
+	int64_t		 id = as->as_id;
+
+	if (store_begin(s) == -1 || hookrun_create(s, id, h->dh_phase,
+	    h->dh_position, as->as_token) == -1 || store_commit(s) == -1) {
+		store_rollback(s);
+		astep_done(as);
+		return;
+	}
+	spec = json_loads(h->dh_spec, 0, NULL);
+	if (spec == NULL) {
+		apply_fail(id, strcmp(h->dh_phase, "pre") == 0 ? DS_PRE_HOOKS :
+		    DS_POST_HOOKS, "hook %s: its frozen spec does not parse",
+		    h->dh_hook_id);
+		astep_done(as);
+		return;
+	}
+	as->as_meta = hook_meta(spec, as);
+	json_object_set_new(spec, "ID", json_string(h->dh_revision));
+	json_object_set_new(spec, "Name", json_string(h->dh_revision));
+	log_info("deployment %lld: running %s hook %s (revision %s)",
+	    (long long)id, h->dh_phase, h->dh_hook_id, h->dh_revision);
+	nomad_register(as->as_ns, h->dh_revision, spec, 0, 0, hook_registered,
+	    as);
+	json_decref(spec);
+}
+
+/* After a restart: is there a child with our token?  Adopt it or fail. */
+static void
+hook_found(struct nomad_result *res, void *arg)
+{
+	struct astep	*as = arg;
+	json_t		*j;
+	const char	*tok, *id;
+	size_t		 i;
+	enum deploy_state st = strcmp(as->as_phase, "pre") == 0 ?
+	    DS_PRE_HOOKS : DS_POST_HOOKS;
+
+	if (!nomad_ok(res)) {
+		if (!apply_transient(res))
+			apply_fail(as->as_id, st, "looking for hook %s's run: "
+			    "%s", as->as_hook, apply_err(res));
+		astep_done(as);
+		return;
+	}
+	json_array_foreach(res->nr_json, i, j) {
+		tok = json_string_value(json_object_get(j,
+		    "DispatchIdempotencyToken"));
+		id = json_string_value(json_object_get(j, "ID"));
+		if (tok != NULL && id != NULL &&
+		    strcmp(tok, as->as_token) == 0) {
+			log_info("deployment %lld: found the run of %s hook %s "
+			    "after a restart: %s", (long long)as->as_id,
+			    as->as_phase, as->as_hook, id);
+			hook_run_update(as->as_token, "dispatched", id, -1,
+			    NULL);
+			astep_done(as);
+			return;
+		}
+	}
+	hook_run_update(as->as_token, "failed", NULL, -1,
+	    "dispatch fate unknown after a restart, no run found");
+	apply_fail(as->as_id, st, "%s hook %s: the dispatch's fate is unknown "
+	    "after a restart and Nomad has no run with its token; nops does "
+	    "not dispatch again rather than risk running it twice",
+	    as->as_phase, as->as_hook);
+	astep_done(as);
+}
+
+static void
+hook_stopped(struct nomad_result *res, void *arg)
+{
+	struct astep	*as = arg;
+
+	if (!nomad_ok(res))
+		log_warnx("deployment %lld: stopping timed-out hook run %s: %s",
+		    (long long)as->as_id, as->as_child, apply_err(res));
+	astep_done(as);
+}
+
+static int
+hook_exit_code(const json_t *alloc)
+{
+	json_t		*states, *ts, *ev;
+	const char	*k, *type;
+	size_t		 i;
+	int		 code = -1;
+
+	states = json_object_get(alloc, "TaskStates");
+	json_object_foreach(states, k, ts) {
+		json_array_foreach(json_object_get(ts, "Events"), i, ev) {
+			type = json_string_value(json_object_get(ev, "Type"));
+			if (type != NULL && strcmp(type, "Terminated") == 0)
+				code = (int)json_integer_value(
+				    json_object_get(ev, "ExitCode"));
+		}
+	}
+	return code;
+}
+
+static void
+hook_polled(struct nomad_result *res, void *arg)
+{
+	struct astep	*as = arg;
+	json_t		*a;
+	const char	*cs;
+	size_t		 i;
+	int		 running = 0, failed = 0, complete = 0, code = -1;
+	enum deploy_state st = strcmp(as->as_phase, "pre") == 0 ?
+	    DS_PRE_HOOKS : DS_POST_HOOKS;
+
+	if (!nomad_ok(res)) {
+		if (!apply_transient(res) && res->nr_status != 404)
+			log_warnx("deployment %lld: reading hook run %s: %s",
+			    (long long)as->as_id, as->as_child, apply_err(res));
+		astep_done(as);
+		return;
+	}
+	json_array_foreach(res->nr_json, i, a) {
+		cs = json_string_value(json_object_get(a, "ClientStatus"));
+		if (cs == NULL)
+			continue;
+		if (strcmp(cs, "complete") == 0)
+			complete++;
+		else if (strcmp(cs, "failed") == 0 || strcmp(cs, "lost") == 0) {
+			failed++;
+			code = hook_exit_code(a);
+		} else
+			running++;
+	}
+	if (failed > 0 && running == 0) {
+		char	 why[256];
+
+		snprintf(why, sizeof(why), "exit code %d", code);
+		hook_run_update(as->as_token, "failed", NULL, code, why);
+		apply_fail(as->as_id, st, "%s hook %s failed (%s)",
+		    as->as_phase, as->as_hook, why);
+	} else if (complete > 0 && running == 0 && failed == 0) {
+		hook_run_update(as->as_token, "succeeded", NULL, 0, NULL);
+		engine_apply_kick();
+		log_info("deployment %lld: %s hook %s succeeded",
+		    (long long)as->as_id, as->as_phase, as->as_hook);
+	} else if (running > 0)
+		hook_run_update(as->as_token, "running", NULL, -1, NULL);
+	astep_done(as);
+}
+
+static void
+apply_hooks(struct deploy *d, const char *phase)
+{
+	struct store		*s = engine_store();
+	struct deploy_hook	*h;
+	struct hook_run		 hr;
+	struct astep		*as;
+	enum deploy_state	 st = strcmp(phase, "pre") == 0 ?
+				    DS_PRE_HOOKS : DS_POST_HOOKS;
+	size_t			 i;
+	char			 token[128], prefix[320];
+	int			 rc;
+
+	for (i = 0; i < d->d_nhooks; i++) {
+		h = &d->d_hooks[i];
+		if (strcmp(h->dh_phase, phase) != 0)
+			continue;
+		snprintf(token, sizeof(token), "%lld:%s:%d",
+		    (long long)d->d_id, phase, h->dh_position);
+		rc = hookrun_get(s, token, &hr);
+		if (rc == -1)
+			return;
+		if (rc == 0 && strcmp(hr.hr_state, "succeeded") == 0) {
+			hookrun_free(&hr);
+			continue;
+		}
+		if (rc == 0 && strcmp(hr.hr_state, "failed") == 0 &&
+		    hr.hr_child != NULL) {
+			hookrun_free(&hr);
+			apply_fail(d->d_id, st, "%s hook %s failed", phase,
+			    h->dh_hook_id);
+			return;
+		}
+		if (apply_claim(d->d_id) == -1) {
+			if (rc == 0)
+				hookrun_free(&hr);
+			return;
+		}
+		as = astep_new(d);
+		as->as_token = xstrdup(token);
+		as->as_phase = xstrdup(phase);
+		as->as_revision = xstrdup(h->dh_revision);
+		as->as_hook = xstrdup(h->dh_hook_id);
+		as->as_timeout = h->dh_timeout;
+		if (rc == 1 || (strcmp(hr.hr_state, "failed") == 0 &&
+		    hr.hr_child == NULL)) {
+			/*
+			 * No run yet (or the revision register failed before
+			 * any dispatch): start it.  A failed pre-dispatch run
+			 * is cleared first, its token reused.
+			 */
+			if (rc == 0) {
+				hookrun_free(&hr);
+				if (store_begin(s) == 0) {
+					sqlite3_stmt *del = store_prepare(s,
+					    "DELETE FROM hook_runs WHERE"
+					    " idempotency_token = ?");
+					if (del != NULL) {
+						sqlite3_bind_text(del, 1, token,
+						    -1, SQLITE_TRANSIENT);
+						sqlite3_step(del);
+						sqlite3_reset(del);
+					}
+					if (store_commit(s) == -1)
+						store_rollback(s);
+				}
+			}
+			hook_start(as, h);
+			return;
+		}
+		if (strcmp(hr.hr_state, "pending") == 0) {
+			/* Fate unknown: look for a child with our token. */
+			hookrun_free(&hr);
+			snprintf(prefix, sizeof(prefix), "%s/dispatch-",
+			    h->dh_revision);
+			nomad_jobs_list(d->d_ns, prefix, hook_found, as);
+			return;
+		}
+		/* dispatched or running: poll it, within its timeout */
+		as->as_child = xstrdup(hr.hr_child);
+		as->as_started = hr.hr_started_at;
+		hookrun_free(&hr);
+		if (as->as_timeout > 0 &&
+		    time(NULL) > as->as_started + as->as_timeout) {
+			char	 why[128];
+
+			snprintf(why, sizeof(why), "timed out after %ds",
+			    as->as_timeout);
+			hook_run_update(token, "failed", NULL, -1, why);
+			apply_fail(d->d_id, st, "%s hook %s %s; its run %s is "
+			    "stopped", phase, h->dh_hook_id, why, as->as_child);
+			nomad_job_stop(d->d_ns, as->as_child, 0, hook_stopped,
+			    as);
+			return;
+		}
+		nomad_job_allocations(d->d_ns, as->as_child, hook_polled, as);
+		return;
+	}
+
+	/* Every hook of the phase succeeded. */
+	if (st == DS_PRE_HOOKS) {
+		int64_t	 now = time(NULL);
+
+		if (store_begin(s) == 0) {
+			if (deploy_set_apply(s, d->d_id, now, now +
+			    engine_conf()->apply_timeout) == -1 ||
+			    deploy_transition(s, d->d_id, DS_PRE_HOOKS,
+			    DS_REGISTERING, "system", "register", NULL) == -1 ||
+			    store_commit(s) == -1)
+				store_rollback(s);
+		}
+		engine_apply_kick();
+	} else
+		apply_move(d->d_id, DS_POST_HOOKS, DS_COMPLETED, "complete",
+		    NULL);
+}
+
+/* ---- register ---- */
+
+static void	 register_plan(struct astep *, json_t *spec, int recheck);
+
+static void
+register_versioned(struct nomad_result *res, void *arg)
+{
+	struct astep	*as = arg;
+	struct store	*s = engine_store();
+	json_t		*v;
+	int64_t		 version = -1;
+
+	if (nomad_ok(res) && (v = json_object_get(res->nr_json, "Version")) !=
+	    NULL && json_is_integer(v))
+		version = json_integer_value(v);
+	if (version == -1) {
+		/* Try again next cycle; registering is saved. */
+		astep_done(as);
+		return;
+	}
+	if (store_begin(s) == 0) {
+		if (deploy_set_register(s, as->as_id, as->as_child != NULL ?
+		    as->as_child : "", version) == -1 ||
+		    deploy_transition(s, as->as_id, DS_REGISTERING,
+		    DS_WAITING_HEALTH, "system", "registered", NULL) == -1 ||
+		    store_commit(s) == -1)
+			store_rollback(s);
+		else {
+			engine_apply_kick();
+			log_info("deployment %lld: registered %s/%s version "
+			    "%lld", (long long)as->as_id, as->as_ns,
+			    as->as_job, (long long)version);
+		}
+	}
+	astep_done(as);
+}
+
+static void
+register_done(struct nomad_result *res, void *arg)
+{
+	struct astep	*as = arg;
+	uint64_t	 sent, stored;
+	const char	*eval;
+
+	if (!nomad_ok(res)) {
+		switch (nomad_cas_error(res, &sent, &stored)) {
+		case NOMAD_CAS_CONFLICT:
+		case NOMAD_CAS_EXISTS:
+		case NOMAD_CAS_MISSING:
+			apply_fail(as->as_id, DS_REGISTERING, "the job changed "
+			    "in Nomad between detection and register; nothing "
+			    "was registered (Nomad: %s)", apply_err(res));
+			astep_done(as);
+			return;
+		}
+		if (apply_transient(res))
+			log_warnx("deployment %lld: register: %s; the next "
+			    "cycle plans again", (long long)as->as_id,
+			    apply_err(res));
+		else
+			apply_fail(as->as_id, DS_REGISTERING, "register: %s",
+			    apply_err(res));
+		astep_done(as);
+		return;
+	}
+	eval = json_string_value(json_object_get(res->nr_json, "EvalID"));
+	as->as_child = xstrdup(eval != NULL ? eval : "");
+	nomad_job_read(as->as_ns, as->as_job, register_versioned, as);
+}
+
+static void
+register_live(struct nomad_result *res, void *arg)
+{
+	struct astep	*as = arg;
+	json_t		*spec, *fresh;
+
+	if (!nomad_ok(res) && res->nr_status != 404) {
+		astep_done(as);
+		return;
+	}
+	spec = json_loads(as->as_spec, 0, NULL);
+	fresh = detect_register_spec(spec, res->nr_status == 404 ? NULL :
+	    res->nr_json);
+	json_decref(spec);
+	register_plan(as, fresh, 1);
+	json_decref(fresh);
+}
+
+static void
+register_planned(struct nomad_result *res, void *arg)
+{
+	struct astep	*as = arg;
+	json_t		*diff, *red, *spec;
+	const char	*type;
+	char		*dump;
+	uint64_t	 index;
+	int		 same;
+
+	if (!nomad_ok(res) || !json_is_object(res->nr_json)) {
+		if (apply_transient(res))
+			log_warnx("deployment %lld: plan before register: %s",
+			    (long long)as->as_id, apply_err(res));
+		else
+			apply_fail(as->as_id, DS_REGISTERING, "plan before "
+			    "register: %s", apply_err(res));
+		astep_done(as);
+		return;
+	}
+	diff = json_object_get(res->nr_json, "Diff");
+	type = json_string_value(json_object_get(diff, "Type"));
+	index = (uint64_t)json_integer_value(json_object_get(res->nr_json,
+	    "JobModifyIndex"));
+
+	if (type != NULL && (strcmp(type, "None") == 0 ||
+	    !detect_diff_changed(diff))) {
+		/*
+		 * The live job is already what we register: our own register
+		 * before a restart (or the same change made by hand).
+		 */
+		log_info("deployment %lld: the live job already matches; "
+		    "treating it as registered", (long long)as->as_id);
+		nomad_job_read(as->as_ns, as->as_job, register_versioned, as);
+		return;
+	}
+	if ((as->as_cas == -1 && index == 0) ||
+	    (as->as_cas >= 0 && (uint64_t)as->as_cas == index)) {
+		spec = json_loads(as->as_spec, 0, NULL);
+		nomad_register(as->as_ns, as->as_job, spec, 1,
+		    as->as_cas == -1 ? 0 : (uint64_t)as->as_cas,
+		    register_done, as);
+		json_decref(spec);
+		return;
+	}
+	if (as->as_index == 0) {
+		/*
+		 * The job moved since detection.  If only an autoscaler's
+		 * count moved, the diff with the live counts is the one that
+		 * was approved: read the live job and plan once more.
+		 */
+		as->as_index = index;
+		nomad_job_read(as->as_ns, as->as_job, register_live, as);
+		return;
+	}
+	red = json_deep_copy(diff);
+	redact_diff(red);
+	dump = engine_json_canonical(red);
+	json_decref(red);
+	same = as->as_diff != NULL && strcmp(dump, as->as_diff) == 0;
+	free(dump);
+	if (!same) {
+		apply_fail(as->as_id, DS_REGISTERING, "the job changed in "
+		    "Nomad since detection (its modify index moved from %lld "
+		    "to %" PRIu64 ") and the plan no longer shows the "
+		    "difference that was approved; nothing was registered",
+		    (long long)as->as_cas, index);
+		astep_done(as);
+		return;
+	}
+	log_info("deployment %lld: only counts kept for an autoscaler moved; "
+	    "registering at index %" PRIu64, (long long)as->as_id, index);
+	as->as_cas = (int64_t)index;
+	/* register_plan() kept the spec it planned, with the live counts. */
+	spec = json_loads(as->as_spec, 0, NULL);
+	nomad_register(as->as_ns, as->as_job, spec, 1, index, register_done,
+	    as);
+	json_decref(spec);
+}
+
+static void
+register_plan(struct astep *as, json_t *spec, int recheck)
+{
+	if (recheck) {
+		/* What is planned now is what will be registered. */
+		char *s = engine_json_canonical(spec);
+
+		explicit_bzero(as->as_spec, strlen(as->as_spec));
+		free(as->as_spec);
+		as->as_spec = s;
+	}
+	nomad_plan(as->as_ns, as->as_job, spec, register_planned, as);
+}
+
+static void
+apply_register(struct deploy *d)
+{
+	struct astep	*as;
+	json_t		*spec;
+
+	if (d->d_timeout_at > 0 && time(NULL) > d->d_timeout_at) {
+		apply_fail(d->d_id, DS_REGISTERING, "not registered within "
+		    "apply-timeout");
+		return;
+	}
+	if ((spec = json_loads(d->d_spec, 0, NULL)) == NULL) {
+		apply_fail(d->d_id, DS_REGISTERING, "the stored spec does not "
+		    "parse");
+		return;
+	}
+	if (d->d_timeout_at == 0) {
+		struct store	*s = engine_store();
+		int64_t		 now = time(NULL);
+
+		/* Registering straight from detection: the timeout starts. */
+		if (store_begin(s) == 0) {
+			if (deploy_set_apply(s, d->d_id, now, now +
+			    engine_conf()->apply_timeout) == -1 ||
+			    store_commit(s) == -1)
+				store_rollback(s);
+		}
+	}
+	if (apply_claim(d->d_id) == -1) {
+		json_decref(spec);
+		return;
+	}
+	as = astep_new(d);
+	as->as_spec = xstrdup(d->d_spec);
+	as->as_diff = xstrdup(d->d_diff);
+	register_plan(as, spec, 0);
+	json_decref(spec);
+}
+
+/* ---- health ---- */
+
+static void	 health_allocs(struct astep *);
+
+static void
+health_healthy(struct astep *as)
+{
+	enum deploy_state	 to;
+	struct deploy		 d;
+
+	to = DS_COMPLETED;
+	if (deploy_load(engine_store(), as->as_id, &d) == 0) {
+		size_t	 i;
+
+		for (i = 0; i < d.d_nhooks; i++)
+			if (strcmp(d.d_hooks[i].dh_phase, "post") == 0)
+				to = DS_POST_HOOKS;
+		deploy_free(&d);
+	}
+	apply_move(as->as_id, DS_WAITING_HEALTH, to, to == DS_COMPLETED ?
+	    "complete" : "healthy", NULL);
+}
+
+static int
+health_awaiting_promotion(const json_t *dep)
+{
+	json_t		*tg;
+	const char	*k;
+
+	json_object_foreach(json_object_get(dep, "TaskGroups"), k, tg) {
+		if (json_integer_value(json_object_get(tg,
+		    "DesiredCanaries")) > 0 &&
+		    !json_is_true(json_object_get(tg, "Promoted")) &&
+		    !json_is_true(json_object_get(tg, "AutoPromote")) &&
+		    json_integer_value(json_object_get(tg, "HealthyAllocs")) >=
+		    json_integer_value(json_object_get(tg, "DesiredCanaries")))
+			return 1;
+	}
+	return 0;
+}
+
+static void
+health_deployment(struct nomad_result *res, void *arg)
+{
+	struct astep	*as = arg;
+	struct store	*s = engine_store();
+	json_t		*dep = res->nr_json;
+	const char	*status, *id, *desc;
+	int64_t		 version;
+
+	if (!nomad_ok(res)) {
+		astep_done(as);
+		return;
+	}
+	version = json_integer_value(json_object_get(dep, "JobVersion"));
+	if (!json_is_object(dep) || version != as->as_version) {
+		/* No Nomad deployment of this register: look at allocations. */
+		health_allocs(as);
+		return;
+	}
+	status = json_string_value(json_object_get(dep, "Status"));
+	id = json_string_value(json_object_get(dep, "ID"));
+	desc = json_string_value(json_object_get(dep, "StatusDescription"));
+	if (id != NULL && (as->as_nomad_deployment == NULL ||
+	    strcmp(as->as_nomad_deployment, id) != 0)) {
+		if (store_begin(s) == 0) {
+			if (deploy_set_nomad_deployment(s, as->as_id, id) ==
+			    -1 || store_commit(s) == -1)
+				store_rollback(s);
+		}
+	}
+	if (status != NULL && strcmp(status, "successful") == 0)
+		health_healthy(as);
+	else if (status != NULL && (strcmp(status, "failed") == 0 ||
+	    strcmp(status, "cancelled") == 0))
+		apply_fail(as->as_id, DS_WAITING_HEALTH, "Nomad deployment %s "
+		    "%s: %s", id != NULL ? id : "?", status,
+		    desc != NULL ? desc : "");
+	else if (health_awaiting_promotion(dep))
+		apply_move(as->as_id, DS_WAITING_HEALTH, DS_AWAITING_PROMOTION,
+		    "await_promotion", "canaries are healthy and wait for "
+		    "promotion; the apply timeout is paused");
+	astep_done(as);
+}
+
+static void
+health_allocs_cb(struct nomad_result *res, void *arg)
+{
+	struct astep	*as = arg;
+	json_t		*a;
+	const char	*cs;
+	size_t		 i;
+	int		 mine = 0, ok = 0, bad = 0;
+
+	if (!nomad_ok(res)) {
+		astep_done(as);
+		return;
+	}
+	json_array_foreach(res->nr_json, i, a) {
+		if (json_integer_value(json_object_get(a, "JobVersion")) !=
+		    as->as_version)
+			continue;
+		mine++;
+		cs = json_string_value(json_object_get(a, "ClientStatus"));
+		if (cs != NULL && (strcmp(cs, "running") == 0 ||
+		    strcmp(cs, "complete") == 0))
+			ok++;
+		else if (cs != NULL && (strcmp(cs, "failed") == 0 ||
+		    strcmp(cs, "lost") == 0))
+			bad++;
+	}
+	if (bad > 0)
+		apply_fail(as->as_id, DS_WAITING_HEALTH, "%d allocation(s) of "
+		    "version %lld failed", bad, (long long)as->as_version);
+	else if (mine > 0 && ok == mine)
+		health_healthy(as);
+	else if (mine == 0 && as->as_index == 1)
+		/* A job with nothing to place: healthy once registered. */
+		health_healthy(as);
+	astep_done(as);
+}
+
+static void
+health_job(struct nomad_result *res, void *arg)
+{
+	struct astep	*as = arg;
+	json_t		*job = res->nr_json, *tg;
+	size_t		 i;
+	int64_t		 count = 0;
+
+	if (!nomad_ok(res) || !json_is_object(job)) {
+		astep_done(as);
+		return;
+	}
+	/* Periodic and parameterized jobs place nothing when registered. */
+	if (json_is_object(json_object_get(job, "Periodic")) ||
+	    json_is_object(json_object_get(job, "ParameterizedJob"))) {
+		health_healthy(as);
+		astep_done(as);
+		return;
+	}
+	json_array_foreach(json_object_get(job, "TaskGroups"), i, tg)
+		count += json_integer_value(json_object_get(tg, "Count"));
+	as->as_index = count == 0 ? 1 : 0;
+	nomad_job_allocations(as->as_ns, as->as_job, health_allocs_cb, as);
+}
+
+static void
+health_allocs(struct astep *as)
+{
+	nomad_job_read(as->as_ns, as->as_job, health_job, as);
+}
+
+static void
+apply_health(struct deploy *d)
+{
+	struct astep	*as;
+
+	if (d->d_timeout_at > 0 && time(NULL) > d->d_timeout_at) {
+		apply_fail(d->d_id, DS_WAITING_HEALTH, "not healthy within "
+		    "apply-timeout (%ds)", engine_conf()->apply_timeout);
+		return;
+	}
+	if (apply_claim(d->d_id) == -1)
+		return;
+	as = astep_new(d);
+	nomad_job_deployment(d->d_ns, d->d_job, health_deployment, as);
+}
+
+/* Canaries wait for a person: no timeout; promotion restarts it in full. */
+static void
+promotion_deployment(struct nomad_result *res, void *arg)
+{
+	struct astep	*as = arg;
+	struct store	*s = engine_store();
+	json_t		*dep = res->nr_json;
+	const char	*status;
+	int64_t		 now = time(NULL);
+
+	if (!nomad_ok(res) || !json_is_object(dep)) {
+		astep_done(as);
+		return;
+	}
+	status = json_string_value(json_object_get(dep, "Status"));
+	if (status != NULL && (strcmp(status, "failed") == 0 ||
+	    strcmp(status, "cancelled") == 0)) {
+		apply_fail(as->as_id, DS_AWAITING_PROMOTION, "Nomad deployment "
+		    "%s while canaries waited for promotion", status);
+	} else if (!health_awaiting_promotion(dep)) {
+		if (store_begin(s) == 0) {
+			if (deploy_set_apply(s, as->as_id, now, now +
+			    engine_conf()->apply_timeout) == -1 ||
+			    deploy_transition(s, as->as_id,
+			    DS_AWAITING_PROMOTION, DS_WAITING_HEALTH, "system",
+			    "promoted", "canaries promoted; the apply timeout "
+			    "restarts in full") == -1 ||
+			    store_commit(s) == -1)
+				store_rollback(s);
+			else
+				engine_apply_kick();
+		}
+	}
+	astep_done(as);
+}
+
+static void
+apply_promotion(struct deploy *d)
+{
+	struct astep	*as;
+
+	if (apply_claim(d->d_id) == -1)
+		return;
+	as = astep_new(d);
+	nomad_job_deployment(d->d_ns, d->d_job, promotion_deployment, as);
+}
+
+static void
+promote_done(struct nomad_result *res, void *arg)
+{
+	struct astep	*as = arg;
+	struct store	*s = engine_store();
+	char		 target[64];
+
+	snprintf(target, sizeof(target), "deployment/%lld",
+	    (long long)as->as_id);
+	if (store_begin(s) == 0) {
+		if (store_event(s, as->as_hook, nomad_ok(res) ?
+		    "deployment.promote" : "deployment.promote_failed", target,
+		    nomad_ok(res) ? NULL : apply_err(res)) == -1 ||
+		    store_commit(s) == -1)
+			store_rollback(s);
+	}
+	astep_done(as);
+}
+
+int
+apply_promote(int64_t id, const char *who, char *err, size_t errlen)
+{
+	struct deploy	 d;
+	struct astep	*as;
+	int		 rc;
+
+	if ((rc = deploy_load(engine_store(), id, &d)) != 0) {
+		snprintf(err, errlen, rc == 1 ? "no deployment %lld" :
+		    "cannot read deployment %lld", (long long)id);
+		return rc == 1 ? 404 : 500;
+	}
+	if ((d.d_state != DS_AWAITING_PROMOTION &&
+	    d.d_state != DS_WAITING_HEALTH) || d.d_nomad_deployment == NULL) {
+		snprintf(err, errlen, "deployment %lld is %s: no canaries wait "
+		    "for promotion", (long long)id, deploy_state_str(d.d_state));
+		deploy_free(&d);
+		return 409;
+	}
+	if (apply_claim(id) == -1) {
+		snprintf(err, errlen, "deployment %lld is busy; try again",
+		    (long long)id);
+		deploy_free(&d);
+		return 409;
+	}
+	as = astep_new(&d);
+	as->as_hook = xstrdup(who);
+	nomad_deployment_promote(d.d_ns, d.d_nomad_deployment, NULL,
+	    promote_done, as);
+	deploy_free(&d);
+	return 0;
+}
+
+static void
+apply_step(struct deploy *d)
+{
+	switch (d->d_state) {
+	case DS_PRE_HOOKS:
+		apply_hooks(d, "pre");
+		break;
+	case DS_REGISTERING:
+		apply_register(d);
+		break;
+	case DS_WAITING_HEALTH:
+		apply_health(d);
+		break;
+	case DS_AWAITING_PROMOTION:
+		apply_promotion(d);
+		break;
+	case DS_POST_HOOKS:
+		apply_hooks(d, "post");
+		break;
+	default:
+		/* pending_approval waits for a person; terminal: nothing. */
+		break;
+	}
+}
+
+void
+apply_cycle(void)
+{
+	struct store	*s = engine_store();
+	struct deploy	 d;
+	int64_t		*ids;
+	size_t		 n, i;
+
+	if (s == NULL || deploy_active_ids(s, &ids, &n) == -1)
+		return;
+	if (!engine_env->e_recovered) {
+		engine_env->e_recovered = 1;
+		if (n > 0)
+			log_info("recovery: resuming %zu unfinished "
+			    "deployment(s)", n);
+	}
+	for (i = 0; i < n; i++) {
+		if (apply_busy(ids[i]))
+			continue;
+		if (deploy_load(s, ids[i], &d) != 0)
+			continue;
+		apply_step(&d);
+		deploy_free(&d);
+	}
+	free(ids);
+	engine_env->e_last_apply = time(NULL);
+}

@@ -1,0 +1,322 @@
+/*
+ * The engine's lifecycle and triggers: detection at start, on every new
+ * snapshot, every drift-interval and after anything that changes a job's
+ * state; apply every engine-interval and right after a step ends.  Also
+ * a person's pause of a job (the holds table).
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <sqlite3.h>
+
+#include "log.h"
+#include "nopsd.h"
+#include "master.h"
+#include "store.h"
+#include "repo.h"
+#include "nomad.h"
+#include "engine.h"
+
+struct engine		*engine_env;
+static struct store	*engine_db;
+static const struct nops_conf *engine_cf;
+static struct event	*engine_ev_drift;
+static struct event	*engine_ev_apply;
+static struct event	*engine_ev_kick;
+static struct event	*engine_ev_detect;
+static char		 engine_detect_why[128];
+
+const struct nops_conf *
+engine_conf(void)
+{
+	return engine_cf;
+}
+
+struct store *
+engine_store(void)
+{
+	return engine_db;
+}
+
+void
+engine_sha256_hex(const void *data, size_t len, char out[ENGINE_HASHLEN + 1])
+{
+	static const char	 hex[] = "0123456789abcdef";
+	unsigned char		 md[EVP_MAX_MD_SIZE];
+	unsigned int		 mdlen = 0, i;
+
+	if (EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) != 1 ||
+	    mdlen != 32)
+		fatalx("EVP_Digest sha256");
+	for (i = 0; i < mdlen; i++) {
+		out[i * 2] = hex[md[i] >> 4];
+		out[i * 2 + 1] = hex[md[i] & 0xf];
+	}
+	out[ENGINE_HASHLEN] = '\0';
+}
+
+char *
+engine_json_canonical(const json_t *j)
+{
+	char	*s;
+
+	if ((s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS |
+	    JSON_ENCODE_ANY)) == NULL)
+		fatalx("json_dumps");
+	return s;
+}
+
+int
+engine_ns_managed(const char *ns)
+{
+	struct conf_str	*cs;
+
+	if (engine_cf == NULL || engine_cf->nomad.address == NULL)
+		return 0;
+	TAILQ_FOREACH(cs, &engine_cf->nomad.namespaces, entry)
+		if (strcmp(cs->str, ns) == 0)
+			return 1;
+	return 0;
+}
+
+struct ejob *
+engine_job(const char *ns, const char *id)
+{
+	struct ejob	 key;
+
+	memset(&key, 0, sizeof(key));
+	key.ej_ns = (char *)(uintptr_t)ns;
+	key.ej_id = (char *)(uintptr_t)id;
+	return RB_FIND(ejobs, &engine_env->e_jobs, &key);
+}
+
+static void
+engine_detect_cb(int fd, short ev, void *arg)
+{
+	log_debug("detection: %s", engine_detect_why);
+	detect_start();
+}
+
+/*
+ * Start a detection cycle soon (from the event loop, never from inside a
+ * caller that holds state), or queue one if a cycle runs.
+ */
+void
+engine_detect(const char *why)
+{
+	struct timeval	 tv = { 0, 0 };
+
+	if (engine_env == NULL)
+		return;
+	strlcpy(engine_detect_why, why, sizeof(engine_detect_why));
+	if (engine_env->e_detecting) {
+		engine_env->e_rerun = 1;
+		return;
+	}
+	evtimer_add(engine_ev_detect, &tv);
+}
+
+static void
+engine_drift_cb(int fd, short ev, void *arg)
+{
+	struct timeval	 tv;
+
+	engine_detect("drift-interval");
+	tv.tv_sec = engine_cf->drift_interval;
+	tv.tv_usec = 0;
+	evtimer_add(engine_ev_drift, &tv);
+}
+
+static void
+engine_apply_cb(int fd, short ev, void *arg)
+{
+	struct timeval	 tv;
+
+	apply_cycle();
+	tv.tv_sec = engine_cf->engine_interval;
+	tv.tv_usec = 0;
+	evtimer_add(engine_ev_apply, &tv);
+}
+
+static void
+engine_kick_cb(int fd, short ev, void *arg)
+{
+	apply_cycle();
+}
+
+void
+engine_apply_kick(void)
+{
+	struct timeval	 tv = { 0, 0 };
+
+	if (engine_ev_kick != NULL && !evtimer_pending(engine_ev_kick, NULL))
+		evtimer_add(engine_ev_kick, &tv);
+}
+
+static void
+engine_snapshot(struct repo *r, const struct repo_snap *snap, void *arg)
+{
+	char	 why[128];
+
+	snprintf(why, sizeof(why), "new snapshot of %s at %.12s",
+	    repo_name(r), snap->rs_commit);
+	engine_detect(why);
+}
+
+void
+engine_init(struct store *db, const struct nops_conf *conf)
+{
+	struct event_base	*base = nopsd_env->n_base;
+	struct timeval		 tv;
+
+	if ((engine_env = calloc(1, sizeof(*engine_env))) == NULL)
+		fatal("calloc");
+	RB_INIT(&engine_env->e_jobs);
+	engine_db = db;
+	engine_cf = conf;
+	engine_ev_drift = evtimer_new(base, engine_drift_cb, NULL);
+	engine_ev_apply = evtimer_new(base, engine_apply_cb, NULL);
+	engine_ev_kick = evtimer_new(base, engine_kick_cb, NULL);
+	engine_ev_detect = evtimer_new(base, engine_detect_cb, NULL);
+	if (engine_ev_drift == NULL || engine_ev_apply == NULL ||
+	    engine_ev_kick == NULL || engine_ev_detect == NULL)
+		fatal("evtimer_new");
+	repo_set_listener(engine_snapshot, NULL);
+
+	/* The first apply cycle is recovery: it resumes unfinished steps. */
+	tv.tv_sec = 1;
+	tv.tv_usec = 0;
+	evtimer_add(engine_ev_apply, &tv);
+	tv.tv_sec = conf->drift_interval;
+	evtimer_add(engine_ev_drift, &tv);
+	engine_detect("start");
+}
+
+void
+engine_reconfigure(const struct nops_conf *conf)
+{
+	engine_cf = conf;
+	engine_detect("configuration reloaded");
+}
+
+void
+engine_shutdown(void)
+{
+	if (engine_env == NULL)
+		return;
+	event_free(engine_ev_drift);
+	event_free(engine_ev_apply);
+	event_free(engine_ev_kick);
+	event_free(engine_ev_detect);
+	engine_ev_drift = engine_ev_apply = engine_ev_kick = NULL;
+	engine_ev_detect = NULL;
+}
+
+/* Holds: a person's pause, kept in the store with who and why. */
+
+int
+hold_get(const char *ns, const char *id, char **who, char **reason,
+    int64_t *since)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	st = store_prepare(engine_db, "SELECT who, reason, created_at FROM"
+	    " holds WHERE namespace = ? AND job = ? AND kind = 'pause'");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_text(st, 1, ns, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, id, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		if (who != NULL)
+			*who = strdup((const char *)sqlite3_column_text(st, 0));
+		if (reason != NULL)
+			*reason = strdup((const char *)sqlite3_column_text(st,
+			    1));
+		if (since != NULL)
+			*since = sqlite3_column_int64(st, 2);
+	}
+	sqlite3_reset(st);
+	if (rc == SQLITE_ROW)
+		return 1;
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int
+hold_pause(const char *ns, const char *id, const char *who,
+    const char *reason)
+{
+	sqlite3_stmt	*st;
+	char		 target[512];
+	int		 rc;
+
+	if (store_begin(engine_db) == -1)
+		return -1;
+	st = store_prepare(engine_db, "INSERT INTO holds (namespace, job,"
+	    " kind, who, reason, created_at) VALUES (?, ?, 'pause', ?, ?, ?)"
+	    " ON CONFLICT (namespace, job, kind) DO UPDATE SET who ="
+	    " excluded.who, reason = excluded.reason");
+	if (st == NULL)
+		goto fail;
+	sqlite3_bind_text(st, 1, ns, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, id, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 3, who, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 4, reason, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 5, time(NULL));
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		goto fail;
+	snprintf(target, sizeof(target), "job/%s/%s", ns, id);
+	if (store_event(engine_db, who, "job.pause", target, reason) == -1 ||
+	    store_commit(engine_db) == -1)
+		goto fail;
+	engine_detect("job paused");
+	return 0;
+fail:
+	store_rollback(engine_db);
+	return -1;
+}
+
+int
+hold_resume(const char *ns, const char *id, const char *who)
+{
+	sqlite3_stmt	*st;
+	char		 target[512];
+	int		 rc, n;
+
+	if (store_begin(engine_db) == -1)
+		return -1;
+	st = store_prepare(engine_db, "DELETE FROM holds WHERE namespace = ?"
+	    " AND job = ? AND kind = 'pause'");
+	if (st == NULL)
+		goto fail;
+	sqlite3_bind_text(st, 1, ns, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, id, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		goto fail;
+	n = sqlite3_changes(store_db(engine_db));
+	snprintf(target, sizeof(target), "job/%s/%s", ns, id);
+	if (n > 0 && store_event(engine_db, who, "job.resume", target,
+	    NULL) == -1)
+		goto fail;
+	if (store_commit(engine_db) == -1)
+		return -1;
+	if (n > 0)
+		engine_detect("job resumed");
+	return n > 0 ? 1 : 0;
+fail:
+	store_rollback(engine_db);
+	return -1;
+}

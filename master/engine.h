@@ -1,0 +1,145 @@
+/*
+ * The engine: detection (what drifts from git, which deployments to make)
+ * and apply (carry each deployment through its steps).  Runs in the master;
+ * talks to Nomad through master/nomad.c and reads git through master/repo.c.
+ * Drift, hooks and job states live here, in memory, rebuilt every cycle;
+ * only deployments go to the store (master/deploy.c).
+ */
+#ifndef NOPS_ENGINE_H
+#define NOPS_ENGINE_H
+
+#include <sys/types.h>
+#include <sys/tree.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "meta.h"
+#include "deploy.h"
+
+struct nops_conf;
+struct store;
+
+#define ENGINE_HASHLEN		64	/* hex SHA-256 */
+#define ENGINE_PLAN_INFLIGHT	32	/* Nomad requests a cycle keeps going */
+
+/* A job file's job, as the last detection cycle saw it. */
+struct ejob {
+	RB_ENTRY(ejob)	 ej_node;
+	char		*ej_ns;
+	char		*ej_id;
+	char		*ej_repo;
+	char		*ej_path;
+	char		*ej_commit;
+	json_t		*ej_job;	/* the parsed job: the spec */
+	struct job_meta	 ej_meta;
+	int		 ej_in_ns;	/* in a managed namespace */
+	char		 ej_hash[ENGINE_HASHLEN + 1];	/* spec (+ hooks) */
+	char		*ej_error;	/* why nothing is deployed, or NULL */
+
+	/* managed jobs: hooks resolved and frozen */
+	struct deploy_hook ej_hooks[DEPLOY_HOOKS_MAX];
+	size_t		 ej_nhooks;
+	char		*ej_hook_error;	/* a hook missing or invalid */
+
+	/* managed jobs: this cycle's answers from Nomad */
+	json_t		*ej_live;	/* the live job, or NULL */
+	int		 ej_planned;	/* the plan answered */
+	char		*ej_plan_error;
+	int		 ej_drift;
+	json_t		*ej_diff;	/* redacted */
+	uint64_t	 ej_modify_index;	/* JobModifyIndex of the plan */
+
+	/* the outcome, for the API */
+	const char	*ej_state;	/* in_sync drift pending deploying ... */
+	int64_t		 ej_deployment;	/* the active one, or 0 */
+	char		*ej_note;	/* why it is in that state */
+};
+RB_HEAD(ejobs, ejob);
+
+/* A file that did not parse. */
+struct efile_error {
+	char		*fe_repo;
+	char		*fe_path;
+	char		*fe_error;
+};
+
+/* A job nops deployed that is gone from git but still runs. */
+struct eorphan {
+	char		*eo_ns;
+	char		*eo_id;
+	int64_t		 eo_last_deployment;
+};
+
+struct engine {
+	struct ejobs	 e_jobs;	/* the last complete cycle's */
+	struct efile_error *e_file_errors;
+	size_t		 e_nfile_errors;
+	struct eorphan	*e_orphans;
+	size_t		 e_norphans;
+	int		 e_orphans_known;	/* 0 while files fail to parse */
+
+	int		 e_detecting;
+	int		 e_rerun;	/* another cycle asked meanwhile */
+	uint64_t	 e_cycles;
+	time_t		 e_last_detect;	/* end of the last complete cycle */
+	time_t		 e_last_apply;
+	double		 e_last_detect_ms;
+	uint64_t	 e_last_requests;
+	int		 e_recovered;	/* the first apply cycle has run */
+};
+
+extern struct engine	*engine_env;
+
+/* engine.c: lifecycle and triggers */
+void	 engine_init(struct store *, const struct nops_conf *);
+void	 engine_reconfigure(const struct nops_conf *);
+void	 engine_shutdown(void);
+void	 engine_detect(const char *why);	/* start a cycle (or queue one) */
+void	 engine_apply_kick(void);		/* advance deployments soon */
+struct ejob *engine_job(const char *ns, const char *id);
+int	 engine_ns_managed(const char *ns);
+const struct nops_conf *engine_conf(void);
+struct store *engine_store(void);
+
+/* detect.c */
+void	 detect_start(void);
+void	 ejob_free(struct ejob *);
+int	 ejob_cmp(struct ejob *, struct ejob *);
+RB_PROTOTYPE(ejobs, ejob, ej_node, ejob_cmp);
+
+/* The spec to register: git's, with live counts where a group scales. */
+json_t	*detect_register_spec(const json_t *spec, const json_t *live);
+
+/* Does a plan's Diff change anything (not just a marked-up object)? */
+int	 detect_diff_changed(const json_t *);
+
+/* Requests from people, applied by the next detection cycle. */
+void	 detect_request_retry(const char *ns, const char *id, int64_t of);
+void	 detect_request_deploy_now(const char *ns, const char *id,
+	    const char *who);
+
+/* apply.c */
+void	 apply_cycle(void);
+int	 apply_busy(int64_t id);
+/* Promote the canaries of a deployment waiting for it (API action). */
+int	 apply_promote(int64_t id, const char *who, char *err, size_t errlen);
+
+/* engine.c: holds (a person's pause) */
+int	 hold_get(const char *ns, const char *id, char **who, char **reason,
+	    int64_t *since);
+int	 hold_pause(const char *ns, const char *id, const char *who,
+	    const char *reason);
+int	 hold_resume(const char *ns, const char *id, const char *who);
+
+/* engine_api.c */
+struct api_req;
+struct api_resp;
+
+/* Helpers shared by the engine's files. */
+void	 engine_sha256_hex(const void *, size_t, char out[ENGINE_HASHLEN + 1]);
+char	*engine_json_canonical(const json_t *);	/* sorted, compact */
+
+#endif /* NOPS_ENGINE_H */

@@ -1,0 +1,663 @@
+/*
+ * The engine's part of the JSON API: jobs, deployments, orphans, and the
+ * actions people take (approve, reject, retry, promote; pause, resume,
+ * deploy-now).  Reads come from the last detection cycle (jobs) and the
+ * store (deployments); every write is checked against the state it acts
+ * on and answers 409 conflict when that state moved.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+#include <sqlite3.h>
+
+#include "log.h"
+#include "nopsd.h"
+#include "master.h"
+#include "store.h"
+#include "deploy.h"
+#include "engine.h"
+#include "api.h"
+
+#define API_PAGE_DEFAULT	50
+#define API_PAGE_MAX		500
+
+static int
+api_limit(struct api_req *req, struct api_resp *resp, int *limit)
+{
+	char		*v = api_query(req, "limit");
+	const char	*errstr = NULL;
+
+	*limit = API_PAGE_DEFAULT;
+	if (v != NULL) {
+		*limit = (int)strtonum(v, 1, API_PAGE_MAX, &errstr);
+		free(v);
+		if (errstr != NULL) {
+			api_error(resp, 400, "bad_request", "limit is %s "
+			    "(1 to %d)", errstr, API_PAGE_MAX);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static json_t *
+json_str_or_null(const char *s)
+{
+	return s != NULL ? json_string(s) : json_null();
+}
+
+static json_t *
+job_json(const struct ejob *ej, int detail)
+{
+	json_t	*o, *issues, *hooks;
+	size_t	 i;
+
+	o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:b,s:o,s:o}",
+	    "namespace", ej->ej_ns, "id", ej->ej_id,
+	    "repository", ej->ej_repo, "path", ej->ej_path,
+	    "commit", ej->ej_commit,
+	    "role", meta_role_str(ej->ej_meta.jm_role),
+	    "policy", meta_policy_str(ej->ej_meta.jm_policy),
+	    "drift", ej->ej_drift,
+	    "state", json_str_or_null(ej->ej_state),
+	    "note", json_str_or_null(ej->ej_note));
+	json_object_set_new(o, "deployment", ej->ej_deployment > 0 ?
+	    json_integer(ej->ej_deployment) : json_null());
+	json_object_set_new(o, "error", json_str_or_null(ej->ej_error != NULL ?
+	    ej->ej_error : ej->ej_hook_error));
+	issues = json_array();
+	for (i = 0; i < ej->ej_meta.jm_nissues; i++)
+		json_array_append_new(issues, json_pack("{s:s,s:s,s:s}",
+		    "severity", ej->ej_meta.jm_issues[i].mi_severity ==
+		    META_ERROR ? "error" : "warning",
+		    "key", ej->ej_meta.jm_issues[i].mi_key,
+		    "message", ej->ej_meta.jm_issues[i].mi_msg));
+	json_object_set_new(o, "issues", issues);
+	if (detail) {
+		hooks = json_array();
+		for (i = 0; i < ej->ej_nhooks; i++)
+			json_array_append_new(hooks, json_pack(
+			    "{s:s,s:i,s:s,s:s,s:i}",
+			    "phase", ej->ej_hooks[i].dh_phase,
+			    "position", ej->ej_hooks[i].dh_position,
+			    "hook", ej->ej_hooks[i].dh_hook_id,
+			    "revision", ej->ej_hooks[i].dh_revision,
+			    "timeout", ej->ej_hooks[i].dh_timeout));
+		json_object_set_new(o, "hooks", hooks);
+		json_object_set_new(o, "spec_hash", ej->ej_hash[0] != '\0' ?
+		    json_string(ej->ej_hash) : json_null());
+		json_object_set_new(o, "diff", ej->ej_diff != NULL ?
+		    json_incref(ej->ej_diff) : json_null());
+	}
+	return o;
+}
+
+static void
+api_jobs(struct api_req *req, struct api_resp *resp)
+{
+	struct ejob	*ej, key;
+	json_t		*items;
+	char		*cursor, *slash;
+	int		 limit, n = 0;
+
+	if (api_limit(req, resp, &limit) == -1)
+		return;
+	items = json_array();
+	/* The cursor is "namespace/id" of the last item of the page. */
+	if ((cursor = api_query(req, "cursor")) != NULL &&
+	    (slash = strchr(cursor, '/')) != NULL) {
+		*slash = '\0';
+		memset(&key, 0, sizeof(key));
+		key.ej_ns = cursor;
+		key.ej_id = slash + 1;
+		ej = RB_NFIND(ejobs, &engine_env->e_jobs, &key);
+		if (ej != NULL && ejob_cmp(ej, &key) == 0)
+			ej = RB_NEXT(ejobs, &engine_env->e_jobs, ej);
+	} else
+		ej = RB_MIN(ejobs, &engine_env->e_jobs);
+	free(cursor);
+	for (; ej != NULL && n < limit;
+	    ej = RB_NEXT(ejobs, &engine_env->e_jobs, ej), n++)
+		json_array_append_new(items, job_json(ej, 0));
+	resp->status = 200;
+	resp->body = json_pack("{s:o,s:o}", "items", items, "next",
+	    ej != NULL && n > 0 ? json_sprintf("%s/%s",
+	    json_string_value(json_object_get(json_array_get(items, n - 1),
+	    "namespace")), json_string_value(json_object_get(
+	    json_array_get(items, n - 1), "id"))) : json_null());
+}
+
+static void
+api_job(struct api_req *req, struct api_resp *resp)
+{
+	struct ejob	*ej;
+	json_t		*o;
+	char		*who = NULL, *reason = NULL;
+	int64_t		 since = 0;
+
+	if ((ej = engine_job(req->ar_args[0], req->ar_args[1])) == NULL) {
+		api_error(resp, 404, "not_found", "no job %s/%s in git",
+		    req->ar_args[0], req->ar_args[1]);
+		return;
+	}
+	o = job_json(ej, 1);
+	if (hold_get(ej->ej_ns, ej->ej_id, &who, &reason, &since) == 1)
+		json_object_set_new(o, "paused", json_pack("{s:s,s:s,s:o}",
+		    "by", who, "reason", reason, "since",
+		    api_time_json(since)));
+	else
+		json_object_set_new(o, "paused", json_null());
+	free(who);
+	free(reason);
+	resp->status = 200;
+	resp->body = o;
+}
+
+static json_t *
+deploy_json(const struct deploy *d)
+{
+	json_t	*o;
+
+	o = json_pack("{s:I,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o}",
+	    "id", (json_int_t)d->d_id,
+	    "namespace", d->d_ns, "job", d->d_job,
+	    "repository", d->d_repo, "state", deploy_state_str(d->d_state),
+	    "commit", d->d_commit, "spec_hash", d->d_spec_hash,
+	    "policy", d->d_policy,
+	    "created_at", api_time_json(d->d_created_at),
+	    "updated_at", api_time_json(d->d_updated_at),
+	    "reason", json_str_or_null(d->d_reason));
+	json_object_set_new(o, "approved_by", json_str_or_null(
+	    d->d_approved_by));
+	json_object_set_new(o, "approved_at", api_time_json(d->d_approved_at));
+	json_object_set_new(o, "retry_of", d->d_retry_of > 0 ?
+	    json_integer(d->d_retry_of) : json_null());
+	json_object_set_new(o, "nomad_deployment", json_str_or_null(
+	    d->d_nomad_deployment));
+	json_object_set_new(o, "job_version", d->d_job_version >= 0 ?
+	    json_integer(d->d_job_version) : json_null());
+	json_object_set_new(o, "timeout_at", api_time_json(d->d_timeout_at));
+	json_object_set_new(o, "ended_at", api_time_json(d->d_ended_at));
+	return o;
+}
+
+static void
+api_deployments(struct api_req *req, struct api_resp *resp)
+{
+	sqlite3_stmt	*st;
+	struct deploy	 d;
+	json_t		*items;
+	char		*state, *ns, *job, *cursor;
+	const char	*errstr = NULL;
+	int64_t		 before = 0, last = 0;
+	enum deploy_state ds;
+	int		 limit, n = 0, rc;
+
+	if (api_limit(req, resp, &limit) == -1)
+		return;
+	state = api_query(req, "state");
+	ns = api_query(req, "namespace");
+	job = api_query(req, "job");
+	if ((cursor = api_query(req, "cursor")) != NULL) {
+		before = strtonum(cursor, 1, INT64_MAX, &errstr);
+		free(cursor);
+		if (errstr != NULL) {
+			api_error(resp, 400, "bad_request", "cursor is %s",
+			    errstr);
+			goto out;
+		}
+	}
+	if (state != NULL && deploy_state_parse(state, &ds) == -1) {
+		api_error(resp, 400, "bad_request", "no state %s", state);
+		goto out;
+	}
+	st = store_prepare(engine_store(), "SELECT id FROM deployments"
+	    " WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR"
+	    " namespace = ?2) AND (?3 IS NULL OR job = ?3) AND"
+	    " (?4 = 0 OR id < ?4) ORDER BY id DESC LIMIT ?5");
+	if (st == NULL) {
+		api_error(resp, 500, "runtime_error", "cannot read deployments");
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, state, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, ns, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 3, job, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 4, before);
+	sqlite3_bind_int(st, 5, limit + 1);
+	items = json_array();
+	{
+		int64_t	 ids[API_PAGE_MAX + 1];
+		int	 nids = 0, i;
+
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW &&
+		    nids < limit + 1)
+			ids[nids++] = sqlite3_column_int64(st, 0);
+		sqlite3_reset(st);
+		for (i = 0; i < nids && i < limit; i++) {
+			if (deploy_load(engine_store(), ids[i], &d) != 0)
+				continue;
+			json_array_append_new(items, deploy_json(&d));
+			last = d.d_id;
+			deploy_free(&d);
+			n++;
+		}
+		resp->status = 200;
+		resp->body = json_pack("{s:o,s:o}", "items", items, "next",
+		    nids > limit ? json_sprintf("%lld", (long long)last) :
+		    json_null());
+	}
+out:
+	free(state);
+	free(ns);
+	free(job);
+}
+
+static int
+api_event_cb(const struct store_event_row *r, void *arg)
+{
+	json_t	*a = arg;
+
+	json_array_append_new(a, json_pack("{s:I,s:o,s:s,s:s,s:o}",
+	    "id", (json_int_t)r->er_id, "at", api_time_json(r->er_at),
+	    "actor", r->er_actor, "action", r->er_action,
+	    "detail", json_str_or_null(r->er_detail)));
+	return 0;
+}
+
+static int
+api_deployment_id(struct api_req *req, struct api_resp *resp, int64_t *id)
+{
+	const char	*errstr = NULL;
+
+	*id = strtonum(req->ar_args[0], 1, INT64_MAX, &errstr);
+	if (errstr != NULL) {
+		api_error(resp, 404, "not_found", "no deployment %s",
+		    req->ar_args[0]);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+api_deployment(struct api_req *req, struct api_resp *resp)
+{
+	struct deploy	 d;
+	struct hook_run	 hr;
+	json_t		*o, *hooks, *h, *events, *diff;
+	char		 token[128], target[64];
+	size_t		 i;
+	int64_t		 id;
+	int		 rc;
+
+	if (api_deployment_id(req, resp, &id) == -1)
+		return;
+	if ((rc = deploy_load(engine_store(), id, &d)) != 0) {
+		api_error(resp, rc == 1 ? 404 : 500, rc == 1 ? "not_found" :
+		    "runtime_error", "no deployment %lld", (long long)id);
+		return;
+	}
+	o = deploy_json(&d);
+	diff = d.d_diff != NULL ? json_loads(d.d_diff, 0, NULL) : NULL;
+	json_object_set_new(o, "diff", diff != NULL ? diff : json_null());
+	hooks = json_array();
+	for (i = 0; i < d.d_nhooks; i++) {
+		h = json_pack("{s:s,s:i,s:s,s:s,s:i}",
+		    "phase", d.d_hooks[i].dh_phase,
+		    "position", d.d_hooks[i].dh_position,
+		    "hook", d.d_hooks[i].dh_hook_id,
+		    "revision", d.d_hooks[i].dh_revision,
+		    "timeout", d.d_hooks[i].dh_timeout);
+		snprintf(token, sizeof(token), "%lld:%s:%d", (long long)id,
+		    d.d_hooks[i].dh_phase, d.d_hooks[i].dh_position);
+		if (hookrun_get(engine_store(), token, &hr) == 0) {
+			json_object_set_new(h, "run", json_pack(
+			    "{s:s,s:o,s:o,s:o,s:o,s:o}",
+			    "state", hr.hr_state,
+			    "child", json_str_or_null(hr.hr_child),
+			    "exit_code", hr.hr_exit_code >= 0 ?
+			    json_integer(hr.hr_exit_code) : json_null(),
+			    "error", json_str_or_null(hr.hr_error),
+			    "started_at", api_time_json(hr.hr_started_at),
+			    "ended_at", api_time_json(hr.hr_ended_at)));
+			hookrun_free(&hr);
+		} else
+			json_object_set_new(h, "run", json_null());
+		json_array_append_new(hooks, h);
+	}
+	json_object_set_new(o, "hooks", hooks);
+	/* What approve will do, in words. */
+	json_object_set_new(o, "actions", json_pack("[s,s,s,s]",
+	    d.d_state == DS_PENDING_APPROVAL ? "approve" : "",
+	    d.d_state == DS_PENDING_APPROVAL ? "reject" : "",
+	    (d.d_state == DS_FAILED || d.d_state == DS_REJECTED) ?
+	    "retry" : "",
+	    d.d_state == DS_AWAITING_PROMOTION ? "promote" : ""));
+	{
+		/* drop the empty slots */
+		json_t	*acts = json_object_get(o, "actions"), *clean;
+		json_t	*v;
+		size_t	 k;
+
+		clean = json_array();
+		json_array_foreach(acts, k, v)
+			if (json_string_length(v) > 0)
+				json_array_append(clean, v);
+		json_object_set_new(o, "actions", clean);
+	}
+	events = json_array();
+	snprintf(target, sizeof(target), "deployment/%lld", (long long)id);
+	store_events_page(engine_store(), target, 0, 200, api_event_cb,
+	    events);
+	json_object_set_new(o, "events", events);
+	deploy_free(&d);
+	resp->status = 200;
+	resp->body = o;
+}
+
+static const char *
+api_body_str(json_t *body, const char *key)
+{
+	return json_string_value(json_object_get(body, key));
+}
+
+static void
+api_deployment_action(struct api_req *req, struct api_resp *resp)
+{
+	struct store	*s = engine_store();
+	struct deploy	 d, last;
+	json_t		*body;
+	const char	*action = req->ar_args[1], *hash, *reason;
+	char		 err[256];
+	int64_t		 id;
+	int		 rc, paused;
+	enum deploy_state to;
+
+	if (api_deployment_id(req, resp, &id) == -1)
+		return;
+	if ((body = api_json_body(req, resp)) == NULL)
+		return;
+	if ((rc = deploy_load(s, id, &d)) != 0) {
+		api_error(resp, rc == 1 ? 404 : 500, rc == 1 ? "not_found" :
+		    "runtime_error", "no deployment %lld", (long long)id);
+		json_decref(body);
+		return;
+	}
+	reason = api_body_str(body, "reason");
+	if (reason != NULL && strlen(reason) > 1024) {
+		api_error(resp, 400, "bad_request", "reason is too long");
+		goto out;
+	}
+
+	if (strcmp(action, "approve") == 0) {
+		hash = api_body_str(body, "spec_hash");
+		if (d.d_state != DS_PENDING_APPROVAL) {
+			api_error(resp, 409, "conflict", "deployment %lld is "
+			    "%s: only a deployment pending approval can be "
+			    "approved", (long long)id,
+			    deploy_state_str(d.d_state));
+			goto out;
+		}
+		if (hash != NULL && strcmp(hash, d.d_spec_hash) != 0) {
+			api_error(resp, 409, "conflict", "stale approval: the "
+			    "deployment's spec hash is %.12s, not %.12s",
+			    d.d_spec_hash, hash);
+			goto out;
+		}
+		paused = hold_get(d.d_ns, d.d_job, NULL, NULL, NULL);
+		if (paused == 1) {
+			api_error(resp, 409, "conflict", "job %s/%s is paused; "
+			    "resume it first", d.d_ns, d.d_job);
+			goto out;
+		}
+		to = DS_REGISTERING;
+		for (size_t i = 0; i < d.d_nhooks; i++)
+			if (strcmp(d.d_hooks[i].dh_phase, "pre") == 0)
+				to = DS_PRE_HOOKS;
+		if (store_begin(s) == -1)
+			goto fail;
+		rc = deploy_transition(s, id, DS_PENDING_APPROVAL, to,
+		    req->ar_actor, "approve", NULL);
+		if (rc != 1 || deploy_set_approval(s, id, req->ar_actor,
+		    d.d_spec_hash) == -1 || store_commit(s) == -1) {
+			store_rollback(s);
+			if (rc == 0) {
+				api_error(resp, 409, "conflict", "deployment "
+				    "%lld moved meanwhile", (long long)id);
+				goto out;
+			}
+			goto fail;
+		}
+		log_info("deployment %lld approved by %s", (long long)id,
+		    req->ar_actor);
+		engine_apply_kick();
+	} else if (strcmp(action, "reject") == 0) {
+		if (d.d_state != DS_PENDING_APPROVAL) {
+			api_error(resp, 409, "conflict", "deployment %lld is "
+			    "%s: only a deployment pending approval can be "
+			    "rejected", (long long)id,
+			    deploy_state_str(d.d_state));
+			goto out;
+		}
+		if (store_begin(s) == -1)
+			goto fail;
+		rc = deploy_transition(s, id, DS_PENDING_APPROVAL, DS_REJECTED,
+		    req->ar_actor, "reject", reason != NULL ? reason :
+		    "rejected");
+		if (rc != 1 || store_commit(s) == -1) {
+			store_rollback(s);
+			if (rc == 0) {
+				api_error(resp, 409, "conflict", "deployment "
+				    "%lld moved meanwhile", (long long)id);
+				goto out;
+			}
+			goto fail;
+		}
+		engine_detect("a deployment was rejected");
+	} else if (strcmp(action, "retry") == 0) {
+		if (d.d_state != DS_FAILED && d.d_state != DS_REJECTED) {
+			api_error(resp, 409, "conflict", "deployment %lld is "
+			    "%s: only a failed or rejected deployment can be "
+			    "retried", (long long)id,
+			    deploy_state_str(d.d_state));
+			goto out;
+		}
+		rc = deploy_last_terminal(s, d.d_ns, d.d_job, &last);
+		if (rc == 0 && last.d_id != id &&
+		    last.d_state != DS_SUPERSEDED) {
+			api_error(resp, 409, "conflict", "deployment %lld is "
+			    "not the last of %s/%s (%lld is)", (long long)id,
+			    d.d_ns, d.d_job, (long long)last.d_id);
+			deploy_free(&last);
+			goto out;
+		}
+		if (rc == 0)
+			deploy_free(&last);
+		if (deploy_active(s, d.d_ns, d.d_job, &last) == 0) {
+			api_error(resp, 409, "conflict", "%s/%s already has "
+			    "deployment %lld", d.d_ns, d.d_job,
+			    (long long)last.d_id);
+			deploy_free(&last);
+			goto out;
+		}
+		if (store_begin(s) == 0) {
+			char target[64];
+
+			snprintf(target, sizeof(target), "deployment/%lld",
+			    (long long)id);
+			if (store_event(s, req->ar_actor, "deployment.retry",
+			    target, NULL) == -1 || store_commit(s) == -1)
+				store_rollback(s);
+		}
+		detect_request_retry(d.d_ns, d.d_job, id);
+		resp->status = 202;
+		resp->body = json_pack("{s:I,s:s,s:b}", "id", (json_int_t)id,
+		    "action", action, "queued", 1);
+		goto out;
+	} else if (strcmp(action, "promote") == 0) {
+		if ((rc = apply_promote(id, req->ar_actor, err,
+		    sizeof(err))) != 0) {
+			api_error(resp, rc, rc == 404 ? "not_found" :
+			    rc == 409 ? "conflict" : "runtime_error", "%s",
+			    err);
+			goto out;
+		}
+		resp->status = 202;
+		resp->body = json_pack("{s:I,s:s,s:b}", "id", (json_int_t)id,
+		    "action", action, "queued", 1);
+		goto out;
+	} else {
+		api_error(resp, 404, "not_found", "no action %s (approve, "
+		    "reject, retry, promote)", action);
+		goto out;
+	}
+	deploy_free(&d);
+	if (deploy_load(s, id, &d) == 0) {
+		resp->status = 200;
+		resp->body = deploy_json(&d);
+	} else
+		api_error(resp, 500, "runtime_error", "cannot read deployment");
+	goto out;
+fail:
+	api_error(resp, 500, "runtime_error", "the store refused the change");
+out:
+	deploy_free(&d);
+	json_decref(body);
+}
+
+static void
+api_job_action(struct api_req *req, struct api_resp *resp)
+{
+	const char	*ns = req->ar_args[0], *id = req->ar_args[1];
+	const char	*action = req->ar_args[2], *reason;
+	struct ejob	*ej;
+	json_t		*body;
+	int		 rc;
+
+	if ((body = api_json_body(req, resp)) == NULL)
+		return;
+	ej = engine_job(ns, id);
+	reason = api_body_str(body, "reason");
+	if (strcmp(action, "pause") == 0) {
+		if (reason == NULL || *reason == '\0' || strlen(reason) > 1024) {
+			api_error(resp, 400, "bad_request", "a pause needs a "
+			    "reason (1 to 1024 bytes)");
+			goto out;
+		}
+		if (ej == NULL || ej->ej_meta.jm_role != META_MANAGED) {
+			api_error(resp, 404, "not_found", "no managed job "
+			    "%s/%s", ns, id);
+			goto out;
+		}
+		if (hold_pause(ns, id, req->ar_actor, reason) == -1) {
+			api_error(resp, 500, "runtime_error", "cannot pause");
+			goto out;
+		}
+	} else if (strcmp(action, "resume") == 0) {
+		if ((rc = hold_resume(ns, id, req->ar_actor)) == -1) {
+			api_error(resp, 500, "runtime_error", "cannot resume");
+			goto out;
+		}
+		if (rc == 0) {
+			api_error(resp, 409, "conflict", "job %s/%s is not "
+			    "paused", ns, id);
+			goto out;
+		}
+	} else if (strcmp(action, "deploy-now") == 0) {
+		if (ej == NULL || ej->ej_meta.jm_role != META_MANAGED ||
+		    !ej->ej_in_ns) {
+			api_error(resp, 404, "not_found", "no managed job "
+			    "%s/%s", ns, id);
+			goto out;
+		}
+		if (hold_get(ns, id, NULL, NULL, NULL) == 1) {
+			api_error(resp, 409, "conflict", "job %s/%s is paused; "
+			    "resume it first", ns, id);
+			goto out;
+		}
+		detect_request_deploy_now(ns, id, req->ar_actor);
+		resp->status = 202;
+		resp->body = json_pack("{s:s,s:s,s:s,s:b}", "namespace", ns,
+		    "id", id, "action", action, "queued", 1);
+		goto out;
+	} else {
+		api_error(resp, 404, "not_found", "no action %s (pause, "
+		    "resume, deploy-now)", action);
+		goto out;
+	}
+	resp->status = 200;
+	resp->body = json_pack("{s:s,s:s,s:s}", "namespace", ns, "id", id,
+	    "action", action);
+out:
+	json_decref(body);
+}
+
+static void
+api_orphans(struct api_req *req, struct api_resp *resp)
+{
+	json_t	*items;
+	size_t	 i;
+
+	items = json_array();
+	for (i = 0; i < engine_env->e_norphans; i++)
+		json_array_append_new(items, json_pack("{s:s,s:s,s:I}",
+		    "namespace", engine_env->e_orphans[i].eo_ns,
+		    "id", engine_env->e_orphans[i].eo_id,
+		    "last_deployment",
+		    (json_int_t)engine_env->e_orphans[i].eo_last_deployment));
+	resp->status = 200;
+	resp->body = json_pack("{s:o,s:o,s:b}", "items", items, "next",
+	    json_null(), "complete", engine_env->e_orphans_known);
+}
+
+static void
+api_file_errors(struct api_req *req, struct api_resp *resp)
+{
+	json_t	*items;
+	size_t	 i;
+
+	items = json_array();
+	for (i = 0; i < engine_env->e_nfile_errors; i++)
+		json_array_append_new(items, json_pack("{s:s,s:s,s:s}",
+		    "repository", engine_env->e_file_errors[i].fe_repo,
+		    "path", engine_env->e_file_errors[i].fe_path,
+		    "error", engine_env->e_file_errors[i].fe_error));
+	resp->status = 200;
+	resp->body = json_pack("{s:o,s:o}", "items", items, "next",
+	    json_null());
+}
+
+static void
+api_engine(struct api_req *req, struct api_resp *resp)
+{
+	struct engine	*e = engine_env;
+
+	resp->status = 200;
+	resp->body = json_pack("{s:I,s:o,s:o,s:f,s:I,s:b}",
+	    "cycles", (json_int_t)e->e_cycles,
+	    "last_detection", api_time_json(e->e_last_detect),
+	    "last_apply", api_time_json(e->e_last_apply),
+	    "last_detection_ms", e->e_last_detect_ms,
+	    "last_detection_requests", (json_int_t)e->e_last_requests,
+	    "detecting", e->e_detecting);
+}
+
+const struct api_route engine_routes[] = {
+	{ "GET",  "/api/v1/engine",		1, api_engine, CAP_READ },
+	{ "GET",  "/api/v1/jobs",		1, api_jobs, CAP_READ },
+	{ "GET",  "/api/v1/jobs/*/*",		1, api_job, CAP_READ },
+	{ "POST", "/api/v1/jobs/*/*/actions/*", 1, api_job_action, CAP_PAUSE },
+	{ "GET",  "/api/v1/deployments",	1, api_deployments, CAP_READ },
+	{ "GET",  "/api/v1/deployments/*",	1, api_deployment, CAP_READ },
+	{ "POST", "/api/v1/deployments/*/actions/*", 1, api_deployment_action,
+	    CAP_APPROVE },
+	{ "GET",  "/api/v1/orphans",		1, api_orphans, CAP_READ },
+	{ "GET",  "/api/v1/files/errors",	1, api_file_errors, CAP_READ },
+};
+const size_t engine_nroutes = sizeof(engine_routes) / sizeof(engine_routes[0]);

@@ -1,0 +1,1362 @@
+/*
+ * The master's side of the Nomad client.  Calls are asynchronous: each
+ * becomes an IMSG_NOMAD_REQUEST to the nomadworker and waits in a table
+ * of outstanding requests, with a deadline, until the worker answers.
+ * The answer is untrusted input: it must match an outstanding request
+ * and its sizes are bounded, or the worker is killed.  If the worker
+ * dies, every request it held completes with an error, so a caller always
+ * hears back.  Parse results are cached by the SHA-256 of the job file
+ * and its variables.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/stat.h>
+#include <sys/tree.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+
+#include "log.h"
+#include "imsg.h"
+#include "msg.h"
+#include "nops.h"
+#include "proc.h"
+#include "nopsd.h"
+#include "master.h"
+#include "nomad.h"
+
+/* On top of the worker's own timeouts: its retries and some slack. */
+#define NOMAD_DEADLINE_SLACK_MS	5000
+#define NOMAD_BACKOFF_MAX_MS	2000	/* the worker's backoffs */
+#define NOMAD_EXPIRED_KEEP	256	/* late answers to ignore */
+#define NOMAD_KEY_LEN		32
+
+struct nomad_call {
+	RB_ENTRY(nomad_call)	 nc_node;	/* while outstanding */
+	TAILQ_ENTRY(nomad_call)	 nc_done;	/* while completing */
+	uint32_t		 nc_id;
+	int			 nc_op;
+	nomad_cb		 nc_cb;
+	void			*nc_arg;
+	int			 nc_cancelled;
+	struct event		*nc_deadline;
+	char			 nc_what[160];	/* for the log */
+
+	/* the answer */
+	int			 nc_head;	/* its head arrived */
+	uint32_t		 nc_status;
+	uint64_t		 nc_index;
+	uint32_t		 nc_attempts;
+	char			*nc_error;
+	char			*nc_body;	/* NUL-terminated */
+	size_t			 nc_bodylen;
+	size_t			 nc_bodytotal;
+	json_t			*nc_json;
+	int			 nc_cached;
+
+	/* parse: its cache key */
+	int			 nc_cacheable;
+	uint8_t			 nc_key[NOMAD_KEY_LEN];
+};
+RB_HEAD(nomad_calls, nomad_call);
+TAILQ_HEAD(nomad_doneq, nomad_call);
+
+struct nomad_cached {
+	TAILQ_ENTRY(nomad_cached) pc_entry;	/* most recent first */
+	uint8_t			 pc_key[NOMAD_KEY_LEN];
+	uint32_t		 pc_status;
+	uint64_t		 pc_index;
+	json_t			*pc_json;	/* 200 */
+	char			*pc_error;	/* 400 */
+	size_t			 pc_size;	/* of Nomad's answer */
+};
+TAILQ_HEAD(nomad_cache, nomad_cached);
+
+/* What the master sends the nomadworker, read from the config as root. */
+struct nomad_settings {
+	char		*ns_address;	/* NULL: no nomad block */
+	char		*ns_token;	/* secret */
+	size_t		 ns_tokenlen;
+	char		*ns_ca;
+	size_t		 ns_calen;
+	char		**ns_names;
+	size_t		 ns_nnames;
+	char		 ns_error[256];	/* why calls fail, or "" */
+};
+
+static int	 nomad_call_cmp(struct nomad_call *, struct nomad_call *);
+
+static struct nomad_calls	 nomad_calls = RB_INITIALIZER(&nomad_calls);
+static struct nomad_doneq	 nomad_doneq =
+    TAILQ_HEAD_INITIALIZER(nomad_doneq);
+static struct nomad_cache	 nomad_cache =
+    TAILQ_HEAD_INITIALIZER(nomad_cache);
+static size_t			 nomad_ncalls;
+static size_t			 nomad_ncached;
+static size_t			 nomad_cachebytes;
+static uint32_t			 nomad_nextid = 1;
+static uint32_t			 nomad_expired[NOMAD_EXPIRED_KEEP];
+static size_t			 nomad_nexpired;
+static struct event		*nomad_done_ev;
+static struct nomad_settings	 nomad_set;
+
+static const char *const nomad_op_names[NOMAD_OP_MAX] = {
+	[NOMAD_OP_PARSE] = "parse",
+	[NOMAD_OP_PLAN] = "plan",
+	[NOMAD_OP_REGISTER] = "register",
+	[NOMAD_OP_JOB_READ] = "job-read",
+	[NOMAD_OP_JOB_ALLOCATIONS] = "job-allocations",
+	[NOMAD_OP_JOB_DEPLOYMENT] = "job-deployment",
+	[NOMAD_OP_DEPLOYMENT_READ] = "deployment-read",
+	[NOMAD_OP_DEPLOYMENT_PROMOTE] = "deployment-promote",
+	[NOMAD_OP_DISPATCH] = "dispatch",
+	[NOMAD_OP_ALLOC_LOGS] = "alloc-logs",
+	[NOMAD_OP_JOB_STOP] = "job-stop",
+	[NOMAD_OP_JOBS_LIST] = "jobs-list",
+};
+
+static void	 nomad_done_cb(int, short, void *);
+static void	 nomad_finish(struct nomad_call *);
+
+static int
+nomad_call_cmp(struct nomad_call *a, struct nomad_call *b)
+{
+	return a->nc_id < b->nc_id ? -1 : a->nc_id > b->nc_id;
+}
+
+/* libbsd leaves __unused undefined (a Linux header uses the name). */
+#ifndef __unused
+#define __unused	__attribute__((__unused__))
+#define NOMAD_UNDEF_UNUSED
+#endif
+RB_GENERATE_STATIC(nomad_calls, nomad_call, nc_node, nomad_call_cmp)
+#ifdef NOMAD_UNDEF_UNUSED
+#undef __unused
+#undef NOMAD_UNDEF_UNUSED
+#endif
+
+const char *
+nomad_op_name(int op)
+{
+	if (op > NOMAD_OP_NONE && op < NOMAD_OP_MAX)
+		return nomad_op_names[op];
+	return "unknown";
+}
+
+void
+nomad_init(void)
+{
+	nomad_done_ev = evtimer_new(nopsd_env->n_base, nomad_done_cb, NULL);
+	if (nomad_done_ev == NULL)
+		fatal("evtimer_new");
+}
+
+/* ------------------------------------------------------------ settings */
+
+static void
+nomad_settings_free(struct nomad_settings *s)
+{
+	size_t	 i;
+
+	free(s->ns_address);
+	if (s->ns_token != NULL)
+		freezero(s->ns_token, s->ns_tokenlen);
+	free(s->ns_ca);
+	for (i = 0; i < s->ns_nnames; i++)
+		free(s->ns_names[i]);
+	free(s->ns_names);
+	memset(s, 0, sizeof(*s));
+}
+
+/*
+ * Read a whole small file (root reads it; the worker never could).
+ * Returns the bytes (NUL-terminated, the length in *len) or NULL with
+ * the reason in err.
+ */
+static char *
+nomad_read_file(const char *path, size_t max, size_t *len, char *err,
+    size_t errlen)
+{
+	struct stat	 sb;
+	char		*buf;
+	size_t		 off = 0;
+	ssize_t		 n;
+	int		 fd;
+
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) ||
+	    (size_t)sb.st_size > max) {
+		snprintf(err, errlen, "%s: not a regular file of at most %zu "
+		    "bytes", path, max);
+		close(fd);
+		return NULL;
+	}
+	if ((buf = malloc(max + 1)) == NULL)
+		fatal("malloc");
+	while (off < max && (n = read(fd, buf + off, max - off)) != 0) {
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			freezero(buf, max + 1);
+			close(fd);
+			return NULL;
+		}
+		off += (size_t)n;
+	}
+	close(fd);
+	buf[off] = '\0';
+	*len = off;
+	return buf;
+}
+
+/* The token file holds the token, maybe with a final newline. */
+static int
+nomad_load_token(const char *path, struct nomad_settings *s)
+{
+	char	*buf, *p;
+	size_t	 len, i, start = 0;
+
+	if ((buf = nomad_read_file(path, NOMAD_TOKEN_MAX, &len, s->ns_error,
+	    sizeof(s->ns_error))) == NULL)
+		return -1;
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' ||
+	    buf[len - 1] == ' ' || buf[len - 1] == '\t'))
+		len--;
+	while (start < len && (buf[start] == ' ' || buf[start] == '\t'))
+		start++;
+	for (i = start; i < len; i++)
+		if ((unsigned char)buf[i] <= 0x20 ||
+		    (unsigned char)buf[i] >= 0x7f)
+			break;
+	if (len == start || i != len) {
+		/* Never quote the content: it is a secret. */
+		snprintf(s->ns_error, sizeof(s->ns_error), "%s: the token "
+		    "must be one line of visible ASCII characters", path);
+		freezero(buf, NOMAD_TOKEN_MAX + 1);
+		return -1;
+	}
+	if ((p = malloc(len - start + 1)) == NULL)
+		fatal("malloc");
+	memcpy(p, buf + start, len - start);
+	p[len - start] = '\0';
+	s->ns_token = p;
+	s->ns_tokenlen = len - start;
+	freezero(buf, NOMAD_TOKEN_MAX + 1);
+	return 0;
+}
+
+static int
+nomad_load_ca(const char *path, struct nomad_settings *s)
+{
+	char	*buf;
+	size_t	 len;
+
+	if ((buf = nomad_read_file(path, NOMAD_CA_MAX, &len, s->ns_error,
+	    sizeof(s->ns_error))) == NULL)
+		return -1;
+	if (strstr(buf, "-----BEGIN CERTIFICATE-----") == NULL) {
+		snprintf(s->ns_error, sizeof(s->ns_error), "%s: no PEM "
+		    "certificate in it", path);
+		free(buf);
+		return -1;
+	}
+	s->ns_ca = buf;
+	s->ns_calen = len;
+	return 0;
+}
+
+static void
+nomad_send_config(struct worker *w)
+{
+	struct msgw	 m;
+	size_t		 i;
+	int		 usable = nomad_set.ns_error[0] == '\0' &&
+			    nomad_set.ns_address != NULL;
+
+	msg_init(&m);
+	msg_add_str(&m, usable ? nomad_set.ns_address : "");
+	msg_add_data(&m, usable ? nomad_set.ns_ca : NULL,
+	    usable ? nomad_set.ns_calen : 0);
+	msg_add_u32(&m, (uint32_t)nomad_set.ns_nnames);
+	for (i = 0; i < nomad_set.ns_nnames; i++)
+		msg_add_str(&m, nomad_set.ns_names[i]);
+	/* Last: nothing grows the buffer (and copies it) after the token. */
+	msg_add_data(&m, usable ? nomad_set.ns_token : NULL,
+	    usable ? nomad_set.ns_tokenlen : 0);
+	if (m.err)
+		fatalx("%s: out of memory", imsg_to_str(IMSG_NOMAD_CONFIG));
+	if (imsgev_compose(&w->w_iev, IMSG_NOMAD_CONFIG, 0, -1, m.buf,
+	    m.len) == -1)
+		log_warn("%s to %s", imsg_to_str(IMSG_NOMAD_CONFIG),
+		    w->w_title);
+	freezero(m.buf, m.size);
+	memset(&m, 0, sizeof(m));
+}
+
+/*
+ * Take the nomad block of a (new) config: read the token and CA files
+ * now, as root, and hand everything to the nomadworker.  A file that
+ * cannot be read leaves Nomad unusable, with the reason in every call's
+ * error, until the next reload.  Returns 0, or -1 if so.
+ */
+int
+nomad_configure(const struct nops_conf *conf)
+{
+	struct nomad_settings	 s;
+	struct conf_str		*cs;
+	struct worker		*w;
+	size_t			 n = 0;
+
+	memset(&s, 0, sizeof(s));
+	if (conf->nomad.address == NULL)
+		strlcpy(s.ns_error, "Nomad is not configured (no nomad block)",
+		    sizeof(s.ns_error));
+	else if ((s.ns_address = strdup(conf->nomad.address)) == NULL)
+		fatal("strdup");
+	if (s.ns_address != NULL && conf->nomad.token_file != NULL)
+		nomad_load_token(conf->nomad.token_file, &s);
+	if (s.ns_address != NULL && s.ns_error[0] == '\0' &&
+	    conf->nomad.ca_file != NULL)
+		nomad_load_ca(conf->nomad.ca_file, &s);
+
+	TAILQ_FOREACH(cs, &conf->nomad.namespaces, entry)
+		n++;
+	if (n == 0) {
+		if ((s.ns_names = calloc(1, sizeof(char *))) == NULL ||
+		    (s.ns_names[0] = strdup("default")) == NULL)
+			fatal("calloc");
+		s.ns_nnames = 1;
+	} else {
+		if ((s.ns_names = calloc(n, sizeof(char *))) == NULL)
+			fatal("calloc");
+		TAILQ_FOREACH(cs, &conf->nomad.namespaces, entry)
+			if ((s.ns_names[s.ns_nnames++] = strdup(cs->str)) ==
+			    NULL)
+				fatal("strdup");
+	}
+	if (s.ns_error[0] != '\0' && s.ns_address != NULL)
+		log_warnx("nomad: %s; calls to Nomad fail until this is "
+		    "fixed and the configuration reloaded", s.ns_error);
+
+	/* Another cluster may parse differently. */
+	if (nomad_set.ns_address == NULL || s.ns_address == NULL ||
+	    strcmp(nomad_set.ns_address, s.ns_address) != 0)
+		nomad_parse_cache_flush();
+	nomad_settings_free(&nomad_set);
+	nomad_set = s;
+
+	w = supervise_worker(PROC_NOMADWORKER);
+	if (w != NULL && w->w_running)
+		nomad_send_config(w);
+	return nomad_set.ns_error[0] == '\0' ? 0 : -1;
+}
+
+/* ---------------------------------------------------------- completion */
+
+static void
+nomad_call_free(struct nomad_call *c)
+{
+	if (c->nc_deadline != NULL)
+		event_free(c->nc_deadline);
+	free(c->nc_error);
+	free(c->nc_body);
+	json_decref(c->nc_json);
+	free(c);
+}
+
+static void
+nomad_remember_expired(uint32_t id)
+{
+	nomad_expired[nomad_nexpired++ % NOMAD_EXPIRED_KEEP] = id;
+}
+
+static int
+nomad_was_expired(uint32_t id)
+{
+	size_t	 i, n;
+
+	n = nomad_nexpired < NOMAD_EXPIRED_KEEP ? nomad_nexpired :
+	    NOMAD_EXPIRED_KEEP;
+	for (i = 0; i < n; i++)
+		if (nomad_expired[i] == id)
+			return 1;
+	return 0;
+}
+
+/* Call the callback (unless cancelled) and free the call. */
+static void
+nomad_deliver(struct nomad_call *c)
+{
+	struct nomad_result	 res;
+
+	memset(&res, 0, sizeof(res));
+	res.nr_id = c->nc_id;
+	res.nr_op = c->nc_op;
+	res.nr_status = (int)c->nc_status;
+	res.nr_index = c->nc_index;
+	res.nr_json = c->nc_json;
+	res.nr_error = c->nc_error;
+	res.nr_body = c->nc_body != NULL ? c->nc_body : "";
+	res.nr_bodylen = c->nc_bodylen;
+	res.nr_attempts = c->nc_attempts;
+	res.nr_cached = c->nc_cached;
+	c->nc_json = NULL;
+	if (!c->nc_cancelled && c->nc_cb != NULL)
+		c->nc_cb(&res, c->nc_arg);
+	json_decref(res.nr_json);
+	nomad_call_free(c);
+}
+
+static void
+nomad_done_cb(int fd, short event, void *arg)
+{
+	struct nomad_call	*c;
+	size_t			 n = 0;
+
+	/*
+	 * Only those queued now: calls made by the callbacks wait for the
+	 * next round.  The rest stay on the queue, where nomad_cancel()
+	 * finds them.
+	 */
+	TAILQ_FOREACH(c, &nomad_doneq, nc_done)
+		n++;
+	while (n-- > 0 && (c = TAILQ_FIRST(&nomad_doneq)) != NULL) {
+		TAILQ_REMOVE(&nomad_doneq, c, nc_done);
+		nomad_deliver(c);
+	}
+}
+
+/* Complete from the event loop, never inside the caller's call. */
+static void
+nomad_complete_later(struct nomad_call *c)
+{
+	struct timeval	 tv = { 0, 0 };
+
+	if (nomad_done_ev == NULL) {
+		/* After nomad_shutdown(): nobody is left to hear back. */
+		nomad_call_free(c);
+		return;
+	}
+	TAILQ_INSERT_TAIL(&nomad_doneq, c, nc_done);
+	evtimer_add(nomad_done_ev, &tv);
+}
+
+static void
+nomad_fail_later(struct nomad_call *c, const char *fmt, ...)
+    __attribute__((__format__(printf, 2, 3)));
+
+static void
+nomad_fail_later(struct nomad_call *c, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&c->nc_error, fmt, ap) == -1)
+		fatal("vasprintf");
+	va_end(ap);
+	c->nc_status = 0;
+	nomad_complete_later(c);
+}
+
+/* Take an outstanding call out of the table. */
+static void
+nomad_unlink(struct nomad_call *c)
+{
+	RB_REMOVE(nomad_calls, &nomad_calls, c);
+	nomad_ncalls--;
+	if (c->nc_deadline != NULL)
+		evtimer_del(c->nc_deadline);
+}
+
+static void
+nomad_deadline_cb(int fd, short event, void *arg)
+{
+	struct nomad_call	*c = arg;
+
+	nomad_unlink(c);
+	nomad_remember_expired(c->nc_id);
+	free(c->nc_error);
+	free(c->nc_body);
+	c->nc_body = NULL;
+	c->nc_bodylen = 0;
+	c->nc_status = 0;
+	if (asprintf(&c->nc_error, "no answer from the nomadworker in time "
+	    "(%s)", c->nc_what) == -1)
+		fatal("asprintf");
+	log_warnx("nomad: %s", c->nc_error);
+	nomad_deliver(c);
+}
+
+/* Every call the worker held fails: it died, or is being restarted. */
+void
+nomad_worker_exited(struct worker *w, const char *why)
+{
+	struct nomad_call	*c;
+	size_t			 n = 0;
+
+	while ((c = RB_MIN(nomad_calls, &nomad_calls)) != NULL) {
+		nomad_unlink(c);
+		free(c->nc_error);
+		free(c->nc_body);
+		c->nc_body = NULL;
+		c->nc_bodylen = 0;
+		c->nc_status = 0;
+		if (asprintf(&c->nc_error, "the nomadworker ended before "
+		    "answering (%s): %s", c->nc_what, why) == -1)
+			fatal("asprintf");
+		nomad_complete_later(c);
+		n++;
+	}
+	if (n > 0)
+		log_warnx("nomad: %zu request(s) failed: the nomadworker "
+		    "ended: %s", n, why);
+}
+
+void
+nomad_worker_started(struct worker *w)
+{
+	nomad_send_config(w);
+}
+
+void
+nomad_shutdown(void)
+{
+	struct nomad_call	*c;
+
+	/* No callbacks at exit: the engine is going away too. */
+	while ((c = RB_MIN(nomad_calls, &nomad_calls)) != NULL) {
+		nomad_unlink(c);
+		nomad_call_free(c);
+	}
+	while ((c = TAILQ_FIRST(&nomad_doneq)) != NULL) {
+		TAILQ_REMOVE(&nomad_doneq, c, nc_done);
+		nomad_call_free(c);
+	}
+	nomad_parse_cache_flush();
+	nomad_settings_free(&nomad_set);
+	if (nomad_done_ev != NULL) {
+		event_free(nomad_done_ev);
+		nomad_done_ev = NULL;
+	}
+}
+
+void
+nomad_cancel(uint32_t id)
+{
+	struct nomad_call	 key, *c;
+
+	key.nc_id = id;
+	if ((c = RB_FIND(nomad_calls, &nomad_calls, &key)) != NULL) {
+		c->nc_cancelled = 1;
+		return;
+	}
+	TAILQ_FOREACH(c, &nomad_doneq, nc_done)
+		if (c->nc_id == id)
+			c->nc_cancelled = 1;
+}
+
+size_t
+nomad_outstanding(void)
+{
+	return nomad_ncalls;
+}
+
+/* --------------------------------------------------------- parse cache */
+
+static void
+nomad_cached_free(struct nomad_cached *pc)
+{
+	json_decref(pc->pc_json);
+	free(pc->pc_error);
+	free(pc);
+}
+
+void
+nomad_parse_cache_flush(void)
+{
+	struct nomad_cached	*pc;
+
+	while ((pc = TAILQ_FIRST(&nomad_cache)) != NULL) {
+		TAILQ_REMOVE(&nomad_cache, pc, pc_entry);
+		nomad_cached_free(pc);
+	}
+	nomad_ncached = 0;
+	nomad_cachebytes = 0;
+}
+
+size_t
+nomad_parse_cache_size(void)
+{
+	return nomad_ncached;
+}
+
+/* SHA-256 over both inputs, each preceded by its length. */
+static void
+nomad_parse_key(const void *hcl, size_t hcllen, const void *vars,
+    size_t varslen, uint8_t key[NOMAD_KEY_LEN])
+{
+	EVP_MD_CTX	*ctx;
+	uint64_t	 l;
+	unsigned int	 n;
+
+	if ((ctx = EVP_MD_CTX_new()) == NULL ||
+	    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1)
+		fatalx("EVP_DigestInit_ex");
+	l = hcllen;
+	EVP_DigestUpdate(ctx, &l, sizeof(l));
+	EVP_DigestUpdate(ctx, hcl, hcllen);
+	l = varslen;
+	EVP_DigestUpdate(ctx, &l, sizeof(l));
+	if (varslen > 0)
+		EVP_DigestUpdate(ctx, vars, varslen);
+	if (EVP_DigestFinal_ex(ctx, key, &n) != 1 || n != NOMAD_KEY_LEN)
+		fatalx("EVP_DigestFinal_ex");
+	EVP_MD_CTX_free(ctx);
+}
+
+static struct nomad_cached *
+nomad_cache_find(const uint8_t key[NOMAD_KEY_LEN])
+{
+	struct nomad_cached	*pc;
+
+	TAILQ_FOREACH(pc, &nomad_cache, pc_entry)
+		if (memcmp(pc->pc_key, key, NOMAD_KEY_LEN) == 0) {
+			TAILQ_REMOVE(&nomad_cache, pc, pc_entry);
+			TAILQ_INSERT_HEAD(&nomad_cache, pc, pc_entry);
+			return pc;
+		}
+	return NULL;
+}
+
+/*
+ * Keep what Nomad's parser said: a job (200) or a parse error (400) are
+ * functions of the input.  Anything else (403, 5xx) may change.
+ */
+static void
+nomad_cache_store(struct nomad_call *c)
+{
+	struct nomad_cached	*pc;
+
+	if (c->nc_status == 200 && c->nc_json != NULL &&
+	    c->nc_error == NULL) {
+		;
+	} else if (c->nc_status != 400 || c->nc_error == NULL)
+		return;
+	if (nomad_cache_find(c->nc_key) != NULL ||
+	    c->nc_bodylen > NOMAD_PARSE_CACHE_BYTES / 4)
+		return;
+	if ((pc = calloc(1, sizeof(*pc))) == NULL)
+		fatal("calloc");
+	memcpy(pc->pc_key, c->nc_key, NOMAD_KEY_LEN);
+	pc->pc_status = c->nc_status;
+	pc->pc_index = c->nc_index;
+	if (c->nc_status == 200) {
+		if ((pc->pc_json = json_deep_copy(c->nc_json)) == NULL)
+			fatalx("json_deep_copy");
+	} else if ((pc->pc_error = strdup(c->nc_error)) == NULL)
+		fatal("strdup");
+	pc->pc_size = c->nc_bodylen;
+	TAILQ_INSERT_HEAD(&nomad_cache, pc, pc_entry);
+	nomad_ncached++;
+	nomad_cachebytes += pc->pc_size;
+	/* Least recently used out, to stay within both bounds. */
+	while (nomad_ncached > NOMAD_PARSE_CACHE_MAX ||
+	    nomad_cachebytes > NOMAD_PARSE_CACHE_BYTES) {
+		pc = TAILQ_LAST(&nomad_cache, nomad_cache);
+		TAILQ_REMOVE(&nomad_cache, pc, pc_entry);
+		nomad_ncached--;
+		nomad_cachebytes -= pc->pc_size;
+		nomad_cached_free(pc);
+	}
+}
+
+/* -------------------------------------------------------------- calls */
+
+/*
+ * The one way to call Nomad.  Returns the request id (never 0); the
+ * callback runs later, exactly once unless nomad_cancel()ed.
+ */
+uint32_t
+nomad_call(int op, const struct nomad_args *a, nomad_cb cb, void *arg)
+{
+	struct nomad_call	*c;
+	struct nomad_cached	*pc;
+	struct worker		*w;
+	struct msgw		 m;
+	const char		*ns;
+	char			*job = NULL, *meta = NULL, *groups = NULL;
+	const void		*d1 = NULL, *d2 = NULL;
+	size_t			 d1len = 0, d2len = 0;
+	uint32_t		 timeout;
+	struct timeval		 tv;
+	long long		 ms;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		fatal("calloc");
+	c->nc_id = nomad_nextid++;
+	if (nomad_nextid == 0)
+		nomad_nextid = 1;
+	c->nc_op = op;
+	c->nc_cb = cb;
+	c->nc_arg = arg;
+
+	ns = a->na_ns;
+	if (ns == NULL && nomad_set.ns_nnames > 0)
+		ns = nomad_set.ns_names[0];
+	snprintf(c->nc_what, sizeof(c->nc_what), "%s%s%s in %s",
+	    nomad_op_name(op), a->na_id != NULL ? " " : "",
+	    a->na_id != NULL ? a->na_id : "", ns != NULL ? ns : "?");
+
+	if (op <= NOMAD_OP_NONE || op >= NOMAD_OP_MAX) {
+		nomad_fail_later(c, "unknown Nomad operation %d", op);
+		return c->nc_id;
+	}
+	if (nomad_set.ns_error[0] != '\0') {
+		nomad_fail_later(c, "%s", nomad_set.ns_error);
+		return c->nc_id;
+	}
+	timeout = a->na_timeout_ms != 0 ? a->na_timeout_ms : NOMAD_TIMEOUT_MS;
+	if (timeout > NOMAD_TIMEOUT_MAX_MS)
+		timeout = NOMAD_TIMEOUT_MAX_MS;
+	if ((a->na_flags & ~NOMAD_F_ALL) != 0 || ns == NULL ||
+	    strlen(ns) > NOMAD_NS_MAX ||
+	    (a->na_id != NULL && strlen(a->na_id) > NOMAD_ID_MAX) ||
+	    (a->na_task != NULL && strlen(a->na_task) > NOMAD_TASK_MAX) ||
+	    (a->na_prefix != NULL && strlen(a->na_prefix) > NOMAD_ID_MAX) ||
+	    (a->na_idem != NULL && strlen(a->na_idem) > NOMAD_IDEM_MAX)) {
+		nomad_fail_later(c, "%s: invalid arguments", c->nc_what);
+		return c->nc_id;
+	}
+
+	switch (op) {
+	case NOMAD_OP_PARSE:
+		if (a->na_datalen > NOMAD_HCL_MAX ||
+		    a->na_varslen > NOMAD_VARS_MAX) {
+			nomad_fail_later(c, "parse: the job file or its "
+			    "variables are too large");
+			return c->nc_id;
+		}
+		d1 = a->na_data;
+		d1len = a->na_datalen;
+		d2 = a->na_vars;
+		d2len = a->na_varslen;
+		nomad_parse_key(d1, d1len, d2, d2len, c->nc_key);
+		c->nc_cacheable = 1;
+		if ((pc = nomad_cache_find(c->nc_key)) != NULL) {
+			c->nc_status = pc->pc_status;
+			c->nc_index = pc->pc_index;
+			c->nc_cached = 1;
+			if (pc->pc_json != NULL &&
+			    (c->nc_json = json_deep_copy(pc->pc_json)) == NULL)
+				fatalx("json_deep_copy");
+			if (pc->pc_error != NULL &&
+			    (c->nc_error = strdup(pc->pc_error)) == NULL)
+				fatal("strdup");
+			log_debug("nomad: %s answered from the cache",
+			    c->nc_what);
+			nomad_complete_later(c);
+			return c->nc_id;
+		}
+		break;
+	case NOMAD_OP_PLAN:
+	case NOMAD_OP_REGISTER:
+		if (!json_is_object(a->na_job) || (job = json_dumps(a->na_job,
+		    JSON_COMPACT)) == NULL || strlen(job) > NOMAD_JOB_MAX) {
+			free(job);
+			nomad_fail_later(c, "%s: no job, or the job is too "
+			    "large", c->nc_what);
+			return c->nc_id;
+		}
+		d1 = job;
+		d1len = strlen(job);
+		break;
+	case NOMAD_OP_DEPLOYMENT_PROMOTE:
+		if (a->na_groups != NULL && (!json_is_array(a->na_groups) ||
+		    (groups = json_dumps(a->na_groups, JSON_COMPACT)) ==
+		    NULL || strlen(groups) > NOMAD_META_MAX)) {
+			free(groups);
+			nomad_fail_later(c, "%s: bad groups", c->nc_what);
+			return c->nc_id;
+		}
+		d1 = groups;
+		d1len = groups != NULL ? strlen(groups) : 0;
+		break;
+	case NOMAD_OP_DISPATCH:
+		if (a->na_datalen > NOMAD_PAYLOAD_MAX ||
+		    (a->na_meta != NULL && (!json_is_object(a->na_meta) ||
+		    (meta = json_dumps(a->na_meta, JSON_COMPACT)) == NULL ||
+		    strlen(meta) > NOMAD_META_MAX))) {
+			free(meta);
+			nomad_fail_later(c, "%s: payload or meta too large",
+			    c->nc_what);
+			return c->nc_id;
+		}
+		d1 = a->na_data;
+		d1len = a->na_datalen;
+		d2 = meta;
+		d2len = meta != NULL ? strlen(meta) : 0;
+		break;
+	}
+
+	w = supervise_worker(PROC_NOMADWORKER);
+	if (w == NULL || !w->w_running) {
+		free(job);
+		free(meta);
+		free(groups);
+		nomad_fail_later(c, "the nomadworker is not running (%s)",
+		    w != NULL && w->w_lastexit[0] != '\0' ? w->w_lastexit :
+		    "starting");
+		return c->nc_id;
+	}
+	if (nomad_ncalls >= NOMAD_MAX_OUTSTANDING) {
+		free(job);
+		free(meta);
+		free(groups);
+		nomad_fail_later(c, "too many Nomad requests in flight (%d)",
+		    NOMAD_MAX_OUTSTANDING);
+		return c->nc_id;
+	}
+
+	msg_init(&m);
+	msg_add_u32(&m, (uint32_t)op);
+	msg_add_u32(&m, a->na_flags);
+	msg_add_u32(&m, timeout);
+	msg_add_str(&m, ns);
+	msg_add_str(&m, a->na_id);
+	msg_add_str(&m, a->na_task);
+	msg_add_str(&m, a->na_prefix);
+	msg_add_str(&m, a->na_idem);
+	msg_add_u64(&m, a->na_index);
+	msg_add_u64(&m, a->na_tail);
+	msg_add_data(&m, d1, d1len);
+	msg_add_data(&m, d2, d2len);
+	free(job);
+	free(meta);
+	free(groups);
+	if (imsgev_send(&w->w_iev, &m, IMSG_NOMAD_REQUEST, c->nc_id,
+	    -1) == -1) {
+		nomad_fail_later(c, "%s: cannot queue the request: %s",
+		    c->nc_what, strerror(errno));
+		return c->nc_id;
+	}
+
+	/* The worker answers within its timeouts; this is a safety net. */
+	ms = (long long)timeout * NOMAD_READ_ATTEMPTS + NOMAD_BACKOFF_MAX_MS +
+	    NOMAD_DEADLINE_SLACK_MS;
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	if ((c->nc_deadline = evtimer_new(nopsd_env->n_base,
+	    nomad_deadline_cb, c)) == NULL)
+		fatal("evtimer_new");
+	evtimer_add(c->nc_deadline, &tv);
+	RB_INSERT(nomad_calls, &nomad_calls, c);
+	nomad_ncalls++;
+	log_debug("nomad: request %u: %s", c->nc_id, c->nc_what);
+	return c->nc_id;
+}
+
+uint32_t
+nomad_parse(const char *ns, const char *hcl, size_t hcllen, const char *vars,
+    size_t varslen, nomad_cb cb, void *arg)
+{
+	struct nomad_args	 a;
+
+	memset(&a, 0, sizeof(a));
+	a.na_ns = ns;
+	a.na_data = hcl;
+	a.na_datalen = hcllen;
+	a.na_vars = vars;
+	a.na_varslen = varslen;
+	return nomad_call(NOMAD_OP_PARSE, &a, cb, arg);
+}
+
+uint32_t
+nomad_plan(const char *ns, const char *id, json_t *job, nomad_cb cb,
+    void *arg)
+{
+	struct nomad_args	 a;
+
+	memset(&a, 0, sizeof(a));
+	a.na_ns = ns;
+	a.na_id = id;
+	a.na_job = job;
+	return nomad_call(NOMAD_OP_PLAN, &a, cb, arg);
+}
+
+uint32_t
+nomad_register(const char *ns, const char *id, json_t *job, int enforce,
+    uint64_t modify_index, nomad_cb cb, void *arg)
+{
+	struct nomad_args	 a;
+
+	memset(&a, 0, sizeof(a));
+	a.na_ns = ns;
+	a.na_id = id;
+	a.na_job = job;
+	a.na_index = modify_index;
+	a.na_flags = enforce ? NOMAD_F_ENFORCE_INDEX : 0;
+	return nomad_call(NOMAD_OP_REGISTER, &a, cb, arg);
+}
+
+static uint32_t
+nomad_simple(int op, const char *ns, const char *id, nomad_cb cb, void *arg)
+{
+	struct nomad_args	 a;
+
+	memset(&a, 0, sizeof(a));
+	a.na_ns = ns;
+	a.na_id = id;
+	return nomad_call(op, &a, cb, arg);
+}
+
+uint32_t
+nomad_job_read(const char *ns, const char *id, nomad_cb cb, void *arg)
+{
+	return nomad_simple(NOMAD_OP_JOB_READ, ns, id, cb, arg);
+}
+
+uint32_t
+nomad_job_allocations(const char *ns, const char *id, nomad_cb cb, void *arg)
+{
+	return nomad_simple(NOMAD_OP_JOB_ALLOCATIONS, ns, id, cb, arg);
+}
+
+uint32_t
+nomad_job_deployment(const char *ns, const char *id, nomad_cb cb, void *arg)
+{
+	return nomad_simple(NOMAD_OP_JOB_DEPLOYMENT, ns, id, cb, arg);
+}
+
+uint32_t
+nomad_deployment_read(const char *ns, const char *id, nomad_cb cb, void *arg)
+{
+	return nomad_simple(NOMAD_OP_DEPLOYMENT_READ, ns, id, cb, arg);
+}
+
+uint32_t
+nomad_deployment_promote(const char *ns, const char *id, json_t *groups,
+    nomad_cb cb, void *arg)
+{
+	struct nomad_args	 a;
+
+	memset(&a, 0, sizeof(a));
+	a.na_ns = ns;
+	a.na_id = id;
+	a.na_groups = groups;
+	return nomad_call(NOMAD_OP_DEPLOYMENT_PROMOTE, &a, cb, arg);
+}
+
+uint32_t
+nomad_job_dispatch(const char *ns, const char *id, const void *payload,
+    size_t payloadlen, json_t *meta, const char *idempotency_token,
+    nomad_cb cb, void *arg)
+{
+	struct nomad_args	 a;
+
+	memset(&a, 0, sizeof(a));
+	a.na_ns = ns;
+	a.na_id = id;
+	a.na_data = payload;
+	a.na_datalen = payloadlen;
+	a.na_meta = meta;
+	a.na_idem = idempotency_token;
+	return nomad_call(NOMAD_OP_DISPATCH, &a, cb, arg);
+}
+
+uint32_t
+nomad_alloc_logs(const char *ns, const char *alloc, const char *task,
+    int use_stderr, uint64_t tail, nomad_cb cb, void *arg)
+{
+	struct nomad_args	 a;
+
+	memset(&a, 0, sizeof(a));
+	a.na_ns = ns;
+	a.na_id = alloc;
+	a.na_task = task;
+	a.na_tail = tail;
+	a.na_flags = use_stderr ? NOMAD_F_STDERR : 0;
+	return nomad_call(NOMAD_OP_ALLOC_LOGS, &a, cb, arg);
+}
+
+uint32_t
+nomad_job_stop(const char *ns, const char *id, int purge, nomad_cb cb,
+    void *arg)
+{
+	struct nomad_args	 a;
+
+	memset(&a, 0, sizeof(a));
+	a.na_ns = ns;
+	a.na_id = id;
+	a.na_flags = purge ? NOMAD_F_PURGE : 0;
+	return nomad_call(NOMAD_OP_JOB_STOP, &a, cb, arg);
+}
+
+uint32_t
+nomad_jobs_list(const char *ns, const char *prefix, nomad_cb cb, void *arg)
+{
+	struct nomad_args	 a;
+
+	memset(&a, 0, sizeof(a));
+	a.na_ns = ns;
+	a.na_prefix = prefix;
+	return nomad_call(NOMAD_OP_JOBS_LIST, &a, cb, arg);
+}
+
+/* ------------------------------------------------------------ answers */
+
+/* The whole answer is in: make sense of it and call back. */
+static void
+nomad_finish(struct nomad_call *c)
+{
+	json_error_t	 jerr;
+
+	nomad_unlink(c);
+	if (c->nc_status >= 200 && c->nc_status <= 299) {
+		if (c->nc_op != NOMAD_OP_ALLOC_LOGS) {
+			c->nc_json = json_loadb(c->nc_body, c->nc_bodylen,
+			    JSON_DECODE_ANY, &jerr);
+			if (c->nc_json == NULL && asprintf(&c->nc_error,
+			    "Nomad answered %u to %s with invalid JSON: %s",
+			    c->nc_status, c->nc_what, jerr.text) == -1)
+				fatal("asprintf");
+		}
+	} else if (c->nc_status != 0) {
+		/* Nomad's errors are plain text: pass them on verbatim. */
+		if (c->nc_bodylen > 0 && c->nc_body[0] != '\0') {
+			if ((c->nc_error = strdup(c->nc_body)) == NULL)
+				fatal("strdup");
+		} else if (asprintf(&c->nc_error, "HTTP %u with no message",
+		    c->nc_status) == -1)
+			fatal("asprintf");
+	}
+	log_debug("nomad: request %u: %s: %u%s%s", c->nc_id, c->nc_what,
+	    c->nc_status, c->nc_error != NULL ? ": " : "",
+	    c->nc_error != NULL ? c->nc_error : "");
+	if (c->nc_cacheable)
+		nomad_cache_store(c);
+	nomad_deliver(c);
+}
+
+/*
+ * The outstanding call an answer is for.  NULL if there is none: a late
+ * answer to a call that timed out is dropped, anything else is a
+ * violation (and the worker is being killed).
+ */
+static struct nomad_call *
+nomad_lookup(struct worker *w, struct imsg *imsg)
+{
+	struct nomad_call	 key, *c;
+
+	key.nc_id = imsg->hdr.peerid;
+	if ((c = RB_FIND(nomad_calls, &nomad_calls, &key)) != NULL)
+		return c;
+	if (imsg->hdr.peerid != 0 && nomad_was_expired(imsg->hdr.peerid)) {
+		/* We gave up on it; the worker answered late. */
+		log_debug("nomad: late answer to request %u dropped",
+		    imsg->hdr.peerid);
+		return NULL;
+	}
+	supervise_violation(w, "%s for request %u, which is not outstanding",
+	    imsg_to_str(imsg->hdr.type), imsg->hdr.peerid);
+	return NULL;
+}
+
+static void
+nomad_response(struct worker *w, struct imsg *imsg)
+{
+	struct nomad_call	*c;
+	struct msgr		 r;
+	const char		*error;
+	const void		*chunk;
+	size_t			 chunklen;
+	uint64_t		 total;
+
+	if ((c = nomad_lookup(w, imsg)) == NULL)
+		return;
+	if (c->nc_head) {
+		supervise_violation(w, "second %s for request %u",
+		    imsg_to_str(imsg->hdr.type), c->nc_id);
+		return;
+	}
+	msg_reader(&r, imsg);
+	msg_get_u32(&r, &c->nc_status);
+	msg_get_u64(&r, &c->nc_index);
+	msg_get_u32(&r, &c->nc_attempts);
+	msg_get_str(&r, &error, NOMAD_ERROR_MAX);
+	msg_get_u64(&r, &total);
+	msg_get_data(&r, &chunk, &chunklen, NOMAD_CHUNK_MAX);
+	if (r.err == 0 && c->nc_status != 0 &&
+	    (c->nc_status < 100 || c->nc_status > 599))
+		msg_fail(&r, "status out of range");
+	if (r.err == 0 && c->nc_status == 0 &&
+	    (total != 0 || error[0] == '\0'))
+		msg_fail(&r, "no status, but a body or no error");
+	if (r.err == 0 && c->nc_status != 0 && error[0] != '\0')
+		msg_fail(&r, "a status and an error");
+	if (r.err == 0 && (c->nc_attempts > NOMAD_READ_ATTEMPTS ||
+	    (c->nc_status != 0 && c->nc_attempts == 0)))
+		msg_fail(&r, "attempts out of range");
+	if (r.err == 0 && (total > NOMAD_BODY_MAX ||
+	    chunklen != (total < NOMAD_CHUNK_MAX ? total : NOMAD_CHUNK_MAX)))
+		msg_fail(&r, "body length");
+	if (msg_end(&r) == -1) {
+		supervise_violation(w, "malformed %s (%s)",
+		    imsg_to_str(imsg->hdr.type),
+		    r.what != NULL ? r.what : "trailing bytes");
+		return;
+	}
+	c->nc_head = 1;
+	if (c->nc_status == 0 && (c->nc_error = strdup(error)) == NULL)
+		fatal("strdup");
+	c->nc_bodytotal = (size_t)total;
+	if ((c->nc_body = malloc(c->nc_bodytotal + 1)) == NULL)
+		fatal("malloc");
+	memcpy(c->nc_body, chunk, chunklen);
+	c->nc_bodylen = chunklen;
+	c->nc_body[c->nc_bodylen] = '\0';
+	if (c->nc_bodylen == c->nc_bodytotal)
+		nomad_finish(c);
+}
+
+static void
+nomad_body(struct worker *w, struct imsg *imsg)
+{
+	struct nomad_call	*c;
+	struct msgr		 r;
+	const void		*chunk;
+	size_t			 chunklen, left;
+
+	if ((c = nomad_lookup(w, imsg)) == NULL)
+		return;
+	if (!c->nc_head || c->nc_bodylen >= c->nc_bodytotal) {
+		supervise_violation(w, "%s for request %u, which expects none",
+		    imsg_to_str(imsg->hdr.type), c->nc_id);
+		return;
+	}
+	left = c->nc_bodytotal - c->nc_bodylen;
+	msg_reader(&r, imsg);
+	msg_get_data(&r, &chunk, &chunklen, NOMAD_CHUNK_MAX);
+	if (r.err == 0 && chunklen != (left < NOMAD_CHUNK_MAX ? left :
+	    NOMAD_CHUNK_MAX))
+		msg_fail(&r, "chunk length");
+	if (msg_end(&r) == -1) {
+		supervise_violation(w, "malformed %s (%s)",
+		    imsg_to_str(imsg->hdr.type),
+		    r.what != NULL ? r.what : "trailing bytes");
+		return;
+	}
+	memcpy(c->nc_body + c->nc_bodylen, chunk, chunklen);
+	c->nc_bodylen += chunklen;
+	c->nc_body[c->nc_bodylen] = '\0';
+	if (c->nc_bodylen == c->nc_bodytotal)
+		nomad_finish(c);
+}
+
+/* Messages from the nomadworker (the permit table has let them in). */
+void
+nomad_dispatch_worker(struct worker *w, struct imsg *imsg)
+{
+	switch (imsg->hdr.type) {
+	case IMSG_NOMAD_RESPONSE:
+		nomad_response(w, imsg);
+		break;
+	case IMSG_NOMAD_BODY:
+		nomad_body(w, imsg);
+		break;
+	default:
+		supervise_violation(w, "unhandled %s",
+		    imsg_to_str(imsg->hdr.type));
+	}
+}
+
+/* ------------------------------------------------------------ results */
+
+int
+nomad_ok(const struct nomad_result *res)
+{
+	return res->nr_status >= 200 && res->nr_status <= 299 &&
+	    res->nr_error == NULL;
+}
+
+/*
+ * Recognise Nomad's check-and-set refusals of a register.  They are
+ * plain fmt.Errorf texts (HTTP 500), so matching the text is the only
+ * way; the prefix is a constant of Nomad's API package.
+ */
+int
+nomad_cas_error(const struct nomad_result *res, uint64_t *sent,
+    uint64_t *stored)
+{
+	static const char	 prefix[] = "Enforcing job modify index ";
+	const char		*p;
+	char			*ep;
+	unsigned long long	 a, b;
+
+	*sent = *stored = 0;
+	if (res->nr_status == 0 || res->nr_error == NULL ||
+	    (p = strstr(res->nr_error, prefix)) == NULL)
+		return NOMAD_CAS_NONE;
+	p += sizeof(prefix) - 1;
+	errno = 0;
+	a = strtoull(p, &ep, 10);
+	if (ep == p || errno != 0 || strncmp(ep, ": ", 2) != 0)
+		return NOMAD_CAS_NONE;
+	p = ep + 2;
+	*sent = a;
+	if (strncmp(p, "job already exists", 18) == 0)
+		return NOMAD_CAS_EXISTS;
+	if (strncmp(p, "job does not exist", 18) == 0)
+		return NOMAD_CAS_MISSING;
+	if (strncmp(p, "job exists with conflicting job modify index: ",
+	    46) == 0) {
+		p += 46;
+		errno = 0;
+		b = strtoull(p, &ep, 10);
+		if (ep == p || errno != 0)
+			return NOMAD_CAS_NONE;
+		*stored = b;
+		return NOMAD_CAS_CONFLICT;
+	}
+	return NOMAD_CAS_NONE;
+}
+
+/* -------------------------------------------------------------- debug */
+
+#ifdef NOPS_TEST_HOOKS
+struct nomad_debug_ctx {
+	void	(*answer)(void *, int, json_t *);
+	void	*ctx;
+	int	 brief;		/* the JSON's size, not the JSON */
+};
+
+static void
+nomad_debug_cb(struct nomad_result *res, void *arg)
+{
+	struct nomad_debug_ctx	*d = arg;
+	json_t			*o, *v;
+
+	o = json_pack("{s:I,s:s,s:i,s:I,s:i,s:b,s:I,s:I}",
+	    "id", (json_int_t)res->nr_id,
+	    "op", nomad_op_name(res->nr_op),
+	    "status", res->nr_status,
+	    "index", (json_int_t)res->nr_index,
+	    "attempts", (int)res->nr_attempts,
+	    "cached", res->nr_cached,
+	    "outstanding", (json_int_t)nomad_outstanding(),
+	    "cache_size", (json_int_t)nomad_parse_cache_size());
+	if (o == NULL)
+		fatalx("json_pack");
+	json_object_set_new(o, "ok", json_boolean(nomad_ok(res)));
+	json_object_set_new(o, "error", res->nr_error != NULL ?
+	    json_string(res->nr_error) : json_null());
+	if (d->brief && res->nr_json != NULL) {
+		char	*s = json_dumps(res->nr_json, JSON_COMPACT |
+		    JSON_ENCODE_ANY);
+
+		json_object_set_new(o, "json_bytes",
+		    json_integer(s != NULL ? (json_int_t)strlen(s) : -1));
+		free(s);
+	} else
+		json_object_set(o, "json", res->nr_json != NULL ?
+		    res->nr_json : json_null());
+	if (res->nr_op == NOMAD_OP_ALLOC_LOGS) {
+		if ((v = json_stringn(res->nr_body, res->nr_bodylen)) == NULL)
+			v = json_null();	/* not UTF-8: tests avoid it */
+		json_object_set_new(o, "body", v);
+	}
+	if (res->nr_op == NOMAD_OP_REGISTER) {
+		uint64_t	 sent, stored;
+		int		 cas;
+
+		cas = nomad_cas_error(res, &sent, &stored);
+		json_object_set_new(o, "cas", json_pack("{s:i,s:I,s:I}",
+		    "kind", cas, "sent", (json_int_t)sent,
+		    "stored", (json_int_t)stored));
+	}
+	d->answer(d->ctx, 200, o);
+	free(d);
+}
+
+static const char *
+nomad_debug_str(json_t *req, const char *key)
+{
+	return json_string_value(json_object_get(req, key));
+}
+
+int
+nomad_debug(json_t *req, void (*answer)(void *, int, json_t *), void *ctx,
+    char *err, size_t errlen)
+{
+	struct nomad_debug_ctx	*d;
+	struct nomad_args	 a;
+	const char		*opname, *s;
+	json_t			*v;
+	int			 op;
+
+	memset(&a, 0, sizeof(a));
+	if ((opname = nomad_debug_str(req, "op")) == NULL) {
+		snprintf(err, errlen, "op missing");
+		return -1;
+	}
+	for (op = NOMAD_OP_PARSE; op < NOMAD_OP_MAX; op++)
+		if (strcmp(nomad_op_names[op], opname) == 0)
+			break;
+	if (op == NOMAD_OP_MAX) {
+		snprintf(err, errlen, "unknown op %s", opname);
+		return -1;
+	}
+	a.na_ns = nomad_debug_str(req, "namespace");
+	a.na_id = nomad_debug_str(req, "id");
+	a.na_task = nomad_debug_str(req, "task");
+	a.na_prefix = nomad_debug_str(req, "prefix");
+	a.na_idem = nomad_debug_str(req, "idempotency_token");
+	a.na_job = json_object_get(req, "job");
+	a.na_meta = json_object_get(req, "meta");
+	a.na_groups = json_object_get(req, "groups");
+	if ((s = nomad_debug_str(req, "hcl")) != NULL ||
+	    (s = nomad_debug_str(req, "payload")) != NULL) {
+		a.na_data = s;
+		a.na_datalen = strlen(s);
+	}
+	if ((s = nomad_debug_str(req, "vars")) != NULL) {
+		a.na_vars = s;
+		a.na_varslen = strlen(s);
+	}
+	if ((v = json_object_get(req, "index")) != NULL)
+		a.na_index = (uint64_t)json_integer_value(v);
+	if ((v = json_object_get(req, "tail")) != NULL)
+		a.na_tail = (uint64_t)json_integer_value(v);
+	if ((v = json_object_get(req, "timeout_ms")) != NULL)
+		a.na_timeout_ms = (uint32_t)json_integer_value(v);
+	if (json_is_true(json_object_get(req, "enforce")))
+		a.na_flags |= NOMAD_F_ENFORCE_INDEX;
+	if (json_is_true(json_object_get(req, "preserve_counts")))
+		a.na_flags |= NOMAD_F_PRESERVE_COUNTS;
+	if (json_is_true(json_object_get(req, "purge")))
+		a.na_flags |= NOMAD_F_PURGE;
+	if (json_is_true(json_object_get(req, "stderr")))
+		a.na_flags |= NOMAD_F_STDERR;
+	if ((d = calloc(1, sizeof(*d))) == NULL)
+		fatal("calloc");
+	d->answer = answer;
+	d->ctx = ctx;
+	d->brief = json_is_true(json_object_get(req, "brief"));
+	nomad_call(op, &a, nomad_debug_cb, d);
+	return 0;
+}
+#endif /* NOPS_TEST_HOOKS */

@@ -1,0 +1,1275 @@
+/*
+ * Repositories in the master: scheduling of polls, their deadline, and
+ * the assembly of snapshots from the gitworker's messages.
+ *
+ * One poll is in flight at a time; the others wait in a queue.  A poll
+ * ends with IMSG_GIT_UNCHANGED, IMSG_GIT_ERROR or a complete snapshot
+ * (SNAP_BEGIN, FILE + DATA per file, NOTE..., END); anything else from
+ * the gitworker, or a field that does not check out (a path outside the
+ * repository's path, a size or hash that does not match, a count over the
+ * limits), is a protocol violation and the gitworker is killed.  A poll
+ * that takes longer than REPO_FETCH_TIMEOUT kills it as well (libgit2 has
+ * no network timeouts).  Whatever ends a poll badly, the last good
+ * snapshot stays and the error is kept with the repository.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/stat.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+
+#include "log.h"
+#include "imsg.h"
+#include "msg.h"
+#include "nops.h"
+#include "proc.h"
+#include "nopsd.h"
+#include "master.h"
+#include "repo.h"
+
+#define REPO_IDLE		0
+#define REPO_QUEUED		1
+#define REPO_POLLING		2
+
+struct repo {
+	TAILQ_ENTRY(repo)	 r_entry;	/* repo_list */
+	TAILQ_ENTRY(repo)	 r_qentry;	/* repo_queue, while queued */
+	uint32_t		 r_id;		/* never reused */
+	char			*r_name;
+	char			*r_url;
+	char			*r_branch;
+	char			*r_path;
+	int			 r_interval;	/* seconds */
+	char			*r_key_file;	/* NULL: none */
+	char			*r_known_file;
+	uint32_t		 r_max_file;
+	uint32_t		 r_max_files;
+	uint64_t		 r_max_total;
+
+	int			 r_state;	/* REPO_IDLE, ... */
+	int			 r_again;	/* asked for while polling */
+	int			 r_removed;	/* left the config while polling */
+	struct event		*r_timer;
+	time_t			 r_next_poll;	/* 0 while queued or polling */
+
+	struct repo_snap	*r_snap;	/* last good, or NULL */
+	uint64_t		 r_generation;
+	time_t			 r_checked_at;	/* last poll that succeeded */
+	char			*r_error;	/* last poll's error, or NULL */
+	time_t			 r_error_at;
+	unsigned int		 r_fails;	/* consecutive */
+	uint64_t		 r_polls;
+	uint64_t		 r_snapshots;
+	uint64_t		 r_errors;
+	uint64_t		 r_rebuilds;
+	double			 r_poll_ms;	/* how long the last poll took */
+};
+TAILQ_HEAD(repo_list, repo);
+
+/* The poll in flight, and the snapshot it is assembling. */
+struct repo_poll {
+	struct repo		*p_repo;	/* NULL: none */
+	uint32_t		 p_seq;
+	struct timespec		 p_start;
+	struct repo_snap	*p_snap;	/* after SNAP_BEGIN */
+	size_t			 p_nfiles;	/* announced */
+	uint64_t		 p_total;	/* announced */
+	uint64_t		 p_got;		/* bytes received */
+	size_t			 p_off;		/* of the current file */
+	int			 p_infile;	/* a file's content is due */
+};
+
+static struct repo_list	 repo_list = TAILQ_HEAD_INITIALIZER(repo_list);
+static TAILQ_HEAD(, repo) repo_queue = TAILQ_HEAD_INITIALIZER(repo_queue);
+static struct repo_poll	 repo_poll;
+static struct event	*repo_deadline;
+static int		 repo_inited;
+static int		 repo_listsent;	/* the gitworker has the list */
+static char		*repo_localsig;	/* file:// remotes it was started with */
+static uint32_t		 repo_nextid = 1;
+static uint32_t		 repo_nextseq = 1;
+static int		 repo_timeout = REPO_FETCH_TIMEOUT;
+static void		(*repo_listener)(struct repo *,
+			    const struct repo_snap *, void *);
+static void		*repo_listener_arg;
+
+static void	 repo_timer_cb(int, short, void *);
+static void	 repo_deadline_cb(int, short, void *);
+static void	 repo_run(void);
+static void	 repo_enqueue(struct repo *);
+
+/* ------------------------------------------------------------ helpers */
+
+static char *
+xstrdup(const char *s)
+{
+	char	*p;
+
+	if ((p = strdup(s != NULL ? s : "")) == NULL)
+		fatal("strdup");
+	return p;
+}
+
+static struct worker *
+repo_gitworker(void)
+{
+	struct worker	*w = supervise_worker(PROC_GITWORKER);
+
+	return w != NULL && w->w_running ? w : NULL;
+}
+
+static void
+repo_snap_free(struct repo_snap *s)
+{
+	size_t	 i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < s->rs_nfiles; i++) {
+		free(s->rs_files[i].rf_path);
+		free(s->rs_files[i].rf_data);
+	}
+	free(s->rs_files);
+	for (i = 0; i < s->rs_nnotes; i++) {
+		free(s->rs_notes[i].rn_path);
+		free(s->rs_notes[i].rn_text);
+	}
+	free(s->rs_notes);
+	free(s->rs_repo);
+	free(s->rs_author);
+	free(s->rs_subject);
+	free(s);
+}
+
+void
+repo_snap_ref(const struct repo_snap *cs)
+{
+	struct repo_snap	*s = (struct repo_snap *)(uintptr_t)cs;
+
+	s->rs_refs++;
+}
+
+void
+repo_snap_unref(const struct repo_snap *cs)
+{
+	struct repo_snap	*s = (struct repo_snap *)(uintptr_t)cs;
+
+	if (s != NULL && --s->rs_refs == 0)
+		repo_snap_free(s);
+}
+
+const char *
+repo_check_text(const char *s)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	uint32_t		 cp;
+	size_t			 n, i;
+
+	while (*p != '\0') {
+		if (*p < 0x20 || *p == 0x7f)
+			return "a control character";
+		if (*p < 0x80) {
+			p++;
+			continue;
+		}
+		if (*p >= 0xc2 && *p <= 0xdf)
+			n = 2, cp = *p & 0x1f;
+		else if (*p >= 0xe0 && *p <= 0xef)
+			n = 3, cp = *p & 0x0f;
+		else if (*p >= 0xf0 && *p <= 0xf4)
+			n = 4, cp = *p & 0x07;
+		else
+			return "bad UTF-8";
+		for (i = 1; i < n; i++) {
+			if ((p[i] & 0xc0) != 0x80)
+				return "bad UTF-8";
+			cp = (cp << 6) | (p[i] & 0x3f);
+		}
+		if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 &&
+		    cp <= 0xdfff))) || (n == 4 && (cp < 0x10000 ||
+		    cp > 0x10ffff)))
+			return "bad UTF-8";
+		p += n;
+	}
+	return NULL;
+}
+
+static int
+repo_endswith(const char *s, const char *suffix)
+{
+	size_t	 a = strlen(s), b = strlen(suffix);
+
+	/* A bare suffix (".nomad") is not a name with that suffix. */
+	return a > b && strcmp(s + a - b, suffix) == 0 && s[a - b - 1] != '/';
+}
+
+/*
+ * A path the gitworker sent: relative, no empty, "." or ".." parts, below
+ * top, and named as its kind says (0: any name, for notes).
+ */
+const char *
+repo_check_path(const char *path, const char *top, int kind)
+{
+	const char	*p, *errstr, *base;
+	size_t		 len, toplen = strlen(top);
+	char		 plan[GITW_PATH_MAX + 32];
+
+	if (path[0] == '\0' || strlen(path) > GITW_PATH_MAX)
+		return "an empty or too long path";
+	if ((errstr = repo_check_text(path)) != NULL)
+		return errstr;
+	if (path[0] == '/')
+		return "an absolute path";
+	for (p = path; *p != '\0'; p += len + (p[len] == '/')) {
+		len = strcspn(p, "/");
+		if (len == 0 || (len == 1 && p[0] == '.') ||
+		    (len == 2 && p[0] == '.' && p[1] == '.') ||
+		    (p[len] == '/' && p[len + 1] == '\0'))
+			return "an empty, \".\" or \"..\" part";
+	}
+	if (toplen > 0 && (strncmp(path, top, toplen) != 0 ||
+	    path[toplen] != '/'))
+		return "a path outside the repository's path";
+	base = strrchr(path, '/') != NULL ? strrchr(path, '/') + 1 : path;
+	switch (kind) {
+	case 0:
+		return NULL;
+	case GITW_FILE_JOB:
+		if (!repo_endswith(base, ".nomad.hcl") &&
+		    !repo_endswith(base, ".nomad"))
+			return "a job file not named *.nomad.hcl or *.nomad";
+		return NULL;
+	case GITW_FILE_VARS:
+		if (!repo_endswith(base, ".vars.hcl"))
+			return "a variables file not named *.vars.hcl";
+		return NULL;
+	case GITW_FILE_PLAN:
+		snprintf(plan, sizeof(plan), "%s%s%s", top, toplen ? "/" : "",
+		    GITW_PLAN_FILE);
+		if (strcmp(path, plan) != 0)
+			return "a plan file that is not nops.plan.json at the "
+			    "top of the repository's path";
+		return NULL;
+	default:
+		return "an unknown kind of file";
+	}
+}
+
+static int
+repo_check_hex(const char *s, size_t len)
+{
+	return strlen(s) == len && strspn(s, "0123456789abcdef") == len;
+}
+
+static json_t *
+repo_time_json(time_t t)
+{
+	struct tm	 tm;
+	char		 buf[32];
+
+	if (t == 0 || gmtime_r(&t, &tm) == NULL)
+		return json_null();
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return json_string(buf);
+}
+
+/*
+ * Read a file the config names (an ssh key, a known_hosts file) as root.
+ * The caller frees *buf with freezero(*buf, *len + 1).
+ */
+static int
+repo_read_file(const char *path, size_t max, char **buf, size_t *len,
+    char *err, size_t errlen)
+{
+	struct stat	 sb;
+	ssize_t		 n;
+	size_t		 off = 0;
+	int		 fd;
+
+	*buf = NULL;
+	*len = 0;
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) ||
+	    (size_t)sb.st_size > max) {
+		snprintf(err, errlen, "%s: not a regular file of at most %zu "
+		    "bytes", path, max);
+		close(fd);
+		return -1;
+	}
+	if ((*buf = malloc((size_t)sb.st_size + 1)) == NULL)
+		fatal("malloc");
+	while (off < (size_t)sb.st_size) {
+		n = read(fd, *buf + off, (size_t)sb.st_size - off);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			snprintf(err, errlen, "%s: %s", path, n == 0 ?
+			    "changed while read" : strerror(errno));
+			freezero(*buf, (size_t)sb.st_size + 1);
+			*buf = NULL;
+			close(fd);
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	close(fd);
+	(*buf)[off] = '\0';
+	*len = off;
+	return 0;
+}
+
+/* --------------------------------------------------------- repositories */
+
+static struct repo *
+repo_new(const struct conf_repo *cr)
+{
+	struct repo	*r;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		fatal("calloc");
+	r->r_id = repo_nextid++;
+	r->r_name = xstrdup(cr->name);
+	r->r_url = xstrdup(cr->url);
+	r->r_branch = xstrdup(cr->branch != NULL ? cr->branch : "main");
+	r->r_path = xstrdup(cr->path);
+	r->r_interval = cr->poll_interval > 0 ? cr->poll_interval :
+	    NOPS_POLL_INTERVAL;
+	r->r_key_file = cr->ssh_key_file != NULL ?
+	    xstrdup(cr->ssh_key_file) : NULL;
+	r->r_known_file = cr->known_hosts_file != NULL ?
+	    xstrdup(cr->known_hosts_file) : NULL;
+	r->r_max_file = REPO_FILE_SIZE_MAX;
+	r->r_max_files = REPO_FILES_MAX;
+	r->r_max_total = REPO_SNAP_SIZE_MAX;
+	if ((r->r_timer = evtimer_new(nopsd_env->n_base, repo_timer_cb,
+	    r)) == NULL)
+		fatal("evtimer_new");
+	return r;
+}
+
+static void
+repo_free(struct repo *r)
+{
+	if (r->r_state == REPO_QUEUED)
+		TAILQ_REMOVE(&repo_queue, r, r_qentry);
+	evtimer_del(r->r_timer);
+	event_free(r->r_timer);
+	repo_snap_unref(r->r_snap);
+	free(r->r_name);
+	free(r->r_url);
+	free(r->r_branch);
+	free(r->r_path);
+	free(r->r_key_file);
+	free(r->r_known_file);
+	free(r->r_error);
+	free(r);
+}
+
+static void
+repo_schedule(struct repo *r, int secs)
+{
+	struct timeval	 tv = { secs, 0 };
+
+	if (secs <= 0) {
+		repo_enqueue(r);
+		return;
+	}
+	r->r_next_poll = time(NULL) + secs;
+	evtimer_add(r->r_timer, &tv);
+}
+
+/* After n consecutive failures: 2, 4, 8 s ... up to the poll interval. */
+static int
+repo_backoff(const struct repo *r)
+{
+	int	 cap, secs = REPO_BACKOFF_MIN;
+	unsigned int i;
+
+	cap = r->r_interval < REPO_BACKOFF_MAX ? r->r_interval :
+	    REPO_BACKOFF_MAX;
+	if (cap < REPO_BACKOFF_MIN)
+		cap = REPO_BACKOFF_MIN;
+	for (i = 1; i < r->r_fails && secs < cap; i++)
+		secs *= 2;
+	return secs < cap ? secs : cap;
+}
+
+static void
+repo_set_error(struct repo *r, const char *err)
+{
+	if (r->r_error == NULL || strcmp(r->r_error, err) != 0)
+		log_warnx("repository %s: %s", r->r_name, err);
+	free(r->r_error);
+	r->r_error = xstrdup(err);
+	r->r_error_at = time(NULL);
+	r->r_fails++;
+	r->r_errors++;
+}
+
+static void
+repo_enqueue(struct repo *r)
+{
+	if (r->r_state == REPO_POLLING) {
+		r->r_again = 1;
+		return;
+	}
+	if (r->r_state == REPO_QUEUED)
+		return;
+	evtimer_del(r->r_timer);
+	r->r_state = REPO_QUEUED;
+	r->r_next_poll = 0;
+	TAILQ_INSERT_TAIL(&repo_queue, r, r_qentry);
+	repo_run();
+}
+
+static void
+repo_timer_cb(int fd, short event, void *arg)
+{
+	repo_enqueue(arg);
+}
+
+/* --------------------------------------------------- the gitworker side */
+
+/* The file:// remotes, as the gitworker's Landlock rules know them. */
+static char *
+repo_local_remotes(void)
+{
+	struct repo	*r;
+	char		*s = xstrdup(""), *t;
+
+	TAILQ_FOREACH(r, &repo_list, r_entry) {
+		if (strncmp(r->r_url, "file://", 7) != 0)
+			continue;
+		if (asprintf(&t, "%s%s\n", s, r->r_url) == -1)
+			fatal("asprintf");
+		free(s);
+		s = t;
+	}
+	return s;
+}
+
+/* IMSG_GIT_REPO: the repository and its secrets, read now as root. */
+static void
+repo_send_one(struct worker *w, struct repo *r)
+{
+	struct msgw	 m;
+	char		*key = NULL, *known = NULL, err[512];
+	size_t		 keylen = 0, knownlen = 0;
+
+	if (r->r_key_file != NULL && repo_read_file(r->r_key_file,
+	    GITW_KEY_MAX, &key, &keylen, err, sizeof(err)) == -1)
+		log_warnx("repository %s: ssh key file %s", r->r_name, err);
+	if (r->r_known_file != NULL && repo_read_file(r->r_known_file,
+	    GITW_KNOWNHOSTS_MAX, &known, &knownlen, err, sizeof(err)) == -1)
+		log_warnx("repository %s: known-hosts file %s", r->r_name,
+		    err);
+	msg_init(&m);
+	msg_add_str(&m, r->r_name);
+	msg_add_str(&m, r->r_url);
+	msg_add_str(&m, r->r_branch);
+	msg_add_str(&m, r->r_path);
+	msg_add_u32(&m, r->r_max_file);
+	msg_add_u32(&m, r->r_max_files);
+	msg_add_u64(&m, r->r_max_total);
+	msg_add_data(&m, key, keylen);
+	msg_add_data(&m, known, knownlen);
+	if (key != NULL)
+		freezero(key, keylen + 1);
+	if (known != NULL)
+		freezero(known, knownlen + 1);
+	/* The payload holds the key: clear it once it is queued. */
+	if (m.buf != NULL && imsg_compose(&w->w_iev.ibuf, IMSG_GIT_REPO,
+	    r->r_id, -1, m.buf, m.len) == -1)
+		fatal("IMSG_GIT_REPO to %s", w->w_title);
+	if (m.buf == NULL)
+		fatalx("IMSG_GIT_REPO: out of memory");
+	explicit_bzero(m.buf, m.len);
+	msg_free(&m);
+}
+
+static void
+repo_send_list(struct worker *w)
+{
+	struct repo	*r;
+
+	TAILQ_FOREACH(r, &repo_list, r_entry)
+		repo_send_one(w, r);
+	if (imsgev_compose(&w->w_iev, IMSG_GIT_REPO_END, 0, -1, NULL,
+	    0) == -1)
+		fatal("IMSG_GIT_REPO_END to %s", w->w_title);
+	repo_listsent = 1;
+}
+
+/* Start the next queued poll, if the gitworker is free. */
+static void
+repo_run(void)
+{
+	struct worker	*w;
+	struct repo	*r;
+	struct msgw	 m;
+	struct timeval	 tv;
+
+	if (repo_poll.p_repo != NULL || !repo_listsent ||
+	    (w = repo_gitworker()) == NULL ||
+	    (r = TAILQ_FIRST(&repo_queue)) == NULL)
+		return;
+	TAILQ_REMOVE(&repo_queue, r, r_qentry);
+	r->r_state = REPO_POLLING;
+	memset(&repo_poll, 0, sizeof(repo_poll));
+	repo_poll.p_repo = r;
+	repo_poll.p_seq = repo_nextseq++;
+	clock_gettime(CLOCK_MONOTONIC, &repo_poll.p_start);
+	msg_init(&m);
+	msg_add_u32(&m, repo_poll.p_seq);
+	msg_add_str(&m, r->r_snap != NULL ? r->r_snap->rs_commit : "");
+	if (imsgev_send(&w->w_iev, &m, IMSG_GIT_POLL, r->r_id, -1) == -1)
+		fatal("IMSG_GIT_POLL to %s", w->w_title);
+	tv.tv_sec = repo_timeout;
+	tv.tv_usec = 0;
+	evtimer_add(repo_deadline, &tv);
+	log_debug("repository %s: poll %u", r->r_name, repo_poll.p_seq);
+}
+
+/* The poll in flight is over: publish nothing else, schedule the next. */
+static void
+repo_poll_end(const char *err)
+{
+	struct repo	*r = repo_poll.p_repo;
+	struct timespec	 now;
+	double		 ms;
+	int		 next;
+
+	if (r == NULL)
+		return;
+	evtimer_del(repo_deadline);
+	repo_snap_free(repo_poll.p_snap);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (now.tv_sec - repo_poll.p_start.tv_sec) * 1e3 +
+	    (now.tv_nsec - repo_poll.p_start.tv_nsec) / 1e6;
+	memset(&repo_poll, 0, sizeof(repo_poll));
+	if (r->r_removed) {
+		repo_free(r);
+		repo_run();
+		return;
+	}
+	r->r_state = REPO_IDLE;
+	r->r_polls++;
+	r->r_poll_ms = ms;
+	if (err != NULL) {
+		repo_set_error(r, err);
+		next = repo_backoff(r);
+	} else {
+		if (r->r_error != NULL)
+			log_info("repository %s: recovered", r->r_name);
+		free(r->r_error);
+		r->r_error = NULL;
+		r->r_fails = 0;
+		r->r_checked_at = time(NULL);
+		next = r->r_interval;
+	}
+	if (r->r_again) {
+		r->r_again = 0;
+		next = 0;
+	}
+	repo_schedule(r, next);
+	repo_run();
+}
+
+static void
+repo_deadline_cb(int fd, short event, void *arg)
+{
+	struct repo	*r = repo_poll.p_repo;
+	struct worker	*w;
+	char		 why[256];
+
+	if (r == NULL)
+		return;
+	snprintf(why, sizeof(why), "no answer within %d s (libgit2 has no "
+	    "network timeouts); the gitworker was restarted", repo_timeout);
+	if ((w = repo_gitworker()) != NULL)
+		supervise_kill(w, "poll of repository %s took longer than "
+		    "%d s", r->r_name, repo_timeout);
+	repo_poll_end(why);
+}
+
+/* ------------------------------------------------------ snapshot assembly */
+
+static void
+repo_violation(struct worker *w, const char *fmt, ...)
+    __attribute__((__format__(printf, 2, 3)));
+
+/* The gitworker sent something wrong: kill it, drop the partial snapshot. */
+static void
+repo_violation(struct worker *w, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	 why[256];
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	supervise_violation(w, "%s", why);
+	repo_poll_end("the gitworker broke protocol and was restarted");
+}
+
+static void
+repo_recv_begin(struct worker *w, struct repo *r, struct msgr *m)
+{
+	struct repo_snap	*s;
+	const char		*commit, *author, *subject;
+	int64_t			 t;
+	uint32_t		 nfiles;
+	uint64_t		 total;
+
+	msg_get_str(m, &commit, GITW_COMMIT_HEXLEN);
+	msg_get_str(m, &author, GITW_AUTHOR_MAX);
+	msg_get_i64(m, &t);
+	msg_get_str(m, &subject, GITW_SUBJECT_MAX);
+	msg_get_u32(m, &nfiles);
+	msg_get_u64(m, &total);
+	if (msg_end(m) == -1) {
+		repo_violation(w, "malformed IMSG_GIT_SNAP_BEGIN (%s)",
+		    m->what);
+		return;
+	}
+	if (repo_poll.p_snap != NULL || !repo_check_hex(commit,
+	    GITW_COMMIT_HEXLEN) || nfiles > r->r_max_files ||
+	    total > r->r_max_total || (uint64_t)nfiles * r->r_max_file <
+	    total || repo_check_text(author) != NULL ||
+	    repo_check_text(subject) != NULL) {
+		repo_violation(w, "IMSG_GIT_SNAP_BEGIN out of place or out "
+		    "of bounds");
+		return;
+	}
+	if ((s = calloc(1, sizeof(*s))) == NULL ||
+	    (s->rs_files = calloc(nfiles + 1, sizeof(*s->rs_files))) == NULL)
+		fatal("calloc");
+	s->rs_refs = 1;
+	s->rs_repo = xstrdup(r->r_name);
+	strlcpy(s->rs_commit, commit, sizeof(s->rs_commit));
+	s->rs_author = xstrdup(author);
+	s->rs_time = t;
+	s->rs_subject = xstrdup(subject);
+	repo_poll.p_snap = s;
+	repo_poll.p_nfiles = nfiles;
+	repo_poll.p_total = total;
+}
+
+/* The current file is complete: its hash must be what was announced. */
+static int
+repo_file_done(struct repo_file *f)
+{
+	unsigned char	 md[EVP_MAX_MD_SIZE];
+	unsigned int	 mdlen, i;
+	char		 hex[GITW_SHA256_HEXLEN + 1];
+
+	if (EVP_Digest(f->rf_data, f->rf_size, md, &mdlen, EVP_sha256(),
+	    NULL) != 1 || mdlen != 32)
+		fatalx("EVP_Digest sha256");
+	for (i = 0; i < mdlen; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	repo_poll.p_infile = 0;
+	return strcmp(hex, f->rf_sha256) == 0 ? 0 : -1;
+}
+
+static void
+repo_recv_file(struct worker *w, struct repo *r, struct msgr *m)
+{
+	struct repo_snap	*s = repo_poll.p_snap;
+	struct repo_file	*f;
+	const char		*path, *sha, *errstr = NULL;
+	uint64_t		 size;
+	uint8_t			 kind;
+	size_t			 i;
+
+	msg_get_u8(m, &kind);
+	msg_get_str(m, &path, GITW_PATH_MAX);
+	msg_get_u64(m, &size);
+	msg_get_str(m, &sha, GITW_SHA256_HEXLEN);
+	if (msg_end(m) == -1) {
+		repo_violation(w, "malformed IMSG_GIT_SNAP_FILE (%s)",
+		    m->what);
+		return;
+	}
+	if (s == NULL || repo_poll.p_infile ||
+	    s->rs_nfiles >= repo_poll.p_nfiles) {
+		repo_violation(w, "IMSG_GIT_SNAP_FILE out of place");
+		return;
+	}
+	if ((errstr = repo_check_path(path, r->r_path, kind)) != NULL ||
+	    size > r->r_max_file ||
+	    repo_poll.p_got + size > repo_poll.p_total ||
+	    !repo_check_hex(sha, GITW_SHA256_HEXLEN)) {
+		repo_violation(w, "IMSG_GIT_SNAP_FILE: %s", errstr != NULL ?
+		    errstr : "size or hash out of bounds");
+		return;
+	}
+	for (i = 0; i < s->rs_nfiles; i++)
+		if (strcmp(s->rs_files[i].rf_path, path) == 0) {
+			repo_violation(w, "IMSG_GIT_SNAP_FILE: %s twice",
+			    path);
+			return;
+		}
+	if (kind == GITW_FILE_PLAN && s->rs_plan != NULL) {
+		repo_violation(w, "IMSG_GIT_SNAP_FILE: two plans");
+		return;
+	}
+	f = &s->rs_files[s->rs_nfiles++];
+	f->rf_kind = kind;
+	f->rf_path = xstrdup(path);
+	f->rf_size = (size_t)size;
+	strlcpy(f->rf_sha256, sha, sizeof(f->rf_sha256));
+	if ((f->rf_data = malloc(f->rf_size + 1)) == NULL)
+		fatal("malloc");
+	f->rf_data[f->rf_size] = '\0';
+	if (kind == GITW_FILE_PLAN)
+		s->rs_plan = f;
+	if (kind == GITW_FILE_JOB)
+		s->rs_njobs++;
+	repo_poll.p_got += size;
+	repo_poll.p_off = 0;
+	repo_poll.p_infile = 1;
+	if (size == 0 && repo_file_done(f) == -1)
+		repo_violation(w, "IMSG_GIT_SNAP_FILE: %s: wrong hash", path);
+}
+
+static void
+repo_recv_data(struct worker *w, struct msgr *m)
+{
+	struct repo_snap	*s = repo_poll.p_snap;
+	struct repo_file	*f;
+	const void		*data;
+	size_t			 len;
+
+	msg_get_data(m, &data, &len, GITW_CHUNK_MAX);
+	if (msg_end(m) == -1) {
+		repo_violation(w, "malformed IMSG_GIT_SNAP_DATA (%s)",
+		    m->what);
+		return;
+	}
+	if (s == NULL || !repo_poll.p_infile) {
+		repo_violation(w, "IMSG_GIT_SNAP_DATA out of place");
+		return;
+	}
+	f = &s->rs_files[s->rs_nfiles - 1];
+	if (len == 0 || len > f->rf_size - repo_poll.p_off) {
+		repo_violation(w, "IMSG_GIT_SNAP_DATA: more than %s holds",
+		    f->rf_path);
+		return;
+	}
+	memcpy(f->rf_data + repo_poll.p_off, data, len);
+	repo_poll.p_off += len;
+	if (repo_poll.p_off == f->rf_size && repo_file_done(f) == -1)
+		repo_violation(w, "IMSG_GIT_SNAP_DATA: %s: content does not "
+		    "match its hash", f->rf_path);
+}
+
+static void
+repo_recv_note(struct worker *w, struct repo *r, struct msgr *m)
+{
+	struct repo_snap	*s = repo_poll.p_snap;
+	struct repo_note	*n;
+	const char		*path, *text, *errstr = NULL;
+
+	msg_get_str(m, &path, GITW_PATH_MAX);
+	msg_get_str(m, &text, GITW_NOTE_MAX);
+	if (msg_end(m) == -1) {
+		repo_violation(w, "malformed IMSG_GIT_SNAP_NOTE (%s)",
+		    m->what);
+		return;
+	}
+	if (s == NULL || repo_poll.p_infile ||
+	    s->rs_nfiles != repo_poll.p_nfiles ||
+	    s->rs_nnotes >= GITW_NOTES_MAX ||
+	    (errstr = repo_check_path(path, r->r_path, 0)) != NULL ||
+	    (errstr = repo_check_text(text)) != NULL) {
+		repo_violation(w, "IMSG_GIT_SNAP_NOTE: %s", errstr != NULL ?
+		    errstr : "out of place");
+		return;
+	}
+	if (s->rs_notes == NULL && (s->rs_notes = calloc(GITW_NOTES_MAX,
+	    sizeof(*s->rs_notes))) == NULL)
+		fatal("calloc");
+	n = &s->rs_notes[s->rs_nnotes++];
+	n->rn_path = xstrdup(path);
+	n->rn_text = xstrdup(text);
+}
+
+/* Each job gets its vars file; every vars file must belong to a job. */
+static const char *
+repo_snap_link(struct repo_snap *s)
+{
+	struct repo_file	*f, *v;
+	const char		*base;
+	char			*want;
+	size_t			 i, j, cut, used;
+
+	for (i = 0; i < s->rs_nfiles; i++) {
+		f = &s->rs_files[i];
+		if (f->rf_kind != GITW_FILE_JOB)
+			continue;
+		base = strrchr(f->rf_path, '/');
+		base = base != NULL ? base + 1 : f->rf_path;
+		cut = strlen(f->rf_path) - (repo_endswith(base, ".nomad.hcl") ?
+		    10 : 6);
+		if (asprintf(&want, "%.*s.vars.hcl", (int)cut,
+		    f->rf_path) == -1)
+			fatal("asprintf");
+		for (j = 0; j < s->rs_nfiles; j++) {
+			v = &s->rs_files[j];
+			if (v->rf_kind == GITW_FILE_VARS &&
+			    strcmp(v->rf_path, want) == 0)
+				f->rf_vars = v;
+		}
+		free(want);
+	}
+	for (j = 0; j < s->rs_nfiles; j++) {
+		v = &s->rs_files[j];
+		if (v->rf_kind != GITW_FILE_VARS)
+			continue;
+		for (i = used = 0; i < s->rs_nfiles; i++)
+			if (s->rs_files[i].rf_vars == v)
+				used = 1;
+		if (!used)
+			return v->rf_path;
+	}
+	return NULL;
+}
+
+static void
+repo_recv_end(struct worker *w, struct repo *r, struct msgr *m)
+{
+	struct repo_snap	*s = repo_poll.p_snap;
+	const char		*orphan;
+	uint32_t		 flags;
+
+	msg_get_u32(m, &flags);
+	if (msg_end(m) == -1) {
+		repo_violation(w, "malformed IMSG_GIT_SNAP_END (%s)", m->what);
+		return;
+	}
+	if (s == NULL || repo_poll.p_infile ||
+	    s->rs_nfiles != repo_poll.p_nfiles ||
+	    repo_poll.p_got != repo_poll.p_total ||
+	    (flags & ~(GITW_SNAP_FETCHED | GITW_SNAP_REBUILT)) != 0) {
+		repo_violation(w, "IMSG_GIT_SNAP_END out of place or with "
+		    "counts that do not match");
+		return;
+	}
+	if ((orphan = repo_snap_link(s)) != NULL) {
+		repo_violation(w, "IMSG_GIT_SNAP_END: %s belongs to no job",
+		    orphan);
+		return;
+	}
+	s->rs_size = repo_poll.p_got;
+	s->rs_fetched_at = time(NULL);
+	s->rs_generation = ++r->r_generation;
+	repo_poll.p_snap = NULL;
+	repo_snap_unref(r->r_snap);
+	r->r_snap = s;
+	r->r_snapshots++;
+	if (flags & GITW_SNAP_REBUILT)
+		r->r_rebuilds++;
+	log_info("repository %s: commit %.12s, %zu files (%zu jobs)%s",
+	    r->r_name, s->rs_commit, s->rs_nfiles, s->rs_njobs,
+	    flags & GITW_SNAP_REBUILT ? "; its cache was rebuilt" : "");
+	repo_poll_end(NULL);
+	if (repo_listener != NULL && !r->r_removed)
+		repo_listener(r, s, repo_listener_arg);
+}
+
+void
+repo_dispatch_worker(struct worker *w, struct imsg *imsg)
+{
+	struct repo	*r = repo_poll.p_repo;
+	struct msgr	 m;
+	const char	*s;
+	uint32_t	 seq;
+
+	msg_reader(&m, imsg);
+	msg_get_u32(&m, &seq);
+	if (r == NULL || imsg->hdr.peerid != r->r_id ||
+	    seq != repo_poll.p_seq) {
+		repo_violation(w, "%s for a poll not in flight",
+		    imsg_to_str(imsg->hdr.type));
+		return;
+	}
+	switch (imsg->hdr.type) {
+	case IMSG_GIT_UNCHANGED:
+		msg_get_str(&m, &s, GITW_COMMIT_HEXLEN);
+		if (msg_end(&m) == -1 || repo_poll.p_snap != NULL ||
+		    r->r_snap == NULL || strcmp(s, r->r_snap->rs_commit) != 0) {
+			repo_violation(w, "IMSG_GIT_UNCHANGED malformed or not "
+			    "about the known commit");
+			return;
+		}
+		repo_poll_end(NULL);
+		break;
+	case IMSG_GIT_ERROR:
+		msg_get_str(&m, &s, GITW_ERROR_MAX);
+		if (msg_end(&m) == -1 || repo_poll.p_snap != NULL ||
+		    repo_check_text(s) != NULL || s[0] == '\0') {
+			repo_violation(w, "IMSG_GIT_ERROR malformed or out of "
+			    "place");
+			return;
+		}
+		repo_poll_end(s);
+		break;
+	case IMSG_GIT_SNAP_BEGIN:
+		repo_recv_begin(w, r, &m);
+		break;
+	case IMSG_GIT_SNAP_FILE:
+		repo_recv_file(w, r, &m);
+		break;
+	case IMSG_GIT_SNAP_DATA:
+		repo_recv_data(w, &m);
+		break;
+	case IMSG_GIT_SNAP_NOTE:
+		repo_recv_note(w, r, &m);
+		break;
+	case IMSG_GIT_SNAP_END:
+		repo_recv_end(w, r, &m);
+		break;
+	default:
+		repo_violation(w, "unexpected %s", imsg_to_str(imsg->hdr.type));
+	}
+}
+
+/* ---------------------------------------------------------- lifecycle */
+
+void
+repo_worker_started(struct worker *w)
+{
+	repo_listsent = 0;
+	if (!repo_inited)
+		return;
+	free(repo_localsig);
+	repo_localsig = repo_local_remotes();
+	repo_send_list(w);
+	repo_run();
+}
+
+void
+repo_worker_exited(struct worker *w)
+{
+	char	 why[sizeof(w->w_lastexit) + 64];
+
+	repo_listsent = 0;
+	if (repo_poll.p_repo != NULL) {
+		snprintf(why, sizeof(why), "the gitworker stopped during the "
+		    "poll (%s)", w->w_lastexit);
+		repo_poll_end(why);
+	}
+}
+
+void
+repo_init(const struct nops_conf *conf)
+{
+	const struct conf_repo	*cr;
+	struct repo		*r;
+	struct worker		*w;
+#ifdef NOPS_TEST_HOOKS
+	const char		*t, *errstr;
+#endif
+
+	if ((repo_deadline = evtimer_new(nopsd_env->n_base, repo_deadline_cb,
+	    NULL)) == NULL)
+		fatal("evtimer_new");
+#ifdef NOPS_TEST_HOOKS
+	/* Tests of the deadline cannot wait two minutes. */
+	if ((t = getenv("NOPS_TEST_GIT_TIMEOUT")) != NULL) {
+		repo_timeout = (int)strtonum(t, 1, 3600, &errstr);
+		if (errstr != NULL)
+			fatalx("NOPS_TEST_GIT_TIMEOUT %s", errstr);
+	}
+#endif
+	TAILQ_FOREACH(cr, &conf->repos, entry) {
+		r = repo_new(cr);
+		TAILQ_INSERT_TAIL(&repo_list, r, r_entry);
+	}
+	repo_inited = 1;
+	if ((w = repo_gitworker()) != NULL)
+		repo_worker_started(w);
+	TAILQ_FOREACH(r, &repo_list, r_entry)
+		repo_enqueue(r);
+}
+
+static int
+repo_same_source(const struct repo *r, const struct conf_repo *cr)
+{
+	return strcmp(r->r_url, cr->url) == 0 &&
+	    strcmp(r->r_branch, cr->branch != NULL ? cr->branch : "main") ==
+	    0 && strcmp(r->r_path, cr->path != NULL ? cr->path : "") == 0;
+}
+
+/*
+ * SIGHUP: repositories added are polled at once, removed ones forgotten.
+ * One whose url, branch or path changed starts again without a snapshot
+ * (its old one described something else); other changes (interval, key,
+ * known hosts) keep it.  The gitworker gets the new list; if the file://
+ * remotes changed it is restarted, since its Landlock rules name them.
+ */
+void
+repo_reconfigure(const struct nops_conf *conf)
+{
+	struct repo_list	 old = TAILQ_HEAD_INITIALIZER(old);
+	const struct conf_repo	*cr;
+	struct repo		*r, *n;
+	struct worker		*w;
+	char			*sig;
+
+	if (!repo_inited)
+		return;
+	TAILQ_CONCAT(&old, &repo_list, r_entry);
+	TAILQ_FOREACH(cr, &conf->repos, entry) {
+		TAILQ_FOREACH(r, &old, r_entry)
+			if (strcmp(r->r_name, cr->name) == 0)
+				break;
+		if (r != NULL && repo_same_source(r, cr)) {
+			TAILQ_REMOVE(&old, r, r_entry);
+			free(r->r_key_file);
+			free(r->r_known_file);
+			r->r_key_file = cr->ssh_key_file != NULL ?
+			    xstrdup(cr->ssh_key_file) : NULL;
+			r->r_known_file = cr->known_hosts_file != NULL ?
+			    xstrdup(cr->known_hosts_file) : NULL;
+			if (r->r_interval != cr->poll_interval &&
+			    cr->poll_interval > 0) {
+				r->r_interval = cr->poll_interval;
+				if (r->r_state == REPO_IDLE &&
+				    r->r_error == NULL) {
+					evtimer_del(r->r_timer);
+					repo_schedule(r, r->r_interval);
+				}
+			}
+		} else {
+			n = repo_new(cr);
+			if (r != NULL) {
+				log_info("repository %s: url, branch or path "
+				    "changed; fetching it again", r->r_name);
+				n->r_generation = r->r_generation;
+			} else
+				log_info("repository %s added", cr->name);
+			r = n;
+		}
+		TAILQ_INSERT_TAIL(&repo_list, r, r_entry);
+	}
+	while ((r = TAILQ_FIRST(&old)) != NULL) {
+		TAILQ_REMOVE(&old, r, r_entry);
+		if (repo_poll.p_repo == r)
+			r->r_removed = 1;	/* freed when its poll ends */
+		else
+			repo_free(r);
+	}
+
+	if ((w = repo_gitworker()) != NULL) {
+		sig = repo_local_remotes();
+		if (repo_localsig != NULL && strcmp(sig, repo_localsig) != 0)
+			supervise_kill(w, "file:// remotes changed; its "
+			    "sandbox must name them");
+		else
+			repo_send_list(w);
+		free(sig);
+	}
+	TAILQ_FOREACH(r, &repo_list, r_entry)
+		if (r->r_polls == 0 && r->r_state == REPO_IDLE)
+			repo_enqueue(r);
+	repo_run();
+}
+
+/* ------------------------------------------------------------ queries */
+
+struct repo *
+repo_first(void)
+{
+	return TAILQ_FIRST(&repo_list);
+}
+
+struct repo *
+repo_next(struct repo *r)
+{
+	return TAILQ_NEXT(r, r_entry);
+}
+
+struct repo *
+repo_find(const char *name)
+{
+	struct repo	*r;
+
+	TAILQ_FOREACH(r, &repo_list, r_entry)
+		if (strcmp(r->r_name, name) == 0)
+			return r;
+	return NULL;
+}
+
+const char *
+repo_name(const struct repo *r)
+{
+	return r->r_name;
+}
+
+const struct repo_snap *
+repo_snapshot(const struct repo *r)
+{
+	return r->r_snap;
+}
+
+const char *
+repo_error(const struct repo *r)
+{
+	return r->r_error;
+}
+
+const struct repo_file *
+repo_snap_file(const struct repo_snap *s, const char *path)
+{
+	size_t	 i;
+
+	for (i = 0; i < s->rs_nfiles; i++)
+		if (strcmp(s->rs_files[i].rf_path, path) == 0)
+			return &s->rs_files[i];
+	return NULL;
+}
+
+void
+repo_set_listener(void (*fn)(struct repo *, const struct repo_snap *,
+    void *), void *arg)
+{
+	repo_listener = fn;
+	repo_listener_arg = arg;
+}
+
+int
+repo_fetch_now(const char *name, const char *who)
+{
+	struct repo	*r;
+
+	if ((r = repo_find(name)) == NULL)
+		return -1;
+	log_info("repository %s: fetch asked by %s", r->r_name, who);
+	repo_enqueue(r);
+	return 0;
+}
+
+static const char *
+repo_kind_name(int kind)
+{
+	switch (kind) {
+	case GITW_FILE_JOB:
+		return "job";
+	case GITW_FILE_VARS:
+		return "vars";
+	case GITW_FILE_PLAN:
+		return "plan";
+	default:
+		return "unknown";
+	}
+}
+
+static json_t *
+repo_json(const struct repo *r)
+{
+	const struct repo_snap	*s = r->r_snap;
+	json_t			*o, *notes;
+	size_t			 i;
+
+	o = json_pack("{s:s,s:s,s:s,s:s,s:i,s:s}",
+	    "name", r->r_name,
+	    "url", r->r_url,
+	    "branch", r->r_branch,
+	    "path", r->r_path,
+	    "poll_interval", r->r_interval,
+	    "state", r->r_state == REPO_POLLING ? "polling" :
+	    r->r_state == REPO_QUEUED ? "queued" : "idle");
+	if (o == NULL)
+		fatalx("json_pack");
+	json_object_set_new(o, "commit", s != NULL ?
+	    json_string(s->rs_commit) : json_null());
+	json_object_set_new(o, "author", s != NULL ?
+	    json_string(s->rs_author) : json_null());
+	json_object_set_new(o, "subject", s != NULL ?
+	    json_string(s->rs_subject) : json_null());
+	json_object_set_new(o, "commit_time", s != NULL ?
+	    repo_time_json((time_t)s->rs_time) : json_null());
+	json_object_set_new(o, "fetched_at", s != NULL ?
+	    repo_time_json(s->rs_fetched_at) : json_null());
+	json_object_set_new(o, "checked_at", repo_time_json(r->r_checked_at));
+	json_object_set_new(o, "generation",
+	    json_integer((json_int_t)r->r_generation));
+	json_object_set_new(o, "file_count",
+	    json_integer(s != NULL ? (json_int_t)s->rs_nfiles : 0));
+	json_object_set_new(o, "job_count",
+	    json_integer(s != NULL ? (json_int_t)s->rs_njobs : 0));
+	json_object_set_new(o, "bytes",
+	    json_integer(s != NULL ? (json_int_t)s->rs_size : 0));
+	json_object_set_new(o, "last_error", r->r_error == NULL ? json_null() :
+	    json_pack("{s:s,s:o,s:i}", "message", r->r_error,
+	    "at", repo_time_json(r->r_error_at), "failures", (int)r->r_fails));
+	json_object_set_new(o, "next_poll", r->r_state != REPO_IDLE ?
+	    json_null() : repo_time_json(r->r_next_poll));
+	json_object_set_new(o, "polls", json_integer((json_int_t)r->r_polls));
+	json_object_set_new(o, "snapshots",
+	    json_integer((json_int_t)r->r_snapshots));
+	json_object_set_new(o, "errors", json_integer((json_int_t)r->r_errors));
+	json_object_set_new(o, "cache_rebuilds",
+	    json_integer((json_int_t)r->r_rebuilds));
+	json_object_set_new(o, "last_poll_ms", json_real(r->r_poll_ms));
+	notes = json_array();
+	for (i = 0; s != NULL && i < s->rs_nnotes; i++)
+		json_array_append_new(notes, json_pack("{s:s,s:s}",
+		    "path", s->rs_notes[i].rn_path,
+		    "text", s->rs_notes[i].rn_text));
+	json_object_set_new(o, "notes", notes);
+	return o;
+}
+
+json_t *
+repo_json_list(void)
+{
+	struct repo	*r;
+	json_t		*items = json_array();
+
+	TAILQ_FOREACH(r, &repo_list, r_entry)
+		json_array_append_new(items, repo_json(r));
+	return json_pack("{s:o,s:n}", "items", items, "next");
+}
+
+json_t *
+repo_json_one(const char *name)
+{
+	const struct repo_file	*f;
+	struct repo		*r;
+	json_t			*o, *files;
+	size_t			 i;
+
+	if ((r = repo_find(name)) == NULL)
+		return NULL;
+	o = repo_json(r);
+	files = json_array();
+	for (i = 0; r->r_snap != NULL && i < r->r_snap->rs_nfiles; i++) {
+		f = &r->r_snap->rs_files[i];
+		json_array_append_new(files, json_pack("{s:s,s:s,s:I,s:s,s:o}",
+		    "path", f->rf_path,
+		    "kind", repo_kind_name(f->rf_kind),
+		    "size", (json_int_t)f->rf_size,
+		    "sha256", f->rf_sha256,
+		    "vars", f->rf_vars != NULL ?
+		    json_string(f->rf_vars->rf_path) : json_null()));
+	}
+	json_object_set_new(o, "files", files);
+	return o;
+}

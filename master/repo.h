@@ -1,0 +1,127 @@
+/*
+ * The master's view of the git repositories: when each is polled (its
+ * poll interval, a capped backoff after errors, at once when asked), the
+ * deadline of each poll, and the last good snapshot of each, assembled
+ * from the gitworker's messages and checked field by field (the
+ * gitworker is untrusted).  A snapshot replaces the previous one only
+ * once it is complete; every failure keeps the last good one and is shown
+ * with the repository until a poll succeeds.
+ *
+ * Snapshots live in memory only: after a restart every repository is
+ * fetched again (the gitworker's cache makes that cheap).
+ */
+#ifndef NOPS_REPO_H
+#define NOPS_REPO_H
+
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "nops.h"
+
+struct nops_conf;
+struct worker;
+struct imsg;
+
+/* Limits of a snapshot (per repository; nopsd.8 documents them). */
+#define REPO_FILE_SIZE_MAX	(1024 * 1024)		/* bytes per file */
+#define REPO_FILES_MAX		2000			/* files per snapshot */
+#define REPO_SNAP_SIZE_MAX	(32ULL * 1024 * 1024)	/* bytes per snapshot */
+
+#define REPO_FETCH_TIMEOUT	120	/* seconds a poll may take */
+#define REPO_BACKOFF_MIN	2	/* seconds before the first retry */
+#define REPO_BACKOFF_MAX	300	/* retries at least this often */
+
+/* One file of a snapshot (kind: GITW_FILE_JOB, _VARS or _PLAN). */
+struct repo_file {
+	int			 rf_kind;
+	char			*rf_path;	/* from the repository's top */
+	uint8_t			*rf_data;	/* rf_size bytes, then a NUL */
+	size_t			 rf_size;
+	char			 rf_sha256[GITW_SHA256_HEXLEN + 1];
+	/* A job's <name>.vars.hcl in the same directory, or NULL. */
+	const struct repo_file	*rf_vars;
+};
+
+/* An entry a snapshot did not take, e.g. a symlink. */
+struct repo_note {
+	char			*rn_path;
+	char			*rn_text;
+};
+
+/*
+ * A complete snapshot of one repository at one commit.  Immutable once
+ * published; reference-counted so a reader may hold it across a new one.
+ * Files are in the order of the tree (sorted by path within a directory).
+ */
+struct repo_snap {
+	int			 rs_refs;
+	char			*rs_repo;	/* repository name */
+	char			 rs_commit[GITW_COMMIT_HEXLEN + 1];
+	char			*rs_author;	/* "Name <email>" */
+	int64_t			 rs_time;	/* commit time, unix seconds */
+	char			*rs_subject;
+	time_t			 rs_fetched_at;	/* when the master got it */
+	uint64_t		 rs_generation;	/* 1, 2, ... per repository */
+	struct repo_file	*rs_files;
+	size_t			 rs_nfiles;
+	size_t			 rs_njobs;
+	uint64_t		 rs_size;	/* all contents */
+	const struct repo_file	*rs_plan;	/* nops.plan.json, or NULL */
+	struct repo_note	*rs_notes;
+	size_t			 rs_nnotes;
+};
+
+struct repo;
+
+/* Lifecycle, wired by nopsd.c and supervise.c. */
+void	 repo_init(const struct nops_conf *);
+void	 repo_reconfigure(const struct nops_conf *);
+void	 repo_worker_started(struct worker *);
+void	 repo_worker_exited(struct worker *);
+void	 repo_dispatch_worker(struct worker *, struct imsg *);
+
+/*
+ * For the engine.  Repositories in config order; a struct repo is valid
+ * until the next reload.  repo_snapshot() is NULL until the first
+ * snapshot; it stays valid until control returns to the event loop, or
+ * for as long as the caller holds a reference (repo_snap_ref/unref).
+ */
+struct repo		*repo_first(void);
+struct repo		*repo_next(struct repo *);
+struct repo		*repo_find(const char *name);
+const char		*repo_name(const struct repo *);
+const struct repo_snap	*repo_snapshot(const struct repo *);
+/* The last poll's error, or NULL when it succeeded. */
+const char		*repo_error(const struct repo *);
+void			 repo_snap_ref(const struct repo_snap *);
+void			 repo_snap_unref(const struct repo_snap *);
+/* A file of a snapshot by its path, or NULL. */
+const struct repo_file	*repo_snap_file(const struct repo_snap *,
+			    const char *path);
+/*
+ * Called with each new snapshot once it is published (a new commit, or
+ * a changed url/branch/path), e.g. to run detection.  One listener.
+ */
+void	 repo_set_listener(void (*)(struct repo *, const struct repo_snap *,
+	    void *), void *);
+
+/* Poll now (nopsctl fetch, the API, a webhook); -1 if no such repo. */
+int	 repo_fetch_now(const char *name, const char *who);
+
+/* The API's view: {"items": [...], "next": null}, and one repository. */
+json_t	*repo_json_list(void);
+json_t	*repo_json_one(const char *name);	/* NULL: no such repo */
+
+/*
+ * Checks the master applies to what the gitworker sends (shared with the
+ * unit tests).  Each returns NULL when fine, else what is wrong.
+ */
+const char	*repo_check_text(const char *);	/* UTF-8, no controls */
+const char	*repo_check_path(const char *path, const char *top, int kind);
+
+#endif /* NOPS_REPO_H */
