@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -344,6 +345,7 @@ api_answer_later(void *arg, int status, json_t *body)
 	struct worker		*w = supervise_worker(PROC_WEBWORKER);
 	struct api_resp		 resp;
 
+	memset(&resp, 0, sizeof(resp));
 	resp.status = status;
 	resp.body = body;
 	if (w != NULL && w->w_running && w->w_pid == al->al_pid)
@@ -438,18 +440,75 @@ static void
 api_respond(struct worker *w, uint32_t id, struct api_resp *resp)
 {
 	struct msgw	 m;
-	char		*s;
+	json_t		*h;
+	size_t		 i;
+	char		*s = NULL;
+	const void	*body;
+	size_t		 len;
 
-	s = json_dumps(resp->body, JSON_COMPACT);
-	if (s == NULL)
-		fatalx("json_dumps");
+	if (resp->raw != NULL) {
+		body = resp->raw;
+		len = resp->rawlen;
+	} else {
+		if ((s = json_dumps(resp->body, JSON_COMPACT)) == NULL)
+			fatalx("json_dumps");
+		body = s;
+		len = strlen(s);
+	}
 	msg_init(&m);
 	msg_add_u32(&m, (uint32_t)resp->status);
-	msg_add_str(&m, "application/json");
-	msg_add_data(&m, s, strlen(s));
-	if (imsgev_send(&w->w_iev, &m, IMSG_WEB_RESPONSE, id, -1) == -1)
-		log_warn("IMSG_WEB_RESPONSE to %s", w->w_title);
+	msg_add_str(&m, resp->ctype != NULL ? resp->ctype :
+	    "application/json");
+	msg_add_u32(&m, (uint32_t)json_array_size(resp->headers));
+	json_array_foreach(resp->headers, i, h) {
+		msg_add_str(&m, json_string_value(json_array_get(h, 0)));
+		msg_add_str(&m, json_string_value(json_array_get(h, 1)));
+	}
+	msg_add_data(&m, body, len);
+	if (imsgev_send(&w->w_iev, &m, IMSG_WEB_RESPONSE, id, -1) == -1) {
+		static const char too[] = "{\"error\":{\"code\":"
+		    "\"runtime_error\",\"message\":\"answer too large\"}}";
+
+		/* Too large for the channel: say so rather than hang. */
+		log_warn("IMSG_WEB_RESPONSE of %zu bytes to %s", len,
+		    w->w_title);
+		msg_init(&m);
+		msg_add_u32(&m, 500);
+		msg_add_str(&m, "application/json");
+		msg_add_u32(&m, 0);
+		msg_add_data(&m, too, sizeof(too) - 1);
+		if (imsgev_send(&w->w_iev, &m, IMSG_WEB_RESPONSE, id, -1) == -1)
+			log_warn("IMSG_WEB_RESPONSE to %s", w->w_title);
+	}
 	free(s);
+}
+
+void
+api_add_header(struct api_resp *resp, const char *name, const char *value)
+{
+	if (resp->headers == NULL)
+		resp->headers = json_array();
+	json_array_append_new(resp->headers, json_pack("[s,s]", name, value));
+}
+
+const char *
+api_header(const struct api_req *req, const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < req->ar_nheaders; i++)
+		if (strcasecmp(req->ar_hname[i], name) == 0)
+			return req->ar_hvalue[i];
+	return NULL;
+}
+
+static void
+api_resp_free(struct api_resp *resp)
+{
+	json_decref(resp->body);
+	json_decref(resp->headers);
+	free(resp->raw);
+	memset(resp, 0, sizeof(*resp));
 }
 
 void
@@ -460,6 +519,7 @@ api_dispatch_web(struct worker *w, struct imsg *imsg)
 	struct msgr	 r;
 	const char	*path, *q;
 	static char	 pathbuf[WEB_PATH_MAX + 1];
+	uint32_t	 nh = 0, tls = 0, i;
 
 	memset(&req, 0, sizeof(req));
 	memset(&resp, 0, sizeof(resp));
@@ -468,11 +528,22 @@ api_dispatch_web(struct worker *w, struct imsg *imsg)
 	msg_get_u32(&r, &req.ar_peer);
 	msg_get_u32(&r, &req.ar_uid);
 	msg_get_u32(&r, &req.ar_gid);
+	msg_get_str(&r, &req.ar_remote, WEB_REMOTE_MAX);
+	msg_get_u32(&r, &tls);
 	msg_get_str(&r, &req.ar_method, WEB_METHOD_MAX);
 	msg_get_str(&r, &path, WEB_PATH_MAX);
 	msg_get_str(&r, &req.ar_ctype, WEB_HEADER_MAX);
+	msg_get_u32(&r, &nh);
+	if (nh > WEB_HEADERS_MAX)
+		msg_fail(&r, "too many headers");
+	for (i = 0; i < nh && r.err == 0; i++) {
+		msg_get_str(&r, &req.ar_hname[i], WEB_HNAME_MAX);
+		msg_get_str(&r, &req.ar_hvalue[i], WEB_HEADER_MAX);
+	}
+	req.ar_nheaders = r.err == 0 ? nh : 0;
+	req.ar_tls = tls != 0;
 	msg_get_data(&r, &req.ar_body, &req.ar_bodylen, WEB_BODY_MAX);
-	if (msg_end(&r) == -1 ||
+	if (msg_end(&r) == -1 || tls > 1 ||
 	    (req.ar_peer != WEB_PEER_LOCAL && req.ar_peer != WEB_PEER_TCP)) {
 		supervise_violation(w, "malformed %s (%s)",
 		    imsg_to_str(imsg->hdr.type),
@@ -500,10 +571,12 @@ api_dispatch_web(struct worker *w, struct imsg *imsg)
 		strlcpy(req.ar_actor, "anonymous", sizeof(req.ar_actor));
 
 	api_route(&req, &resp);
-	if (resp.status == API_DEFERRED)
+	if (resp.status == API_DEFERRED) {
+		api_resp_free(&resp);
 		return;
-	if (resp.body == NULL)
+	}
+	if (resp.body == NULL && resp.raw == NULL)
 		api_error(&resp, 500, "runtime_error", "no answer");
 	api_respond(w, req.ar_id, &resp);
-	json_decref(resp.body);
+	api_resp_free(&resp);
 }

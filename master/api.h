@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "nopsd.h"
+#include "nops.h"
 
 #define API_ARGS_MAX	3
 
@@ -27,13 +28,23 @@ struct api_req {
 	size_t		 ar_bodylen;
 	char		 ar_actor[64];	/* for the audit log */
 	int		 ar_admin;	/* local admin over the control socket */
+	const char	*ar_remote;	/* "address:port", or "local" */
+	int		 ar_tls;	/* came over TLS */
+	/* headers the webworker forwards (a fixed list), by name */
+	const char	*ar_hname[WEB_HEADERS_MAX];
+	const char	*ar_hvalue[WEB_HEADERS_MAX];
+	size_t		 ar_nheaders;
 	/* a route's "*" segments, in order */
 	char		 ar_args[API_ARGS_MAX][NOPS_NAME_MAX * 4 + 1];
 };
 
 struct api_resp {
 	int		 status;
-	json_t		*body;
+	json_t		*body;		/* a JSON answer, or NULL with raw */
+	char		*raw;		/* another body (malloc'd), e.g. text */
+	size_t		 rawlen;
+	const char	*ctype;		/* NULL: application/json */
+	json_t		*headers;	/* [[name, value], ...] or NULL */
 };
 
 /* resp->status of a handler that answers later, by itself. */
@@ -51,6 +62,12 @@ void	 api_error(struct api_resp *, int status, const char *code,
 	    const char *fmt, ...) __attribute__((__format__(printf, 4, 5)));
 /* A JSON object body (writes need Content-Type: application/json). */
 json_t	*api_json_body(struct api_req *, struct api_resp *);
+/* A forwarded request header (case-insensitive name), or NULL. */
+const char *api_header(const struct api_req *, const char *name);
+/* Add a response header (Set-Cookie, Location, Retry-After, ...). */
+void	 api_add_header(struct api_resp *, const char *name,
+	    const char *value);
+
 /* The value of a query parameter (decoded), or NULL; caller frees. */
 char	*api_query(const struct api_req *, const char *name);
 json_t	*api_time_json(time_t);

@@ -259,6 +259,9 @@ hook_dispatched(struct nomad_result *res, void *arg)
 
 	child = nomad_ok(res) ? json_string_value(json_object_get(res->nr_json,
 	    "DispatchedJobID")) : NULL;
+	if (child != NULL)
+		engine_crashpoint(strcmp(as->as_phase, "pre") == 0 ?
+		    "pre-hook-dispatched" : "post-hook-dispatched");
 	if (child == NULL) {
 		if (apply_transient(res)) {
 			/*
@@ -347,6 +350,8 @@ hook_start(struct astep *as, const struct deploy_hook *h)
 		astep_done(as);
 		return;
 	}
+	engine_crashpoint(strcmp(h->dh_phase, "pre") == 0 ?
+	    "pre-hook-pending" : "post-hook-pending");
 	spec = json_loads(h->dh_spec, 0, NULL);
 	if (spec == NULL) {
 		apply_fail(id, strcmp(h->dh_phase, "pre") == 0 ? DS_PRE_HOOKS :
@@ -667,6 +672,7 @@ register_done(struct nomad_result *res, void *arg)
 		astep_done(as);
 		return;
 	}
+	engine_crashpoint("registered");
 	eval = json_string_value(json_object_get(res->nr_json, "EvalID"));
 	as->as_child = xstrdup(eval != NULL ? eval : "");
 	nomad_job_read(as->as_ns, as->as_job, register_versioned, as);
@@ -816,6 +822,7 @@ apply_register(struct deploy *d)
 		json_decref(spec);
 		return;
 	}
+	engine_crashpoint("registering");
 	as = astep_new(d);
 	as->as_spec = xstrdup(d->d_spec);
 	as->as_diff = xstrdup(d->d_diff);
@@ -833,6 +840,7 @@ health_healthy(struct astep *as)
 	enum deploy_state	 to;
 	struct deploy		 d;
 
+	engine_crashpoint("healthy");
 	to = DS_COMPLETED;
 	if (deploy_load(engine_store(), as->as_id, &d) == 0) {
 		size_t	 i;

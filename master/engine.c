@@ -7,6 +7,8 @@
 #include "config.h"
 
 #include <sys/types.h>
+#include <signal.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,25 @@ static struct event	*engine_ev_apply;
 static struct event	*engine_ev_kick;
 static struct event	*engine_ev_detect;
 static char		 engine_detect_why[128];
+
+#ifdef NOPS_TEST_HOOKS
+/*
+ * The crash tests kill the master at each step of an apply, right after
+ * it saved the step or right after Nomad answered and before the answer
+ * is saved, and check that the restarted master neither registers nor
+ * dispatches twice and ends every deployment.
+ */
+void
+engine_crashpoint(const char *point)
+{
+	const char	*at = getenv("NOPS_CRASH_AT");
+
+	if (at != NULL && strcmp(at, point) == 0) {
+		log_warnx("test hook: crashing at %s", point);
+		kill(getpid(), SIGKILL);
+	}
+}
+#endif
 
 const struct nops_conf *
 engine_conf(void)

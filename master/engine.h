@@ -138,6 +138,13 @@ int	 hold_resume(const char *ns, const char *id, const char *who);
 struct api_req;
 struct api_resp;
 
+#ifdef NOPS_TEST_HOOKS
+/* Test builds: SIGKILL the master at a named point (NOPS_CRASH_AT). */
+void	 engine_crashpoint(const char *point);
+#else
+#define engine_crashpoint(p)	do { } while (0)
+#endif
+
 /* Helpers shared by the engine's files. */
 void	 engine_sha256_hex(const void *, size_t, char out[ENGINE_HASHLEN + 1]);
 char	*engine_json_canonical(const json_t *);	/* sorted, compact */

@@ -81,6 +81,9 @@ const char	*proc_to_str(enum nops_proc);
 #define WEB_HEADER_MAX		4096
 #define WEB_BODY_MAX		(1024 * 1024)
 #define WEB_NAME_MAX		256
+#define WEB_HEADERS_MAX		16	/* headers forwarded either way */
+#define WEB_HNAME_MAX		64
+#define WEB_REMOTE_MAX		64	/* "address:port" */
 
 /* IMSG_WEB_LISTEN kinds */
 #define WEB_LISTEN_CONTROL	1	/* AF_UNIX control socket */

@@ -122,6 +122,38 @@ web_peercred(struct evhttp_request *req, struct ucred *uc)
 	return 0;
 }
 
+/* The headers the master may need, forwarded by name; others stay. */
+static const char *const web_fwd_headers[] = {
+	"Authorization", "Cookie", "X-CSRF-Token", "Accept", "Origin",
+	"X-Hub-Signature-256", "X-GitHub-Delivery", "X-GitHub-Event",
+	"X-Gitea-Signature", "X-Gitea-Delivery", "X-Gitea-Event",
+	"X-Gitlab-Token", "X-Gitlab-Event-UUID", "X-Gitlab-Event",
+	"User-Agent",
+};
+
+static void
+web_add_headers(struct msgw *m, struct evhttp_request *req)
+{
+	struct evkeyvalq	*in = evhttp_request_get_input_headers(req);
+	const char		*names[WEB_HEADERS_MAX], *values[WEB_HEADERS_MAX];
+	const char		*v;
+	size_t			 i, n = 0;
+
+	for (i = 0; i < sizeof(web_fwd_headers) / sizeof(web_fwd_headers[0]) &&
+	    n < WEB_HEADERS_MAX; i++) {
+		v = evhttp_find_header(in, web_fwd_headers[i]);
+		if (v == NULL || strlen(v) > WEB_HEADER_MAX)
+			continue;
+		names[n] = web_fwd_headers[i];
+		values[n++] = v;
+	}
+	msg_add_u32(m, (uint32_t)n);
+	for (i = 0; i < n; i++) {
+		msg_add_str(m, names[i]);
+		msg_add_str(m, values[i]);
+	}
+}
+
 static void
 web_request(struct evhttp_request *req, void *arg)
 {
@@ -133,6 +165,9 @@ web_request(struct evhttp_request *req, void *arg)
 	const char		*method, *uri, *ctype;
 	unsigned char		*body;
 	size_t			 bodylen;
+	char			 remote[WEB_REMOTE_MAX];
+	char			*host;
+	ev_uint16_t		 port;
 
 	if ((method = web_method(evhttp_request_get_command(req))) == NULL) {
 		web_error(req, 405, "bad_request", "method not allowed");
@@ -151,6 +186,13 @@ web_request(struct evhttp_request *req, void *arg)
 		web_error(req, 400, "bad_request", "Content-Type too long");
 		return;
 	}
+	if (peer == WEB_PEER_TCP) {
+		evhttp_connection_get_peer(evhttp_request_get_connection(req),
+		    &host, &port);
+		snprintf(remote, sizeof(remote), "%s:%u", host != NULL ? host :
+		    "?", port);
+	} else
+		strlcpy(remote, "local", sizeof(remote));
 	memset(&uc, 0, sizeof(uc));
 	if (peer == WEB_PEER_LOCAL && web_peercred(req, &uc) == -1) {
 		web_error(req, 500, "runtime_error", "no peer credentials");
@@ -183,9 +225,12 @@ web_request(struct evhttp_request *req, void *arg)
 	msg_add_u32(&m, peer);
 	msg_add_u32(&m, (uint32_t)uc.uid);
 	msg_add_u32(&m, (uint32_t)uc.gid);
+	msg_add_str(&m, remote);
+	msg_add_u32(&m, 0);		/* TLS: see web_listen */
 	msg_add_str(&m, method);
 	msg_add_str(&m, uri);
 	msg_add_str(&m, ctype);
+	web_add_headers(&m, req);
 	msg_add_data(&m, body, bodylen);
 	if (imsgev_send(&web_iev, &m, IMSG_WEB_REQUEST, wp->wp_id, -1) == -1)
 		fatal("IMSG_WEB_REQUEST");
@@ -200,7 +245,9 @@ web_response(struct imsg *imsg)
 	const char		*ctype;
 	const void		*body;
 	size_t			 bodylen;
-	uint32_t		 status;
+	uint32_t		 status, nh = 0, i;
+	const char		*hname[WEB_HEADERS_MAX];
+	const char		*hvalue[WEB_HEADERS_MAX];
 
 	TAILQ_FOREACH(wp, &web_pending, wp_entry)
 		if (wp->wp_id == imsg->hdr.peerid)
@@ -211,7 +258,14 @@ web_response(struct imsg *imsg)
 	msg_reader(&r, imsg);
 	msg_get_u32(&r, &status);
 	msg_get_str(&r, &ctype, 128);
-	msg_get_data(&r, &body, &bodylen, 64 * 1024 * 1024);
+	msg_get_u32(&r, &nh);
+	if (nh > WEB_HEADERS_MAX)
+		msg_fail(&r, "too many headers");
+	for (i = 0; i < nh && r.err == 0; i++) {
+		msg_get_str(&r, &hname[i], WEB_HNAME_MAX);
+		msg_get_str(&r, &hvalue[i], WEB_HEADER_MAX);
+	}
+	msg_get_data(&r, &body, &bodylen, WEBWORKER_MSG_MAX);
 	if (msg_end(&r) == -1 || status < 100 || status > 599)
 		fatalx("malformed %s", imsg_to_str(imsg->hdr.type));
 
@@ -221,6 +275,9 @@ web_response(struct imsg *imsg)
 		fatal("evbuffer_new");
 	evbuffer_add(buf, body, bodylen);
 	web_headers(wp->wp_req, ctype);
+	for (i = 0; i < nh; i++)
+		evhttp_add_header(evhttp_request_get_output_headers(
+		    wp->wp_req), hname[i], hvalue[i]);
 	/* If the client left meanwhile, libevent just frees the request. */
 	evhttp_send_reply(wp->wp_req, (int)status, NULL, buf);
 	evbuffer_free(buf);
