@@ -411,11 +411,20 @@ api_route(struct api_req *req, struct api_resp *resp)
 {
 	const struct api_route	*r;
 	int			 pathmatch = 0;
+	size_t			 i;
 
-	r = api_find(api_routes, sizeof(api_routes) / sizeof(api_routes[0]),
-	    req, &pathmatch);
-	if (r == NULL)
-		r = api_find(engine_routes, engine_nroutes, req, &pathmatch);
+	/* Each master module's routes; a module adds its table here. */
+	const struct {
+		const struct api_route	*table;
+		size_t			 n;
+	} tables[] = {
+		{ api_routes, sizeof(api_routes) / sizeof(api_routes[0]) },
+		{ engine_routes, engine_nroutes },
+	};
+
+	r = NULL;
+	for (i = 0; r == NULL && i < sizeof(tables) / sizeof(tables[0]); i++)
+		r = api_find(tables[i].table, tables[i].n, req, &pathmatch);
 	if (r == NULL) {
 		if (pathmatch)
 			api_error(resp, 405, "bad_request", "method %s not "
