@@ -33,6 +33,7 @@
 #include "redact.h"
 #include "deploy.h"
 #include "engine.h"
+#include "apply.h"
 
 #define APPLY_BUSY_MAX	1024
 
@@ -40,27 +41,6 @@
 static int64_t	 apply_busy_ids[APPLY_BUSY_MAX];
 static size_t	 apply_nbusy;
 
-/* The context of one asynchronous step. */
-struct astep {
-	int64_t		 as_id;
-	char		*as_ns;
-	char		*as_job;
-	char		*as_spec;	/* register: what to register */
-	char		*as_diff;	/* register: the diff approved */
-	int64_t		 as_cas;
-	char		*as_token;	/* hooks: the run's token */
-	char		*as_phase;
-	char		*as_revision;
-	char		*as_child;
-	char		*as_hook;
-	char		*as_commit;
-	int		 as_timeout;
-	int64_t		 as_started;
-	int64_t		 as_version;
-	uint64_t	 as_index;
-	char		*as_nomad_deployment;
-	json_t		*as_meta;	/* dispatch meta */
-};
 
 static void	 apply_step(struct deploy *);
 
@@ -75,7 +55,7 @@ apply_busy(int64_t id)
 	return 0;
 }
 
-static int
+int
 apply_claim(int64_t id)
 {
 	if (apply_busy(id) || apply_nbusy >= APPLY_BUSY_MAX)
@@ -84,7 +64,7 @@ apply_claim(int64_t id)
 	return 0;
 }
 
-static void
+void
 apply_release(int64_t id)
 {
 	size_t	 i;
@@ -96,8 +76,8 @@ apply_release(int64_t id)
 		}
 }
 
-static char *
-xstrdup(const char *s)
+char *
+apply_strdup(const char *s)
 {
 	char	*d;
 
@@ -108,7 +88,7 @@ xstrdup(const char *s)
 	return d;
 }
 
-static struct astep *
+struct astep *
 astep_new(const struct deploy *d)
 {
 	struct astep	*as;
@@ -116,17 +96,17 @@ astep_new(const struct deploy *d)
 	if ((as = calloc(1, sizeof(*as))) == NULL)
 		fatal("calloc");
 	as->as_id = d->d_id;
-	as->as_ns = xstrdup(d->d_ns);
-	as->as_job = xstrdup(d->d_job);
-	as->as_commit = xstrdup(d->d_commit);
+	as->as_ns = apply_strdup(d->d_ns);
+	as->as_job = apply_strdup(d->d_job);
+	as->as_commit = apply_strdup(d->d_commit);
 	as->as_cas = d->d_cas_index;
 	as->as_version = d->d_job_version;
-	as->as_nomad_deployment = xstrdup(d->d_nomad_deployment);
+	as->as_nomad_deployment = apply_strdup(d->d_nomad_deployment);
 	return as;
 }
 
 /* End a step: free its context, let the deployment move again. */
-static void
+void
 astep_done(struct astep *as)
 {
 	apply_release(as->as_id);
@@ -149,7 +129,7 @@ astep_done(struct astep *as)
 }
 
 /* Move a deployment, in its own transaction; 1 moved, 0 not, -1 error. */
-static int
+int
 apply_move(int64_t id, enum deploy_state from, enum deploy_state to,
     const char *action, const char *reason)
 {
@@ -174,11 +154,7 @@ apply_move(int64_t id, enum deploy_state from, enum deploy_state to,
 	return rc;
 }
 
-static void
-apply_fail(int64_t id, enum deploy_state from, const char *fmt, ...)
-	__attribute__((__format__(printf, 3, 4)));
-
-static void
+void
 apply_fail(int64_t id, enum deploy_state from, const char *fmt, ...)
 {
 	va_list	 ap;
@@ -192,419 +168,16 @@ apply_fail(int64_t id, enum deploy_state from, const char *fmt, ...)
 }
 
 /* Is this a failure worth trying again next cycle (no answer, 5xx)? */
-static int
+int
 apply_transient(const struct nomad_result *res)
 {
 	return res->nr_status == 0 || res->nr_status >= 500;
 }
 
-static const char *
+const char *
 apply_err(const struct nomad_result *res)
 {
 	return res->nr_error != NULL ? res->nr_error : "no answer";
-}
-
-/* ---- hooks ---- */
-
-static void	 hook_dispatch(struct astep *);
-
-static void
-hook_run_update(const char *token, const char *state, const char *child,
-    int exit_code, const char *error)
-{
-	struct store	*s = engine_store();
-
-	if (store_begin(s) == 0) {
-		if (hookrun_update(s, token, state, child, exit_code,
-		    error) == -1 || store_commit(s) == -1)
-			store_rollback(s);
-	}
-}
-
-static void
-hook_registered(struct nomad_result *res, void *arg)
-{
-	struct astep	*as = arg;
-	enum deploy_state st = strcmp(as->as_phase, "pre") == 0 ?
-	    DS_PRE_HOOKS : DS_POST_HOOKS;
-
-	if (!nomad_ok(res)) {
-		if (apply_transient(res)) {
-			/* Nothing dispatched yet: the run starts over. */
-			log_warnx("deployment %lld: registering hook revision "
-			    "%s: %s; trying again", (long long)as->as_id,
-			    as->as_revision, apply_err(res));
-			hook_run_update(as->as_token, "failed", NULL, -1,
-			    "revision register failed; retried");
-			astep_done(as);
-			return;
-		}
-		hook_run_update(as->as_token, "failed", NULL, -1,
-		    apply_err(res));
-		apply_fail(as->as_id, st, "registering hook revision %s: %s",
-		    as->as_revision, apply_err(res));
-		astep_done(as);
-		return;
-	}
-	hook_dispatch(as);
-}
-
-static void
-hook_dispatched(struct nomad_result *res, void *arg)
-{
-	struct astep	*as = arg;
-	const char	*child;
-	enum deploy_state st = strcmp(as->as_phase, "pre") == 0 ?
-	    DS_PRE_HOOKS : DS_POST_HOOKS;
-
-	child = nomad_ok(res) ? json_string_value(json_object_get(res->nr_json,
-	    "DispatchedJobID")) : NULL;
-	if (child != NULL)
-		engine_crashpoint(strcmp(as->as_phase, "pre") == 0 ?
-		    "pre-hook-dispatched" : "post-hook-dispatched");
-	if (child == NULL) {
-		if (apply_transient(res)) {
-			/*
-			 * The dispatch may have happened: leave the run
-			 * pending; the next cycle looks for it by token.
-			 */
-			log_warnx("deployment %lld: dispatch of %s: %s; its "
-			    "fate is unknown", (long long)as->as_id,
-			    as->as_revision, apply_err(res));
-			astep_done(as);
-			return;
-		}
-		hook_run_update(as->as_token, "failed", NULL, -1,
-		    apply_err(res));
-		apply_fail(as->as_id, st, "dispatching hook %s: %s",
-		    as->as_hook, apply_err(res));
-		astep_done(as);
-		return;
-	}
-	hook_run_update(as->as_token, "dispatched", child, -1, NULL);
-	engine_apply_kick();
-	log_info("deployment %lld: %s hook %s dispatched as %s",
-	    (long long)as->as_id, as->as_phase, as->as_hook, child);
-	astep_done(as);
-}
-
-/*
- * Dispatch meta: only the keys the hook declares (Nomad refuses others),
- * from the deployment's facts.
- */
-static json_t *
-hook_meta(const json_t *hookspec, const struct astep *as)
-{
-	json_t		*pj, *meta, *list, *k;
-	const char	*key;
-	char		 id[32];
-	size_t		 i, l;
-	const char	*lists[] = { "MetaRequired", "MetaOptional" };
-
-	meta = json_object();
-	pj = json_object_get(hookspec, "ParameterizedJob");
-	snprintf(id, sizeof(id), "%lld", (long long)as->as_id);
-	for (l = 0; l < 2; l++) {
-		list = json_object_get(pj, lists[l]);
-		json_array_foreach(list, i, k) {
-			key = json_string_value(k);
-			if (key == NULL)
-				continue;
-			if (strcmp(key, "nops_deployment") == 0)
-				json_object_set_new(meta, key, json_string(id));
-			else if (strcmp(key, "nops_job") == 0)
-				json_object_set_new(meta, key,
-				    json_string(as->as_job));
-			else if (strcmp(key, "nops_namespace") == 0)
-				json_object_set_new(meta, key,
-				    json_string(as->as_ns));
-			else if (strcmp(key, "nops_commit") == 0)
-				json_object_set_new(meta, key,
-				    json_string(as->as_commit));
-			else if (strcmp(key, "nops_phase") == 0)
-				json_object_set_new(meta, key,
-				    json_string(as->as_phase));
-		}
-	}
-	return meta;
-}
-
-static void
-hook_dispatch(struct astep *as)
-{
-	nomad_job_dispatch(as->as_ns, as->as_revision, NULL, 0, as->as_meta,
-	    as->as_token, hook_dispatched, as);
-}
-
-/* A new run: save it as pending, register the revision, dispatch. */
-static void
-hook_start(struct astep *as, const struct deploy_hook *h)
-{
-	struct store	*s = engine_store();
-	json_t		*spec;
-	int64_t		 id = as->as_id;
-
-	if (store_begin(s) == -1 || hookrun_create(s, id, h->dh_phase,
-	    h->dh_position, as->as_token) == -1 || store_commit(s) == -1) {
-		store_rollback(s);
-		astep_done(as);
-		return;
-	}
-	engine_crashpoint(strcmp(h->dh_phase, "pre") == 0 ?
-	    "pre-hook-pending" : "post-hook-pending");
-	spec = json_loads(h->dh_spec, 0, NULL);
-	if (spec == NULL) {
-		apply_fail(id, strcmp(h->dh_phase, "pre") == 0 ? DS_PRE_HOOKS :
-		    DS_POST_HOOKS, "hook %s: its frozen spec does not parse",
-		    h->dh_hook_id);
-		astep_done(as);
-		return;
-	}
-	as->as_meta = hook_meta(spec, as);
-	json_object_set_new(spec, "ID", json_string(h->dh_revision));
-	json_object_set_new(spec, "Name", json_string(h->dh_revision));
-	log_info("deployment %lld: running %s hook %s (revision %s)",
-	    (long long)id, h->dh_phase, h->dh_hook_id, h->dh_revision);
-	nomad_register(as->as_ns, h->dh_revision, spec, 0, 0, hook_registered,
-	    as);
-	json_decref(spec);
-}
-
-/* After a restart: is there a child with our token?  Adopt it or fail. */
-static void
-hook_found(struct nomad_result *res, void *arg)
-{
-	struct astep	*as = arg;
-	json_t		*j;
-	const char	*tok, *id;
-	size_t		 i;
-	enum deploy_state st = strcmp(as->as_phase, "pre") == 0 ?
-	    DS_PRE_HOOKS : DS_POST_HOOKS;
-
-	if (!nomad_ok(res)) {
-		if (!apply_transient(res))
-			apply_fail(as->as_id, st, "looking for hook %s's run: "
-			    "%s", as->as_hook, apply_err(res));
-		astep_done(as);
-		return;
-	}
-	json_array_foreach(res->nr_json, i, j) {
-		tok = json_string_value(json_object_get(j,
-		    "DispatchIdempotencyToken"));
-		id = json_string_value(json_object_get(j, "ID"));
-		if (tok != NULL && id != NULL &&
-		    strcmp(tok, as->as_token) == 0) {
-			log_info("deployment %lld: found the run of %s hook %s "
-			    "after a restart: %s", (long long)as->as_id,
-			    as->as_phase, as->as_hook, id);
-			hook_run_update(as->as_token, "dispatched", id, -1,
-			    NULL);
-			astep_done(as);
-			return;
-		}
-	}
-	hook_run_update(as->as_token, "failed", NULL, -1,
-	    "dispatch fate unknown after a restart, no run found");
-	apply_fail(as->as_id, st, "%s hook %s: the dispatch's fate is unknown "
-	    "after a restart and Nomad has no run with its token; nops does "
-	    "not dispatch again rather than risk running it twice",
-	    as->as_phase, as->as_hook);
-	astep_done(as);
-}
-
-static void
-hook_stopped(struct nomad_result *res, void *arg)
-{
-	struct astep	*as = arg;
-
-	if (!nomad_ok(res))
-		log_warnx("deployment %lld: stopping timed-out hook run %s: %s",
-		    (long long)as->as_id, as->as_child, apply_err(res));
-	astep_done(as);
-}
-
-static int
-hook_exit_code(const json_t *alloc)
-{
-	json_t		*states, *ts, *ev;
-	const char	*k, *type;
-	size_t		 i;
-	int		 code = -1;
-
-	states = json_object_get(alloc, "TaskStates");
-	json_object_foreach(states, k, ts) {
-		json_array_foreach(json_object_get(ts, "Events"), i, ev) {
-			type = json_string_value(json_object_get(ev, "Type"));
-			if (type != NULL && strcmp(type, "Terminated") == 0)
-				code = (int)json_integer_value(
-				    json_object_get(ev, "ExitCode"));
-		}
-	}
-	return code;
-}
-
-static void
-hook_polled(struct nomad_result *res, void *arg)
-{
-	struct astep	*as = arg;
-	json_t		*a;
-	const char	*cs;
-	size_t		 i;
-	int		 running = 0, failed = 0, complete = 0, code = -1;
-	enum deploy_state st = strcmp(as->as_phase, "pre") == 0 ?
-	    DS_PRE_HOOKS : DS_POST_HOOKS;
-
-	if (!nomad_ok(res)) {
-		if (!apply_transient(res) && res->nr_status != 404)
-			log_warnx("deployment %lld: reading hook run %s: %s",
-			    (long long)as->as_id, as->as_child, apply_err(res));
-		astep_done(as);
-		return;
-	}
-	json_array_foreach(res->nr_json, i, a) {
-		cs = json_string_value(json_object_get(a, "ClientStatus"));
-		if (cs == NULL)
-			continue;
-		if (strcmp(cs, "complete") == 0)
-			complete++;
-		else if (strcmp(cs, "failed") == 0 || strcmp(cs, "lost") == 0) {
-			failed++;
-			code = hook_exit_code(a);
-		} else
-			running++;
-	}
-	if (failed > 0 && running == 0) {
-		char	 why[256];
-
-		snprintf(why, sizeof(why), "exit code %d", code);
-		hook_run_update(as->as_token, "failed", NULL, code, why);
-		apply_fail(as->as_id, st, "%s hook %s failed (%s)",
-		    as->as_phase, as->as_hook, why);
-	} else if (complete > 0 && running == 0 && failed == 0) {
-		hook_run_update(as->as_token, "succeeded", NULL, 0, NULL);
-		engine_apply_kick();
-		log_info("deployment %lld: %s hook %s succeeded",
-		    (long long)as->as_id, as->as_phase, as->as_hook);
-	} else if (running > 0)
-		hook_run_update(as->as_token, "running", NULL, -1, NULL);
-	astep_done(as);
-}
-
-static void
-apply_hooks(struct deploy *d, const char *phase)
-{
-	struct store		*s = engine_store();
-	struct deploy_hook	*h;
-	struct hook_run		 hr;
-	struct astep		*as;
-	enum deploy_state	 st = strcmp(phase, "pre") == 0 ?
-				    DS_PRE_HOOKS : DS_POST_HOOKS;
-	size_t			 i;
-	char			 token[128], prefix[320];
-	int			 rc;
-
-	for (i = 0; i < d->d_nhooks; i++) {
-		h = &d->d_hooks[i];
-		if (strcmp(h->dh_phase, phase) != 0)
-			continue;
-		snprintf(token, sizeof(token), "%lld:%s:%d",
-		    (long long)d->d_id, phase, h->dh_position);
-		rc = hookrun_get(s, token, &hr);
-		if (rc == -1)
-			return;
-		if (rc == 0 && strcmp(hr.hr_state, "succeeded") == 0) {
-			hookrun_free(&hr);
-			continue;
-		}
-		if (rc == 0 && strcmp(hr.hr_state, "failed") == 0 &&
-		    hr.hr_child != NULL) {
-			hookrun_free(&hr);
-			apply_fail(d->d_id, st, "%s hook %s failed", phase,
-			    h->dh_hook_id);
-			return;
-		}
-		if (apply_claim(d->d_id) == -1) {
-			if (rc == 0)
-				hookrun_free(&hr);
-			return;
-		}
-		as = astep_new(d);
-		as->as_token = xstrdup(token);
-		as->as_phase = xstrdup(phase);
-		as->as_revision = xstrdup(h->dh_revision);
-		as->as_hook = xstrdup(h->dh_hook_id);
-		as->as_timeout = h->dh_timeout;
-		if (rc == 1 || (strcmp(hr.hr_state, "failed") == 0 &&
-		    hr.hr_child == NULL)) {
-			/*
-			 * No run yet (or the revision register failed before
-			 * any dispatch): start it.  A failed pre-dispatch run
-			 * is cleared first, its token reused.
-			 */
-			if (rc == 0) {
-				hookrun_free(&hr);
-				if (store_begin(s) == 0) {
-					sqlite3_stmt *del = store_prepare(s,
-					    "DELETE FROM hook_runs WHERE"
-					    " idempotency_token = ?");
-					if (del != NULL) {
-						sqlite3_bind_text(del, 1, token,
-						    -1, SQLITE_TRANSIENT);
-						sqlite3_step(del);
-						sqlite3_reset(del);
-					}
-					if (store_commit(s) == -1)
-						store_rollback(s);
-				}
-			}
-			hook_start(as, h);
-			return;
-		}
-		if (strcmp(hr.hr_state, "pending") == 0) {
-			/* Fate unknown: look for a child with our token. */
-			hookrun_free(&hr);
-			snprintf(prefix, sizeof(prefix), "%s/dispatch-",
-			    h->dh_revision);
-			nomad_jobs_list(d->d_ns, prefix, hook_found, as);
-			return;
-		}
-		/* dispatched or running: poll it, within its timeout */
-		as->as_child = xstrdup(hr.hr_child);
-		as->as_started = hr.hr_started_at;
-		hookrun_free(&hr);
-		if (as->as_timeout > 0 &&
-		    time(NULL) > as->as_started + as->as_timeout) {
-			char	 why[128];
-
-			snprintf(why, sizeof(why), "timed out after %ds",
-			    as->as_timeout);
-			hook_run_update(token, "failed", NULL, -1, why);
-			apply_fail(d->d_id, st, "%s hook %s %s; its run %s is "
-			    "stopped", phase, h->dh_hook_id, why, as->as_child);
-			nomad_job_stop(d->d_ns, as->as_child, 0, hook_stopped,
-			    as);
-			return;
-		}
-		nomad_job_allocations(d->d_ns, as->as_child, hook_polled, as);
-		return;
-	}
-
-	/* Every hook of the phase succeeded. */
-	if (st == DS_PRE_HOOKS) {
-		int64_t	 now = time(NULL);
-
-		if (store_begin(s) == 0) {
-			if (deploy_set_apply(s, d->d_id, now, now +
-			    engine_conf()->apply_timeout) == -1 ||
-			    deploy_transition(s, d->d_id, DS_PRE_HOOKS,
-			    DS_REGISTERING, "system", "register", NULL) == -1 ||
-			    store_commit(s) == -1)
-				store_rollback(s);
-		}
-		engine_apply_kick();
-	} else
-		apply_move(d->d_id, DS_POST_HOOKS, DS_COMPLETED, "complete",
-		    NULL);
 }
 
 /* ---- register ---- */
@@ -674,7 +247,7 @@ register_done(struct nomad_result *res, void *arg)
 	}
 	engine_crashpoint("registered");
 	eval = json_string_value(json_object_get(res->nr_json, "EvalID"));
-	as->as_child = xstrdup(eval != NULL ? eval : "");
+	as->as_child = apply_strdup(eval != NULL ? eval : "");
 	nomad_job_read(as->as_ns, as->as_job, register_versioned, as);
 }
 
@@ -824,8 +397,8 @@ apply_register(struct deploy *d)
 	}
 	engine_crashpoint("registering");
 	as = astep_new(d);
-	as->as_spec = xstrdup(d->d_spec);
-	as->as_diff = xstrdup(d->d_diff);
+	as->as_spec = apply_strdup(d->d_spec);
+	as->as_diff = apply_strdup(d->d_diff);
 	register_plan(as, spec, 0);
 	json_decref(spec);
 }
@@ -1092,7 +665,7 @@ apply_promote(int64_t id, const char *who, char *err, size_t errlen)
 		return 409;
 	}
 	as = astep_new(&d);
-	as->as_hook = xstrdup(who);
+	as->as_hook = apply_strdup(who);
 	nomad_deployment_promote(d.d_ns, d.d_nomad_deployment, NULL,
 	    promote_done, as);
 	deploy_free(&d);

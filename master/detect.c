@@ -31,38 +31,9 @@
 #include "redact.h"
 #include "deploy.h"
 #include "engine.h"
+#include "detect.h"
 
 RB_GENERATE(ejobs, ejob, ej_node, ejob_cmp);
-
-/* A request a person made, applied by the next cycle. */
-struct drequest {
-	char		*dr_ns;
-	char		*dr_id;
-	int		 dr_kind;	/* DREQ_* */
-	int64_t		 dr_of;		/* retry: the deployment retried */
-	char		*dr_who;
-};
-#define DREQ_RETRY	1
-#define DREQ_DEPLOY_NOW	2
-
-struct dcycle {
-	struct ejobs		 dc_jobs;
-	struct efile_error	*dc_errs;
-	size_t			 dc_nerrs;
-	int			 dc_incomplete;	/* a file failed, or no snapshot */
-	int			 dc_parse_pending;
-	struct ejob		**dc_queue;
-	size_t			 dc_nqueue;
-	size_t			 dc_qnext;
-	int			 dc_inflight;
-	struct eorphan		*dc_orphans;
-	size_t			 dc_norphans;
-	int			 dc_orphan_pending;
-	struct timespec		 dc_start;
-	uint64_t		 dc_requests;
-	const struct repo_snap	**dc_snaps;	/* referenced for the cycle */
-	size_t			 dc_nsnaps;
-};
 
 struct dparse {
 	struct dcycle		*dp_cycle;
@@ -71,13 +42,9 @@ struct dparse {
 };
 
 static struct dcycle	*cycle;
-static struct drequest	*drequests;
-static size_t		 ndrequests;
 
 static void	 detect_classify(struct dcycle *);
 static void	 detect_pump(struct dcycle *);
-static void	 detect_decide(struct dcycle *);
-static void	 detect_orphans(struct dcycle *);
 static void	 detect_finish(struct dcycle *);
 
 int
@@ -90,8 +57,8 @@ ejob_cmp(struct ejob *a, struct ejob *b)
 	return strcmp(a->ej_id, b->ej_id);
 }
 
-static char *
-xstrdup(const char *s)
+char *
+detect_strdup(const char *s)
 {
 	char	*d;
 
@@ -102,12 +69,8 @@ xstrdup(const char *s)
 	return d;
 }
 
-static void
-xasprintf(char **out, const char *fmt, ...)
-	__attribute__((__format__(printf, 2, 3)));
-
-static void
-xasprintf(char **out, const char *fmt, ...)
+void
+detect_asprintf(char **out, const char *fmt, ...)
 {
 	va_list	 ap;
 
@@ -183,65 +146,6 @@ orphans_free(struct eorphan *o, size_t n)
 }
 
 static void
-drequest_add(const char *ns, const char *id, int kind, int64_t of,
-    const char *who)
-{
-	struct drequest	*r;
-
-	drequests = reallocarray(drequests, ndrequests + 1,
-	    sizeof(*drequests));
-	if (drequests == NULL)
-		fatal("reallocarray");
-	r = &drequests[ndrequests++];
-	r->dr_ns = xstrdup(ns);
-	r->dr_id = xstrdup(id);
-	r->dr_kind = kind;
-	r->dr_of = of;
-	r->dr_who = xstrdup(who);
-}
-
-void
-detect_request_retry(const char *ns, const char *id, int64_t of)
-{
-	drequest_add(ns, id, DREQ_RETRY, of, "system");
-	engine_detect("retry");
-}
-
-void
-detect_request_deploy_now(const char *ns, const char *id, const char *who)
-{
-	drequest_add(ns, id, DREQ_DEPLOY_NOW, 0, who);
-	engine_detect("deploy-now");
-}
-
-/* Take (and remove) a pending request of kind for the job. */
-static int
-drequest_take(const char *ns, const char *id, int kind, int64_t *of,
-    char **who)
-{
-	size_t	 i;
-
-	for (i = 0; i < ndrequests; i++) {
-		struct drequest *r = &drequests[i];
-
-		if (r->dr_kind != kind || strcmp(r->dr_ns, ns) != 0 ||
-		    strcmp(r->dr_id, id) != 0)
-			continue;
-		if (of != NULL)
-			*of = r->dr_of;
-		if (who != NULL)
-			*who = r->dr_who;
-		else
-			free(r->dr_who);
-		free(r->dr_ns);
-		free(r->dr_id);
-		drequests[i] = drequests[--ndrequests];
-		return 1;
-	}
-	return 0;
-}
-
-static void
 cycle_error(struct dcycle *dc, const char *repo, const char *path,
     const char *err)
 {
@@ -252,9 +156,9 @@ cycle_error(struct dcycle *dc, const char *repo, const char *path,
 	if (dc->dc_errs == NULL)
 		fatal("reallocarray");
 	fe = &dc->dc_errs[dc->dc_nerrs++];
-	fe->fe_repo = xstrdup(repo);
-	fe->fe_path = xstrdup(path);
-	fe->fe_error = xstrdup(err);
+	fe->fe_repo = detect_strdup(repo);
+	fe->fe_path = detect_strdup(path);
+	fe->fe_error = detect_strdup(err);
 	dc->dc_incomplete = 1;
 }
 
@@ -285,15 +189,15 @@ detect_parsed(struct nomad_result *res, void *arg)
 	}
 	if ((ej = calloc(1, sizeof(*ej))) == NULL)
 		fatal("calloc");
-	ej->ej_ns = xstrdup(ns);
-	ej->ej_id = xstrdup(id);
-	ej->ej_repo = xstrdup(dp->dp_snap->rs_repo);
-	ej->ej_path = xstrdup(dp->dp_file->rf_path);
-	ej->ej_commit = xstrdup(dp->dp_snap->rs_commit);
+	ej->ej_ns = detect_strdup(ns);
+	ej->ej_id = detect_strdup(id);
+	ej->ej_repo = detect_strdup(dp->dp_snap->rs_repo);
+	ej->ej_path = detect_strdup(dp->dp_file->rf_path);
+	ej->ej_commit = detect_strdup(dp->dp_snap->rs_commit);
 	ej->ej_job = json_incref(job);
 	if ((old = RB_INSERT(ejobs, &dc->dc_jobs, ej)) != NULL) {
 		/* Two files, one job: neither is deployed. */
-		xasprintf(&old->ej_error, "declared twice: in %s:%s and in "
+		detect_asprintf(&old->ej_error, "declared twice: in %s:%s and in "
 		    "%s:%s; both are ignored", old->ej_repo, old->ej_path,
 		    ej->ej_repo, ej->ej_path);
 		log_warnx("job %s/%s is %s", ns, id, old->ej_error);
@@ -380,30 +284,30 @@ detect_hook(struct dcycle *dc, struct ejob *ej, const char *phase, int pos,
 	key.ej_id = (char *)(uintptr_t)name;
 	h = RB_FIND(ejobs, &dc->dc_jobs, &key);
 	if (h == NULL) {
-		xasprintf(&ej->ej_hook_error, "%s hook %s: no such job in "
+		detect_asprintf(&ej->ej_hook_error, "%s hook %s: no such job in "
 		    "namespace %s in git", phase, name, ej->ej_ns);
 		return -1;
 	}
 	type = json_string_value(json_object_get(h->ej_job, "Type"));
 	if (h->ej_meta.jm_role != META_HOOK) {
-		xasprintf(&ej->ej_hook_error, "%s hook %s: the job is not a "
+		detect_asprintf(&ej->ej_hook_error, "%s hook %s: the job is not a "
 		    "hook (nops_role = \"hook\")", phase, name);
 		return -1;
 	}
 	if (h->ej_error != NULL || h->ej_meta.jm_errors > 0) {
-		xasprintf(&ej->ej_hook_error, "%s hook %s is invalid: %s",
+		detect_asprintf(&ej->ej_hook_error, "%s hook %s is invalid: %s",
 		    phase, name, h->ej_error != NULL ? h->ej_error :
 		    h->ej_meta.jm_issues[0].mi_msg);
 		return -1;
 	}
 	if (type == NULL || strcmp(type, "batch") != 0 ||
 	    !json_is_object(json_object_get(h->ej_job, "ParameterizedJob"))) {
-		xasprintf(&ej->ej_hook_error, "%s hook %s must be a batch, "
+		detect_asprintf(&ej->ej_hook_error, "%s hook %s must be a batch, "
 		    "parameterized job", phase, name);
 		return -1;
 	}
 	if (ej->ej_nhooks >= DEPLOY_HOOKS_MAX) {
-		xasprintf(&ej->ej_hook_error, "more than %d hooks",
+		detect_asprintf(&ej->ej_hook_error, "more than %d hooks",
 		    DEPLOY_HOOKS_MAX);
 		return -1;
 	}
@@ -411,12 +315,12 @@ detect_hook(struct dcycle *dc, struct ejob *ej, const char *phase, int pos,
 	engine_sha256_hex(spec, strlen(spec), hash);
 	snprintf(rev, sizeof(rev), "%s-%.8s", name, hash);
 	dh = &ej->ej_hooks[ej->ej_nhooks++];
-	dh->dh_phase = xstrdup(phase);
+	dh->dh_phase = detect_strdup(phase);
 	dh->dh_position = pos;
-	dh->dh_hook_id = xstrdup(name);
+	dh->dh_hook_id = detect_strdup(name);
 	dh->dh_spec = spec;
-	dh->dh_spec_hash = xstrdup(hash);
-	dh->dh_revision = xstrdup(rev);
+	dh->dh_spec_hash = detect_strdup(hash);
+	dh->dh_revision = detect_strdup(rev);
 	dh->dh_timeout = timeout;
 	return 0;
 }
@@ -571,7 +475,7 @@ detect_planned(struct nomad_result *res, void *arg)
 	const char	*type;
 
 	if (!nomad_ok(res) || !json_is_object(res->nr_json)) {
-		xasprintf(&ej->ej_plan_error, "plan: %s", res->nr_error != NULL ?
+		detect_asprintf(&ej->ej_plan_error, "plan: %s", res->nr_error != NULL ?
 		    res->nr_error : "no answer");
 	} else {
 		diff = json_object_get(res->nr_json, "Diff");
@@ -600,7 +504,7 @@ detect_live(struct nomad_result *res, void *arg)
 	else if (nomad_ok(res) && json_is_object(res->nr_json))
 		ej->ej_live = json_incref(res->nr_json);
 	else {
-		xasprintf(&ej->ej_plan_error, "reading the live job: %s",
+		detect_asprintf(&ej->ej_plan_error, "reading the live job: %s",
 		    res->nr_error != NULL ? res->nr_error : "no answer");
 		dc->dc_inflight--;
 		detect_pump(dc);
@@ -626,302 +530,6 @@ detect_pump(struct dcycle *dc)
 	}
 	if (dc->dc_inflight == 0 && dc->dc_qnext == dc->dc_nqueue)
 		detect_decide(dc);
-}
-
-/* Transition in its own transaction; logs and returns -1 on error. */
-static int
-detect_move(int64_t id, enum deploy_state from, enum deploy_state to,
-    const char *action, const char *reason)
-{
-	struct store	*s = engine_store();
-	int		 rc;
-
-	if (store_begin(s) == -1)
-		return -1;
-	rc = deploy_transition(s, id, from, to, "system", action, reason);
-	if (rc == -1 || store_commit(s) == -1) {
-		store_rollback(s);
-		return -1;
-	}
-	if (rc == 1)
-		log_info("deployment %lld: %s -> %s: %s", (long long)id,
-		    deploy_state_str(from), deploy_state_str(to), reason);
-	return rc;
-}
-
-static int
-detect_create(struct ejob *ej, enum deploy_state state, const char *reason,
-    int64_t retry_of, const char *actor)
-{
-	struct store	*s = engine_store();
-	struct deploy	 d;
-	json_t		*spec;
-	char		*specs, *diffs;
-	size_t		 i;
-	int		 rc;
-
-	spec = detect_register_spec(ej->ej_job, ej->ej_live);
-	specs = engine_json_canonical(spec);
-	json_decref(spec);
-	diffs = ej->ej_diff != NULL ? engine_json_canonical(ej->ej_diff) : NULL;
-
-	memset(&d, 0, sizeof(d));
-	d.d_ns = ej->ej_ns;
-	d.d_job = ej->ej_id;
-	d.d_repo = ej->ej_repo;
-	d.d_commit = ej->ej_commit;
-	d.d_spec = specs;
-	d.d_diff = diffs;
-	d.d_spec_hash = ej->ej_hash;
-	d.d_cas_index = ej->ej_live != NULL ? (int64_t)ej->ej_modify_index : -1;
-	d.d_policy = (char *)(uintptr_t)meta_policy_str(ej->ej_meta.jm_policy);
-	d.d_state = state;
-	d.d_reason = (char *)(uintptr_t)reason;
-	d.d_retry_of = retry_of;
-	for (i = 0; i < ej->ej_nhooks; i++)
-		d.d_hooks[i] = ej->ej_hooks[i];
-	d.d_nhooks = ej->ej_nhooks;
-
-	rc = -1;
-	if (store_begin(s) == 0) {
-		if (deploy_create(s, &d, actor) == 0 && store_commit(s) == 0)
-			rc = 0;
-		else
-			store_rollback(s);
-	}
-	explicit_bzero(specs, strlen(specs));
-	free(specs);
-	free(diffs);
-	if (rc == 0) {
-		ej->ej_deployment = d.d_id;
-		log_info("deployment %lld created for %s/%s at %.12s (%s)",
-		    (long long)d.d_id, ej->ej_ns, ej->ej_id, ej->ej_commit,
-		    deploy_state_str(state));
-	} else
-		log_warnx("cannot create a deployment for %s/%s",
-		    ej->ej_ns, ej->ej_id);
-	return rc;
-}
-
-/* Is the job blocked by a failed or rejected deployment of this spec? */
-static int
-detect_blocked(struct ejob *ej, int64_t *last)
-{
-	sqlite3_stmt	*st;
-	const char	*state, *hash;
-	int		 blocked = 0;
-
-	st = store_prepare(engine_store(), "SELECT id, state, spec_hash FROM"
-	    " deployments WHERE namespace = ? AND job = ? AND state IN"
-	    " ('completed', 'failed', 'rejected') ORDER BY id DESC LIMIT 1");
-	if (st == NULL)
-		return 0;
-	sqlite3_bind_text(st, 1, ej->ej_ns, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, ej->ej_id, -1, SQLITE_TRANSIENT);
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		*last = sqlite3_column_int64(st, 0);
-		state = (const char *)sqlite3_column_text(st, 1);
-		hash = (const char *)sqlite3_column_text(st, 2);
-		blocked = state != NULL && hash != NULL &&
-		    strcmp(state, "completed") != 0 &&
-		    strcmp(hash, ej->ej_hash) == 0;
-	}
-	sqlite3_reset(st);
-	return blocked;
-}
-
-static void
-detect_note(struct ejob *ej, const char *state, const char *fmt, ...)
-	__attribute__((__format__(printf, 3, 4)));
-
-static void
-detect_note(struct ejob *ej, const char *state, const char *fmt, ...)
-{
-	va_list	 ap;
-
-	ej->ej_state = state;
-	free(ej->ej_note);
-	ej->ej_note = NULL;
-	if (fmt == NULL)
-		return;
-	va_start(ap, fmt);
-	if (vasprintf(&ej->ej_note, fmt, ap) == -1)
-		fatal("vasprintf");
-	va_end(ap);
-}
-
-/* Decide for one managed, planned job.  See nopsd.8, DETECTION. */
-static void
-detect_decide_job(struct ejob *ej)
-{
-	struct store	*s = engine_store();
-	struct deploy	 act;
-	char		*who = NULL, *reason = NULL, *nowho = NULL;
-	const char	*why;
-	int64_t		 last = 0, retry_of = 0;
-	int		 paused, held, have, blocked, retry, now_req;
-	enum deploy_state first;
-
-	if (ej->ej_plan_error != NULL) {
-		detect_note(ej, "error", "%s", ej->ej_plan_error);
-		return;
-	}
-	paused = hold_get(ej->ej_ns, ej->ej_id, &who, &reason, NULL) == 1;
-	held = !meta_window_open(&ej->ej_meta, time(NULL));
-	retry = drequest_take(ej->ej_ns, ej->ej_id, DREQ_RETRY, &retry_of,
-	    NULL);
-	now_req = drequest_take(ej->ej_ns, ej->ej_id, DREQ_DEPLOY_NOW, NULL,
-	    &nowho);
-
-	have = deploy_active(s, ej->ej_ns, ej->ej_id, &act);
-	if (have == -1)
-		goto out;
-	if (have == 0) {
-		ej->ej_deployment = act.d_id;
-		if (act.d_state != DS_PENDING_APPROVAL) {
-			/* Started: apply carries it to its end. */
-			detect_note(ej, "deploying", "deployment %lld is %s",
-			    (long long)act.d_id, deploy_state_str(act.d_state));
-			deploy_free(&act);
-			goto out;
-		}
-		why = NULL;
-		if (!ej->ej_drift)
-			detect_move(act.d_id, DS_PENDING_APPROVAL, DS_COMPLETED,
-			    "complete", "already in sync: nothing to deploy");
-		else if (strcmp(act.d_spec_hash, ej->ej_hash) != 0)
-			why = "superseded: the job or its hooks changed in git";
-		else if (act.d_cas_index != (ej->ej_live != NULL ?
-		    (int64_t)ej->ej_modify_index : -1))
-			why = "superseded: the live job changed in Nomad";
-		else if (paused)
-			why = "superseded: the job is paused";
-		else if (held)
-			why = "superseded: the sync window is closed";
-		else if (ej->ej_meta.jm_policy != POLICY_APPROVAL && !now_req)
-			why = "superseded: the job's policy changed";
-		if (why == NULL && ej->ej_drift) {
-			detect_note(ej, "pending_approval", "deployment %lld "
-			    "waits for approval", (long long)act.d_id);
-			deploy_free(&act);
-			goto out;
-		}
-		if (why != NULL)
-			detect_move(act.d_id, DS_PENDING_APPROVAL,
-			    DS_SUPERSEDED, "supersede", why);
-		ej->ej_deployment = 0;
-		deploy_free(&act);
-	}
-
-	if (!ej->ej_drift) {
-		detect_note(ej, "in_sync", NULL);
-		goto out;
-	}
-	if (paused) {
-		detect_note(ej, "paused", "paused by %s: %s", who, reason);
-		goto out;
-	}
-	if (ej->ej_meta.jm_policy == POLICY_NONE && !now_req) {
-		detect_note(ej, "drift", ej->ej_meta.jm_errors > 0 ?
-		    "invalid nops_ meta: policy none until it is fixed" :
-		    "policy none: nops shows the drift and deploys nothing");
-		goto out;
-	}
-	if (held && !now_req) {
-		detect_note(ej, "held", "outside its sync window");
-		goto out;
-	}
-	blocked = detect_blocked(ej, &last);
-	if (blocked && !(retry && retry_of == last)) {
-		detect_note(ej, "blocked", "deployment %lld failed or was "
-		    "rejected for this spec; retry it or push a new commit",
-		    (long long)last);
-		goto out;
-	}
-	if (ej->ej_hook_error != NULL) {
-		/* A missing or invalid hook fails the deployment now. */
-		detect_create(ej, DS_FAILED, ej->ej_hook_error,
-		    retry ? retry_of : 0, "system");
-		detect_note(ej, "blocked", "%s", ej->ej_hook_error);
-		goto out;
-	}
-	if (now_req || ej->ej_meta.jm_policy == POLICY_AUTO)
-		first = ej->ej_meta.jm_npre > 0 ? DS_PRE_HOOKS : DS_REGISTERING;
-	else
-		first = DS_PENDING_APPROVAL;
-	if (detect_create(ej, first, now_req ? "deploy now" : NULL,
-	    retry ? retry_of : 0, now_req ? nowho : "system") == 0) {
-		detect_note(ej, first == DS_PENDING_APPROVAL ?
-		    "pending_approval" : "deploying", "deployment %lld",
-		    (long long)ej->ej_deployment);
-		engine_apply_kick();
-	} else
-		detect_note(ej, "error", "could not create a deployment");
-out:
-	free(who);
-	free(reason);
-	free(nowho);
-}
-
-static void
-detect_decide(struct dcycle *dc)
-{
-	struct ejob	*ej;
-	size_t		 i;
-	int64_t		*ids;
-	size_t		 n;
-	struct deploy	 d;
-
-	RB_FOREACH(ej, ejobs, &dc->dc_jobs) {
-		if (ej->ej_meta.jm_role == META_HOOK)
-			detect_note(ej, "hook", NULL);
-		else if (ej->ej_meta.jm_role != META_MANAGED)
-			detect_note(ej, "unmanaged", NULL);
-		else if (!ej->ej_in_ns)
-			detect_note(ej, "unmanaged", "namespace %s is not "
-			    "managed (see namespaces in nops.conf)", ej->ej_ns);
-		else if (ej->ej_error != NULL)
-			detect_note(ej, "error", "%s", ej->ej_error);
-		else
-			detect_decide_job(ej);
-	}
-
-	/*
-	 * A waiting deployment whose job left git is superseded, but only
-	 * when every file parsed: a file that fails to parse looks just like
-	 * a deleted one.
-	 */
-	if (!dc->dc_incomplete && deploy_active_ids(engine_store(), &ids,
-	    &n) == 0) {
-		for (i = 0; i < n; i++) {
-			if (deploy_load(engine_store(), ids[i], &d) != 0)
-				continue;
-			if (d.d_state == DS_PENDING_APPROVAL) {
-				struct ejob key;
-
-				memset(&key, 0, sizeof(key));
-				key.ej_ns = d.d_ns;
-				key.ej_id = d.d_job;
-				ej = RB_FIND(ejobs, &dc->dc_jobs, &key);
-				if (ej == NULL ||
-				    ej->ej_meta.jm_role != META_MANAGED)
-					detect_move(d.d_id, DS_PENDING_APPROVAL,
-					    DS_SUPERSEDED, "supersede",
-					    "superseded: the job is no longer "
-					    "managed in git");
-			}
-			deploy_free(&d);
-		}
-		free(ids);
-	}
-	/* Requests for jobs that had nothing to do are dropped. */
-	while (ndrequests > 0) {
-		ndrequests--;
-		free(drequests[ndrequests].dr_ns);
-		free(drequests[ndrequests].dr_id);
-		free(drequests[ndrequests].dr_who);
-	}
-	detect_orphans(dc);
 }
 
 struct dorphan {
@@ -963,7 +571,7 @@ detect_orphan_read(struct nomad_result *res, void *arg)
  * Orphans: jobs nops registered that git no longer declares but that
  * still run.  Listed, never stopped.  Unknown while a file fails to parse.
  */
-static void
+void
 detect_orphans(struct dcycle *dc)
 {
 	sqlite3_stmt	*st;
@@ -990,8 +598,8 @@ detect_orphans(struct dcycle *dc)
 		if ((o = calloc(1, sizeof(*o))) == NULL)
 			fatal("calloc");
 		o->do_cycle = dc;
-		o->do_ns = xstrdup(ns);
-		o->do_id = xstrdup(id);
+		o->do_ns = detect_strdup(ns);
+		o->do_id = detect_strdup(id);
 		o->do_last = sqlite3_column_int64(st, 2);
 		dc->dc_orphan_pending++;
 		dc->dc_requests++;

@@ -1,0 +1,53 @@
+/*
+ * What the apply's files share (master/apply.c: register, health,
+ * promotion, the cycle; master/hooks.c: hook runs).  Private to them.
+ */
+#ifndef NOPS_APPLY_H
+#define NOPS_APPLY_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "deploy.h"
+
+struct nomad_result;
+
+/* The context of one asynchronous step. */
+struct astep {
+	int64_t		 as_id;
+	char		*as_ns;
+	char		*as_job;
+	char		*as_spec;	/* register: what to register */
+	char		*as_diff;	/* register: the diff approved */
+	int64_t		 as_cas;
+	char		*as_token;	/* hooks: the run's token */
+	char		*as_phase;
+	char		*as_revision;
+	char		*as_child;
+	char		*as_hook;
+	char		*as_commit;
+	int		 as_timeout;
+	int64_t		 as_started;
+	int64_t		 as_version;
+	uint64_t	 as_index;
+	char		*as_nomad_deployment;
+	json_t		*as_meta;	/* dispatch meta */
+};
+
+int		 apply_claim(int64_t);
+void		 apply_release(int64_t);
+struct astep	*astep_new(const struct deploy *);
+void		 astep_done(struct astep *);
+int		 apply_move(int64_t, enum deploy_state, enum deploy_state,
+		    const char *action, const char *reason);
+void		 apply_fail(int64_t, enum deploy_state, const char *, ...)
+		    __attribute__((__format__(printf, 3, 4)));
+int		 apply_transient(const struct nomad_result *);
+const char	*apply_err(const struct nomad_result *);
+char		*apply_strdup(const char *);
+
+/* hooks.c: run the hooks of a phase, one step per call. */
+void		 apply_hooks(struct deploy *, const char *phase);
+
+#endif /* NOPS_APPLY_H */

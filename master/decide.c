@@ -1,0 +1,385 @@
+/*
+ * Detection's decisions, per managed job, once Nomad planned it: complete
+ * or supersede its waiting deployment, create a new one, or nothing, and
+ * say why (the job's state on the dashboard).  Also the requests people
+ * make between cycles (retry, deploy-now).
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/tree.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+#include <sqlite3.h>
+
+#include "log.h"
+#include "nopsd.h"
+#include "store.h"
+#include "meta.h"
+#include "deploy.h"
+#include "engine.h"
+#include "detect.h"
+
+static struct drequest	*drequests;
+static size_t		 ndrequests;
+
+static void
+drequest_add(const char *ns, const char *id, int kind, int64_t of,
+    const char *who)
+{
+	struct drequest	*r;
+
+	drequests = reallocarray(drequests, ndrequests + 1,
+	    sizeof(*drequests));
+	if (drequests == NULL)
+		fatal("reallocarray");
+	r = &drequests[ndrequests++];
+	r->dr_ns = detect_strdup(ns);
+	r->dr_id = detect_strdup(id);
+	r->dr_kind = kind;
+	r->dr_of = of;
+	r->dr_who = detect_strdup(who);
+}
+
+void
+detect_request_retry(const char *ns, const char *id, int64_t of)
+{
+	drequest_add(ns, id, DREQ_RETRY, of, "system");
+	engine_detect("retry");
+}
+
+void
+detect_request_deploy_now(const char *ns, const char *id, const char *who)
+{
+	drequest_add(ns, id, DREQ_DEPLOY_NOW, 0, who);
+	engine_detect("deploy-now");
+}
+
+/* Take (and remove) a pending request of kind for the job. */
+static int
+drequest_take(const char *ns, const char *id, int kind, int64_t *of,
+    char **who)
+{
+	size_t	 i;
+
+	for (i = 0; i < ndrequests; i++) {
+		struct drequest *r = &drequests[i];
+
+		if (r->dr_kind != kind || strcmp(r->dr_ns, ns) != 0 ||
+		    strcmp(r->dr_id, id) != 0)
+			continue;
+		if (of != NULL)
+			*of = r->dr_of;
+		if (who != NULL)
+			*who = r->dr_who;
+		else
+			free(r->dr_who);
+		free(r->dr_ns);
+		free(r->dr_id);
+		drequests[i] = drequests[--ndrequests];
+		return 1;
+	}
+	return 0;
+}
+
+/* Transition in its own transaction; logs and returns -1 on error. */
+static int
+detect_move(int64_t id, enum deploy_state from, enum deploy_state to,
+    const char *action, const char *reason)
+{
+	struct store	*s = engine_store();
+	int		 rc;
+
+	if (store_begin(s) == -1)
+		return -1;
+	rc = deploy_transition(s, id, from, to, "system", action, reason);
+	if (rc == -1 || store_commit(s) == -1) {
+		store_rollback(s);
+		return -1;
+	}
+	if (rc == 1)
+		log_info("deployment %lld: %s -> %s: %s", (long long)id,
+		    deploy_state_str(from), deploy_state_str(to), reason);
+	return rc;
+}
+
+static int
+detect_create(struct ejob *ej, enum deploy_state state, const char *reason,
+    int64_t retry_of, const char *actor)
+{
+	struct store	*s = engine_store();
+	struct deploy	 d;
+	json_t		*spec;
+	char		*specs, *diffs;
+	size_t		 i;
+	int		 rc;
+
+	spec = detect_register_spec(ej->ej_job, ej->ej_live);
+	specs = engine_json_canonical(spec);
+	json_decref(spec);
+	diffs = ej->ej_diff != NULL ? engine_json_canonical(ej->ej_diff) : NULL;
+
+	memset(&d, 0, sizeof(d));
+	d.d_ns = ej->ej_ns;
+	d.d_job = ej->ej_id;
+	d.d_repo = ej->ej_repo;
+	d.d_commit = ej->ej_commit;
+	d.d_spec = specs;
+	d.d_diff = diffs;
+	d.d_spec_hash = ej->ej_hash;
+	d.d_cas_index = ej->ej_live != NULL ? (int64_t)ej->ej_modify_index : -1;
+	d.d_policy = (char *)(uintptr_t)meta_policy_str(ej->ej_meta.jm_policy);
+	d.d_state = state;
+	d.d_reason = (char *)(uintptr_t)reason;
+	d.d_retry_of = retry_of;
+	for (i = 0; i < ej->ej_nhooks; i++)
+		d.d_hooks[i] = ej->ej_hooks[i];
+	d.d_nhooks = ej->ej_nhooks;
+
+	rc = -1;
+	if (store_begin(s) == 0) {
+		if (deploy_create(s, &d, actor) == 0 && store_commit(s) == 0)
+			rc = 0;
+		else
+			store_rollback(s);
+	}
+	explicit_bzero(specs, strlen(specs));
+	free(specs);
+	free(diffs);
+	if (rc == 0) {
+		ej->ej_deployment = d.d_id;
+		log_info("deployment %lld created for %s/%s at %.12s (%s)",
+		    (long long)d.d_id, ej->ej_ns, ej->ej_id, ej->ej_commit,
+		    deploy_state_str(state));
+	} else
+		log_warnx("cannot create a deployment for %s/%s",
+		    ej->ej_ns, ej->ej_id);
+	return rc;
+}
+
+/* Is the job blocked by a failed or rejected deployment of this spec? */
+static int
+detect_blocked(struct ejob *ej, int64_t *last)
+{
+	sqlite3_stmt	*st;
+	const char	*state, *hash;
+	int		 blocked = 0;
+
+	st = store_prepare(engine_store(), "SELECT id, state, spec_hash FROM"
+	    " deployments WHERE namespace = ? AND job = ? AND state IN"
+	    " ('completed', 'failed', 'rejected') ORDER BY id DESC LIMIT 1");
+	if (st == NULL)
+		return 0;
+	sqlite3_bind_text(st, 1, ej->ej_ns, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, ej->ej_id, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*last = sqlite3_column_int64(st, 0);
+		state = (const char *)sqlite3_column_text(st, 1);
+		hash = (const char *)sqlite3_column_text(st, 2);
+		blocked = state != NULL && hash != NULL &&
+		    strcmp(state, "completed") != 0 &&
+		    strcmp(hash, ej->ej_hash) == 0;
+	}
+	sqlite3_reset(st);
+	return blocked;
+}
+
+static void
+detect_note(struct ejob *ej, const char *state, const char *fmt, ...)
+	__attribute__((__format__(printf, 3, 4)));
+
+static void
+detect_note(struct ejob *ej, const char *state, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	ej->ej_state = state;
+	free(ej->ej_note);
+	ej->ej_note = NULL;
+	if (fmt == NULL)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&ej->ej_note, fmt, ap) == -1)
+		fatal("vasprintf");
+	va_end(ap);
+}
+
+/* Decide for one managed, planned job.  See nopsd.8, DETECTION. */
+static void
+detect_decide_job(struct ejob *ej)
+{
+	struct store	*s = engine_store();
+	struct deploy	 act;
+	char		*who = NULL, *reason = NULL, *nowho = NULL;
+	const char	*why;
+	int64_t		 last = 0, retry_of = 0;
+	int		 paused, held, have, blocked, retry, now_req;
+	enum deploy_state first;
+
+	if (ej->ej_plan_error != NULL) {
+		detect_note(ej, "error", "%s", ej->ej_plan_error);
+		return;
+	}
+	paused = hold_get(ej->ej_ns, ej->ej_id, &who, &reason, NULL) == 1;
+	held = !meta_window_open(&ej->ej_meta, time(NULL));
+	retry = drequest_take(ej->ej_ns, ej->ej_id, DREQ_RETRY, &retry_of,
+	    NULL);
+	now_req = drequest_take(ej->ej_ns, ej->ej_id, DREQ_DEPLOY_NOW, NULL,
+	    &nowho);
+
+	have = deploy_active(s, ej->ej_ns, ej->ej_id, &act);
+	if (have == -1)
+		goto out;
+	if (have == 0) {
+		ej->ej_deployment = act.d_id;
+		if (act.d_state != DS_PENDING_APPROVAL) {
+			/* Started: apply carries it to its end. */
+			detect_note(ej, "deploying", "deployment %lld is %s",
+			    (long long)act.d_id, deploy_state_str(act.d_state));
+			deploy_free(&act);
+			goto out;
+		}
+		why = NULL;
+		if (!ej->ej_drift)
+			detect_move(act.d_id, DS_PENDING_APPROVAL, DS_COMPLETED,
+			    "complete", "already in sync: nothing to deploy");
+		else if (strcmp(act.d_spec_hash, ej->ej_hash) != 0)
+			why = "superseded: the job or its hooks changed in git";
+		else if (act.d_cas_index != (ej->ej_live != NULL ?
+		    (int64_t)ej->ej_modify_index : -1))
+			why = "superseded: the live job changed in Nomad";
+		else if (paused)
+			why = "superseded: the job is paused";
+		else if (held)
+			why = "superseded: the sync window is closed";
+		else if (ej->ej_meta.jm_policy != POLICY_APPROVAL && !now_req)
+			why = "superseded: the job's policy changed";
+		if (why == NULL && ej->ej_drift) {
+			detect_note(ej, "pending_approval", "deployment %lld "
+			    "waits for approval", (long long)act.d_id);
+			deploy_free(&act);
+			goto out;
+		}
+		if (why != NULL)
+			detect_move(act.d_id, DS_PENDING_APPROVAL,
+			    DS_SUPERSEDED, "supersede", why);
+		ej->ej_deployment = 0;
+		deploy_free(&act);
+	}
+
+	if (!ej->ej_drift) {
+		detect_note(ej, "in_sync", NULL);
+		goto out;
+	}
+	if (paused) {
+		detect_note(ej, "paused", "paused by %s: %s", who, reason);
+		goto out;
+	}
+	if (ej->ej_meta.jm_policy == POLICY_NONE && !now_req) {
+		detect_note(ej, "drift", ej->ej_meta.jm_errors > 0 ?
+		    "invalid nops_ meta: policy none until it is fixed" :
+		    "policy none: nops shows the drift and deploys nothing");
+		goto out;
+	}
+	if (held && !now_req) {
+		detect_note(ej, "held", "outside its sync window");
+		goto out;
+	}
+	blocked = detect_blocked(ej, &last);
+	if (blocked && !(retry && retry_of == last)) {
+		detect_note(ej, "blocked", "deployment %lld failed or was "
+		    "rejected for this spec; retry it or push a new commit",
+		    (long long)last);
+		goto out;
+	}
+	if (ej->ej_hook_error != NULL) {
+		/* A missing or invalid hook fails the deployment now. */
+		detect_create(ej, DS_FAILED, ej->ej_hook_error,
+		    retry ? retry_of : 0, "system");
+		detect_note(ej, "blocked", "%s", ej->ej_hook_error);
+		goto out;
+	}
+	if (now_req || ej->ej_meta.jm_policy == POLICY_AUTO)
+		first = ej->ej_meta.jm_npre > 0 ? DS_PRE_HOOKS : DS_REGISTERING;
+	else
+		first = DS_PENDING_APPROVAL;
+	if (detect_create(ej, first, now_req ? "deploy now" : NULL,
+	    retry ? retry_of : 0, now_req ? nowho : "system") == 0) {
+		detect_note(ej, first == DS_PENDING_APPROVAL ?
+		    "pending_approval" : "deploying", "deployment %lld",
+		    (long long)ej->ej_deployment);
+		engine_apply_kick();
+	} else
+		detect_note(ej, "error", "could not create a deployment");
+out:
+	free(who);
+	free(reason);
+	free(nowho);
+}
+
+void
+detect_decide(struct dcycle *dc)
+{
+	struct ejob	*ej;
+	size_t		 i;
+	int64_t		*ids;
+	size_t		 n;
+	struct deploy	 d;
+
+	RB_FOREACH(ej, ejobs, &dc->dc_jobs) {
+		if (ej->ej_meta.jm_role == META_HOOK)
+			detect_note(ej, "hook", NULL);
+		else if (ej->ej_meta.jm_role != META_MANAGED)
+			detect_note(ej, "unmanaged", NULL);
+		else if (!ej->ej_in_ns)
+			detect_note(ej, "unmanaged", "namespace %s is not "
+			    "managed (see namespaces in nops.conf)", ej->ej_ns);
+		else if (ej->ej_error != NULL)
+			detect_note(ej, "error", "%s", ej->ej_error);
+		else
+			detect_decide_job(ej);
+	}
+
+	/*
+	 * A waiting deployment whose job left git is superseded, but only
+	 * when every file parsed: a file that fails to parse looks just like
+	 * a deleted one.
+	 */
+	if (!dc->dc_incomplete && deploy_active_ids(engine_store(), &ids,
+	    &n) == 0) {
+		for (i = 0; i < n; i++) {
+			if (deploy_load(engine_store(), ids[i], &d) != 0)
+				continue;
+			if (d.d_state == DS_PENDING_APPROVAL) {
+				struct ejob key;
+
+				memset(&key, 0, sizeof(key));
+				key.ej_ns = d.d_ns;
+				key.ej_id = d.d_job;
+				ej = RB_FIND(ejobs, &dc->dc_jobs, &key);
+				if (ej == NULL ||
+				    ej->ej_meta.jm_role != META_MANAGED)
+					detect_move(d.d_id, DS_PENDING_APPROVAL,
+					    DS_SUPERSEDED, "supersede",
+					    "superseded: the job is no longer "
+					    "managed in git");
+			}
+			deploy_free(&d);
+		}
+		free(ids);
+	}
+	/* Requests for jobs that had nothing to do are dropped. */
+	while (ndrequests > 0) {
+		ndrequests--;
+		free(drequests[ndrequests].dr_ns);
+		free(drequests[ndrequests].dr_id);
+		free(drequests[ndrequests].dr_who);
+	}
+	detect_orphans(dc);
+}
+

@@ -1,0 +1,54 @@
+/*
+ * What detection's files share (master/detect.c: the cycle; master/
+ * decide.c: the decisions).  Private to them.
+ */
+#ifndef NOPS_DETECT_H
+#define NOPS_DETECT_H
+
+#include <sys/types.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "engine.h"
+
+struct repo_snap;
+
+/* A request a person made, applied by the next cycle. */
+struct drequest {
+	char		*dr_ns;
+	char		*dr_id;
+	int		 dr_kind;	/* DREQ_* */
+	int64_t		 dr_of;		/* retry: the deployment retried */
+	char		*dr_who;
+};
+#define DREQ_RETRY	1
+#define DREQ_DEPLOY_NOW	2
+
+struct dcycle {
+	struct ejobs		 dc_jobs;
+	struct efile_error	*dc_errs;
+	size_t			 dc_nerrs;
+	int			 dc_incomplete;	/* a file failed, or no snapshot */
+	int			 dc_parse_pending;
+	struct ejob		**dc_queue;
+	size_t			 dc_nqueue;
+	size_t			 dc_qnext;
+	int			 dc_inflight;
+	struct eorphan		*dc_orphans;
+	size_t			 dc_norphans;
+	int			 dc_orphan_pending;
+	struct timespec		 dc_start;
+	uint64_t		 dc_requests;
+	const struct repo_snap	**dc_snaps;	/* referenced for the cycle */
+	size_t			 dc_nsnaps;
+};
+
+
+char	*detect_strdup(const char *);
+void	 detect_asprintf(char **, const char *, ...)
+	    __attribute__((__format__(printf, 2, 3)));
+void	 detect_decide(struct dcycle *);	/* decide.c */
+void	 detect_orphans(struct dcycle *);	/* detect.c */
+
+#endif /* NOPS_DETECT_H */
