@@ -49,5 +49,6 @@ char		*apply_strdup(const char *);
 
 /* hooks.c: run the hooks of a phase, one step per call. */
 void		 apply_hooks(struct deploy *, const char *phase);
+void		 hooks_left_behind_clear(const char *ns, const char *rev);
 
 #endif /* NOPS_APPLY_H */

@@ -650,6 +650,7 @@ detect_finish(struct dcycle *dc)
 	free(dc);
 	cycle = NULL;
 	e->e_detecting = 0;
+	hooks_cleanup();
 	if (e->e_rerun)
 		engine_detect("queued while a cycle ran");
 }

@@ -121,6 +121,9 @@ void	 detect_request_retry(const char *ns, const char *id, int64_t of);
 void	 detect_request_deploy_now(const char *ns, const char *id,
 	    const char *who);
 
+/* hooks.c: stop hook revisions only ended deployments used */
+void	 hooks_cleanup(void);
+
 /* apply.c */
 void	 apply_cycle(void);
 int	 apply_busy(int64_t id);

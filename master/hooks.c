@@ -64,6 +64,8 @@ hook_registered(struct nomad_result *res, void *arg)
 		astep_done(as);
 		return;
 	}
+	/* A write of the revision: a record of it left behind goes. */
+	hooks_left_behind_clear(as->as_ns, as->as_revision);
 	hook_dispatch(as);
 }
 
@@ -188,13 +190,88 @@ hook_start(struct astep *as, const struct deploy_hook *h)
 	json_decref(spec);
 }
 
-/* After a restart: is there a child with our token?  Adopt it or fail. */
+/*
+ * After a restart, looking for a pending run's child.  A list stub has no
+ * idempotency token (Nomad's JobListStub): each child of the revision is
+ * read in full, newest first, until one carries ours.
+ */
+struct hook_search {
+	struct astep	*hs_as;
+	json_t		*hs_ids;	/* children of the revision */
+	size_t		 hs_left;	/* not read yet: hs_ids[0 .. left) */
+};
+
+static void	 hook_search_next(struct hook_search *);
+
+static void
+hook_search_end(struct hook_search *hs)
+{
+	json_decref(hs->hs_ids);
+	astep_done(hs->hs_as);
+	free(hs);
+}
+
+static void
+hook_child_read(struct nomad_result *res, void *arg)
+{
+	struct hook_search *hs = arg;
+	struct astep	*as = hs->hs_as;
+	const char	*tok, *id;
+	enum deploy_state st = strcmp(as->as_phase, "pre") == 0 ?
+	    DS_PRE_HOOKS : DS_POST_HOOKS;
+
+	/* A child gone meanwhile (garbage collected) is not ours to know. */
+	if (!nomad_ok(res) && res->nr_status != 404) {
+		if (!apply_transient(res))
+			apply_fail(as->as_id, st, "looking for hook %s's run: "
+			    "%s", as->as_hook, apply_err(res));
+		hook_search_end(hs);
+		return;
+	}
+	tok = nomad_ok(res) ? json_string_value(json_object_get(res->nr_json,
+	    "DispatchIdempotencyToken")) : NULL;
+	id = nomad_ok(res) ? json_string_value(json_object_get(res->nr_json,
+	    "ID")) : NULL;
+	if (tok != NULL && id != NULL && strcmp(tok, as->as_token) == 0) {
+		log_info("deployment %lld: found the run of %s hook %s after a "
+		    "restart: %s", (long long)as->as_id, as->as_phase,
+		    as->as_hook, id);
+		hook_run_update(as->as_token, "dispatched", id, -1, NULL);
+		hook_search_end(hs);
+		return;
+	}
+	hook_search_next(hs);
+}
+
+static void
+hook_search_next(struct hook_search *hs)
+{
+	struct astep	*as = hs->hs_as;
+	enum deploy_state st = strcmp(as->as_phase, "pre") == 0 ?
+	    DS_PRE_HOOKS : DS_POST_HOOKS;
+
+	if (hs->hs_left > 0) {
+		hs->hs_left--;
+		nomad_job_read(as->as_ns, json_string_value(json_array_get(
+		    hs->hs_ids, hs->hs_left)), hook_child_read, hs);
+		return;
+	}
+	hook_run_update(as->as_token, "failed", NULL, -1,
+	    "dispatch fate unknown after a restart, no run found");
+	apply_fail(as->as_id, st, "%s hook %s: the dispatch's fate is unknown "
+	    "after a restart and Nomad has no run with its token; nops does "
+	    "not dispatch again rather than risk running it twice",
+	    as->as_phase, as->as_hook);
+	hook_search_end(hs);
+}
+
 static void
 hook_found(struct nomad_result *res, void *arg)
 {
 	struct astep	*as = arg;
+	struct hook_search *hs;
 	json_t		*j;
-	const char	*tok, *id;
+	const char	*parent, *id;
 	size_t		 i;
 	enum deploy_state st = strcmp(as->as_phase, "pre") == 0 ?
 	    DS_PRE_HOOKS : DS_POST_HOOKS;
@@ -206,28 +283,19 @@ hook_found(struct nomad_result *res, void *arg)
 		astep_done(as);
 		return;
 	}
+	if ((hs = calloc(1, sizeof(*hs))) == NULL)
+		fatal("calloc");
+	hs->hs_as = as;
+	hs->hs_ids = json_array();
 	json_array_foreach(res->nr_json, i, j) {
-		tok = json_string_value(json_object_get(j,
-		    "DispatchIdempotencyToken"));
+		parent = json_string_value(json_object_get(j, "ParentID"));
 		id = json_string_value(json_object_get(j, "ID"));
-		if (tok != NULL && id != NULL &&
-		    strcmp(tok, as->as_token) == 0) {
-			log_info("deployment %lld: found the run of %s hook %s "
-			    "after a restart: %s", (long long)as->as_id,
-			    as->as_phase, as->as_hook, id);
-			hook_run_update(as->as_token, "dispatched", id, -1,
-			    NULL);
-			astep_done(as);
-			return;
-		}
+		if (parent != NULL && id != NULL &&
+		    strcmp(parent, as->as_revision) == 0)
+			json_array_append_new(hs->hs_ids, json_string(id));
 	}
-	hook_run_update(as->as_token, "failed", NULL, -1,
-	    "dispatch fate unknown after a restart, no run found");
-	apply_fail(as->as_id, st, "%s hook %s: the dispatch's fate is unknown "
-	    "after a restart and Nomad has no run with its token; nops does "
-	    "not dispatch again rather than risk running it twice",
-	    as->as_phase, as->as_hook);
-	astep_done(as);
+	hs->hs_left = json_array_size(hs->hs_ids);
+	hook_search_next(hs);
 }
 
 static void
@@ -425,3 +493,167 @@ apply_hooks(struct deploy *d, const char *phase)
 		    NULL);
 }
 
+
+/* ---- hook revisions no active deployment needs ---- */
+
+struct hclean {
+	char		*hc_ns;
+	char		*hc_rev;
+	int64_t		 hc_deployment;
+};
+
+static int	 hooks_cleaning;	/* stops in flight */
+
+static void
+hclean_free(struct hclean *hc)
+{
+	free(hc->hc_ns);
+	free(hc->hc_rev);
+	free(hc);
+	hooks_cleaning--;
+}
+
+/*
+ * Left behind: an object a cleanup failed to remove.  One record per
+ * object; a later successful write (stop or register) of it removes it.
+ */
+static void
+left_behind_set(const char *ns, const char *rev, int64_t deployment,
+    const char *error)
+{
+	struct store	*s = engine_store();
+	sqlite3_stmt	*st;
+	char		 target[64];
+
+	if (store_begin(s) == -1)
+		return;
+	if (error != NULL) {
+		/* Already recorded: keep the record, refresh its error. */
+		st = store_prepare(s, "UPDATE left_behind SET error = ? WHERE"
+		    " kind = 'hook_revision' AND environment = ? AND"
+		    " object = ?");
+		if (st == NULL)
+			goto fail;
+		sqlite3_bind_text(st, 1, error, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 2, ns, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 3, rev, -1, SQLITE_TRANSIENT);
+		sqlite3_step(st);
+		sqlite3_reset(st);
+		if (sqlite3_changes(store_db(s)) > 0)
+			goto commit;
+		st = store_prepare(s, "INSERT INTO left_behind (deployment_id,"
+		    " kind, object, environment, error, created_at) VALUES"
+		    " (?, 'hook_revision', ?, ?, ?, ?)");
+		if (st == NULL)
+			goto fail;
+		sqlite3_bind_int64(st, 1, deployment);
+		sqlite3_bind_text(st, 2, rev, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 3, ns, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 4, error, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 5, time(NULL));
+		if (sqlite3_step(st) != SQLITE_DONE) {
+			sqlite3_reset(st);
+			goto fail;
+		}
+		sqlite3_reset(st);
+		snprintf(target, sizeof(target), "deployment/%lld",
+		    (long long)deployment);
+		if (store_event(s, "system", "left_behind.add", target,
+		    rev) == -1)
+			goto fail;
+	} else {
+		st = store_prepare(s, "DELETE FROM left_behind WHERE kind ="
+		    " 'hook_revision' AND environment = ? AND object = ?");
+		if (st == NULL)
+			goto fail;
+		sqlite3_bind_text(st, 1, ns, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 2, rev, -1, SQLITE_TRANSIENT);
+		sqlite3_step(st);
+		sqlite3_reset(st);
+	}
+commit:
+	if (store_commit(s) == 0)
+		return;
+fail:
+	store_rollback(s);
+}
+
+void
+hooks_left_behind_clear(const char *ns, const char *rev)
+{
+	left_behind_set(ns, rev, 0, NULL);
+}
+
+static void
+hooks_cleaned(struct nomad_result *res, void *arg)
+{
+	struct hclean	*hc = arg;
+
+	if (nomad_ok(res) || res->nr_status == 404) {
+		log_info("stopped hook revision %s/%s: no active deployment "
+		    "needs it", hc->hc_ns, hc->hc_rev);
+		left_behind_set(hc->hc_ns, hc->hc_rev, 0, NULL);
+	} else {
+		log_warnx("stopping hook revision %s/%s: %s; left behind",
+		    hc->hc_ns, hc->hc_rev, apply_err(res));
+		left_behind_set(hc->hc_ns, hc->hc_rev, hc->hc_deployment,
+		    apply_err(res));
+	}
+	hclean_free(hc);
+}
+
+static void
+hooks_clean_read(struct nomad_result *res, void *arg)
+{
+	struct hclean	*hc = arg;
+
+	if (res->nr_status == 404 || (nomad_ok(res) &&
+	    json_is_true(json_object_get(res->nr_json, "Stop")))) {
+		hclean_free(hc);
+		return;
+	}
+	if (!nomad_ok(res)) {
+		/* Unknown: try again after the next cycle. */
+		hclean_free(hc);
+		return;
+	}
+	nomad_job_stop(hc->hc_ns, hc->hc_rev, 0, hooks_cleaned, hc);
+}
+
+/*
+ * After each detection cycle: stop the hook revisions that only ended
+ * deployments (of the last week) used.  A stop that fails is left behind.
+ */
+void
+hooks_cleanup(void)
+{
+	sqlite3_stmt	*st;
+	struct hclean	*hc;
+
+	if (hooks_cleaning > 0)
+		return;
+	st = store_prepare(engine_store(), "SELECT h.revision_job_id,"
+	    " d.namespace, max(d.id) FROM deployment_hooks h JOIN deployments d"
+	    " ON d.id = h.deployment_id WHERE d.state IN ('completed',"
+	    " 'failed', 'rejected', 'superseded') AND d.ended_at > ? AND"
+	    " h.revision_job_id NOT IN (SELECT h2.revision_job_id FROM"
+	    " deployment_hooks h2 JOIN deployments d2 ON d2.id ="
+	    " h2.deployment_id WHERE d2.state NOT IN ('completed', 'failed',"
+	    " 'rejected', 'superseded')) GROUP BY h.revision_job_id,"
+	    " d.namespace");
+	if (st == NULL)
+		return;
+	sqlite3_bind_int64(st, 1, time(NULL) - 7 * 86400);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if ((hc = calloc(1, sizeof(*hc))) == NULL)
+			fatal("calloc");
+		hc->hc_rev = apply_strdup((const char *)sqlite3_column_text(st,
+		    0));
+		hc->hc_ns = apply_strdup((const char *)sqlite3_column_text(st,
+		    1));
+		hc->hc_deployment = sqlite3_column_int64(st, 2);
+		hooks_cleaning++;
+		nomad_job_read(hc->hc_ns, hc->hc_rev, hooks_clean_read, hc);
+	}
+	sqlite3_reset(st);
+}

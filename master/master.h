@@ -37,6 +37,7 @@ struct worker {
 	unsigned int	 w_restarts;	/* since the master started */
 	unsigned int	 w_fails;	/* consecutive short lives: backoff */
 	char		 w_lastexit[256];
+	int		 w_killed;	/* the master killed it: w_lastexit says why */
 	struct event	*w_restart_ev;
 	char		*w_testhook;	/* test builds: one-shot hook */
 };

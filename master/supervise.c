@@ -242,9 +242,11 @@ supervise_violation(struct worker *w, const char *fmt, ...)
 	    w->w_title, (int)w->w_pid, why);
 	snprintf(w->w_lastexit, sizeof(w->w_lastexit),
 	    "killed for protocol violation: %s", why);
-	imsgev_clear(&w->w_iev);
+	w->w_killed = 1;
+	/* Signal first: once the channel closes it would exit by itself. */
 	if (w->w_pid > 0)
 		kill(w->w_pid, SIGKILL);
+	imsgev_clear(&w->w_iev);
 	w->w_running = 0;
 }
 
@@ -264,6 +266,7 @@ supervise_kill(struct worker *w, const char *fmt, ...)
 	log_warnx("killing %s (pid %d): %s", w->w_title, (int)w->w_pid, why);
 	snprintf(w->w_lastexit, sizeof(w->w_lastexit), "killed by nopsd: %s",
 	    why);
+	w->w_killed = 1;
 	/* Signal first: once the channel closes it would exit by itself. */
 	if (w->w_pid > 0)
 		kill(w->w_pid, SIGKILL);
@@ -399,11 +402,10 @@ supervise_exited(struct worker *w, int status)
 	else
 		snprintf(why, sizeof(why), "exited with status %d",
 		    WEXITSTATUS(status));
-	/* A violation or a kill already said why it was killed; keep that. */
-	if ((strncmp(w->w_lastexit, "killed for protocol violation", 29) != 0 &&
-	    strncmp(w->w_lastexit, "killed by nopsd", 15) != 0) ||
-	    !(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL))
+	/* A violation or a kill already said why it ended; keep that. */
+	if (!w->w_killed)
 		strlcpy(w->w_lastexit, why, sizeof(w->w_lastexit));
+	w->w_killed = 0;
 	imsgev_clear(&w->w_iev);
 	w->w_running = 0;
 	w->w_ready = 0;

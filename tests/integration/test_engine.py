@@ -60,6 +60,14 @@ def case_approval_flow():
     wait_until(lambda: nops.job_state("web") == "in_sync", 10)
     ok("approval: after it, the job is in sync", nops.job_state("web") ==
        "in_sync", nops.job("web"))
+    revs = [h["revision"] for h in d["hooks"]]
+    stopped = wait_until(lambda: all(sim.job(r) and sim.job(r)["Stop"]
+                                     for r in revs), 15)
+    ok("hook revisions: after the cycle, revisions no active deployment "
+       "needs are stopped", stopped, [sim.job(r) and sim.job(r)["Stop"]
+                                      for r in revs])
+    ok("approval: the managed job itself is never stopped",
+       not sim.job("web")["Stop"])
     env.cleanup()
 
 
@@ -341,10 +349,43 @@ def case_pause_and_window():
     env.cleanup()
 
 
+def case_left_behind():
+    env, sim, remote, nops = setup({
+        "nomad/web.nomad.hcl": job_hcl("web", policy="auto", pre="prep"),
+        "nomad/prep.nomad.hcl": hook_hcl("prep")})
+    did = wait_until(lambda: nops.active("web"), 15)
+    # Every stop of a hook revision fails from now on.
+    sim.call("POST", "/_sim/faults", {"Method": "DELETE", "Path":
+             "/v1/job/prep-", "Match": "prefix", "Count": 100,
+             "Action": "status", "Status": 500, "Body": "boom"})
+    complete(nops, did)
+    d = nops.deployment(did)
+    rev = d["hooks"][0]["revision"]
+    import subprocess
+
+    def rows():
+        r = subprocess.run(["sqlite3", nops.db + "/nops.db",
+                            "SELECT object, error FROM left_behind"],
+                           stdout=subprocess.PIPE, text=True)
+        return r.stdout.strip()
+    got = wait_until(lambda: rev in rows(), 15)
+    ok("left behind: a revision stop that fails is recorded", got, rows())
+    ok("left behind: the deployment itself still completed",
+       d["state"] == "completed", d)
+    sim.call("DELETE", "/_sim/faults")
+    nops.job_action("web", "pause", {"reason": "cycle"})
+    nops.job_action("web", "resume")
+    gone = wait_until(lambda: rev not in rows(), 15)
+    ok("left behind: a later successful stop removes the record", gone,
+       rows())
+    env.cleanup()
+
+
 CASES = [case_approval_flow, case_auto_and_none, case_cas_conflict,
          case_supersede, case_duplicates_and_parse_errors,
          case_autoscaler, case_canary, case_hook_failure_block_retry,
-         case_hook_timeout_and_missing, case_pause_and_window]
+         case_hook_timeout_and_missing, case_pause_and_window,
+         case_left_behind]
 
 if __name__ == "__main__":
     only = sys.argv[1:]
