@@ -5,27 +5,23 @@
  * The answer is untrusted input: it must match an outstanding request
  * and its sizes are bounded, or the worker is killed.  If the worker
  * dies, every request it held completes with an error, so a caller always
- * hears back.  Parse results are cached by the SHA-256 of the job file
- * and its variables.
+ * hears back.  The configuration is in nomad_conf.c, the parse cache in
+ * nomad_cache.c.
  */
 #include "config.h"
 
 #include <sys/types.h>
 #include <sys/queue.h>
-#include <sys/stat.h>
 #include <sys/tree.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <event2/event.h>
 #include <jansson.h>
-#include <openssl/evp.h>
 
 #include "log.h"
 #include "imsg.h"
@@ -40,7 +36,6 @@
 #define NOMAD_DEADLINE_SLACK_MS	5000
 #define NOMAD_BACKOFF_MAX_MS	2000	/* the worker's backoffs */
 #define NOMAD_EXPIRED_KEEP	256	/* late answers to ignore */
-#define NOMAD_KEY_LEN		32
 
 struct nomad_call {
 	RB_ENTRY(nomad_call)	 nc_node;	/* while outstanding */
@@ -72,44 +67,16 @@ struct nomad_call {
 RB_HEAD(nomad_calls, nomad_call);
 TAILQ_HEAD(nomad_doneq, nomad_call);
 
-struct nomad_cached {
-	TAILQ_ENTRY(nomad_cached) pc_entry;	/* most recent first */
-	uint8_t			 pc_key[NOMAD_KEY_LEN];
-	uint32_t		 pc_status;
-	uint64_t		 pc_index;
-	json_t			*pc_json;	/* 200 */
-	char			*pc_error;	/* 400 */
-	size_t			 pc_size;	/* of Nomad's answer */
-};
-TAILQ_HEAD(nomad_cache, nomad_cached);
-
-/* What the master sends the nomadworker, read from the config as root. */
-struct nomad_settings {
-	char		*ns_address;	/* NULL: no nomad block */
-	char		*ns_token;	/* secret */
-	size_t		 ns_tokenlen;
-	char		*ns_ca;
-	size_t		 ns_calen;
-	char		**ns_names;
-	size_t		 ns_nnames;
-	char		 ns_error[256];	/* why calls fail, or "" */
-};
-
 static int	 nomad_call_cmp(struct nomad_call *, struct nomad_call *);
 
 static struct nomad_calls	 nomad_calls = RB_INITIALIZER(&nomad_calls);
 static struct nomad_doneq	 nomad_doneq =
     TAILQ_HEAD_INITIALIZER(nomad_doneq);
-static struct nomad_cache	 nomad_cache =
-    TAILQ_HEAD_INITIALIZER(nomad_cache);
 static size_t			 nomad_ncalls;
-static size_t			 nomad_ncached;
-static size_t			 nomad_cachebytes;
 static uint32_t			 nomad_nextid = 1;
 static uint32_t			 nomad_expired[NOMAD_EXPIRED_KEEP];
 static size_t			 nomad_nexpired;
 static struct event		*nomad_done_ev;
-static struct nomad_settings	 nomad_set;
 
 static const char *const nomad_op_names[NOMAD_OP_MAX] = {
 	[NOMAD_OP_PARSE] = "parse",
@@ -160,210 +127,6 @@ nomad_init(void)
 	nomad_done_ev = evtimer_new(nopsd_env->n_base, nomad_done_cb, NULL);
 	if (nomad_done_ev == NULL)
 		fatal("evtimer_new");
-}
-
-/* ------------------------------------------------------------ settings */
-
-static void
-nomad_settings_free(struct nomad_settings *s)
-{
-	size_t	 i;
-
-	free(s->ns_address);
-	if (s->ns_token != NULL)
-		freezero(s->ns_token, s->ns_tokenlen);
-	free(s->ns_ca);
-	for (i = 0; i < s->ns_nnames; i++)
-		free(s->ns_names[i]);
-	free(s->ns_names);
-	memset(s, 0, sizeof(*s));
-}
-
-/*
- * Read a whole small file (root reads it; the worker never could).
- * Returns the bytes (NUL-terminated, the length in *len) or NULL with
- * the reason in err.
- */
-static char *
-nomad_read_file(const char *path, size_t max, size_t *len, char *err,
-    size_t errlen)
-{
-	struct stat	 sb;
-	char		*buf;
-	size_t		 off = 0;
-	ssize_t		 n;
-	int		 fd;
-
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) ||
-	    (size_t)sb.st_size > max) {
-		snprintf(err, errlen, "%s: not a regular file of at most %zu "
-		    "bytes", path, max);
-		close(fd);
-		return NULL;
-	}
-	if ((buf = malloc(max + 1)) == NULL)
-		fatal("malloc");
-	while (off < max && (n = read(fd, buf + off, max - off)) != 0) {
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
-			freezero(buf, max + 1);
-			close(fd);
-			return NULL;
-		}
-		off += (size_t)n;
-	}
-	close(fd);
-	buf[off] = '\0';
-	*len = off;
-	return buf;
-}
-
-/* The token file holds the token, maybe with a final newline. */
-static int
-nomad_load_token(const char *path, struct nomad_settings *s)
-{
-	char	*buf, *p;
-	size_t	 len, i, start = 0;
-
-	if ((buf = nomad_read_file(path, NOMAD_TOKEN_MAX, &len, s->ns_error,
-	    sizeof(s->ns_error))) == NULL)
-		return -1;
-	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' ||
-	    buf[len - 1] == ' ' || buf[len - 1] == '\t'))
-		len--;
-	while (start < len && (buf[start] == ' ' || buf[start] == '\t'))
-		start++;
-	for (i = start; i < len; i++)
-		if ((unsigned char)buf[i] <= 0x20 ||
-		    (unsigned char)buf[i] >= 0x7f)
-			break;
-	if (len == start || i != len) {
-		/* Never quote the content: it is a secret. */
-		snprintf(s->ns_error, sizeof(s->ns_error), "%s: the token "
-		    "must be one line of visible ASCII characters", path);
-		freezero(buf, NOMAD_TOKEN_MAX + 1);
-		return -1;
-	}
-	if ((p = malloc(len - start + 1)) == NULL)
-		fatal("malloc");
-	memcpy(p, buf + start, len - start);
-	p[len - start] = '\0';
-	s->ns_token = p;
-	s->ns_tokenlen = len - start;
-	freezero(buf, NOMAD_TOKEN_MAX + 1);
-	return 0;
-}
-
-static int
-nomad_load_ca(const char *path, struct nomad_settings *s)
-{
-	char	*buf;
-	size_t	 len;
-
-	if ((buf = nomad_read_file(path, NOMAD_CA_MAX, &len, s->ns_error,
-	    sizeof(s->ns_error))) == NULL)
-		return -1;
-	if (strstr(buf, "-----BEGIN CERTIFICATE-----") == NULL) {
-		snprintf(s->ns_error, sizeof(s->ns_error), "%s: no PEM "
-		    "certificate in it", path);
-		free(buf);
-		return -1;
-	}
-	s->ns_ca = buf;
-	s->ns_calen = len;
-	return 0;
-}
-
-static void
-nomad_send_config(struct worker *w)
-{
-	struct msgw	 m;
-	size_t		 i;
-	int		 usable = nomad_set.ns_error[0] == '\0' &&
-			    nomad_set.ns_address != NULL;
-
-	msg_init(&m);
-	msg_add_str(&m, usable ? nomad_set.ns_address : "");
-	msg_add_data(&m, usable ? nomad_set.ns_ca : NULL,
-	    usable ? nomad_set.ns_calen : 0);
-	msg_add_u32(&m, (uint32_t)nomad_set.ns_nnames);
-	for (i = 0; i < nomad_set.ns_nnames; i++)
-		msg_add_str(&m, nomad_set.ns_names[i]);
-	/* Last: nothing grows the buffer (and copies it) after the token. */
-	msg_add_data(&m, usable ? nomad_set.ns_token : NULL,
-	    usable ? nomad_set.ns_tokenlen : 0);
-	if (m.err)
-		fatalx("%s: out of memory", imsg_to_str(IMSG_NOMAD_CONFIG));
-	if (imsgev_compose(&w->w_iev, IMSG_NOMAD_CONFIG, 0, -1, m.buf,
-	    m.len) == -1)
-		log_warn("%s to %s", imsg_to_str(IMSG_NOMAD_CONFIG),
-		    w->w_title);
-	freezero(m.buf, m.size);
-	memset(&m, 0, sizeof(m));
-}
-
-/*
- * Take the nomad block of a (new) config: read the token and CA files
- * now, as root, and hand everything to the nomadworker.  A file that
- * cannot be read leaves Nomad unusable, with the reason in every call's
- * error, until the next reload.  Returns 0, or -1 if so.
- */
-int
-nomad_configure(const struct nops_conf *conf)
-{
-	struct nomad_settings	 s;
-	struct conf_str		*cs;
-	struct worker		*w;
-	size_t			 n = 0;
-
-	memset(&s, 0, sizeof(s));
-	if (conf->nomad.address == NULL)
-		strlcpy(s.ns_error, "Nomad is not configured (no nomad block)",
-		    sizeof(s.ns_error));
-	else if ((s.ns_address = strdup(conf->nomad.address)) == NULL)
-		fatal("strdup");
-	if (s.ns_address != NULL && conf->nomad.token_file != NULL)
-		nomad_load_token(conf->nomad.token_file, &s);
-	if (s.ns_address != NULL && s.ns_error[0] == '\0' &&
-	    conf->nomad.ca_file != NULL)
-		nomad_load_ca(conf->nomad.ca_file, &s);
-
-	TAILQ_FOREACH(cs, &conf->nomad.namespaces, entry)
-		n++;
-	if (n == 0) {
-		if ((s.ns_names = calloc(1, sizeof(char *))) == NULL ||
-		    (s.ns_names[0] = strdup("default")) == NULL)
-			fatal("calloc");
-		s.ns_nnames = 1;
-	} else {
-		if ((s.ns_names = calloc(n, sizeof(char *))) == NULL)
-			fatal("calloc");
-		TAILQ_FOREACH(cs, &conf->nomad.namespaces, entry)
-			if ((s.ns_names[s.ns_nnames++] = strdup(cs->str)) ==
-			    NULL)
-				fatal("strdup");
-	}
-	if (s.ns_error[0] != '\0' && s.ns_address != NULL)
-		log_warnx("nomad: %s; calls to Nomad fail until this is "
-		    "fixed and the configuration reloaded", s.ns_error);
-
-	/* Another cluster may parse differently. */
-	if (nomad_set.ns_address == NULL || s.ns_address == NULL ||
-	    strcmp(nomad_set.ns_address, s.ns_address) != 0)
-		nomad_parse_cache_flush();
-	nomad_settings_free(&nomad_set);
-	nomad_set = s;
-
-	w = supervise_worker(PROC_NOMADWORKER);
-	if (w != NULL && w->w_running)
-		nomad_send_config(w);
-	return nomad_set.ns_error[0] == '\0' ? 0 : -1;
 }
 
 /* ---------------------------------------------------------- completion */
@@ -528,12 +291,6 @@ nomad_worker_exited(struct worker *w, const char *why)
 }
 
 void
-nomad_worker_started(struct worker *w)
-{
-	nomad_send_config(w);
-}
-
-void
 nomad_shutdown(void)
 {
 	struct nomad_call	*c;
@@ -548,7 +305,7 @@ nomad_shutdown(void)
 		nomad_call_free(c);
 	}
 	nomad_parse_cache_flush();
-	nomad_settings_free(&nomad_set);
+	nomad_conf_clear();
 	if (nomad_done_ev != NULL) {
 		event_free(nomad_done_ev);
 		nomad_done_ev = NULL;
@@ -576,115 +333,6 @@ nomad_outstanding(void)
 	return nomad_ncalls;
 }
 
-/* --------------------------------------------------------- parse cache */
-
-static void
-nomad_cached_free(struct nomad_cached *pc)
-{
-	json_decref(pc->pc_json);
-	free(pc->pc_error);
-	free(pc);
-}
-
-void
-nomad_parse_cache_flush(void)
-{
-	struct nomad_cached	*pc;
-
-	while ((pc = TAILQ_FIRST(&nomad_cache)) != NULL) {
-		TAILQ_REMOVE(&nomad_cache, pc, pc_entry);
-		nomad_cached_free(pc);
-	}
-	nomad_ncached = 0;
-	nomad_cachebytes = 0;
-}
-
-size_t
-nomad_parse_cache_size(void)
-{
-	return nomad_ncached;
-}
-
-/* SHA-256 over both inputs, each preceded by its length. */
-static void
-nomad_parse_key(const void *hcl, size_t hcllen, const void *vars,
-    size_t varslen, uint8_t key[NOMAD_KEY_LEN])
-{
-	EVP_MD_CTX	*ctx;
-	uint64_t	 l;
-	unsigned int	 n;
-
-	if ((ctx = EVP_MD_CTX_new()) == NULL ||
-	    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1)
-		fatalx("EVP_DigestInit_ex");
-	l = hcllen;
-	EVP_DigestUpdate(ctx, &l, sizeof(l));
-	EVP_DigestUpdate(ctx, hcl, hcllen);
-	l = varslen;
-	EVP_DigestUpdate(ctx, &l, sizeof(l));
-	if (varslen > 0)
-		EVP_DigestUpdate(ctx, vars, varslen);
-	if (EVP_DigestFinal_ex(ctx, key, &n) != 1 || n != NOMAD_KEY_LEN)
-		fatalx("EVP_DigestFinal_ex");
-	EVP_MD_CTX_free(ctx);
-}
-
-static struct nomad_cached *
-nomad_cache_find(const uint8_t key[NOMAD_KEY_LEN])
-{
-	struct nomad_cached	*pc;
-
-	TAILQ_FOREACH(pc, &nomad_cache, pc_entry)
-		if (memcmp(pc->pc_key, key, NOMAD_KEY_LEN) == 0) {
-			TAILQ_REMOVE(&nomad_cache, pc, pc_entry);
-			TAILQ_INSERT_HEAD(&nomad_cache, pc, pc_entry);
-			return pc;
-		}
-	return NULL;
-}
-
-/*
- * Keep what Nomad's parser said: a job (200) or a parse error (400) are
- * functions of the input.  Anything else (403, 5xx) may change.
- */
-static void
-nomad_cache_store(struct nomad_call *c)
-{
-	struct nomad_cached	*pc;
-
-	if (c->nc_status == 200 && c->nc_json != NULL &&
-	    c->nc_error == NULL) {
-		;
-	} else if (c->nc_status != 400 || c->nc_error == NULL)
-		return;
-	if (nomad_cache_find(c->nc_key) != NULL ||
-	    c->nc_bodylen > NOMAD_PARSE_CACHE_BYTES / 4)
-		return;
-	if ((pc = calloc(1, sizeof(*pc))) == NULL)
-		fatal("calloc");
-	memcpy(pc->pc_key, c->nc_key, NOMAD_KEY_LEN);
-	pc->pc_status = c->nc_status;
-	pc->pc_index = c->nc_index;
-	if (c->nc_status == 200) {
-		if ((pc->pc_json = json_deep_copy(c->nc_json)) == NULL)
-			fatalx("json_deep_copy");
-	} else if ((pc->pc_error = strdup(c->nc_error)) == NULL)
-		fatal("strdup");
-	pc->pc_size = c->nc_bodylen;
-	TAILQ_INSERT_HEAD(&nomad_cache, pc, pc_entry);
-	nomad_ncached++;
-	nomad_cachebytes += pc->pc_size;
-	/* Least recently used out, to stay within both bounds. */
-	while (nomad_ncached > NOMAD_PARSE_CACHE_MAX ||
-	    nomad_cachebytes > NOMAD_PARSE_CACHE_BYTES) {
-		pc = TAILQ_LAST(&nomad_cache, nomad_cache);
-		TAILQ_REMOVE(&nomad_cache, pc, pc_entry);
-		nomad_ncached--;
-		nomad_cachebytes -= pc->pc_size;
-		nomad_cached_free(pc);
-	}
-}
-
 /* -------------------------------------------------------------- calls */
 
 /*
@@ -695,10 +343,9 @@ uint32_t
 nomad_call(int op, const struct nomad_args *a, nomad_cb cb, void *arg)
 {
 	struct nomad_call	*c;
-	struct nomad_cached	*pc;
 	struct worker		*w;
 	struct msgw		 m;
-	const char		*ns;
+	const char		*ns, *cerr;
 	char			*job = NULL, *meta = NULL, *groups = NULL;
 	const void		*d1 = NULL, *d2 = NULL;
 	size_t			 d1len = 0, d2len = 0;
@@ -715,9 +362,8 @@ nomad_call(int op, const struct nomad_args *a, nomad_cb cb, void *arg)
 	c->nc_cb = cb;
 	c->nc_arg = arg;
 
-	ns = a->na_ns;
-	if (ns == NULL && nomad_set.ns_nnames > 0)
-		ns = nomad_set.ns_names[0];
+	if ((ns = a->na_ns) == NULL)
+		ns = nomad_conf_namespace();
 	snprintf(c->nc_what, sizeof(c->nc_what), "%s%s%s in %s",
 	    nomad_op_name(op), a->na_id != NULL ? " " : "",
 	    a->na_id != NULL ? a->na_id : "", ns != NULL ? ns : "?");
@@ -726,8 +372,8 @@ nomad_call(int op, const struct nomad_args *a, nomad_cb cb, void *arg)
 		nomad_fail_later(c, "unknown Nomad operation %d", op);
 		return c->nc_id;
 	}
-	if (nomad_set.ns_error[0] != '\0') {
-		nomad_fail_later(c, "%s", nomad_set.ns_error);
+	if ((cerr = nomad_conf_error()) != NULL) {
+		nomad_fail_later(c, "%s", cerr);
 		return c->nc_id;
 	}
 	timeout = a->na_timeout_ms != 0 ? a->na_timeout_ms : NOMAD_TIMEOUT_MS;
@@ -755,18 +401,11 @@ nomad_call(int op, const struct nomad_args *a, nomad_cb cb, void *arg)
 		d1len = a->na_datalen;
 		d2 = a->na_vars;
 		d2len = a->na_varslen;
-		nomad_parse_key(d1, d1len, d2, d2len, c->nc_key);
+		nomad_cache_key(d1, d1len, d2, d2len, c->nc_key);
 		c->nc_cacheable = 1;
-		if ((pc = nomad_cache_find(c->nc_key)) != NULL) {
-			c->nc_status = pc->pc_status;
-			c->nc_index = pc->pc_index;
+		if (nomad_cache_get(c->nc_key, &c->nc_status, &c->nc_index,
+		    &c->nc_json, &c->nc_error)) {
 			c->nc_cached = 1;
-			if (pc->pc_json != NULL &&
-			    (c->nc_json = json_deep_copy(pc->pc_json)) == NULL)
-				fatalx("json_deep_copy");
-			if (pc->pc_error != NULL &&
-			    (c->nc_error = strdup(pc->pc_error)) == NULL)
-				fatal("strdup");
 			log_debug("nomad: %s answered from the cache",
 			    c->nc_what);
 			nomad_complete_later(c);
@@ -1048,7 +687,8 @@ nomad_finish(struct nomad_call *c)
 	    c->nc_status, c->nc_error != NULL ? ": " : "",
 	    c->nc_error != NULL ? c->nc_error : "");
 	if (c->nc_cacheable)
-		nomad_cache_store(c);
+		nomad_cache_put(c->nc_key, c->nc_status, c->nc_index,
+		    c->nc_json, c->nc_error, c->nc_bodylen);
 	nomad_deliver(c);
 }
 
@@ -1234,129 +874,3 @@ nomad_cas_error(const struct nomad_result *res, uint64_t *sent,
 	}
 	return NOMAD_CAS_NONE;
 }
-
-/* -------------------------------------------------------------- debug */
-
-#ifdef NOPS_TEST_HOOKS
-struct nomad_debug_ctx {
-	void	(*answer)(void *, int, json_t *);
-	void	*ctx;
-	int	 brief;		/* the JSON's size, not the JSON */
-};
-
-static void
-nomad_debug_cb(struct nomad_result *res, void *arg)
-{
-	struct nomad_debug_ctx	*d = arg;
-	json_t			*o, *v;
-
-	o = json_pack("{s:I,s:s,s:i,s:I,s:i,s:b,s:I,s:I}",
-	    "id", (json_int_t)res->nr_id,
-	    "op", nomad_op_name(res->nr_op),
-	    "status", res->nr_status,
-	    "index", (json_int_t)res->nr_index,
-	    "attempts", (int)res->nr_attempts,
-	    "cached", res->nr_cached,
-	    "outstanding", (json_int_t)nomad_outstanding(),
-	    "cache_size", (json_int_t)nomad_parse_cache_size());
-	if (o == NULL)
-		fatalx("json_pack");
-	json_object_set_new(o, "ok", json_boolean(nomad_ok(res)));
-	json_object_set_new(o, "error", res->nr_error != NULL ?
-	    json_string(res->nr_error) : json_null());
-	if (d->brief && res->nr_json != NULL) {
-		char	*s = json_dumps(res->nr_json, JSON_COMPACT |
-		    JSON_ENCODE_ANY);
-
-		json_object_set_new(o, "json_bytes",
-		    json_integer(s != NULL ? (json_int_t)strlen(s) : -1));
-		free(s);
-	} else
-		json_object_set(o, "json", res->nr_json != NULL ?
-		    res->nr_json : json_null());
-	if (res->nr_op == NOMAD_OP_ALLOC_LOGS) {
-		if ((v = json_stringn(res->nr_body, res->nr_bodylen)) == NULL)
-			v = json_null();	/* not UTF-8: tests avoid it */
-		json_object_set_new(o, "body", v);
-	}
-	if (res->nr_op == NOMAD_OP_REGISTER) {
-		uint64_t	 sent, stored;
-		int		 cas;
-
-		cas = nomad_cas_error(res, &sent, &stored);
-		json_object_set_new(o, "cas", json_pack("{s:i,s:I,s:I}",
-		    "kind", cas, "sent", (json_int_t)sent,
-		    "stored", (json_int_t)stored));
-	}
-	d->answer(d->ctx, 200, o);
-	free(d);
-}
-
-static const char *
-nomad_debug_str(json_t *req, const char *key)
-{
-	return json_string_value(json_object_get(req, key));
-}
-
-int
-nomad_debug(json_t *req, void (*answer)(void *, int, json_t *), void *ctx,
-    char *err, size_t errlen)
-{
-	struct nomad_debug_ctx	*d;
-	struct nomad_args	 a;
-	const char		*opname, *s;
-	json_t			*v;
-	int			 op;
-
-	memset(&a, 0, sizeof(a));
-	if ((opname = nomad_debug_str(req, "op")) == NULL) {
-		snprintf(err, errlen, "op missing");
-		return -1;
-	}
-	for (op = NOMAD_OP_PARSE; op < NOMAD_OP_MAX; op++)
-		if (strcmp(nomad_op_names[op], opname) == 0)
-			break;
-	if (op == NOMAD_OP_MAX) {
-		snprintf(err, errlen, "unknown op %s", opname);
-		return -1;
-	}
-	a.na_ns = nomad_debug_str(req, "namespace");
-	a.na_id = nomad_debug_str(req, "id");
-	a.na_task = nomad_debug_str(req, "task");
-	a.na_prefix = nomad_debug_str(req, "prefix");
-	a.na_idem = nomad_debug_str(req, "idempotency_token");
-	a.na_job = json_object_get(req, "job");
-	a.na_meta = json_object_get(req, "meta");
-	a.na_groups = json_object_get(req, "groups");
-	if ((s = nomad_debug_str(req, "hcl")) != NULL ||
-	    (s = nomad_debug_str(req, "payload")) != NULL) {
-		a.na_data = s;
-		a.na_datalen = strlen(s);
-	}
-	if ((s = nomad_debug_str(req, "vars")) != NULL) {
-		a.na_vars = s;
-		a.na_varslen = strlen(s);
-	}
-	if ((v = json_object_get(req, "index")) != NULL)
-		a.na_index = (uint64_t)json_integer_value(v);
-	if ((v = json_object_get(req, "tail")) != NULL)
-		a.na_tail = (uint64_t)json_integer_value(v);
-	if ((v = json_object_get(req, "timeout_ms")) != NULL)
-		a.na_timeout_ms = (uint32_t)json_integer_value(v);
-	if (json_is_true(json_object_get(req, "enforce")))
-		a.na_flags |= NOMAD_F_ENFORCE_INDEX;
-	if (json_is_true(json_object_get(req, "preserve_counts")))
-		a.na_flags |= NOMAD_F_PRESERVE_COUNTS;
-	if (json_is_true(json_object_get(req, "purge")))
-		a.na_flags |= NOMAD_F_PURGE;
-	if (json_is_true(json_object_get(req, "stderr")))
-		a.na_flags |= NOMAD_F_STDERR;
-	if ((d = calloc(1, sizeof(*d))) == NULL)
-		fatal("calloc");
-	d->answer = answer;
-	d->ctx = ctx;
-	d->brief = json_is_true(json_object_get(req, "brief"));
-	nomad_call(op, &a, nomad_debug_cb, d);
-	return 0;
-}
-#endif /* NOPS_TEST_HOOKS */

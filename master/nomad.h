@@ -21,7 +21,7 @@ struct imsg;
 #define NOMAD_TIMEOUT_MS	30000	/* per attempt, unless asked */
 #define NOMAD_MAX_OUTSTANDING	1024
 #define NOMAD_PARSE_CACHE_MAX	512	/* parse results kept */
-#define NOMAD_PARSE_CACHE_BYTES	(64 * 1024 * 1024)	/* their answers */
+#define NOMAD_PARSE_CACHE_BYTES	(64 * 1024 * 1024)
 
 struct nomad_result {
 	uint32_t	 nr_id;
@@ -124,6 +124,18 @@ int	 nomad_cas_error(const struct nomad_result *, uint64_t *sent,
 /* The parse cache: SHA-256 of (HCL, variables) -> Nomad's answer. */
 void	 nomad_parse_cache_flush(void);
 size_t	 nomad_parse_cache_size(void);
+
+/* Between master/nomad*.c only. */
+#define NOMAD_KEY_LEN		32	/* SHA-256 */
+const char *nomad_conf_error(void);		/* NULL: calls can go */
+const char *nomad_conf_namespace(void);		/* the first one */
+void	 nomad_conf_clear(void);
+void	 nomad_cache_key(const void *hcl, size_t, const void *vars, size_t,
+	    uint8_t *key);
+int	 nomad_cache_get(const uint8_t *key, uint32_t *status,
+	    uint64_t *index, json_t **json, char **error);
+void	 nomad_cache_put(const uint8_t *key, uint32_t status,
+	    uint64_t index, json_t *json, const char *error, size_t size);
 
 #ifdef NOPS_TEST_HOOKS
 /*

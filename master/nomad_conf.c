@@ -1,0 +1,271 @@
+/*
+ * What the master tells the nomadworker about Nomad: the address, the
+ * namespaces, and the token and CA files' contents, which the master
+ * reads as root (at start and at each reload) because the worker cannot.
+ * The token is a secret: every copy made here is wiped.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/stat.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+
+#include "log.h"
+#include "imsg.h"
+#include "msg.h"
+#include "nops.h"
+#include "proc.h"
+#include "nopsd.h"
+#include "master.h"
+#include "nomad.h"
+
+/* What the master sends the nomadworker, read from the config as root. */
+struct nomad_settings {
+	char		*ns_address;	/* NULL: no nomad block */
+	char		*ns_token;	/* secret */
+	size_t		 ns_tokenlen;
+	char		*ns_ca;
+	size_t		 ns_calen;
+	char		**ns_names;
+	size_t		 ns_nnames;
+	char		 ns_error[256];	/* why calls fail, or "" */
+};
+
+static struct nomad_settings	 nomad_set;
+
+static void
+nomad_settings_free(struct nomad_settings *s)
+{
+	size_t	 i;
+
+	free(s->ns_address);
+	if (s->ns_token != NULL)
+		freezero(s->ns_token, s->ns_tokenlen);
+	free(s->ns_ca);
+	for (i = 0; i < s->ns_nnames; i++)
+		free(s->ns_names[i]);
+	free(s->ns_names);
+	memset(s, 0, sizeof(*s));
+}
+
+/*
+ * Read a whole small file (root reads it; the worker never could).
+ * Returns the bytes (NUL-terminated, the length in *len) or NULL with
+ * the reason in err.
+ */
+static char *
+nomad_read_file(const char *path, size_t max, size_t *len, char *err,
+    size_t errlen)
+{
+	struct stat	 sb;
+	char		*buf;
+	size_t		 off = 0;
+	ssize_t		 n;
+	int		 fd;
+
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) ||
+	    (size_t)sb.st_size > max) {
+		snprintf(err, errlen, "%s: not a regular file of at most %zu "
+		    "bytes", path, max);
+		close(fd);
+		return NULL;
+	}
+	if ((buf = malloc(max + 1)) == NULL)
+		fatal("malloc");
+	while (off < max && (n = read(fd, buf + off, max - off)) != 0) {
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			freezero(buf, max + 1);
+			close(fd);
+			return NULL;
+		}
+		off += (size_t)n;
+	}
+	close(fd);
+	buf[off] = '\0';
+	*len = off;
+	return buf;
+}
+
+/* The token file holds the token, maybe with a final newline. */
+static int
+nomad_load_token(const char *path, struct nomad_settings *s)
+{
+	char	*buf, *p;
+	size_t	 len, i, start = 0;
+
+	if ((buf = nomad_read_file(path, NOMAD_TOKEN_MAX, &len, s->ns_error,
+	    sizeof(s->ns_error))) == NULL)
+		return -1;
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' ||
+	    buf[len - 1] == ' ' || buf[len - 1] == '\t'))
+		len--;
+	while (start < len && (buf[start] == ' ' || buf[start] == '\t'))
+		start++;
+	for (i = start; i < len; i++)
+		if ((unsigned char)buf[i] <= 0x20 ||
+		    (unsigned char)buf[i] >= 0x7f)
+			break;
+	if (len == start || i != len) {
+		/* Never quote the content: it is a secret. */
+		snprintf(s->ns_error, sizeof(s->ns_error), "%s: the token "
+		    "must be one line of visible ASCII characters", path);
+		freezero(buf, NOMAD_TOKEN_MAX + 1);
+		return -1;
+	}
+	if ((p = malloc(len - start + 1)) == NULL)
+		fatal("malloc");
+	memcpy(p, buf + start, len - start);
+	p[len - start] = '\0';
+	s->ns_token = p;
+	s->ns_tokenlen = len - start;
+	freezero(buf, NOMAD_TOKEN_MAX + 1);
+	return 0;
+}
+
+static int
+nomad_load_ca(const char *path, struct nomad_settings *s)
+{
+	char	*buf;
+	size_t	 len;
+
+	if ((buf = nomad_read_file(path, NOMAD_CA_MAX, &len, s->ns_error,
+	    sizeof(s->ns_error))) == NULL)
+		return -1;
+	if (strstr(buf, "-----BEGIN CERTIFICATE-----") == NULL) {
+		snprintf(s->ns_error, sizeof(s->ns_error), "%s: no PEM "
+		    "certificate in it", path);
+		free(buf);
+		return -1;
+	}
+	s->ns_ca = buf;
+	s->ns_calen = len;
+	return 0;
+}
+
+static void
+nomad_send_config(struct worker *w)
+{
+	struct msgw	 m;
+	size_t		 i;
+	int		 usable = nomad_set.ns_error[0] == '\0' &&
+			    nomad_set.ns_address != NULL;
+
+	msg_init(&m);
+	msg_add_str(&m, usable ? nomad_set.ns_address : "");
+	msg_add_data(&m, usable ? nomad_set.ns_ca : NULL,
+	    usable ? nomad_set.ns_calen : 0);
+	msg_add_u32(&m, (uint32_t)nomad_set.ns_nnames);
+	for (i = 0; i < nomad_set.ns_nnames; i++)
+		msg_add_str(&m, nomad_set.ns_names[i]);
+	/* Last: nothing grows the buffer (and copies it) after the token. */
+	msg_add_data(&m, usable ? nomad_set.ns_token : NULL,
+	    usable ? nomad_set.ns_tokenlen : 0);
+	if (m.err)
+		fatalx("%s: out of memory", imsg_to_str(IMSG_NOMAD_CONFIG));
+	if (imsgev_compose(&w->w_iev, IMSG_NOMAD_CONFIG, 0, -1, m.buf,
+	    m.len) == -1)
+		log_warn("%s to %s", imsg_to_str(IMSG_NOMAD_CONFIG),
+		    w->w_title);
+	freezero(m.buf, m.size);
+	memset(&m, 0, sizeof(m));
+}
+
+/*
+ * Take the nomad block of a (new) config: read the token and CA files
+ * now, as root, and hand everything to the nomadworker.  A file that
+ * cannot be read leaves Nomad unusable, with the reason in every call's
+ * error, until the next reload.  Returns 0, or -1 if so.
+ */
+void
+nomad_worker_started(struct worker *w)
+{
+	nomad_send_config(w);
+}
+
+/* Why calls cannot be made now, or NULL. */
+const char *
+nomad_conf_error(void)
+{
+	return nomad_set.ns_error[0] != '\0' ? nomad_set.ns_error : NULL;
+}
+
+/* The namespace of a call that names none: the first configured. */
+const char *
+nomad_conf_namespace(void)
+{
+	return nomad_set.ns_nnames > 0 ? nomad_set.ns_names[0] : NULL;
+}
+
+void
+nomad_conf_clear(void)
+{
+	nomad_settings_free(&nomad_set);
+}
+
+int
+nomad_configure(const struct nops_conf *conf)
+{
+	struct nomad_settings	 s;
+	struct conf_str		*cs;
+	struct worker		*w;
+	size_t			 n = 0;
+
+	memset(&s, 0, sizeof(s));
+	if (conf->nomad.address == NULL)
+		strlcpy(s.ns_error, "Nomad is not configured (no nomad block)",
+		    sizeof(s.ns_error));
+	else if ((s.ns_address = strdup(conf->nomad.address)) == NULL)
+		fatal("strdup");
+	if (s.ns_address != NULL && conf->nomad.token_file != NULL)
+		nomad_load_token(conf->nomad.token_file, &s);
+	if (s.ns_address != NULL && s.ns_error[0] == '\0' &&
+	    conf->nomad.ca_file != NULL)
+		nomad_load_ca(conf->nomad.ca_file, &s);
+
+	TAILQ_FOREACH(cs, &conf->nomad.namespaces, entry)
+		n++;
+	if (n == 0) {
+		if ((s.ns_names = calloc(1, sizeof(char *))) == NULL ||
+		    (s.ns_names[0] = strdup("default")) == NULL)
+			fatal("calloc");
+		s.ns_nnames = 1;
+	} else {
+		if ((s.ns_names = calloc(n, sizeof(char *))) == NULL)
+			fatal("calloc");
+		TAILQ_FOREACH(cs, &conf->nomad.namespaces, entry)
+			if ((s.ns_names[s.ns_nnames++] = strdup(cs->str)) ==
+			    NULL)
+				fatal("strdup");
+	}
+	if (s.ns_error[0] != '\0' && s.ns_address != NULL)
+		log_warnx("nomad: %s; calls to Nomad fail until this is "
+		    "fixed and the configuration reloaded", s.ns_error);
+
+	/* Another cluster may parse differently. */
+	if (nomad_set.ns_address == NULL || s.ns_address == NULL ||
+	    strcmp(nomad_set.ns_address, s.ns_address) != 0)
+		nomad_parse_cache_flush();
+	nomad_settings_free(&nomad_set);
+	nomad_set = s;
+
+	w = supervise_worker(PROC_NOMADWORKER);
+	if (w != NULL && w->w_running)
+		nomad_send_config(w);
+	return nomad_set.ns_error[0] == '\0' ? 0 : -1;
+}
