@@ -62,7 +62,7 @@ imsgbuf_clear(struct imsgbuf *ibuf)
 	for (i = 0; i < ibuf->nrfds; i++)
 		close(ibuf->rfds[i].fd);
 	ibuf->nrfds = 0;
-	free(ibuf->rbuf);
+	freezero(ibuf->rbuf, ibuf->rsize);
 	ibuf->rbuf = NULL;
 	ibuf->rsize = ibuf->rlen = ibuf->rpos = 0;
 	ibuf->rbase = 0;
@@ -186,7 +186,8 @@ imsgbuf_read(struct imsgbuf *ibuf)
 	if (want > cap)
 		want = cap;
 	if (want > ibuf->rsize) {
-		if ((p = realloc(ibuf->rbuf, want)) == NULL)
+		if ((p = recallocarray(ibuf->rbuf, ibuf->rsize, want, 1)) ==
+		    NULL)
 			return -1;
 		ibuf->rbuf = p;
 		ibuf->rsize = want;
@@ -240,6 +241,8 @@ imsg_get(struct imsgbuf *ibuf, struct imsg *imsg)
 		memcpy(imsg->data, ibuf->rbuf + ibuf->rpos + IMSG_HEADER_SIZE,
 		    imsg->datalen);
 	}
+	/* Payloads may carry secrets (tokens, keys): leave no copy behind. */
+	explicit_bzero(ibuf->rbuf + ibuf->rpos, hdr.len);
 	imsg->hdr = hdr;
 
 	start = ibuf->rbase + ibuf->rpos;
@@ -261,7 +264,8 @@ imsg_get(struct imsgbuf *ibuf, struct imsg *imsg)
 void
 imsg_free(struct imsg *imsg)
 {
-	free(imsg->data);
+	if (imsg->data != NULL)
+		freezero(imsg->data, imsg->datalen);
 	imsg->data = NULL;
 	imsg->datalen = 0;
 }
@@ -321,7 +325,7 @@ ibuf_free(struct ibuf *b)
 {
 	if (b->fd != -1)
 		close(b->fd);
-	free(b->buf);
+	freezero(b->buf, b->size);
 	free(b);
 }
 

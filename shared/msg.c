@@ -44,7 +44,8 @@ msg_reserve(struct msgw *w, size_t n)
 	nsize = w->size < 64 ? 64 : w->size;
 	while (nsize < need)
 		nsize = nsize > SIZE_MAX / 2 ? need : nsize * 2;
-	if ((p = realloc(w->buf, nsize)) == NULL) {
+	/* recallocarray clears what it frees: payloads may hold secrets. */
+	if ((p = recallocarray(w->buf, w->size, nsize, 1)) == NULL) {
 		w->err = ENOMEM;
 		return -1;
 	}
@@ -151,7 +152,7 @@ msg_send(struct msgw *w, struct imsgbuf *ibuf, uint32_t type,
 void
 msg_free(struct msgw *w)
 {
-	free(w->buf);
+	freezero(w->buf, w->size);
 	memset(w, 0, sizeof(*w));
 }
 
