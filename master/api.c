@@ -202,8 +202,9 @@ hexval(int c)
 /*
  * A route's path against a request's: literal segments must be equal, a
  * "*" segment takes one segment, percent-decoded (a job ID may hold
- * characters a URL escapes), without '/' or control characters once
- * decoded, copied to the next of req->ar_args.
+ * characters a URL escapes, an encoded '/' too: dispatched children have
+ * one), without control characters once decoded, copied to the next of
+ * req->ar_args.
  */
 static int
 api_path_match(const char *pattern, const char *path, struct api_req *req)

@@ -43,6 +43,7 @@ static size_t	 apply_nbusy;
 
 
 static void	 apply_step(struct deploy *);
+static size_t	 apply_npromotes;
 
 int
 apply_busy(int64_t id)
@@ -110,6 +111,8 @@ void
 astep_done(struct astep *as)
 {
 	apply_release(as->as_id);
+	if (apply_npromotes > 0)
+		engine_apply_kick();	/* a promotion waited for this */
 	free(as->as_ns);
 	free(as->as_job);
 	if (as->as_spec != NULL) {
@@ -639,11 +642,33 @@ promote_done(struct nomad_result *res, void *arg)
 	astep_done(as);
 }
 
+/* Promotions asked for while the deployment had a step in flight. */
+struct apromote {
+	int64_t		 ap_id;
+	char		*ap_who;
+};
+static struct apromote	*apply_promotes;
+
+static void
+promote_start(const struct deploy *d, const char *who)
+{
+	struct astep	*as;
+
+	as = astep_new(d);
+	as->as_hook = apply_strdup(who);
+	nomad_deployment_promote(d->d_ns, d->d_nomad_deployment, NULL,
+	    promote_done, as);
+}
+
+/*
+ * Promote the canaries of a deployment that waits for it.  Answers 0 (the
+ * promotion is sent now, or as soon as the step in flight ends), or an
+ * HTTP status with err: 404, 409 when no canaries wait, 500.
+ */
 int
 apply_promote(int64_t id, const char *who, char *err, size_t errlen)
 {
 	struct deploy	 d;
-	struct astep	*as;
 	int		 rc;
 
 	if ((rc = deploy_load(engine_store(), id, &d)) != 0) {
@@ -659,17 +684,46 @@ apply_promote(int64_t id, const char *who, char *err, size_t errlen)
 		return 409;
 	}
 	if (apply_claim(id) == -1) {
-		snprintf(err, errlen, "deployment %lld is busy; try again",
-		    (long long)id);
+		/* A poll is in flight: promote right after it. */
+		apply_promotes = reallocarray(apply_promotes,
+		    apply_npromotes + 1, sizeof(*apply_promotes));
+		if (apply_promotes == NULL)
+			fatal("reallocarray");
+		apply_promotes[apply_npromotes].ap_id = id;
+		apply_promotes[apply_npromotes++].ap_who = apply_strdup(who);
 		deploy_free(&d);
-		return 409;
+		return 0;
 	}
-	as = astep_new(&d);
-	as->as_hook = apply_strdup(who);
-	nomad_deployment_promote(d.d_ns, d.d_nomad_deployment, NULL,
-	    promote_done, as);
+	promote_start(&d, who);
 	deploy_free(&d);
 	return 0;
+}
+
+/* Send the promotions that waited for a step to end. */
+static void
+apply_promotes_run(void)
+{
+	struct deploy	 d;
+	size_t		 i = 0;
+
+	while (i < apply_npromotes) {
+		struct apromote *ap = &apply_promotes[i];
+
+		if (apply_busy(ap->ap_id)) {
+			i++;
+			continue;
+		}
+		if (deploy_load(engine_store(), ap->ap_id, &d) == 0) {
+			if ((d.d_state == DS_AWAITING_PROMOTION ||
+			    d.d_state == DS_WAITING_HEALTH) &&
+			    d.d_nomad_deployment != NULL &&
+			    apply_claim(ap->ap_id) == 0)
+				promote_start(&d, ap->ap_who);
+			deploy_free(&d);
+		}
+		free(ap->ap_who);
+		apply_promotes[i] = apply_promotes[--apply_npromotes];
+	}
 }
 
 static void
@@ -705,7 +759,10 @@ apply_cycle(void)
 	int64_t		*ids;
 	size_t		 n, i;
 
-	if (s == NULL || deploy_active_ids(s, &ids, &n) == -1)
+	if (s == NULL)
+		return;
+	apply_promotes_run();
+	if (deploy_active_ids(s, &ids, &n) == -1)
 		return;
 	if (!engine_env->e_recovered) {
 		engine_env->e_recovered = 1;

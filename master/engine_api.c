@@ -367,6 +367,22 @@ api_body_str(json_t *body, const char *key)
 	return json_string_value(json_object_get(body, key));
 }
 
+/* A reason people read later: printable, no control characters. */
+static int
+api_reason_ok(const char *r)
+{
+	const unsigned char	*p;
+
+	if (r == NULL)
+		return 1;
+	if (strlen(r) > 1024)
+		return 0;
+	for (p = (const unsigned char *)r; *p != '\0'; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return 0;
+	return 1;
+}
+
 static void
 api_deployment_action(struct api_req *req, struct api_resp *resp)
 {
@@ -390,8 +406,9 @@ api_deployment_action(struct api_req *req, struct api_resp *resp)
 		return;
 	}
 	reason = api_body_str(body, "reason");
-	if (reason != NULL && strlen(reason) > 1024) {
-		api_error(resp, 400, "bad_request", "reason is too long");
+	if (!api_reason_ok(reason)) {
+		api_error(resp, 400, "bad_request", "a reason is at most 1024 "
+		    "bytes, without control characters");
 		goto out;
 	}
 
@@ -545,9 +562,11 @@ api_job_action(struct api_req *req, struct api_resp *resp)
 	ej = engine_job(ns, id);
 	reason = api_body_str(body, "reason");
 	if (strcmp(action, "pause") == 0) {
-		if (reason == NULL || *reason == '\0' || strlen(reason) > 1024) {
+		if (reason == NULL || *reason == '\0' ||
+		    !api_reason_ok(reason)) {
 			api_error(resp, 400, "bad_request", "a pause needs a "
-			    "reason (1 to 1024 bytes)");
+			    "reason (1 to 1024 bytes, without control "
+			    "characters)");
 			goto out;
 		}
 		if (ej == NULL || ej->ej_meta.jm_role != META_MANAGED) {

@@ -21,11 +21,20 @@ static const char *const secret_words[] = {
 	"auth", "private", "cookie", "session", "signature", "cert",
 };
 
+/* Nomad's own field names that contain a secret word but hold none. */
+static const char *const not_secret[] = {
+	"SecretsMB",		/* the size of a task's secrets directory */
+};
+
 int
 redact_name_is_secret(const char *name)
 {
 	char	 leaf[256], *p;
 	size_t	 i;
+
+	for (i = 0; i < sizeof(not_secret) / sizeof(not_secret[0]); i++)
+		if (strcmp(name, not_secret[i]) == 0)
+			return 0;
 
 	/* Any part of a flattened name counts: "auth[username]" too. */
 	strlcpy(leaf, name, sizeof(leaf));

@@ -10,6 +10,8 @@
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,19 +31,60 @@ struct ctl_buf {
 	size_t	 len;
 };
 
-static __dead void	 usage(void);
 static int		 cmd_status(struct ctl *, int, char **);
 static int		 cmd_reload(struct ctl *, int, char **);
 static int		 cmd_log(struct ctl *, int, char **);
+static int		 cmd_repos(struct ctl *, int, char **);
+static int		 cmd_fetch(struct ctl *, int, char **);
 
-static const struct ctl_cmd ctl_cmds[] = {
-	{ "status",	0, 0, "",			cmd_status },
-	{ "reload",	0, 0, "",			cmd_reload },
-	{ "log",	1, 1, "verbose | brief",	cmd_log },
+static const struct option no_opts[] = {
+	{ NULL, 0, NULL, 0 }
+};
+static const struct option deployments_opts[] = {
+	{ "state",	required_argument,	NULL, 's' },
+	{ "namespace",	required_argument,	NULL, 'n' },
+	{ "job",	required_argument,	NULL, 'J' },
+	{ "limit",	required_argument,	NULL, 'l' },
+	{ NULL, 0, NULL, 0 }
+};
+static const struct option approve_opts[] = {
+	{ "hash",	required_argument,	NULL, 'H' },
+	{ NULL, 0, NULL, 0 }
+};
+static const struct option reason_opts[] = {
+	{ "reason",	required_argument,	NULL, 'r' },
+	{ NULL, 0, NULL, 0 }
 };
 
-static __dead void
-usage(void)
+/* The order of the usage message and of nopsctl(8). */
+static const struct ctl_cmd ctl_cmds[] = {
+	{ "status",	0, 0, "",		no_opts, "", cmd_status },
+	{ "reload",	0, 0, "",		no_opts, "", cmd_reload },
+	{ "log",	1, 1, "verbose | brief", no_opts, "", cmd_log },
+	{ "repos",	0, 1, "[name]",		no_opts, "", cmd_repos },
+	{ "fetch",	1, 1, "name",		no_opts, "", cmd_fetch },
+	{ "jobs",	0, 1, "[namespace/job]", no_opts, "", cmd_jobs },
+	{ "deployments", 0, 0, "[-J job] [-l limit] [-n namespace] "
+	    "[-s state]",			deployments_opts, "J:l:n:s:",
+	    cmd_deployments },
+	{ "show",	1, 1, "id",		no_opts, "", cmd_show },
+	{ "approve",	1, 1, "id [--hash spec_hash]", approve_opts, "",
+	    cmd_approve },
+	{ "reject",	1, 1, "id [--reason text]", reason_opts, "",
+	    cmd_reject },
+	{ "retry",	1, 1, "id",		no_opts, "", cmd_retry },
+	{ "promote",	1, 1, "id",		no_opts, "", cmd_promote },
+	{ "pause",	1, 1, "[namespace/]job --reason text", reason_opts, "",
+	    cmd_pause },
+	{ "resume",	1, 1, "[namespace/]job", no_opts, "", cmd_resume },
+	{ "deploy-now",	1, 1, "[namespace/]job", no_opts, "",
+	    cmd_deploy_now },
+	{ "orphans",	0, 0, "",		no_opts, "", cmd_orphans },
+	{ "errors",	0, 0, "",		no_opts, "", cmd_errors },
+};
+
+__dead void
+ctl_usage(void)
 {
 	extern char	*__progname;
 	size_t		 i;
@@ -50,7 +93,8 @@ usage(void)
 	    "command [argument ...]\n", __progname);
 	fprintf(stderr, "commands:\n");
 	for (i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++)
-		fprintf(stderr, "\t%s %s\n", ctl_cmds[i].name,
+		fprintf(stderr, "\t%s%s%s\n", ctl_cmds[i].name,
+		    ctl_cmds[i].args[0] != '\0' ? " " : "",
 		    ctl_cmds[i].args);
 	exit(EXIT_USAGE);
 }
@@ -77,7 +121,7 @@ ctl_write_cb(char *ptr, size_t size, size_t nmemb, void *arg)
  * One API call.  Returns the HTTP status (with *answer the decoded JSON,
  * or NULL), or -1 if there was no answer at all (an error is printed).
  */
-static long
+long
 ctl_call(struct ctl *ctl, const char *method, const char *path,
     json_t *body, json_t **answer)
 {
@@ -88,17 +132,21 @@ ctl_call(struct ctl *ctl, const char *method, const char *path,
 	json_error_t		 jerr;
 	char			 url[2048], *auth = NULL, *payload = NULL;
 	long			 status = -1;
+	int			 n;
 
 	*answer = NULL;
 	if ((c = curl_easy_init()) == NULL)
 		errx(1, "curl_easy_init failed");
 	if (ctl->url != NULL)
-		snprintf(url, sizeof(url), "%s%s", ctl->url, path);
+		n = snprintf(url, sizeof(url), "%s%s", ctl->url, path);
 	else {
 		/* The host part is ignored over a UNIX socket. */
-		snprintf(url, sizeof(url), "http://localhost%s", path);
+		n = snprintf(url, sizeof(url), "http://localhost%s", path);
 		curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, ctl->socket);
 	}
+	/* A cut URL would ask for something else. */
+	if (n < 0 || (size_t)n >= sizeof(url))
+		errx(EXIT_USAGE, "request too long: %.64s...", path);
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)CTL_TIMEOUT);
@@ -152,11 +200,11 @@ done:
  * Print an error answer and return the exit status for it; print JSON
  * answers as they are with -j.
  */
-static int
+int
 ctl_check(struct ctl *ctl, long status, json_t *answer)
 {
 	json_t		*e;
-	const char	*code = NULL, *msg = NULL;
+	char		*code, *msg;
 
 	if (status == -1)
 		return EXIT_ANSWER;
@@ -166,29 +214,45 @@ ctl_check(struct ctl *ctl, long status, json_t *answer)
 		json_dumpf(answer, stdout, JSON_INDENT(2));
 		putchar('\n');
 	} else {
+		/* The message may quote git or Nomad: made safe. */
 		e = json_object_get(answer, "error");
-		code = json_string_value(json_object_get(e, "code"));
-		msg = json_string_value(json_object_get(e, "message"));
-		fprintf(stderr, "nopsctl: %s (%ld): %s\n",
-		    code != NULL ? code : "error", status,
-		    msg != NULL ? msg : "no message");
+		code = safe_str(ctl_str(e, "code", "error"));
+		msg = safe_str(ctl_str(e, "message", "no message"));
+		fprintf(stderr, "nopsctl: %s (%ld): %s\n", code, status, msg);
+		free(code);
+		free(msg);
 	}
 	return EXIT_ANSWER;
 }
 
-static void
+void
 ctl_print_json(json_t *j)
 {
 	json_dumpf(j, stdout, JSON_INDENT(2));
 	putchar('\n');
 }
 
-static const char *
-str_or(json_t *o, const char *key, const char *def)
+/* The string o[key], or def when it is absent, null or not a string. */
+const char *
+ctl_str(json_t *o, const char *key, const char *def)
 {
 	const char	*s = json_string_value(json_object_get(o, key));
 
 	return s != NULL ? s : def;
+}
+
+/* s percent-encoded for a path segment or a query value; free(3) it. */
+char *
+ctl_escape(const char *s)
+{
+	char	*e, *r;
+
+	if ((e = curl_easy_escape(NULL, s, 0)) == NULL)
+		errx(1, "curl_easy_escape");
+	if ((r = strdup(e)) == NULL)
+		err(1, "strdup");
+	curl_free(e);
+	return r;
 }
 
 static int
@@ -206,16 +270,16 @@ cmd_status(struct ctl *ctl, int argc, char **argv)
 		ctl_print_json(a);
 		goto out;
 	}
-	printf("nopsd %s, pid %lld, started %s\n", str_or(a, "version", "?"),
+	printf("nopsd %s, pid %lld, started %s\n", ctl_str(a, "version", "?"),
 	    (long long)json_integer_value(json_object_get(a, "pid")),
-	    str_or(a, "started_at", "?"));
+	    ctl_str(a, "started_at", "?"));
 	printf("config %s, loaded %s, %lld reloads, %lld refused\n",
-	    str_or(a, "config", "?"), str_or(a, "config_loaded_at", "?"),
+	    ctl_str(a, "config", "?"), ctl_str(a, "config_loaded_at", "?"),
 	    (long long)json_integer_value(json_object_get(a, "reloads")),
 	    (long long)json_integer_value(json_object_get(a,
 	    "reload_failures")));
 	db = json_object_get(a, "database");
-	printf("database %s, schema version %lld\n", str_or(db, "path", "?"),
+	printf("database %s, schema version %lld\n", ctl_str(db, "path", "?"),
 	    (long long)json_integer_value(json_object_get(db,
 	    "schema_version")));
 	printf("log %s\n\n", json_integer_value(json_object_get(a,
@@ -224,12 +288,12 @@ cmd_status(struct ctl *ctl, int argc, char **argv)
 	    "RESTARTS", "LAST EXIT");
 	json_array_foreach(json_object_get(a, "workers"), i, w) {
 		printf("%-12s %-8lld %-10s %-8lld %s\n",
-		    str_or(w, "name", "?"),
+		    ctl_str(w, "name", "?"),
 		    (long long)json_integer_value(json_object_get(w, "pid")),
-		    str_or(w, "state", "?"),
+		    ctl_str(w, "state", "?"),
 		    (long long)json_integer_value(json_object_get(w,
 		    "restarts")),
-		    str_or(w, "last_exit", "-"));
+		    ctl_str(w, "last_exit", "-"));
 	}
 out:
 	json_decref(a);
@@ -267,7 +331,7 @@ cmd_log(struct ctl *ctl, int argc, char **argv)
 	else if (strcmp(argv[0], "brief") == 0)
 		verbose = 0;
 	else
-		usage();
+		ctl_usage();
 	body = json_pack("{s:b}", "verbose", verbose);
 	st = ctl_call(ctl, "POST", "/api/v1/log", body, &a);
 	json_decref(body);
@@ -281,12 +345,145 @@ cmd_log(struct ctl *ctl, int argc, char **argv)
 	return rv;
 }
 
+/* /api/v1/repositories/NAME[suffix], with NAME escaped. */
+static void
+ctl_repo_path(char *buf, size_t len, const char *name, const char *suffix)
+{
+	char	*esc;
+
+	if ((esc = curl_easy_escape(NULL, name, 0)) == NULL)
+		errx(1, "curl_easy_escape");
+	snprintf(buf, len, "/api/v1/repositories/%s%s", esc, suffix);
+	curl_free(esc);
+}
+
+static void
+ctl_repo_detail(json_t *r)
+{
+	json_t		*e, *f;
+	size_t		 i;
+
+	safe_printf("repository %s\n", ctl_str(r, "name", "?"));
+	safe_printf("url        %s\n", ctl_str(r, "url", "?"));
+	safe_printf("branch     %s\n", ctl_str(r, "branch", "?"));
+	safe_printf("path       %s\n", ctl_str(r, "path", "") [0] != '\0' ?
+	    ctl_str(r, "path", "") : "(top)");
+	safe_printf("commit     %s\n", ctl_str(r, "commit", "(none yet)"));
+	if (json_is_string(json_object_get(r, "commit"))) {
+		safe_printf("subject    %s\n", ctl_str(r, "subject", ""));
+		safe_printf("author     %s, %s\n", ctl_str(r, "author", ""),
+		    ctl_str(r, "commit_time", "?"));
+		safe_printf("snapshot   %lld: %lld files (%lld jobs, %lld bytes), "
+		    "fetched %s\n",
+		    (long long)json_integer_value(json_object_get(r,
+		    "generation")),
+		    (long long)json_integer_value(json_object_get(r,
+		    "file_count")),
+		    (long long)json_integer_value(json_object_get(r,
+		    "job_count")),
+		    (long long)json_integer_value(json_object_get(r, "bytes")),
+		    ctl_str(r, "fetched_at", "?"));
+	}
+	safe_printf("checked    %s\n", ctl_str(r, "checked_at", "never"));
+	safe_printf("next poll  %s (%s)\n", ctl_str(r, "next_poll", "-"),
+	    ctl_str(r, "state", "?"));
+	if ((e = json_object_get(r, "last_error")) != NULL &&
+	    json_is_object(e))
+		safe_printf("error      %s (since %s, %lld failures)\n",
+		    ctl_str(e, "message", "?"), ctl_str(e, "at", "?"),
+		    (long long)json_integer_value(json_object_get(e,
+		    "failures")));
+	json_array_foreach(json_object_get(r, "files"), i, f) {
+		if (i == 0)
+			safe_printf("\n%-5s %9s  %-12s %s\n", "KIND", "SIZE",
+			    "SHA256", "PATH");
+		safe_printf("%-5s %9lld  %-12.12s %s", ctl_str(f, "kind", "?"),
+		    (long long)json_integer_value(json_object_get(f, "size")),
+		    ctl_str(f, "sha256", "?"), ctl_str(f, "path", "?"));
+		if (json_is_string(json_object_get(f, "vars")))
+			safe_printf(" (vars %s)", ctl_str(f, "vars", ""));
+		putchar('\n');
+	}
+	json_array_foreach(json_object_get(r, "notes"), i, f) {
+		if (i == 0)
+			safe_printf("\nnot taken:\n");
+		safe_printf("  %s: %s\n", ctl_str(f, "path", "?"),
+		    ctl_str(f, "text", "?"));
+	}
+}
+
+static int
+cmd_repos(struct ctl *ctl, int argc, char **argv)
+{
+	json_t		*a, *r, *e;
+	char		 path[512];
+	const char	*commit;
+	size_t		 i;
+	long		 st;
+	int		 rv;
+
+	if (argc == 1)
+		ctl_repo_path(path, sizeof(path), argv[0], "");
+	else
+		strlcpy(path, "/api/v1/repositories", sizeof(path));
+	st = ctl_call(ctl, "GET", path, NULL, &a);
+	if ((rv = ctl_check(ctl, st, a)) != 0)
+		goto out;
+	if (ctl->json) {
+		ctl_print_json(a);
+		goto out;
+	}
+	if (argc == 1) {
+		ctl_repo_detail(a);
+		goto out;
+	}
+	safe_printf("%-16s %-12s %-12s %-20s %-20s %s\n", "NAME", "BRANCH",
+	    "COMMIT", "FETCHED", "NEXT POLL", "STATE");
+	json_array_foreach(json_object_get(a, "items"), i, r) {
+		commit = ctl_str(r, "commit", "-");
+		safe_printf("%-16s %-12s %-12.12s %-20s %-20s %s\n",
+		    ctl_str(r, "name", "?"), ctl_str(r, "branch", "?"), commit,
+		    ctl_str(r, "fetched_at", "-"), ctl_str(r, "next_poll", "-"),
+		    ctl_str(r, "state", "?"));
+		if ((e = json_object_get(r, "last_error")) != NULL &&
+		    json_is_object(e))
+			safe_printf("    error: %s (since %s, %lld failures)\n",
+			    ctl_str(e, "message", "?"), ctl_str(e, "at", "?"),
+			    (long long)json_integer_value(json_object_get(e,
+			    "failures")));
+	}
+out:
+	json_decref(a);
+	return rv;
+}
+
+static int
+cmd_fetch(struct ctl *ctl, int argc, char **argv)
+{
+	json_t	*a, *body = json_object();
+	char	 path[512];
+	long	 st;
+	int	 rv;
+
+	ctl_repo_path(path, sizeof(path), argv[0], "/fetch");
+	st = ctl_call(ctl, "POST", path, body, &a);
+	json_decref(body);
+	if ((rv = ctl_check(ctl, st, a)) == 0) {
+		if (ctl->json)
+			ctl_print_json(a);
+		else
+			printf("fetch of %s queued\n", argv[0]);
+	}
+	json_decref(a);
+	return rv;
+}
+
 /* The token file holds a secret: refuse one others can read. */
 static char *
 ctl_read_token(const char *path)
 {
 	struct stat	 sb;
-	char		 buf[512];
+	char		 buf[512], *tok;
 	ssize_t		 n;
 	int		 fd;
 
@@ -304,20 +501,79 @@ ctl_read_token(const char *path)
 	buf[strcspn(buf, "\r\n")] = '\0';
 	if (buf[0] == '\0')
 		errx(EXIT_USAGE, "%s: empty token file", path);
-	return strdup(buf);
+	if ((tok = strdup(buf)) == NULL)
+		err(1, "strdup");
+	explicit_bzero(buf, sizeof(buf));
+	return tok;
+}
+
+/*
+ * The options after the command, parsed on the command's own argv (its
+ * name first); getopt_long moves them before the arguments, so they may
+ * come after an ID.  Returns how many of argv it took.
+ */
+static int
+ctl_cmd_opts(struct ctl *ctl, const struct ctl_cmd *cmd, int argc,
+    char **argv)
+{
+	const char	*errstr = NULL;
+	int		 ch;
+
+	/* A new argv: 0 makes glibc's getopt start over. */
+	optind = 0;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, cmd->shortopts, cmd->longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'H':
+			ctl->hash = optarg;
+			break;
+		case 'J':
+			ctl->job = optarg;
+			break;
+		case 'l':
+			ctl->limit = strtonum(optarg, 1, INT_MAX, &errstr);
+			if (errstr != NULL)
+				errx(EXIT_USAGE, "limit %s is %s", optarg,
+				    errstr);
+			break;
+		case 'n':
+			ctl->ns = optarg;
+			break;
+		case 'r':
+			ctl->reason = optarg;
+			break;
+		case 's':
+			ctl->state = optarg;
+			break;
+		default:
+			/* Inside "-xy", optind still names the word before. */
+			if (strncmp(argv[optind - 1], "--", 2) != 0 &&
+			    optopt != 0)
+				warnx("%s: unknown option or missing value: "
+				    "-%c", cmd->name, optopt);
+			else
+				warnx("%s: unknown option or missing value: "
+				    "%s", cmd->name, argv[optind - 1]);
+			ctl_usage();
+		}
+	}
+	return optind;
 }
 
 int
 main(int argc, char *argv[])
 {
-	struct ctl	 ctl;
-	const char	*tokenfile = NULL;
-	size_t		 i;
-	int		 ch, rv;
+	struct ctl		 ctl;
+	const struct ctl_cmd	*cmd = NULL;
+	const char		*tokenfile = NULL;
+	size_t			 i;
+	int			 ch, rv, n;
 
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.socket = NOPS_CONTROL_SOCKET;
-	while ((ch = getopt(argc, argv, "js:t:u:")) != -1) {
+	/* "+": stop at the command, whose options are its own. */
+	while ((ch = getopt(argc, argv, "+js:t:u:")) != -1) {
 		switch (ch) {
 		case 'j':
 			ctl.json = 1;
@@ -332,40 +588,44 @@ main(int argc, char *argv[])
 			ctl.url = optarg;
 			break;
 		default:
-			usage();
+			ctl_usage();
 		}
 	}
 	argc -= optind;
 	argv += optind;
 	if (argc < 1)
-		usage();
+		ctl_usage();
 	if ((ctl.url == NULL) != (tokenfile == NULL)) {
 		warnx("-u and -t go together");
-		usage();
+		ctl_usage();
 	}
 	if (ctl.url != NULL && strncmp(ctl.url, "http://", 7) != 0 &&
 	    strncmp(ctl.url, "https://", 8) != 0)
 		errx(EXIT_USAGE, "%s: the URL must start with http:// or "
 		    "https://", ctl.url);
+
+	for (i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++)
+		if (strcmp(argv[0], ctl_cmds[i].name) == 0)
+			cmd = &ctl_cmds[i];
+	if (cmd == NULL) {
+		warnx("unknown command %s", argv[0]);
+		ctl_usage();
+	}
+	n = ctl_cmd_opts(&ctl, cmd, argc, argv);
+	argc -= n;
+	argv += n;
+	if (argc < cmd->minargs || argc > cmd->maxargs)
+		ctl_usage();
+
 	if (tokenfile != NULL)
 		ctl.token = ctl_read_token(tokenfile);
-
-	for (i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++) {
-		if (strcmp(argv[0], ctl_cmds[i].name) != 0)
-			continue;
-		if (argc - 1 < ctl_cmds[i].minargs ||
-		    argc - 1 > ctl_cmds[i].maxargs)
-			usage();
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-			errx(1, "curl_global_init failed");
-		rv = ctl_cmds[i].fn(&ctl, argc - 1, argv + 1);
-		if (ctl.token != NULL) {
-			explicit_bzero(ctl.token, strlen(ctl.token));
-			free(ctl.token);
-		}
-		curl_global_cleanup();
-		return rv;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		errx(1, "curl_global_init failed");
+	rv = cmd->fn(&ctl, argc, argv);
+	if (ctl.token != NULL) {
+		explicit_bzero(ctl.token, strlen(ctl.token));
+		free(ctl.token);
 	}
-	warnx("unknown command %s", argv[0]);
-	usage();
+	curl_global_cleanup();
+	return rv;
 }

@@ -1,6 +1,8 @@
 #ifndef NOPS_NOPSCTL_H
 #define NOPS_NOPSCTL_H
 
+#include <stdio.h>
+
 #include <jansson.h>
 
 #ifndef __dead
@@ -15,14 +17,64 @@ struct ctl {
 	const char	*url;		/* base URL, e.g. http://host:8080 */
 	char		*token;		/* bearer token read from -t file */
 	int		 json;		/* -j */
+
+	/* options after the command (see ctl_cmds[]) */
+	const char	*reason;	/* --reason */
+	const char	*hash;		/* --hash */
+	const char	*state;		/* deployments -s */
+	const char	*ns;		/* deployments -n */
+	const char	*job;		/* deployments -J */
+	long long	 limit;		/* deployments -l, 0 for all */
 };
+
+struct option;
 
 struct ctl_cmd {
 	const char	*name;
 	int		 minargs;
 	int		 maxargs;
 	const char	*args;		/* for the usage line */
+	const struct option *longopts;	/* options after the command */
+	const char	*shortopts;
 	int		(*fn)(struct ctl *, int, char **);
 };
+
+/* nopsctl.c: the API client */
+__dead void	 ctl_usage(void);
+long		 ctl_call(struct ctl *, const char *, const char *, json_t *,
+		    json_t **);
+int		 ctl_check(struct ctl *, long, json_t *);
+void		 ctl_print_json(json_t *);
+const char	*ctl_str(json_t *, const char *, const char *);
+char		*ctl_escape(const char *);
+
+/* ctl_engine.c: jobs, deployments and their actions */
+int		 cmd_jobs(struct ctl *, int, char **);
+int		 cmd_deployments(struct ctl *, int, char **);
+int		 cmd_show(struct ctl *, int, char **);
+int		 cmd_approve(struct ctl *, int, char **);
+int		 cmd_reject(struct ctl *, int, char **);
+int		 cmd_retry(struct ctl *, int, char **);
+int		 cmd_promote(struct ctl *, int, char **);
+int		 cmd_pause(struct ctl *, int, char **);
+int		 cmd_resume(struct ctl *, int, char **);
+int		 cmd_deploy_now(struct ctl *, int, char **);
+int		 cmd_orphans(struct ctl *, int, char **);
+int		 cmd_errors(struct ctl *, int, char **);
+
+/* ctl_print.c: tables, safe strings, plan diffs */
+struct ctl_table;
+
+struct ctl_table *table_new(size_t, ...);
+void		 table_row(struct ctl_table *, ...);
+void		 table_note(struct ctl_table *, const char *, ...)
+		    __attribute__((__format__(printf, 2, 3)));
+void		 table_print(struct ctl_table *, FILE *, int);
+void		 table_free(struct ctl_table *);
+char		*safe_str(const char *);
+void		 safe_printf(const char *, ...)
+		    __attribute__((__format__(printf, 1, 2)));
+void		 print_field(const char *, const char *);
+void		 print_diff(json_t *, int);
 
 #endif

@@ -84,6 +84,8 @@ main(void)
 	CHECK(!redact_name_is_secret("image"));
 	CHECK(!redact_name_is_secret("Count"));
 	CHECK(!redact_name_is_secret("Meta[owner]"));
+	CHECK(!redact_name_is_secret("SecretsMB"));
+	CHECK(redact_name_is_secret("Meta[SecretsMB]"));
 	TEST_END();
 
 	TEST_BEGIN("redact: values that look like secrets");
