@@ -34,7 +34,7 @@ notok() { echo "not ok - $*"; }
 check() {
 	name=$1
 	shift
-	if "$@" >/dev/null 2>&1; then ok "$name"; else notok "$name"; fi
+	if "$@" >/dev/null 2>&1; then ok "$name"; else notok "$name"; return 1; fi
 }
 
 free_port() {

@@ -20,7 +20,8 @@ check "status lists three running workers" [ "$n" -eq 3 ]
 for w in gitworker nomadworker webworker; do
 	pid=$(worker_field $w pid)
 	uid=$(proc_field "$pid" Uid)
-	check "$w runs as an unprivileged uid" [ -n "$uid" ] && [ "$uid" != 0 ]
+	check "$w runs as an unprivileged uid" \
+	    sh -c '[ -n "$1" ] && [ "$1" != 0 ]' _ "$uid"
 	check "$w has NoNewPrivs" [ "$(proc_field "$pid" NoNewPrivs)" = 1 ]
 	check "$w has a seccomp filter" [ "$(proc_field "$pid" Seccomp)" = 2 ]
 done

@@ -16,6 +16,7 @@ hook_case() {
 	check "$w $hook: the worker is killed and restarted" wait_for 10 counted
 	check "$w $hook: last exit says why" \
 	    sh -c "'$NOPSCTL' -s '$T/nopsd.sock' -j status | grep -q '$expect'"
+	[ $? -eq 0 ] || "$NOPSCTL" -s "$T/nopsd.sock" status | sed "s/^/# /"
 	check "$w $hook: the master lives" kill -0 "$DAEMON_PID"
 	running() { [ "$(worker_field "$w" state)" = running ]; }
 	check "$w $hook: the restarted worker runs (the hook is one-shot)" \
