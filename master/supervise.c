@@ -30,6 +30,7 @@
 #include "nomad.h"
 #include "repo.h"
 #include "store.h"
+#include "notify.h"
 
 #define RESTART_MIN_MS		500
 #define RESTART_MAX_MS		30000
@@ -51,6 +52,7 @@ static const uint32_t permit_nomadworker[] = {
 	IMSG_WORKER_READY,
 	IMSG_NOMAD_RESPONSE,
 	IMSG_NOMAD_BODY,
+	IMSG_NOTIFY_RESULT,
 	IMSG_NONE
 };
 static const uint32_t permit_webworker[] = {
@@ -294,6 +296,9 @@ supervise_handle(struct worker *w, struct imsg *imsg)
 	case IMSG_NOMAD_BODY:
 		nomad_dispatch_worker(w, imsg);
 		break;
+	case IMSG_NOTIFY_RESULT:
+		notify_dispatch_worker(w, imsg);
+		break;
 	case IMSG_GIT_UNCHANGED:
 	case IMSG_GIT_ERROR:
 	case IMSG_GIT_SNAP_BEGIN:
@@ -320,8 +325,15 @@ supervise_dispatch(int fd, short event, void *arg)
 
 	if (event & EV_READ) {
 		n = imsgbuf_read(ibuf);
-		if (n == -1 && errno != EAGAIN && errno != EINTR) {
+		if (n == -1 && (errno == EBADMSG || errno == ENOBUFS)) {
+			/* A stray descriptor, or more than a message holds. */
 			supervise_violation(w, "read: %s", strerror(errno));
+			return;
+		}
+		if (n == -1 && errno != EAGAIN && errno != EINTR) {
+			/* It died (ECONNRESET): SIGCHLD says how. */
+			imsgev_clear(&w->w_iev);
+			w->w_running = 0;
 			return;
 		}
 		if (n == 0) {
