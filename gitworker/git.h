@@ -17,7 +17,7 @@
 #include "nops.h"
 
 #define GITW_DEPTH_MAX		32	/* directory levels below the path */
-#define GITW_CACHE_HASHLEN	16	/* hex digits of the URL in a cache name */
+#define GITW_CACHE_HASHLEN	16	/* URL hash digits in a cache name */
 
 /* One repository, as the master sent it (IMSG_GIT_REPO). */
 struct git_repo {
@@ -32,7 +32,7 @@ struct git_repo {
 	uint64_t		 gr_max_total;	/* bytes per snapshot */
 	char			*gr_key;	/* ssh private key, NUL ended */
 	size_t			 gr_keylen;	/* secret: freezero() */
-	char			*gr_known;	/* known_hosts text, NUL ended */
+	char			*gr_known;	/* known_hosts, NUL ended */
 	size_t			 gr_knownlen;
 	char			 gr_cache[512];	/* its bare repository */
 	int			 gr_cleaned;	/* stale lock files removed */

@@ -316,7 +316,8 @@ snap_walk(struct snap *s, git_tree *tree, const char *prefix, int depth)
 				snprintf(vars, sizeof(vars), "%.*s.vars.hcl",
 				    (int)base, name);
 				ve = git_tree_entry_byname(tree, vars);
-				if (ve != NULL && (git_tree_entry_filemode(ve) ==
+				if (ve != NULL &&
+				    (git_tree_entry_filemode(ve) ==
 				    GIT_FILEMODE_BLOB ||
 				    git_tree_entry_filemode(ve) ==
 				    GIT_FILEMODE_BLOB_EXECUTABLE) &&
@@ -390,7 +391,10 @@ snap_send(struct snap *s, uint32_t seq, git_commit *commit, uint32_t flags)
 	const git_signature	*a;
 	struct snap_file	*f;
 	struct msgw		 m;
-	const char		*data, *summary;
+	const char		*data, *summary, *path;
+#ifdef NOPS_TEST_HOOKS
+	const char		*lie;
+#endif
 	char			 hex[GIT_OID_HEXSZ + 1];
 	char			 author[GITW_AUTHOR_MAX + 1];
 	char			 subject[GITW_SUBJECT_MAX + 1];
@@ -424,12 +428,28 @@ snap_send(struct snap *s, uint32_t seq, git_commit *commit, uint32_t flags)
 		data = git_blob_rawcontent(f->sf_blob);
 		size = (size_t)git_blob_rawsize(f->sf_blob);
 		git_sha256_hex(data, size, sha);
+		path = f->sf_path;
+#ifdef NOPS_TEST_HOOKS
+		/* "git-lie:path|hash|size": what a subverted worker might. */
+		if (i == 0 && (lie = git_testhook("git-lie")) != NULL) {
+			log_info("test hook: lying about %s", lie);
+			if (strcmp(lie, "path") == 0)
+				path = "../escape.nomad.hcl";
+			else if (strcmp(lie, "hash") == 0)
+				sha[0] = sha[0] == '0' ? '1' : '0';
+			else if (strcmp(lie, "size") == 0 && size > 0)
+				size--;
+		}
+#endif
 		msg_init(&m);
 		msg_add_u32(&m, seq);
 		msg_add_u8(&m, (uint8_t)f->sf_kind);
-		msg_add_str(&m, f->sf_path);
+		msg_add_str(&m, path);
 		msg_add_u64(&m, size);
 		msg_add_str(&m, sha);
+#ifdef NOPS_TEST_HOOKS
+		size = (size_t)git_blob_rawsize(f->sf_blob);
+#endif
 		if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_FILE,
 		    r->gr_id, -1) == -1)
 			fatal("IMSG_GIT_SNAP_FILE");

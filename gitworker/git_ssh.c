@@ -346,7 +346,8 @@ git_cb_certificate(git_cert *cert, int valid, const char *host,
 	/* TLS: libgit2 checked the chain and the name. */
 	if (!valid) {
 		snprintf(r->gr_why, sizeof(r->gr_why), "the TLS certificate "
-		    "of %s is not valid for it", host);
+		    "of %s does not verify against the system's CA store",
+		    host);
 		return GIT_ECERTIFICATE;
 	}
 	return 0;

@@ -134,6 +134,7 @@ static void
 git_recv_end(void)
 {
 	struct git_repo	*r;
+	size_t		 n = 0;
 
 	while ((r = TAILQ_FIRST(&git_repos)) != NULL) {
 		TAILQ_REMOVE(&git_repos, r, gr_entry);
@@ -145,8 +146,9 @@ git_recv_end(void)
 	}
 	if (git_sandboxed)
 		git_cache_prune(&git_repos);
-	log_debug("watching %s repositories",
-	    TAILQ_EMPTY(&git_repos) ? "no" : "the listed");
+	TAILQ_FOREACH(r, &git_repos, gr_entry)
+		n++;
+	log_debug("watching %zu repositories", n);
 }
 
 static void
@@ -296,6 +298,35 @@ git_local_paths(char **paths, size_t max)
 	return n;
 }
 
+#ifdef NOPS_TEST_HOOKS
+/*
+ * "git-escape:PATH": once sandboxed, read files Unix permissions allow
+ * but Landlock must not (/etc/passwd, PATH) and one it must (the cache).
+ */
+static void
+git_escape_hook(void)
+{
+	const char	*paths[3];
+	size_t		 i;
+	int		 fd;
+
+	if ((paths[1] = git_testhook("git-escape")) == NULL)
+		return;
+	paths[0] = "/etc/passwd";
+	paths[2] = git_cachedir;
+	for (i = 0; i < 3; i++) {
+		if ((fd = open(paths[i], O_RDONLY | O_CLOEXEC)) == -1)
+			log_info("test hook: escape: open %s: %s", paths[i],
+			    strerror(errno));
+		else {
+			log_info("test hook: escape: open %s: allowed",
+			    paths[i]);
+			close(fd);
+		}
+	}
+}
+#endif
+
 void
 gitworker_main(int debug, int verbose)
 {
@@ -313,7 +344,8 @@ gitworker_main(int debug, int verbose)
 	log_setverbose(verbose);
 	log_procinit("gitworker");
 
-	if (imsgbuf_init(&git_iev.ibuf, PROC_CHILD_FD, 0, GITWORKER_MSG_MAX) == -1)
+	if (imsgbuf_init(&git_iev.ibuf, PROC_CHILD_FD, 0,
+	    GITWORKER_MSG_MAX) == -1)
 		fatal("imsgbuf_init");
 	proc_worker_init("gitworker", &git_iev.ibuf, &git_wi);
 
@@ -358,6 +390,7 @@ gitworker_main(int debug, int verbose)
 	imsgev_compose(&git_iev, IMSG_WORKER_READY, 0, -1, NULL, 0);
 #ifdef NOPS_TEST_HOOKS
 	proc_worker_testhooks(&git_wi, &git_iev);
+	git_escape_hook();
 #endif
 	log_debug("ready, cache %s", git_cachedir);
 	/* Messages that arrived with IMSG_INIT are handled first. */

@@ -29,6 +29,12 @@
 #include "repo.h"
 #include "store.h"
 #include "api.h"
+#include "acl.h"
+#include "auth.h"
+#include "web_api.h"
+#include "openapi.h"
+#include "webhook.h"
+#include "metrics.h"
 
 
 
@@ -379,7 +385,7 @@ api_debug_nomad(struct api_req *req, struct api_resp *resp)
 #endif
 
 static const struct api_route api_routes[] = {
-	{ "GET",  "/api/v1/status",	1, api_get_status, 0 },
+	{ "GET",  "/api/v1/status",	1, api_get_status, CAP_READ },
 	{ "POST", "/api/v1/reload",	1, api_reload, 0 },
 	{ "POST", "/api/v1/log",	1, api_log, 0 },
 	{ "GET",  "/api/v1/repositories", 1, api_repos_list, CAP_READ },
@@ -390,6 +396,7 @@ static const struct api_route api_routes[] = {
 	{ "POST", "/api/v1/debug/nomad", 1, api_debug_nomad, 0 },
 #endif
 };
+static const size_t api_nroutes = sizeof(api_routes) / sizeof(api_routes[0]);
 
 static const struct api_route *
 api_find(const struct api_route *table, size_t n, struct api_req *req,
@@ -407,6 +414,33 @@ api_find(const struct api_route *table, size_t n, struct api_req *req,
 	return NULL;
 }
 
+/*
+ * Each master module's routes; a module adds its table here.  Sizes are
+ * pointers so that a table's size may live in its own file.
+ */
+static const struct {
+	const struct api_route	*table;
+	const size_t		*n;
+} tables[] = {
+	{ api_routes, &api_nroutes },
+	{ engine_routes, &engine_nroutes },
+	{ auth_routes, &auth_nroutes },
+	{ web_routes, &web_nroutes },
+	{ openapi_routes, &openapi_nroutes },
+	{ webhook_routes, &webhook_nroutes },
+	{ metrics_routes, &metrics_nroutes },
+};
+
+void
+api_route_foreach(void (*fn)(const struct api_route *, void *), void *arg)
+{
+	size_t	 i, j;
+
+	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
+		for (j = 0; j < *tables[i].n; j++)
+			fn(&tables[i].table[j], arg);
+}
+
 static void
 api_route(struct api_req *req, struct api_resp *resp)
 {
@@ -414,18 +448,9 @@ api_route(struct api_req *req, struct api_resp *resp)
 	int			 pathmatch = 0;
 	size_t			 i;
 
-	/* Each master module's routes; a module adds its table here. */
-	const struct {
-		const struct api_route	*table;
-		size_t			 n;
-	} tables[] = {
-		{ api_routes, sizeof(api_routes) / sizeof(api_routes[0]) },
-		{ engine_routes, engine_nroutes },
-	};
-
 	r = NULL;
 	for (i = 0; r == NULL && i < sizeof(tables) / sizeof(tables[0]); i++)
-		r = api_find(tables[i].table, tables[i].n, req, &pathmatch);
+		r = api_find(tables[i].table, *tables[i].n, req, &pathmatch);
 	if (r == NULL) {
 		if (pathmatch)
 			api_error(resp, 405, "bad_request", "method %s not "
@@ -435,15 +460,11 @@ api_route(struct api_req *req, struct api_resp *resp)
 			    "%s", req->ar_path);
 		return;
 	}
-	/*
-	 * Until accounts and tokens exist (see the web issue), only the
-	 * local admin on the control socket may use the API.
-	 */
-	if (r->admin && !req->ar_admin) {
-		api_error(resp, 401, "unauthorized", "authentication required");
+	/* Who asks, and may they (master/auth_api.c): 401, 403, 415. */
+	if (auth_request(req, r, resp) == -1)
 		return;
-	}
 	r->fn(req, resp);
+	auth_request_done(req, resp);
 }
 
 static void
@@ -465,6 +486,7 @@ api_respond(struct worker *w, uint32_t id, struct api_resp *resp)
 		body = s;
 		len = strlen(s);
 	}
+	metrics_http_count(resp->status);
 	msg_init(&m);
 	msg_add_u32(&m, (uint32_t)resp->status);
 	msg_add_str(&m, resp->ctype != NULL ? resp->ctype :

@@ -72,6 +72,10 @@ void	 api_add_header(struct api_resp *, const char *name,
 char	*api_query(const struct api_req *, const char *name);
 json_t	*api_time_json(time_t);
 
+/* Every route of every module's table, in the order they are tried. */
+void	 api_route_foreach(void (*)(const struct api_route *, void *),
+	    void *);
+
 /* engine_api.c */
 extern const struct api_route	 engine_routes[];
 extern const size_t		 engine_nroutes;

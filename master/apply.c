@@ -34,6 +34,7 @@
 #include "deploy.h"
 #include "engine.h"
 #include "apply.h"
+#include "notify.h"
 
 #define APPLY_BUSY_MAX	1024
 
@@ -153,6 +154,7 @@ apply_move(int64_t id, enum deploy_state from, enum deploy_state to,
 		    reason != NULL ? ": " : "", reason != NULL ? reason : "");
 		if (deploy_state_terminal(to))
 			engine_detect("a deployment ended");
+		notify_deployment(id, to);
 	}
 	return rc;
 }

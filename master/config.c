@@ -64,12 +64,15 @@ config_new(void)
 	conf->drift_interval = NOPS_DRIFT_INTERVAL;
 	conf->engine_interval = NOPS_ENGINE_INTERVAL;
 	conf->apply_timeout = NOPS_APPLY_TIMEOUT;
+	conf->session_idle = NOPS_SESSION_IDLE;
+	conf->session_lifetime = NOPS_SESSION_LIFETIME;
 	TAILQ_INIT(&conf->listens);
 	TAILQ_INIT(&conf->nomad.namespaces);
 	TAILQ_INIT(&conf->repos);
 	TAILQ_INIT(&conf->groups);
 	TAILQ_INIT(&conf->policies);
 	TAILQ_INIT(&conf->binds);
+	TAILQ_INIT(&conf->notifies);
 	return conf;
 }
 
@@ -94,9 +97,20 @@ config_free(struct nops_conf *conf)
 	struct conf_policy	*p;
 	struct conf_policy_ns	*pn;
 	struct conf_bind	*b;
+	struct conf_notify	*n;
 
 	if (conf == NULL)
 		return;
+	while ((n = TAILQ_FIRST(&conf->notifies)) != NULL) {
+		TAILQ_REMOVE(&conf->notifies, n, entry);
+		free(n->name);
+		free(n->url);
+		free(n->topic);
+		free(n->token_file);
+		free(n);
+	}
+	free(conf->metrics_token_file);
+	free(conf->dashboard_url);
 	while ((l = TAILQ_FIRST(&conf->listens)) != NULL) {
 		TAILQ_REMOVE(&conf->listens, l, entry);
 		free(l->host);
@@ -147,6 +161,8 @@ config_free(struct nops_conf *conf)
 	free(conf->control_socket);
 	free(conf->control_group);
 	free(conf->users_file);
+	free(conf->bootstrap_token_file);
+	free(conf->anonymous_policy);
 	free(conf);
 }
 
@@ -529,6 +545,102 @@ config_check_repo_path(const char *s)
 	return NULL;
 }
 
+const char *
+config_check_url(const char *s, int secure)
+{
+	char		 host[256], auth[URL_MAX + 1];
+	const char	*p, *errstr;
+	size_t		 n;
+	int		 plain;
+
+	if (strlen(s) > URL_MAX || !config_is_text(s))
+		return "too long, or contains spaces or control characters";
+	if (strncmp(s, "https://", 8) == 0) {
+		plain = 0;
+		s += 8;
+	} else if (strncmp(s, "http://", 7) == 0) {
+		plain = 1;
+		s += 7;
+	} else
+		return "the URL must start with https:// or http://";
+	if (strchr(s, '#') != NULL)
+		return "no fragment in the URL";
+	/* The authority ends at the path or the query. */
+	n = strcspn(s, "/?");
+	memcpy(auth, s, n);
+	auth[n] = '\0';
+	if (strchr(auth, '@') != NULL)
+		return "no credentials in the URL (use a token file)";
+	if ((errstr = config_check_authority(auth, host, sizeof(host), &p)) !=
+	    NULL)
+		return errstr;
+	if (secure && plain && !config_is_loopback(host))
+		return "http:// is only allowed for a loopback host "
+		    "(127.0.0.1, ::1, localhost); use https://";
+	return NULL;
+}
+
+/* ntfy's rule for topic names. */
+const char *
+config_check_ntfy_topic(const char *s)
+{
+	size_t	 len = strlen(s);
+
+	if (len == 0 || len > 64 || strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789-_") != len)
+		return "a topic is 1 to 64 of A-Z a-z 0-9 - _";
+	return NULL;
+}
+
+static const struct {
+	uint32_t	 ev;
+	const char	*name;
+} config_events[] = {
+	{ CONF_NOTIFY_EV_PENDING_APPROVAL,	"pending-approval" },
+	{ CONF_NOTIFY_EV_FAILED,		"failed" },
+	{ CONF_NOTIFY_EV_AWAITING_PROMOTION,	"awaiting-promotion" },
+	{ CONF_NOTIFY_EV_COMPLETED,		"completed" },
+};
+
+const char *
+config_notify_event_name(uint32_t ev)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof(config_events) / sizeof(config_events[0]); i++)
+		if (config_events[i].ev == ev)
+			return config_events[i].name;
+	return NULL;
+}
+
+int
+config_notify_event_parse(const char *name, uint32_t *ev)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof(config_events) / sizeof(config_events[0]); i++)
+		if (strcmp(config_events[i].name, name) == 0) {
+			*ev = config_events[i].ev;
+			return 0;
+		}
+	return -1;
+}
+
+const char *
+config_notify_kind_name(int kind)
+{
+	switch (kind) {
+	case CONF_NOTIFY_WEBHOOK:
+		return "webhook";
+	case CONF_NOTIFY_SLACK:
+		return "slack";
+	case CONF_NOTIFY_NTFY:
+		return "ntfy";
+	default:
+		return "unknown";
+	}
+}
+
 /* Quoted so that the lexer reads back exactly s. */
 static void
 config_print_str(FILE *fp, const char *s)
@@ -587,7 +699,9 @@ config_print(FILE *fp, const struct nops_conf *conf)
 	const struct conf_policy	*p;
 	const struct conf_policy_ns	*pn;
 	const struct conf_bind		*b;
+	const struct conf_notify	*n;
 	char				 d[32];
+	size_t				 i;
 
 	fputs("user ", fp);
 	config_print_str(fp, conf->user);
@@ -605,6 +719,15 @@ config_print(FILE *fp, const struct nops_conf *conf)
 	fprintf(fp, "apply-timeout %s\n",
 	    config_fmt_duration(conf->apply_timeout, d, sizeof(d)));
 	config_print_file(fp, "", "users", conf->users_file);
+	config_print_file(fp, "", "bootstrap token",
+	    conf->bootstrap_token_file);
+	/* Printed when not the default, like the statements they are. */
+	if (conf->session_idle != NOPS_SESSION_IDLE)
+		fprintf(fp, "session idle-timeout %s\n",
+		    config_fmt_duration(conf->session_idle, d, sizeof(d)));
+	if (conf->session_lifetime != NOPS_SESSION_LIFETIME)
+		fprintf(fp, "session lifetime %s\n",
+		    config_fmt_duration(conf->session_lifetime, d, sizeof(d)));
 
 	TAILQ_FOREACH(l, &conf->listens, entry) {
 		/* Hosts are IP literals, "*" or "localhost": no quotes. */
@@ -615,6 +738,12 @@ config_print(FILE *fp, const struct nops_conf *conf)
 			fputs(" key ", fp);
 			config_print_str(fp, l->tls_key);
 		}
+		fputc('\n', fp);
+	}
+	config_print_file(fp, "", "metrics token", conf->metrics_token_file);
+	if (conf->dashboard_url != NULL) {
+		fputs("dashboard url ", fp);
+		config_print_str(fp, conf->dashboard_url);
 		fputc('\n', fp);
 	}
 
@@ -648,6 +777,26 @@ config_print(FILE *fp, const struct nops_conf *conf)
 		fputs("}\n", fp);
 	}
 
+	TAILQ_FOREACH(n, &conf->notifies, entry) {
+		fputs("\nnotify ", fp);
+		config_print_str(fp, n->name);
+		fprintf(fp, " {\n\t%s url ", config_notify_kind_name(n->kind));
+		config_print_str(fp, n->url);
+		fputc('\n', fp);
+		if (n->topic != NULL) {
+			fputs("\ttopic ", fp);
+			config_print_str(fp, n->topic);
+			fputc('\n', fp);
+		}
+		config_print_file(fp, "\t", "token", n->token_file);
+		fputs("\tevents {", fp);
+		for (i = 0; i < sizeof(config_events) /
+		    sizeof(config_events[0]); i++)
+			if (n->events & config_events[i].ev)
+				fprintf(fp, " %s", config_events[i].name);
+		fputs(" }\n}\n", fp);
+	}
+
 	if (!TAILQ_EMPTY(&conf->groups))
 		fputc('\n', fp);
 	TAILQ_FOREACH(g, &conf->groups, entry) {
@@ -672,7 +821,7 @@ config_print(FILE *fp, const struct nops_conf *conf)
 		fputs("}\n", fp);
 	}
 
-	if (!TAILQ_EMPTY(&conf->binds))
+	if (!TAILQ_EMPTY(&conf->binds) || conf->anonymous_policy != NULL)
 		fputc('\n', fp);
 	TAILQ_FOREACH(b, &conf->binds, entry) {
 		fprintf(fp, "bind %s ", b->kind == BIND_GROUP ? "group" :
@@ -680,6 +829,11 @@ config_print(FILE *fp, const struct nops_conf *conf)
 		config_print_str(fp, b->who);
 		fputs(" policy ", fp);
 		config_print_str(fp, b->policy);
+		fputc('\n', fp);
+	}
+	if (conf->anonymous_policy != NULL) {
+		fputs("anonymous policy ", fp);
+		config_print_str(fp, conf->anonymous_policy);
 		fputc('\n', fp);
 	}
 }

@@ -23,6 +23,14 @@
 #include "proc.h"
 #include "nopsd.h"
 #include "master.h"
+#include "web_api.h"
+
+/*
+ * The certificate and key of each listener, by the index of
+ * nopsd_env->n_listeners (empty for plain ones): read once as root and
+ * kept, so that a restarted webworker gets them again.
+ */
+static struct web_tls	*control_tls;
 
 int
 control_open(const char *path, gid_t gid)
@@ -98,6 +106,11 @@ control_add(int fd, uint32_t kind, const char *name)
 	    env->n_nlisteners + 1, sizeof(*env->n_listeners));
 	if (env->n_listeners == NULL)
 		fatal("reallocarray");
+	control_tls = reallocarray(control_tls, env->n_nlisteners + 1,
+	    sizeof(*control_tls));
+	if (control_tls == NULL)
+		fatal("reallocarray");
+	memset(&control_tls[env->n_nlisteners], 0, sizeof(*control_tls));
 	l = &env->n_listeners[env->n_nlisteners++];
 	l->l_fd = fd;
 	l->l_kind = kind;
@@ -139,7 +152,13 @@ control_listen_all(struct nops_conf *conf, gid_t ctlgid)
 			return -1;
 		}
 		control_add(fd, WEB_LISTEN_TCP, name);
-		log_info("listening on %s", name);
+		if (l->tls && web_tls_read(l->tls_cert, l->tls_key,
+		    &control_tls[nopsd_env->n_nlisteners - 1]) == -1) {
+			log_warnx("listen on %s: no usable tls certificate "
+			    "and key", name);
+			return -1;
+		}
+		log_info("listening on %s%s", name, l->tls ? " (tls)" : "");
 	}
 	return 0;
 }
@@ -154,14 +173,18 @@ control_close_all(void)
 		if (env->n_listeners[i].l_kind == WEB_LISTEN_CONTROL)
 			unlink(env->n_listeners[i].l_name);
 		close(env->n_listeners[i].l_fd);
+		web_tls_free(&control_tls[i]);
 	}
+	free(control_tls);
+	control_tls = NULL;
 	free(env->n_listeners);
 	env->n_listeners = NULL;
 	env->n_nlisteners = 0;
 }
 
 static void
-control_send_one(struct worker *w, const struct listener *l)
+control_send_one(struct worker *w, const struct listener *l,
+    const struct web_tls *t)
 {
 	struct msgw	 m;
 	int		 dupfd;
@@ -172,6 +195,10 @@ control_send_one(struct worker *w, const struct listener *l)
 	msg_init(&m);
 	msg_add_u32(&m, l->l_kind);
 	msg_add_str(&m, l->l_name);
+	msg_add_u32(&m, t->wt_key != NULL);
+	msg_add_data(&m, t->wt_cert, t->wt_certlen);
+	msg_add_data(&m, t->wt_key, t->wt_keylen);
+	/* The payload may hold a key: msg_send() frees it zeroed. */
 	if (msg_send(&m, &w->w_iev.ibuf, IMSG_WEB_LISTEN, 0, dupfd) == -1)
 		fatal("IMSG_WEB_LISTEN");
 }
@@ -183,5 +210,5 @@ control_send_listeners(struct worker *w)
 	size_t		 i;
 
 	for (i = 0; i < env->n_nlisteners; i++)
-		control_send_one(w, &env->n_listeners[i]);
+		control_send_one(w, &env->n_listeners[i], &control_tls[i]);
 }

@@ -24,6 +24,7 @@
 #include "deploy.h"
 #include "engine.h"
 #include "detect.h"
+#include "notify.h"
 
 static struct drequest	*drequests;
 static size_t		 ndrequests;
@@ -102,9 +103,11 @@ detect_move(int64_t id, enum deploy_state from, enum deploy_state to,
 		store_rollback(s);
 		return -1;
 	}
-	if (rc == 1)
+	if (rc == 1) {
 		log_info("deployment %lld: %s -> %s: %s", (long long)id,
 		    deploy_state_str(from), deploy_state_str(to), reason);
+		notify_deployment(id, to);
+	}
 	return rc;
 }
 
@@ -156,6 +159,7 @@ detect_create(struct ejob *ej, enum deploy_state state, const char *reason,
 		log_info("deployment %lld created for %s/%s at %.12s (%s)",
 		    (long long)d.d_id, ej->ej_ns, ej->ej_id, ej->ej_commit,
 		    deploy_state_str(state));
+		notify_deployment(d.d_id, state);
 	} else
 		log_warnx("cannot create a deployment for %s/%s",
 		    ej->ej_ns, ej->ej_id);

@@ -31,6 +31,10 @@
 #include "repo.h"
 #include "store.h"
 #include "engine.h"
+#include "auth.h"
+#include "webhook.h"
+#include "metrics.h"
+#include "notify.h"
 #include "gitworker.h"
 #include "nomadworker.h"
 #include "webworker.h"
@@ -155,6 +159,21 @@ nopsd_reload(const char *who)
 		}
 		return -1;
 	}
+	/* The users file and bootstrap token are part of the config. */
+	if (auth_configure(conf, 0) == -1) {
+		config_free(conf);
+		env->n_reload_failures++;
+		log_warnx("%s: users file or bootstrap token has errors; "
+		    "keeping the running configuration", env->n_conffile);
+		if (env->n_store != NULL && store_begin(env->n_store) == 0) {
+			if (store_event(env->n_store, who, "config.reload",
+			    env->n_conffile, "refused: users file or "
+			    "bootstrap token") == -1 ||
+			    store_commit(env->n_store) == -1)
+				store_rollback(env->n_store);
+		}
+		return -1;
+	}
 	if (!nopsd_same_listeners(env->n_conf, conf))
 		log_warnx("changes to listen, control socket, user or "
 		    "database take effect at the next start");
@@ -167,6 +186,10 @@ nopsd_reload(const char *who)
 	/* Repositories added, removed or changed; the gitworker is told. */
 	repo_reconfigure(conf);
 	engine_reconfigure(conf);
+	/* Webhook, metrics and notification secrets are read again. */
+	webhook_configure(conf);
+	metrics_configure(conf);
+	notify_configure(conf);
 	if (env->n_store != NULL && store_begin(env->n_store) == 0) {
 		if (store_event(env->n_store, who, "config.reload",
 		    env->n_conffile, "ok") == -1 ||
@@ -204,6 +227,7 @@ nopsd_shutdown(void)
 	supervise_stop_all();
 	nomad_shutdown();
 	engine_shutdown();
+	auth_shutdown();
 	if (env->n_store != NULL) {
 		if (store_begin(env->n_store) == 0) {
 			if (store_event(env->n_store, "system", "daemon.stop",
@@ -292,7 +316,8 @@ main(int argc, char *argv[])
 	if (noaction) {
 		struct nops_conf *conf;
 
-		if ((conf = parse_config(conffile, 0)) == NULL) {
+		if ((conf = parse_config(conffile, 0)) == NULL ||
+		    auth_configure(conf, 1) == -1) {
 			fprintf(stderr, "%s: configuration has errors\n",
 			    conffile);
 			exit(1);
@@ -309,7 +334,8 @@ main(int argc, char *argv[])
 		errx(1, "need root privileges: the master must start as root "
 		    "to drop the workers' privileges");
 
-	if ((env->n_conf = parse_config(conffile, 0)) == NULL)
+	if ((env->n_conf = parse_config(conffile, 0)) == NULL ||
+	    auth_configure(env->n_conf, 0) == -1)
 		errx(1, "%s: configuration has errors", conffile);
 	env->n_conf_loaded = time(NULL);
 
@@ -404,6 +430,10 @@ main(int argc, char *argv[])
 	/* Key files are read as root; polls start now. */
 	repo_init(env->n_conf);
 	engine_init(env->n_store, env->n_conf);
+	/* Webhook, metrics and notification secrets, read as root. */
+	webhook_configure(env->n_conf);
+	metrics_configure(env->n_conf);
+	notify_configure(env->n_conf);
 	log_info("nopsd %s started", NOPS_VERSION);
 
 	event_base_dispatch(env->n_base);

@@ -23,6 +23,8 @@
 #define NOPS_ENGINE_INTERVAL	5
 #define NOPS_APPLY_TIMEOUT	600
 #define NOPS_POLL_INTERVAL	60
+#define NOPS_SESSION_IDLE	(8 * 3600)
+#define NOPS_SESSION_LIFETIME	(7 * 86400)
 
 #define NOPS_NAME_MAX		64	/* repository, group, policy names */
 
@@ -113,6 +115,29 @@ struct conf_bind {
 };
 TAILQ_HEAD(conf_binds, conf_bind);
 
+/*
+ * notify "NAME" { slack url "URL" events { ... } }: where notifications
+ * of deployments go (sent by the nomadworker).
+ */
+#define CONF_NOTIFY_WEBHOOK		1	/* POST a JSON document */
+#define CONF_NOTIFY_SLACK		2	/* POST {"text": ...} */
+#define CONF_NOTIFY_NTFY		3	/* POST text to an ntfy topic */
+#define CONF_NOTIFY_EV_PENDING_APPROVAL	0x01
+#define CONF_NOTIFY_EV_FAILED		0x02
+#define CONF_NOTIFY_EV_AWAITING_PROMOTION 0x04
+#define CONF_NOTIFY_EV_COMPLETED	0x08	/* and the job asks for it */
+#define CONF_NOTIFY_EV_ALL		0x0f
+struct conf_notify {
+	TAILQ_ENTRY(conf_notify) entry;
+	char			*name;
+	int			 kind;		/* CONF_NOTIFY_* */
+	char			*url;		/* may hold a secret (Slack) */
+	char			*topic;		/* ntfy: added to url, or NULL */
+	char			*token_file;	/* secret, or NULL */
+	uint32_t		 events;	/* CONF_NOTIFY_EV_* */
+};
+TAILQ_HEAD(conf_notifies, conf_notify);
+
 struct nops_conf {
 	char			*path;		/* the file parsed */
 	char			*user;		/* workers' user, NOPS_USER */
@@ -120,9 +145,16 @@ struct nops_conf {
 	char			*control_socket;	/* NOPS_CONTROL_SOCKET */
 	char			*control_group;	/* NOPS_CONTROL_GROUP */
 	char			*users_file;	/* NULL: none */
+	char			*bootstrap_token_file;	/* secret; NULL: none */
+	char			*anonymous_policy;	/* NULL: no anonymous access */
+	int			 session_idle;		/* seconds */
+	int			 session_lifetime;	/* seconds */
 	int			 drift_interval;	/* seconds */
 	int			 engine_interval;
 	int			 apply_timeout;
+	char			*metrics_token_file;	/* secret; NULL: none */
+	char			*dashboard_url;	/* for links; NULL: none */
+	struct conf_notifies	 notifies;
 	struct conf_listens	 listens;
 	struct conf_nomad	 nomad;
 	struct conf_repos	 repos;
@@ -171,5 +203,15 @@ const char	 *config_check_nomad_address(const char *);
 const char	 *config_check_repo_url(const char *, int *is_ssh);
 const char	 *config_check_branch(const char *);
 const char	 *config_check_repo_path(const char *);
+/*
+ * An http:// or https:// URL without credentials or fragment; with
+ * secure set, http:// only for a loopback host.
+ */
+const char	 *config_check_url(const char *, int secure);
+const char	 *config_check_ntfy_topic(const char *);
+/* notify blocks: "webhook", "slack", "ntfy"; event names. */
+const char	 *config_notify_kind_name(int);
+const char	 *config_notify_event_name(uint32_t);
+int		  config_notify_event_parse(const char *, uint32_t *);
 
 #endif /* NOPS_NOPSD_H */

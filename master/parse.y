@@ -87,7 +87,8 @@ static struct conf_tok		*conf_toks;
 /* Statements that may appear once. */
 enum conf_single {
 	S_USER, S_DATABASE, S_CONTROL, S_USERS, S_DRIFT, S_ENGINE, S_APPLY,
-	S_NOMAD, S_MAX
+	S_NOMAD, S_BOOTSTRAP, S_SESSIDLE, S_SESSLIFE, S_ANONYMOUS,
+	S_METRICS, S_DASHBOARD, S_MAX
 };
 struct conf_seen {
 	const char		*file;	/* arena; NULL: not seen */
@@ -96,7 +97,7 @@ struct conf_seen {
 
 /* Lists in braces: what each string is. */
 enum conf_list {
-	L_NAMESPACES, L_MEMBERS, L_CAPS
+	L_NAMESPACES, L_MEMBERS, L_CAPS, L_EVENTS
 };
 
 static struct nops_conf		*conf;
@@ -117,6 +118,8 @@ static struct conf_group	*cur_group;
 static struct conf_policy	*cur_policy;
 static int			 cur_policy_line;
 static struct conf_policy_ns	*cur_pns;
+static const char		*anon_file;	/* arena */
+static int			 anon_line;
 static enum conf_list		 list_kind;
 static int			 list_line, list_count;
 
@@ -156,6 +159,11 @@ static void	 list_begin(enum conf_list, int);
 static void	 list_add(const char *, int);
 static void	 list_end(void);
 static void	 bind_add(int, const char *, const char *, int);
+static void	 anonymous_set(const char *, int);
+static void	 notify_begin(const char *, int);
+static void	 notify_opt(unsigned int, int, const char *, int);
+static void	 notify_end(void);
+static void	 dashboard_set(const char *, int);
 
 /* Options of a nomad block and of a repository block, seen once each. */
 #define N_ADDRESS	0x01
@@ -169,6 +177,15 @@ static void	 bind_add(int, const char *, const char *, int);
 #define R_WEBHOOK	0x10
 #define R_SSHKEY	0x20
 #define R_KNOWNHOSTS	0x40
+/* Options of a notify block. */
+#define O_KIND		0x01
+#define O_TOPIC		0x02
+#define O_TOKEN		0x04
+#define O_EVENTS	0x08
+
+static struct conf_notify	*cur_notify;
+static int			 cur_notify_line;
+static unsigned int		 notify_opts;
 %}
 
 %locations
@@ -182,6 +199,8 @@ static void	 bind_add(int, const char *, const char *, int);
 %token	NOMAD ADDRESS TOKEN FILEKW CA NAMESPACES NAMESPACE
 %token	REPOSITORY URL BRANCH PATH POLLINTERVAL WEBHOOK SECRET SSH KNOWNHOSTS
 %token	POLICY BIND ERROR
+%token	ANONYMOUS BOOTSTRAP SESSION IDLETIMEOUT LIFETIME
+%token	METRICS DASHBOARD NOTIFY SLACK NTFY TOPIC EVENTS
 %token	<string> STRING
 
 %%
@@ -250,6 +269,41 @@ main		: USER STRING			{ conf_user($2, @1.first_line); }
 		| LISTEN ON STRING PORT STRING	{
 			listen_begin($3, $5, @1.first_line);
 		} listentls
+		| BOOTSTRAP TOKEN FILEKW STRING	{
+			if (conf_single(S_BOOTSTRAP, "bootstrap token file",
+			    @1.first_line) == 0)
+				conf_setfile(&conf->bootstrap_token_file,
+				    "bootstrap token file", $4, 1,
+				    @1.first_line);
+		}
+		| SESSION IDLETIMEOUT STRING	{
+			if (conf_single(S_SESSIDLE, "session idle-timeout",
+			    @1.first_line) == 0)
+				(void)conf_duration("session idle-timeout", $3,
+				    60, 30 * 86400, @1.first_line,
+				    &conf->session_idle);
+		}
+		| SESSION LIFETIME STRING	{
+			if (conf_single(S_SESSLIFE, "session lifetime",
+			    @1.first_line) == 0)
+				(void)conf_duration("session lifetime", $3,
+				    60, 365 * 86400, @1.first_line,
+				    &conf->session_lifetime);
+		}
+		| ANONYMOUS POLICY STRING	{
+			anonymous_set($3, @1.first_line);
+		}
+		| METRICS TOKEN FILEKW STRING	{
+			if (conf_single(S_METRICS, "metrics token file",
+			    @1.first_line) == 0)
+				conf_setfile(&conf->metrics_token_file,
+				    "metrics token file", $4, 1,
+				    @1.first_line);
+		}
+		| DASHBOARD URL STRING		{
+			dashboard_set($3, @1.first_line);
+		}
+		| notify
 		| nomad
 		| repository
 		| group
@@ -352,6 +406,45 @@ policyopt	: NAMESPACE STRING		{
 		} strlist
 		;
 
+/* notify "NAME" { slack url "URL" events { failed } } */
+notify		: notifybegin '{' notifyopts blockend	{ notify_end(); }
+		;
+
+notifybegin	: NOTIFY STRING			{
+			notify_begin($2, @1.first_line);
+		}
+		;
+
+notifyopts	: /* empty */
+		| notifyopts '\n'
+		| notifyopts notifyopt
+		| notifyopts error '\n'		{ yyerrok; }
+		;
+
+notifyopt	: WEBHOOK URL STRING	{
+			notify_opt(O_KIND, CONF_NOTIFY_WEBHOOK, $3,
+			    @1.first_line);
+		}
+		| SLACK URL STRING	{
+			notify_opt(O_KIND, CONF_NOTIFY_SLACK, $3,
+			    @1.first_line);
+		}
+		| NTFY URL STRING	{
+			notify_opt(O_KIND, CONF_NOTIFY_NTFY, $3,
+			    @1.first_line);
+		}
+		| TOPIC STRING		{
+			notify_opt(O_TOPIC, 0, $2, @1.first_line);
+		}
+		| TOKEN FILEKW STRING	{
+			notify_opt(O_TOKEN, 0, $3, @1.first_line);
+		}
+		| EVENTS		{
+			notify_opt(O_EVENTS, 0, NULL, @1.first_line);
+			list_begin(L_EVENTS, @1.first_line);
+		} strlist
+		;
+
 bind		: BIND GROUP STRING POLICY STRING	{
 			bind_add(BIND_GROUP, $3, $5, @1.first_line);
 		}
@@ -367,24 +460,33 @@ static const struct {
 	int		 token;
 } keywords[] = {
 	{ "address",		ADDRESS },
+	{ "anonymous",		ANONYMOUS },
 	{ "apply-timeout",	APPLYTIMEOUT },
 	{ "bind",		BIND },
+	{ "bootstrap",		BOOTSTRAP },
 	{ "branch",		BRANCH },
 	{ "ca",			CA },
 	{ "certificate",	CERTIFICATE },
 	{ "control",		CONTROL },
+	{ "dashboard",		DASHBOARD },
 	{ "database",		DATABASE },
 	{ "drift-interval",	DRIFTINTERVAL },
 	{ "engine-interval",	ENGINEINTERVAL },
+	{ "events",		EVENTS },
 	{ "file",		FILEKW },
 	{ "group",		GROUP },
+	{ "idle-timeout",	IDLETIMEOUT },
 	{ "include",		INCLUDE },
 	{ "key",		KEY },
 	{ "known-hosts",	KNOWNHOSTS },
+	{ "lifetime",		LIFETIME },
 	{ "listen",		LISTEN },
+	{ "metrics",		METRICS },
 	{ "namespace",		NAMESPACE },
 	{ "namespaces",		NAMESPACES },
 	{ "nomad",		NOMAD },
+	{ "notify",		NOTIFY },
+	{ "ntfy",		NTFY },
 	{ "on",			ON },
 	{ "path",		PATH },
 	{ "policy",		POLICY },
@@ -392,10 +494,13 @@ static const struct {
 	{ "port",		PORT },
 	{ "repository",		REPOSITORY },
 	{ "secret",		SECRET },
+	{ "session",		SESSION },
+	{ "slack",		SLACK },
 	{ "socket",		SOCKET },
 	{ "ssh",		SSH },
 	{ "tls",		TLS },
 	{ "token",		TOKEN },
+	{ "topic",		TOPIC },
 	{ "url",		URL },
 	{ "user",		USER },
 	{ "users",		USERS },
@@ -1462,6 +1567,16 @@ list_add(const char *str, int line)
 			conf_err(line, "\"%s\" listed twice in group \"%s\"",
 			    str, cur_group->name);
 		break;
+	case L_EVENTS:
+		if (config_notify_event_parse(str, &cap) == -1)
+			conf_err(line, "unknown event \"%s\" (known: "
+			    "pending-approval failed awaiting-promotion "
+			    "completed)", str);
+		else if (cur_notify->events & cap)
+			conf_err(line, "event \"%s\" listed twice", str);
+		else
+			cur_notify->events |= cap;
+		break;
 	case L_CAPS:
 		if (config_cap_parse(str, &cap) == -1)
 			conf_err(line, "unknown capability \"%s\" (known: "
@@ -1483,6 +1598,8 @@ list_end(void)
 		return;
 	if (list_kind == L_NAMESPACES)
 		conf_err(list_line, "namespaces: empty list");
+	else if (list_kind == L_EVENTS)
+		conf_err(list_line, "events: empty list");
 	else if (list_kind == L_CAPS)
 		conf_err(list_line, "namespace \"%s\": no capabilities",
 		    cur_pns->glob);
@@ -1523,6 +1640,158 @@ bind_add(int kind, const char *who, const char *policy, int line)
 	ref->line = line;
 	ref->bind = b;
 	TAILQ_INSERT_TAIL(&conf_refs, ref, entry);
+}
+
+/*
+ * anonymous policy "NAME": what a client without credentials may do.
+ * Checked once the whole file is read (conf_check_anonymous).
+ */
+static void
+anonymous_set(const char *policy, int line)
+{
+	const char	*errstr;
+
+	if (conf_single(S_ANONYMOUS, "anonymous policy", line) == -1)
+		return;
+	if ((errstr = config_check_name(policy)) != NULL) {
+		conf_err(line, "anonymous policy \"%s\": %s", policy, errstr);
+		return;
+	}
+	free(conf->anonymous_policy);
+	conf->anonymous_policy = conf_strdup(policy);
+	anon_file = tokstr(curfile->name);
+	anon_line = line;
+}
+
+/* Anonymous access is read-only: a write needs someone to audit. */
+static void
+conf_check_anonymous(void)
+{
+	struct conf_policy	*p;
+	struct conf_policy_ns	*pn;
+	const char		*name = conf->anonymous_policy;
+
+	if (name == NULL)
+		return;
+	if (strcmp(name, CONF_POLICY_MANAGEMENT) == 0) {
+		conf_err_at(anon_file, anon_line, "anonymous policy \"%s\": "
+		    "anonymous access can only be read", name);
+		return;
+	}
+	TAILQ_FOREACH(p, &conf->policies, entry)
+		if (strcmp(p->name, name) == 0)
+			break;
+	if (p == NULL) {
+		conf_err_at(anon_file, anon_line, "anonymous policy: no "
+		    "policy \"%s\"", name);
+		return;
+	}
+	TAILQ_FOREACH(pn, &p->namespaces, entry)
+		if (pn->caps & ~CAP_READ) {
+			conf_err_at(anon_file, anon_line, "anonymous policy "
+			    "\"%s\": it grants more than read (namespace "
+			    "\"%s\"); anonymous access can only be read",
+			    name, pn->glob);
+			return;
+		}
+}
+
+/* dashboard url "URL": where notifications link to. */
+static void
+dashboard_set(const char *url, int line)
+{
+	const char	*errstr;
+
+	if (conf_single(S_DASHBOARD, "dashboard url", line) == -1)
+		return;
+	if ((errstr = config_check_url(url, 0)) != NULL) {
+		conf_err(line, "dashboard url \"%s\": %s", url, errstr);
+		return;
+	}
+	free(conf->dashboard_url);
+	conf->dashboard_url = conf_strdup(url);
+}
+
+static void
+notify_begin(const char *name, int line)
+{
+	struct conf_notify	*n;
+	const char		*errstr;
+
+	if ((errstr = config_check_name(name)) != NULL)
+		conf_err(line, "notify \"%s\": %s", name, errstr);
+	TAILQ_FOREACH(n, &conf->notifies, entry)
+		if (strcmp(n->name, name) == 0) {
+			conf_err(line, "notify \"%s\" defined twice", name);
+			break;
+		}
+	/* Kept even when bad, so that its block is still checked. */
+	if ((n = calloc(1, sizeof(*n))) == NULL)
+		fatal("calloc");
+	n->name = conf_strdup(name);
+	n->events = CONF_NOTIFY_EV_ALL;
+	TAILQ_INSERT_TAIL(&conf->notifies, n, entry);
+	cur_notify = n;
+	cur_notify_line = line;
+	notify_opts = 0;
+}
+
+static void
+notify_opt(unsigned int opt, int kind, const char *s, int line)
+{
+	struct conf_notify	*n = cur_notify;
+	const char		*errstr;
+
+	switch (opt) {
+	case O_KIND:
+		if (block_opt(&notify_opts, opt, "url (webhook, slack or "
+		    "ntfy)", line) == -1)
+			return;
+		n->kind = kind;
+		/* The URL may hold a secret (Slack's do): not repeated. */
+		if ((errstr = config_check_url(s, 1)) != NULL) {
+			conf_err(line, "notify \"%s\": url: %s", n->name,
+			    errstr);
+			return;
+		}
+		n->url = conf_strdup(s);
+		break;
+	case O_TOPIC:
+		if (block_opt(&notify_opts, opt, "topic", line) == -1)
+			return;
+		if ((errstr = config_check_ntfy_topic(s)) != NULL) {
+			conf_err(line, "topic \"%s\": %s", s, errstr);
+			return;
+		}
+		n->topic = conf_strdup(s);
+		break;
+	case O_TOKEN:
+		if (block_opt(&notify_opts, opt, "token file", line) == 0)
+			conf_setfile(&n->token_file, "token file", s, 1, line);
+		break;
+	case O_EVENTS:
+		if (block_opt(&notify_opts, opt, "events", line) == 0)
+			n->events = 0;
+		break;
+	}
+}
+
+static void
+notify_end(void)
+{
+	struct conf_notify	*n = cur_notify;
+
+	if (!(notify_opts & O_KIND)) {
+		conf_err(cur_notify_line, "notify \"%s\" needs a webhook "
+		    "url, slack url or ntfy url", n->name);
+		return;
+	}
+	if ((notify_opts & O_TOPIC) && n->kind != CONF_NOTIFY_NTFY)
+		conf_err(cur_notify_line, "notify \"%s\": topic is only for "
+		    "ntfy", n->name);
+	if ((notify_opts & O_TOKEN) && n->kind == CONF_NOTIFY_SLACK)
+		conf_err(cur_notify_line, "notify \"%s\": a slack url is "
+		    "its own credential; no token file", n->name);
 }
 
 /* Checks that need the whole file: binds name groups and policies. */
@@ -1618,10 +1887,14 @@ parse_config(const char *filename, int flags)
 	cur_group = NULL;
 	cur_policy = NULL;
 	cur_pns = NULL;
+	cur_notify = NULL;
+	anon_file = NULL;
+	anon_line = 0;
 
 	if (yyparse() != 0 && conf_errors == 0)
 		conf_err(curfile->lineno, "cannot parse");
 	conf_check_refs();
+	conf_check_anonymous();
 	conf_cleanup();
 
 	c = conf;

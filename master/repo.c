@@ -56,10 +56,11 @@ struct repo {
 	uint32_t		 r_max_file;
 	uint32_t		 r_max_files;
 	uint64_t		 r_max_total;
+	char			*r_file_error;	/* key or known-hosts unread */
 
 	int			 r_state;	/* REPO_IDLE, ... */
 	int			 r_again;	/* asked for while polling */
-	int			 r_removed;	/* left the config while polling */
+	int			 r_removed;	/* gone from the config */
 	struct event		*r_timer;
 	time_t			 r_next_poll;	/* 0 while queued or polling */
 
@@ -73,7 +74,7 @@ struct repo {
 	uint64_t		 r_snapshots;
 	uint64_t		 r_errors;
 	uint64_t		 r_rebuilds;
-	double			 r_poll_ms;	/* how long the last poll took */
+	double			 r_poll_ms;	/* the last poll's duration */
 };
 TAILQ_HEAD(repo_list, repo);
 
@@ -96,7 +97,8 @@ static struct repo_poll	 repo_poll;
 static struct event	*repo_deadline;
 static int		 repo_inited;
 static int		 repo_listsent;	/* the gitworker has the list */
-static char		*repo_localsig;	/* file:// remotes it was started with */
+static int		 repo_restart;	/* restart it once no poll runs */
+static char		*repo_localsig;	/* its file:// remotes at start */
 static uint32_t		 repo_nextid = 1;
 static uint32_t		 repo_nextseq = 1;
 static int		 repo_timeout = REPO_FETCH_TIMEOUT;
@@ -375,6 +377,7 @@ repo_free(struct repo *r)
 	free(r->r_path);
 	free(r->r_key_file);
 	free(r->r_known_file);
+	free(r->r_file_error);
 	free(r->r_error);
 	free(r);
 }
@@ -467,16 +470,24 @@ static void
 repo_send_one(struct worker *w, struct repo *r)
 {
 	struct msgw	 m;
-	char		*key = NULL, *known = NULL, err[512];
+	char		*key = NULL, *known = NULL, err[512], why[600];
 	size_t		 keylen = 0, knownlen = 0;
 
+	free(r->r_file_error);
+	r->r_file_error = NULL;
 	if (r->r_key_file != NULL && repo_read_file(r->r_key_file,
-	    GITW_KEY_MAX, &key, &keylen, err, sizeof(err)) == -1)
-		log_warnx("repository %s: ssh key file %s", r->r_name, err);
+	    GITW_KEY_MAX, &key, &keylen, err, sizeof(err)) == -1) {
+		snprintf(why, sizeof(why), "ssh key file %s; fix it and "
+		    "reload", err);
+		r->r_file_error = xstrdup(why);
+	}
 	if (r->r_known_file != NULL && repo_read_file(r->r_known_file,
-	    GITW_KNOWNHOSTS_MAX, &known, &knownlen, err, sizeof(err)) == -1)
-		log_warnx("repository %s: known-hosts file %s", r->r_name,
-		    err);
+	    GITW_KNOWNHOSTS_MAX, &known, &knownlen, err, sizeof(err)) == -1) {
+		snprintf(why, sizeof(why), "known-hosts file %s; fix it and "
+		    "reload", err);
+		free(r->r_file_error);
+		r->r_file_error = xstrdup(why);
+	}
 	msg_init(&m);
 	msg_add_str(&m, r->r_name);
 	msg_add_str(&m, r->r_url);
@@ -523,11 +534,27 @@ repo_run(void)
 	struct msgw	 m;
 	struct timeval	 tv;
 
-	if (repo_poll.p_repo != NULL || !repo_listsent ||
+	if (repo_poll.p_repo == NULL && repo_restart &&
+	    (w = repo_gitworker()) != NULL) {
+		repo_restart = 0;
+		supervise_kill(w, "file:// remotes changed; its sandbox must "
+		    "name them");
+		return;
+	}
+again:
+	if (repo_poll.p_repo != NULL || !repo_listsent || repo_restart ||
 	    (w = repo_gitworker()) == NULL ||
 	    (r = TAILQ_FIRST(&repo_queue)) == NULL)
 		return;
 	TAILQ_REMOVE(&repo_queue, r, r_qentry);
+	/* Without its key or known hosts a poll could only fail. */
+	if (r->r_file_error != NULL) {
+		r->r_state = REPO_IDLE;
+		r->r_again = 0;
+		repo_set_error(r, r->r_file_error);
+		repo_schedule(r, repo_backoff(r));
+		goto again;
+	}
 	r->r_state = REPO_POLLING;
 	memset(&repo_poll, 0, sizeof(repo_poll));
 	repo_poll.p_repo = r;
@@ -955,6 +982,7 @@ void
 repo_worker_started(struct worker *w)
 {
 	repo_listsent = 0;
+	repo_restart = 0;
 	if (!repo_inited)
 		return;
 	free(repo_localsig);
@@ -1078,9 +1106,9 @@ repo_reconfigure(const struct nops_conf *conf)
 
 	if ((w = repo_gitworker()) != NULL) {
 		sig = repo_local_remotes();
+		/* Not in the middle of a poll: that one would fail. */
 		if (repo_localsig != NULL && strcmp(sig, repo_localsig) != 0)
-			supervise_kill(w, "file:// remotes changed; its "
-			    "sandbox must name them");
+			repo_restart = 1;
 		else
 			repo_send_list(w);
 		free(sig);

@@ -31,6 +31,7 @@
 #include "proc.h"
 #include "sandbox.h"
 #include "nomadworker.h"
+#include "nomad_notify.h"
 
 struct nomad_ns {
 	TAILQ_ENTRY(nomad_ns)	 ns_entry;
@@ -274,6 +275,9 @@ nomad_dispatch_master_msg(struct imsg *imsg, void *arg)
 	case IMSG_NOMAD_REQUEST:
 		nomad_request(imsg);
 		break;
+	case IMSG_NOTIFY:
+		nomad_notify(imsg);
+		break;
 	default:
 		fatalx("nomadworker: unexpected %s from the master",
 		    imsg_to_str(imsg->hdr.type));
@@ -311,6 +315,7 @@ nomadworker_main(int debug, int verbose)
 	imsgev_attach(&nomad_iev, base, "nomadworker", nomad_dispatch_master,
 	    NULL);
 	nomad_http_init(base, nomad_answer_cb);
+	nomad_notify_init(base, &nomad_iev);
 	nomadworker_sandbox_syscalls();
 
 	imsgev_compose(&nomad_iev, IMSG_WORKER_READY, 0, -1, NULL, 0);

@@ -22,6 +22,7 @@
 #include <jansson.h>
 
 #include "nopsctl.h"
+#include "ctl_auth.h"
 
 #define CTL_MAX_ANSWER	(64 * 1024 * 1024)
 #define CTL_TIMEOUT	60
@@ -81,6 +82,13 @@ static const struct ctl_cmd ctl_cmds[] = {
 	    cmd_deploy_now },
 	{ "orphans",	0, 0, "",		no_opts, "", cmd_orphans },
 	{ "errors",	0, 0, "",		no_opts, "", cmd_errors },
+	/* "+": token parses its own options (ctl_auth.c). */
+	{ "token",	1, 6, "create name --policy policy "
+	    "[--expires duration] | list | revoke name | id", no_opts, "+",
+	    cmd_token },
+	{ "hash-password", 0, 0, "",		no_opts, "",
+	    cmd_hash_password },
+	{ "gen-secret",	0, 0, "",		no_opts, "", cmd_gen_secret },
 };
 
 __dead void

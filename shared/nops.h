@@ -34,7 +34,8 @@ enum imsg_type {
 	IMSG_WORKER_READY,	/* sandboxed and serving */
 
 	/* master -> webworker */
-	IMSG_WEB_LISTEN,	/* fd: a listening socket + its kind and name */
+	IMSG_WEB_LISTEN,	/* fd: a listening socket: kind, name, tls,
+				   certificate chain and key (PEM) */
 	IMSG_WEB_RESPONSE,	/* the answer to an IMSG_WEB_REQUEST */
 
 	/* webworker -> master */
@@ -47,6 +48,11 @@ enum imsg_type {
 	/* nomadworker -> master */
 	IMSG_NOMAD_RESPONSE,	/* peerid: request id; status, index, body */
 	IMSG_NOMAD_BODY,	/* peerid: request id; the next body chunk */
+
+	/* master -> nomadworker: one notification (peerid: its id) */
+	IMSG_NOTIFY,		/* kind, url, title, tags, body, token */
+	/* nomadworker -> master */
+	IMSG_NOTIFY_RESULT,	/* peerid: its id; HTTP status, error */
 
 	/* master -> gitworker (peerid: the repository's id) */
 	IMSG_GIT_REPO,		/* a repository to watch, with its secrets */
@@ -84,6 +90,7 @@ const char	*proc_to_str(enum nops_proc);
 #define WEB_HEADERS_MAX		16	/* headers forwarded either way */
 #define WEB_HNAME_MAX		64
 #define WEB_REMOTE_MAX		64	/* "address:port" */
+#define WEB_TLS_PEM_MAX		(256 * 1024)	/* a certificate chain, a key */
 
 /* IMSG_WEB_LISTEN kinds */
 #define WEB_LISTEN_CONTROL	1	/* AF_UNIX control socket */
@@ -142,6 +149,20 @@ enum nomad_op {
 #define NOMAD_ERROR_MAX		1024	/* a transport error's text */
 #define NOMAD_TIMEOUT_MAX_MS	(10 * 60 * 1000)
 #define NOMAD_READ_ATTEMPTS	3	/* reads only; writes go once */
+
+/*
+ * IMSG_NOTIFY: the master builds the whole request, the nomadworker
+ * sends it once (nomadworker/nomad_notify.c).  What a kind sends:
+ */
+#define NOTIFY_KIND_JSON	1	/* POST application/json */
+#define NOTIFY_KIND_TEXT	2	/* POST text/plain, Title and Tags */
+#define NOTIFY_URL_MAX		2048
+#define NOTIFY_TITLE_MAX	256
+#define NOTIFY_TAGS_MAX		256
+#define NOTIFY_BODY_MAX		(64 * 1024)
+#define NOTIFY_TOKEN_MAX	4096
+#define NOTIFY_ERROR_MAX	1024
+#define NOTIFY_TIMEOUT_MS	10000	/* one attempt, all of it */
 
 /*
  * Bounds of the git messages.  The limits of a snapshot are sent with

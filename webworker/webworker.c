@@ -1,9 +1,11 @@
 /*
  * webworker: serves HTTP on the sockets the master hands it (the local
- * control socket and the TCP listeners).  It is chrooted in an empty
- * directory with no filesystem and no outbound network.  It parses HTTP and
- * passes each request to the master, which decides and answers; the
- * webworker never holds state of its own.
+ * control socket and the TCP listeners, some with TLS).  It is chrooted
+ * in an empty directory with no filesystem and no outbound network.  It
+ * parses HTTP and passes each API request to the master, which decides
+ * and answers; dashboard pages it renders itself from the master's JSON
+ * answers to calls it makes on the client's behalf (web_dash.c).  It
+ * holds no state of its own beyond the requests in flight.
  */
 #include "config.h"
 
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -22,6 +25,8 @@
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
+#include <openssl/ssl.h>
 
 #include "log.h"
 #include "imsg.h"
@@ -30,55 +35,144 @@
 #include "proc.h"
 #include "sandbox.h"
 #include "webworker.h"
+#include "web.h"
 
-#define WEB_MAX_HEADERS_SIZE	(16 * 1024)
-#define WEB_TIMEOUT_SECS	30
-#define WEB_MAX_PENDING		1024
-
-/* A request waiting for the master's answer. */
+/* A call waiting for the master's answer. */
 struct web_pending {
 	TAILQ_ENTRY(web_pending) wp_entry;
 	uint32_t		 wp_id;
-	struct evhttp_request	*wp_req;
+	struct web_rq		*wp_rq;		/* an API request passed on */
+	struct web_page		*wp_page;	/* or a page's call */
+	size_t			 wp_slot;
 };
 TAILQ_HEAD(web_pendings, web_pending);
 
+struct event_base		*web_base;
 static struct imsgev		 web_iev;
-static struct event_base	*web_base;
-static struct evhttp		*web_http_ctl;	/* control socket */
-static struct evhttp		*web_http_tcp;	/* network listeners */
+static struct web_listeners	 web_listeners =
+				    TAILQ_HEAD_INITIALIZER(web_listeners);
 static struct web_pendings	 web_pending = TAILQ_HEAD_INITIALIZER(web_pending);
 static size_t			 web_npending;
 static uint32_t			 web_nextid = 1;
 
-static void
+static const char *
+web_reason(int status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 201: return "Created";
+	case 202: return "Accepted";
+	case 204: return "No Content";
+	case 303: return "See Other";
+	case 304: return "Not Modified";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 409: return "Conflict";
+	case 413: return "Content Too Large";
+	case 415: return "Unsupported Media Type";
+	case 422: return "Unprocessable Content";
+	case 429: return "Too Many Requests";
+	case 431: return "Request Header Fields Too Large";
+	case 500: return "Internal Server Error";
+	case 502: return "Bad Gateway";
+	case 503: return "Service Unavailable";
+	default: return status < 400 ? "OK" : "Error";
+	}
+}
+
+/*
+ * Headers of every answer.  The CSP allows our own scripts and styles
+ * only (the pages have no inline ones), no framing, forms to ourselves.
+ */
+void
 web_headers(struct evhttp_request *req, const char *ctype)
 {
 	struct evkeyvalq	*h = evhttp_request_get_output_headers(req);
 
+	evhttp_remove_header(h, "Content-Type");
 	evhttp_add_header(h, "Content-Type", ctype);
-	evhttp_add_header(h, "Cache-Control", "no-store");
+	if (evhttp_find_header(h, "Cache-Control") == NULL)
+		evhttp_add_header(h, "Cache-Control", "no-store");
 	evhttp_add_header(h, "Content-Security-Policy",
-	    "default-src 'self'; frame-ancestors 'none'");
+	    "default-src 'self'; frame-ancestors 'none'; form-action 'self'; "
+	    "base-uri 'none'; object-src 'none'");
 	evhttp_add_header(h, "X-Frame-Options", "DENY");
 	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
 	evhttp_add_header(h, "Referrer-Policy", "same-origin");
+	evhttp_add_header(h, "Cross-Origin-Opener-Policy", "same-origin");
 }
 
-static void
-web_error(struct evhttp_request *req, int status, const char *code,
-    const char *message)
+void
+web_add_header(struct web_rq *rq, const char *name, const char *value)
+{
+	/* libevent refuses a value with a bare CR or LF. */
+	if (evhttp_add_header(evhttp_request_get_output_headers(rq->wr_req),
+	    name, value) == -1)
+		log_warnx("%s: refused header %s", __func__, name);
+}
+
+const char *
+web_input_header(struct web_rq *rq, const char *name)
+{
+	return evhttp_find_header(evhttp_request_get_input_headers(
+	    rq->wr_req), name);
+}
+
+void
+web_reply(struct web_rq *rq, int status, const char *ctype,
+    const void *body, size_t len)
 {
 	struct evbuffer	*buf;
 
 	if ((buf = evbuffer_new()) == NULL)
 		fatal("evbuffer_new");
-	/* code and message are our own constants: no escaping needed. */
-	evbuffer_add_printf(buf, "{\"error\":{\"code\":\"%s\",\"message\":"
-	    "\"%s\"}}", code, message);
-	web_headers(req, "application/json");
-	evhttp_send_reply(req, status, NULL, buf);
+	if (len > 0 && evbuffer_add(buf, body, len) == -1)
+		fatal("evbuffer_add");
+	web_headers(rq->wr_req, ctype);
+	/* If the client left meanwhile, libevent just frees the request. */
+	evhttp_send_reply(rq->wr_req, status, web_reason(status), buf);
 	evbuffer_free(buf);
+	web_conn_end(rq->wr_conn);
+	rq->wr_conn = 0;
+	rq->wr_req = NULL;
+}
+
+void
+web_reply_wbuf(struct web_rq *rq, int status, const char *ctype,
+    struct wbuf *b)
+{
+	if (b->wb_err) {
+		log_warnx("page %s: out of memory or a bad format",
+		    rq->wr_target);
+		web_reply(rq, 500, "text/plain; charset=utf-8",
+		    "internal error\n", 15);
+		return;
+	}
+	web_reply(rq, status, ctype, b->wb_buf, b->wb_len);
+}
+
+void
+web_redirect(struct web_rq *rq, const char *location)
+{
+	web_add_header(rq, "Location", location);
+	web_reply(rq, 303, "text/plain; charset=utf-8", NULL, 0);
+}
+
+void
+web_json_error(struct web_rq *rq, int status, const char *code,
+    const char *message)
+{
+	char	 buf[512];
+	int	 n;
+
+	/* code and message are our own constants: no escaping needed. */
+	n = snprintf(buf, sizeof(buf), "{\"error\":{\"code\":\"%s\","
+	    "\"message\":\"%s\"}}", code, message);
+	web_reply(rq, status, "application/json", buf,
+	    n > 0 && (size_t)n < sizeof(buf) ? (size_t)n : 0);
 }
 
 static const char *
@@ -122,6 +216,34 @@ web_peercred(struct evhttp_request *req, struct ucred *uc)
 	return 0;
 }
 
+static int
+web_client_get(struct evhttp_request *req, struct web_listener *wl,
+    struct web_client *cl)
+{
+	struct evhttp_connection	*conn;
+	struct ucred			 uc;
+	char				*host = NULL;
+	ev_uint16_t			 port = 0;
+
+	memset(cl, 0, sizeof(*cl));
+	cl->wc_peer = wl->wl_peer;
+	cl->wc_tls = wl->wl_ssl != NULL;
+	if (wl->wl_peer == WEB_PEER_LOCAL) {
+		if (web_peercred(req, &uc) == -1)
+			return -1;
+		cl->wc_uid = uc.uid;
+		cl->wc_gid = uc.gid;
+		strlcpy(cl->wc_remote, "local", sizeof(cl->wc_remote));
+		return 0;
+	}
+	if ((conn = evhttp_request_get_connection(req)) == NULL)
+		return -1;
+	evhttp_connection_get_peer(conn, &host, &port);
+	snprintf(cl->wc_remote, sizeof(cl->wc_remote), "%s:%u",
+	    host != NULL ? host : "?", port);
+	return 0;
+}
+
 /* The headers the master may need, forwarded by name; others stay. */
 static const char *const web_fwd_headers[] = {
 	"Authorization", "Cookie", "X-CSRF-Token", "Accept", "Origin",
@@ -131,21 +253,43 @@ static const char *const web_fwd_headers[] = {
 	"User-Agent",
 };
 
+/* What a page's call carries of the client's: who it is, nothing else. */
+static const char *const web_page_headers[] = {
+	"Authorization", "Cookie", "Origin", "User-Agent",
+};
+
+/*
+ * Forward the client's headers of the list; with page set, those of a
+ * page's call plus our own X-CSRF-Token (the form's) and Accept.
+ */
 static void
-web_add_headers(struct msgw *m, struct evhttp_request *req)
+web_add_headers(struct msgw *m, struct evhttp_request *req, int page,
+    const char *csrf)
 {
 	struct evkeyvalq	*in = evhttp_request_get_input_headers(req);
 	const char		*names[WEB_HEADERS_MAX], *values[WEB_HEADERS_MAX];
+	const char *const	*list = page ? web_page_headers : web_fwd_headers;
+	size_t			 nlist = page ?
+				    sizeof(web_page_headers) / sizeof(list[0]) :
+				    sizeof(web_fwd_headers) / sizeof(list[0]);
 	const char		*v;
 	size_t			 i, n = 0;
 
-	for (i = 0; i < sizeof(web_fwd_headers) / sizeof(web_fwd_headers[0]) &&
-	    n < WEB_HEADERS_MAX; i++) {
-		v = evhttp_find_header(in, web_fwd_headers[i]);
+	for (i = 0; i < nlist && n < WEB_HEADERS_MAX; i++) {
+		v = evhttp_find_header(in, list[i]);
 		if (v == NULL || strlen(v) > WEB_HEADER_MAX)
 			continue;
-		names[n] = web_fwd_headers[i];
+		names[n] = list[i];
 		values[n++] = v;
+	}
+	if (page && n + 2 <= WEB_HEADERS_MAX) {
+		names[n] = "Accept";
+		values[n++] = "application/json";
+		if (csrf != NULL && *csrf != '\0' &&
+		    strlen(csrf) <= WEB_HEADER_MAX) {
+			names[n] = "X-CSRF-Token";
+			values[n++] = csrf;
+		}
 	}
 	msg_add_u32(m, (uint32_t)n);
 	for (i = 0; i < n; i++) {
@@ -154,93 +298,245 @@ web_add_headers(struct msgw *m, struct evhttp_request *req)
 	}
 }
 
-static void
-web_request(struct evhttp_request *req, void *arg)
+static struct web_pending *
+web_pending_new(void)
 {
-	uint32_t		 peer = (uint32_t)(uintptr_t)arg;
 	struct web_pending	*wp;
-	struct ucred		 uc;
-	struct evbuffer		*in;
-	struct msgw		 m;
-	const char		*method, *uri, *ctype;
-	unsigned char		*body;
-	size_t			 bodylen;
-	char			 remote[WEB_REMOTE_MAX];
-	char			*host;
-	ev_uint16_t		 port;
-
-	if ((method = web_method(evhttp_request_get_command(req))) == NULL) {
-		web_error(req, 405, "bad_request", "method not allowed");
-		return;
-	}
-	uri = evhttp_request_get_uri(req);
-	if (uri == NULL || uri[0] != '/' || strlen(uri) > WEB_PATH_MAX) {
-		web_error(req, 400, "bad_request", "bad request target");
-		return;
-	}
-	ctype = evhttp_find_header(evhttp_request_get_input_headers(req),
-	    "Content-Type");
-	if (ctype == NULL)
-		ctype = "";
-	if (strlen(ctype) > WEB_HEADER_MAX) {
-		web_error(req, 400, "bad_request", "Content-Type too long");
-		return;
-	}
-	if (peer == WEB_PEER_TCP) {
-		evhttp_connection_get_peer(evhttp_request_get_connection(req),
-		    &host, &port);
-		snprintf(remote, sizeof(remote), "%s:%u", host != NULL ? host :
-		    "?", port);
-	} else
-		strlcpy(remote, "local", sizeof(remote));
-	memset(&uc, 0, sizeof(uc));
-	if (peer == WEB_PEER_LOCAL && web_peercred(req, &uc) == -1) {
-		web_error(req, 500, "runtime_error", "no peer credentials");
-		return;
-	}
-	if (web_npending >= WEB_MAX_PENDING) {
-		web_error(req, 429, "queue_full", "too many requests in "
-		    "flight; try again");
-		return;
-	}
-
-	in = evhttp_request_get_input_buffer(req);
-	bodylen = evbuffer_get_length(in);
-	if (bodylen > WEB_BODY_MAX) {
-		web_error(req, 413, "bad_request", "request body too large");
-		return;
-	}
-	body = bodylen > 0 ? evbuffer_pullup(in, -1) : NULL;
 
 	if ((wp = calloc(1, sizeof(*wp))) == NULL)
 		fatal("calloc");
 	wp->wp_id = web_nextid++;
 	if (web_nextid == 0)
 		web_nextid = 1;
-	wp->wp_req = req;
 	TAILQ_INSERT_TAIL(&web_pending, wp, wp_entry);
 	web_npending++;
+	return wp;
+}
+
+/*
+ * Send a request to the master.  A body with a secret (a login's
+ * password) is zeroed once queued: msg_send() frees its buffer zeroed.
+ */
+static void
+web_send(uint32_t id, struct web_rq *rq, int page, const char *method,
+    const char *uri, const char *ctype, const char *csrf, const void *body,
+    size_t bodylen)
+{
+	struct msgw	 m;
 
 	msg_init(&m);
-	msg_add_u32(&m, peer);
-	msg_add_u32(&m, (uint32_t)uc.uid);
-	msg_add_u32(&m, (uint32_t)uc.gid);
-	msg_add_str(&m, remote);
-	msg_add_u32(&m, 0);		/* TLS: see web_listen */
+	msg_add_u32(&m, rq->wr_client.wc_peer);
+	msg_add_u32(&m, rq->wr_client.wc_uid);
+	msg_add_u32(&m, rq->wr_client.wc_gid);
+	msg_add_str(&m, rq->wr_client.wc_remote);
+	msg_add_u32(&m, rq->wr_client.wc_tls);
 	msg_add_str(&m, method);
 	msg_add_str(&m, uri);
 	msg_add_str(&m, ctype);
-	web_add_headers(&m, req);
+	web_add_headers(&m, rq->wr_req, page, csrf);
 	msg_add_data(&m, body, bodylen);
-	if (imsgev_send(&web_iev, &m, IMSG_WEB_REQUEST, wp->wp_id, -1) == -1)
+	if (imsgev_send(&web_iev, &m, IMSG_WEB_REQUEST, id, -1) == -1)
 		fatal("IMSG_WEB_REQUEST");
+}
+
+int
+web_call(struct web_page *pg, const char *method, const char *uri,
+    const char *ctype, const char *csrf, const void *body, size_t len)
+{
+	struct web_pending	*wp;
+
+	if (pg->wg_ncalls >= WEB_CALLS_MAX)
+		fatalx("%s: too many calls for a page", __func__);
+	if (web_npending >= WEB_MAX_PENDING || strlen(uri) > WEB_PATH_MAX)
+		return -1;
+	wp = web_pending_new();
+	wp->wp_page = pg;
+	wp->wp_slot = pg->wg_ncalls++;
+	pg->wg_waiting++;
+	web_send(wp->wp_id, &pg->wg_rq, 1, method, uri, ctype, csrf, body,
+	    len);
+	return 0;
+}
+
+struct web_page *
+web_page_new(struct web_rq *rq)
+{
+	struct web_page	*pg;
+
+	if ((pg = calloc(1, sizeof(*pg))) == NULL)
+		fatal("calloc");
+	pg->wg_rq = *rq;
+	return pg;
+}
+
+void
+web_page_free(struct web_page *pg)
+{
+	struct web_pending	*wp;
+	size_t			 i, j;
+
+	/* Answers still due are dropped when they come. */
+	TAILQ_FOREACH(wp, &web_pending, wp_entry)
+		if (wp->wp_page == pg)
+			wp->wp_page = NULL;
+	for (i = 0; i < pg->wg_ncalls; i++) {
+		json_decref(pg->wg_calls[i].wk_json);
+		for (j = 0; j < pg->wg_calls[i].wk_ncookies; j++)
+			freezero(pg->wg_calls[i].wk_cookies[j],
+			    strlen(pg->wg_calls[i].wk_cookies[j]));
+		free(pg->wg_calls[i].wk_retry);
+	}
+	web_form_free(&pg->wg_form);
+	web_form_free(&pg->wg_query);
+	if (pg->wg_rq.wr_req != NULL)
+		web_conn_end(pg->wg_rq.wr_conn);
+	free(pg);
+}
+
+void
+web_page_then(struct web_page *pg, void (*next)(struct web_page *))
+{
+	pg->wg_next = next;
+	if (pg->wg_waiting == 0) {
+		pg->wg_next = NULL;
+		next(pg);
+	}
+}
+
+/* A request for the master, as it came (the JSON API, webhooks, ...). */
+static void
+web_forward(struct web_rq *orig)
+{
+	struct web_pending	*wp;
+	struct web_rq		*rq;
+	struct evbuffer		*in;
+	const char		*ctype;
+	unsigned char		*body;
+	size_t			 bodylen;
+
+	in = evhttp_request_get_input_buffer(orig->wr_req);
+	bodylen = evbuffer_get_length(in);
+	if (bodylen > WEB_BODY_MAX) {
+		web_json_error(orig, 413, "bad_request",
+		    "request body too large");
+		return;
+	}
+	body = bodylen > 0 ? evbuffer_pullup(in, -1) : NULL;
+	ctype = web_input_header(orig, "Content-Type");
+	if ((rq = malloc(sizeof(*rq))) == NULL)
+		fatal("malloc");
+	*rq = *orig;
+	wp = web_pending_new();
+	wp->wp_rq = rq;
+	web_send(wp->wp_id, rq, 0, rq->wr_method, rq->wr_target,
+	    ctype != NULL ? ctype : "", NULL, body, bodylen);
+}
+
+/* The size of the request line and headers, as the client sent them. */
+static size_t
+web_headers_size(struct evhttp_request *req)
+{
+	struct evkeyvalq	*in = evhttp_request_get_input_headers(req);
+	struct evkeyval		*kv;
+	size_t			 n = strlen(evhttp_request_get_uri(req)) + 16;
+
+	TAILQ_FOREACH(kv, in, next)
+		n += strlen(kv->key) + strlen(kv->value) + 4;
+	return n;
+}
+
+static void
+web_request(struct evhttp_request *req, void *arg)
+{
+	struct web_listener	*wl = arg;
+	struct web_rq		 rq;
+	const char		*ctype;
+	int			 refused = 0;
+
+	memset(&rq, 0, sizeof(rq));
+	rq.wr_req = req;
+	if (wl->wl_peer == WEB_PEER_TCP)
+		rq.wr_conn = web_conn_begin(req, &refused);
+	if (refused) {
+		web_add_header(&rq, "Connection", "close");
+		web_add_header(&rq, "Retry-After", "5");
+		web_json_error(&rq, 503, "queue_full", "too many connections; "
+		    "try again");
+		return;
+	}
+	rq.wr_target = evhttp_request_get_uri(req);
+	if ((rq.wr_method = web_method(evhttp_request_get_command(req))) ==
+	    NULL) {
+		web_json_error(&rq, 405, "bad_request", "method not allowed");
+		return;
+	}
+	if (rq.wr_target == NULL || rq.wr_target[0] != '/' ||
+	    strlen(rq.wr_target) > WEB_PATH_MAX) {
+		web_json_error(&rq, 400, "bad_request", "bad request target");
+		return;
+	}
+	if (web_headers_size(req) > WEB_HEADERS_SIZE) {
+		web_add_header(&rq, "Connection", "close");
+		web_json_error(&rq, 431, "bad_request", "request headers too "
+		    "large");
+		return;
+	}
+	ctype = web_input_header(&rq, "Content-Type");
+	if (ctype != NULL && strlen(ctype) > WEB_HEADER_MAX) {
+		web_json_error(&rq, 400, "bad_request",
+		    "Content-Type too long");
+		return;
+	}
+	if (web_client_get(req, wl, &rq.wr_client) == -1) {
+		web_json_error(&rq, 500, "runtime_error",
+		    "no peer credentials");
+		return;
+	}
+	if (web_npending >= WEB_MAX_PENDING) {
+		web_add_header(&rq, "Retry-After", "1");
+		web_json_error(&rq, 429, "queue_full", "too many requests in "
+		    "flight; try again");
+		return;
+	}
+	if (web_dash_request(&rq))
+		return;
+	web_forward(&rq);
+}
+
+/* A page's call answered: keep what the page may use. */
+static void
+web_call_done(struct web_call *wk, int status, const char *ctype,
+    const char **hname, const char **hvalue, size_t nh, const void *body,
+    size_t bodylen)
+{
+	size_t	 i, n;
+
+	wk->wk_status = status;
+	n = strcspn(ctype, ";");
+	if (n == strlen("application/json") &&
+	    strncasecmp(ctype, "application/json", n) == 0 && bodylen > 0)
+		wk->wk_json = json_loadb(body, bodylen, 0, NULL);
+	for (i = 0; i < nh; i++) {
+		if (strcasecmp(hname[i], "Set-Cookie") == 0 &&
+		    wk->wk_ncookies < sizeof(wk->wk_cookies) /
+		    sizeof(wk->wk_cookies[0])) {
+			if ((wk->wk_cookies[wk->wk_ncookies++] =
+			    strdup(hvalue[i])) == NULL)
+				fatal("strdup");
+		} else if (strcasecmp(hname[i], "Retry-After") == 0 &&
+		    wk->wk_retry == NULL) {
+			if ((wk->wk_retry = strdup(hvalue[i])) == NULL)
+				fatal("strdup");
+		}
+	}
 }
 
 static void
 web_response(struct imsg *imsg)
 {
 	struct web_pending	*wp;
-	struct evbuffer		*buf;
+	struct web_page		*pg;
+	void			(*next)(struct web_page *);
 	struct msgr		 r;
 	const char		*ctype;
 	const void		*body;
@@ -249,6 +545,7 @@ web_response(struct imsg *imsg)
 	const char		*hname[WEB_HEADERS_MAX];
 	const char		*hvalue[WEB_HEADERS_MAX];
 
+	/* The master answers in order, but for deferred answers. */
 	TAILQ_FOREACH(wp, &web_pending, wp_entry)
 		if (wp->wp_id == imsg->hdr.peerid)
 			break;
@@ -271,57 +568,91 @@ web_response(struct imsg *imsg)
 
 	TAILQ_REMOVE(&web_pending, wp, wp_entry);
 	web_npending--;
-	if ((buf = evbuffer_new()) == NULL)
-		fatal("evbuffer_new");
-	evbuffer_add(buf, body, bodylen);
-	web_headers(wp->wp_req, ctype);
-	for (i = 0; i < nh; i++)
-		evhttp_add_header(evhttp_request_get_output_headers(
-		    wp->wp_req), hname[i], hvalue[i]);
-	/* If the client left meanwhile, libevent just frees the request. */
-	evhttp_send_reply(wp->wp_req, (int)status, NULL, buf);
-	evbuffer_free(buf);
+	if (wp->wp_rq != NULL) {
+		for (i = 0; i < nh; i++)
+			web_add_header(wp->wp_rq, hname[i], hvalue[i]);
+		web_reply(wp->wp_rq, (int)status, ctype, body, bodylen);
+		free(wp->wp_rq);
+	} else if ((pg = wp->wp_page) != NULL) {
+		web_call_done(&pg->wg_calls[wp->wp_slot], (int)status, ctype,
+		    hname, hvalue, nh, body, bodylen);
+		if (--pg->wg_waiting == 0 && pg->wg_next != NULL) {
+			next = pg->wg_next;
+			pg->wg_next = NULL;
+			next(pg);
+		}
+	}
 	free(wp);
 }
 
 static struct evhttp *
-web_http_new(uint32_t peer)
+web_http_new(struct web_listener *wl)
 {
 	struct evhttp	*http;
 
 	if ((http = evhttp_new(web_base)) == NULL)
 		fatalx("evhttp_new");
-	/* libevent's defaults are unlimited: set every limit. */
-	evhttp_set_max_headers_size(http, WEB_MAX_HEADERS_SIZE);
+	/*
+	 * libevent's defaults are unlimited: set every limit.  Its header
+	 * limit is a backstop (it answers 400); ours, checked per request,
+	 * answers 431.
+	 */
+	evhttp_set_max_headers_size(http, WEB_HEADERS_HARD);
 	evhttp_set_max_body_size(http, WEB_BODY_MAX);
-	evhttp_set_timeout(http, WEB_TIMEOUT_SECS);
+	evhttp_set_timeout(http, WEB_IDLE_TIMEOUT);
 	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
 	    EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
 	    EVHTTP_REQ_PATCH);
 	evhttp_set_default_content_type(http, "text/plain; charset=utf-8");
-	evhttp_set_gencb(http, web_request, (void *)(uintptr_t)peer);
+	evhttp_set_gencb(http, web_request, wl);
+	if (wl->wl_peer == WEB_PEER_TCP)
+		evhttp_set_bevcb(http, web_conn_bev, wl);
 	return http;
 }
 
 static void
 web_listen(struct imsg *imsg)
 {
-	struct msgr	 r;
-	const char	*name;
-	uint32_t	 kind;
-	struct evhttp	*http;
+	struct web_listener		*wl;
+	struct evhttp_bound_socket	*bound;
+	struct msgr			 r;
+	const char			*name;
+	const void			*cert, *key;
+	size_t				 certlen, keylen;
+	uint32_t			 kind, tls;
 
 	msg_reader(&r, imsg);
 	msg_get_u32(&r, &kind);
 	msg_get_str(&r, &name, WEB_NAME_MAX);
+	msg_get_u32(&r, &tls);
+	msg_get_data(&r, &cert, &certlen, WEB_TLS_PEM_MAX);
+	msg_get_data(&r, &key, &keylen, WEB_TLS_PEM_MAX);
 	if (msg_end(&r) == -1 || imsg->fd == -1 ||
-	    (kind != WEB_LISTEN_CONTROL && kind != WEB_LISTEN_TCP))
+	    (kind != WEB_LISTEN_CONTROL && kind != WEB_LISTEN_TCP) ||
+	    tls > 1 || (tls && (kind != WEB_LISTEN_TCP || certlen == 0 ||
+	    keylen == 0)) || (!tls && (certlen != 0 || keylen != 0)))
 		fatalx("malformed %s", imsg_to_str(imsg->hdr.type));
-	http = kind == WEB_LISTEN_CONTROL ? web_http_ctl : web_http_tcp;
-	if (evhttp_accept_socket_with_handle(http, imsg->fd) == NULL)
+
+	if ((wl = calloc(1, sizeof(*wl))) == NULL)
+		fatal("calloc");
+	wl->wl_peer = kind == WEB_LISTEN_CONTROL ? WEB_PEER_LOCAL :
+	    WEB_PEER_TCP;
+	strlcpy(wl->wl_name, name, sizeof(wl->wl_name));
+	if (tls && (wl->wl_ssl = web_tls_ctx(cert, certlen, key,
+	    keylen)) == NULL)
+		fatalx("%s: the tls certificate or key does not load", name);
+	/* The key is in the SSL_CTX now: no copy of it stays around. */
+	explicit_bzero(imsg->data, imsg->datalen);
+	wl->wl_http = web_http_new(wl);
+	if ((bound = evhttp_accept_socket_with_handle(wl->wl_http,
+	    imsg->fd)) == NULL)
 		fatalx("cannot serve %s", name);
 	imsg->fd = -1;	/* evhttp owns it now */
-	log_debug("serving %s", name);
+	wl->wl_lev = evhttp_bound_socket_get_listener(bound);
+	TAILQ_INSERT_TAIL(&web_listeners, wl, wl_entry);
+	if (wl->wl_peer == WEB_PEER_TCP)
+		web_conn_listener(wl);
+	log_debug("serving %s%s", name, tls ? " with tls" : "");
 }
 
 static void
@@ -360,12 +691,14 @@ webworker_main(int debug, int verbose)
 		fatal("imsgbuf_init");
 	proc_worker_init("webworker", &web_iev.ibuf, &wi);
 
+	/* OpenSSL reads its configuration now, while there are files. */
+	if (OPENSSL_init_ssl(0, NULL) != 1)
+		fatalx("OPENSSL_init_ssl");
 	sandbox_drop("webworker", wi.wi_chroot, wi.wi_uid, wi.wi_gid);
 	webworker_sandbox_fs();
 	if ((web_base = event_base_new()) == NULL)
 		fatalx("event_base_new");
-	web_http_ctl = web_http_new(WEB_PEER_LOCAL);
-	web_http_tcp = web_http_new(WEB_PEER_TCP);
+	web_conn_init();
 	/*
 	 * Keep what the channel already buffered (the listeners may have
 	 * arrived with IMSG_INIT): hand the imsgbuf over as it is.

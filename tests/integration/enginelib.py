@@ -244,3 +244,46 @@ def setup(repo_files, apply_timeout="10m", extra=(), hook=None,
                 extra_env=extra_env)
     nops.wait_commit("infra", remote.head())
     return env, sim, remote, nops
+
+
+class StatefulSim(Sim):
+    """nomadsim keeping its state in a directory (--state) on a port of
+    its own, so that a test can stop it (Nomad is down) and start it again
+    on the same address with the same jobs, allocations and clock."""
+
+    def __init__(self, env, acl=False):
+        self.env = env
+        self.acl = acl
+        self.port = free_port()
+        self.state = env.path("nomadsim-state")
+        self.log = env.path("nomadsim.log")
+        self.proc = None
+        self.start()
+
+    def start(self):
+        args = [sys.executable, NOMADSIM, "--port", str(self.port),
+                "--speed", "0", "--state", self.state]
+        if self.acl:
+            args.append("--acl")
+        self.proc = self.env.start(args, stdout=subprocess.PIPE,
+                                   stderr=open(self.log, "a"), text=True)
+        line = self.proc.stdout.readline()
+        if "listening on" not in line:
+            raise RuntimeError("nomadsim did not start: " + line)
+        self.url = line.split()[-1].strip()
+
+    def stop(self):
+        """SIGTERM: the simulator saves its state and closes its port."""
+        self.env.stop(self.proc)
+
+
+def setup_with(sim, repo_files, nops_class=Nops, **kw):
+    """setup() with a simulator (and an env) the caller made:
+    sim.env is used.  Returns (remote, nops)."""
+    remote = Remote(sim.env, "infra")
+    remote.commit(repo_files, "initial")
+    nops = nops_class(sim.env, sim, [{"name": "infra",
+                                      "url": "file://" + remote.bare,
+                                      "path": "nomad", "poll": "1h"}], **kw)
+    nops.wait_commit("infra", remote.head())
+    return remote, nops

@@ -237,18 +237,29 @@ class GitDaemon:
 
 
 class HttpServer:
-    def __init__(self, env):
+    """git http-backend behind gitserve.py; tls: a self-signed https."""
+
+    def __init__(self, env, tls=False):
         self.env = env
         self.port = free_port()
-        self.proc = env.start([sys.executable,
-                               os.path.join(HERE, "gitserve.py"),
-                               str(self.port), env.remotes],
-                              stdout=subprocess.DEVNULL,
+        self.scheme = "https" if tls else "http"
+        argv = [sys.executable, os.path.join(HERE, "gitserve.py"),
+                str(self.port), env.remotes]
+        if tls:
+            cert, key = env.path("tls.crt"), env.path("tls.key")
+            subprocess.run(["openssl", "req", "-x509", "-newkey",
+                            "rsa:2048", "-nodes", "-keyout", key, "-out",
+                            cert, "-days", "1", "-subj", "/CN=127.0.0.1",
+                            "-addext", "subjectAltName=IP:127.0.0.1"],
+                           check=True, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+            argv += [cert, key]
+        self.proc = env.start(argv, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
         wait_port(self.port)
 
     def url(self, name):
-        return "http://127.0.0.1:%d/%s.git" % (self.port, name)
+        return "%s://127.0.0.1:%d/%s.git" % (self.scheme, self.port, name)
 
 
 class Sshd:
@@ -421,3 +432,12 @@ def proc_status(pid, field):
             if line.startswith(field + ":"):
                 return line.split()[1]
     return None
+
+
+def landlock_abi():
+    """The kernel's Landlock ABI version, 0 without Landlock."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    # landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)
+    v = libc.syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    return v if v > 0 else 0

@@ -2,10 +2,13 @@
 """Serve git repositories over smart HTTP for the tests: a small HTTP
 server on loopback that runs git-http-backend(1) as a CGI program.
 
-usage: gitserve.py PORT ROOT
+usage: gitserve.py PORT ROOT [CERT KEY]
+
+With CERT and KEY it serves https.
 """
 import http.server
 import os
+import ssl
 import subprocess
 import sys
 
@@ -76,6 +79,10 @@ def main():
     port, root = int(sys.argv[1]), sys.argv[2]
     server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
     server.root = root
+    if len(sys.argv) > 4:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(sys.argv[3], sys.argv[4])
+        server.socket = ctx.wrap_socket(server.socket, server_side=True)
     server.serve_forever()
 
 

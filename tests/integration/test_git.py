@@ -22,6 +22,7 @@ env = gitlib.Env()
 gd = gitlib.GitDaemon(env)
 gd.start()
 http = gitlib.HttpServer(env)
+https = gitlib.HttpServer(env, tls=True)
 sshd = gitlib.Sshd(env)
 
 # Remotes and their first commits.
@@ -56,6 +57,7 @@ repos = [
      "key": sshd.clientkey, "known": sshd.known},
     {"name": "sshbad", "url": sshd.url(d.bare), "poll": "1m",
      "key": sshd.clientkey, "known": sshd.wrong_known},
+    {"name": "tls", "url": https.url("b"), "poll": "1m"},
 ]
 n = gitlib.Nopsd(env, repos)
 
@@ -90,6 +92,10 @@ e = n.repo("sshbad")
 ok("ssh with a host key not in known-hosts: refused, no snapshot",
    n.wait_error("sshbad", "does not match the known-hosts") and
    n.repo("sshbad")["commit"] is None, e)
+
+ok("https with a certificate no CA in the system store signed: refused",
+   n.wait_error("tls", "certificate") and n.repo("tls")["commit"] is None,
+   n.repo("tls"))
 
 # --- nopsctl and the API
 rc, out, err = n.ctl("repos")
@@ -250,6 +256,17 @@ ok("caches live under <db dir>/git, owned by the workers' user",
 key = open(sshd.clientkey).read().splitlines()[1]
 ok("the ssh private key never reaches the log", key not in n.logtext())
 
+# The master reads the secret files again when the gitworker restarts.
+os.unlink(sshd.wrong_known)
+os.kill(n.worker("gitworker")["pid"], 9)
+ok("a known-hosts file gone when the gitworker restarts: a clear error",
+   n.wait_error("sshbad", "known-hosts file %s: No such file or directory; "
+                "fix it and reload" % sshd.wrong_known), n.repo("sshbad"))
+n.fetch("gitd")
+ok("... and the other repositories go on", wait_until(
+   lambda: n.repo("gitd")["last_error"] is None and
+   n.worker("gitworker")["state"] == "running", 10), n.repo("gitd"))
+
 # --- reload: add, remove, change
 git("checkout", "-q", "other", cwd=c.work)
 c.branch = "other"
@@ -257,7 +274,7 @@ ho = c.commit({"jobs/other.nomad.hcl": JOB % "other"}, "c: other branch")
 e2 = gitlib.Remote(env, "e")
 he = e2.commit({"e.nomad.hcl": JOB % "e"}, "e: first")
 restarts = n.worker("gitworker")["restarts"]
-repos2 = [r for r in repos if r["name"] not in ("ssh", "sshbad")]
+repos2 = [r for r in repos if r["name"] not in ("ssh", "sshbad", "tls")]
 repos2[2] = dict(repos2[2], branch="other")
 repos2.append({"name": "added", "url": gd.url("e"), "poll": "1m"})
 repos2.append({"name": "addedlocal", "url": "file://" + e2.bare,

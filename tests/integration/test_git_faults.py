@@ -122,6 +122,49 @@ kill_case("send", "test hook: stalling in the snapshot")
 kill_case("fetch", "test hook: stalling in the fetch")
 
 
+# --- the real gitworker's Landlock rules: only its cache, the CA and DNS
+# files, and the file:// remotes of the config
+c = gitlib.Remote(env, "c")
+hc = c.commit({"c.nomad.hcl": JOB % "c"}, "c: first")
+other = os.path.join(a.bare, "HEAD")
+n = gitlib.Nopsd(env, [{"name": "c", "url": "file://" + c.bare,
+                        "poll": "1m"}],
+                 hook="gitworker:git-escape:" + other, tag="escape")
+log = wait_until(lambda: "escape: open " + n.db in n.logtext() and
+                 n.logtext(), 10) or n.logtext()
+if gitlib.landlock_abi() > 0:
+    ok("sandbox: /etc/passwd (world-readable) is refused to the gitworker",
+       "escape: open /etc/passwd: Permission denied" in log, log[-2000:])
+    ok("sandbox: a local repository not in the config is refused",
+       "escape: open %s: Permission denied" % other in log, log[-2000:])
+else:
+    print("ok - sandbox: Landlock refusals # SKIP no Landlock")
+ok("sandbox: its cache is allowed",
+   "escape: open %s/git: allowed" % n.db in log, log[-2000:])
+ok("sandbox: the configured file:// remote is fetched",
+   n.wait_commit("c", hc))
+n.stop()
+
+
+# --- a gitworker that lies is killed; its snapshot is never taken
+for lie, why in (("path", 'IMSG_GIT_SNAP_FILE: an empty, "." or ".." part'),
+                 ("hash", "content does not match its hash"),
+                 ("size", "IMSG_GIT_SNAP_DATA: more than")):
+    n = gitlib.Nopsd(env, [REPO], hook="gitworker:git-lie:" + lie,
+                     tag="lie-" + lie)
+    head = a.head()
+    ok("a gitworker lying about a file's %s is killed for it" % lie,
+       wait_until(lambda: n.worker("gitworker")["restarts"] >= 1, 10) and
+       why in (n.worker("gitworker")["last_exit"] or ""),
+       n.worker("gitworker"))
+    r = n.repo("a")
+    ok("... the lie about the %s never became a snapshot, the truth then "
+       "does" % lie,
+       n.wait_commit("a", head, 15) and n.repo("a")["generation"] == 1 and
+       files_match(n.repo("a"), a.files_at(head, "nomad")) == "", r)
+    n.stop()
+
+
 # --- a remote that accepts and never answers: the master's deadline
 class BlackHole(threading.Thread):
     def __init__(self):

@@ -1,0 +1,594 @@
+/*
+ * Authentication building blocks, free of the daemon's state so that the
+ * unit tests call them directly: the users file, bcrypt verification,
+ * random secrets and their hashes, cookies, and the login rate limiter.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <crypt.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include "log.h"
+#include "nopsd.h"
+#include "auth.h"
+
+#define AUTH_LINE_MAX		1024
+#define AUTH_USERS_MAX		10000
+#define AUTH_FILE_MAX		(1024 * 1024)
+
+static const char auth_b64chars[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+static const char auth_bcrypt_chars[] =
+    "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+/* Users file. */
+
+const char *
+auth_check_hash(const char *h)
+{
+	int	 cost;
+
+	if (strncmp(h, "$2b$", 4) != 0 && strncmp(h, "$2y$", 4) != 0)
+		return "not a bcrypt hash ($2b$ or $2y$): make one with "
+		    "nopsctl hash-password";
+	if (strlen(h) != AUTH_BCRYPT_LEN || !isdigit((unsigned char)h[4]) ||
+	    !isdigit((unsigned char)h[5]) || h[6] != '$' ||
+	    strspn(h + 7, auth_bcrypt_chars) != AUTH_BCRYPT_LEN - 7)
+		return "malformed bcrypt hash";
+	cost = (h[4] - '0') * 10 + (h[5] - '0');
+	if (cost < AUTH_BCRYPT_COST_MIN)
+		return "bcrypt cost below 10 is too cheap (htpasswd -B "
+		    "defaults to 5: use -C 12, or nopsctl hash-password)";
+	if (cost > AUTH_BCRYPT_COST_MAX)
+		return "bcrypt cost above 14: each login would hold the "
+		    "daemon for seconds";
+	return NULL;
+}
+
+static int
+auth_user_cmp(const void *a, const void *b)
+{
+	const struct auth_user	*ua = a, *ub = b;
+
+	return strcmp(ua->au_name, ub->au_name);
+}
+
+static int
+auth_user_key_cmp(const void *key, const void *elem)
+{
+	const struct auth_user	*u = elem;
+
+	return strcmp(key, u->au_name);
+}
+
+void
+auth_users_free(struct auth_users *u)
+{
+	size_t	 i;
+
+	if (u == NULL)
+		return;
+	for (i = 0; i < u->au_n; i++) {
+		free(u->au_users[i].au_name);
+		free(u->au_users[i].au_hash);
+	}
+	free(u->au_users);
+	free(u);
+}
+
+static void
+auth_users_err(int *nerr, char *err, size_t errlen, const char *name,
+    int line, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	 msg[256];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_warnx("%s:%d: %s", name, line, msg);
+	if ((*nerr)++ == 0 && err != NULL && errlen > 0)
+		snprintf(err, errlen, "%s:%d: %s", name, line, msg);
+}
+
+struct auth_users *
+auth_users_parse(FILE *fp, const char *name, char *err, size_t errlen)
+{
+	struct auth_users	*u;
+	struct auth_user	*n;
+	char			*buf = NULL, *colon;
+	const char		*why;
+	size_t			 cap = 0, total = 0, i;
+	ssize_t			 len;
+	int			 line = 0, nerr = 0;
+
+	if (err != NULL && errlen > 0)
+		err[0] = '\0';
+	if ((u = calloc(1, sizeof(*u))) == NULL)
+		fatal("calloc");
+	while ((len = getline(&buf, &cap, fp)) != -1) {
+		line++;
+		total += (size_t)len;
+		if (total > AUTH_FILE_MAX) {
+			auth_users_err(&nerr, err, errlen, name, line,
+			    "file larger than %d bytes", AUTH_FILE_MAX);
+			break;
+		}
+		if (len > AUTH_LINE_MAX) {
+			auth_users_err(&nerr, err, errlen, name, line,
+			    "line longer than %d bytes", AUTH_LINE_MAX);
+			continue;
+		}
+		if (strlen(buf) != (size_t)len) {
+			auth_users_err(&nerr, err, errlen, name, line,
+			    "NUL byte");
+			continue;
+		}
+		buf[strcspn(buf, "\r\n")] = '\0';
+		if (buf[0] == '\0' || buf[0] == '#')
+			continue;
+		if ((colon = strchr(buf, ':')) == NULL) {
+			auth_users_err(&nerr, err, errlen, name, line,
+			    "expected name:hash");
+			continue;
+		}
+		*colon = '\0';
+		if ((why = config_check_username(buf)) != NULL) {
+			/* Never echo the line: it may be a password. */
+			auth_users_err(&nerr, err, errlen, name, line,
+			    "bad user name: %s", why);
+			continue;
+		}
+		/* The name is the audit log's actor, which holds 63. */
+		if (strlen(buf) > AUTH_USER_NAME_MAX) {
+			auth_users_err(&nerr, err, errlen, name, line,
+			    "user name longer than %d characters",
+			    AUTH_USER_NAME_MAX);
+			continue;
+		}
+		if ((why = auth_check_hash(colon + 1)) != NULL) {
+			auth_users_err(&nerr, err, errlen, name, line,
+			    "user \"%s\": %s", buf, why);
+			continue;
+		}
+		for (i = 0; i < u->au_n; i++)
+			if (strcmp(u->au_users[i].au_name, buf) == 0)
+				break;
+		if (i < u->au_n) {
+			auth_users_err(&nerr, err, errlen, name, line,
+			    "user \"%s\" listed twice", buf);
+			continue;
+		}
+		if (u->au_n >= AUTH_USERS_MAX) {
+			auth_users_err(&nerr, err, errlen, name, line,
+			    "more than %d users", AUTH_USERS_MAX);
+			break;
+		}
+		if ((n = reallocarray(u->au_users, u->au_n + 1,
+		    sizeof(*n))) == NULL)
+			fatal("reallocarray");
+		u->au_users = n;
+		n = &u->au_users[u->au_n++];
+		if ((n->au_name = strdup(buf)) == NULL ||
+		    (n->au_hash = strdup(colon + 1)) == NULL)
+			fatal("strdup");
+	}
+	if (ferror(fp))
+		auth_users_err(&nerr, err, errlen, name, line, "read error");
+	if (buf != NULL)
+		freezero(buf, cap);
+	if (nerr > 0) {
+		auth_users_free(u);
+		return NULL;
+	}
+	if (u->au_n > 0)
+		qsort(u->au_users, u->au_n, sizeof(*u->au_users),
+		    auth_user_cmp);
+	return u;
+}
+
+struct auth_users *
+auth_users_load(const char *path, char *err, size_t errlen)
+{
+	struct auth_users	*u;
+	struct stat		 sb;
+	FILE			*fp;
+	int			 fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1 ||
+	    (fp = fdopen(fd, "r")) == NULL) {
+		if (err != NULL)
+			snprintf(err, errlen, "users file %s: %s", path,
+			    strerror(errno));
+		log_warnx("users file %s: %s", path, strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return NULL;
+	}
+	/* getline(3) would take a line as long as the file. */
+	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) ||
+	    sb.st_size > AUTH_FILE_MAX) {
+		if (err != NULL)
+			snprintf(err, errlen, "users file %s: not a regular "
+			    "file of at most %d bytes", path, AUTH_FILE_MAX);
+		log_warnx("users file %s: not a regular file of at most %d "
+		    "bytes", path, AUTH_FILE_MAX);
+		fclose(fp);
+		return NULL;
+	}
+	u = auth_users_parse(fp, path, err, errlen);
+	fclose(fp);
+	return u;
+}
+
+const char *
+auth_users_hash(const struct auth_users *u, const char *user)
+{
+	const struct auth_user	*found;
+
+	if (u == NULL || u->au_n == 0)
+		return NULL;
+	found = bsearch(user, u->au_users, u->au_n, sizeof(*u->au_users),
+	    auth_user_key_cmp);
+	return found != NULL ? found->au_hash : NULL;
+}
+
+int
+auth_password_verify(const char *password, size_t len, const char *hash)
+{
+	static struct crypt_data	 cd;	/* 32 KiB: not on the stack */
+	char				 pw[AUTH_PASSWORD_MAX + 1];
+	const char			*out;
+	int				 rv = -1;
+
+	if (memchr(password, '\0', len) != NULL || auth_check_hash(hash) !=
+	    NULL)
+		return -1;
+	/* bcrypt reads 72 bytes at most; the rest never counted. */
+	if (len > AUTH_PASSWORD_MAX)
+		len = AUTH_PASSWORD_MAX;
+	memcpy(pw, password, len);
+	pw[len] = '\0';
+	memset(&cd, 0, sizeof(cd));
+	out = crypt_r(pw, hash, &cd);
+	if (out != NULL && out[0] != '*') {
+		rv = strlen(out) == strlen(hash) &&
+		    CRYPTO_memcmp(out, hash, strlen(hash)) == 0;
+	}
+	explicit_bzero(pw, sizeof(pw));
+	explicit_bzero(&cd, sizeof(cd));
+	return rv;
+}
+
+/* Secrets. */
+
+void
+auth_random(void *buf, size_t len)
+{
+	unsigned char	*p = buf;
+	ssize_t		 n;
+
+	while (len > 0) {
+		if ((n = getrandom(p, len, 0)) == -1) {
+			if (errno == EINTR)
+				continue;
+			fatal("getrandom");
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+void
+auth_b64url(const void *in, size_t len, char *out)
+{
+	const unsigned char	*p = in;
+	uint32_t		 v;
+	size_t			 i, o = 0;
+
+	for (i = 0; i + 2 < len; i += 3) {
+		v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+		out[o++] = auth_b64chars[(v >> 18) & 63];
+		out[o++] = auth_b64chars[(v >> 12) & 63];
+		out[o++] = auth_b64chars[(v >> 6) & 63];
+		out[o++] = auth_b64chars[v & 63];
+	}
+	if (len - i == 1) {
+		v = (uint32_t)p[i] << 16;
+		out[o++] = auth_b64chars[(v >> 18) & 63];
+		out[o++] = auth_b64chars[(v >> 12) & 63];
+	} else if (len - i == 2) {
+		v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8;
+		out[o++] = auth_b64chars[(v >> 18) & 63];
+		out[o++] = auth_b64chars[(v >> 12) & 63];
+		out[o++] = auth_b64chars[(v >> 6) & 63];
+	}
+	out[o] = '\0';
+}
+
+void
+auth_sha256_hex(const void *data, size_t len, char out[AUTH_SHA256_HEX + 1])
+{
+	unsigned char	 md[EVP_MAX_MD_SIZE];
+	unsigned int	 mdlen = 0, i;
+
+	if (EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) != 1 ||
+	    mdlen != 32)
+		fatalx("EVP_Digest sha256");
+	for (i = 0; i < mdlen; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+	out[AUTH_SHA256_HEX] = '\0';
+}
+
+int
+auth_equal(const char *a, const char *b)
+{
+	size_t	 la = strlen(a), lb = strlen(b);
+
+	/* The length of a random secret is no secret. */
+	if (la != lb)
+		return 0;
+	return CRYPTO_memcmp(a, b, la) == 0;
+}
+
+static int
+auth_b64_wellformed(const char *s, size_t len)
+{
+	return strlen(s) == len && strspn(s, auth_b64chars) == len;
+}
+
+void
+auth_session_new(char out[AUTH_SECRET_B64 + 1])
+{
+	unsigned char	 raw[AUTH_SECRET_BYTES];
+
+	auth_random(raw, sizeof(raw));
+	auth_b64url(raw, sizeof(raw), out);
+	explicit_bzero(raw, sizeof(raw));
+}
+
+int
+auth_session_wellformed(const char *s)
+{
+	return auth_b64_wellformed(s, AUTH_SECRET_B64);
+}
+
+void
+auth_token_new(char out[AUTH_TOKEN_LEN + 1])
+{
+	char	 b64[AUTH_SECRET_B64 + 1];
+
+	auth_session_new(b64);
+	snprintf(out, AUTH_TOKEN_LEN + 1, "%s%s", AUTH_TOKEN_PREFIX, b64);
+	explicit_bzero(b64, sizeof(b64));
+}
+
+int
+auth_token_wellformed(const char *s)
+{
+	size_t	 plen = strlen(AUTH_TOKEN_PREFIX);
+
+	return strncmp(s, AUTH_TOKEN_PREFIX, plen) == 0 &&
+	    auth_b64_wellformed(s + plen, AUTH_SECRET_B64);
+}
+
+/*
+ * The CSRF token is a MAC of the session id, not stored: the database
+ * holds neither (only hashes), and the token of a session can be given
+ * again to the page that asks (GET /api/v1/session).
+ */
+void
+auth_csrf_token(const char *sid, char out[AUTH_SECRET_B64 + 1])
+{
+	static const char	 label[] = "nops csrf v1";
+	unsigned char		 md[EVP_MAX_MD_SIZE];
+	unsigned int		 mdlen = 0;
+
+	if (HMAC(EVP_sha256(), sid, (int)strlen(sid),
+	    (const unsigned char *)label, sizeof(label) - 1, md, &mdlen) ==
+	    NULL || mdlen != 32)
+		fatalx("HMAC sha256");
+	auth_b64url(md, mdlen, out);
+	explicit_bzero(md, sizeof(md));
+}
+
+/* "a=1; nops_session=xyz; b=2": RFC 6265 pairs separated by "; ". */
+int
+auth_cookie_get(const char *h, const char *name, char *out, size_t outlen)
+{
+	size_t	 nlen = strlen(name), vlen;
+
+	while (*h != '\0') {
+		while (*h == ' ' || *h == '\t' || *h == ';')
+			h++;
+		if (strncmp(h, name, nlen) == 0 && h[nlen] == '=') {
+			h += nlen + 1;
+			vlen = strcspn(h, ";");
+			while (vlen > 0 && (h[vlen - 1] == ' ' ||
+			    h[vlen - 1] == '\t'))
+				vlen--;
+			if (vlen >= 2 && h[0] == '"' && h[vlen - 1] == '"') {
+				h++;
+				vlen -= 2;
+			}
+			if (vlen >= outlen)
+				return 0;
+			memcpy(out, h, vlen);
+			out[vlen] = '\0';
+			return 1;
+		}
+		h += strcspn(h, ";");
+	}
+	return 0;
+}
+
+const char *
+auth_bearer(const char *h)
+{
+	if (strncasecmp(h, "Bearer ", 7) != 0)
+		return NULL;
+	h += 7;
+	while (*h == ' ')
+		h++;
+	return *h != '\0' ? h : NULL;
+}
+
+int
+auth_secret_file(const char *path, char *out, size_t outlen, char *err,
+    size_t errlen)
+{
+	char	 buf[AUTH_BOOTSTRAP_MAX + 3];
+	size_t	 len, i;
+	ssize_t	 n;
+	int	 fd, rv = -1;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	buf[n] = '\0';
+	len = strcspn(buf, "\r\n");
+	buf[len] = '\0';
+	for (i = 0; i < len; i++)
+		if ((unsigned char)buf[i] <= ' ' ||
+		    (unsigned char)buf[i] >= 0x7f)
+			break;
+	if (i < len) {
+		snprintf(err, errlen, "%s: the token must be one line of "
+		    "printable characters without spaces", path);
+		goto out;
+	}
+	if (len < AUTH_BOOTSTRAP_MIN || len > AUTH_BOOTSTRAP_MAX) {
+		snprintf(err, errlen, "%s: the token must be %d to %d "
+		    "characters (nopsctl gen-secret makes one)", path,
+		    AUTH_BOOTSTRAP_MIN, AUTH_BOOTSTRAP_MAX);
+		goto out;
+	}
+	if (len >= outlen) {
+		snprintf(err, errlen, "%s: token too long", path);
+		goto out;
+	}
+	memcpy(out, buf, len + 1);
+	rv = 0;
+out:
+	explicit_bzero(buf, sizeof(buf));
+	return rv;
+}
+
+/*
+ * Login rate limiting: failures per key in a fixed window.  The table is
+ * bounded; when full, a slot whose window is over is reused, else the
+ * one whose window started first.
+ */
+struct auth_rl_slot {
+	char		 rs_key[96];	/* "u:" user or "a:" address */
+	time_t		 rs_start;
+	int		 rs_count;
+};
+
+struct auth_rl {
+	struct auth_rl_slot	*rl_slots;
+	size_t			 rl_n;
+	int			 rl_max;
+	int			 rl_window;
+};
+
+struct auth_rl *
+auth_rl_new(size_t slots, int max, int window)
+{
+	struct auth_rl	*rl;
+
+	if ((rl = calloc(1, sizeof(*rl))) == NULL ||
+	    (rl->rl_slots = calloc(slots, sizeof(*rl->rl_slots))) == NULL)
+		fatal("calloc");
+	rl->rl_n = slots;
+	rl->rl_max = max;
+	rl->rl_window = window;
+	return rl;
+}
+
+void
+auth_rl_free(struct auth_rl *rl)
+{
+	if (rl == NULL)
+		return;
+	free(rl->rl_slots);
+	free(rl);
+}
+
+static struct auth_rl_slot *
+auth_rl_find(struct auth_rl *rl, const char *key)
+{
+	size_t	 i;
+
+	for (i = 0; i < rl->rl_n; i++)
+		if (rl->rl_slots[i].rs_count > 0 &&
+		    strcmp(rl->rl_slots[i].rs_key, key) == 0)
+			return &rl->rl_slots[i];
+	return NULL;
+}
+
+int
+auth_rl_check(struct auth_rl *rl, const char *key, time_t now)
+{
+	struct auth_rl_slot	*s;
+
+	if ((s = auth_rl_find(rl, key)) == NULL)
+		return 0;
+	if (now - s->rs_start >= rl->rl_window || now < s->rs_start) {
+		s->rs_count = 0;
+		return 0;
+	}
+	if (s->rs_count < rl->rl_max)
+		return 0;
+	return (int)(s->rs_start + rl->rl_window - now);
+}
+
+void
+auth_rl_fail(struct auth_rl *rl, const char *key, time_t now)
+{
+	struct auth_rl_slot	*s, *old = NULL;
+	size_t			 i;
+
+	if ((s = auth_rl_find(rl, key)) != NULL) {
+		if (now - s->rs_start >= rl->rl_window || now < s->rs_start) {
+			s->rs_start = now;
+			s->rs_count = 0;
+		}
+		s->rs_count++;
+		return;
+	}
+	for (i = 0; i < rl->rl_n; i++) {
+		s = &rl->rl_slots[i];
+		if (s->rs_count == 0 || now - s->rs_start >= rl->rl_window)
+			break;
+		if (old == NULL || s->rs_start < old->rs_start)
+			old = s;
+	}
+	if (i == rl->rl_n)
+		s = old;
+	strlcpy(s->rs_key, key, sizeof(s->rs_key));
+	s->rs_start = now;
+	s->rs_count = 1;
+}

@@ -1,0 +1,165 @@
+/*
+ * Authentication in the master: the users file and bcrypt (auth.c, pure
+ * functions the unit tests call), the identity of each API request and
+ * its ACL check (auth_api.c), and the routes of login, logout, the
+ * session probe and API tokens (auth_login.c).
+ */
+#ifndef NOPS_AUTH_H
+#define NOPS_AUTH_H
+
+#include <sys/types.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "acl.h"
+
+#define AUTH_SECRET_BYTES	32	/* session ids, tokens */
+#define AUTH_SECRET_B64		43	/* 32 bytes in base64url, unpadded */
+#define AUTH_TOKEN_PREFIX	"nops_"
+#define AUTH_TOKEN_LEN		(5 + AUTH_SECRET_B64)
+#define AUTH_SHA256_HEX		64
+
+#define AUTH_BCRYPT_COST	12	/* nopsctl hash-password */
+#define AUTH_BCRYPT_COST_MIN	10
+#define AUTH_BCRYPT_COST_MAX	14	/* ~1 s: the master waits for it */
+#define AUTH_BCRYPT_LEN		60
+#define AUTH_PASSWORD_MAX	72	/* bcrypt reads no more */
+#define AUTH_USER_NAME_MAX	63	/* an audit actor holds 63 */
+#define AUTH_PASSWORD_BODY_MAX	1024	/* longer is a bad request */
+
+/* Bootstrap token file: one line of 32 to 256 printable characters. */
+#define AUTH_BOOTSTRAP_MIN	32
+#define AUTH_BOOTSTRAP_MAX	256
+
+/* Login failures before 429, and the window they are counted in. */
+#define AUTH_RL_FAILS		5
+#define AUTH_RL_WINDOW		300
+/* Failures of all clients together: bounds the master's bcrypt time. */
+#define AUTH_RL_GLOBAL_FAILS	60
+#define AUTH_RL_GLOBAL_WINDOW	60
+#define AUTH_RL_SLOTS		4096
+
+#define AUTH_SESSION_COOKIE	"nops_session"
+
+/* auth.c: the users file (htpasswd format, bcrypt hashes). */
+struct auth_user {
+	char		*au_name;
+	char		*au_hash;
+};
+
+struct auth_users {
+	struct auth_user *au_users;	/* sorted by name */
+	size_t		 au_n;
+};
+
+/*
+ * auth_users_parse: read "name:hash" lines ('#' comments and blank lines
+ * skipped) from fp.  Each error is logged as "name:line: message" and the
+ * first is copied to err; returns NULL if there was any.
+ */
+struct auth_users *auth_users_parse(FILE *fp, const char *name, char *err,
+		    size_t errlen);
+struct auth_users *auth_users_load(const char *path, char *err,
+		    size_t errlen);
+void		 auth_users_free(struct auth_users *);
+/* The hash of user, or NULL if there is no such user. */
+const char	*auth_users_hash(const struct auth_users *, const char *user);
+/* NULL if hash is a bcrypt hash this daemon accepts, else why not. */
+const char	*auth_check_hash(const char *hash);
+/*
+ * auth_password_verify: 1 if password (len bytes, only the first 72
+ * count, as in bcrypt) matches hash, 0 if not, -1 on an error (a NUL in
+ * the password, a hash crypt refuses).  Takes as long as the hash's cost
+ * says (~57 ms at 10, ~230 ms at 12), in the caller's thread.
+ */
+int		 auth_password_verify(const char *password, size_t len,
+		    const char *hash);
+
+/* auth.c: secrets. */
+void		 auth_random(void *, size_t);	/* getrandom(2); fatal */
+/* out gets 4 * len / 3 rounded up, + NUL. */
+void		 auth_b64url(const void *, size_t, char *out);
+void		 auth_sha256_hex(const void *, size_t,
+		    char out[AUTH_SHA256_HEX + 1]);
+/* Constant time for strings of equal length; 1 if equal. */
+int		 auth_equal(const char *, const char *);
+/* "nops_" + 43 base64url characters of 32 random bytes. */
+void		 auth_token_new(char out[AUTH_TOKEN_LEN + 1]);
+int		 auth_token_wellformed(const char *);
+/* A session id: 43 base64url characters of 32 random bytes. */
+void		 auth_session_new(char out[AUTH_SECRET_B64 + 1]);
+int		 auth_session_wellformed(const char *);
+/* A session's CSRF token, derived from its id (HMAC-SHA256). */
+void		 auth_csrf_token(const char *sid, char out[AUTH_SECRET_B64 + 1]);
+/* The value of cookie name in a Cookie header, copied to out; 1 found. */
+int		 auth_cookie_get(const char *header, const char *name,
+		    char *out, size_t outlen);
+/* The token of "Bearer <token>", or NULL. */
+const char	*auth_bearer(const char *authorization);
+/*
+ * auth_secret_file: the first line of a secret file (the bootstrap
+ * token), checked; 0, or -1 with why in err.
+ */
+int		 auth_secret_file(const char *path, char *out, size_t outlen,
+		    char *err, size_t errlen);
+
+/* auth.c: login rate limiting, a fixed window per key. */
+struct auth_rl;
+struct auth_rl	*auth_rl_new(size_t slots, int max, int window);
+void		 auth_rl_free(struct auth_rl *);
+/* 0 if key may try now, else the seconds until it may. */
+int		 auth_rl_check(struct auth_rl *, const char *key, time_t now);
+void		 auth_rl_fail(struct auth_rl *, const char *key, time_t now);
+
+/* auth_api.c: the master's side. */
+struct store;
+#include "api.h"
+
+/*
+ * auth_configure: load the users file and the bootstrap token of conf.
+ * On an error (logged, file:line) the running ones stay and -1 is
+ * returned: the caller refuses the config.  With check set nothing is
+ * kept (nopsd -n).
+ */
+int		 auth_configure(const struct nops_conf *, int check);
+void		 auth_shutdown(void);
+
+/*
+ * auth_request: identify the client of req and decide whether route r
+ * may run for it: 401 without an identity (or a bad credential), 403
+ * without the capability or without the session's CSRF token on a
+ * write, 415 on a write that is not JSON.  Returns 0 if the handler may
+ * run, else -1 with resp answered.  Sets req->ar_actor.
+ */
+int		 auth_request(struct api_req *, const struct api_route *,
+		    struct api_resp *);
+/*
+ * auth_request_done: after the handler: drops the items of a list that
+ * name a namespace the client may not read; forgets the identity.
+ */
+void		 auth_request_done(struct api_req *, struct api_resp *);
+/* The identity of the request being answered (NULL for another req). */
+const struct acl_ident *auth_ident(const struct api_req *);
+/* 1 if the client of req has caps in ns (NULL: in some namespace). */
+int		 auth_allows(const struct api_req *, uint32_t caps,
+		    const char *ns);
+
+/* Set-Cookie for the session cookie: sid, or "" and 0 to clear it. */
+void		 auth_cookie_header(struct api_resp *, const struct api_req *,
+		    const char *sid, int maxage);
+/* The session id of req's client, or NULL if it is not a session. */
+const char	*auth_session_id(const struct api_req *);
+/* End the session of req's client (logout). */
+void		 auth_session_end(const struct api_req *);
+const struct auth_users *auth_users(void);	/* the users file loaded */
+const struct nops_conf *auth_conf(void);	/* the running config */
+struct store	*auth_store(void);
+
+/* auth_login.c: login, logout, the session probe, API tokens. */
+void		 auth_login_shutdown(void);
+extern const struct api_route	 auth_routes[];
+extern const size_t		 auth_nroutes;
+
+#endif /* NOPS_AUTH_H */

@@ -1,0 +1,579 @@
+/*
+ * Who is asking, and may they: the identity of each API request and the
+ * ACL check before its handler runs.  The routes of authentication
+ * (login, logout, the session probe, API tokens) are in auth_login.c.
+ *
+ * Identities, in the order they are looked for: the control socket's
+ * peer (a local admin: management), "Authorization: Bearer" (the
+ * bootstrap token of the config, or an API token), the nops_session
+ * cookie (a login session), and last the config's anonymous policy.  A
+ * credential that is presented but bad is refused (401), never ignored.
+ *
+ * Secrets are kept hashed (SHA-256) in the store: session ids and API
+ * tokens are 256 random bits, so a fast hash is enough.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <jansson.h>
+#include <sqlite3.h>
+
+#include "log.h"
+#include "nops.h"
+#include "nopsd.h"
+#include "master.h"
+#include "store.h"
+#include "api.h"
+#include "acl.h"
+#include "auth.h"
+
+/* Refresh last_seen / last_used at most this often: fewer writes. */
+#define AUTH_TOUCH_EVERY	60
+
+static struct {
+	struct auth_users	*users;
+	char			 boot_hash[AUTH_SHA256_HEX + 1];
+	int			 has_boot;
+} auth_env;
+
+/* The request being answered: identity and session, if any. */
+static struct {
+	const struct api_req	*req;
+	struct acl_ident	 id;
+	char			 sid[AUTH_SECRET_B64 + 1];
+	char			 sid_hash[AUTH_SHA256_HEX + 1];
+	int			 clear_cookie;	/* a dead session cookie came */
+} auth_cur;
+
+/* Routes whose namespace is in the path or in the deployment named. */
+enum auth_scope_kind {
+	AS_JOB,			/* ar_args[nsarg] is the namespace */
+	AS_DEPLOYMENT,		/* ar_args[idarg] is a deployment id */
+};
+
+static const struct {
+	const char		*path;
+	enum auth_scope_kind	 kind;
+	int			 arg;		/* namespace or id */
+	int			 actarg;	/* action name, or -1 */
+} auth_scopes[] = {
+	{ "/api/v1/jobs/*/*",			AS_JOB, 0, -1 },
+	{ "/api/v1/jobs/*/*/actions/*",		AS_JOB, 0, 2 },
+	{ "/api/v1/deployments/*",		AS_DEPLOYMENT, 0, -1 },
+	{ "/api/v1/deployments/*/actions/*",	AS_DEPLOYMENT, 0, 1 },
+	{ "/api/v1/deployments/left-behind/*",	AS_DEPLOYMENT, 0, -1 },
+	{ "/api/v1/deployments/left-behind/*/*", AS_DEPLOYMENT, 1, -1 },
+};
+
+struct store *
+auth_store(void)
+{
+	return nopsd_env != NULL ? nopsd_env->n_store : NULL;
+}
+
+const struct nops_conf *
+auth_conf(void)
+{
+	return nopsd_env->n_conf;
+}
+
+const struct auth_users *
+auth_users(void)
+{
+	return auth_env.users;
+}
+
+/* Configuration. */
+
+int
+auth_configure(const struct nops_conf *conf, int check)
+{
+	struct auth_users	*users = NULL;
+	char			 err[512], tok[AUTH_BOOTSTRAP_MAX + 1];
+	char			 hash[AUTH_SHA256_HEX + 1];
+	int			 has_boot = 0, rv = 0;
+
+	if (conf->users_file != NULL) {
+		if ((users = auth_users_load(conf->users_file, err,
+		    sizeof(err))) == NULL)
+			rv = -1;	/* each error is logged */
+	} else if ((users = calloc(1, sizeof(*users))) == NULL)
+		fatal("calloc");
+	if (conf->bootstrap_token_file != NULL) {
+		if (auth_secret_file(conf->bootstrap_token_file, tok,
+		    sizeof(tok), err, sizeof(err)) == -1) {
+			log_warnx("bootstrap token file %s", err);
+			rv = -1;
+		} else {
+			auth_sha256_hex(tok, strlen(tok), hash);
+			explicit_bzero(tok, sizeof(tok));
+			has_boot = 1;
+		}
+	}
+	if (rv == -1 || check) {
+		auth_users_free(users);
+		explicit_bzero(hash, sizeof(hash));
+		return rv;
+	}
+	auth_users_free(auth_env.users);
+	auth_env.users = users;
+	memcpy(auth_env.boot_hash, hash, sizeof(hash));
+	auth_env.has_boot = has_boot;
+	explicit_bzero(hash, sizeof(hash));
+	if (conf->users_file != NULL)
+		log_info("users file %s: %zu users", conf->users_file,
+		    users->au_n);
+	return 0;
+}
+
+void
+auth_shutdown(void)
+{
+	auth_users_free(auth_env.users);
+	auth_env.users = NULL;
+	explicit_bzero(auth_env.boot_hash, sizeof(auth_env.boot_hash));
+	auth_env.has_boot = 0;
+	auth_login_shutdown();
+}
+
+/* Identity. */
+
+static void
+auth_ident_set(struct acl_ident *id, enum acl_kind kind, const char *name,
+    const char *policy, const char *actor)
+{
+	memset(id, 0, sizeof(*id));
+	id->ai_kind = kind;
+	if (name != NULL)
+		strlcpy(id->ai_name, name, sizeof(id->ai_name));
+	if (policy != NULL)
+		strlcpy(id->ai_policy, policy, sizeof(id->ai_policy));
+	strlcpy(id->ai_actor, actor, sizeof(id->ai_actor));
+}
+
+/* 1: a live token (id set), 0: none, -1: a store error. */
+static int
+auth_token_lookup(const char *token, struct acl_ident *id, const char **why)
+{
+	struct store	*s = auth_store();
+	sqlite3_stmt	*st;
+	char		 hash[AUTH_SHA256_HEX + 1], actor[ACL_ACTOR_MAX];
+	time_t		 now = time(NULL);
+	int64_t		 tid, expires, used;
+	int		 rc;
+
+	if (s == NULL)
+		return -1;
+	auth_sha256_hex(token, strlen(token), hash);
+	st = store_prepare(s, "SELECT id, name, policy, expires_at,"
+	    " last_used FROM api_tokens WHERE hash = ?1 AND revoked_at IS NULL");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_text(st, 1, hash, -1, SQLITE_TRANSIENT);
+	if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
+		sqlite3_reset(st);
+		return rc == SQLITE_DONE ? 0 : -1;
+	}
+	tid = sqlite3_column_int64(st, 0);
+	expires = sqlite3_column_type(st, 3) == SQLITE_NULL ? 0 :
+	    sqlite3_column_int64(st, 3);
+	used = sqlite3_column_int64(st, 4);
+	snprintf(actor, sizeof(actor), "token:%s",
+	    (const char *)sqlite3_column_text(st, 1));
+	auth_ident_set(id, ACL_TOKEN, (const char *)sqlite3_column_text(st, 1),
+	    (const char *)sqlite3_column_text(st, 2), actor);
+	id->ai_token_id = tid;
+	sqlite3_reset(st);
+	if (expires != 0 && expires <= now) {
+		*why = "the token has expired";
+		return 0;
+	}
+	if (now - used >= AUTH_TOUCH_EVERY &&
+	    (st = store_prepare(s, "UPDATE api_tokens SET last_used = ?1"
+	    " WHERE id = ?2")) != NULL) {
+		sqlite3_bind_int64(st, 1, now);
+		sqlite3_bind_int64(st, 2, tid);
+		(void)sqlite3_step(st);
+		sqlite3_reset(st);
+	}
+	return 1;
+}
+
+static void
+auth_session_delete(const char *hash)
+{
+	sqlite3_stmt	*st;
+
+	if (auth_store() == NULL || (st = store_prepare(auth_store(),
+	    "DELETE FROM sessions WHERE id_hash = ?1")) == NULL)
+		return;
+	sqlite3_bind_text(st, 1, hash, -1, SQLITE_TRANSIENT);
+	(void)sqlite3_step(st);
+	sqlite3_reset(st);
+}
+
+/* 1: a live session (id set), 0: none or dead (*why), -1: error. */
+static int
+auth_session_lookup(const char *sid, struct acl_ident *id, const char **why)
+{
+	const struct nops_conf	*conf = auth_conf();
+	struct store		*s = auth_store();
+	sqlite3_stmt		*st;
+	char			 user[NOPS_NAME_MAX + 1];
+	time_t			 now = time(NULL);
+	int64_t			 seen, expires;
+	int			 rc;
+
+	if (s == NULL)
+		return -1;
+	auth_sha256_hex(sid, strlen(sid), auth_cur.sid_hash);
+	st = store_prepare(s, "SELECT user, last_seen, expires_at FROM"
+	    " sessions WHERE id_hash = ?1");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_text(st, 1, auth_cur.sid_hash, -1, SQLITE_TRANSIENT);
+	if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
+		sqlite3_reset(st);
+		*why = "no such session; log in again";
+		return rc == SQLITE_DONE ? 0 : -1;
+	}
+	strlcpy(user, (const char *)sqlite3_column_text(st, 0), sizeof(user));
+	seen = sqlite3_column_int64(st, 1);
+	expires = sqlite3_column_int64(st, 2);
+	sqlite3_reset(st);
+	if (expires <= now || seen + conf->session_idle <= now) {
+		auth_session_delete(auth_cur.sid_hash);
+		*why = "the session has expired; log in again";
+		return 0;
+	}
+	/* An account removed from the users file ends its sessions. */
+	if (auth_users_hash(auth_env.users, user) == NULL) {
+		auth_session_delete(auth_cur.sid_hash);
+		*why = "the account no longer exists";
+		return 0;
+	}
+	if (now - seen >= AUTH_TOUCH_EVERY && (st = store_prepare(s,
+	    "UPDATE sessions SET last_seen = ?1 WHERE id_hash = ?2")) != NULL) {
+		sqlite3_bind_int64(st, 1, now);
+		sqlite3_bind_text(st, 2, auth_cur.sid_hash, -1,
+		    SQLITE_TRANSIENT);
+		(void)sqlite3_step(st);
+		sqlite3_reset(st);
+	}
+	auth_ident_set(id, ACL_USER, user, NULL, user);
+	strlcpy(auth_cur.sid, sid, sizeof(auth_cur.sid));
+	return 1;
+}
+
+/*
+ * Fill auth_cur.id.  Returns 0 (the identity may be ACL_NONE), or -1
+ * with *why when a credential was presented and is not good.
+ */
+static int
+auth_identify(struct api_req *req, const char **why)
+{
+	const struct nops_conf	*conf = auth_conf();
+	struct acl_ident	*id = &auth_cur.id;
+	const char		*h, *tok;
+	char			 actor[ACL_ACTOR_MAX], hash[AUTH_SHA256_HEX + 1];
+	char			 sid[AUTH_SECRET_B64 + 2];
+	int			 rc;
+
+	if (req->ar_peer == WEB_PEER_LOCAL) {
+		/* Reaching the socket at all took root or the group. */
+		if (req->ar_uid == 0)
+			strlcpy(actor, "root", sizeof(actor));
+		else
+			snprintf(actor, sizeof(actor), "uid:%u", req->ar_uid);
+		auth_ident_set(id, ACL_LOCAL, NULL, NULL, actor);
+		return 0;
+	}
+	if ((h = api_header(req, "Authorization")) != NULL) {
+		if ((tok = auth_bearer(h)) == NULL) {
+			*why = "Authorization must be \"Bearer <token>\"";
+			return -1;
+		}
+		if (auth_env.has_boot) {
+			auth_sha256_hex(tok, strlen(tok), hash);
+			if (auth_equal(hash, auth_env.boot_hash)) {
+				auth_ident_set(id, ACL_BOOTSTRAP, "bootstrap",
+				    CONF_POLICY_MANAGEMENT, "token:bootstrap");
+				return 0;
+			}
+		}
+		*why = "invalid, expired or revoked token";
+		if (!auth_token_wellformed(tok))
+			return -1;
+		if ((rc = auth_token_lookup(tok, id, why)) == 1)
+			return 0;
+		if (rc == -1)
+			*why = "cannot check the token now";
+		auth_ident_set(id, ACL_NONE, NULL, NULL, "anonymous");
+		return -1;
+	}
+	if ((h = api_header(req, "Cookie")) != NULL &&
+	    auth_cookie_get(h, AUTH_SESSION_COOKIE, sid, sizeof(sid))) {
+		*why = "no such session; log in again";
+		if (auth_session_wellformed(sid)) {
+			if ((rc = auth_session_lookup(sid, id, why)) == 1)
+				return 0;
+			if (rc == -1)
+				*why = "cannot check the session now";
+		}
+		explicit_bzero(sid, sizeof(sid));
+		auth_cur.clear_cookie = 1;
+		auth_ident_set(id, ACL_NONE, NULL, NULL, "anonymous");
+		return -1;
+	}
+	if (conf->anonymous_policy != NULL)
+		auth_ident_set(id, ACL_ANONYMOUS, NULL, conf->anonymous_policy,
+		    "anonymous");
+	else
+		auth_ident_set(id, ACL_NONE, NULL, NULL, "anonymous");
+	return 0;
+}
+
+void
+auth_cookie_header(struct api_resp *resp, const struct api_req *req,
+    const char *sid, int maxage)
+{
+	char	 buf[256];
+
+	snprintf(buf, sizeof(buf), "%s=%s; Path=/; Max-Age=%d; HttpOnly; "
+	    "SameSite=Strict%s", AUTH_SESSION_COOKIE, sid, maxage,
+	    req->ar_tls ? "; Secure" : "");
+	api_add_header(resp, "Set-Cookie", buf);
+	explicit_bzero(buf, sizeof(buf));
+}
+
+/* What a route needs: capabilities and, if it has one, a namespace. */
+static int
+auth_scope(struct api_req *req, const struct api_route *r, uint32_t *caps,
+    char *ns, size_t nslen, int *has_ns)
+{
+	sqlite3_stmt	*st;
+	const char	*errstr = NULL;
+	int64_t		 id;
+	size_t		 i;
+
+	*caps = r->cap;
+	*has_ns = 0;
+	for (i = 0; i < sizeof(auth_scopes) / sizeof(auth_scopes[0]); i++)
+		if (strcmp(auth_scopes[i].path, r->path) == 0)
+			break;
+	if (i == sizeof(auth_scopes) / sizeof(auth_scopes[0]))
+		return 0;
+	if (auth_scopes[i].actarg >= 0)
+		*caps = acl_action_cap(req->ar_args[auth_scopes[i].actarg]);
+	if (auth_scopes[i].kind == AS_JOB) {
+		strlcpy(ns, req->ar_args[auth_scopes[i].arg], nslen);
+		*has_ns = 1;
+		return 0;
+	}
+	id = strtonum(req->ar_args[auth_scopes[i].arg], 1, INT64_MAX,
+	    &errstr);
+	if (errstr != NULL || auth_store() == NULL)
+		return 0;	/* the handler answers 404 */
+	st = store_prepare(auth_store(), "SELECT kind, namespace FROM"
+	    " deployments WHERE id = ?1");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		strlcpy(ns, (const char *)sqlite3_column_text(st, 1), nslen);
+		*has_ns = 1;
+		/* Acting on a deploy plan's hosts needs "hosts" too. */
+		if (strcmp((const char *)sqlite3_column_text(st, 0),
+		    "plan") == 0 && *caps != CAP_READ)
+			*caps |= CAP_HOSTS;
+	}
+	sqlite3_reset(st);
+	return 0;
+}
+
+static int
+auth_is_write(const struct api_req *req)
+{
+	return strcmp(req->ar_method, "GET") != 0 &&
+	    strcmp(req->ar_method, "HEAD") != 0;
+}
+
+static void
+auth_caps_str(uint32_t caps, char *buf, size_t len)
+{
+	uint32_t	 c;
+
+	buf[0] = '\0';
+	for (c = 1; c <= CAP_MANAGEMENT; c <<= 1) {
+		if (!(caps & c) || config_cap_name(c) == NULL)
+			continue;
+		if (buf[0] != '\0')
+			strlcat(buf, " ", len);
+		strlcat(buf, config_cap_name(c), len);
+	}
+}
+
+int
+auth_request(struct api_req *req, const struct api_route *r,
+    struct api_resp *resp)
+{
+	const struct nops_conf	*conf = auth_conf();
+	struct acl_ident	*id = &auth_cur.id;
+	const char		*why = NULL, *h;
+	char			 ns[NOPS_NAME_MAX * 4 + 1], csrf[AUTH_SECRET_B64 + 1];
+	char			 need[160];
+	uint32_t		 caps;
+	size_t			 n;
+	int			 bad, has_ns;
+
+	memset(&auth_cur, 0, sizeof(auth_cur));
+	auth_cur.req = req;
+	bad = auth_identify(req, &why) == -1;
+	strlcpy(req->ar_actor, id->ai_actor, sizeof(req->ar_actor));
+	req->ar_admin = id->ai_kind == ACL_LOCAL;
+	if (auth_cur.clear_cookie)
+		auth_cookie_header(resp, req, "", 0);
+
+	/* Login and the session probe work for anyone. */
+	if (r->cap & ACL_ROUTE_PUBLIC)
+		return 0;
+	if (bad || id->ai_kind == ACL_NONE) {
+		api_add_header(resp, "WWW-Authenticate",
+		    "Bearer realm=\"nops\"");
+		api_error(resp, 401, "unauthorized", "%s", why != NULL ? why :
+		    "authentication required: log in, or send "
+		    "\"Authorization: Bearer <token>\"");
+		log_debug("%s %s from %s: 401 (%s)", req->ar_method,
+		    req->ar_path, req->ar_remote, why != NULL ? why :
+		    "no credential");
+		goto deny;
+	}
+	/* A session cookie rides along by itself: writes prove intent. */
+	if (id->ai_kind == ACL_USER && auth_is_write(req)) {
+		auth_csrf_token(auth_cur.sid, csrf);
+		h = api_header(req, "X-CSRF-Token");
+		if (h == NULL || !auth_equal(h, csrf)) {
+			explicit_bzero(csrf, sizeof(csrf));
+			api_error(resp, 403, "forbidden", "%s", h == NULL ?
+			    "a write with a session needs the X-CSRF-Token "
+			    "header (GET /api/v1/session gives it)" :
+			    "wrong X-CSRF-Token");
+			log_info("%s %s by %s from %s: 403 (CSRF token %s)",
+			    req->ar_method, req->ar_path, req->ar_actor,
+			    req->ar_remote, h == NULL ? "missing" : "wrong");
+			goto deny;
+		}
+		explicit_bzero(csrf, sizeof(csrf));
+	}
+	if (!(r->cap & ACL_ROUTE_IDENTIFIED)) {
+		if (auth_scope(req, r, &caps, ns, sizeof(ns), &has_ns) == -1) {
+			api_error(resp, 500, "runtime_error", "cannot check "
+			    "access now");
+			goto deny;
+		}
+		if (!acl_allowed(conf, id, caps, has_ns ? ns : NULL)) {
+			auth_caps_str(caps == 0 ? CAP_MANAGEMENT : caps, need,
+			    sizeof(need));
+			/* Logging in may help the anonymous; nothing else. */
+			if (id->ai_kind == ACL_ANONYMOUS) {
+				api_add_header(resp, "WWW-Authenticate",
+				    "Bearer realm=\"nops\"");
+				api_error(resp, 401, "unauthorized",
+				    "authentication required (needs %s)",
+				    need);
+			} else
+				api_error(resp, 403, "forbidden", "%s may not "
+				    "do this: needs %s%s%s", req->ar_actor,
+				    need, has_ns ? " in namespace " : "",
+				    has_ns ? ns : "");
+			log_info("%s %s by %s from %s: denied (needs %s%s%s)",
+			    req->ar_method, req->ar_path, req->ar_actor,
+			    req->ar_remote, need, has_ns ? " in " : "",
+			    has_ns ? ns : "");
+			goto deny;
+		}
+	}
+	/* API writes are JSON only: a form post cannot forge one. */
+	if (strncmp(req->ar_path, "/api/", 5) == 0 && auth_is_write(req) &&
+	    (strcmp(req->ar_method, "DELETE") != 0 || req->ar_bodylen > 0)) {
+		n = strcspn(req->ar_ctype, ";");
+		if (n != strlen("application/json") ||
+		    strncasecmp(req->ar_ctype, "application/json", n) != 0) {
+			api_error(resp, 415, "bad_request", "writes need "
+			    "Content-Type: application/json");
+			goto deny;
+		}
+	}
+	return 0;
+deny:
+	memset(&auth_cur, 0, sizeof(auth_cur));
+	return -1;
+}
+
+const struct acl_ident *
+auth_ident(const struct api_req *req)
+{
+	if (req == NULL || auth_cur.req != req)
+		return NULL;
+	return &auth_cur.id;
+}
+
+int
+auth_allows(const struct api_req *req, uint32_t caps, const char *ns)
+{
+	const struct acl_ident	*id;
+
+	/* Outside of its request an identity is nobody's: deny. */
+	if ((id = auth_ident(req)) == NULL)
+		return 0;
+	return acl_allowed(auth_conf(), id, caps, ns);
+}
+
+void
+auth_request_done(struct api_req *req, struct api_resp *resp)
+{
+	json_t		*items, *it, *nsv;
+	size_t		 i;
+
+	if (auth_cur.req != req)
+		return;
+	/* Lists show only what the client may read. */
+	if (strcmp(req->ar_method, "GET") == 0 && resp->status == 200 &&
+	    json_is_object(resp->body) &&
+	    (items = json_object_get(resp->body, "items")) != NULL &&
+	    json_is_array(items) &&
+	    !acl_allowed(auth_conf(), &auth_cur.id, CAP_MANAGEMENT, NULL)) {
+		for (i = 0; i < json_array_size(items); ) {
+			it = json_array_get(items, i);
+			nsv = json_object_get(it, "namespace");
+			if (json_is_string(nsv) && !acl_allowed(auth_conf(),
+			    &auth_cur.id, CAP_READ, json_string_value(nsv)))
+				json_array_remove(items, i);
+			else
+				i++;
+		}
+	}
+	explicit_bzero(&auth_cur, sizeof(auth_cur));
+}
+
+const char *
+auth_session_id(const struct api_req *req)
+{
+	if (auth_ident(req) == NULL || auth_cur.id.ai_kind != ACL_USER)
+		return NULL;
+	return auth_cur.sid;
+}
+
+void
+auth_session_end(const struct api_req *req)
+{
+	if (auth_session_id(req) != NULL)
+		auth_session_delete(auth_cur.sid_hash);
+}

@@ -1,0 +1,594 @@
+/*
+ * The routes of authentication: login (bcrypt, rate limited), logout,
+ * the session probe the dashboard asks what to show, and API tokens.
+ *
+ * Passwords are checked in the master's event loop (~57 ms at cost 10,
+ * ~230 ms at 12): the rate limits below run before bcrypt, so a flood of
+ * attempts costs the master nothing past them.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+#include <sqlite3.h>
+
+#include "log.h"
+#include "nops.h"
+#include "nopsd.h"
+#include "store.h"
+#include "api.h"
+#include "acl.h"
+#include "auth.h"
+
+#define AUTH_SESSIONS_PER_USER	100
+#define AUTH_TOKEN_NAME_MAX	48	/* "token:" + name fits an actor */
+#define AUTH_TOKEN_TTL_MAX	(10 * 365 * 86400)
+
+/*
+ * An unknown user name is checked against a hash too, so that the
+ * answer's delay does not tell which names exist: a real user's hash
+ * (same cost as the users'; the result is thrown away), or without
+ * users this one, of a random password nobody knows, at the cost of
+ * nopsctl hash-password.
+ */
+static const char auth_dummy_hash[] =
+    "$2b$12$1kRwYI2eGayip8e5EzskNO6Va75DNRIrJHADKi5qOLuChd19erx16";
+
+/* Failed logins per user, per address, and of everyone together. */
+static struct auth_rl	*rl_user, *rl_addr, *rl_all;
+
+void
+auth_login_shutdown(void)
+{
+	auth_rl_free(rl_user);
+	auth_rl_free(rl_addr);
+	auth_rl_free(rl_all);
+	rl_user = rl_addr = rl_all = NULL;
+}
+
+static void
+auth_rl_init(void)
+{
+	if (rl_user != NULL)
+		return;
+	rl_user = auth_rl_new(AUTH_RL_SLOTS, AUTH_RL_FAILS, AUTH_RL_WINDOW);
+	rl_addr = auth_rl_new(AUTH_RL_SLOTS, AUTH_RL_FAILS, AUTH_RL_WINDOW);
+	rl_all = auth_rl_new(1, AUTH_RL_GLOBAL_FAILS, AUTH_RL_GLOBAL_WINDOW);
+}
+
+/* Login, logout, session. */
+
+static void
+auth_group_add(const char *group, void *arg)
+{
+	json_array_append_new(arg, json_string(group));
+}
+
+static json_t *
+auth_groups_json(const char *user)
+{
+	json_t	*a = json_array();
+
+	acl_user_groups(auth_conf(), user, auth_group_add, a);
+	return a;
+}
+
+static json_t *
+auth_caps_json(uint32_t caps)
+{
+	json_t		*a = json_array();
+	uint32_t	 c;
+
+	for (c = 1; c <= CAP_MANAGEMENT; c <<= 1)
+		if ((caps & c) && config_cap_name(c) != NULL)
+			json_array_append_new(a, json_string(
+			    config_cap_name(c)));
+	return a;
+}
+
+/* The client's address without the port: "10.0.0.1:5678" -> "10.0.0.1". */
+static void
+auth_addr_key(const char *remote, char *buf, size_t len)
+{
+	const char	*colon = strrchr(remote, ':');
+	size_t		 n = colon != NULL ? (size_t)(colon - remote) :
+			    strlen(remote);
+
+	snprintf(buf, len, "a:%.*s", (int)n, remote);
+}
+
+static void
+auth_audit(const char *actor, const char *action, const char *target,
+    const char *detail)
+{
+	struct store	*s = auth_store();
+
+	if (s == NULL || store_begin(s) == -1)
+		return;
+	if (store_event(s, actor, action, target, detail) == -1 ||
+	    store_commit(s) == -1)
+		store_rollback(s);
+}
+
+/* A new session row for user; 0, or -1. */
+static int
+auth_session_create(const char *user, const char *addr, char *sid,
+    time_t *expires)
+{
+	const struct nops_conf	*conf = auth_conf();
+	struct store		*s = auth_store();
+	sqlite3_stmt		*st;
+	json_t			*groups;
+	char			 hash[AUTH_SHA256_HEX + 1];
+	char			 csrf[AUTH_SECRET_B64 + 1], chash[AUTH_SHA256_HEX + 1];
+	char			*gs, target[NOPS_NAME_MAX + 8];
+	time_t			 now = time(NULL);
+	int			 ok;
+
+	if (s == NULL)
+		return -1;
+	auth_session_new(sid);
+	auth_sha256_hex(sid, strlen(sid), hash);
+	auth_csrf_token(sid, csrf);
+	/* Only its hash is kept: the token is derived again from the id. */
+	auth_sha256_hex(csrf, strlen(csrf), chash);
+	explicit_bzero(csrf, sizeof(csrf));
+	*expires = now + conf->session_lifetime;
+	groups = auth_groups_json(user);
+	if ((gs = json_dumps(groups, JSON_COMPACT)) == NULL)
+		fatalx("json_dumps");
+	json_decref(groups);
+	if (store_begin(s) == -1) {
+		free(gs);
+		return -1;
+	}
+	/* Sessions that ended, and the oldest of a user with too many. */
+	ok = (st = store_prepare(s, "DELETE FROM sessions WHERE"
+	    " expires_at <= ?1 OR last_seen <= ?2")) != NULL;
+	if (ok) {
+		sqlite3_bind_int64(st, 1, now);
+		sqlite3_bind_int64(st, 2, now - conf->session_idle);
+		ok = sqlite3_step(st) == SQLITE_DONE;
+		sqlite3_reset(st);
+	}
+	if (ok && (ok = (st = store_prepare(s, "DELETE FROM sessions WHERE"
+	    " user = ?1 AND id_hash NOT IN (SELECT id_hash FROM sessions"
+	    " WHERE user = ?1 ORDER BY created_at DESC LIMIT ?2)")) != NULL)) {
+		sqlite3_bind_text(st, 1, user, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int(st, 2, AUTH_SESSIONS_PER_USER - 1);
+		ok = sqlite3_step(st) == SQLITE_DONE;
+		sqlite3_reset(st);
+	}
+	if (ok && (ok = (st = store_prepare(s, "INSERT INTO sessions"
+	    " (id_hash, user, groups, csrf, created_at, last_seen,"
+	    " expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)")) != NULL)) {
+		sqlite3_bind_text(st, 1, hash, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 2, user, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 3, gs, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 4, chash, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 5, now);
+		sqlite3_bind_int64(st, 6, *expires);
+		ok = sqlite3_step(st) == SQLITE_DONE;
+		sqlite3_reset(st);
+	}
+	free(gs);
+	snprintf(target, sizeof(target), "user/%s", user);
+	if (!ok || store_event(s, user, "auth.login", target, addr) == -1 ||
+	    store_commit(s) == -1) {
+		store_rollback(s);
+		explicit_bzero(sid, AUTH_SECRET_B64 + 1);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+api_login(struct api_req *req, struct api_resp *resp)
+{
+	const struct nops_conf	*conf = auth_conf();
+	json_t			*body, *ju, *jp;
+	const char		*user, *pw, *hash = NULL;
+	char			 ukey[NOPS_NAME_MAX + 3], akey[WEB_REMOTE_MAX + 3];
+	char			 addr[WEB_REMOTE_MAX + 8], retry[16];
+	char			 sid[AUTH_SECRET_B64 + 1], detail[160], target[80];
+	size_t			 pwlen;
+	time_t			 now = time(NULL), expires;
+	int			 wait, w, known, good;
+
+	if ((body = api_json_body(req, resp)) == NULL)
+		return;
+	ju = json_object_get(body, "username");
+	jp = json_object_get(body, "password");
+	if (!json_is_string(ju) || !json_is_string(jp)) {
+		api_error(resp, 400, "bad_request", "expected {\"username\": "
+		    "\"...\", \"password\": \"...\"}");
+		goto out;
+	}
+	user = json_string_value(ju);
+	pw = json_string_value(jp);
+	pwlen = json_string_length(jp);
+	if (pwlen > AUTH_PASSWORD_BODY_MAX || strlen(user) > 256) {
+		api_error(resp, 400, "bad_request", "user name or password "
+		    "too long");
+		goto out;
+	}
+	known = config_check_username(user) == NULL &&
+	    strlen(user) <= AUTH_USER_NAME_MAX &&
+	    (hash = auth_users_hash(auth_users(), user)) != NULL;
+	snprintf(ukey, sizeof(ukey), "u:%s", known ? user : "?");
+	auth_addr_key(req->ar_remote, akey, sizeof(akey));
+	strlcpy(addr, akey + 2, sizeof(addr));
+
+	/* Before bcrypt: a refused attempt costs the master nothing. */
+	auth_rl_init();
+	wait = auth_rl_check(rl_addr, akey, now);
+	if (known && (w = auth_rl_check(rl_user, ukey, now)) > wait)
+		wait = w;
+	if ((w = auth_rl_check(rl_all, "*", now)) > wait)
+		wait = w;
+	if (wait > 0) {
+		snprintf(retry, sizeof(retry), "%d", wait);
+		api_add_header(resp, "Retry-After", retry);
+		api_error(resp, 429, "queue_full", "too many failed logins; "
+		    "try again in %d seconds", wait);
+		log_info("login from %s refused: rate limited for %d s",
+		    addr, wait);
+		goto out;
+	}
+	if (!known)
+		hash = auth_users() != NULL && auth_users()->au_n > 0 ?
+		    auth_users()->au_users[0].au_hash : auth_dummy_hash;
+	good = auth_password_verify(pw, pwlen, hash) == 1 && known;
+	/* jansson frees its copy of the password without wiping it. */
+	explicit_bzero((char *)(uintptr_t)pw, pwlen);
+	if (!good) {
+		auth_rl_fail(rl_addr, akey, now);
+		if (known)
+			auth_rl_fail(rl_user, ukey, now);
+		auth_rl_fail(rl_all, "*", now);
+		/* An unknown name may be a password typed in the wrong box. */
+		snprintf(target, sizeof(target), "user/%s", known ? user :
+		    "?");
+		snprintf(detail, sizeof(detail), "from %s: %s", addr,
+		    known ? "wrong password" : "unknown user name");
+		auth_audit("anonymous", "auth.login_failed", target, detail);
+		log_info("failed login for %s from %s", known ? user :
+		    "an unknown user name", addr);
+		api_error(resp, 401, "unauthorized", "wrong user name or "
+		    "password");
+		goto out;
+	}
+	snprintf(detail, sizeof(detail), "from %s", addr);
+	if (auth_session_create(user, detail, sid, &expires) == -1) {
+		api_error(resp, 500, "runtime_error", "cannot create the "
+		    "session");
+		goto out;
+	}
+	log_info("%s logged in from %s", user, addr);
+	auth_cookie_header(resp, req, sid, conf->session_lifetime);
+	auth_csrf_token(sid, detail);
+	resp->status = 200;
+	resp->body = json_pack("{s:s,s:o,s:s,s:o,s:i}", "user", user,
+	    "groups", auth_groups_json(user), "csrf_token", detail,
+	    "expires_at", api_time_json(expires),
+	    "idle_timeout", conf->session_idle);
+	explicit_bzero(sid, sizeof(sid));
+	explicit_bzero(detail, sizeof(detail));
+out:
+	json_decref(body);
+}
+
+static void
+api_logout(struct api_req *req, struct api_resp *resp)
+{
+	const struct acl_ident	*id = auth_ident(req);
+	json_t			*body;
+	char			 target[80];
+
+	if ((body = api_json_body(req, resp)) == NULL)
+		return;
+	json_decref(body);
+	if (id == NULL || id->ai_kind != ACL_USER) {
+		api_error(resp, 400, "bad_request", "not a login session "
+		    "(a token is revoked, not logged out)");
+		return;
+	}
+	auth_session_end(req);
+	snprintf(target, sizeof(target), "user/%s", id->ai_name);
+	auth_audit(id->ai_actor, "auth.logout", target, NULL);
+	auth_cookie_header(resp, req, "", 0);
+	resp->status = 200;
+	resp->body = json_pack("{s:b}", "logged_out", 1);
+}
+
+/* Who the client is, and what it may do: the dashboard hides buttons. */
+static void
+api_session(struct api_req *req, struct api_resp *resp)
+{
+	const struct nops_conf	*conf = auth_conf();
+	const struct acl_ident	*id = auth_ident(req);
+	const struct conf_str	*ns;
+	json_t			*o, *nss;
+	char			 csrf[AUTH_SECRET_B64 + 1];
+	uint32_t		 any;
+
+	if (id == NULL) {
+		api_error(resp, 500, "runtime_error", "no identity");
+		return;
+	}
+	any = acl_caps(conf, id, NULL);
+	o = json_pack("{s:b,s:s,s:s,s:b,s:o}",
+	    "authenticated", id->ai_kind != ACL_NONE &&
+	    id->ai_kind != ACL_ANONYMOUS,
+	    "kind", acl_kind_str(id->ai_kind),
+	    "actor", id->ai_actor,
+	    "management", (any & CAP_MANAGEMENT) != 0,
+	    "capabilities", auth_caps_json(any));
+	json_object_set_new(o, "user", id->ai_kind == ACL_USER ?
+	    json_string(id->ai_name) : json_null());
+	json_object_set_new(o, "groups", id->ai_kind == ACL_USER ?
+	    auth_groups_json(id->ai_name) : json_array());
+	if (id->ai_kind == ACL_USER) {
+		auth_csrf_token(auth_session_id(req), csrf);
+		json_object_set_new(o, "csrf_token", json_string(csrf));
+		explicit_bzero(csrf, sizeof(csrf));
+	} else
+		json_object_set_new(o, "csrf_token", json_null());
+	/* Per managed namespace, what each may do there. */
+	nss = json_object();
+	TAILQ_FOREACH(ns, &conf->nomad.namespaces, entry)
+		json_object_set_new(nss, ns->str, auth_caps_json(
+		    acl_caps(conf, id, ns->str)));
+	json_object_set_new(o, "namespaces", nss);
+	resp->status = 200;
+	resp->body = o;
+}
+
+/* API tokens. */
+
+static const char *
+auth_token_name_check(const char *name)
+{
+	const char	*why;
+
+	if ((why = config_check_name(name)) != NULL)
+		return why;
+	if (strlen(name) > AUTH_TOKEN_NAME_MAX)
+		return "a token name is at most 48 characters";
+	if (strspn(name, "0123456789") == strlen(name))
+		return "a token name cannot be all digits (those are ids)";
+	return NULL;
+}
+
+static json_t *
+auth_token_row_json(sqlite3_stmt *st)
+{
+	time_t	 now = time(NULL);
+	int64_t	 expires = sqlite3_column_int64(st, 5);
+	int	 revoked = sqlite3_column_type(st, 7) != SQLITE_NULL;
+	int	 expired = sqlite3_column_type(st, 5) != SQLITE_NULL &&
+		    expires <= now;
+	json_t	*o;
+
+	o = json_pack("{s:I,s:s,s:s,s:s,s:o,s:s}",
+	    "id", (json_int_t)sqlite3_column_int64(st, 0),
+	    "name", (const char *)sqlite3_column_text(st, 1),
+	    "policy", (const char *)sqlite3_column_text(st, 2),
+	    "created_by", (const char *)sqlite3_column_text(st, 3),
+	    "created_at", api_time_json(sqlite3_column_int64(st, 4)),
+	    "state", revoked ? "revoked" : expired ? "expired" : "active");
+	json_object_set_new(o, "expires_at", sqlite3_column_type(st, 5) ==
+	    SQLITE_NULL ? json_null() : api_time_json(expires));
+	json_object_set_new(o, "last_used", sqlite3_column_type(st, 6) ==
+	    SQLITE_NULL ? json_null() :
+	    api_time_json(sqlite3_column_int64(st, 6)));
+	json_object_set_new(o, "revoked_at", revoked ?
+	    api_time_json(sqlite3_column_int64(st, 7)) : json_null());
+	return o;
+}
+
+static void
+api_tokens_list(struct api_req *req, struct api_resp *resp)
+{
+	sqlite3_stmt	*st;
+	json_t		*items;
+	int		 rc;
+
+	st = store_prepare(auth_store(), "SELECT id, name, policy,"
+	    " created_by, created_at, expires_at, last_used, revoked_at"
+	    " FROM api_tokens ORDER BY id");
+	if (st == NULL) {
+		api_error(resp, 500, "runtime_error", "cannot read tokens");
+		return;
+	}
+	items = json_array();
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		json_array_append_new(items, auth_token_row_json(st));
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		json_decref(items);
+		api_error(resp, 500, "runtime_error", "cannot read tokens");
+		return;
+	}
+	resp->status = 200;
+	resp->body = json_pack("{s:o,s:n}", "items", items, "next");
+}
+
+static void
+api_token_create(struct api_req *req, struct api_resp *resp)
+{
+	struct store	*s = auth_store();
+	sqlite3_stmt	*st;
+	json_t		*body, *jexp;
+	const char	*name, *policy, *why;
+	char		 tok[AUTH_TOKEN_LEN + 1], hash[AUTH_SHA256_HEX + 1];
+	char		 target[64], detail[160];
+	time_t		 now = time(NULL), expires = 0;
+	int64_t		 tid;
+	int		 secs, rc;
+
+	if ((body = api_json_body(req, resp)) == NULL)
+		return;
+	name = json_string_value(json_object_get(body, "name"));
+	policy = json_string_value(json_object_get(body, "policy"));
+	jexp = json_object_get(body, "expires");
+	if (name == NULL || policy == NULL) {
+		api_error(resp, 400, "bad_request", "expected {\"name\": "
+		    "\"...\", \"policy\": \"...\", \"expires\": \"30d\" (or "
+		    "null)}");
+		goto out;
+	}
+	if ((why = auth_token_name_check(name)) != NULL) {
+		api_error(resp, 400, "bad_request", "token name \"%s\": %s",
+		    name, why);
+		goto out;
+	}
+	if (config_check_name(policy) != NULL ||
+	    !acl_policy_exists(auth_conf(), policy)) {
+		api_error(resp, 400, "bad_request", "no policy \"%s\" in the "
+		    "configuration (or the built-in \"%s\")", policy,
+		    CONF_POLICY_MANAGEMENT);
+		goto out;
+	}
+	if (jexp != NULL && !json_is_null(jexp)) {
+		if (!json_is_string(jexp) ||
+		    (why = config_parse_duration(json_string_value(jexp),
+		    &secs)) != NULL || secs < 60 ||
+		    secs > AUTH_TOKEN_TTL_MAX) {
+			api_error(resp, 400, "bad_request", "expires: %s",
+			    why != NULL ? why : "a duration from 1m to 3650d "
+			    "(e.g. \"90d\"), or null for none");
+			goto out;
+		}
+		expires = now + secs;
+	}
+	auth_token_new(tok);
+	auth_sha256_hex(tok, strlen(tok), hash);
+	if (store_begin(s) == -1)
+		goto fail;
+	if ((st = store_prepare(s, "INSERT INTO api_tokens (name, hash,"
+	    " policy, created_by, created_at, expires_at) VALUES"
+	    " (?1, ?2, ?3, ?4, ?5, ?6)")) == NULL) {
+		store_rollback(s);
+		goto fail;
+	}
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, hash, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 3, policy, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 4, req->ar_actor, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 5, now);
+	if (expires != 0)
+		sqlite3_bind_int64(st, 6, expires);
+	else
+		sqlite3_bind_null(st, 6);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc == SQLITE_CONSTRAINT) {
+		store_rollback(s);
+		api_error(resp, 409, "conflict", "a live token is named %s; "
+		    "revoke it first or pick another name", name);
+		goto out;
+	}
+	tid = sqlite3_last_insert_rowid(store_db(s));
+	snprintf(target, sizeof(target), "token/%lld", (long long)tid);
+	snprintf(detail, sizeof(detail), "name %s, policy %s", name, policy);
+	if (rc != SQLITE_DONE || store_event(s, req->ar_actor, "token.create",
+	    target, detail) == -1 || store_commit(s) == -1) {
+		store_rollback(s);
+		goto fail;
+	}
+	log_info("token %s (policy %s) created by %s", name, policy,
+	    req->ar_actor);
+	resp->status = 201;
+	resp->body = json_pack("{s:I,s:s,s:s,s:s,s:o,s:o}",
+	    "id", (json_int_t)tid, "name", name, "policy", policy,
+	    "token", tok, "created_at", api_time_json(now),
+	    "expires_at", expires != 0 ? api_time_json(expires) : json_null());
+	explicit_bzero(tok, sizeof(tok));
+	goto out;
+fail:
+	explicit_bzero(tok, sizeof(tok));
+	api_error(resp, 500, "runtime_error", "the store refused the token");
+out:
+	json_decref(body);
+}
+
+/* DELETE /api/v1/tokens/{id|name} or POST .../{id|name}/revoke. */
+static void
+api_token_revoke(struct api_req *req, struct api_resp *resp)
+{
+	struct store	*s = auth_store();
+	sqlite3_stmt	*st;
+	json_t		*body;
+	const char	*arg = req->ar_args[0], *errstr = NULL;
+	char		 name[NOPS_NAME_MAX + 1], target[64];
+	int64_t		 tid = 0;
+	int		 found = 0;
+
+	if (strcmp(req->ar_method, "POST") == 0) {
+		if ((body = api_json_body(req, resp)) == NULL)
+			return;
+		json_decref(body);
+	}
+	if (strspn(arg, "0123456789") == strlen(arg))
+		tid = strtonum(arg, 1, INT64_MAX, &errstr);
+	if (errstr != NULL) {
+		api_error(resp, 404, "not_found", "no token %s", arg);
+		return;
+	}
+	if (store_begin(s) == -1)
+		goto fail;
+	st = store_prepare(s, "UPDATE api_tokens SET revoked_at = ?1 WHERE"
+	    " revoked_at IS NULL AND (id = ?2 OR name = ?3)"
+	    " RETURNING id, name");
+	if (st == NULL) {
+		store_rollback(s);
+		goto fail;
+	}
+	sqlite3_bind_int64(st, 1, time(NULL));
+	sqlite3_bind_int64(st, 2, tid);
+	sqlite3_bind_text(st, 3, tid == 0 ? arg : "", -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		found = 1;
+		tid = sqlite3_column_int64(st, 0);
+		strlcpy(name, (const char *)sqlite3_column_text(st, 1),
+		    sizeof(name));
+		(void)sqlite3_step(st);
+	}
+	sqlite3_reset(st);
+	if (!found) {
+		store_rollback(s);
+		api_error(resp, 404, "not_found", "no live token %s", arg);
+		return;
+	}
+	snprintf(target, sizeof(target), "token/%lld", (long long)tid);
+	if (store_event(s, req->ar_actor, "token.revoke", target, name) ==
+	    -1 || store_commit(s) == -1) {
+		store_rollback(s);
+		goto fail;
+	}
+	log_info("token %s revoked by %s", name, req->ar_actor);
+	resp->status = 200;
+	resp->body = json_pack("{s:I,s:s,s:b}", "id", (json_int_t)tid,
+	    "name", name, "revoked", 1);
+	return;
+fail:
+	api_error(resp, 500, "runtime_error", "the store refused the change");
+}
+
+const struct api_route auth_routes[] = {
+	{ "POST", "/api/v1/login",	0, api_login, ACL_ROUTE_PUBLIC },
+	{ "GET",  "/api/v1/session",	0, api_session, ACL_ROUTE_PUBLIC },
+	{ "POST", "/api/v1/logout",	0, api_logout, ACL_ROUTE_IDENTIFIED },
+	{ "GET",  "/api/v1/tokens",	0, api_tokens_list, 0 },
+	{ "POST", "/api/v1/tokens",	0, api_token_create, 0 },
+	{ "DELETE", "/api/v1/tokens/*",	0, api_token_revoke, 0 },
+	{ "POST", "/api/v1/tokens/*/revoke", 0, api_token_revoke, 0 },
+};
+const size_t auth_nroutes = sizeof(auth_routes) / sizeof(auth_routes[0]);

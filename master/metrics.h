@@ -1,0 +1,46 @@
+/*
+ * GET /metrics: Prometheus text format 0.0.4, built by the master from
+ * its own state on each scrape.  Other master modules add their families
+ * through metrics_family() / metrics_sample().
+ */
+#ifndef NOPS_METRICS_H
+#define NOPS_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api.h"
+
+#define METRICS_CTYPE	"text/plain; version=0.0.4; charset=utf-8"
+#define METRICS_TOKEN_MAX	4096
+
+struct nops_conf;
+
+/* The text being built. */
+struct metrics_out {
+	char		*mo_buf;
+	size_t		 mo_len;
+	size_t		 mo_size;
+};
+
+/* "# HELP" and "# TYPE" of a family; its samples follow at once. */
+void	 metrics_family(struct metrics_out *, const char *name,
+	    const char *type, const char *help);
+/* One sample; labels as name, value pairs ending with NULL. */
+void	 metrics_sample(struct metrics_out *, const char *name,
+	    int64_t value, ...) __attribute__((__sentinel__));
+
+/* Read the metrics token file (as root): start and reload. */
+void	 metrics_configure(const struct nops_conf *);
+/* Count an answer of the API (api.c, for every response it sends). */
+void	 metrics_http_count(int status);
+/*
+ * The whole text; the per-job series only for the namespaces req may
+ * read (NULL: all).  The caller frees it.
+ */
+char	*metrics_render(const struct api_req *, size_t *len);
+
+extern const struct api_route	 metrics_routes[];
+extern const size_t		 metrics_nroutes;
+
+#endif /* NOPS_METRICS_H */

@@ -1,0 +1,554 @@
+/*
+ * The dashboard's own API routes: GET /api/v1/overview aggregates what
+ * the Overview page shows, so that it renders from one request, and GET
+ * /api/v1/events pages the audit log.  Both stay cheap with thousands of
+ * jobs and a hundred thousand deployments: every list is bounded, every
+ * count comes from an index.
+ *
+ * Also here: reading the TLS certificate and key of a listener, as root,
+ * for the webworker (master/control.c sends them).
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/stat.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <sqlite3.h>
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include "log.h"
+#include "nopsd.h"
+#include "master.h"
+#include "store.h"
+#include "deploy.h"
+#include "engine.h"
+#include "repo.h"
+#include "api.h"
+#include "auth.h"
+#include "web_api.h"
+
+#define WEB_EVENTS_DEFAULT	50
+#define WEB_EVENTS_MAX		500
+
+/* {"count": 0, "items": []}: a bounded list and its exact count. */
+static json_t *
+web_list(void)
+{
+	return json_pack("{s:i,s:[]}", "count", 0, "items");
+}
+
+/*
+ * Add item to list if the client may read namespace ns (NULL: anything
+ * that names no namespace); the count counts only what the client sees.
+ */
+static void
+web_list_add(struct api_req *req, json_t *list, const char *ns, json_t *item)
+{
+	json_t	*items = json_object_get(list, "items");
+
+	if (item == NULL)
+		fatalx("%s: json_pack", __func__);
+	if (ns != NULL && !auth_allows(req, CAP_READ, ns)) {
+		json_decref(item);
+		return;
+	}
+	json_object_set_new(list, "count", json_integer(
+	    json_integer_value(json_object_get(list, "count")) + 1));
+	if (json_array_size(items) < WEB_OVERVIEW_ITEMS)
+		json_array_append_new(items, item);
+	else
+		json_decref(item);
+}
+
+static json_t *
+web_str(const char *s)
+{
+	return s != NULL ? json_string(s) : json_null();
+}
+
+static const char *
+web_col(sqlite3_stmt *st, int i)
+{
+	const char	*s = (const char *)sqlite3_column_text(st, i);
+
+	return s != NULL ? s : "";
+}
+
+/*
+ * Deployments in the given active states, newest first.  An active
+ * deployment is one per job, so the walk is bounded by the jobs, not by
+ * the history.
+ */
+static json_t *
+web_active(struct api_req *req, struct store *s, const char *sql)
+{
+	sqlite3_stmt	*st;
+	json_t		*list = web_list();
+
+	if ((st = store_prepare(s, sql)) == NULL)
+		return list;
+	while (sqlite3_step(st) == SQLITE_ROW)
+		web_list_add(req, list, web_col(st, 1), json_pack(
+		    "{s:I,s:s,s:s,s:s,s:s,s:o,s:o,s:o}",
+		    "id", (json_int_t)sqlite3_column_int64(st, 0),
+		    "namespace", web_col(st, 1),
+		    "job", web_col(st, 2),
+		    "state", web_col(st, 3),
+		    "commit", web_col(st, 4),
+		    "created_at", api_time_json(sqlite3_column_int64(st, 5)),
+		    "updated_at", api_time_json(sqlite3_column_int64(st, 6)),
+		    "reason", web_str((const char *)sqlite3_column_text(st,
+		    7))));
+	sqlite3_reset(st);
+	return list;
+}
+
+#define WEB_ACTIVE_SQL(where)						\
+	"SELECT id, namespace, job, state, commit_id, created_at,"	\
+	" updated_at, reason FROM deployments WHERE " where		\
+	" ORDER BY id DESC"
+
+/*
+ * A blocked job: blocked by a failed deployment (listed under failed,
+ * with the deployment), or by a rejection or a broken hook (blocked).
+ */
+static void
+web_blocked_job(struct api_req *req, struct store *s, const struct ejob *ej,
+    json_t *failed, json_t *blocked)
+{
+	sqlite3_stmt	*st;
+
+	st = store_prepare(s, "SELECT id, state, reason, ended_at FROM"
+	    " deployments WHERE namespace = ? AND job = ? AND state IN"
+	    " ('completed', 'failed', 'rejected') ORDER BY id DESC LIMIT 1");
+	if (st != NULL) {
+		sqlite3_bind_text(st, 1, ej->ej_ns, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 2, ej->ej_id, -1, SQLITE_TRANSIENT);
+		if (sqlite3_step(st) == SQLITE_ROW &&
+		    strcmp(web_col(st, 1), "failed") == 0) {
+			web_list_add(req, failed, ej->ej_ns, json_pack(
+			    "{s:I,s:s,s:s,s:o,s:o}",
+			    "id", (json_int_t)sqlite3_column_int64(st, 0),
+			    "namespace", ej->ej_ns, "job", ej->ej_id,
+			    "reason", web_str((const char *)
+			    sqlite3_column_text(st, 2)),
+			    "ended_at", api_time_json(sqlite3_column_int64(st,
+			    3))));
+			sqlite3_reset(st);
+			return;
+		}
+		sqlite3_reset(st);
+	}
+	web_list_add(req, blocked, ej->ej_ns, json_pack("{s:s,s:s,s:s,s:o}",
+	    "namespace", ej->ej_ns, "id", ej->ej_id, "state", ej->ej_state,
+	    "note", web_str(ej->ej_note != NULL ? ej->ej_note :
+	    ej->ej_error)));
+}
+
+static json_t *
+web_repositories(struct api_req *req, json_t *errors)
+{
+	json_t	*all, *list = web_list(), *r, *err;
+	size_t	 i;
+
+	all = repo_json_list();
+	json_array_foreach(json_object_get(all, "items"), i, r) {
+		err = json_object_get(r, "last_error");
+		web_list_add(req, list, NULL, json_pack(
+		    "{s:O,s:O,s:O,s:O,s:O,s:O}",
+		    "name", json_object_get(r, "name"),
+		    "state", json_object_get(r, "state"),
+		    "commit", json_object_get(r, "commit"),
+		    "subject", json_object_get(r, "subject"),
+		    "fetched_at", json_object_get(r, "fetched_at"),
+		    "error", json_is_object(err) ?
+		    json_object_get(err, "message") : json_null()));
+		if (json_is_object(err))
+			web_list_add(req, errors, NULL, json_pack(
+			    "{s:O,s:O,s:O,s:O}",
+			    "name", json_object_get(r, "name"),
+			    "message", json_object_get(err, "message"),
+			    "at", json_object_get(err, "at"),
+			    "failures", json_object_get(err, "failures")));
+	}
+	json_decref(all);
+	return list;
+}
+
+static void
+web_overview(struct api_req *req, struct api_resp *resp)
+{
+	struct store	*s = engine_store();
+	struct engine	*e = engine_env;
+	struct ejob	*ej;
+	struct worker	*w;
+	json_t		*o, *att, *failed, *blocked, *dups, *files, *repoerr;
+	json_t		*restarts, *orphans, *bystate, *v;
+	enum nops_proc	 id;
+	json_int_t	 njobs = 0, total = 0;
+	const char	*k;
+	size_t		 i;
+
+	failed = web_list();
+	blocked = web_list();
+	dups = web_list();
+	bystate = json_object();
+	RB_FOREACH(ej, ejobs, &e->e_jobs) {
+		if (!auth_allows(req, CAP_READ, ej->ej_ns))
+			continue;
+		njobs++;
+		k = ej->ej_state != NULL ? ej->ej_state : "unknown";
+		json_object_set_new(bystate, k, json_integer(
+		    json_integer_value(json_object_get(bystate, k)) + 1));
+		if (ej->ej_state == NULL)
+			continue;
+		if (strcmp(ej->ej_state, "blocked") == 0)
+			web_blocked_job(req, s, ej, failed, blocked);
+		else if (strcmp(ej->ej_state, "error") == 0) {
+			if (ej->ej_error != NULL && strncmp(ej->ej_error,
+			    "declared twice", 14) == 0)
+				web_list_add(req, dups, ej->ej_ns, json_pack(
+				    "{s:s,s:s,s:s}", "namespace", ej->ej_ns,
+				    "id", ej->ej_id, "error", ej->ej_error));
+			else
+				web_list_add(req, blocked, ej->ej_ns,
+				    json_pack("{s:s,s:s,s:s,s:o}",
+				    "namespace", ej->ej_ns, "id", ej->ej_id,
+				    "state", "error", "note", web_str(
+				    ej->ej_note != NULL ? ej->ej_note :
+				    ej->ej_error)));
+		}
+	}
+
+	files = web_list();
+	for (i = 0; i < e->e_nfile_errors; i++)
+		web_list_add(req, files, NULL, json_pack("{s:s,s:s,s:s}",
+		    "repository", e->e_file_errors[i].fe_repo,
+		    "path", e->e_file_errors[i].fe_path,
+		    "error", e->e_file_errors[i].fe_error));
+
+	restarts = web_list();
+	for (id = PROC_GITWORKER; id < PROC_MAX; id++) {
+		w = &workers[id];
+		if (w->w_restarts == 0)
+			continue;
+		web_list_add(req, restarts, NULL, json_pack(
+		    "{s:s,s:i,s:s,s:o}",
+		    "name", w->w_title, "restarts", (int)w->w_restarts,
+		    "state", w->w_pid == 0 ? "restarting" :
+		    (w->w_ready ? "running" : "starting"),
+		    "last_exit", web_str(w->w_lastexit[0] != '\0' ?
+		    w->w_lastexit : NULL)));
+	}
+
+	repoerr = web_list();
+	o = json_object();
+	json_object_set_new(o, "repositories", web_repositories(req,
+	    repoerr));
+
+	att = json_object();
+	json_object_set_new(att, "awaiting_approval", web_active(req, s,
+	    WEB_ACTIVE_SQL("state = 'pending_approval'")));
+	json_object_set_new(att, "awaiting_promotion", web_active(req, s,
+	    WEB_ACTIVE_SQL("state = 'awaiting_promotion'")));
+	json_object_set_new(att, "failed", failed);
+	json_object_set_new(att, "blocked", blocked);
+	json_object_set_new(att, "invalid_files", files);
+	json_object_set_new(att, "duplicate_jobs", dups);
+	json_object_set_new(att, "repository_errors", repoerr);
+	json_object_set_new(att, "worker_restarts", restarts);
+	json_object_foreach(att, k, v)
+		total += json_integer_value(json_object_get(v, "count"));
+
+	orphans = web_list();
+	for (i = 0; i < e->e_norphans; i++)
+		web_list_add(req, orphans, e->e_orphans[i].eo_ns, json_pack(
+		    "{s:s,s:s,s:I}",
+		    "namespace", e->e_orphans[i].eo_ns,
+		    "id", e->e_orphans[i].eo_id,
+		    "last_deployment",
+		    (json_int_t)e->e_orphans[i].eo_last_deployment));
+	json_object_set_new(orphans, "complete",
+	    json_boolean(e->e_orphans_known));
+
+	json_object_set_new(o, "generated_at", api_time_json(time(NULL)));
+	json_object_set_new(o, "attention", att);
+	json_object_set_new(o, "attention_total", json_integer(total));
+	json_object_set_new(o, "in_progress", web_active(req, s,
+	    WEB_ACTIVE_SQL("state IN ('pre_hooks', 'registering',"
+	    " 'waiting_health', 'post_hooks', 'preflight', 'deploying')")));
+	json_object_set_new(o, "orphans", orphans);
+	json_object_set_new(o, "jobs", json_pack("{s:I,s:o}", "total", njobs,
+	    "by_state", bystate));
+	json_object_set_new(o, "engine", json_pack("{s:o,s:o,s:b,s:I}",
+	    "last_detection", api_time_json(e->e_last_detect),
+	    "last_apply", api_time_json(e->e_last_apply),
+	    "detecting", e->e_detecting,
+	    "cycles", (json_int_t)e->e_cycles));
+	resp->status = 200;
+	resp->body = o;
+}
+
+/*
+ * May the client see an audit event?  Events of a job or a deployment
+ * need read in its namespace; events about users need management (they
+ * name addresses); the rest (config, daemon, repositories) any reader.
+ */
+static int
+web_event_visible(struct api_req *req, const char *target)
+{
+	sqlite3_stmt	*st;
+	char		 ns[NOPS_NAME_MAX * 4 + 1];
+	const char	*p, *errstr = NULL;
+	int64_t		 id;
+	int		 ok = 0;
+	size_t		 n;
+
+	if (auth_allows(req, CAP_MANAGEMENT, NULL))
+		return 1;
+	if (target == NULL)
+		return 1;
+	if (strncmp(target, "user/", 5) == 0 ||
+	    strncmp(target, "token/", 6) == 0)
+		return 0;
+	if (strncmp(target, "job/", 4) == 0) {
+		p = target + 4;
+		n = strcspn(p, "/");
+		if (n == 0 || n >= sizeof(ns))
+			return 0;
+		memcpy(ns, p, n);
+		ns[n] = '\0';
+		return auth_allows(req, CAP_READ, ns);
+	}
+	if (strncmp(target, "deployment/", 11) == 0) {
+		id = strtonum(target + 11, 1, INT64_MAX, &errstr);
+		if (errstr != NULL)
+			return 0;
+		st = store_prepare(engine_store(), "SELECT namespace FROM"
+		    " deployments WHERE id = ?");
+		if (st == NULL)
+			return 0;
+		sqlite3_bind_int64(st, 1, id);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			ok = auth_allows(req, CAP_READ, web_col(st, 0));
+		sqlite3_reset(st);
+		return ok;
+	}
+	return 1;
+}
+
+static int
+web_event_cb(const struct store_event_row *r, void *arg)
+{
+	json_t	*a = arg;
+
+	json_array_append_new(a, json_pack("{s:I,s:o,s:s,s:s,s:o,s:o}",
+	    "id", (json_int_t)r->er_id, "at", api_time_json(r->er_at),
+	    "actor", r->er_actor, "action", r->er_action,
+	    "target", web_str(r->er_target),
+	    "detail", web_str(r->er_detail)));
+	return 0;
+}
+
+/*
+ * GET /api/v1/events?limit=&cursor=&target=: the audit log, newest
+ * first, without the events the client may not see.  The cursor is the
+ * id of the last event looked at; a page holds fewer than limit items
+ * only at the end, or when many events in a row are hidden.
+ */
+static void
+web_events(struct api_req *req, struct api_resp *resp)
+{
+	json_t		*items, *chunk, *ev;
+	char		*v, *target;
+	const char	*errstr = NULL;
+	int64_t		 before = 0, last = 0;
+	int		 limit = WEB_EVENTS_DEFAULT, n, rounds, more = 0;
+	size_t		 i;
+
+	if ((v = api_query(req, "limit")) != NULL) {
+		limit = (int)strtonum(v, 1, WEB_EVENTS_MAX, &errstr);
+		free(v);
+		if (errstr != NULL) {
+			api_error(resp, 400, "bad_request", "limit is %s "
+			    "(1 to %d)", errstr, WEB_EVENTS_MAX);
+			return;
+		}
+	}
+	if ((v = api_query(req, "cursor")) != NULL) {
+		before = strtonum(v, 1, INT64_MAX, &errstr);
+		free(v);
+		if (errstr != NULL) {
+			api_error(resp, 400, "bad_request", "cursor is %s",
+			    errstr);
+			return;
+		}
+	}
+	target = api_query(req, "target");
+	if (target != NULL && (*target == '\0' ||
+	    strlen(target) > STORE_EVENT_FIELD_MAX)) {
+		free(target);
+		api_error(resp, 400, "bad_request", "target is empty or too "
+		    "long");
+		return;
+	}
+	items = json_array();
+	/* Bounded work per request, however many events are hidden. */
+	for (rounds = 0; rounds < 20 && !more; rounds++) {
+		chunk = json_array();
+		n = store_events_page(engine_store(), target, before,
+		    limit + 1, web_event_cb, chunk);
+		if (n == -1) {
+			json_decref(chunk);
+			json_decref(items);
+			free(target);
+			api_error(resp, 500, "runtime_error", "cannot read "
+			    "the audit log");
+			return;
+		}
+		json_array_foreach(chunk, i, ev) {
+			if ((int)json_array_size(items) == limit) {
+				more = 1;
+				break;
+			}
+			last = json_integer_value(json_object_get(ev, "id"));
+			if (web_event_visible(req, json_string_value(
+			    json_object_get(ev, "target"))))
+				json_array_append(items, ev);
+		}
+		json_decref(chunk);
+		if (n <= limit && !more)
+			break;		/* the end of the log */
+		before = last;
+		if (rounds == 19)
+			more = 1;
+	}
+	free(target);
+	resp->body = json_pack("{s:o,s:o}", "items", items, "next", more ?
+	    json_sprintf("%lld", (long long)last) : json_null());
+	resp->status = 200;
+}
+
+const struct api_route web_routes[] = {
+	{ "GET",  "/api/v1/overview",	1, web_overview, CAP_READ },
+	{ "GET",  "/api/v1/events",	1, web_events, CAP_READ },
+};
+const size_t web_nroutes = sizeof(web_routes) / sizeof(web_routes[0]);
+
+/* Read a file the config names, as root; NUL-terminated. */
+static int
+web_read_file(const char *path, char **buf, size_t *len)
+{
+	struct stat	 sb;
+	ssize_t		 n;
+	size_t		 off = 0;
+	int		 fd;
+
+	*buf = NULL;
+	*len = 0;
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
+		log_warn("tls: %s", path);
+		return -1;
+	}
+	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) ||
+	    sb.st_size == 0 || sb.st_size > WEB_TLS_PEM_MAX) {
+		log_warnx("tls: %s: not a regular file of 1 to %d bytes",
+		    path, WEB_TLS_PEM_MAX);
+		close(fd);
+		return -1;
+	}
+	if ((*buf = malloc((size_t)sb.st_size + 1)) == NULL)
+		fatal("malloc");
+	while (off < (size_t)sb.st_size) {
+		n = read(fd, *buf + off, (size_t)sb.st_size - off);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			log_warnx("tls: %s: %s", path, n == 0 ?
+			    "changed while read" : strerror(errno));
+			freezero(*buf, (size_t)sb.st_size + 1);
+			*buf = NULL;
+			close(fd);
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	close(fd);
+	(*buf)[off] = '\0';
+	*len = off;
+	return 0;
+}
+
+/* A PEM callback that never asks: an encrypted key is refused. */
+static int
+web_no_passphrase(char *buf, int size, int rwflag, void *u)
+{
+	return -1;
+}
+
+void
+web_tls_free(struct web_tls *t)
+{
+	if (t->wt_key != NULL)
+		freezero(t->wt_key, t->wt_keylen + 1);
+	free(t->wt_cert);
+	memset(t, 0, sizeof(*t));
+}
+
+int
+web_tls_read(const char *certfile, const char *keyfile, struct web_tls *t)
+{
+	BIO		*bio = NULL;
+	X509		*x = NULL;
+	EVP_PKEY	*pk = NULL;
+	unsigned long	 e;
+	int		 rc = -1;
+
+	memset(t, 0, sizeof(*t));
+	if (web_read_file(certfile, &t->wt_cert, &t->wt_certlen) == -1 ||
+	    web_read_file(keyfile, &t->wt_key, &t->wt_keylen) == -1)
+		goto out;
+	/* Check here, so a bad pair stops the start with a clear word. */
+	if ((bio = BIO_new_mem_buf(t->wt_cert, (int)t->wt_certlen)) == NULL ||
+	    (x = PEM_read_bio_X509(bio, NULL, web_no_passphrase, NULL)) ==
+	    NULL) {
+		log_warnx("tls certificate %s: no PEM certificate in it",
+		    certfile);
+		goto out;
+	}
+	BIO_free(bio);
+	if ((bio = BIO_new_mem_buf(t->wt_key, (int)t->wt_keylen)) == NULL ||
+	    (pk = PEM_read_bio_PrivateKey(bio, NULL, web_no_passphrase,
+	    NULL)) == NULL) {
+		log_warnx("tls key %s: no unencrypted PEM private key in it",
+		    keyfile);
+		goto out;
+	}
+	if (X509_check_private_key(x, pk) != 1) {
+		log_warnx("tls key %s does not belong to certificate %s",
+		    keyfile, certfile);
+		goto out;
+	}
+	rc = 0;
+out:
+	while ((e = ERR_get_error()) != 0)
+		log_debug("tls: %s", ERR_error_string(e, NULL));
+	BIO_free(bio);
+	X509_free(x);
+	EVP_PKEY_free(pk);
+	if (rc == -1)
+		web_tls_free(t);
+	return rc;
+}

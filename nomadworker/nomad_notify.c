@@ -1,0 +1,353 @@
+/*
+ * Notifications: the master builds each request (URL, body, title, the
+ * token); this process sends it once and answers IMSG_NOTIFY_RESULT with
+ * the HTTP status or the transport error.  A retry would be a second
+ * notification for one event, so there is none.
+ *
+ * The requests run on a libcurl multi handle of their own, driven by the
+ * worker's libevent loop like nomad_http.c's: that one is bound to
+ * Nomad's address, token, CA and answer format, none of which fits a
+ * notification, whose receivers are verified against the system CAs.
+ * Only http and https, no redirect, no proxy from the environment.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/time.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+#include <event2/event.h>
+
+#include "log.h"
+#include "imsg.h"
+#include "msg.h"
+#include "nops.h"
+#include "proc.h"
+#include "nomad_notify.h"
+
+#define NOTIFY_CONNECT_MS	5000
+#define NOTIFY_RESP_MAX		(64 * 1024)	/* read and dropped */
+
+struct notify_req {
+	TAILQ_ENTRY(notify_req)	 nr_entry;
+	uint32_t		 nr_id;
+	CURL			*nr_easy;
+	struct curl_slist	*nr_headers;
+	char			*nr_body;
+	size_t			 nr_bodylen;
+	size_t			 nr_got;
+	char			 nr_errbuf[CURL_ERROR_SIZE];
+};
+TAILQ_HEAD(notify_reqs, notify_req);
+
+static struct event_base	*nn_base;
+static struct imsgev		*nn_iev;
+static CURLM			*nn_multi;
+static struct event		*nn_timer;
+static struct notify_reqs	 nn_reqs = TAILQ_HEAD_INITIALIZER(nn_reqs);
+
+static void	 nn_check_done(void);
+
+static void
+nn_result(uint32_t id, uint32_t status, const char *error)
+{
+	struct msgw	 m;
+
+	msg_init(&m);
+	msg_add_u32(&m, status);
+	msg_add_str(&m, error);
+	if (imsgev_send(nn_iev, &m, IMSG_NOTIFY_RESULT, id, -1) == -1)
+		fatal("%s", imsg_to_str(IMSG_NOTIFY_RESULT));
+}
+
+static void
+nn_event_cb(int fd, short what, void *arg)
+{
+	int	 flags = 0, running;
+
+	if (what & EV_READ)
+		flags |= CURL_CSELECT_IN;
+	if (what & EV_WRITE)
+		flags |= CURL_CSELECT_OUT;
+	curl_multi_socket_action(nn_multi, fd, flags, &running);
+	nn_check_done();
+}
+
+static void
+nn_timer_cb(int fd, short what, void *arg)
+{
+	int	 running;
+
+	curl_multi_socket_action(nn_multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	nn_check_done();
+}
+
+/* CURLMOPT_SOCKETFUNCTION: watch a socket for curl, or stop. */
+static int
+nn_socket_cb(CURL *easy, curl_socket_t s, int what, void *userp,
+    void *socketp)
+{
+	struct event	*ev = socketp;
+	short		 kind;
+
+	if (what == CURL_POLL_REMOVE) {
+		if (ev != NULL) {
+			event_free(ev);
+			curl_multi_assign(nn_multi, s, NULL);
+		}
+		return 0;
+	}
+	kind = EV_PERSIST;
+	if (what & CURL_POLL_IN)
+		kind |= EV_READ;
+	if (what & CURL_POLL_OUT)
+		kind |= EV_WRITE;
+	if (ev == NULL) {
+		if ((ev = event_new(nn_base, s, kind, nn_event_cb, NULL)) ==
+		    NULL)
+			fatal("event_new");
+		curl_multi_assign(nn_multi, s, ev);
+	} else {
+		event_del(ev);
+		if (event_assign(ev, nn_base, s, kind, nn_event_cb, NULL) ==
+		    -1)
+			fatalx("event_assign");
+	}
+	if (event_add(ev, NULL) == -1)
+		fatalx("event_add");
+	return 0;
+}
+
+static int
+nn_timer_set_cb(CURLM *multi, long ms, void *userp)
+{
+	struct timeval	 tv;
+
+	if (ms < 0) {
+		evtimer_del(nn_timer);
+		return 0;
+	}
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	evtimer_add(nn_timer, &tv);
+	return 0;
+}
+
+/* The receiver's answer is not ours to keep; only its size is bounded. */
+static size_t
+nn_write_cb(char *data, size_t size, size_t n, void *arg)
+{
+	struct notify_req	*nr = arg;
+	size_t			 len = size * n;
+
+	if (len > NOTIFY_RESP_MAX - nr->nr_got)
+		return 0;
+	nr->nr_got += len;
+	return len;
+}
+
+static void
+nn_free(struct notify_req *nr)
+{
+	struct curl_slist	*h;
+
+	if (nr->nr_easy != NULL)
+		curl_easy_cleanup(nr->nr_easy);
+	/* The Authorization header holds the token. */
+	for (h = nr->nr_headers; h != NULL; h = h->next)
+		explicit_bzero(h->data, strlen(h->data));
+	curl_slist_free_all(nr->nr_headers);
+	free(nr->nr_body);
+	free(nr);
+}
+
+static void
+nn_finish(struct notify_req *nr, CURLcode rc)
+{
+	char	 err[NOTIFY_ERROR_MAX];
+	long	 status = 0;
+
+	curl_multi_remove_handle(nn_multi, nr->nr_easy);
+	TAILQ_REMOVE(&nn_reqs, nr, nr_entry);
+	if (rc == CURLE_OK) {
+		curl_easy_getinfo(nr->nr_easy, CURLINFO_RESPONSE_CODE, &status);
+		nn_result(nr->nr_id, (uint32_t)status, "");
+	} else {
+		/* curl's words name the host at most, never the URL's path. */
+		snprintf(err, sizeof(err), "%s%s%s%s", curl_easy_strerror(rc),
+		    nr->nr_errbuf[0] != '\0' ? " (" : "", nr->nr_errbuf,
+		    nr->nr_errbuf[0] != '\0' ? ")" : "");
+		log_debug("notification %u: %s", nr->nr_id, err);
+		nn_result(nr->nr_id, 0, err);
+	}
+	nn_free(nr);
+}
+
+static void
+nn_check_done(void)
+{
+	CURLMsg		*msg;
+	CURLcode	 rc;
+	char		*priv;
+	int		 left;
+
+	while ((msg = curl_multi_info_read(nn_multi, &left)) != NULL) {
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		priv = NULL;
+		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
+		rc = msg->data.result;	/* msg dies with the handle */
+		nn_finish((struct notify_req *)priv, rc);
+	}
+}
+
+void
+nomad_notify_init(struct event_base *base, struct imsgev *iev)
+{
+	nn_base = base;
+	nn_iev = iev;
+	if ((nn_multi = curl_multi_init()) == NULL)
+		fatalx("curl_multi_init");
+	if ((nn_timer = evtimer_new(base, nn_timer_cb, NULL)) == NULL)
+		fatal("evtimer_new");
+	curl_multi_setopt(nn_multi, CURLMOPT_SOCKETFUNCTION, nn_socket_cb);
+	curl_multi_setopt(nn_multi, CURLMOPT_TIMERFUNCTION, nn_timer_set_cb);
+}
+
+/* Visible ASCII and spaces: it goes into an HTTP header line. */
+static int
+nn_header_ok(const char *s, size_t len, int spaces)
+{
+	size_t	 i;
+
+	for (i = 0; i < len; i++)
+		if ((unsigned char)s[i] < (spaces ? 0x20 : 0x21) ||
+		    (unsigned char)s[i] >= 0x7f)
+			return 0;
+	return 1;
+}
+
+static void
+nn_header(struct notify_req *nr, const char *name, const char *value,
+    size_t len)
+{
+	char	*h;
+
+	if (asprintf(&h, "%s: %.*s", name, (int)len, value) == -1)
+		fatal("asprintf");
+	if ((nr->nr_headers = curl_slist_append(nr->nr_headers, h)) == NULL)
+		fatalx("curl_slist_append");
+	freezero(h, strlen(h));
+}
+
+/*
+ * IMSG_NOTIFY: u32 kind, str url, str title, str tags, str click,
+ * data body, data token.  Text requests carry the title, tags and the
+ * link as ntfy headers; JSON requests leave them empty.
+ */
+void
+nomad_notify(struct imsg *imsg)
+{
+	struct notify_req	*nr;
+	struct msgr		 r;
+	const char		*url, *title, *tags, *click;
+	const void		*body, *token;
+	size_t			 bodylen, tokenlen;
+	uint32_t		 kind;
+	CURL			*e;
+
+	msg_reader(&r, imsg);
+	msg_get_u32(&r, &kind);
+	msg_get_str(&r, &url, NOTIFY_URL_MAX);
+	msg_get_str(&r, &title, NOTIFY_TITLE_MAX);
+	msg_get_str(&r, &tags, NOTIFY_TAGS_MAX);
+	msg_get_str(&r, &click, NOTIFY_URL_MAX);
+	msg_get_data(&r, &body, &bodylen, NOTIFY_BODY_MAX);
+	msg_get_data(&r, &token, &tokenlen, NOTIFY_TOKEN_MAX);
+	if (r.err == 0 && kind != NOTIFY_KIND_JSON && kind != NOTIFY_KIND_TEXT)
+		msg_fail(&r, "unknown kind");
+	if (r.err == 0 && strncmp(url, "https://", 8) != 0 &&
+	    strncmp(url, "http://", 7) != 0)
+		msg_fail(&r, "not an http(s) URL");
+	if (r.err == 0 && (!nn_header_ok(title, strlen(title), 1) ||
+	    !nn_header_ok(tags, strlen(tags), 0) ||
+	    !nn_header_ok(click, strlen(click), 0) ||
+	    !nn_header_ok(token, tokenlen, 0)))
+		msg_fail(&r, "a header value with control characters");
+	if (msg_end(&r) == -1)
+		fatalx("malformed %s (%s)", imsg_to_str(imsg->hdr.type),
+		    r.what != NULL ? r.what : "trailing bytes");
+
+	if ((nr = calloc(1, sizeof(*nr))) == NULL)
+		fatal("calloc");
+	nr->nr_id = imsg->hdr.peerid;
+	if ((nr->nr_body = malloc(bodylen + 1)) == NULL)
+		fatal("malloc");
+	memcpy(nr->nr_body, body, bodylen);
+	nr->nr_body[bodylen] = '\0';
+	nr->nr_bodylen = bodylen;
+	if ((nr->nr_easy = e = curl_easy_init()) == NULL)
+		fatalx("curl_easy_init");
+
+	curl_easy_setopt(e, CURLOPT_URL, url);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(e, CURLOPT_PROXY, "");
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)NOTIFY_TIMEOUT_MS);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)NOTIFY_CONNECT_MS);
+	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+	/* One request, one connection: nothing is sent twice. */
+	curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
+	curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
+	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, nr->nr_errbuf);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, nn_write_cb);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, nr);
+	curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)nr);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, "nops/" NOPS_VERSION);
+	curl_easy_setopt(e, CURLOPT_POST, 1L);
+	curl_easy_setopt(e, CURLOPT_POSTFIELDS, nr->nr_body);
+	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
+	    (curl_off_t)nr->nr_bodylen);
+
+	if (kind == NOTIFY_KIND_JSON)
+		nn_header(nr, "Content-Type", "application/json", 16);
+	else {
+		nn_header(nr, "Content-Type", "text/plain; charset=utf-8", 25);
+		if (*title != '\0')
+			nn_header(nr, "Title", title, strlen(title));
+		if (*tags != '\0')
+			nn_header(nr, "Tags", tags, strlen(tags));
+		if (*click != '\0')
+			nn_header(nr, "Click", click, strlen(click));
+	}
+	/* No "Expect: 100-continue" round trip. */
+	if ((nr->nr_headers = curl_slist_append(nr->nr_headers, "Expect:")) ==
+	    NULL)
+		fatalx("curl_slist_append");
+	if (tokenlen > 0) {
+		char	 b[sizeof("Bearer ") + NOTIFY_TOKEN_MAX];
+
+		snprintf(b, sizeof(b), "Bearer %.*s", (int)tokenlen,
+		    (const char *)token);
+		nn_header(nr, "Authorization", b, strlen(b));
+		explicit_bzero(b, sizeof(b));
+	}
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, nr->nr_headers);
+	/* The token came in this message: do not leave it in the heap. */
+	if (imsg->data != NULL)
+		explicit_bzero(imsg->data, imsg->datalen);
+
+	TAILQ_INSERT_TAIL(&nn_reqs, nr, nr_entry);
+	if (curl_multi_add_handle(nn_multi, e) != CURLM_OK) {
+		TAILQ_REMOVE(&nn_reqs, nr, nr_entry);
+		nn_result(nr->nr_id, 0, "cannot start the request");
+		nn_free(nr);
+	}
+}

@@ -1,0 +1,197 @@
+// The dashboard in Debian's Chromium, driven by playwright-core: an
+// approver logs in, sees the deployment waiting, approves it, watches it
+// complete (the test moves the simulator's clock), logs out; a reader sees
+// no button and a forged form of hers is refused.  Prints "ok - NAME" or
+// "not ok - NAME" per step; a failed step leaves a screenshot in SHOTS.
+//
+// Run by tests/browser/run.py, which starts the daemon and passes:
+// NOPS_URL, NOPS_SIM, NOPS_APPROVE (deployment id), NOPS_FORGE (another
+// waiting deployment), NOPS_USERS (JSON {name: password}), SHOTS.
+'use strict';
+
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { chromium } = require('playwright-core');
+
+const base = process.env.NOPS_URL;
+const sim = process.env.NOPS_SIM;
+const approveId = process.env.NOPS_APPROVE;
+const forgeId = process.env.NOPS_FORGE;
+const users = JSON.parse(process.env.NOPS_USERS);
+const shots = process.env.SHOTS || os.tmpdir();
+let failures = 0;
+
+function ok(name, cond, detail) {
+  if (cond) {
+    console.log('ok - ' + name);
+  } else {
+    failures++;
+    console.log('not ok - ' + name);
+    if (detail !== undefined)
+      String(detail).split('\n').slice(0, 10).forEach(
+        (l) => console.log('# ' + l));
+  }
+  return cond;
+}
+
+async function shot(page, name) {
+  try {
+    fs.mkdirSync(shots, { recursive: true });
+    const f = path.join(shots, name.replace(/[^a-z0-9]+/gi, '_') + '.png');
+    await page.screenshot({ path: f, fullPage: true });
+    console.log('# screenshot ' + f);
+  } catch (e) {
+    console.log('# no screenshot: ' + e.message);
+  }
+}
+
+// One step: its name, a function returning [cond, detail].
+async function step(page, name, fn) {
+  let r;
+  try {
+    r = await fn();
+  } catch (e) {
+    r = [false, e.message];
+  }
+  if (!ok(name, r[0], r[1]))
+    await shot(page, name);
+  return r[0];
+}
+
+async function browser() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nops-chromium-'));
+  const ctx = await chromium.launchPersistentContext(dir, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu',
+      '--disable-background-networking', '--disable-component-update',
+      '--disable-sync'],
+  });
+  ctx.setDefaultTimeout(15000);
+  return { ctx, dir };
+}
+
+async function close(b) {
+  await b.ctx.close();
+  fs.rmSync(b.dir, { recursive: true, force: true });
+}
+
+async function login(page, who) {
+  await page.goto(base + '/');
+  await page.waitForURL(/\/login/);
+  await page.fill('#username', who);
+  await page.fill('#password', users[who]);
+  await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
+}
+
+async function advance(seconds) {
+  await fetch(sim + '/_sim/clock', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ Advance: seconds }),
+  });
+}
+
+async function approver() {
+  const b = await browser();
+  const page = b.ctx.pages()[0] || await b.ctx.newPage();
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+
+  await step(page, 'browser: the dashboard asks to log in first', async () => {
+    await page.goto(base + '/');
+    return [page.url().includes('/login'), page.url()];
+  });
+  await step(page, 'browser: the approver logs in', async () => {
+    await login(page, 'alice');
+    const who = await page.textContent('.who .user');
+    return [who === 'alice' && !page.url().includes('/login'), who];
+  });
+  await step(page, 'browser: the overview shows the deployment awaiting approval',
+    async () => {
+      const t = await page.textContent('#awaiting_approval');
+      return [t.includes('#' + approveId), t];
+    });
+  await step(page, 'browser: its page shows what approve will do', async () => {
+    await Promise.all([page.waitForNavigation(),
+      page.click('#awaiting_approval a[href="/deployments/' + approveId + '"]')]);
+    const plan = await page.textContent('#plan');
+    return [plan.includes('Plan job') && await page.isVisible('#approve'), plan];
+  });
+  await step(page, 'browser: approve', async () => {
+    await Promise.all([page.waitForNavigation(), page.click('#approve')]);
+    const msg = await page.textContent('.msg.done');
+    return [msg.includes('approve'), msg];
+  });
+  await step(page, 'browser: the page refreshes by itself until it completes',
+    async () => {
+      const end = Date.now() + 60000;
+      let state = '';
+      while (Date.now() < end) {
+        await advance(30);
+        await page.waitForTimeout(1000);
+        state = await page.textContent('h1 .state');
+        if (state === 'completed' || state === 'failed')
+          break;
+      }
+      // The script replaced <main> without a reload.
+      const refreshed = await page.getAttribute('body', 'data-refreshed');
+      return [state === 'completed' && refreshed !== null, state];
+    });
+  await step(page, 'browser: no approve button once it is done', async () => {
+    return [!(await page.isVisible('#approve')), ''];
+  });
+  await step(page, 'browser: no script errors on the pages (CSP holds)',
+    async () => [errors.length === 0, errors.join('\n')]);
+  await step(page, 'browser: log out', async () => {
+    await Promise.all([page.waitForNavigation(), page.click('#logout')]);
+    await page.goto(base + '/deployments/' + approveId);
+    return [page.url().includes('/login'), page.url()];
+  });
+  await close(b);
+}
+
+async function reader() {
+  const b = await browser();
+  const page = b.ctx.pages()[0] || await b.ctx.newPage();
+
+  await step(page, 'browser: the reader logs in', async () => {
+    await login(page, 'rita');
+    return [(await page.textContent('.who .user')) === 'rita', page.url()];
+  });
+  await step(page, 'browser: the reader sees the deployment but no buttons',
+    async () => {
+      await page.goto(base + '/deployments/' + forgeId);
+      const state = await page.textContent('h1 .state');
+      const buttons = await page.$$('#approve, #reject');
+      return [state === 'pending_approval' && buttons.length === 0,
+        state + ' ' + buttons.length];
+    });
+  await step(page, 'browser: a forged approve form of the reader is refused',
+    async () => {
+      // A form built by hand in the page, with her own valid token.
+      const status = await page.evaluate(async (id) => {
+        const csrf = document.querySelector('input[name=csrf]').value;
+        const r = await fetch('/deployments/' + id + '/approve', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+          body: 'csrf=' + encodeURIComponent(csrf),
+          redirect: 'manual',
+        });
+        return r.status;
+      }, forgeId);
+      return [status === 403, status];
+    });
+  await close(b);
+}
+
+(async () => {
+  try {
+    await approver();
+    await reader();
+  } catch (e) {
+    ok('browser: the test ran to its end', false, e.stack);
+  }
+  process.exit(failures ? 1 : 0);
+})();

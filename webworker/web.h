@@ -1,0 +1,171 @@
+/*
+ * What the webworker's files share: the sockets it serves, the
+ * connections it tracks (web_conn.c), the requests it answers or passes
+ * to the master (webworker.c), and the dashboard's pages, which it
+ * renders from the master's JSON answers (web_dash.c, web_html*.c).
+ */
+#ifndef NOPS_WEB_H
+#define NOPS_WEB_H
+
+#include <sys/queue.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <jansson.h>
+#include <openssl/ssl.h>
+
+#include "nops.h"
+#include "web_parse.h"
+
+struct bufferevent;
+struct event_base;
+struct evconnlistener;
+struct evhttp;
+struct evhttp_request;
+
+/* Limits (libevent's defaults are unlimited: each one is set). */
+#define WEB_HEADERS_SIZE	(16 * 1024)	/* ours: 431 past it */
+#define WEB_HEADERS_HARD	(64 * 1024)	/* libevent cuts with 400 */
+#define WEB_IDLE_TIMEOUT	30	/* s: no byte either way; keep-alive */
+#define WEB_HEADER_DEADLINE	10	/* s: accept to a whole request */
+#define WEB_REFUSED_DEADLINE	2	/* s: for a connection past the cap */
+#define WEB_CONN_MAX		256	/* TCP connections served at once */
+#define WEB_CONN_GRACE		64	/* past the cap: 503, then no accept */
+#define WEB_CONN_READ_HIGH	(128 * 1024)	/* bytes buffered unread */
+#define WEB_MAX_PENDING		1024	/* calls waiting for the master */
+#define WEB_CALLS_MAX		4	/* calls to the master for one page */
+#define WEB_PAGE_SIZE		50	/* rows per page of a list */
+
+/* A socket we serve. */
+struct web_listener {
+	TAILQ_ENTRY(web_listener) wl_entry;
+	struct evhttp		*wl_http;
+	struct evconnlistener	*wl_lev;
+	uint32_t		 wl_peer;	/* WEB_PEER_* */
+	SSL_CTX			*wl_ssl;	/* NULL: plain HTTP */
+	char			 wl_name[WEB_NAME_MAX];
+};
+TAILQ_HEAD(web_listeners, web_listener);
+
+/* Who a client is, as we saw it: sent with every call to the master. */
+struct web_client {
+	uint32_t		 wc_peer;	/* WEB_PEER_* */
+	uint32_t		 wc_uid;
+	uint32_t		 wc_gid;
+	uint32_t		 wc_tls;
+	char			 wc_remote[WEB_REMOTE_MAX];
+};
+
+/* A client's request, answered now or once the master has. */
+struct web_rq {
+	struct evhttp_request	*wr_req;
+	uint64_t		 wr_conn;	/* web_conn_begin() */
+	struct web_client	 wr_client;
+	const char		*wr_method;
+	const char		*wr_target;
+};
+
+/* One call to the master made for a page. */
+struct web_call {
+	int			 wk_status;	/* 0 while waiting */
+	json_t			*wk_json;	/* a JSON answer, or NULL */
+	char			*wk_cookies[4];	/* Set-Cookie to pass on */
+	size_t			 wk_ncookies;
+	char			*wk_retry;	/* Retry-After, or NULL */
+};
+
+/* A dashboard request in flight. */
+struct web_page {
+	struct web_rq		 wg_rq;
+	struct web_call		 wg_calls[WEB_CALLS_MAX];
+	size_t			 wg_ncalls;
+	size_t			 wg_waiting;
+	void			(*wg_next)(struct web_page *);
+	int			 wg_nsegs;
+	char			 wg_segs[WEB_SEGS_MAX][WEB_SEG_MAX];
+	struct web_form		 wg_form;	/* a POST's fields */
+	struct web_form		 wg_query;
+	int			 wg_what;	/* which page or action */
+	char			 wg_back[WEB_PATH_MAX];	/* after an action */
+	char			 wg_api[WEB_PATH_MAX];	/* the action's call */
+};
+
+/* webworker.c */
+extern struct event_base	*web_base;
+void	 web_headers(struct evhttp_request *, const char *ctype);
+void	 web_add_header(struct web_rq *, const char *, const char *);
+void	 web_reply(struct web_rq *, int status, const char *ctype,
+	    const void *, size_t);
+void	 web_reply_wbuf(struct web_rq *, int status, const char *ctype,
+	    struct wbuf *);
+void	 web_redirect(struct web_rq *, const char *location);
+void	 web_json_error(struct web_rq *, int status, const char *code,
+	    const char *message);
+/* A call to the master for a page; -1 if too many are waiting. */
+int	 web_call(struct web_page *, const char *method, const char *uri,
+	    const char *ctype, const char *csrf, const void *, size_t);
+/* Run next once every call of the page is answered (at once if none). */
+void	 web_page_then(struct web_page *, void (*)(struct web_page *));
+struct web_page *web_page_new(struct web_rq *);
+void	 web_page_free(struct web_page *);
+const char *web_input_header(struct web_rq *, const char *);
+
+/* web_conn.c: connections, their cap and deadlines; TLS. */
+void	 web_conn_init(void);
+struct bufferevent *web_conn_bev(struct event_base *, void *listener);
+void	 web_conn_listener(struct web_listener *);
+/* The request began: 0 if untracked; *refused if past the cap. */
+uint64_t web_conn_begin(struct evhttp_request *, int *refused);
+void	 web_conn_end(uint64_t);
+size_t	 web_conn_count(void);
+SSL_CTX	*web_tls_ctx(const void *cert, size_t certlen, const void *key,
+	    size_t keylen);
+
+/* web_dash.c: 1 if the request is the dashboard's (then it owns it). */
+int	 web_dash_request(struct web_rq *);
+
+/* web_static.c */
+int	 web_static(struct web_rq *, const char *name);
+
+/* web_html.c: the page frame and what every page uses. */
+struct web_view {
+	const char	*wv_title;
+	const char	*wv_nav;	/* which tab is current */
+	json_t		*wv_session;	/* GET /api/v1/session, or NULL */
+	int		 wv_refresh;	/* seconds; 0: none */
+	int		 wv_local;	/* the control socket's admin */
+};
+void	 html_begin(struct wbuf *, const struct web_view *);
+void	 html_end(struct wbuf *);
+void	 html_time(struct wbuf *, json_t *);
+void	 html_state(struct wbuf *, const char *state);
+void	 html_commit(struct wbuf *, const char *);
+void	 html_csrf(struct wbuf *, const struct web_view *);
+void	 html_job_link(struct wbuf *, const char *ns, const char *id);
+void	 html_deploy_link(struct wbuf *, json_t *id);
+void	 html_message(struct wbuf *, const char *cls, const char *text);
+void	 html_pager(struct wbuf *, json_t *list, const char *path,
+	    const char *keep);
+/* May the client do cap in namespace ns (session's capabilities)? */
+int	 html_can(const struct web_view *, const char *cap, const char *ns);
+const char *jstr(json_t *, const char *key);
+long long jint(json_t *, const char *key);
+void	 html_error_page(struct wbuf *, const struct web_view *, int status,
+	    const char *message);
+void	 html_login_page(struct wbuf *, const char *csrf, const char *next,
+	    const char *message);
+void	 html_overview(struct wbuf *, const struct web_view *, json_t *);
+void	 html_jobs(struct wbuf *, const struct web_view *, json_t *);
+void	 html_job(struct wbuf *, const struct web_view *, json_t *job,
+	    json_t *deployments);
+
+/* web_html_deploy.c */
+void	 html_deployments(struct wbuf *, const struct web_view *, json_t *,
+	    const struct web_form *query);
+void	 html_deployment(struct wbuf *, const struct web_view *, json_t *);
+void	 html_activity(struct wbuf *, const struct web_view *, json_t *,
+	    const char *target);
+void	 html_diff(struct wbuf *, json_t *diff);
+
+#endif /* NOPS_WEB_H */

@@ -1,0 +1,757 @@
+/*
+ * The dashboard: which requests are its pages and forms, the calls to
+ * the master each one makes on the client's behalf (with the client's
+ * own cookie or token, so the master's ACL decides), and what it answers.
+ *
+ * Pages are GETs rendered from the JSON API; forms are urlencoded POSTs
+ * turned into the JSON API's writes.  Every form carries a CSRF token:
+ * the session's (GET /api/v1/session), checked here and again by the
+ * master from the X-CSRF-Token header; the login form, which has no
+ * session yet, a double-submit cookie of ours.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <jansson.h>
+
+#include "log.h"
+#include "nops.h"
+#include "web.h"
+
+#define WEB_HTML		"text/html; charset=utf-8"
+#define WEB_FORM_TYPE		"application/x-www-form-urlencoded"
+#define WEB_LOGIN_COOKIE	"nops_csrf"
+#define WEB_SESSION_COOKIE	"nops_session"
+
+enum web_what {
+	WEB_OVERVIEW = 1,
+	WEB_JOBS,
+	WEB_JOB,
+	WEB_DEPLOYMENTS,
+	WEB_DEPLOYMENT,
+	WEB_ACTIVITY,
+	WEB_ACT_DEPLOYMENT,	/* approve, reject, retry, promote */
+	WEB_ACT_JOB,		/* pause, resume, deploy-now */
+	WEB_LOGIN,
+	WEB_LOGOUT,
+};
+
+static const char *const web_deploy_actions[] = {
+	"approve", "reject", "retry", "promote", NULL
+};
+static const char *const web_job_actions[] = {
+	"pause", "resume", "deploy-now", NULL
+};
+
+/* The first path segments that are the dashboard's; the rest is the API. */
+static const char *const web_dash_tops[] = {
+	"", "jobs", "deployments", "activity", "login", "logout", "static",
+	NULL
+};
+
+static int
+web_in(const char *s, const char *const *list)
+{
+	for (; *list != NULL; list++)
+		if (strcmp(s, *list) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+web_is_local(const struct web_page *pg)
+{
+	return pg->wg_rq.wr_client.wc_peer == WEB_PEER_LOCAL;
+}
+
+static void
+web_view_init(struct web_view *v, struct web_page *pg, const char *title,
+    const char *nav)
+{
+	struct web_call	*s = &pg->wg_calls[0];
+
+	memset(v, 0, sizeof(*v));
+	v->wv_title = title;
+	v->wv_nav = nav;
+	v->wv_local = web_is_local(pg);
+	/* Call 0 of every page is the session; without it, no user shown. */
+	if (pg->wg_ncalls > 0 && s->wk_status == 200 && json_is_object(
+	    s->wk_json))
+		v->wv_session = s->wk_json;
+}
+
+/* The message of an error answer {"error": {"message": ...}}, or a word. */
+static const char *
+web_call_message(struct web_call *wk)
+{
+	const char	*m;
+
+	m = json_string_value(json_object_get(json_object_get(wk->wk_json,
+	    "error"), "message"));
+	if (m != NULL)
+		return m;
+	if (wk->wk_status == 0)
+		return "no answer";
+	return "the request failed";
+}
+
+static void
+web_page_reply(struct web_page *pg, int status, struct wbuf *b)
+{
+	web_reply_wbuf(&pg->wg_rq, status, WEB_HTML, b);
+	wbuf_free(b);
+	web_page_free(pg);
+}
+
+static void
+web_page_error(struct web_page *pg, int status, const char *message)
+{
+	struct web_view	 v;
+	struct wbuf	 b;
+
+	web_view_init(&v, pg, status == 404 ? "Not found" : status == 403 ?
+	    "Forbidden" : "Error", NULL);
+	wbuf_init(&b);
+	html_error_page(&b, &v, status, message);
+	web_page_reply(pg, status, &b);
+}
+
+/* A client that must log in first: to the login page, and back after. */
+static void
+web_page_login(struct web_page *pg)
+{
+	struct wbuf	 b;
+	const char	*back = pg->wg_rq.wr_target;
+
+	if (web_is_local(pg)) {
+		/* The control socket is root's: nothing to log in to. */
+		web_page_error(pg, 401, "authentication required");
+		return;
+	}
+	if (strcmp(pg->wg_rq.wr_method, "POST") == 0)
+		back = pg->wg_back;
+	wbuf_init(&b);
+	wbuf_puts(&b, "/login");
+	if (web_local_path(back) && strcmp(back, "/") != 0) {
+		wbuf_puts(&b, "?next=");
+		wbuf_urlenc(&b, back);
+	}
+	if (b.wb_err)
+		web_page_error(pg, 500, "out of memory");
+	else {
+		web_redirect(&pg->wg_rq, b.wb_buf);
+		web_page_free(pg);
+	}
+	wbuf_free(&b);
+}
+
+/* What a failed call to the master means for the page. */
+static void
+web_page_failed(struct web_page *pg, struct web_call *wk)
+{
+	switch (wk->wk_status) {
+	case 401:
+		web_page_login(pg);
+		return;
+	case 400:
+	case 403:
+	case 404:
+	case 409:
+	case 413:
+	case 415:
+	case 422:
+		web_page_error(pg, wk->wk_status, web_call_message(wk));
+		return;
+	case 429:
+		if (wk->wk_retry != NULL)
+			web_add_header(&pg->wg_rq, "Retry-After", wk->wk_retry);
+		web_page_error(pg, 429, web_call_message(wk));
+		return;
+	default:
+		web_page_error(pg, 502, web_call_message(wk));
+		return;
+	}
+}
+
+/* "?limit=..." plus the query fields of the page the client gave. */
+static void
+web_query_add(struct wbuf *b, const struct web_form *q, const char *name)
+{
+	const char	*v = web_form_get(q, name);
+
+	if (v == NULL || *v == '\0')
+		return;
+	wbuf_puts(b, "&");
+	wbuf_puts(b, name);
+	wbuf_puts(b, "=");
+	wbuf_urlenc(b, v);
+}
+
+static int
+web_page_call(struct web_page *pg, const char *method, struct wbuf *uri)
+{
+	int	 rc = -1;
+
+	if (!uri->wb_err)
+		rc = web_call(pg, method, uri->wb_buf, "", NULL, NULL, 0);
+	wbuf_free(uri);
+	return rc;
+}
+
+static void
+web_render(struct web_page *pg)
+{
+	struct web_call	*mc = &pg->wg_calls[1];
+	struct web_view	 v;
+	struct wbuf	 b;
+
+	if (mc->wk_status != 200 || !json_is_object(mc->wk_json)) {
+		if (mc->wk_status == 200)
+			mc->wk_status = 502;
+		web_page_failed(pg, mc);
+		return;
+	}
+	wbuf_init(&b);
+	switch (pg->wg_what) {
+	case WEB_OVERVIEW:
+		web_view_init(&v, pg, "Overview", "overview");
+		v.wv_refresh = 5;
+		html_overview(&b, &v, mc->wk_json);
+		break;
+	case WEB_JOBS:
+		web_view_init(&v, pg, "Jobs", "jobs");
+		v.wv_refresh = 10;
+		html_jobs(&b, &v, mc->wk_json);
+		break;
+	case WEB_JOB:
+		web_view_init(&v, pg, "Job", "jobs");
+		v.wv_refresh = 5;
+		if (web_form_get(&pg->wg_query, "done") != NULL)
+			html_message(&b, "done", web_form_get(&pg->wg_query,
+			    "done"));
+		html_job(&b, &v, mc->wk_json,
+		    pg->wg_calls[2].wk_status == 200 ?
+		    pg->wg_calls[2].wk_json : NULL);
+		break;
+	case WEB_DEPLOYMENTS:
+		web_view_init(&v, pg, "Deployments", "deployments");
+		html_deployments(&b, &v, mc->wk_json, &pg->wg_query);
+		break;
+	case WEB_DEPLOYMENT:
+		web_view_init(&v, pg, "Deployment", "deployments");
+		v.wv_refresh = 3;
+		if (web_form_get(&pg->wg_query, "done") != NULL)
+			html_message(&b, "done", web_form_get(&pg->wg_query,
+			    "done"));
+		html_deployment(&b, &v, mc->wk_json);
+		break;
+	case WEB_ACTIVITY:
+		web_view_init(&v, pg, "Activity", "activity");
+		html_activity(&b, &v, mc->wk_json,
+		    web_form_get(&pg->wg_query, "target"));
+		break;
+	default:
+		fatalx("%s: page %d", __func__, pg->wg_what);
+	}
+	web_page_reply(pg, 200, &b);
+}
+
+/* A GET of a page: the session, then what the page shows. */
+static void
+web_page_get(struct web_page *pg)
+{
+	struct wbuf	 uri;
+	const char	*q;
+	const char	*errstr = NULL;
+
+	q = web_target_query(pg->wg_rq.wr_target);
+	if (web_form_parse(&pg->wg_query, q, strlen(q), &errstr) == -1) {
+		web_page_error(pg, 400, errstr);
+		return;
+	}
+	if (web_call(pg, "GET", "/api/v1/session", "", NULL, NULL, 0) == -1)
+		goto busy;
+	wbuf_init(&uri);
+	switch (pg->wg_what) {
+	case WEB_OVERVIEW:
+		wbuf_puts(&uri, "/api/v1/overview");
+		break;
+	case WEB_JOBS:
+		wbuf_htmlf(&uri, "/api/v1/jobs?limit=%d", WEB_PAGE_SIZE);
+		web_query_add(&uri, &pg->wg_query, "cursor");
+		break;
+	case WEB_JOB:
+	case WEB_DEPLOYMENT:
+		if (pg->wg_what == WEB_JOB) {
+			wbuf_puts(&uri, "/api/v1/jobs/");
+			wbuf_urlenc(&uri, pg->wg_segs[1]);
+			wbuf_puts(&uri, "/");
+			wbuf_urlenc(&uri, pg->wg_segs[2]);
+		} else {
+			wbuf_puts(&uri, "/api/v1/deployments/");
+			wbuf_urlenc(&uri, pg->wg_segs[1]);
+		}
+		if (web_page_call(pg, "GET", &uri) == -1)
+			goto busy;
+		if (pg->wg_what == WEB_JOB) {
+			wbuf_init(&uri);
+			wbuf_puts(&uri, "/api/v1/deployments?limit=10"
+			    "&namespace=");
+			wbuf_urlenc(&uri, pg->wg_segs[1]);
+			wbuf_puts(&uri, "&job=");
+			wbuf_urlenc(&uri, pg->wg_segs[2]);
+			if (web_page_call(pg, "GET", &uri) == -1)
+				goto busy;
+		}
+		web_page_then(pg, web_render);
+		return;
+	case WEB_DEPLOYMENTS:
+		wbuf_htmlf(&uri, "/api/v1/deployments?limit=%d",
+		    WEB_PAGE_SIZE);
+		web_query_add(&uri, &pg->wg_query, "cursor");
+		web_query_add(&uri, &pg->wg_query, "state");
+		web_query_add(&uri, &pg->wg_query, "namespace");
+		web_query_add(&uri, &pg->wg_query, "job");
+		break;
+	case WEB_ACTIVITY:
+		wbuf_htmlf(&uri, "/api/v1/events?limit=%d", WEB_PAGE_SIZE);
+		web_query_add(&uri, &pg->wg_query, "cursor");
+		web_query_add(&uri, &pg->wg_query, "target");
+		break;
+	}
+	if (web_page_call(pg, "GET", &uri) == -1)
+		goto busy;
+	web_page_then(pg, web_render);
+	return;
+busy:
+	web_page_error(pg, 429, "too many requests in flight; try again");
+}
+
+/* A fresh token for the login form, in the form and in a cookie. */
+static void
+web_login_form(struct web_page *pg, int status, const char *message)
+{
+	struct wbuf	 b, c;
+	unsigned char	 rnd[WEB_TOKEN_HEXLEN / 2];
+	char		 tok[WEB_TOKEN_HEXLEN + 1];
+	const char	*next;
+	size_t		 i;
+
+	arc4random_buf(rnd, sizeof(rnd));
+	for (i = 0; i < sizeof(rnd); i++)
+		snprintf(tok + 2 * i, 3, "%02x", rnd[i]);
+	explicit_bzero(rnd, sizeof(rnd));
+	wbuf_init(&c);
+	wbuf_htmlf(&c, "%s=%s; Path=/login; HttpOnly; SameSite=Strict%s",
+	    WEB_LOGIN_COOKIE, tok, pg->wg_rq.wr_client.wc_tls ?
+	    "; Secure" : "");
+	if (!c.wb_err)
+		web_add_header(&pg->wg_rq, "Set-Cookie", c.wb_buf);
+	wbuf_free(&c);
+	next = web_form_get(&pg->wg_form, "next");
+	if (next == NULL)
+		next = web_form_get(&pg->wg_query, "next");
+	if (!web_local_path(next))
+		next = NULL;
+	wbuf_init(&b);
+	html_login_page(&b, tok, next, message);
+	web_page_reply(pg, status, &b);
+}
+
+static void
+web_login_done(struct web_page *pg)
+{
+	struct web_call	*wk = &pg->wg_calls[0];
+	const char	*next;
+	size_t		 i;
+
+	switch (wk->wk_status) {
+	case 200:
+		for (i = 0; i < wk->wk_ncookies; i++)
+			web_add_header(&pg->wg_rq, "Set-Cookie",
+			    wk->wk_cookies[i]);
+		next = web_form_get(&pg->wg_form, "next");
+		web_redirect(&pg->wg_rq, web_local_path(next) ? next : "/");
+		web_page_free(pg);
+		return;
+	case 401:
+		web_login_form(pg, 401, "Wrong user name or password.");
+		return;
+	case 400:
+	case 429:
+		if (wk->wk_retry != NULL)
+			web_add_header(&pg->wg_rq, "Retry-After", wk->wk_retry);
+		web_login_form(pg, wk->wk_status, web_call_message(wk));
+		return;
+	default:
+		web_page_failed(pg, wk);
+	}
+}
+
+static void
+web_login_post(struct web_page *pg)
+{
+	const char	*user, *pass, *csrf, *cookie;
+	char		 have[WEB_COOKIE_VALUE_MAX];
+	char		*body;
+	json_t		*j;
+	int		 rc;
+
+	csrf = web_form_get(&pg->wg_form, "csrf");
+	cookie = web_input_header(&pg->wg_rq, "Cookie");
+	rc = cookie != NULL ? web_cookie_get(cookie, WEB_LOGIN_COOKIE, have,
+	    sizeof(have)) : 0;
+	/* Double submit: the form's token must be the cookie's. */
+	if (rc != 1 || csrf == NULL || !web_token_valid(have) ||
+	    !web_token_eq(have, csrf)) {
+		web_login_form(pg, 403, "The form expired or did not come "
+		    "from this page; try again.");
+		return;
+	}
+	user = web_form_get(&pg->wg_form, "username");
+	pass = web_form_get(&pg->wg_form, "password");
+	if (user == NULL || pass == NULL || *user == '\0') {
+		web_login_form(pg, 400, "Give a user name and a password.");
+		return;
+	}
+	if ((j = json_pack("{s:s,s:s}", "username", user, "password",
+	    pass)) == NULL) {
+		web_login_form(pg, 400, "The user name or password is not "
+		    "valid text.");
+		return;
+	}
+	body = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	if (body == NULL)
+		fatalx("json_dumps");
+	rc = web_call(pg, "POST", "/api/v1/login", "application/json", NULL,
+	    body, strlen(body));
+	freezero(body, strlen(body));
+	if (rc == -1) {
+		web_page_error(pg, 429, "too many requests in flight");
+		return;
+	}
+	web_page_then(pg, web_login_done);
+}
+
+/* After an action: back to the page, which says it is done. */
+static void
+web_action_done(struct web_page *pg)
+{
+	struct web_call	*wk = &pg->wg_calls[1];
+	struct wbuf	 b;
+	size_t		 i;
+
+	if (pg->wg_what == WEB_LOGOUT) {
+		for (i = 0; i < wk->wk_ncookies; i++)
+			web_add_header(&pg->wg_rq, "Set-Cookie",
+			    wk->wk_cookies[i]);
+		if (wk->wk_ncookies == 0)
+			web_add_header(&pg->wg_rq, "Set-Cookie",
+			    WEB_SESSION_COOKIE "=; Path=/; Max-Age=0; "
+			    "HttpOnly; SameSite=Strict");
+		web_redirect(&pg->wg_rq, "/login");
+		web_page_free(pg);
+		return;
+	}
+	if (wk->wk_status < 200 || wk->wk_status > 299) {
+		web_page_failed(pg, wk);
+		return;
+	}
+	wbuf_init(&b);
+	wbuf_puts(&b, pg->wg_back);
+	wbuf_puts(&b, "?done=");
+	wbuf_urlenc(&b, pg->wg_segs[pg->wg_nsegs - 1]);
+	if (b.wb_err)
+		web_page_error(pg, 500, "out of memory");
+	else {
+		web_redirect(&pg->wg_rq, b.wb_buf);
+		web_page_free(pg);
+	}
+	wbuf_free(&b);
+}
+
+/* The session answered: check the form's token, then make the call. */
+static void
+web_action_checked(struct web_page *pg)
+{
+	struct web_call	*s = &pg->wg_calls[0];
+	const char	*csrf, *want, *v;
+	char		*body;
+	json_t		*j;
+	int		 rc;
+
+	csrf = web_form_get(&pg->wg_form, "csrf");
+	if (!web_is_local(pg)) {
+		if (s->wk_status == 200 && !json_is_true(json_object_get(
+		    s->wk_json, "authenticated")) &&
+		    json_object_get(s->wk_json, "authenticated") != NULL) {
+			web_page_login(pg);
+			return;
+		}
+		want = json_string_value(json_object_get(s->wk_json,
+		    "csrf_token"));
+		if (s->wk_status == 401) {
+			web_page_login(pg);
+			return;
+		}
+		if (s->wk_status != 200 || want == NULL || csrf == NULL ||
+		    !web_token_eq(csrf, want)) {
+			web_page_error(pg, 403, "The form's token is not this "
+			    "session's: reload the page and try again.");
+			return;
+		}
+	}
+	j = json_object();
+	if ((v = web_form_get(&pg->wg_form, "spec_hash")) != NULL && *v)
+		json_object_set_new(j, "spec_hash", json_string(v));
+	if ((v = web_form_get(&pg->wg_form, "reason")) != NULL && *v)
+		json_object_set_new(j, "reason", json_string(v));
+	body = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	if (body == NULL)
+		fatalx("json_dumps");
+	rc = web_call(pg, "POST", pg->wg_api, "application/json", csrf, body,
+	    strlen(body));
+	free(body);
+	if (rc == -1) {
+		web_page_error(pg, 429, "too many requests in flight");
+		return;
+	}
+	web_page_then(pg, web_action_done);
+}
+
+/* A form: urlencoded, bounded, with a token; then what it asks. */
+static void
+web_form_post(struct web_page *pg)
+{
+	struct evbuffer	*in;
+	const char	*ctype, *errstr = NULL, *csrf;
+	size_t		 len, n;
+	unsigned char	*body;
+
+	ctype = web_input_header(&pg->wg_rq, "Content-Type");
+	n = ctype != NULL ? strcspn(ctype, ";") : 0;
+	while (n > 0 && (ctype[n - 1] == ' ' || ctype[n - 1] == '\t'))
+		n--;
+	if (ctype == NULL || n != strlen(WEB_FORM_TYPE) ||
+	    strncasecmp(ctype, WEB_FORM_TYPE, n) != 0) {
+		web_page_error(pg, 415, "a form is sent as "
+		    "application/x-www-form-urlencoded");
+		return;
+	}
+	in = evhttp_request_get_input_buffer(pg->wg_rq.wr_req);
+	len = evbuffer_get_length(in);
+	if (len > WEB_FORM_MAX) {
+		web_page_error(pg, 413, "the form is too large");
+		return;
+	}
+	body = len > 0 ? evbuffer_pullup(in, -1) : NULL;
+	if (web_form_parse(&pg->wg_form, (const char *)body, len,
+	    &errstr) == -1) {
+		web_page_error(pg, 400, errstr);
+		return;
+	}
+	/* The body may hold a password: nothing of it stays behind. */
+	if (body != NULL)
+		explicit_bzero(body, len);
+	evbuffer_drain(in, len);
+	if (pg->wg_what == WEB_LOGIN) {
+		web_login_post(pg);
+		return;
+	}
+	csrf = web_form_get(&pg->wg_form, "csrf");
+	if (!web_is_local(pg) && (csrf == NULL || *csrf == '\0')) {
+		web_page_error(pg, 403, "the form has no token (csrf)");
+		return;
+	}
+	if (web_call(pg, "GET", "/api/v1/session", "", NULL, NULL, 0) == -1) {
+		web_page_error(pg, 429, "too many requests in flight");
+		return;
+	}
+	web_page_then(pg, web_action_checked);
+}
+
+/* Is the first segment of the target one of the dashboard's? */
+static int
+web_dash_top(const char *target)
+{
+	char	 top[32];
+	size_t	 n;
+
+	n = strcspn(target + 1, "/?#");
+	if (n >= sizeof(top))
+		return 0;
+	memcpy(top, target + 1, n);
+	top[n] = '\0';
+	return web_in(top, web_dash_tops);
+}
+
+/* Which page or form is this; -1 for none, 0 for a wrong method. */
+static int
+web_dash_route(struct web_page *pg, int get, int post)
+{
+	char	(*s)[WEB_SEG_MAX] = pg->wg_segs;
+	int	 n = pg->wg_nsegs;
+
+	if (n == 0)
+		return get ? WEB_OVERVIEW : 0;
+	if (strcmp(s[0], "jobs") == 0) {
+		if (n == 1)
+			return get ? WEB_JOBS : 0;
+		if (n == 3)
+			return get ? WEB_JOB : 0;
+		if (n == 4 && web_in(s[3], web_job_actions))
+			return post ? WEB_ACT_JOB : 0;
+		return -1;
+	}
+	if (strcmp(s[0], "deployments") == 0) {
+		if (n == 1)
+			return get ? WEB_DEPLOYMENTS : 0;
+		if (strspn(s[1], "0123456789") != strlen(s[1]) ||
+		    strlen(s[1]) > 18)
+			return -1;
+		if (n == 2)
+			return get ? WEB_DEPLOYMENT : 0;
+		if (n == 3 && web_in(s[2], web_deploy_actions))
+			return post ? WEB_ACT_DEPLOYMENT : 0;
+		return -1;
+	}
+	if (n != 1)
+		return -1;
+	if (strcmp(s[0], "activity") == 0)
+		return get ? WEB_ACTIVITY : 0;
+	if (strcmp(s[0], "login") == 0)
+		return get || post ? WEB_LOGIN : 0;
+	if (strcmp(s[0], "logout") == 0)
+		return post ? WEB_LOGOUT : 0;
+	return -1;
+}
+
+/* Where an action goes in the API, and where the client goes after. */
+static int
+web_action_paths(struct web_page *pg)
+{
+	struct wbuf	 api, back;
+	int		 rc = -1;
+
+	wbuf_init(&api);
+	wbuf_init(&back);
+	if (pg->wg_what == WEB_ACT_DEPLOYMENT) {
+		wbuf_puts(&api, "/api/v1/deployments/");
+		wbuf_urlenc(&api, pg->wg_segs[1]);
+		wbuf_puts(&api, "/actions/");
+		wbuf_urlenc(&api, pg->wg_segs[2]);
+		wbuf_puts(&back, "/deployments/");
+		wbuf_urlenc(&back, pg->wg_segs[1]);
+	} else if (pg->wg_what == WEB_ACT_JOB) {
+		wbuf_puts(&api, "/api/v1/jobs/");
+		wbuf_urlenc(&api, pg->wg_segs[1]);
+		wbuf_puts(&api, "/");
+		wbuf_urlenc(&api, pg->wg_segs[2]);
+		wbuf_puts(&api, "/actions/");
+		wbuf_urlenc(&api, pg->wg_segs[3]);
+		wbuf_puts(&back, "/jobs/");
+		wbuf_urlenc(&back, pg->wg_segs[1]);
+		wbuf_puts(&back, "/");
+		wbuf_urlenc(&back, pg->wg_segs[2]);
+	} else {
+		wbuf_puts(&api, "/api/v1/logout");
+		wbuf_puts(&back, "/");
+	}
+	if (!api.wb_err && !back.wb_err && api.wb_len < sizeof(pg->wg_api) &&
+	    back.wb_len < sizeof(pg->wg_back)) {
+		strlcpy(pg->wg_api, api.wb_buf, sizeof(pg->wg_api));
+		strlcpy(pg->wg_back, back.wb_buf, sizeof(pg->wg_back));
+		rc = 0;
+	}
+	wbuf_free(&api);
+	wbuf_free(&back);
+	return rc;
+}
+
+int
+web_dash_request(struct web_rq *rq)
+{
+	struct web_page	*pg;
+	const char	*m = rq->wr_method;
+	int		 get, post, what;
+
+	if (strcmp(rq->wr_target, "/favicon.ico") == 0) {
+		/* The pages name their icon; this is for the others. */
+		web_add_header(rq, "Cache-Control", "public, max-age=86400");
+		web_reply(rq, 204, "image/svg+xml", NULL, 0);
+		return 1;
+	}
+	if (!web_dash_top(rq->wr_target))
+		return 0;
+	get = strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0;
+	post = strcmp(m, "POST") == 0;
+	pg = web_page_new(rq);
+	if ((pg->wg_nsegs = web_path_split(rq->wr_target, pg->wg_segs,
+	    WEB_SEGS_MAX)) == -1) {
+		web_page_error(pg, 404, "no such page");
+		return 1;
+	}
+	if (pg->wg_nsegs == 2 && strcmp(pg->wg_segs[0], "static") == 0) {
+		if (!get) {
+			web_page_error(pg, 405, "method not allowed");
+			return 1;
+		}
+		if (web_static(&pg->wg_rq, pg->wg_segs[1]) == -1) {
+			web_page_error(pg, 404, "no such file");
+			return 1;
+		}
+		pg->wg_rq.wr_req = NULL;	/* answered */
+		web_page_free(pg);
+		return 1;
+	}
+	what = web_dash_route(pg, get, post);
+	if (what == -1) {
+		web_page_error(pg, 404, "no such page");
+		return 1;
+	}
+	if (what == 0) {
+		web_add_header(&pg->wg_rq, "Allow", post && !get ? "GET, HEAD" :
+		    "POST");
+		web_page_error(pg, 405, "method not allowed");
+		return 1;
+	}
+	pg->wg_what = what;
+	switch (what) {
+	case WEB_LOGIN:
+		if (get) {
+			const char	*q = web_target_query(rq->wr_target);
+			const char	*errstr;
+
+			if (web_form_parse(&pg->wg_query, q, strlen(q),
+			    &errstr) == -1) {
+				web_page_error(pg, 400, errstr);
+				return 1;
+			}
+			web_login_form(pg, 200, NULL);
+			return 1;
+		}
+		web_form_post(pg);
+		return 1;
+	case WEB_ACT_DEPLOYMENT:
+	case WEB_ACT_JOB:
+	case WEB_LOGOUT:
+		if (web_action_paths(pg) == -1) {
+			web_page_error(pg, 404, "no such page");
+			return 1;
+		}
+		web_form_post(pg);
+		return 1;
+	default:
+		web_page_get(pg);
+		return 1;
+	}
+}

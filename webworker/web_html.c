@@ -1,0 +1,679 @@
+/*
+ * HTML of the dashboard: the frame of every page and the pieces they
+ * share, the login and error pages, and the Overview, Jobs and Job pages.
+ * Every value goes through wbuf_html() (directly or as a %s of
+ * wbuf_htmlf()); every value in a URL through wbuf_urlenc() first.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "nops.h"
+#include "web.h"
+
+const char *
+jstr(json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+long long
+jint(json_t *o, const char *key)
+{
+	return (long long)json_integer_value(json_object_get(o, key));
+}
+
+/* May the client do cap in ns?  Without a session, the state decides. */
+int
+html_can(const struct web_view *v, const char *cap, const char *ns)
+{
+	json_t	*caps, *c;
+	size_t	 i;
+
+	if (v->wv_local || v->wv_session == NULL)
+		return 1;
+	if (json_is_true(json_object_get(v->wv_session, "management")))
+		return 1;
+	caps = NULL;
+	if (ns != NULL)
+		caps = json_object_get(json_object_get(v->wv_session,
+		    "namespaces"), ns);
+	if (caps == NULL) {
+		/* A namespace the session does not list: its globs decide. */
+		caps = json_object_get(v->wv_session, "capabilities");
+		if (ns != NULL && json_object_get(v->wv_session,
+		    "namespaces") != NULL)
+			return 0;
+	}
+	json_array_foreach(caps, i, c)
+		if (json_is_string(c) && (strcmp(json_string_value(c),
+		    cap) == 0 || strcmp(json_string_value(c),
+		    "management") == 0))
+			return 1;
+	return 0;
+}
+
+static void
+html_nav(struct wbuf *b, const struct web_view *v, const char *id,
+    const char *href, const char *label)
+{
+	wbuf_htmlf(b, "<a href=\"%s\"", href);
+	if (v->wv_nav != NULL && strcmp(v->wv_nav, id) == 0)
+		wbuf_puts(b, " class=\"cur\"");
+	wbuf_htmlf(b, ">%s</a>", label);
+}
+
+void
+html_csrf(struct wbuf *b, const struct web_view *v)
+{
+	wbuf_htmlf(b, "<input type=\"hidden\" name=\"csrf\" value=\"%s\">",
+	    v->wv_session != NULL ? jstr(v->wv_session, "csrf_token") : "");
+}
+
+void
+html_begin(struct wbuf *b, const struct web_view *v)
+{
+	const char	*who = NULL;
+
+	wbuf_htmlf(b, "<!DOCTYPE html>\n<html lang=\"en\"><head>"
+	    "<meta charset=\"utf-8\">"
+	    "<meta name=\"viewport\" content=\"width=device-width, "
+	    "initial-scale=1\">"
+	    "<title>%s · nops</title>"
+	    "<link rel=\"icon\" href=\"/static/nops.svg\">"
+	    "<link rel=\"stylesheet\" href=\"/static/nops.css?v=%s\">"
+	    "<script src=\"/static/nops.js?v=%s\" defer></script>"
+	    "</head>\n", v->wv_title, NOPS_VERSION, NOPS_VERSION);
+	if (v->wv_refresh > 0)
+		wbuf_htmlf(b, "<body data-refresh=\"%d\">", v->wv_refresh);
+	else
+		wbuf_puts(b, "<body>");
+	wbuf_puts(b, "<header><nav><a class=\"brand\" href=\"/\">nops</a>");
+	html_nav(b, v, "overview", "/", "Overview");
+	html_nav(b, v, "jobs", "/jobs", "Jobs");
+	html_nav(b, v, "deployments", "/deployments", "Deployments");
+	html_nav(b, v, "activity", "/activity", "Activity");
+	wbuf_puts(b, "<span class=\"who\">");
+	if (v->wv_session != NULL && json_is_true(json_object_get(
+	    v->wv_session, "authenticated"))) {
+		if ((who = jstr(v->wv_session, "user")) == NULL)
+			who = jstr(v->wv_session, "actor");
+		wbuf_htmlf(b, "<span class=\"user\">%s</span>", who);
+		if (jstr(v->wv_session, "user") != NULL) {
+			wbuf_puts(b, "<form method=\"post\" action=\"/logout\">");
+			html_csrf(b, v);
+			wbuf_puts(b, "<button type=\"submit\" id=\"logout\">"
+			    "Log out</button></form>");
+		}
+	} else if (v->wv_local)
+		wbuf_puts(b, "<span class=\"user\">local admin</span>");
+	else
+		wbuf_puts(b, "<a href=\"/login\">Log in</a>");
+	wbuf_puts(b, "</span></nav></header>\n<main id=\"main\">");
+}
+
+void
+html_end(struct wbuf *b)
+{
+	wbuf_htmlf(b, "</main>\n<footer>nops %s</footer>\n</body></html>\n",
+	    NOPS_VERSION);
+}
+
+void
+html_message(struct wbuf *b, const char *cls, const char *text)
+{
+	wbuf_htmlf(b, "<div class=\"msg %s\">%s</div>", cls, text);
+}
+
+void
+html_time(struct wbuf *b, json_t *t)
+{
+	const char	*s = json_string_value(t);
+	char		 shown[40];
+	char		*p;
+
+	if (s == NULL) {
+		wbuf_puts(b, "<span class=\"muted\">—</span>");
+		return;
+	}
+	strlcpy(shown, s, sizeof(shown));
+	if ((p = strchr(shown, 'T')) != NULL)
+		*p = ' ';
+	wbuf_htmlf(b, "<time datetime=\"%s\">%s</time>", s, shown);
+}
+
+static const char *
+html_state_class(const char *s)
+{
+	static const char *const ok[] = { "completed", "in_sync",
+	    "succeeded", "running", "idle", NULL };
+	static const char *const wait[] = { "pending_approval",
+	    "awaiting_promotion", "drift", "paused", "held", "queued", NULL };
+	static const char *const run[] = { "pre_hooks", "registering",
+	    "waiting_health", "post_hooks", "deploying", "preflight",
+	    "polling", "dispatched", "pending", "starting", "restarting",
+	    NULL };
+	static const char *const bad[] = { "failed", "error", "blocked",
+	    NULL };
+	const char *const	*l;
+
+	for (l = ok; *l != NULL; l++)
+		if (strcmp(s, *l) == 0)
+			return "s-ok";
+	for (l = wait; *l != NULL; l++)
+		if (strcmp(s, *l) == 0)
+			return "s-wait";
+	for (l = run; *l != NULL; l++)
+		if (strcmp(s, *l) == 0)
+			return "s-run";
+	for (l = bad; *l != NULL; l++)
+		if (strcmp(s, *l) == 0)
+			return "s-bad";
+	return "s-other";
+}
+
+void
+html_state(struct wbuf *b, const char *state)
+{
+	if (state == NULL) {
+		wbuf_puts(b, "<span class=\"muted\">—</span>");
+		return;
+	}
+	wbuf_htmlf(b, "<span class=\"state %s\">%s</span>",
+	    html_state_class(state), state);
+}
+
+void
+html_commit(struct wbuf *b, const char *c)
+{
+	char	 s[13];
+
+	if (c == NULL) {
+		wbuf_puts(b, "<span class=\"muted\">—</span>");
+		return;
+	}
+	strlcpy(s, c, sizeof(s));
+	wbuf_htmlf(b, "<code title=\"%s\">%s</code>", c, s);
+}
+
+void
+html_job_link(struct wbuf *b, const char *ns, const char *id)
+{
+	if (ns == NULL || id == NULL) {
+		wbuf_puts(b, "<span class=\"muted\">—</span>");
+		return;
+	}
+	wbuf_puts(b, "<a class=\"job\" href=\"/jobs/");
+	wbuf_urlenc(b, ns);
+	wbuf_puts(b, "/");
+	wbuf_urlenc(b, id);
+	wbuf_htmlf(b, "\">%s/%s</a>", ns, id);
+}
+
+void
+html_deploy_link(struct wbuf *b, json_t *id)
+{
+	if (!json_is_integer(id)) {
+		wbuf_puts(b, "<span class=\"muted\">—</span>");
+		return;
+	}
+	wbuf_htmlf(b, "<a class=\"deployment\" href=\"/deployments/%lld\">"
+	    "#%lld</a>", (long long)json_integer_value(id),
+	    (long long)json_integer_value(id));
+}
+
+void
+html_error_page(struct wbuf *b, const struct web_view *v, int status,
+    const char *message)
+{
+	html_begin(b, v);
+	wbuf_htmlf(b, "<h1>%s</h1>", v->wv_title);
+	html_message(b, "error", message);
+	if (status == 403)
+		wbuf_puts(b, "<p>Your account may not do this here. Ask an "
+		    "administrator for the capability if you need it.</p>");
+	wbuf_htmlf(b, "<p class=\"muted\">HTTP %d</p>", status);
+	wbuf_puts(b, "<p><a href=\"/\">Back to the overview</a></p>");
+	html_end(b);
+}
+
+void
+html_login_page(struct wbuf *b, const char *csrf, const char *next,
+    const char *message)
+{
+	struct web_view	 v;
+
+	memset(&v, 0, sizeof(v));
+	v.wv_title = "Log in";
+	html_begin(b, &v);
+	wbuf_puts(b, "<div class=\"login\"><h1>Log in to nops</h1>");
+	if (message != NULL)
+		html_message(b, "error", message);
+	wbuf_htmlf(b, "<form method=\"post\" action=\"/login\">"
+	    "<input type=\"hidden\" name=\"csrf\" value=\"%s\">", csrf);
+	if (next != NULL)
+		wbuf_htmlf(b, "<input type=\"hidden\" name=\"next\" "
+		    "value=\"%s\">", next);
+	wbuf_puts(b, "<label for=\"username\">User name</label>"
+	    "<input type=\"text\" id=\"username\" name=\"username\" "
+	    "autocomplete=\"username\" required autofocus>"
+	    "<label for=\"password\">Password</label>"
+	    "<input type=\"password\" id=\"password\" name=\"password\" "
+	    "autocomplete=\"current-password\" required>"
+	    "<button type=\"submit\" class=\"primary\">Log in</button>"
+	    "</form></div>");
+	html_end(b);
+}
+
+/*
+ * "Next page" of a list answer {"items", "next"}; keep is the query of
+ * the filters, already encoded and escaped.
+ */
+void
+html_pager(struct wbuf *b, json_t *o, const char *path, const char *keep)
+{
+	const char	*next = jstr(o, "next");
+
+	wbuf_puts(b, "<div class=\"pager\">");
+	if (keep != NULL && *keep != '\0')
+		wbuf_htmlf(b, "<a href=\"%s?", path);
+	else
+		wbuf_htmlf(b, "<a href=\"%s", path);
+	wbuf_puts(b, keep != NULL ? keep : "");
+	wbuf_puts(b, "\">First page</a>");
+	if (next != NULL) {
+		wbuf_htmlf(b, "<a rel=\"next\" href=\"%s?", path);
+		if (keep != NULL && *keep != '\0') {
+			wbuf_puts(b, keep);
+			wbuf_puts(b, "&amp;");
+		}
+		wbuf_puts(b, "cursor=");
+		wbuf_urlenc(b, next);
+		wbuf_puts(b, "\">Next page →</a>");
+	}
+	wbuf_puts(b, "</div>");
+}
+
+/* Overview. */
+
+static void
+html_more(struct wbuf *b, json_t *list, const char *href)
+{
+	long long	 count = jint(list, "count");
+	size_t		 shown = json_array_size(json_object_get(list,
+			    "items"));
+
+	if (count <= (long long)shown)
+		return;
+	if (href != NULL)
+		wbuf_htmlf(b, "<p><a href=\"%s\">All %lld →</a></p>", href,
+		    count);
+	else
+		wbuf_htmlf(b, "<p class=\"muted\">and %lld more</p>",
+		    count - (long long)shown);
+}
+
+static void
+html_attention_deploys(struct wbuf *b, json_t *list, const char *id,
+    const char *title, const char *href)
+{
+	json_t	*it;
+	size_t	 i;
+
+	wbuf_htmlf(b, "<section class=\"box\" id=\"%s\"><h3>%s (%lld)</h3>"
+	    "<table><tr><th>Deployment</th><th>Job</th><th>Commit</th>"
+	    "<th>Waiting since</th></tr>", id, title, jint(list, "count"));
+	json_array_foreach(json_object_get(list, "items"), i, it) {
+		wbuf_puts(b, "<tr><td>");
+		html_deploy_link(b, json_object_get(it, "id"));
+		wbuf_puts(b, "</td><td>");
+		html_job_link(b, jstr(it, "namespace"), jstr(it, "job"));
+		wbuf_puts(b, "</td><td>");
+		html_commit(b, jstr(it, "commit"));
+		wbuf_puts(b, "</td><td>");
+		html_time(b, json_object_get(it, "updated_at"));
+		wbuf_puts(b, "</td></tr>");
+	}
+	wbuf_puts(b, "</table>");
+	html_more(b, list, href);
+	wbuf_puts(b, "</section>");
+}
+
+static void
+html_attention_rows(struct wbuf *b, json_t *list, const char *id,
+    const char *title)
+{
+	json_t	*it;
+	size_t	 i;
+
+	wbuf_htmlf(b, "<section class=\"box\" id=\"%s\"><h3>%s (%lld)</h3>"
+	    "<table>", id, title, jint(list, "count"));
+	json_array_foreach(json_object_get(list, "items"), i, it) {
+		wbuf_puts(b, "<tr>");
+		if (strcmp(id, "failed") == 0) {
+			wbuf_puts(b, "<td>");
+			html_deploy_link(b, json_object_get(it, "id"));
+			wbuf_puts(b, "</td><td>");
+			html_job_link(b, jstr(it, "namespace"),
+			    jstr(it, "job"));
+			wbuf_htmlf(b, "</td><td>%s</td><td>",
+			    jstr(it, "reason"));
+			html_time(b, json_object_get(it, "ended_at"));
+			wbuf_puts(b, "</td>");
+		} else if (strcmp(id, "blocked") == 0 ||
+		    strcmp(id, "duplicate_jobs") == 0) {
+			wbuf_puts(b, "<td>");
+			html_job_link(b, jstr(it, "namespace"),
+			    jstr(it, "id"));
+			wbuf_htmlf(b, "</td><td>%s</td>", jstr(it, "note") !=
+			    NULL ? jstr(it, "note") : jstr(it, "error"));
+		} else if (strcmp(id, "invalid_files") == 0) {
+			wbuf_htmlf(b, "<td>%s</td><td><code>%s</code></td>"
+			    "<td>%s</td>", jstr(it, "repository"),
+			    jstr(it, "path"), jstr(it, "error"));
+		} else if (strcmp(id, "repository_errors") == 0) {
+			wbuf_htmlf(b, "<td>%s</td><td>%s</td><td>",
+			    jstr(it, "name"), jstr(it, "message"));
+			html_time(b, json_object_get(it, "at"));
+			wbuf_htmlf(b, "</td><td class=\"num\">%lld failures"
+			    "</td>", jint(it, "failures"));
+		} else {
+			wbuf_htmlf(b, "<td>%s</td><td class=\"num\">%lld "
+			    "restarts</td><td>", jstr(it, "name"),
+			    jint(it, "restarts"));
+			html_state(b, jstr(it, "state"));
+			wbuf_htmlf(b, "</td><td>%s</td>",
+			    jstr(it, "last_exit"));
+		}
+		wbuf_puts(b, "</tr>");
+	}
+	wbuf_puts(b, "</table>");
+	html_more(b, list, NULL);
+	wbuf_puts(b, "</section>");
+}
+
+void
+html_overview(struct wbuf *b, const struct web_view *v, json_t *o)
+{
+	json_t		*att = json_object_get(o, "attention"), *l, *it;
+	json_t		*bystate = json_object_get(json_object_get(o, "jobs"),
+			    "by_state");
+	const char	*k;
+	size_t		 i;
+	static const struct {
+		const char	*key;
+		const char	*title;
+	} rows[] = {
+		{ "failed", "Failed deployments" },
+		{ "blocked", "Blocked jobs" },
+		{ "invalid_files", "Files that do not parse" },
+		{ "duplicate_jobs", "Jobs declared twice" },
+		{ "repository_errors", "Repository errors" },
+		{ "worker_restarts", "Worker restarts" },
+	};
+
+	html_begin(b, v);
+	wbuf_puts(b, "<h1>Overview</h1><div class=\"counts\">");
+	wbuf_htmlf(b, "<a href=\"/jobs\">%lld jobs</a>",
+	    jint(json_object_get(o, "jobs"), "total"));
+	json_object_foreach(bystate, k, l)
+		wbuf_htmlf(b, "<span>%s: %lld</span>", k,
+		    (long long)json_integer_value(l));
+	wbuf_puts(b, "</div>");
+
+	wbuf_htmlf(b, "<h2 id=\"attention\">Needs attention (%lld)</h2>",
+	    jint(o, "attention_total"));
+	if (jint(o, "attention_total") == 0)
+		wbuf_puts(b, "<p class=\"muted\">Nothing needs attention."
+		    "</p>");
+	l = json_object_get(att, "awaiting_approval");
+	if (jint(l, "count") > 0)
+		html_attention_deploys(b, l, "awaiting_approval",
+		    "Awaiting approval", "/deployments?state=pending_approval");
+	l = json_object_get(att, "awaiting_promotion");
+	if (jint(l, "count") > 0)
+		html_attention_deploys(b, l, "awaiting_promotion",
+		    "Awaiting promotion",
+		    "/deployments?state=awaiting_promotion");
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		l = json_object_get(att, rows[i].key);
+		if (jint(l, "count") > 0)
+			html_attention_rows(b, l, rows[i].key, rows[i].title);
+	}
+
+	l = json_object_get(o, "in_progress");
+	wbuf_htmlf(b, "<h2>In progress (%lld)</h2>", jint(l, "count"));
+	if (jint(l, "count") == 0)
+		wbuf_puts(b, "<p class=\"muted\">No deployment is being "
+		    "applied.</p>");
+	else {
+		wbuf_puts(b, "<table id=\"in-progress\"><tr><th>Deployment"
+		    "</th><th>Job</th><th>State</th><th>Since</th></tr>");
+		json_array_foreach(json_object_get(l, "items"), i, it) {
+			wbuf_puts(b, "<tr><td>");
+			html_deploy_link(b, json_object_get(it, "id"));
+			wbuf_puts(b, "</td><td>");
+			html_job_link(b, jstr(it, "namespace"),
+			    jstr(it, "job"));
+			wbuf_puts(b, "</td><td>");
+			html_state(b, jstr(it, "state"));
+			wbuf_puts(b, "</td><td>");
+			html_time(b, json_object_get(it, "updated_at"));
+			wbuf_puts(b, "</td></tr>");
+		}
+		wbuf_puts(b, "</table>");
+		html_more(b, l, NULL);
+	}
+
+	l = json_object_get(o, "repositories");
+	wbuf_puts(b, "<h2>Repositories</h2><table id=\"repositories\"><tr>"
+	    "<th>Name</th><th>State</th><th>Commit</th><th>Subject</th>"
+	    "<th>Fetched</th><th>Error</th></tr>");
+	json_array_foreach(json_object_get(l, "items"), i, it) {
+		wbuf_htmlf(b, "<tr><td>%s</td><td>", jstr(it, "name"));
+		html_state(b, jstr(it, "state"));
+		wbuf_puts(b, "</td><td>");
+		html_commit(b, jstr(it, "commit"));
+		wbuf_htmlf(b, "</td><td>%s</td><td>", jstr(it, "subject"));
+		html_time(b, json_object_get(it, "fetched_at"));
+		wbuf_htmlf(b, "</td><td>%s</td></tr>", jstr(it, "error"));
+	}
+	wbuf_puts(b, "</table>");
+
+	l = json_object_get(o, "orphans");
+	wbuf_htmlf(b, "<h2>Orphans (%lld)</h2>", jint(l, "count"));
+	if (!json_is_true(json_object_get(l, "complete")))
+		wbuf_puts(b, "<p class=\"muted\">Not known while a file does "
+		    "not parse.</p>");
+	if (jint(l, "count") > 0) {
+		wbuf_puts(b, "<p class=\"muted\">Jobs nops deployed that are "
+		    "gone from git but still run. nops never stops them."
+		    "</p><table id=\"orphans\"><tr><th>Job</th>"
+		    "<th>Last deployment</th></tr>");
+		json_array_foreach(json_object_get(l, "items"), i, it) {
+			wbuf_htmlf(b, "<tr><td>%s/%s</td><td>",
+			    jstr(it, "namespace"), jstr(it, "id"));
+			html_deploy_link(b, json_object_get(it,
+			    "last_deployment"));
+			wbuf_puts(b, "</td></tr>");
+		}
+		wbuf_puts(b, "</table>");
+		html_more(b, l, NULL);
+	}
+	l = json_object_get(o, "engine");
+	wbuf_puts(b, "<p class=\"muted\">Last detection ");
+	html_time(b, json_object_get(l, "last_detection"));
+	wbuf_puts(b, ", last apply ");
+	html_time(b, json_object_get(l, "last_apply"));
+	wbuf_puts(b, ".</p>");
+	html_end(b);
+}
+
+/* Jobs. */
+
+void
+html_jobs(struct wbuf *b, const struct web_view *v, json_t *o)
+{
+	json_t	*it;
+	size_t	 i;
+
+	html_begin(b, v);
+	wbuf_puts(b, "<h1>Jobs</h1><table id=\"jobs\"><tr><th>Job</th>"
+	    "<th>State</th><th>Policy</th><th>Deployment</th>"
+	    "<th>Repository</th><th>Commit</th><th>Note</th></tr>");
+	json_array_foreach(json_object_get(o, "items"), i, it) {
+		wbuf_puts(b, "<tr><td>");
+		html_job_link(b, jstr(it, "namespace"), jstr(it, "id"));
+		wbuf_puts(b, "</td><td>");
+		html_state(b, jstr(it, "state"));
+		wbuf_htmlf(b, "</td><td>%s</td><td>", jstr(it, "policy"));
+		html_deploy_link(b, json_object_get(it, "deployment"));
+		wbuf_htmlf(b, "</td><td>%s</td><td>", jstr(it, "repository"));
+		html_commit(b, jstr(it, "commit"));
+		wbuf_htmlf(b, "</td><td>%s</td></tr>", jstr(it, "note") !=
+		    NULL ? jstr(it, "note") : jstr(it, "error"));
+	}
+	wbuf_puts(b, "</table>");
+	if (json_array_size(json_object_get(o, "items")) == 0)
+		wbuf_puts(b, "<p class=\"muted\">No job files in git.</p>");
+	html_pager(b, o, "/jobs", NULL);
+	html_end(b);
+}
+
+void
+html_job(struct wbuf *b, const struct web_view *v, json_t *j, json_t *ds)
+{
+	struct wbuf	 path;
+	json_t		*it, *paused = json_object_get(j, "paused");
+	const char	*ns = jstr(j, "namespace"), *id = jstr(j, "id");
+	const char	*note;
+	size_t		 i;
+	int		 managed = jstr(j, "role") != NULL &&
+			    strcmp(jstr(j, "role"), "managed") == 0;
+
+	html_begin(b, v);
+	wbuf_htmlf(b, "<h1>Job %s/%s ", ns, id);
+	html_state(b, jstr(j, "state"));
+	wbuf_puts(b, "</h1>");
+	if ((note = jstr(j, "note")) != NULL)
+		html_message(b, "info", note);
+	if (jstr(j, "error") != NULL)
+		html_message(b, "error", jstr(j, "error"));
+
+	wbuf_init(&path);
+	wbuf_puts(&path, "/jobs/");
+	wbuf_urlenc(&path, ns);
+	wbuf_puts(&path, "/");
+	wbuf_urlenc(&path, id);
+	if (managed && !path.wb_err) {
+		wbuf_puts(b, "<div class=\"actions\">");
+		if (json_is_object(paused) && html_can(v, "pause", ns)) {
+			wbuf_htmlf(b, "<form method=\"post\" "
+			    "action=\"%s/resume\">", path.wb_buf);
+			html_csrf(b, v);
+			wbuf_puts(b, "<button type=\"submit\" id=\"resume\">"
+			    "Resume</button></form>");
+		} else if (html_can(v, "pause", ns)) {
+			wbuf_htmlf(b, "<form method=\"post\" "
+			    "action=\"%s/pause\">", path.wb_buf);
+			html_csrf(b, v);
+			wbuf_puts(b, "<input type=\"text\" name=\"reason\" "
+			    "placeholder=\"why pause\" required "
+			    "maxlength=\"1024\"><button type=\"submit\" "
+			    "id=\"pause\">Pause</button></form>");
+		}
+		if (!json_is_object(paused) && html_can(v, "deploy-now", ns)) {
+			wbuf_htmlf(b, "<form method=\"post\" "
+			    "action=\"%s/deploy-now\">", path.wb_buf);
+			html_csrf(b, v);
+			wbuf_puts(b, "<button type=\"submit\" id=\"deploy-now\">"
+			    "Deploy now</button></form>");
+		}
+		wbuf_puts(b, "</div>");
+	}
+
+	wbuf_puts(b, "<section class=\"box\"><table>");
+	wbuf_htmlf(b, "<tr><th>Repository</th><td>%s</td></tr>"
+	    "<tr><th>File</th><td><code>%s</code></td></tr>"
+	    "<tr><th>Commit</th><td>", jstr(j, "repository"),
+	    jstr(j, "path"));
+	html_commit(b, jstr(j, "commit"));
+	wbuf_htmlf(b, "</td></tr><tr><th>Role</th><td>%s</td></tr>"
+	    "<tr><th>Policy</th><td>%s</td></tr>"
+	    "<tr><th>Drift</th><td>%s</td></tr>"
+	    "<tr><th>Spec hash</th><td><code>%s</code></td></tr>"
+	    "<tr><th>Deployment</th><td>", jstr(j, "role"),
+	    jstr(j, "policy"), json_is_true(json_object_get(j, "drift")) ?
+	    "yes: git differs from the live job" : "no",
+	    jstr(j, "spec_hash"));
+	html_deploy_link(b, json_object_get(j, "deployment"));
+	wbuf_puts(b, "</td></tr>");
+	if (json_is_object(paused)) {
+		wbuf_htmlf(b, "<tr><th>Paused</th><td>by %s: %s (since ",
+		    jstr(paused, "by"), jstr(paused, "reason"));
+		html_time(b, json_object_get(paused, "since"));
+		wbuf_puts(b, ")</td></tr>");
+	}
+	wbuf_puts(b, "</table></section>");
+
+	if (json_array_size(json_object_get(j, "issues")) > 0) {
+		wbuf_puts(b, "<h2>Issues</h2><table id=\"issues\"><tr>"
+		    "<th>Severity</th><th>Key</th><th>Message</th></tr>");
+		json_array_foreach(json_object_get(j, "issues"), i, it)
+			wbuf_htmlf(b, "<tr><td>%s</td><td><code>%s</code></td>"
+			    "<td>%s</td></tr>", jstr(it, "severity"),
+			    jstr(it, "key"), jstr(it, "message"));
+		wbuf_puts(b, "</table>");
+	}
+	if (json_array_size(json_object_get(j, "hooks")) > 0) {
+		wbuf_puts(b, "<h2>Hooks</h2><table id=\"hooks\"><tr>"
+		    "<th>Phase</th><th>#</th><th>Hook</th><th>Revision</th>"
+		    "<th>Timeout</th></tr>");
+		json_array_foreach(json_object_get(j, "hooks"), i, it)
+			wbuf_htmlf(b, "<tr><td>%s</td><td>%lld</td><td>%s"
+			    "</td><td><code>%s</code></td><td>%lld s</td>"
+			    "</tr>", jstr(it, "phase"), jint(it, "position"),
+			    jstr(it, "hook"), jstr(it, "revision"),
+			    jint(it, "timeout"));
+		wbuf_puts(b, "</table>");
+	}
+	if (json_is_object(json_object_get(j, "diff")) &&
+	    json_is_true(json_object_get(j, "drift"))) {
+		wbuf_puts(b, "<h2>Drift: git against the live job</h2>");
+		html_diff(b, json_object_get(j, "diff"));
+	}
+
+	wbuf_puts(b, "<h2>Recent deployments</h2>");
+	if (ds == NULL || json_array_size(json_object_get(ds, "items")) ==
+	    0)
+		wbuf_puts(b, "<p class=\"muted\">None.</p>");
+	else {
+		wbuf_puts(b, "<table id=\"deployments\"><tr><th>Deployment"
+		    "</th><th>State</th><th>Commit</th><th>Created</th>"
+		    "<th>Reason</th></tr>");
+		json_array_foreach(json_object_get(ds, "items"), i, it) {
+			wbuf_puts(b, "<tr><td>");
+			html_deploy_link(b, json_object_get(it, "id"));
+			wbuf_puts(b, "</td><td>");
+			html_state(b, jstr(it, "state"));
+			wbuf_puts(b, "</td><td>");
+			html_commit(b, jstr(it, "commit"));
+			wbuf_puts(b, "</td><td>");
+			html_time(b, json_object_get(it, "created_at"));
+			wbuf_htmlf(b, "</td><td>%s</td></tr>",
+			    jstr(it, "reason"));
+		}
+		wbuf_puts(b, "</table><p><a href=\"/deployments?namespace=");
+		wbuf_urlenc(b, ns);
+		wbuf_puts(b, "&amp;job=");
+		wbuf_urlenc(b, id);
+		wbuf_puts(b, "\">All deployments of this job →</a></p>");
+	}
+	wbuf_free(&path);
+	html_end(b);
+}

@@ -1,0 +1,492 @@
+/*
+ * HTML of the Deployments list, a Deployment (what approve will do, the
+ * redacted diff, hooks and their runs, events, the actions the state and
+ * the client's capabilities allow) and the Activity page (the audit log).
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "nops.h"
+#include "web.h"
+
+#define HTML_DIFF_DEPTH		12	/* nested objects shown */
+
+static const char *const html_states[] = {
+	"pending_approval", "pre_hooks", "registering", "waiting_health",
+	"awaiting_promotion", "post_hooks", "completed", "failed", "rejected",
+	"superseded", NULL
+};
+
+/* The filters of the list, for the pager's links: encoded and escaped. */
+static void
+html_keep(struct wbuf *k, const struct web_form *q, const char *const *names)
+{
+	const char	*v;
+
+	for (; *names != NULL; names++) {
+		if ((v = web_form_get(q, *names)) == NULL || *v == '\0')
+			continue;
+		if (k->wb_len > 0)
+			wbuf_puts(k, "&amp;");
+		wbuf_puts(k, *names);
+		wbuf_puts(k, "=");
+		wbuf_urlenc(k, v);
+	}
+}
+
+void
+html_deployments(struct wbuf *b, const struct web_view *v, json_t *o,
+    const struct web_form *q)
+{
+	static const char *const keepnames[] = { "state", "namespace", "job",
+	    NULL };
+	struct wbuf	 keep;
+	json_t		*it;
+	const char	*state = web_form_get(q, "state");
+	size_t		 i;
+
+	html_begin(b, v);
+	wbuf_puts(b, "<h1>Deployments</h1>"
+	    "<form class=\"filter\" method=\"get\" action=\"/deployments\">"
+	    "<select name=\"state\"><option value=\"\">any state</option>");
+	for (i = 0; html_states[i] != NULL; i++)
+		wbuf_htmlf(b, "<option%s>%s</option>", state != NULL &&
+		    strcmp(state, html_states[i]) == 0 ? " selected" : "",
+		    html_states[i]);
+	wbuf_htmlf(b, "</select><input type=\"text\" name=\"namespace\" "
+	    "placeholder=\"namespace\" value=\"%s\"><input type=\"text\" "
+	    "name=\"job\" placeholder=\"job\" value=\"%s\">"
+	    "<button type=\"submit\">Filter</button></form>",
+	    web_form_get(q, "namespace"), web_form_get(q, "job"));
+	wbuf_puts(b, "<table id=\"deployments\"><tr><th>Deployment</th>"
+	    "<th>Job</th><th>State</th><th>Commit</th><th>Policy</th>"
+	    "<th>Created</th><th>Updated</th><th>Reason</th></tr>");
+	json_array_foreach(json_object_get(o, "items"), i, it) {
+		wbuf_puts(b, "<tr><td>");
+		html_deploy_link(b, json_object_get(it, "id"));
+		wbuf_puts(b, "</td><td>");
+		html_job_link(b, jstr(it, "namespace"), jstr(it, "job"));
+		wbuf_puts(b, "</td><td>");
+		html_state(b, jstr(it, "state"));
+		wbuf_puts(b, "</td><td>");
+		html_commit(b, jstr(it, "commit"));
+		wbuf_htmlf(b, "</td><td>%s</td><td>", jstr(it, "policy"));
+		html_time(b, json_object_get(it, "created_at"));
+		wbuf_puts(b, "</td><td>");
+		html_time(b, json_object_get(it, "updated_at"));
+		wbuf_htmlf(b, "</td><td>%s</td></tr>", jstr(it, "reason"));
+	}
+	wbuf_puts(b, "</table>");
+	if (json_array_size(json_object_get(o, "items")) == 0)
+		wbuf_puts(b, "<p class=\"muted\">No deployment.</p>");
+	wbuf_init(&keep);
+	html_keep(&keep, q, keepnames);
+	html_pager(b, o, "/deployments", keep.wb_buf);
+	wbuf_free(&keep);
+	html_end(b);
+}
+
+/* The diff: Nomad's plan diff, redacted by the master. */
+
+static int
+html_diff_changes(json_t *o, int depth)
+{
+	json_t		*f, *sub;
+	const char	*list[] = { "Fields", "Objects", "TaskGroups", "Tasks" };
+	size_t		 i, k;
+	int		 n = 0;
+
+	if (depth > HTML_DIFF_DEPTH)
+		return 0;
+	json_array_foreach(json_object_get(o, "Fields"), i, f)
+		if (jstr(f, "Type") != NULL && strcmp(jstr(f, "Type"),
+		    "None") != 0)
+			n++;
+	for (k = 1; k < sizeof(list) / sizeof(list[0]); k++)
+		json_array_foreach(json_object_get(o, list[k]), i, sub)
+			n += html_diff_changes(sub, depth + 1);
+	return n;
+}
+
+static void
+html_diff_fields(struct wbuf *b, json_t *fields)
+{
+	json_t		*f, *a;
+	const char	*t;
+	size_t		 i, k;
+	int		 any = 0;
+
+	json_array_foreach(fields, i, f) {
+		if ((t = jstr(f, "Type")) == NULL || strcmp(t, "None") == 0)
+			continue;
+		if (!any++)
+			wbuf_puts(b, "<table>");
+		wbuf_htmlf(b, "<tr class=\"t-%s\"><td>%s</td>"
+		    "<td><code>%s</code></td><td class=\"old\">%s</td>"
+		    "<td>→</td><td class=\"new\">%s</td><td class=\"muted\">",
+		    t, t, jstr(f, "Name"), jstr(f, "Old"), jstr(f, "New"));
+		json_array_foreach(json_object_get(f, "Annotations"), k, a)
+			wbuf_htmlf(b, "%s%s", k > 0 ? ", " : "",
+			    json_string_value(a));
+		wbuf_puts(b, "</td></tr>");
+	}
+	if (any)
+		wbuf_puts(b, "</table>");
+}
+
+static void
+html_diff_obj(struct wbuf *b, json_t *o, const char *kind, int depth)
+{
+	json_t		*sub, *n;
+	const char	*t = jstr(o, "Type"), *k;
+	size_t		 i;
+
+	if (depth > HTML_DIFF_DEPTH || !json_is_object(o) ||
+	    (t != NULL && strcmp(t, "None") == 0 &&
+	    html_diff_changes(o, depth) == 0))
+		return;
+	wbuf_htmlf(b, "<div class=\"obj\"><div class=\"head\"><span "
+	    "class=\"t-%s\">%s</span> %s <b>%s</b>", t != NULL ? t : "",
+	    t != NULL ? t : "", kind, jstr(o, "Name") != NULL ?
+	    jstr(o, "Name") : jstr(o, "ID"));
+	json_object_foreach(json_object_get(o, "Updates"), k, n)
+		wbuf_htmlf(b, " <span class=\"muted\">%s: %lld</span>", k,
+		    (long long)json_integer_value(n));
+	wbuf_puts(b, "</div>");
+	html_diff_fields(b, json_object_get(o, "Fields"));
+	json_array_foreach(json_object_get(o, "Objects"), i, sub)
+		html_diff_obj(b, sub, "", depth + 1);
+	json_array_foreach(json_object_get(o, "TaskGroups"), i, sub)
+		html_diff_obj(b, sub, "task group", depth + 1);
+	json_array_foreach(json_object_get(o, "Tasks"), i, sub)
+		html_diff_obj(b, sub, "task", depth + 1);
+	wbuf_puts(b, "</div>");
+}
+
+void
+html_diff(struct wbuf *b, json_t *diff)
+{
+	if (!json_is_object(diff)) {
+		wbuf_puts(b, "<p class=\"muted\">No diff.</p>");
+		return;
+	}
+	wbuf_puts(b, "<div class=\"diff\" id=\"diff\">");
+	html_diff_obj(b, diff, "job", 0);
+	wbuf_puts(b, "</div>");
+}
+
+/* The hooks of one phase, in words. */
+static void
+html_plan_hooks(struct wbuf *b, json_t *hooks, const char *phase,
+    const char *what)
+{
+	json_t	*h;
+	size_t	 i;
+	int	 n = 0;
+
+	json_array_foreach(hooks, i, h) {
+		if (jstr(h, "phase") == NULL || strcmp(jstr(h, "phase"),
+		    phase) != 0)
+			continue;
+		if (n++ == 0)
+			wbuf_htmlf(b, "<li>Run the %s hooks, in order, each to "
+			    "its end: ", what);
+		else
+			wbuf_puts(b, ", then ");
+		wbuf_htmlf(b, "<b>%s</b> (as <code>%s</code>, at most %lld "
+		    "s)", jstr(h, "hook"), jstr(h, "revision"),
+		    jint(h, "timeout"));
+	}
+	if (n > 0)
+		wbuf_puts(b, ". A hook that fails fails the deployment.</li>");
+}
+
+/* What approving does, in words, from the deployment as frozen. */
+static void
+html_plan(struct wbuf *b, json_t *d)
+{
+	json_t		*diff = json_object_get(d, "diff");
+	const char	*t = jstr(diff, "Type");
+	char		 hash[13];
+	int		 changes = html_diff_changes(diff, 0);
+
+	strlcpy(hash, jstr(d, "spec_hash") != NULL ? jstr(d, "spec_hash") :
+	    "", sizeof(hash));
+	wbuf_puts(b, "<ol class=\"plan\" id=\"plan\">");
+	html_plan_hooks(b, json_object_get(d, "hooks"), "pre", "pre-deploy");
+	wbuf_htmlf(b, "<li>Plan job <b>%s</b> in namespace <b>%s</b> again "
+	    "and register it as it is in git at commit ", jstr(d, "job"),
+	    jstr(d, "namespace"));
+	html_commit(b, jstr(d, "commit"));
+	wbuf_htmlf(b, " (spec <code>%s</code>), only if the plan still shows "
+	    "the change below; if the job changed in Nomad meanwhile, nothing "
+	    "is registered and the deployment fails.</li>", hash);
+	if (t != NULL && strcmp(t, "Added") == 0)
+		wbuf_puts(b, "<li>This <b>creates</b> the job: it does not "
+		    "run in Nomad yet.</li>");
+	else if (t != NULL && strcmp(t, "Deleted") == 0)
+		wbuf_puts(b, "<li>The plan shows the job <b>deleted</b>.</li>");
+	else
+		wbuf_htmlf(b, "<li>This <b>changes %d field%s</b> of the "
+		    "running job (the diff below); group counts an autoscaler "
+		    "manages stay as they are.</li>", changes,
+		    changes == 1 ? "" : "s");
+	wbuf_puts(b, "<li>Wait until the new version is healthy; canaries, if "
+	    "the job has any, wait for a promotion.</li>");
+	html_plan_hooks(b, json_object_get(d, "hooks"), "post", "post-deploy");
+	wbuf_puts(b, "<li>If a step fails, the deployment fails and the job "
+	    "stays blocked until a new commit or a retry. nops never stops "
+	    "or rolls back the job.</li></ol>");
+}
+
+static int
+html_has(json_t *arr, const char *s)
+{
+	json_t	*v;
+	size_t	 i;
+
+	json_array_foreach(arr, i, v)
+		if (json_is_string(v) && strcmp(json_string_value(v), s) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+html_deploy_actions(struct wbuf *b, const struct web_view *v, json_t *d)
+{
+	json_t		*acts = json_object_get(d, "actions");
+	const char	*ns = jstr(d, "namespace");
+	long long	 id = jint(d, "id");
+	int		 shown = 0;
+
+	wbuf_puts(b, "<div class=\"actions\" id=\"actions\">");
+	if (html_has(acts, "approve") && html_can(v, "approve", ns)) {
+		wbuf_htmlf(b, "<form method=\"post\" "
+		    "action=\"/deployments/%lld/approve\">", id);
+		html_csrf(b, v);
+		wbuf_htmlf(b, "<input type=\"hidden\" name=\"spec_hash\" "
+		    "value=\"%s\"><button type=\"submit\" class=\"primary\" "
+		    "id=\"approve\">Approve</button></form>",
+		    jstr(d, "spec_hash"));
+		shown++;
+	}
+	if (html_has(acts, "reject") && html_can(v, "approve", ns)) {
+		wbuf_htmlf(b, "<form method=\"post\" "
+		    "action=\"/deployments/%lld/reject\">", id);
+		html_csrf(b, v);
+		wbuf_puts(b, "<input type=\"text\" name=\"reason\" "
+		    "placeholder=\"why reject (optional)\" maxlength=\"1024\">"
+		    "<button type=\"submit\" class=\"danger\" id=\"reject\">"
+		    "Reject</button></form>");
+		shown++;
+	}
+	if (html_has(acts, "retry") && html_can(v, "retry", ns)) {
+		wbuf_htmlf(b, "<form method=\"post\" "
+		    "action=\"/deployments/%lld/retry\">", id);
+		html_csrf(b, v);
+		wbuf_puts(b, "<button type=\"submit\" id=\"retry\">Retry"
+		    "</button></form>");
+		shown++;
+	}
+	if (html_has(acts, "promote") && html_can(v, "promote", ns)) {
+		wbuf_htmlf(b, "<form method=\"post\" "
+		    "action=\"/deployments/%lld/promote\">", id);
+		html_csrf(b, v);
+		wbuf_puts(b, "<button type=\"submit\" class=\"primary\" "
+		    "id=\"promote\">Promote canaries</button></form>");
+		shown++;
+	}
+	if (!shown && json_array_size(acts) > 0)
+		wbuf_puts(b, "<p class=\"muted\">Your account may not act on "
+		    "this deployment.</p>");
+	wbuf_puts(b, "</div>");
+}
+
+void
+html_deployment(struct wbuf *b, const struct web_view *v, json_t *d)
+{
+	json_t		*it, *run;
+	const char	*state = jstr(d, "state");
+	size_t		 i;
+
+	html_begin(b, v);
+	wbuf_htmlf(b, "<h1>Deployment #%lld ", jint(d, "id"));
+	html_state(b, state);
+	wbuf_puts(b, "</h1><p>Job ");
+	html_job_link(b, jstr(d, "namespace"), jstr(d, "job"));
+	wbuf_htmlf(b, " from repository %s at commit ", jstr(d,
+	    "repository"));
+	html_commit(b, jstr(d, "commit"));
+	wbuf_htmlf(b, "; policy %s.</p>", jstr(d, "policy"));
+	if (jstr(d, "reason") != NULL)
+		html_message(b, state != NULL && (strcmp(state, "failed") ==
+		    0) ? "error" : "info", jstr(d, "reason"));
+	html_deploy_actions(b, v, d);
+
+	wbuf_htmlf(b, "<h2>%s</h2>", state != NULL && strcmp(state,
+	    "pending_approval") == 0 ? "What approve will do" :
+	    "What this deployment does");
+	html_plan(b, d);
+
+	wbuf_puts(b, "<section class=\"box\"><table id=\"details\">");
+	wbuf_htmlf(b, "<tr><th>Spec hash</th><td><code>%s</code></td></tr>"
+	    "<tr><th>Created</th><td>", jstr(d, "spec_hash"));
+	html_time(b, json_object_get(d, "created_at"));
+	wbuf_puts(b, "</td></tr><tr><th>Updated</th><td>");
+	html_time(b, json_object_get(d, "updated_at"));
+	wbuf_puts(b, "</td></tr>");
+	if (jstr(d, "approved_by") != NULL) {
+		wbuf_htmlf(b, "<tr><th>Approved by</th><td>%s, ",
+		    jstr(d, "approved_by"));
+		html_time(b, json_object_get(d, "approved_at"));
+		wbuf_puts(b, "</td></tr>");
+	}
+	if (json_is_integer(json_object_get(d, "retry_of"))) {
+		wbuf_puts(b, "<tr><th>Retry of</th><td>");
+		html_deploy_link(b, json_object_get(d, "retry_of"));
+		wbuf_puts(b, "</td></tr>");
+	}
+	if (jstr(d, "nomad_deployment") != NULL)
+		wbuf_htmlf(b, "<tr><th>Nomad deployment</th><td><code>%s"
+		    "</code></td></tr>", jstr(d, "nomad_deployment"));
+	if (json_is_integer(json_object_get(d, "job_version")))
+		wbuf_htmlf(b, "<tr><th>Job version</th><td>%lld</td></tr>",
+		    jint(d, "job_version"));
+	if (json_is_string(json_object_get(d, "timeout_at"))) {
+		wbuf_puts(b, "<tr><th>Times out</th><td>");
+		html_time(b, json_object_get(d, "timeout_at"));
+		wbuf_puts(b, "</td></tr>");
+	}
+	if (json_is_string(json_object_get(d, "ended_at"))) {
+		wbuf_puts(b, "<tr><th>Ended</th><td>");
+		html_time(b, json_object_get(d, "ended_at"));
+		wbuf_puts(b, "</td></tr>");
+	}
+	wbuf_puts(b, "</table></section>");
+
+	wbuf_puts(b, "<h2>Diff (secrets redacted)</h2>");
+	html_diff(b, json_object_get(d, "diff"));
+
+	if (json_array_size(json_object_get(d, "hooks")) > 0) {
+		wbuf_puts(b, "<h2>Hooks</h2><table id=\"hooks\"><tr>"
+		    "<th>Phase</th><th>#</th><th>Hook</th><th>Revision</th>"
+		    "<th>Run</th><th>Exit</th><th>Started</th><th>Ended</th>"
+		    "<th>Error</th></tr>");
+		json_array_foreach(json_object_get(d, "hooks"), i, it) {
+			run = json_object_get(it, "run");
+			wbuf_htmlf(b, "<tr><td>%s</td><td>%lld</td><td>%s</td>"
+			    "<td><code>%s</code></td><td>",
+			    jstr(it, "phase"), jint(it, "position"),
+			    jstr(it, "hook"), jstr(it, "revision"));
+			if (json_is_object(run)) {
+				html_state(b, jstr(run, "state"));
+				if (json_is_integer(json_object_get(run,
+				    "exit_code")))
+					wbuf_htmlf(b, "</td><td>%lld",
+					    jint(run, "exit_code"));
+				else
+					wbuf_puts(b, "</td><td>");
+				wbuf_puts(b, "</td><td>");
+				html_time(b, json_object_get(run,
+				    "started_at"));
+				wbuf_puts(b, "</td><td>");
+				html_time(b, json_object_get(run, "ended_at"));
+				wbuf_htmlf(b, "</td><td>%s</td>",
+				    jstr(run, "error"));
+			} else
+				wbuf_puts(b, "<span class=\"muted\">not run"
+				    "</span></td><td></td><td></td><td></td>"
+				    "<td></td>");
+			wbuf_puts(b, "</tr>");
+		}
+		wbuf_puts(b, "</table>");
+	}
+
+	wbuf_puts(b, "<h2>Events</h2><table id=\"events\"><tr><th>When</th>"
+	    "<th>Who</th><th>What</th><th>Detail</th></tr>");
+	json_array_foreach(json_object_get(d, "events"), i, it) {
+		wbuf_puts(b, "<tr><td>");
+		html_time(b, json_object_get(it, "at"));
+		wbuf_htmlf(b, "</td><td>%s</td><td>%s</td><td>%s</td></tr>",
+		    jstr(it, "actor"), jstr(it, "action"),
+		    jstr(it, "detail"));
+	}
+	wbuf_puts(b, "</table>");
+	html_end(b);
+}
+
+/* An event's target as a link, when it names a page of ours. */
+static void
+html_target(struct wbuf *b, const char *t)
+{
+	char		 ns[WEB_SEG_MAX];
+	const char	*p, *slash;
+	size_t		 n;
+
+	if (t == NULL) {
+		wbuf_puts(b, "<span class=\"muted\">—</span>");
+		return;
+	}
+	if (strncmp(t, "deployment/", 11) == 0 && t[11] != '\0' &&
+	    strspn(t + 11, "0123456789") == strlen(t + 11) &&
+	    strlen(t + 11) <= 18) {
+		wbuf_htmlf(b, "<a href=\"/deployments/%s\">%s</a>", t + 11, t);
+		return;
+	}
+	if (strncmp(t, "job/", 4) == 0 && (slash = strchr(t + 4, '/')) !=
+	    NULL && (n = slash - (t + 4)) > 0 && n < sizeof(ns) &&
+	    slash[1] != '\0') {
+		p = t + 4;
+		memcpy(ns, p, n);
+		ns[n] = '\0';
+		wbuf_puts(b, "<a href=\"/jobs/");
+		wbuf_urlenc(b, ns);
+		wbuf_puts(b, "/");
+		wbuf_urlenc(b, slash + 1);
+		wbuf_htmlf(b, "\">%s</a>", t);
+		return;
+	}
+	wbuf_html(b, t);
+}
+
+void
+html_activity(struct wbuf *b, const struct web_view *v, json_t *o,
+    const char *target)
+{
+	struct wbuf	 keep;
+	json_t		*it;
+	size_t		 i;
+
+	html_begin(b, v);
+	wbuf_htmlf(b, "<h1>Activity</h1><form class=\"filter\" method=\"get\" "
+	    "action=\"/activity\"><input type=\"text\" name=\"target\" "
+	    "placeholder=\"target, e.g. deployment/12\" value=\"%s\">"
+	    "<button type=\"submit\">Filter</button></form>", target);
+	wbuf_puts(b, "<table id=\"events\"><tr><th>#</th><th>When</th>"
+	    "<th>Who</th><th>What</th><th>Target</th><th>Detail</th></tr>");
+	json_array_foreach(json_object_get(o, "items"), i, it) {
+		wbuf_htmlf(b, "<tr><td class=\"num\">%lld</td><td>",
+		    jint(it, "id"));
+		html_time(b, json_object_get(it, "at"));
+		wbuf_htmlf(b, "</td><td>%s</td><td>%s</td><td>",
+		    jstr(it, "actor"), jstr(it, "action"));
+		html_target(b, jstr(it, "target"));
+		wbuf_htmlf(b, "</td><td>%s</td></tr>", jstr(it, "detail"));
+	}
+	wbuf_puts(b, "</table>");
+	if (json_array_size(json_object_get(o, "items")) == 0)
+		wbuf_puts(b, "<p class=\"muted\">No event.</p>");
+	wbuf_init(&keep);
+	if (target != NULL && *target != '\0') {
+		wbuf_puts(&keep, "target=");
+		wbuf_urlenc(&keep, target);
+	}
+	html_pager(b, o, "/activity", keep.wb_buf);
+	wbuf_free(&keep);
+	html_end(b);
+}
