@@ -24,6 +24,7 @@
 #include "deploy.h"
 #include "engine.h"
 #include "api.h"
+#include "auth.h"
 
 #define API_PAGE_DEFAULT	50
 #define API_PAGE_MAX		500
@@ -123,9 +124,14 @@ api_jobs(struct api_req *req, struct api_resp *resp)
 	} else
 		ej = RB_MIN(ejobs, &engine_env->e_jobs);
 	free(cursor);
+	/* Only readable jobs count toward the page, so pages stay full. */
 	for (; ej != NULL && n < limit;
-	    ej = RB_NEXT(ejobs, &engine_env->e_jobs, ej), n++)
+	    ej = RB_NEXT(ejobs, &engine_env->e_jobs, ej)) {
+		if (!auth_allows(req, CAP_READ, ej->ej_ns))
+			continue;
 		json_array_append_new(items, job_json(ej, 0));
+		n++;
+	}
 	resp->status = 200;
 	resp->body = json_pack("{s:o,s:o}", "items", items, "next",
 	    ej != NULL && n > 0 ? json_sprintf("%s/%s",
@@ -188,6 +194,31 @@ deploy_json(const struct deploy *d)
 	return o;
 }
 
+/* Is there a readable deployment older than id that matches? */
+static int
+api_deployments_more(struct api_req *req, const char *state, const char *ns,
+    const char *job, int64_t id)
+{
+	sqlite3_stmt	*st;
+	int		 more = 0;
+
+	st = store_prepare(engine_store(), "SELECT namespace FROM deployments"
+	    " WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR"
+	    " namespace = ?2) AND (?3 IS NULL OR job = ?3) AND id < ?4"
+	    " ORDER BY id DESC");
+	if (st == NULL)
+		return 0;
+	sqlite3_bind_text(st, 1, state, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, ns, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 3, job, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 4, id);
+	while (!more && sqlite3_step(st) == SQLITE_ROW)
+		more = auth_allows(req, CAP_READ,
+		    (const char *)sqlite3_column_text(st, 0));
+	sqlite3_reset(st);
+	return more;
+}
+
 static void
 api_deployments(struct api_req *req, struct api_resp *resp)
 {
@@ -198,7 +229,7 @@ api_deployments(struct api_req *req, struct api_resp *resp)
 	const char	*errstr = NULL;
 	int64_t		 before = 0, last = 0;
 	enum deploy_state ds;
-	int		 limit, n = 0, rc;
+	int		 limit, n = 0, rc, more = 0;
 
 	if (api_limit(req, resp, &limit) == -1)
 		return;
@@ -218,29 +249,40 @@ api_deployments(struct api_req *req, struct api_resp *resp)
 		api_error(resp, 400, "bad_request", "no state %s", state);
 		goto out;
 	}
-	st = store_prepare(engine_store(), "SELECT id FROM deployments"
-	    " WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR"
-	    " namespace = ?2) AND (?3 IS NULL OR job = ?3) AND"
-	    " (?4 = 0 OR id < ?4) ORDER BY id DESC LIMIT ?5");
-	if (st == NULL) {
-		api_error(resp, 500, "runtime_error", "cannot read deployments");
-		goto out;
-	}
-	sqlite3_bind_text(st, 1, state, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, ns, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, job, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(st, 4, before);
-	sqlite3_bind_int(st, 5, limit + 1);
 	items = json_array();
-	{
+	/*
+	 * Newest first, a batch at a time; rows the client may not read are
+	 * skipped so that a page is full whenever more rows exist.
+	 */
+	for (;;) {
 		int64_t	 ids[API_PAGE_MAX + 1];
 		int	 nids = 0, i;
 
+		st = store_prepare(engine_store(), "SELECT id, namespace FROM"
+		    " deployments WHERE (?1 IS NULL OR state = ?1) AND"
+		    " (?2 IS NULL OR namespace = ?2) AND (?3 IS NULL OR"
+		    " job = ?3) AND (?4 = 0 OR id < ?4) ORDER BY id DESC"
+		    " LIMIT ?5");
+		if (st == NULL) {
+			json_decref(items);
+			api_error(resp, 500, "runtime_error", "cannot read "
+			    "deployments");
+			goto out;
+		}
+		sqlite3_bind_text(st, 1, state, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 2, ns, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 3, job, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 4, before);
+		sqlite3_bind_int(st, 5, API_PAGE_MAX + 1);
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW &&
-		    nids < limit + 1)
-			ids[nids++] = sqlite3_column_int64(st, 0);
+		    nids < API_PAGE_MAX + 1) {
+			before = sqlite3_column_int64(st, 0);
+			if (auth_allows(req, CAP_READ, (const char *)
+			    sqlite3_column_text(st, 1)))
+				ids[nids++] = before;
+		}
 		sqlite3_reset(st);
-		for (i = 0; i < nids && i < limit; i++) {
+		for (i = 0; i < nids && n < limit; i++) {
 			if (deploy_load(engine_store(), ids[i], &d) != 0)
 				continue;
 			json_array_append_new(items, deploy_json(&d));
@@ -248,11 +290,18 @@ api_deployments(struct api_req *req, struct api_resp *resp)
 			deploy_free(&d);
 			n++;
 		}
-		resp->status = 200;
-		resp->body = json_pack("{s:o,s:o}", "items", items, "next",
-		    nids > limit ? json_sprintf("%lld", (long long)last) :
-		    json_null());
+		if (n == limit) {
+			/* Is there any readable row after the page? */
+			more = i < nids || api_deployments_more(req, state,
+			    ns, job, last);
+			break;
+		}
+		if (rc != SQLITE_ROW)
+			break;	/* no rows left */
 	}
+	resp->status = 200;
+	resp->body = json_pack("{s:o,s:o}", "items", items, "next",
+	    more ? json_sprintf("%lld", (long long)last) : json_null());
 out:
 	free(state);
 	free(ns);
