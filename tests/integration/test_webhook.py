@@ -217,17 +217,8 @@ ok("openapi: it describes the webhook and /metrics",
 bad = [(p, m) for p, item in ops.items() for m, op in item.items()
        if not isinstance(op.get("responses"), dict) or not op["responses"]]
 ok("openapi: every operation has responses", bad == [], bad)
-try:
-    from openapi_spec_validator import validate  # optional, not a dep
-except ImportError:
-    print("ok - openapi: validated by openapi-spec-validator # SKIP "
-          "not installed")
-else:
-    try:
-        validate(doc)
-        ok("openapi: validated by openapi-spec-validator", True)
-    except Exception as e:  # noqa: BLE001
-        ok("openapi: validated by openapi-spec-validator", False, e)
+# The document's structure is checked field by field by unit/test_openapi
+# (no validator package can be installed here: no PyPI).
 
 n.stop()
 sys.exit(1 if gitlib.failures else 0)
