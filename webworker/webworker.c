@@ -126,10 +126,17 @@ web_reply(struct web_rq *rq, int status, const char *ctype,
     const void *body, size_t len)
 {
 	struct evbuffer	*buf;
+	char		 clen[32];
 
 	if ((buf = evbuffer_new()) == NULL)
 		fatal("evbuffer_new");
-	if (len > 0 && evbuffer_add(buf, body, len) == -1)
+	if (evhttp_request_get_command(rq->wr_req) == EVHTTP_REQ_HEAD) {
+		/* libevent would send the body: the length, no body. */
+		snprintf(clen, sizeof(clen), "%zu", len);
+		evhttp_remove_header(evhttp_request_get_output_headers(
+		    rq->wr_req), "Content-Length");
+		web_add_header(rq, "Content-Length", clen);
+	} else if (len > 0 && evbuffer_add(buf, body, len) == -1)
 		fatal("evbuffer_add");
 	web_headers(rq->wr_req, ctype);
 	/* If the client left meanwhile, libevent just frees the request. */

@@ -47,6 +47,15 @@ def case_limits(w):
     r = raw(w.port, b"BREW / HTTP/1.1\r\nHost: x\r\n\r\n")
     ok("an unknown method is refused", status_of(r) in (400, 405, 501),
        r[:200])
+    r = raw(w.port, b"HEAD /login HTTP/1.1\r\nHost: x\r\n\r\n"
+            b"GET /static/nops.svg HTTP/1.1\r\nHost: x\r\n"
+            b"Connection: close\r\n\r\n")
+    head, _, rest = r.partition(b"\r\n\r\n")
+    ok("HEAD: the headers and the length, no body (the next answer "
+       "follows at once)", status_of(head) == 200 and
+       b"Content-Length: " in head and b"Content-Length: 0" not in head and
+       rest.startswith(b"HTTP/1.1 200") and rest.endswith(b"</svg>\n"),
+       r[:600])
     c = Client(w.url)
     st, h, _ = c.req("PUT", "/")
     ok("a page with the wrong method: 405 with Allow",
@@ -235,6 +244,18 @@ def case_tls(w):
     ok("tls: TLS 1.1 is refused (the server wants 1.2)", refused, refused)
 
 
+def case_tls_restart(w):
+    pid = w.nops.worker("webworker")["pid"]
+    os.kill(pid, 9)
+    back = wait_until(lambda: w.nops.worker("webworker")["pid"] not in
+                      (pid, None, 0) and
+                      w.nops.worker("webworker")["state"] == "running", 20)
+    ok("tls: a killed webworker is started again", back)
+    c = Client("https://127.0.0.1:%d" % w.tport, cafile=w.crt)
+    got = wait_until(lambda: c.get("/login")[0] == 200, 10)
+    ok("tls: and serves TLS again, with the key the master kept", got)
+
+
 def main():
     w = Web()
     try:
@@ -249,6 +270,7 @@ def main():
         alive, why = w.alive()
         ok("after all of it the daemon is up, the webworker never "
            "restarted", alive, why)
+        case_tls_restart(w)
         log = w.nops.logtext()
         ok("no password in the log", USERS["alice"] not in log and
            "rita-Pw-2" not in log)
