@@ -194,29 +194,41 @@ deploy_json(const struct deploy *d)
 	return o;
 }
 
-/* Is there a readable deployment older than id that matches? */
-static int
-api_deployments_more(struct api_req *req, const char *state, const char *ns,
-    const char *job, int64_t id)
+/*
+ * A listed row, as a struct deploy whose strings point into the row (valid
+ * until the next step); only the fields deploy_json() shows are set.
+ */
+static void
+deploy_list_row(sqlite3_stmt *st, struct deploy *d)
 {
-	sqlite3_stmt	*st;
-	int		 more = 0;
+	const char	*state;
 
-	st = store_prepare(engine_store(), "SELECT namespace FROM deployments"
-	    " WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR"
-	    " namespace = ?2) AND (?3 IS NULL OR job = ?3) AND id < ?4"
-	    " ORDER BY id DESC");
-	if (st == NULL)
-		return 0;
-	sqlite3_bind_text(st, 1, state, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, ns, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, job, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(st, 4, id);
-	while (!more && sqlite3_step(st) == SQLITE_ROW)
-		more = auth_allows(req, CAP_READ,
-		    (const char *)sqlite3_column_text(st, 0));
-	sqlite3_reset(st);
-	return more;
+#define COL_TEXT(i)	((char *)(uintptr_t)sqlite3_column_text(st, (i)))
+#define COL_INT(i, null) (sqlite3_column_type(st, (i)) == SQLITE_NULL ? \
+	(null) : sqlite3_column_int64(st, (i)))
+	memset(d, 0, sizeof(*d));
+	d->d_id = sqlite3_column_int64(st, 0);
+	d->d_ns = COL_TEXT(1);
+	d->d_job = COL_TEXT(2);
+	d->d_repo = COL_TEXT(3);
+	state = (const char *)sqlite3_column_text(st, 4);
+	if (state == NULL || deploy_state_parse(state, &d->d_state) == -1)
+		d->d_state = DS_FAILED;
+	d->d_commit = COL_TEXT(5);
+	d->d_spec_hash = COL_TEXT(6);
+	d->d_policy = COL_TEXT(7);
+	d->d_created_at = COL_INT(8, 0);
+	d->d_updated_at = COL_INT(9, 0);
+	d->d_reason = COL_TEXT(10);
+	d->d_approved_by = COL_TEXT(11);
+	d->d_approved_at = COL_INT(12, 0);
+	d->d_retry_of = COL_INT(13, 0);
+	d->d_nomad_deployment = COL_TEXT(14);
+	d->d_job_version = COL_INT(15, -1);
+	d->d_timeout_at = COL_INT(16, 0);
+	d->d_ended_at = COL_INT(17, 0);
+#undef COL_TEXT
+#undef COL_INT
 }
 
 static void
@@ -249,56 +261,42 @@ api_deployments(struct api_req *req, struct api_resp *resp)
 		api_error(resp, 400, "bad_request", "no state %s", state);
 		goto out;
 	}
-	items = json_array();
 	/*
-	 * Newest first, a batch at a time; rows the client may not read are
-	 * skipped so that a page is full whenever more rows exist.
+	 * Newest first, in one pass that stops once the page and one more
+	 * readable row are found; rows the client may not read are skipped
+	 * so that a page is full whenever more rows exist.  Only the listed
+	 * columns are read: never the spec, the diff or the hooks.
 	 */
-	for (;;) {
-		int64_t	 ids[API_PAGE_MAX + 1];
-		int	 nids = 0, i;
-
-		st = store_prepare(engine_store(), "SELECT id, namespace FROM"
-		    " deployments WHERE (?1 IS NULL OR state = ?1) AND"
-		    " (?2 IS NULL OR namespace = ?2) AND (?3 IS NULL OR"
-		    " job = ?3) AND (?4 = 0 OR id < ?4) ORDER BY id DESC"
-		    " LIMIT ?5");
-		if (st == NULL) {
-			json_decref(items);
-			api_error(resp, 500, "runtime_error", "cannot read "
-			    "deployments");
-			goto out;
-		}
-		sqlite3_bind_text(st, 1, state, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 2, ns, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 3, job, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int64(st, 4, before);
-		sqlite3_bind_int(st, 5, API_PAGE_MAX + 1);
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW &&
-		    nids < API_PAGE_MAX + 1) {
-			before = sqlite3_column_int64(st, 0);
-			if (auth_allows(req, CAP_READ, (const char *)
-			    sqlite3_column_text(st, 1)))
-				ids[nids++] = before;
-		}
-		sqlite3_reset(st);
-		for (i = 0; i < nids && n < limit; i++) {
-			if (deploy_load(engine_store(), ids[i], &d) != 0)
-				continue;
-			json_array_append_new(items, deploy_json(&d));
-			last = d.d_id;
-			deploy_free(&d);
-			n++;
-		}
+	st = store_prepare(engine_store(), "SELECT id, namespace, job,"
+	    " repository, state, commit_id, spec_hash, policy, created_at,"
+	    " updated_at, reason, approved_by, approved_at, retry_of,"
+	    " nomad_deployment_id, job_version, timeout_at, ended_at"
+	    " FROM deployments WHERE (?1 IS NULL OR state = ?1) AND"
+	    " (?2 IS NULL OR namespace = ?2) AND (?3 IS NULL OR job = ?3) AND"
+	    " (?4 = 0 OR id < ?4) ORDER BY id DESC");
+	if (st == NULL) {
+		api_error(resp, 500, "runtime_error", "cannot read deployments");
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, state, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, ns, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 3, job, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 4, before);
+	items = json_array();
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (!auth_allows(req, CAP_READ,
+		    (const char *)sqlite3_column_text(st, 1)))
+			continue;
 		if (n == limit) {
-			/* Is there any readable row after the page? */
-			more = i < nids || api_deployments_more(req, state,
-			    ns, job, last);
+			more = 1;
 			break;
 		}
-		if (rc != SQLITE_ROW)
-			break;	/* no rows left */
+		deploy_list_row(st, &d);
+		json_array_append_new(items, deploy_json(&d));
+		last = d.d_id;
+		n++;
 	}
+	sqlite3_reset(st);
 	resp->status = 200;
 	resp->body = json_pack("{s:o,s:o}", "items", items, "next",
 	    more ? json_sprintf("%lld", (long long)last) : json_null());
