@@ -13,6 +13,7 @@
 
 #include <sched.h>
 #include <stdlib.h>
+
 #include <seccomp.h>
 
 #include "log.h"

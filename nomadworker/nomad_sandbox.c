@@ -12,6 +12,7 @@
 #include <linux/netlink.h>
 
 #include <sched.h>
+
 #include <seccomp.h>
 
 #include "log.h"

@@ -194,6 +194,8 @@ sandbox_drop(const char *procname, const char *chroot_dir, uid_t uid,
 	gid_t		 rgid, egid, sgid, groups[2];
 	int		 ngroups;
 
+	/* From here on, fatal() names the worker. */
+	log_procinit(procname);
 	if (uid == 0 || gid == 0)
 		fatalx("%s: refusing to run as uid %u gid %u", __func__,
 		    (unsigned int)uid, (unsigned int)gid);
@@ -248,7 +250,7 @@ sandbox_drop(const char *procname, const char *chroot_dir, uid_t uid,
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
 		fatal("%s: PR_SET_DUMPABLE", __func__);
 
-	log_debug("%s: running as uid %u gid %u%s%s", procname,
+	log_debug("sandbox: running as uid %u gid %u%s%s",
 	    (unsigned int)uid, (unsigned int)gid,
 	    chroot_dir != NULL ? " chrooted in " : "",
 	    chroot_dir != NULL ? chroot_dir : "");
@@ -350,8 +352,8 @@ sandbox_landlock_flags(const char *procname, const struct sandbox_path *paths,
 	if ((abi = sandbox_landlock_abi()) == -1)
 		fatal("%s: landlock_create_ruleset (ABI probe)", __func__);
 	if (abi == 0) {
-		log_debug("%s: the kernel has no Landlock; file system not "
-		    "restricted", procname);
+		log_debug("sandbox: the kernel has no Landlock; %s's file "
+		    "system is not restricted", procname);
 		return 0;
 	}
 	/*
@@ -362,9 +364,9 @@ sandbox_landlock_flags(const char *procname, const struct sandbox_path *paths,
 	if (abi == 1)
 		for (i = 0; i < npaths; i++)
 			if (paths[i].access & SANDBOX_FS_WRITE) {
-				log_info("%s: Landlock ABI 1 cannot allow "
-				    "renames; file system not restricted",
-				    procname);
+				log_info("sandbox: Landlock ABI 1 cannot allow "
+				    "renames; %s's file system is not "
+				    "restricted", procname);
 				return 0;
 			}
 	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
@@ -394,8 +396,8 @@ sandbox_landlock_flags(const char *procname, const struct sandbox_path *paths,
 		pb.parent_fd = open(paths[i].path, O_PATH | O_CLOEXEC);
 		if (pb.parent_fd == -1) {
 			if (errno == ENOENT || errno == ENOTDIR) {
-				log_debug("%s: Landlock: %s does not exist, "
-				    "skipped", procname, paths[i].path);
+				log_debug("sandbox: %s does not exist, no "
+				    "Landlock rule", paths[i].path);
 				continue;
 			}
 			fatal("%s: open %s", __func__, paths[i].path);
@@ -416,7 +418,8 @@ sandbox_landlock_flags(const char *procname, const struct sandbox_path *paths,
 	if (syscall(SYS_landlock_restrict_self, rfd, 0) == -1)
 		fatal("%s: landlock_restrict_self", __func__);
 	close(rfd);
-	log_debug("%s: Landlock ABI %d: %zu paths%s", procname, abi, npaths,
+	log_debug("sandbox: %s Landlock rules, ABI %d: %zu paths%s", procname,
+	    abi, npaths,
 	    abi >= 4 && (flags & SANDBOX_LL_NONET) ? ", no TCP" : "");
 	return abi;
 }
@@ -530,11 +533,11 @@ sandbox_seccomp(const char *procname, const struct sandbox_syscall *allow,
 	}
 	seccomp_release(ctx);
 #ifdef SANDBOX_DEBUG
-	log_warnx("%s: seccomp in debug mode: denied calls are only logged",
-	    procname);
+	log_warnx("sandbox: %s seccomp filter in debug mode: denied calls "
+	    "are only logged", procname);
 #else
-	log_debug("%s: seccomp filter loaded (%zu rows of its own)", procname,
-	    nallow);
+	log_debug("sandbox: %s seccomp filter loaded (%zu rows of its own)",
+	    procname, nallow);
 #endif
 }
 

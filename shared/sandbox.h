@@ -80,7 +80,8 @@ struct sandbox_syscall {
  * directory nobody else can write) and chdir("/"), then become uid/gid
  * with gid as the only group, check that root cannot be regained, and
  * set PR_SET_NO_NEW_PRIVS.  Refuses uid 0 and a process that already
- * runs threads (Landlock would not cover them).
+ * runs threads (Landlock would not cover them).  procname becomes the
+ * process name of the log (log_procinit()).
  */
 void	 sandbox_drop(const char *procname, const char *chroot_dir, uid_t uid,
 	    gid_t gid);

@@ -72,7 +72,6 @@ cfail(const char *fmt, ...)
 void
 enter(int prof, int stage)
 {
-	log_procinit(prof_name[prof]);
 	sandbox_drop(prof_name[prof], prof == WEB ? emptydir : NULL,
 	    nops_uid, nops_gid);
 	if (stage >= STAGE_FS) {

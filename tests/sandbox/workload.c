@@ -104,7 +104,6 @@ child_git(struct run *r)
 	git_signature_free(sig);
 	git_repository_free(src);
 
-	log_procinit("gitworker");
 	sandbox_drop("gitworker", NULL, nops_uid, nops_gid);
 	remotes[0] = path;
 	/* ABI 1 cannot allow renames: gitworker then goes without. */
