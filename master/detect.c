@@ -44,6 +44,7 @@ struct dparse {
 static struct dcycle	*cycle;
 
 static void	 detect_classify(struct dcycle *);
+static void	 detect_parse_pump(struct dcycle *);
 static void	 detect_pump(struct dcycle *);
 static void	 detect_finish(struct dcycle *);
 
@@ -204,9 +205,40 @@ detect_parsed(struct nomad_result *res, void *arg)
 		ejob_free(ej);
 	}
 done:
+	/* A parse answered from the cache cost Nomad nothing. */
+	if (!res->nr_cached)
+		dc->dc_requests++;
 	free(dp);
-	if (--dc->dc_parse_pending == 0)
+	dc->dc_parse_inflight--;
+	if (--dc->dc_parse_pending == 0) {
+		free(dc->dc_parses);
+		dc->dc_parses = NULL;
 		detect_classify(dc);
+	} else
+		detect_parse_pump(dc);
+}
+
+/*
+ * Parses go out ENGINE_PLAN_INFLIGHT at a time, like the plans: a
+ * repository of thousands of files sent at once would run into the Nomad
+ * client's bound on outstanding requests, and those files would fail.
+ */
+static void
+detect_parse_pump(struct dcycle *dc)
+{
+	struct dparse		*dp;
+	const struct repo_file	*rf;
+
+	while (dc->dc_parse_inflight < ENGINE_PLAN_INFLIGHT &&
+	    dc->dc_pnext < dc->dc_nparses) {
+		dp = dc->dc_parses[dc->dc_pnext++];
+		rf = dp->dp_file;
+		dc->dc_parse_inflight++;
+		nomad_parse(NULL, (const char *)rf->rf_data, rf->rf_size,
+		    rf->rf_vars != NULL ? (const char *)rf->rf_vars->rf_data :
+		    NULL, rf->rf_vars != NULL ? rf->rf_vars->rf_size : 0,
+		    detect_parsed, dp);
+	}
 }
 
 void
@@ -231,8 +263,6 @@ detect_start(void)
 	clock_gettime(CLOCK_MONOTONIC, &dc->dc_start);
 	cycle = dc;
 
-	/* Count first, so that no early answer ends the phase too soon. */
-	dc->dc_parse_pending = 1;
 	for (r = repo_first(); r != NULL; r = repo_next(r)) {
 		if ((snap = repo_snapshot(r)) == NULL) {
 			/* Not fetched yet: its jobs are unknown, not removed. */
@@ -254,18 +284,21 @@ detect_start(void)
 			dp->dp_cycle = dc;
 			dp->dp_snap = snap;
 			dp->dp_file = rf;
-			dc->dc_parse_pending++;
-			dc->dc_requests++;
-			nomad_parse(NULL, (const char *)rf->rf_data,
-			    rf->rf_size,
-			    rf->rf_vars != NULL ?
-			    (const char *)rf->rf_vars->rf_data : NULL,
-			    rf->rf_vars != NULL ? rf->rf_vars->rf_size : 0,
-			    detect_parsed, dp);
+			dc->dc_parses = reallocarray(dc->dc_parses,
+			    dc->dc_nparses + 1, sizeof(*dc->dc_parses));
+			if (dc->dc_parses == NULL)
+				fatal("reallocarray");
+			dc->dc_parses[dc->dc_nparses++] = dp;
 		}
 	}
-	if (--dc->dc_parse_pending == 0)
+	/* Counted before any is sent; answers come later, never inside. */
+	dc->dc_parse_pending = (int)dc->dc_nparses;
+	if (dc->dc_parse_pending == 0) {
+		free(dc->dc_parses);
+		dc->dc_parses = NULL;
 		detect_classify(dc);
+	} else
+		detect_parse_pump(dc);
 }
 
 /* A hook's spec hash, its revision name, and whether it can serve. */
@@ -615,11 +648,17 @@ static void
 detect_finish(struct dcycle *dc)
 {
 	struct engine	*e = engine_env;
+	struct ejob	*ej;
 	struct timespec	 end;
 	size_t		 i;
 
 	ejobs_free(&e->e_jobs);
 	e->e_jobs = dc->dc_jobs;
+	/* The live jobs served this cycle's decisions; the API needs none. */
+	RB_FOREACH(ej, ejobs, &e->e_jobs) {
+		json_decref(ej->ej_live);
+		ej->ej_live = NULL;
+	}
 	file_errors_free(e->e_file_errors, e->e_nfile_errors);
 	e->e_file_errors = dc->dc_errs;
 	e->e_nfile_errors = dc->dc_nerrs;

@@ -30,7 +30,11 @@ struct dcycle {
 	struct efile_error	*dc_errs;
 	size_t			 dc_nerrs;
 	int			 dc_incomplete;	/* a file failed, or no snapshot */
-	int			 dc_parse_pending;
+	int			 dc_parse_pending;	/* not answered yet */
+	struct dparse		**dc_parses;	/* the files, in order */
+	size_t			 dc_nparses;
+	size_t			 dc_pnext;	/* the next to send */
+	int			 dc_parse_inflight;
 	struct ejob		**dc_queue;
 	size_t			 dc_nqueue;
 	size_t			 dc_qnext;

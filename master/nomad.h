@@ -20,7 +20,12 @@ struct imsg;
 
 #define NOMAD_TIMEOUT_MS	30000	/* per attempt, unless asked */
 #define NOMAD_MAX_OUTSTANDING	1024
-#define NOMAD_PARSE_CACHE_MAX	512	/* parse results kept */
+/*
+ * Parse results kept.  Detection parses every file each cycle in the same
+ * order, so the cache must hold them all or an LRU never hits; the byte
+ * bound of the cache still applies.
+ */
+#define NOMAD_PARSE_CACHE_MAX	8192
 #define NOMAD_PARSE_CACHE_BYTES	(64 * 1024 * 1024)
 
 struct nomad_result {

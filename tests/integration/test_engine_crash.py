@@ -240,7 +240,9 @@ def add_stall(sim, method, regex):
     st, f = sim.call("POST", "/_sim/faults", {
         "Method": method, "Path": regex, "Match": "regex", "Count": 1,
         "Action": "stall", "Seconds": STALL})
-    return f["ID"] if st == 200 else None
+    if st != 200:
+        raise RuntimeError("nomadsim refused the fault: %s %s" % (st, f))
+    return f["ID"]
 
 
 def fault_taken(sim, fid):
@@ -294,10 +296,6 @@ def worker_round(name, env, sim, remote, nops, method, regex, when,
     print("# %s: %s%s" % (name, state, ": " + d["reason"]
                           if d and d["reason"] else ""), flush=True)
     want = outcomes.get(state)
-    if os.environ.get("CRASH_DEBUG"):
-        print("# jobs: %s" % [j["ID"] for j in sim.jobs()])
-        print("\n".join("# " + l for l in nops.logtext().splitlines()
-                        if "dispatch" in l or "hook" in l))
     if not ok(name + ": it ends " + " or ".join(sorted(outcomes)),
               want is not None, (d, nops.logtext()[-2500:])):
         return

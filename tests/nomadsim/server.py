@@ -158,6 +158,10 @@ class ChunkedWriter:
 
 
 class Handler(BaseHTTPRequestHandler):
+    # Headers and body go out in two sends: without TCP_NODELAY, Nagle
+    # holds the second until the client's delayed ACK (~40 ms a request).
+    disable_nagle_algorithm = True
+
     protocol_version = "HTTP/1.1"
     server_version = "nomadsim"
 
