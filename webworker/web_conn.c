@@ -17,6 +17,8 @@
 
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +44,7 @@ struct web_conn {
 	uint32_t		 wn_gen;	/* bumped when the slot is freed */
 	int			 wn_busy;	/* requests being answered */
 	int			 wn_refused;	/* came past the cap */
+	int			 wn_nodelay;	/* TCP_NODELAY set */
 	int			 wn_cut;	/* shut down by us */
 	time_t			 wn_deadline;	/* monotonic seconds */
 };
@@ -206,6 +209,7 @@ web_conn_bev(struct event_base *base, void *arg)
 	wn->wn_bev = bev;
 	wn->wn_busy = 0;
 	wn->wn_cut = 0;
+	wn->wn_nodelay = 0;
 	wn->wn_refused = web_nconns >= WEB_CONN_MAX;
 	wn->wn_deadline = web_now() + (wn->wn_refused ?
 	    WEB_REFUSED_DEADLINE : WEB_HEADER_DEADLINE);
@@ -248,6 +252,19 @@ web_conn_begin(struct evhttp_request *req, int *refused)
 		if (wn->wn_refused) {
 			*refused = 1;
 			return 0;
+		}
+		if (!wn->wn_nodelay) {
+			int	 on = 1, fd = bufferevent_getfd(bev);
+
+			/*
+			 * An answer goes out as headers then body; without
+			 * this, Nagle holds the tail of a large one until the
+			 * client's delayed ACK, some 40 ms.
+			 */
+			if (fd != -1)
+				setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on,
+				    sizeof(on));
+			wn->wn_nodelay = 1;
 		}
 		wn->wn_busy++;
 		return (uint64_t)(i + 1) << 32 | wn->wn_gen;
