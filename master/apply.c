@@ -319,12 +319,13 @@ register_planned(struct nomad_result *res, void *arg)
 		json_decref(spec);
 		return;
 	}
-	if (as->as_index == 0) {
+	if (!as->as_rechecked) {
 		/*
 		 * The job moved since detection.  If only an autoscaler's
 		 * count moved, the diff with the live counts is the one that
 		 * was approved: read the live job and plan once more.
 		 */
+		as->as_rechecked = 1;
 		as->as_index = index;
 		nomad_job_read(as->as_ns, as->as_job, register_live, as);
 		return;
@@ -525,7 +526,7 @@ health_allocs_cb(struct nomad_result *res, void *arg)
 		    "version %lld failed", bad, (long long)as->as_version);
 	else if (mine > 0 && ok == mine)
 		health_healthy(as);
-	else if (mine == 0 && as->as_index == 1)
+	else if (mine == 0 && as->as_nothing)
 		/* A job with nothing to place: healthy once registered. */
 		health_healthy(as);
 	astep_done(as);
@@ -552,7 +553,7 @@ health_job(struct nomad_result *res, void *arg)
 	}
 	json_array_foreach(json_object_get(job, "TaskGroups"), i, tg)
 		count += json_integer_value(json_object_get(tg, "Count"));
-	as->as_index = count == 0 ? 1 : 0;
+	as->as_nothing = count == 0;
 	nomad_job_allocations(as->as_ns, as->as_job, health_allocs_cb, as);
 }
 

@@ -113,6 +113,18 @@ def case_cas_conflict():
        len(sim.versions("web")) == before and
        sim.job("web")["TaskGroups"][0]["Tasks"][0]["Config"]["image"] ==
        "nginx:by-hand")
+    # The job purged by hand between detection and approval.
+    nops.push_and_fetch(remote, {"nomad/web.nomad.hcl": job_hcl(
+        "web", image="nginx:1.30")}, "bump")
+    did2 = wait_until(lambda: nops.active("web"), 15)
+    sim.call("POST", "/_sim/job/stop", {"Namespace": "default",
+                                        "JobID": "web", "Purge": True})
+    st, r = nops.action(did2, "approve") if did2 else (0, None)
+    wait_until(lambda: nops.deployment(did2)["state"] == "failed", 15)
+    d = nops.deployment(did2) if did2 else {}
+    ok("cas: a job purged behind nops' back fails the deployment, nothing "
+       "registered", d.get("state") == "failed" and sim.job("web") is None,
+       (st, d.get("state"), d.get("reason")))
     env.cleanup()
 
 
