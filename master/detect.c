@@ -400,7 +400,13 @@ detect_classify(struct dcycle *dc)
 	size_t		 i;
 
 	RB_FOREACH(ej, ejobs, &dc->dc_jobs) {
+		json_t	*v;
+
 		meta_read(json_object_get(ej->ej_job, "Meta"), &ej->ej_meta);
+		v = json_object_get(json_object_get(ej->ej_job, "Meta"),
+		    "nops_notify_completed");
+		ej->ej_notify_completed = json_is_string(v) &&
+		    strcmp(json_string_value(v), "true") == 0;
 		ej->ej_in_ns = engine_ns_managed(ej->ej_ns);
 		for (i = 0; i < ej->ej_meta.jm_nissues; i++)
 			if (ej->ej_meta.jm_issues[i].mi_severity == META_ERROR)
@@ -654,10 +660,16 @@ detect_finish(struct dcycle *dc)
 
 	ejobs_free(&e->e_jobs);
 	e->e_jobs = dc->dc_jobs;
-	/* The live jobs served this cycle's decisions; the API needs none. */
+	/*
+	 * The parsed and live jobs served this cycle's decisions; what the
+	 * API and notifications need was taken from them.  Memory stays
+	 * proportional to the files, not to jansson trees of them.
+	 */
 	RB_FOREACH(ej, ejobs, &e->e_jobs) {
 		json_decref(ej->ej_live);
 		ej->ej_live = NULL;
+		json_decref(ej->ej_job);
+		ej->ej_job = NULL;
 	}
 	file_errors_free(e->e_file_errors, e->e_nfile_errors);
 	e->e_file_errors = dc->dc_errs;

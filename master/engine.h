@@ -33,7 +33,8 @@ struct ejob {
 	char		*ej_repo;
 	char		*ej_path;
 	char		*ej_commit;
-	json_t		*ej_job;	/* the parsed job: the spec */
+	json_t		*ej_job;	/* the parsed job: the spec (cycle only) */
+	int		 ej_notify_completed;	/* meta nops_notify_completed */
 	struct job_meta	 ej_meta;
 	int		 ej_in_ns;	/* in a managed namespace */
 	char		 ej_hash[ENGINE_HASHLEN + 1];	/* spec (+ hooks) */

@@ -23,7 +23,7 @@ struct nomad_cached {
 	uint8_t			 pc_key[NOMAD_KEY_LEN];
 	uint32_t		 pc_status;
 	uint64_t		 pc_index;
-	json_t			*pc_json;	/* 200 */
+	char			*pc_text;	/* 200: the job, compact JSON */
 	char			*pc_error;	/* 400 */
 	size_t			 pc_size;	/* of Nomad's answer */
 };
@@ -37,7 +37,7 @@ static size_t			 nomad_cachebytes;
 static void
 nomad_cached_free(struct nomad_cached *pc)
 {
-	json_decref(pc->pc_json);
+	free(pc->pc_text);
 	free(pc->pc_error);
 	free(pc);
 }
@@ -113,9 +113,13 @@ nomad_cache_get(const uint8_t *key, uint32_t *status, uint64_t *index,
 		return 0;
 	*status = pc->pc_status;
 	*index = pc->pc_index;
-	if (pc->pc_json != NULL && (*json = json_deep_copy(pc->pc_json)) ==
-	    NULL)
-		fatalx("json_deep_copy");
+	/*
+	 * Kept as text, not as a jansson tree: a tree costs ten times the
+	 * text, and detection parses every file again each cycle.
+	 */
+	if (pc->pc_text != NULL && (*json = json_loads(pc->pc_text, 0,
+	    NULL)) == NULL)
+		fatalx("json_loads of a cached parse");
 	if (pc->pc_error != NULL && (*error = strdup(pc->pc_error)) == NULL)
 		fatal("strdup");
 	return 1;
@@ -145,8 +149,9 @@ nomad_cache_put(const uint8_t *key, uint32_t status, uint64_t index,
 	pc->pc_status = status;
 	pc->pc_index = index;
 	if (status == 200) {
-		if ((pc->pc_json = json_deep_copy(json)) == NULL)
-			fatalx("json_deep_copy");
+		if ((pc->pc_text = json_dumps(json, JSON_COMPACT |
+		    JSON_ENCODE_ANY)) == NULL)
+			fatalx("json_dumps");
 	} else if ((pc->pc_error = strdup(error)) == NULL)
 		fatal("strdup");
 	pc->pc_size = size;

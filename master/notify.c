@@ -273,14 +273,11 @@ static int
 notify_wants_completed(const struct deploy *d)
 {
 	struct ejob	*ej;
-	json_t		*v;
 
 	/* The job as git has it now: its meta, not the stored spec. */
 	if ((ej = engine_job(d->d_ns, d->d_job)) == NULL)
 		return 0;
-	v = json_object_get(json_object_get(ej->ej_job, "Meta"),
-	    "nops_notify_completed");
-	return json_is_string(v) && strcmp(json_string_value(v), "true") == 0;
+	return ej->ej_notify_completed;
 }
 
 static void
