@@ -24,6 +24,7 @@
 #include "log.h"
 #include "nops.h"
 #include "nomadworker.h"
+#include "nomad_curl.h"
 
 #define HTTP_BACKOFF_MS		250	/* first retry; then x4 */
 #define HTTP_CONNECT_MS		10000	/* at most */
@@ -49,91 +50,15 @@ struct http_req {
 TAILQ_HEAD(http_reqs, http_req);
 
 static struct event_base	*http_base;
-static CURLM			*http_multi;
-static struct event		*http_timer;
+static struct curl_loop		 http_loop;	/* its multi handle */
+#define http_multi		 (http_loop.cl_multi)
 static struct http_reqs		 http_reqs =
     TAILQ_HEAD_INITIALIZER(http_reqs);
 static struct nomad_http_conf	 http_conf;
 static void			(*http_done)(const struct nomad_answer *);
 
-static void	 http_check_done(void);
 static void	 http_finish(struct http_req *, CURLcode);
-
-/* curl wants to hear about activity on fd */
-static void
-http_event_cb(int fd, short what, void *arg)
-{
-	int	 flags = 0, running;
-
-	if (what & EV_READ)
-		flags |= CURL_CSELECT_IN;
-	if (what & EV_WRITE)
-		flags |= CURL_CSELECT_OUT;
-	curl_multi_socket_action(http_multi, fd, flags, &running);
-	http_check_done();
-}
-
-static void
-http_timer_cb(int fd, short what, void *arg)
-{
-	int	 running;
-
-	curl_multi_socket_action(http_multi, CURL_SOCKET_TIMEOUT, 0,
-	    &running);
-	http_check_done();
-}
-
-/* CURLMOPT_SOCKETFUNCTION: watch (or stop watching) a socket for curl. */
-static int
-http_socket_cb(CURL *easy, curl_socket_t s, int what, void *userp,
-    void *socketp)
-{
-	struct event	*ev = socketp;
-	short		 kind;
-
-	if (what == CURL_POLL_REMOVE) {
-		if (ev != NULL) {
-			event_free(ev);
-			curl_multi_assign(http_multi, s, NULL);
-		}
-		return 0;
-	}
-	kind = EV_PERSIST;
-	if (what & CURL_POLL_IN)
-		kind |= EV_READ;
-	if (what & CURL_POLL_OUT)
-		kind |= EV_WRITE;
-	if (ev == NULL) {
-		if ((ev = event_new(http_base, s, kind, http_event_cb,
-		    NULL)) == NULL)
-			fatal("event_new");
-		curl_multi_assign(http_multi, s, ev);
-	} else {
-		event_del(ev);
-		if (event_assign(ev, http_base, s, kind, http_event_cb,
-		    NULL) == -1)
-			fatalx("event_assign");
-	}
-	if (event_add(ev, NULL) == -1)
-		fatalx("event_add");
-	return 0;
-}
-
-/* CURLMOPT_TIMERFUNCTION: curl wants to be called back in ms. */
-static int
-http_timer_set_cb(CURLM *multi, long ms, void *userp)
-{
-	struct timeval	 tv;
-
-	if (ms < 0) {
-		evtimer_del(http_timer);
-		return 0;
-	}
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
-	evtimer_add(http_timer, &tv);
-	return 0;
-}
+static void	 http_ended(char *, CURLcode);
 
 static size_t
 http_write_cb(char *data, size_t size, size_t n, void *arg)
@@ -203,13 +128,7 @@ nomad_http_init(struct event_base *base,
 {
 	http_base = base;
 	http_done = done;
-	if ((http_multi = curl_multi_init()) == NULL)
-		fatalx("curl_multi_init");
-	if ((http_timer = evtimer_new(base, http_timer_cb, NULL)) == NULL)
-		fatal("evtimer_new");
-	curl_multi_setopt(http_multi, CURLMOPT_SOCKETFUNCTION, http_socket_cb);
-	curl_multi_setopt(http_multi, CURLMOPT_TIMERFUNCTION,
-	    http_timer_set_cb);
+	curl_loop_init(&http_loop, base, http_ended);
 	curl_multi_setopt(http_multi, CURLMOPT_MAX_HOST_CONNECTIONS,
 	    (long)HTTP_MAX_HOST_CONNS);
 }
@@ -341,25 +260,11 @@ http_transient(CURLcode rc, long status)
 	}
 }
 
+/* A transfer ended (curl_loop): its request is the easy handle's. */
 static void
-http_check_done(void)
+http_ended(char *priv, CURLcode rc)
 {
-	struct http_req	*hr;
-	CURLMsg		*msg;
-	CURL		*easy;
-	int		 left;
-	char		*priv;
-
-	while ((msg = curl_multi_info_read(http_multi, &left)) != NULL) {
-		if (msg->msg != CURLMSG_DONE)
-			continue;
-		easy = msg->easy_handle;
-		priv = NULL;
-		curl_easy_getinfo(easy, CURLINFO_PRIVATE, &priv);
-		hr = (struct http_req *)priv;
-		/* msg is invalid once the handle is removed: copy first. */
-		http_finish(hr, msg->data.result);
-	}
+	http_finish((struct http_req *)priv, rc);
 }
 
 static void

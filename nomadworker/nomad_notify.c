@@ -28,6 +28,7 @@
 #include "nops.h"
 #include "proc.h"
 #include "nomad_notify.h"
+#include "nomad_curl.h"
 
 #define NOTIFY_CONNECT_MS	5000
 #define NOTIFY_RESP_MAX		(64 * 1024)	/* read and dropped */
@@ -44,13 +45,11 @@ struct notify_req {
 };
 TAILQ_HEAD(notify_reqs, notify_req);
 
-static struct event_base	*nn_base;
 static struct imsgev		*nn_iev;
-static CURLM			*nn_multi;
-static struct event		*nn_timer;
+static struct curl_loop		 nn_loop;	/* its multi handle */
+#define nn_multi		 (nn_loop.cl_multi)
 static struct notify_reqs	 nn_reqs = TAILQ_HEAD_INITIALIZER(nn_reqs);
 
-static void	 nn_check_done(void);
 
 static void
 nn_result(uint32_t id, uint32_t status, const char *error)
@@ -62,79 +61,6 @@ nn_result(uint32_t id, uint32_t status, const char *error)
 	msg_add_str(&m, error);
 	if (imsgev_send(nn_iev, &m, IMSG_NOTIFY_RESULT, id, -1) == -1)
 		fatal("%s", imsg_to_str(IMSG_NOTIFY_RESULT));
-}
-
-static void
-nn_event_cb(int fd, short what, void *arg)
-{
-	int	 flags = 0, running;
-
-	if (what & EV_READ)
-		flags |= CURL_CSELECT_IN;
-	if (what & EV_WRITE)
-		flags |= CURL_CSELECT_OUT;
-	curl_multi_socket_action(nn_multi, fd, flags, &running);
-	nn_check_done();
-}
-
-static void
-nn_timer_cb(int fd, short what, void *arg)
-{
-	int	 running;
-
-	curl_multi_socket_action(nn_multi, CURL_SOCKET_TIMEOUT, 0, &running);
-	nn_check_done();
-}
-
-/* CURLMOPT_SOCKETFUNCTION: watch a socket for curl, or stop. */
-static int
-nn_socket_cb(CURL *easy, curl_socket_t s, int what, void *userp,
-    void *socketp)
-{
-	struct event	*ev = socketp;
-	short		 kind;
-
-	if (what == CURL_POLL_REMOVE) {
-		if (ev != NULL) {
-			event_free(ev);
-			curl_multi_assign(nn_multi, s, NULL);
-		}
-		return 0;
-	}
-	kind = EV_PERSIST;
-	if (what & CURL_POLL_IN)
-		kind |= EV_READ;
-	if (what & CURL_POLL_OUT)
-		kind |= EV_WRITE;
-	if (ev == NULL) {
-		if ((ev = event_new(nn_base, s, kind, nn_event_cb, NULL)) ==
-		    NULL)
-			fatal("event_new");
-		curl_multi_assign(nn_multi, s, ev);
-	} else {
-		event_del(ev);
-		if (event_assign(ev, nn_base, s, kind, nn_event_cb, NULL) ==
-		    -1)
-			fatalx("event_assign");
-	}
-	if (event_add(ev, NULL) == -1)
-		fatalx("event_add");
-	return 0;
-}
-
-static int
-nn_timer_set_cb(CURLM *multi, long ms, void *userp)
-{
-	struct timeval	 tv;
-
-	if (ms < 0) {
-		evtimer_del(nn_timer);
-		return 0;
-	}
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
-	evtimer_add(nn_timer, &tv);
-	return 0;
 }
 
 /* The receiver's answer is not ours to keep; only its size is bounded. */
@@ -187,35 +113,18 @@ nn_finish(struct notify_req *nr, CURLcode rc)
 	nn_free(nr);
 }
 
+/* A transfer ended (curl_loop): its request is the easy handle's. */
 static void
-nn_check_done(void)
+nn_ended(char *priv, CURLcode rc)
 {
-	CURLMsg		*msg;
-	CURLcode	 rc;
-	char		*priv;
-	int		 left;
-
-	while ((msg = curl_multi_info_read(nn_multi, &left)) != NULL) {
-		if (msg->msg != CURLMSG_DONE)
-			continue;
-		priv = NULL;
-		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
-		rc = msg->data.result;	/* msg dies with the handle */
-		nn_finish((struct notify_req *)priv, rc);
-	}
+	nn_finish((struct notify_req *)priv, rc);
 }
 
 void
 nomad_notify_init(struct event_base *base, struct imsgev *iev)
 {
-	nn_base = base;
 	nn_iev = iev;
-	if ((nn_multi = curl_multi_init()) == NULL)
-		fatalx("curl_multi_init");
-	if ((nn_timer = evtimer_new(base, nn_timer_cb, NULL)) == NULL)
-		fatal("evtimer_new");
-	curl_multi_setopt(nn_multi, CURLMOPT_SOCKETFUNCTION, nn_socket_cb);
-	curl_multi_setopt(nn_multi, CURLMOPT_TIMERFUNCTION, nn_timer_set_cb);
+	curl_loop_init(&nn_loop, base, nn_ended);
 }
 
 /* Visible ASCII and spaces: it goes into an HTTP header line. */
