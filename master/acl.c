@@ -140,6 +140,21 @@ acl_user_groups(const struct nops_conf *conf, const char *user,
 			fn(g->name, arg);
 }
 
+void
+acl_user_policies(const struct nops_conf *conf, const char *user,
+    void (*fn)(const char *, void *), void *arg)
+{
+	const struct conf_bind	*b;
+
+	TAILQ_FOREACH(b, &conf->binds, entry) {
+		if (b->kind == BIND_USER && strcmp(b->who, user) != 0)
+			continue;
+		if (b->kind == BIND_GROUP && !acl_in_group(conf, b->who, user))
+			continue;
+		fn(b->policy, arg);
+	}
+}
+
 uint32_t
 acl_caps(const struct nops_conf *conf, const struct acl_ident *id,
     const char *ns)

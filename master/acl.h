@@ -73,6 +73,12 @@ int		 acl_policy_exists(const struct nops_conf *, const char *name);
 /* The groups of conf that list user, in order: calls fn per group. */
 void		 acl_user_groups(const struct nops_conf *, const char *user,
 		    void (*fn)(const char *group, void *), void *arg);
+/*
+ * The policies bound to user (by name or through a group), in bind order,
+ * repeats included: what acl_caps() of a user is made of.
+ */
+void		 acl_user_policies(const struct nops_conf *, const char *user,
+		    void (*fn)(const char *policy, void *), void *arg);
 /* "user", "token", ... for messages and GET /api/v1/session. */
 const char	*acl_kind_str(enum acl_kind);
 

@@ -29,6 +29,7 @@
 #include "repo.h"
 #include "store.h"
 #include "api.h"
+#include "webpub.h"
 #include "acl.h"
 #include "auth.h"
 #include "web_api.h"
@@ -441,8 +442,9 @@ api_route_foreach(void (*fn)(const struct api_route *, void *), void *arg)
 			fn(&tables[i].table[j], arg);
 }
 
-static void
-api_route(struct api_req *req, struct api_resp *resp)
+/* The route of req, or NULL with resp answered (404, 405). */
+static const struct api_route *
+api_lookup(struct api_req *req, struct api_resp *resp)
 {
 	const struct api_route	*r;
 	int			 pathmatch = 0;
@@ -458,13 +460,84 @@ api_route(struct api_req *req, struct api_resp *resp)
 		else
 			api_error(resp, 404, "not_found", "no such endpoint: "
 			    "%s", req->ar_path);
-		return;
 	}
+	return r;
+}
+
+static void
+api_route(struct api_req *req, struct api_resp *resp)
+{
+	const struct api_route	*r;
+
+	if ((r = api_lookup(req, resp)) == NULL)
+		return;
 	/* Who asks, and may they (master/auth_api.c): 401, 403, 415. */
 	if (auth_request(req, r, resp) == -1)
 		return;
 	r->fn(req, resp);
 	auth_request_done(req, resp);
+}
+
+/* Split "path?query" into pathbuf (WEB_PATH_MAX + 1) and req. */
+static void
+api_target(struct api_req *req, const char *target, char *pathbuf)
+{
+	char	*q;
+
+	strlcpy(pathbuf, target, WEB_PATH_MAX + 1);
+	if ((q = strchr(pathbuf, '?')) != NULL) {
+		*q = '\0';
+		req->ar_query = q + 1;
+	} else
+		req->ar_query = "";
+	req->ar_path = pathbuf;
+}
+
+void
+api_render(const char *target, const struct acl_ident *as,
+    struct api_resp *resp)
+{
+	struct api_req		 req;
+	const struct api_route	*r;
+	static char		 pathbuf[WEB_PATH_MAX + 1];
+
+	memset(&req, 0, sizeof(req));
+	memset(resp, 0, sizeof(*resp));
+	req.ar_peer = WEB_PEER_TCP;
+	req.ar_method = "GET";
+	req.ar_ctype = "";
+	req.ar_remote = "pushed";
+	api_target(&req, target, pathbuf);
+	if ((r = api_lookup(&req, resp)) != NULL &&
+	    auth_request_as(&req, r, resp, as) == 0) {
+		r->fn(&req, resp);
+		auth_request_done(&req, resp);
+	}
+	if (resp->status == API_DEFERRED || (resp->body == NULL &&
+	    resp->raw == NULL)) {
+		api_resp_free(resp);
+		api_error(resp, 500, "runtime_error", "no answer");
+	}
+}
+
+/* The body of an answer as bytes: resp->raw, or its JSON dumped. */
+char *
+api_resp_text(const struct api_resp *resp, size_t *len)
+{
+	char	*s;
+
+	if (resp->raw != NULL) {
+		if ((s = malloc(resp->rawlen + 1)) == NULL)
+			fatal("malloc");
+		memcpy(s, resp->raw, resp->rawlen);
+		s[resp->rawlen] = '\0';
+		*len = resp->rawlen;
+		return s;
+	}
+	if ((s = json_dumps(resp->body, JSON_COMPACT)) == NULL)
+		fatalx("json_dumps");
+	*len = strlen(s);
+	return s;
 }
 
 static void
@@ -534,7 +607,7 @@ api_header(const struct api_req *req, const char *name)
 	return NULL;
 }
 
-static void
+void
 api_resp_free(struct api_resp *resp)
 {
 	json_decref(resp->body);
@@ -549,7 +622,7 @@ api_dispatch_web(struct worker *w, struct imsg *imsg)
 	struct api_req	 req;
 	struct api_resp	 resp;
 	struct msgr	 r;
-	const char	*path, *q;
+	const char	*path;
 	static char	 pathbuf[WEB_PATH_MAX + 1];
 	uint32_t	 nh = 0, tls = 0, i;
 
@@ -583,13 +656,7 @@ api_dispatch_web(struct worker *w, struct imsg *imsg)
 		return;
 	}
 
-	strlcpy(pathbuf, path, sizeof(pathbuf));
-	if ((q = strchr(pathbuf, '?')) != NULL) {
-		pathbuf[q - pathbuf] = '\0';
-		req.ar_query = q + 1;
-	} else
-		req.ar_query = "";
-	req.ar_path = pathbuf;
+	api_target(&req, path, pathbuf);
 
 	if (req.ar_peer == WEB_PEER_LOCAL) {
 		/* Reaching the socket at all took root or the group. */
@@ -603,6 +670,13 @@ api_dispatch_web(struct worker *w, struct imsg *imsg)
 		strlcpy(req.ar_actor, "anonymous", sizeof(req.ar_actor));
 
 	api_route(&req, &resp);
+	/*
+	 * A write may have changed what pushed reads show: push that before
+	 * the answer, so that the client's next read sees its write.
+	 */
+	if (strcmp(req.ar_method, "GET") != 0 &&
+	    strcmp(req.ar_method, "HEAD") != 0)
+		webpub_flush();
 	if (resp.status == API_DEFERRED) {
 		api_resp_free(&resp);
 		return;

@@ -72,6 +72,18 @@ void	 api_add_header(struct api_resp *, const char *name,
 char	*api_query(const struct api_req *, const char *name);
 json_t	*api_time_json(time_t);
 
+struct acl_ident;
+/*
+ * api_render: the answer to "GET target" for identity as, the way a
+ * pushed read is made (master/webpub.c): routed, checked by the ACL as
+ * that identity, answered.  resp is always set; api_resp_free() it.
+ */
+void	 api_render(const char *target, const struct acl_ident *as,
+	    struct api_resp *);
+/* The body of an answer as bytes (NUL-terminated, malloc'd). */
+char	*api_resp_text(const struct api_resp *, size_t *len);
+void	 api_resp_free(struct api_resp *);
+
 /* Every route of every module's table, in the order they are tried. */
 void	 api_route_foreach(void (*)(const struct api_route *, void *),
 	    void *);

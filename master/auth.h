@@ -14,12 +14,8 @@
 #include <time.h>
 
 #include "acl.h"
+#include "authc.h"
 
-#define AUTH_SECRET_BYTES	32	/* session ids, tokens */
-#define AUTH_SECRET_B64		43	/* 32 bytes in base64url, unpadded */
-#define AUTH_TOKEN_PREFIX	"nops_"
-#define AUTH_TOKEN_LEN		(5 + AUTH_SECRET_B64)
-#define AUTH_SHA256_HEX		64
 
 #define AUTH_BCRYPT_COST	12	/* nopsctl hash-password */
 #define AUTH_BCRYPT_COST_MIN	10
@@ -41,7 +37,6 @@
 #define AUTH_RL_GLOBAL_WINDOW	60
 #define AUTH_RL_SLOTS		4096
 
-#define AUTH_SESSION_COOKIE	"nops_session"
 
 /* auth.c: the users file (htpasswd format, bcrypt hashes). */
 struct auth_user {
@@ -79,25 +74,10 @@ int		 auth_password_verify(const char *password, size_t len,
 
 /* auth.c: secrets. */
 void		 auth_random(void *, size_t);	/* getrandom(2); fatal */
-/* out gets 4 * len / 3 rounded up, + NUL. */
-void		 auth_b64url(const void *, size_t, char *out);
-void		 auth_sha256_hex(const void *, size_t,
-		    char out[AUTH_SHA256_HEX + 1]);
-/* Constant time for strings of equal length; 1 if equal. */
-int		 auth_equal(const char *, const char *);
 /* "nops_" + 43 base64url characters of 32 random bytes. */
 void		 auth_token_new(char out[AUTH_TOKEN_LEN + 1]);
-int		 auth_token_wellformed(const char *);
 /* A session id: 43 base64url characters of 32 random bytes. */
 void		 auth_session_new(char out[AUTH_SECRET_B64 + 1]);
-int		 auth_session_wellformed(const char *);
-/* A session's CSRF token, derived from its id (HMAC-SHA256). */
-void		 auth_csrf_token(const char *sid, char out[AUTH_SECRET_B64 + 1]);
-/* The value of cookie name in a Cookie header, copied to out; 1 found. */
-int		 auth_cookie_get(const char *header, const char *name,
-		    char *out, size_t outlen);
-/* The token of "Bearer <token>", or NULL. */
-const char	*auth_bearer(const char *authorization);
 /*
  * auth_secret_file: the first line of a secret file (the bootstrap
  * token), checked; 0, or -1 with why in err.
@@ -140,6 +120,22 @@ int		 auth_request(struct api_req *, const struct api_route *,
  * name a namespace the client may not read; forgets the identity.
  */
 void		 auth_request_done(struct api_req *, struct api_resp *);
+/*
+ * auth_request_as: the same decision for a read rendered for an access
+ * class (master/webpub.c): identity as given, nothing logged, and a
+ * refusal that names the kind, not the actor.
+ */
+int		 auth_request_as(struct api_req *, const struct api_route *,
+		    struct api_resp *, const struct acl_ident *);
+/* The SHA-256 (hex) of the bootstrap token, or NULL if none. */
+const char	*auth_bootstrap_hash(void);
+/*
+ * What id may do, as GET /api/v1/session shows it: {"management",
+ * "capabilities", "namespaces"}.
+ */
+json_t		*auth_class_view(const struct acl_ident *);
+/* The groups of user, a JSON array. */
+json_t		*auth_groups_json(const char *user);
 /* The identity of the request being answered (NULL for another req). */
 const struct acl_ident *auth_ident(const struct api_req *);
 /* 1 if the client of req has caps in ns (NULL: in some namespace). */

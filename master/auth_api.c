@@ -33,6 +33,7 @@
 #include "api.h"
 #include "acl.h"
 #include "auth.h"
+#include "webpub.h"
 
 /* Refresh last_seen / last_used at most this often: fewer writes. */
 #define AUTH_TOUCH_EVERY	60
@@ -50,6 +51,7 @@ static struct {
 	char			 sid[AUTH_SECRET_B64 + 1];
 	char			 sid_hash[AUTH_SHA256_HEX + 1];
 	int			 clear_cookie;	/* a dead session cookie came */
+	int			 pushed;	/* a read rendered for a class */
 } auth_cur;
 
 /* Routes whose namespace is in the path or in the deployment named. */
@@ -82,6 +84,12 @@ const struct nops_conf *
 auth_conf(void)
 {
 	return nopsd_env->n_conf;
+}
+
+const char *
+auth_bootstrap_hash(void)
+{
+	return auth_env.has_boot ? auth_env.boot_hash : NULL;
 }
 
 const struct auth_users *
@@ -217,6 +225,7 @@ auth_session_delete(const char *hash)
 	sqlite3_bind_text(st, 1, hash, -1, SQLITE_TRANSIENT);
 	(void)sqlite3_step(st);
 	sqlite3_reset(st);
+	webpub_forget(hash);
 }
 
 /* 1: a live session (id set), 0: none or dead (*why), -1: error. */
@@ -420,18 +429,16 @@ auth_caps_str(uint32_t caps, char *buf, size_t len)
 	}
 }
 
+static int	 auth_check(struct api_req *, const struct api_route *,
+		    struct api_resp *, int, const char *);
+
 int
 auth_request(struct api_req *req, const struct api_route *r,
     struct api_resp *resp)
 {
-	const struct nops_conf	*conf = auth_conf();
 	struct acl_ident	*id = &auth_cur.id;
-	const char		*why = NULL, *h;
-	char			 ns[NOPS_NAME_MAX * 4 + 1], csrf[AUTH_SECRET_B64 + 1];
-	char			 need[160];
-	uint32_t		 caps;
-	size_t			 n;
-	int			 bad, has_ns;
+	const char		*why = NULL;
+	int			 bad;
 
 	memset(&auth_cur, 0, sizeof(auth_cur));
 	auth_cur.req = req;
@@ -440,6 +447,41 @@ auth_request(struct api_req *req, const struct api_route *r,
 	req->ar_admin = id->ai_kind == ACL_LOCAL;
 	if (auth_cur.clear_cookie)
 		auth_cookie_header(resp, req, "", 0);
+	return auth_check(req, r, resp, bad, why);
+}
+
+/*
+ * A read rendered for an access class (master/webpub.c): the identity is
+ * given, nothing is looked up or touched, nothing is logged, and a
+ * refusal names no one (every identity of the class shares the answer).
+ */
+int
+auth_request_as(struct api_req *req, const struct api_route *r,
+    struct api_resp *resp, const struct acl_ident *as)
+{
+	memset(&auth_cur, 0, sizeof(auth_cur));
+	auth_cur.req = req;
+	auth_cur.id = *as;
+	auth_cur.pushed = 1;
+	strlcpy(req->ar_actor, as->ai_kind == ACL_USER ? "this user" :
+	    as->ai_kind == ACL_TOKEN ? "this token" : as->ai_actor,
+	    sizeof(req->ar_actor));
+	req->ar_admin = 0;
+	return auth_check(req, r, resp, 0, NULL);
+}
+
+static int
+auth_check(struct api_req *req, const struct api_route *r,
+    struct api_resp *resp, int bad, const char *why)
+{
+	const struct nops_conf	*conf = auth_conf();
+	struct acl_ident	*id = &auth_cur.id;
+	const char		*h;
+	char			 ns[NOPS_NAME_MAX * 4 + 1], csrf[AUTH_SECRET_B64 + 1];
+	char			 need[160];
+	uint32_t		 caps;
+	size_t			 n;
+	int			 has_ns;
 
 	/* Login and the session probe work for anyone. */
 	if (r->cap & ACL_ROUTE_PUBLIC)
@@ -450,9 +492,10 @@ auth_request(struct api_req *req, const struct api_route *r,
 		api_error(resp, 401, "unauthorized", "%s", why != NULL ? why :
 		    "authentication required: log in, or send "
 		    "\"Authorization: Bearer <token>\"");
-		log_debug("%s %s from %s: 401 (%s)", req->ar_method,
-		    req->ar_path, req->ar_remote, why != NULL ? why :
-		    "no credential");
+		if (!auth_cur.pushed)
+			log_debug("%s %s from %s: 401 (%s)", req->ar_method,
+			    req->ar_path, req->ar_remote, why != NULL ? why :
+			    "no credential");
 		goto deny;
 	}
 	/* A session cookie rides along by itself: writes prove intent. */
@@ -493,10 +536,12 @@ auth_request(struct api_req *req, const struct api_route *r,
 				    "do this: needs %s%s%s", req->ar_actor,
 				    need, has_ns ? " in namespace " : "",
 				    has_ns ? ns : "");
-			log_info("%s %s by %s from %s: denied (needs %s%s%s)",
-			    req->ar_method, req->ar_path, req->ar_actor,
-			    req->ar_remote, need, has_ns ? " in " : "",
-			    has_ns ? ns : "");
+			if (!auth_cur.pushed)
+				log_info("%s %s by %s from %s: denied "
+				    "(needs %s%s%s)", req->ar_method,
+				    req->ar_path, req->ar_actor,
+				    req->ar_remote, need, has_ns ? " in " : "",
+				    has_ns ? ns : "");
 			goto deny;
 		}
 	}

@@ -25,6 +25,7 @@
 #include "api.h"
 #include "acl.h"
 #include "auth.h"
+#include "webpub.h"
 
 #define AUTH_SESSIONS_PER_USER	100
 #define AUTH_TOKEN_NAME_MAX	48	/* "token:" + name fits an actor */
@@ -70,7 +71,7 @@ auth_group_add(const char *group, void *arg)
 	json_array_append_new(arg, json_string(group));
 }
 
-static json_t *
+json_t *
 auth_groups_json(const char *user)
 {
 	json_t	*a = json_array();
@@ -129,7 +130,7 @@ auth_session_create(const char *user, const char *addr, char *sid,
 	char			 csrf[AUTH_SECRET_B64 + 1], chash[AUTH_SHA256_HEX + 1];
 	char			*gs, target[NOPS_NAME_MAX + 8];
 	time_t			 now = time(NULL);
-	int			 ok;
+	int			 ok, rc;
 
 	if (s == NULL)
 		return -1;
@@ -157,12 +158,17 @@ auth_session_create(const char *user, const char *addr, char *sid,
 		ok = sqlite3_step(st) == SQLITE_DONE;
 		sqlite3_reset(st);
 	}
+	/* The webworker forgets the sessions pushed out (RETURNING). */
 	if (ok && (ok = (st = store_prepare(s, "DELETE FROM sessions WHERE"
 	    " user = ?1 AND id_hash NOT IN (SELECT id_hash FROM sessions"
-	    " WHERE user = ?1 ORDER BY created_at DESC LIMIT ?2)")) != NULL)) {
+	    " WHERE user = ?1 ORDER BY created_at DESC LIMIT ?2)"
+	    " RETURNING id_hash")) != NULL)) {
 		sqlite3_bind_text(st, 1, user, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_int(st, 2, AUTH_SESSIONS_PER_USER - 1);
-		ok = sqlite3_step(st) == SQLITE_DONE;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+			webpub_forget((const char *)sqlite3_column_text(st,
+			    0));
+		ok = rc == SQLITE_DONE;
 		sqlite3_reset(st);
 	}
 	if (ok && (ok = (st = store_prepare(s, "INSERT INTO sessions"
@@ -185,6 +191,7 @@ auth_session_create(const char *user, const char *addr, char *sid,
 		explicit_bzero(sid, AUTH_SECRET_B64 + 1);
 		return -1;
 	}
+	webpub_session_add(hash, user, now, *expires);
 	return 0;
 }
 
@@ -311,25 +318,22 @@ api_logout(struct api_req *req, struct api_resp *resp)
 static void
 api_session(struct api_req *req, struct api_resp *resp)
 {
-	const struct nops_conf	*conf = auth_conf();
 	const struct acl_ident	*id = auth_ident(req);
-	const struct conf_str	*ns;
-	json_t			*o, *nss;
+	json_t			*o, *view;
 	char			 csrf[AUTH_SECRET_B64 + 1];
-	uint32_t		 any;
 
 	if (id == NULL) {
 		api_error(resp, 500, "runtime_error", "no identity");
 		return;
 	}
-	any = acl_caps(conf, id, NULL);
-	o = json_pack("{s:b,s:s,s:s,s:b,s:o}",
+	o = json_pack("{s:b,s:s,s:s}",
 	    "authenticated", id->ai_kind != ACL_NONE &&
 	    id->ai_kind != ACL_ANONYMOUS,
 	    "kind", acl_kind_str(id->ai_kind),
-	    "actor", id->ai_actor,
-	    "management", (any & CAP_MANAGEMENT) != 0,
-	    "capabilities", auth_caps_json(any));
+	    "actor", id->ai_actor);
+	view = auth_class_view(id);
+	json_object_update(o, view);
+	json_decref(view);
 	json_object_set_new(o, "user", id->ai_kind == ACL_USER ?
 	    json_string(id->ai_name) : json_null());
 	json_object_set_new(o, "groups", id->ai_kind == ACL_USER ?
@@ -340,14 +344,28 @@ api_session(struct api_req *req, struct api_resp *resp)
 		explicit_bzero(csrf, sizeof(csrf));
 	} else
 		json_object_set_new(o, "csrf_token", json_null());
+	resp->status = 200;
+	resp->body = o;
+}
+
+json_t *
+auth_class_view(const struct acl_ident *id)
+{
+	const struct nops_conf	*conf = auth_conf();
+	const struct conf_str	*ns;
+	json_t			*nss;
+	uint32_t		 any;
+
+	any = acl_caps(conf, id, NULL);
 	/* Per managed namespace, what each may do there. */
 	nss = json_object();
 	TAILQ_FOREACH(ns, &conf->nomad.namespaces, entry)
 		json_object_set_new(nss, ns->str, auth_caps_json(
 		    acl_caps(conf, id, ns->str)));
-	json_object_set_new(o, "namespaces", nss);
-	resp->status = 200;
-	resp->body = o;
+	return json_pack("{s:b,s:o,s:o}",
+	    "management", (any & CAP_MANAGEMENT) != 0,
+	    "capabilities", auth_caps_json(any),
+	    "namespaces", nss);
 }
 
 /* API tokens. */
@@ -505,6 +523,7 @@ api_token_create(struct api_req *req, struct api_resp *resp)
 	}
 	log_info("token %s (policy %s) created by %s", name, policy,
 	    req->ar_actor);
+	webpub_token_add(hash, name, policy, 0, expires);
 	resp->status = 201;
 	resp->body = json_pack("{s:I,s:s,s:s,s:s,s:o,s:o}",
 	    "id", (json_int_t)tid, "name", name, "policy", policy,
@@ -528,6 +547,7 @@ api_token_revoke(struct api_req *req, struct api_resp *resp)
 	json_t		*body;
 	const char	*arg = req->ar_args[0], *errstr = NULL;
 	char		 name[NOPS_NAME_MAX + 1], target[64];
+	char		 hash[AUTH_SHA256_HEX + 1];
 	int64_t		 tid = 0;
 	int		 found = 0;
 
@@ -546,7 +566,7 @@ api_token_revoke(struct api_req *req, struct api_resp *resp)
 		goto fail;
 	st = store_prepare(s, "UPDATE api_tokens SET revoked_at = ?1 WHERE"
 	    " revoked_at IS NULL AND (id = ?2 OR name = ?3)"
-	    " RETURNING id, name");
+	    " RETURNING id, name, hash");
 	if (st == NULL) {
 		store_rollback(s);
 		goto fail;
@@ -559,6 +579,8 @@ api_token_revoke(struct api_req *req, struct api_resp *resp)
 		tid = sqlite3_column_int64(st, 0);
 		strlcpy(name, (const char *)sqlite3_column_text(st, 1),
 		    sizeof(name));
+		strlcpy(hash, (const char *)sqlite3_column_text(st, 2),
+		    sizeof(hash));
 		(void)sqlite3_step(st);
 	}
 	sqlite3_reset(st);
@@ -574,6 +596,7 @@ api_token_revoke(struct api_req *req, struct api_resp *resp)
 		goto fail;
 	}
 	log_info("token %s revoked by %s", name, req->ar_actor);
+	webpub_forget(hash);
 	resp->status = 200;
 	resp->body = json_pack("{s:I,s:s,s:b}", "id", (json_int_t)tid,
 	    "name", name, "revoked", 1);

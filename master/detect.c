@@ -32,6 +32,7 @@
 #include "deploy.h"
 #include "engine.h"
 #include "detect.h"
+#include "webpub.h"
 
 RB_GENERATE(ejobs, ejob, ej_node, ejob_cmp);
 
@@ -256,6 +257,7 @@ detect_start(void)
 		return;
 	}
 	engine_env->e_detecting = 1;
+	webpub_changed();
 	engine_env->e_rerun = 0;
 	if ((dc = calloc(1, sizeof(*dc))) == NULL)
 		fatal("calloc");
@@ -701,6 +703,7 @@ detect_finish(struct dcycle *dc)
 	free(dc);
 	cycle = NULL;
 	e->e_detecting = 0;
+	webpub_changed();
 	hooks_cleanup();
 	if (e->e_rerun)
 		engine_detect("queued while a cycle ran");

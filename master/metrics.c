@@ -149,6 +149,13 @@ metrics_http_count(int status)
 }
 
 void
+metrics_http_add(int status, uint32_t n)
+{
+	if (status >= 100 && status < METRICS_STATUS_MAX)
+		metrics_http[status] += n;
+}
+
+void
 metrics_configure(const struct nops_conf *conf)
 {
 	char	 err[512];

@@ -34,6 +34,8 @@ void	 metrics_sample(struct metrics_out *, const char *name,
 void	 metrics_configure(const struct nops_conf *);
 /* Count an answer of the API (api.c, for every response it sends). */
 void	 metrics_http_count(int status);
+/* n answers the webworker gave by itself (IMSG_WEB_SEEN). */
+void	 metrics_http_add(int status, uint32_t n);
 /*
  * The whole text; the per-job series only for the namespaces req may
  * read (NULL: all).  The caller frees it.

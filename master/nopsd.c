@@ -27,6 +27,7 @@
 #include "proc.h"
 #include "nopsd.h"
 #include "master.h"
+#include "webpub.h"
 #include "nomad.h"
 #include "repo.h"
 #include "store.h"
@@ -190,6 +191,8 @@ nopsd_reload(const char *who)
 	webhook_configure(conf);
 	metrics_configure(conf);
 	notify_configure(conf);
+	/* Policies, users and namespaces may have changed every class. */
+	webpub_reset();
 	if (env->n_store != NULL && store_begin(env->n_store) == 0) {
 		if (store_event(env->n_store, who, "config.reload",
 		    env->n_conffile, "ok") == -1 ||
@@ -226,6 +229,7 @@ nopsd_shutdown(void)
 	env->n_shutdown = 1;
 	supervise_stop_all();
 	nomad_shutdown();
+	webpub_shutdown();
 	engine_shutdown();
 	auth_shutdown();
 	if (env->n_store != NULL) {
@@ -434,6 +438,9 @@ main(int argc, char *argv[])
 	webhook_configure(env->n_conf);
 	metrics_configure(env->n_conf);
 	notify_configure(env->n_conf);
+	/* The sessions and tokens are in the store: tell the webworker. */
+	webpub_init();
+	webpub_reset();
 	log_info("nopsd %s started", NOPS_VERSION);
 
 	event_base_dispatch(env->n_base);

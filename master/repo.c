@@ -37,6 +37,7 @@
 #include "nopsd.h"
 #include "master.h"
 #include "repo.h"
+#include "webpub.h"
 
 #define REPO_IDLE		0
 #define REPO_QUEUED		1
@@ -580,6 +581,7 @@ repo_poll_end(const char *err)
 	double		 ms;
 	int		 next;
 
+	webpub_changed();	/* fetched_at, the error, maybe the commit */
 	if (r == NULL)
 		return;
 	evtimer_del(repo_deadline);

@@ -40,6 +40,9 @@ struct store {
 	struct store_stmts	 st_stmts;
 };
 
+/* Called after each commit (the master pushes what reads show). */
+void	(*store_committed)(void);
+
 static int	 store_stmt_cmp(struct store_stmt *, struct store_stmt *);
 /* libbsd leaves __unused undefined (a Linux header uses the name). */
 #ifndef __unused
@@ -944,8 +947,11 @@ store_commit(struct store *st)
 		log_warnx("store: commit: no transaction is open");
 		return (-1);
 	}
-	if (store_exec_cached(st, "COMMIT", "commit") == 0)
+	if (store_exec_cached(st, "COMMIT", "commit") == 0) {
+		if (store_committed != NULL)
+			store_committed();
 		return (0);
+	}
 	/* A failed COMMIT may leave the transaction open: end it. */
 	if (store_in_transaction(st))
 		(void)store_rollback(st);

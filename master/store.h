@@ -88,6 +88,8 @@ int		 store_schema_latest(void);
  */
 int		 store_begin(struct store *);
 int		 store_commit(struct store *);
+/* If set, called after every successful commit. */
+extern void	(*store_committed)(void);
 int		 store_rollback(struct store *);
 int		 store_in_transaction(struct store *);
 

@@ -27,6 +27,7 @@
 #include "proc.h"
 #include "nopsd.h"
 #include "master.h"
+#include "webpub.h"
 #include "nomad.h"
 #include "repo.h"
 #include "store.h"
@@ -58,6 +59,9 @@ static const uint32_t permit_nomadworker[] = {
 static const uint32_t permit_webworker[] = {
 	IMSG_WORKER_READY,
 	IMSG_WEB_REQUEST,
+	IMSG_WEB_WANT,
+	IMSG_WEB_UNWANT,
+	IMSG_WEB_SEEN,
 	IMSG_NONE
 };
 
@@ -197,8 +201,11 @@ supervise_start(struct worker *w)
 		free(w->w_testhook);
 		w->w_testhook = NULL;
 	}
-	if (w->w_id == PROC_WEBWORKER)
+	if (w->w_id == PROC_WEBWORKER) {
 		control_send_listeners(w);
+		/* It knows nobody yet, and holds no document. */
+		webpub_reset();
+	}
 	if (w->w_id == PROC_NOMADWORKER)
 		nomad_worker_started(w);
 	if (w->w_id == PROC_GITWORKER)
@@ -291,6 +298,11 @@ supervise_handle(struct worker *w, struct imsg *imsg)
 		break;
 	case IMSG_WEB_REQUEST:
 		api_dispatch_web(w, imsg);
+		break;
+	case IMSG_WEB_WANT:
+	case IMSG_WEB_UNWANT:
+	case IMSG_WEB_SEEN:
+		webpub_dispatch(w, imsg);
 		break;
 	case IMSG_NOMAD_RESPONSE:
 	case IMSG_NOMAD_BODY:
@@ -395,6 +407,7 @@ supervise_restart_cb(int fd, short event, void *arg)
 		return;
 	w->w_restarts++;
 	supervise_start(w);
+	webpub_changed();	/* the Overview lists restarts */
 	log_info("restarted %s (restart %u), pid %d", w->w_title,
 	    w->w_restarts, (int)w->w_pid);
 }

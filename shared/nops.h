@@ -38,8 +38,23 @@ enum imsg_type {
 				   certificate chain and key (PEM) */
 	IMSG_WEB_RESPONSE,	/* the answer to an IMSG_WEB_REQUEST */
 
+	/*
+	 * master -> webworker: the state reads are served from (see
+	 * "Pushed reads" below).
+	 */
+	IMSG_WEB_AUTH_BEGIN,	/* a new identity table follows */
+	IMSG_WEB_AUTH_CLASS,	/* an access class and what it may do */
+	IMSG_WEB_AUTH_PRINCIPAL, /* a live session or API token, by hash */
+	IMSG_WEB_AUTH_FORGET,	/* a session or token is no longer good */
+	IMSG_WEB_AUTH_COMMIT,	/* the new table replaces the old one */
+	IMSG_WEB_DOC,		/* a read's answer, for one class */
+
 	/* webworker -> master */
 	IMSG_WEB_REQUEST,	/* an HTTP request for the master to answer */
+	IMSG_WEB_WANT,		/* push this read for this class, and keep
+				   pushing it when it changes */
+	IMSG_WEB_UNWANT,	/* stop pushing it */
+	IMSG_WEB_SEEN,		/* sessions and tokens used; HTTP counts */
 
 	/* master -> nomadworker */
 	IMSG_NOMAD_CONFIG,	/* address, token, CA, namespaces */
@@ -95,6 +110,76 @@ const char	*proc_to_str(enum nops_proc);
 /* IMSG_WEB_LISTEN kinds */
 #define WEB_LISTEN_CONTROL	1	/* AF_UNIX control socket */
 #define WEB_LISTEN_TCP		2
+
+/*
+ * Pushed reads.  The webworker answers GET requests for the API's read
+ * documents (web_doc_route() below) from state the master pushes, and
+ * GET /api/v1/session from the identities the master pushes; every
+ * other request goes to the master as IMSG_WEB_REQUEST.
+ *
+ * Identities.  The master groups identities into access classes: two
+ * identities of one class get the same answer to every read (same
+ * policies, same kind).  The webworker knows each live session and API
+ * token only by the SHA-256 of its secret (hex), with its class:
+ *
+ * IMSG_WEB_AUTH_BEGIN	u32 session idle timeout (s), str bootstrap
+ *			token hash ("" if none), u32 class of the bootstrap
+ *			token and of the control socket's peers (management),
+ *			u32 anonymous class (0: no anonymous access).
+ *			Starts a new table; the old one serves until COMMIT.
+ * IMSG_WEB_AUTH_CLASS	u32 class, data: JSON {"management": bool,
+ *			"capabilities": [cap, ...] (in some namespace),
+ *			"namespaces": {ns: [cap, ...]}} as GET
+ *			/api/v1/session shows them.  Class 0 is sent too: the
+ *			view of a client with no identity.  Inside
+ *			BEGIN..COMMIT it goes to the new table, else to the
+ *			current one.
+ * IMSG_WEB_AUTH_PRINCIPAL u32 kind (WEB_PRIN_*), str hash (64 hex), str
+ *			name (user or token name), u32 class, i64 last seen
+ *			or used (unix s), i64 expires (unix s; 0: never),
+ *			data: groups, a JSON array of strings ("" for a
+ *			token).  Adds or replaces, like CLASS.
+ * IMSG_WEB_AUTH_FORGET	str hash: the session or token is gone (logout,
+ *			revoked, expired).
+ * IMSG_WEB_AUTH_COMMIT	(empty) the new table replaces the old; every
+ *			pushed document is dropped (classes changed).  The
+ *			master forgets every WANT when it sends BEGIN.
+ *
+ * Documents.  A document is the master's whole answer to "GET target"
+ * for an identity of a class (class 0: no identity, for public routes):
+ *
+ * IMSG_WEB_WANT	u32 class, str target (path?query, as requested).
+ *			The master answers with IMSG_WEB_DOC at once and
+ *			again each time the answer changes, until UNWANT.
+ * IMSG_WEB_UNWANT	u32 class, str target.
+ * IMSG_WEB_DOC		u32 class, str target, u32 status, str content
+ *			type, u32 n, n x (str header name, str value), data
+ *			body.
+ * IMSG_WEB_SEEN	u32 n, n x (u32 kind, str hash, i64 at): sessions
+ *			and tokens used since the last report (the master
+ *			keeps last_seen / last_used), and with at 0 sessions
+ *			found expired (the master checks and deletes them);
+ *			u32 m, m x (u32 HTTP
+ *			status, u32 count): answers the webworker gave
+ *			itself since the last report.
+ */
+#define WEB_PRIN_SESSION	1
+#define WEB_PRIN_TOKEN		2
+#define WEB_CLASS_NONE		0	/* public documents */
+#define WEB_CLASSES_MAX		4096
+#define WEB_PRINCIPALS_MAX	100000
+#define WEB_CLASS_JSON_MAX	(256 * 1024)
+#define WEB_GROUPS_JSON_MAX	(16 * 1024)
+#define WEB_HASH_HEX		64
+#define WEB_DOCS_MAX		512	/* documents wanted at once */
+#define WEB_SEEN_MAX		4096	/* entries per IMSG_WEB_SEEN */
+#define WEB_CODES_MAX		64	/* statuses per IMSG_WEB_SEEN */
+
+/* What web_doc_route() says of a path (without the query). */
+#define WEB_DOC_NO		0	/* not a document: ask the master */
+#define WEB_DOC_READ		1	/* a document for the client's class */
+#define WEB_DOC_PUBLIC		2	/* a document for class 0, for anyone */
+int		 web_doc_route(const char *path);
 
 /* Identity of an HTTP client, as the webworker saw it. */
 #define WEB_PEER_LOCAL		1	/* control socket: SO_PEERCRED */

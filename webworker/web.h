@@ -1,8 +1,16 @@
 /*
  * What the webworker's files share: the sockets it serves, the
  * connections it tracks (web_conn.c), the requests it answers or passes
- * to the master (webworker.c), and the dashboard's pages, which it
- * renders from the master's JSON answers (web_dash.c, web_html*.c).
+ * to the master (webworker.c), the state the master pushes for reads
+ * (identities in web_auth.c, documents in web_docs.c), and the
+ * dashboard's pages, which it renders from JSON answers to calls it
+ * makes on the client's behalf (web_dash.c, web_html*.c).
+ *
+ * The split: GETs of read documents and of GET /api/v1/session are
+ * answered here from what the master pushed; everything else (writes,
+ * HEAD, other routes) goes to the master, which checks the ACL and
+ * answers.  Until the master has pushed an identity table, everything
+ * goes to the master.
  */
 #ifndef NOPS_WEB_H
 #define NOPS_WEB_H
@@ -15,6 +23,9 @@
 #include <jansson.h>
 #include <openssl/ssl.h>
 
+#include "authc.h"
+#include "imsg.h"
+#include "msg.h"
 #include "nops.h"
 #include "web_parse.h"
 
@@ -66,13 +77,16 @@ struct web_rq {
 	const char		*wr_target;
 };
 
-/* One call to the master made for a page. */
+struct web_waiter;
+
+/* One call made for a page: to the master, or answered here. */
 struct web_call {
 	int			 wk_status;	/* 0 while waiting */
 	json_t			*wk_json;	/* a JSON answer, or NULL */
 	char			*wk_cookies[4];	/* Set-Cookie to pass on */
 	size_t			 wk_ncookies;
 	char			*wk_retry;	/* Retry-After, or NULL */
+	struct web_waiter	*wk_waiter;	/* waiting for a document */
 };
 
 /* A dashboard request in flight. */
@@ -102,17 +116,85 @@ void	 web_reply_wbuf(struct web_rq *, int status, const char *ctype,
 void	 web_redirect(struct web_rq *, const char *location);
 void	 web_json_error(struct web_rq *, int status, const char *code,
 	    const char *message);
-/* A call to the master for a page; -1 if too many are waiting. */
+/*
+ * A call for a page, answered here (a GET of a document or of the
+ * session; maybe before this returns) or by the master; -1 if too many
+ * are waiting.
+ */
 int	 web_call(struct web_page *, const char *method, const char *uri,
 	    const char *ctype, const char *csrf, const void *, size_t);
+/* Complete a page's call answered here (web_docs.c). */
+void	 web_call_answer(struct web_page *, size_t slot, int status,
+	    const char *ctype, const char **hname, const char **hvalue,
+	    size_t nh, const void *, size_t);
+/* Send to the master; fatal if the channel refuses. */
+void	 web_master_send(struct msgw *, uint32_t type);
+#define WEB_CTYPE_MAX	128
+struct msgr;
+void	 web_answer_get(struct msgr *, uint32_t *status, const char **ctype,
+	    uint32_t *nh, const char **hname, const char **hvalue,
+	    const void **body, size_t *len);
 /* Run next once every call of the page is answered (at once if none). */
 void	 web_page_then(struct web_page *, void (*)(struct web_page *));
 struct web_page *web_page_new(struct web_rq *);
 void	 web_page_free(struct web_page *);
 const char *web_input_header(struct web_rq *, const char *);
 
+/* Unit tests: serve with the master at the other end of fd; no sandbox. */
+void	 webworker_test_init(int fd);
+
+/* web_auth.c: who a client is, from the identities the master pushed. */
+enum web_kind {
+	WEB_ID_NONE = 0,	/* no identity (or a bad credential) */
+	WEB_ID_LOCAL,		/* the control socket's peer */
+	WEB_ID_BOOTSTRAP,	/* the config's bootstrap token */
+	WEB_ID_TOKEN,		/* an API token */
+	WEB_ID_USER,		/* a login session */
+	WEB_ID_ANONYMOUS,	/* the config's anonymous access */
+};
+#define WEB_ACTOR_MAX		64	/* as the master's audit actor */
+struct web_ident {
+	enum web_kind		 wi_kind;
+	uint32_t		 wi_class;
+	char			 wi_actor[WEB_ACTOR_MAX];
+	const char		*wi_why;	/* a bad credential: why */
+	int			 wi_clear;	/* clear the session cookie */
+	json_t			*wi_groups;	/* a user's, or NULL */
+	char			 wi_sid[AUTH_SECRET_B64 + 1]; /* a user's */
+};
+void	 web_auth_init(void);
+/* 1 once the master has pushed an identity table (and is not replacing it). */
+int	 web_auth_ready(void);
+/* IMSG_WEB_AUTH_*; malformed is fatal. */
+void	 web_auth_dispatch(struct imsg *);
+/* As the master's auth_identify: 0, or -1 for a bad credential (why). */
+int	 web_identify(struct web_rq *, struct web_ident *);
+void	 web_ident_clear(struct web_ident *);
+/* GET /api/v1/session for the identity: a JSON text to free. */
+char	*web_session_json(const struct web_ident *, size_t *len);
+/* The value of Set-Cookie that ends the session cookie. */
+const char *web_clear_cookie(const struct web_rq *);
+/* Count an answer given here (reported in IMSG_WEB_SEEN). */
+void	 web_count(int status);
+
+/* web_docs.c: the documents the master pushes, and who waits for them. */
+void	 web_docs_init(void);
+/* A client's GET answered here: 1 if taken (answered or queued). */
+int	 web_docs_request(struct web_rq *);
+/* A page's GET answered here: 1 if taken, 0 if for the master. */
+int	 web_docs_call(struct web_page *, size_t slot, const char *target);
+/* The page is going: forget its call's wait. */
+void	 web_docs_cancel(struct web_waiter *);
+/* Requests and calls waiting for a document. */
+size_t	 web_docs_waiting(void);
+/* IMSG_WEB_DOC; malformed is fatal. */
+void	 web_docs_dispatch(struct imsg *);
+/* A new identity table: drop every document, 503 to those waiting. */
+void	 web_docs_reset(void);
+
 /* web_conn.c: connections, their cap and deadlines; TLS. */
 void	 web_conn_init(void);
+time_t	 web_now(void);		/* monotonic seconds */
 struct bufferevent *web_conn_bev(struct event_base *, void *listener);
 void	 web_conn_listener(struct web_listener *);
 /* The request began: 0 if untracked; *refused if past the cap. */

@@ -57,7 +57,7 @@ static size_t			 web_ntcp;
 static int			 web_paused;
 static int			 web_untracked_warned;
 
-static time_t
+time_t
 web_now(void)
 {
 	struct timespec	 ts;

@@ -170,9 +170,11 @@ web_page_failed(struct web_page *pg, struct web_call *wk)
 		web_page_error(pg, wk->wk_status, web_call_message(wk));
 		return;
 	case 429:
+	case 503:
+		/* Busy, or a read that must be asked again: say when. */
 		if (wk->wk_retry != NULL)
 			web_add_header(&pg->wg_rq, "Retry-After", wk->wk_retry);
-		web_page_error(pg, 429, web_call_message(wk));
+		web_page_error(pg, wk->wk_status, web_call_message(wk));
 		return;
 	default:
 		web_page_error(pg, 502, web_call_message(wk));

@@ -1,11 +1,17 @@
 /*
  * webworker: serves HTTP on the sockets the master hands it (the local
  * control socket and the TCP listeners, some with TLS).  It is chrooted
- * in an empty directory with no filesystem and no outbound network.  It
- * parses HTTP and passes each API request to the master, which decides
- * and answers; dashboard pages it renders itself from the master's JSON
- * answers to calls it makes on the client's behalf (web_dash.c).  It
- * holds no state of its own beyond the requests in flight.
+ * in an empty directory with no filesystem and no outbound network.
+ *
+ * Reads are answered here, from state the master pushes: the identity
+ * table (web_auth.c) and the read documents clients asked for
+ * (web_docs.c), which the master pushes again when they change.  No
+ * database, no ACL of its own: a document is the master's own answer
+ * for the client's access class.  Everything else, writes above all,
+ * goes to the master as IMSG_WEB_REQUEST, which checks the ACL and
+ * answers.  Dashboard pages it renders itself from JSON answers to calls
+ * it makes on the client's behalf (web_dash.c), read here or by the
+ * master like any other request.
  */
 #include "config.h"
 
@@ -54,6 +60,13 @@ static struct web_listeners	 web_listeners =
 static struct web_pendings	 web_pending = TAILQ_HEAD_INITIALIZER(web_pending);
 static size_t			 web_npending;
 static uint32_t			 web_nextid = 1;
+
+void
+web_master_send(struct msgw *m, uint32_t type)
+{
+	if (imsgev_send(&web_iev, m, type, 0, -1) == -1)
+		fatal("%s", imsg_to_str(type));
+}
 
 static const char *
 web_reason(int status)
@@ -351,15 +364,21 @@ web_call(struct web_page *pg, const char *method, const char *uri,
     const char *ctype, const char *csrf, const void *body, size_t len)
 {
 	struct web_pending	*wp;
+	size_t			 slot;
 
 	if (pg->wg_ncalls >= WEB_CALLS_MAX)
 		fatalx("%s: too many calls for a page", __func__);
-	if (web_npending >= WEB_MAX_PENDING || strlen(uri) > WEB_PATH_MAX)
+	if (web_npending + web_docs_waiting() >= WEB_MAX_PENDING ||
+	    strlen(uri) > WEB_PATH_MAX)
 		return -1;
+	slot = pg->wg_ncalls++;
+	pg->wg_waiting++;
+	/* A read may be answered here, even before this returns. */
+	if (strcmp(method, "GET") == 0 && web_docs_call(pg, slot, uri))
+		return 0;
 	wp = web_pending_new();
 	wp->wp_page = pg;
-	wp->wp_slot = pg->wg_ncalls++;
-	pg->wg_waiting++;
+	wp->wp_slot = slot;
 	web_send(wp->wp_id, &pg->wg_rq, 1, method, uri, ctype, csrf, body,
 	    len);
 	return 0;
@@ -387,6 +406,8 @@ web_page_free(struct web_page *pg)
 		if (wp->wp_page == pg)
 			wp->wp_page = NULL;
 	for (i = 0; i < pg->wg_ncalls; i++) {
+		if (pg->wg_calls[i].wk_waiter != NULL)
+			web_docs_cancel(pg->wg_calls[i].wk_waiter);
 		json_decref(pg->wg_calls[i].wk_json);
 		for (j = 0; j < pg->wg_calls[i].wk_ncookies; j++)
 			freezero(pg->wg_calls[i].wk_cookies[j],
@@ -410,6 +431,15 @@ web_page_then(struct web_page *pg, void (*next)(struct web_page *))
 	}
 }
 
+/* A refusal before anything else: ours, so counted here. */
+static void
+web_early_error(struct web_rq *rq, int status, const char *code,
+    const char *message)
+{
+	web_count(status);
+	web_json_error(rq, status, code, message);
+}
+
 /* A request for the master, as it came (the JSON API, webhooks, ...). */
 static void
 web_forward(struct web_rq *orig)
@@ -424,7 +454,7 @@ web_forward(struct web_rq *orig)
 	in = evhttp_request_get_input_buffer(orig->wr_req);
 	bodylen = evbuffer_get_length(in);
 	if (bodylen > WEB_BODY_MAX) {
-		web_json_error(orig, 413, "bad_request",
+		web_early_error(orig, 413, "bad_request",
 		    "request body too large");
 		return;
 	}
@@ -467,45 +497,47 @@ web_request(struct evhttp_request *req, void *arg)
 	if (refused) {
 		web_add_header(&rq, "Connection", "close");
 		web_add_header(&rq, "Retry-After", "5");
-		web_json_error(&rq, 503, "queue_full", "too many connections; "
+		web_early_error(&rq, 503, "queue_full", "too many connections; "
 		    "try again");
 		return;
 	}
 	rq.wr_target = evhttp_request_get_uri(req);
 	if ((rq.wr_method = web_method(evhttp_request_get_command(req))) ==
 	    NULL) {
-		web_json_error(&rq, 405, "bad_request", "method not allowed");
+		web_early_error(&rq, 405, "bad_request", "method not allowed");
 		return;
 	}
 	if (rq.wr_target == NULL || rq.wr_target[0] != '/' ||
 	    strlen(rq.wr_target) > WEB_PATH_MAX) {
-		web_json_error(&rq, 400, "bad_request", "bad request target");
+		web_early_error(&rq, 400, "bad_request", "bad request target");
 		return;
 	}
 	if (web_headers_size(req) > WEB_HEADERS_SIZE) {
 		web_add_header(&rq, "Connection", "close");
-		web_json_error(&rq, 431, "bad_request", "request headers too "
+		web_early_error(&rq, 431, "bad_request", "request headers too "
 		    "large");
 		return;
 	}
 	ctype = web_input_header(&rq, "Content-Type");
 	if (ctype != NULL && strlen(ctype) > WEB_HEADER_MAX) {
-		web_json_error(&rq, 400, "bad_request",
+		web_early_error(&rq, 400, "bad_request",
 		    "Content-Type too long");
 		return;
 	}
 	if (web_client_get(req, wl, &rq.wr_client) == -1) {
-		web_json_error(&rq, 500, "runtime_error",
+		web_early_error(&rq, 500, "runtime_error",
 		    "no peer credentials");
 		return;
 	}
-	if (web_npending >= WEB_MAX_PENDING) {
+	if (web_npending + web_docs_waiting() >= WEB_MAX_PENDING) {
 		web_add_header(&rq, "Retry-After", "1");
-		web_json_error(&rq, 429, "queue_full", "too many requests in "
+		web_early_error(&rq, 429, "queue_full", "too many requests in "
 		    "flight; try again");
 		return;
 	}
 	if (web_dash_request(&rq))
+		return;
+	if (web_docs_request(&rq))
 		return;
 	web_forward(&rq);
 }
@@ -538,12 +570,57 @@ web_call_done(struct web_call *wk, int status, const char *ctype,
 	}
 }
 
+/*
+ * A page's call answered (by the master or here): the page goes on once
+ * its last call is; not before web_page_then() said how.
+ */
+void
+web_call_answer(struct web_page *pg, size_t slot, int status,
+    const char *ctype, const char **hname, const char **hvalue, size_t nh,
+    const void *body, size_t bodylen)
+{
+	void	(*next)(struct web_page *);
+
+	web_call_done(&pg->wg_calls[slot], status, ctype, hname, hvalue, nh,
+	    body, bodylen);
+	if (--pg->wg_waiting == 0 && pg->wg_next != NULL) {
+		next = pg->wg_next;
+		pg->wg_next = NULL;
+		next(pg);
+	}
+}
+
+/*
+ * The answer part of IMSG_WEB_RESPONSE and IMSG_WEB_DOC: status, content
+ * type, headers, body.  The caller checks msg_end().
+ */
+void
+web_answer_get(struct msgr *r, uint32_t *status, const char **ctype,
+    uint32_t *nh, const char **hname, const char **hvalue, const void **body,
+    size_t *len)
+{
+	uint32_t	 i;
+
+	*nh = 0;
+	msg_get_u32(r, status);
+	msg_get_str(r, ctype, WEB_CTYPE_MAX);
+	msg_get_u32(r, nh);
+	if (*nh > WEB_HEADERS_MAX)
+		msg_fail(r, "too many headers");
+	for (i = 0; i < *nh && r->err == 0; i++) {
+		msg_get_str(r, &hname[i], WEB_HNAME_MAX);
+		msg_get_str(r, &hvalue[i], WEB_HEADER_MAX);
+	}
+	if (r->err != 0)
+		*nh = 0;
+	msg_get_data(r, body, len, WEBWORKER_MSG_MAX);
+}
+
 static void
 web_response(struct imsg *imsg)
 {
 	struct web_pending	*wp;
 	struct web_page		*pg;
-	void			(*next)(struct web_page *);
 	struct msgr		 r;
 	const char		*ctype;
 	const void		*body;
@@ -560,16 +637,8 @@ web_response(struct imsg *imsg)
 		fatalx("response to unknown request %u", imsg->hdr.peerid);
 
 	msg_reader(&r, imsg);
-	msg_get_u32(&r, &status);
-	msg_get_str(&r, &ctype, 128);
-	msg_get_u32(&r, &nh);
-	if (nh > WEB_HEADERS_MAX)
-		msg_fail(&r, "too many headers");
-	for (i = 0; i < nh && r.err == 0; i++) {
-		msg_get_str(&r, &hname[i], WEB_HNAME_MAX);
-		msg_get_str(&r, &hvalue[i], WEB_HEADER_MAX);
-	}
-	msg_get_data(&r, &body, &bodylen, WEBWORKER_MSG_MAX);
+	web_answer_get(&r, &status, &ctype, &nh, hname, hvalue, &body,
+	    &bodylen);
 	if (msg_end(&r) == -1 || status < 100 || status > 599)
 		fatalx("malformed %s", imsg_to_str(imsg->hdr.type));
 
@@ -580,15 +649,9 @@ web_response(struct imsg *imsg)
 			web_add_header(wp->wp_rq, hname[i], hvalue[i]);
 		web_reply(wp->wp_rq, (int)status, ctype, body, bodylen);
 		free(wp->wp_rq);
-	} else if ((pg = wp->wp_page) != NULL) {
-		web_call_done(&pg->wg_calls[wp->wp_slot], (int)status, ctype,
-		    hname, hvalue, nh, body, bodylen);
-		if (--pg->wg_waiting == 0 && pg->wg_next != NULL) {
-			next = pg->wg_next;
-			pg->wg_next = NULL;
-			next(pg);
-		}
-	}
+	} else if ((pg = wp->wp_page) != NULL)
+		web_call_answer(pg, wp->wp_slot, (int)status, ctype, hname,
+		    hvalue, nh, body, bodylen);
 	free(wp);
 }
 
@@ -672,6 +735,16 @@ web_dispatch_master_msg(struct imsg *imsg, void *arg)
 	case IMSG_WEB_RESPONSE:
 		web_response(imsg);
 		break;
+	case IMSG_WEB_AUTH_BEGIN:
+	case IMSG_WEB_AUTH_CLASS:
+	case IMSG_WEB_AUTH_PRINCIPAL:
+	case IMSG_WEB_AUTH_FORGET:
+	case IMSG_WEB_AUTH_COMMIT:
+		web_auth_dispatch(imsg);
+		break;
+	case IMSG_WEB_DOC:
+		web_docs_dispatch(imsg);
+		break;
 	default:
 		fatalx("unexpected %s from the master",
 		    imsg_to_str(imsg->hdr.type));
@@ -682,6 +755,33 @@ static void
 web_dispatch_master(int fd, short event, void *arg)
 {
 	proc_worker_read(&web_iev, event, web_dispatch_master_msg, NULL);
+}
+
+/* The event loop and what runs on it; the channel is set up. */
+static void
+web_loop_init(void)
+{
+	if ((web_base = event_base_new()) == NULL)
+		fatalx("event_base_new");
+	web_conn_init();
+	web_auth_init();
+	web_docs_init();
+	/*
+	 * Keep what the channel already buffered (the listeners may have
+	 * arrived with IMSG_INIT): hand the imsgbuf over as it is.
+	 */
+	imsgev_attach(&web_iev, web_base, "webworker", web_dispatch_master,
+	    NULL);
+}
+
+void
+webworker_test_init(int fd)
+{
+	if (imsgbuf_init(&web_iev.ibuf, fd, IMSGF_PASSFD,
+	    WEBWORKER_MSG_MAX) == -1)
+		fatal("imsgbuf_init");
+	web_loop_init();
+	web_dispatch_master(fd, 0, NULL);	/* arms the channel's event */
 }
 
 void
@@ -703,15 +803,7 @@ webworker_main(int debug, int verbose)
 		fatalx("OPENSSL_init_ssl");
 	sandbox_drop("webworker", wi.wi_chroot, wi.wi_uid, wi.wi_gid);
 	webworker_sandbox_fs();
-	if ((web_base = event_base_new()) == NULL)
-		fatalx("event_base_new");
-	web_conn_init();
-	/*
-	 * Keep what the channel already buffered (the listeners may have
-	 * arrived with IMSG_INIT): hand the imsgbuf over as it is.
-	 */
-	imsgev_attach(&web_iev, web_base, "webworker", web_dispatch_master,
-	    NULL);
+	web_loop_init();
 	webworker_sandbox_syscalls();
 
 	imsgev_compose(&web_iev, IMSG_WORKER_READY, 0, -1, NULL, 0);

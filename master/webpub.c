@@ -1,0 +1,736 @@
+/*
+ * Pushed reads: the webworker answers reads from state the master
+ * pushes, and holds no database (the protocol: shared/nops.h, "Pushed
+ * reads").
+ *
+ * Identities.  Every identity falls in an access class: the same kind
+ * and the same policies, hence the same answer to every read.  The
+ * webworker gets each live session and API token by the SHA-256 of its
+ * secret, with its class; it identifies a client itself and asks for the
+ * documents of the client's class.  The ACL stays decided here: a
+ * document is this master's whole answer for the class, a 403 included,
+ * rendered by the same route handlers and the same checks as a request
+ * (api_render), as the class's first identity.
+ *
+ * Documents.  The webworker says which (class, target) it holds (WANT,
+ * UNWANT); each is rendered at once and again after every change
+ * (a commit to the store, a detection cycle, a fetch, a worker restart),
+ * a few times a second at most, and before the answer to any write, and
+ * at least every WEBPUB_TICK seconds; only an answer whose bytes changed
+ * is pushed.  A top-level "generated_at" is the time the answer last
+ * changed, and does not count as a change by itself.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/tree.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+#include <sqlite3.h>
+#include <openssl/evp.h>
+
+#include "log.h"
+#include "imsg.h"
+#include "msg.h"
+#include "nops.h"
+#include "nopsd.h"
+#include "master.h"
+#include "store.h"
+#include "api.h"
+#include "acl.h"
+#include "auth.h"
+#include "metrics.h"
+#include "webpub.h"
+
+#define WEBPUB_SOON_MS		100	/* after a change: coalesce */
+#define WEBPUB_TICK		2	/* s: render everything at least this often */
+#define WEBPUB_SUBS_MAX		(2 * WEB_DOCS_MAX)	/* with races */
+#define WEBPUB_HTTP_COUNT_MAX	10000000
+
+/* An access class: an identity renders its reads. */
+struct webpub_class {
+	char			*wc_key;	/* kind and policies */
+	struct acl_ident	 wc_rep;
+};
+
+/* A document the webworker holds. */
+struct webpub_sub {
+	RB_ENTRY(webpub_sub)	 ws_node;
+	uint32_t		 ws_class;
+	char			*ws_target;
+	char			 ws_hash[AUTH_SHA256_HEX + 1];
+	time_t			 ws_generated;
+};
+RB_HEAD(webpub_subs, webpub_sub);
+int	 webpub_sub_cmp(struct webpub_sub *, struct webpub_sub *);
+RB_PROTOTYPE(webpub_subs, webpub_sub, ws_node, webpub_sub_cmp);
+
+int
+webpub_sub_cmp(struct webpub_sub *a, struct webpub_sub *b)
+{
+	if (a->ws_class != b->ws_class)
+		return a->ws_class < b->ws_class ? -1 : 1;
+	return strcmp(a->ws_target, b->ws_target);
+}
+RB_GENERATE(webpub_subs, webpub_sub, ws_node, webpub_sub_cmp);
+
+static struct {
+	struct webpub_class	*classes;	/* by id */
+	size_t			 nclasses;
+	struct webpub_subs	 subs;
+	size_t			 nsubs;
+	struct event		*soon;
+	struct event		*tick;
+	int			 soon_pending;
+} wp = { .subs = RB_INITIALIZER(&wp.subs) };
+
+static void	 webpub_flush_cb(int, short, void *);
+
+static struct worker *
+webpub_web(void)
+{
+	struct worker	*w = &workers[PROC_WEBWORKER];
+
+	return w->w_pid != 0 && w->w_running ? w : NULL;
+}
+
+static void
+webpub_send(struct msgw *m, uint32_t type)
+{
+	struct worker	*w;
+
+	if ((w = webpub_web()) == NULL) {
+		msg_free(m);
+		return;
+	}
+	if (imsgev_send(&w->w_iev, m, type, 0, -1) == -1)
+		log_warn("%s to %s", imsg_to_str(type), w->w_title);
+}
+
+void
+webpub_init(void)
+{
+	struct timeval	 tv = { WEBPUB_TICK, 0 };
+
+	store_committed = webpub_changed;
+	if ((wp.soon = evtimer_new(nopsd_env->n_base, webpub_flush_cb,
+	    NULL)) == NULL || (wp.tick = event_new(nopsd_env->n_base, -1,
+	    EV_PERSIST, webpub_flush_cb, NULL)) == NULL)
+		fatalx("%s: event_new", __func__);
+	evtimer_add(wp.tick, &tv);
+}
+
+static void
+webpub_subs_clear(void)
+{
+	struct webpub_sub	*ws, *next;
+
+	RB_FOREACH_SAFE(ws, webpub_subs, &wp.subs, next) {
+		RB_REMOVE(webpub_subs, &wp.subs, ws);
+		free(ws->ws_target);
+		free(ws);
+	}
+	wp.nsubs = 0;
+}
+
+static void
+webpub_classes_clear(void)
+{
+	size_t	 i;
+
+	for (i = 0; i < wp.nclasses; i++)
+		free(wp.classes[i].wc_key);
+	free(wp.classes);
+	wp.classes = NULL;
+	wp.nclasses = 0;
+}
+
+void
+webpub_shutdown(void)
+{
+	store_committed = NULL;
+	webpub_subs_clear();
+	webpub_classes_clear();
+	if (wp.soon != NULL)
+		event_free(wp.soon);
+	if (wp.tick != NULL)
+		event_free(wp.tick);
+	wp.soon = wp.tick = NULL;
+}
+
+/* Classes. */
+
+static void
+webpub_class_send(uint32_t id)
+{
+	struct msgw	 m;
+	json_t		*view;
+	char		*s;
+
+	view = auth_class_view(&wp.classes[id].wc_rep);
+	if ((s = json_dumps(view, JSON_COMPACT)) == NULL)
+		fatalx("json_dumps");
+	json_decref(view);
+	msg_init(&m);
+	msg_add_u32(&m, id);
+	msg_add_data(&m, s, strlen(s));
+	webpub_send(&m, IMSG_WEB_AUTH_CLASS);
+	free(s);
+}
+
+/* The class of key (new ones are told to the webworker), or -1: full. */
+static int64_t
+webpub_class(const char *key, const struct acl_ident *rep)
+{
+	struct webpub_class	*c;
+	size_t			 i;
+
+	for (i = 0; i < wp.nclasses; i++)
+		if (strcmp(wp.classes[i].wc_key, key) == 0)
+			return (int64_t)i;
+	if (wp.nclasses >= WEB_CLASSES_MAX) {
+		log_warnx("more than %d access classes: the newest are "
+		    "served by the master only", WEB_CLASSES_MAX);
+		return -1;
+	}
+	if ((c = reallocarray(wp.classes, wp.nclasses + 1,
+	    sizeof(*c))) == NULL)
+		fatal("reallocarray");
+	wp.classes = c;
+	c = &wp.classes[wp.nclasses];
+	if ((c->wc_key = strdup(key)) == NULL)
+		fatal("strdup");
+	c->wc_rep = *rep;
+	wp.nclasses++;
+	webpub_class_send((uint32_t)(wp.nclasses - 1));
+	return (int64_t)(wp.nclasses - 1);
+}
+
+struct webpub_policies {
+	const char	**p;
+	size_t		  n;
+};
+
+static void
+webpub_policy_add(const char *policy, void *arg)
+{
+	struct webpub_policies	*ps = arg;
+	const char		**p;
+
+	if ((p = reallocarray(ps->p, ps->n + 1, sizeof(*p))) == NULL)
+		fatal("reallocarray");
+	ps->p = p;
+	ps->p[ps->n++] = policy;
+}
+
+static int
+webpub_strcmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* "U:p1,p2": a user's kind and the policies bound to it, sorted. */
+static void
+webpub_user_key(const char *user, char *key, size_t len)
+{
+	struct webpub_policies	 ps = { NULL, 0 };
+	size_t			 i;
+
+	acl_user_policies(nopsd_env->n_conf, user, webpub_policy_add, &ps);
+	if (ps.n > 0)
+		qsort(ps.p, ps.n, sizeof(*ps.p), webpub_strcmp);
+	strlcpy(key, "U:", len);
+	for (i = 0; i < ps.n; i++) {
+		if (i > 0 && strcmp(ps.p[i], ps.p[i - 1]) == 0)
+			continue;
+		if (i > 0)
+			strlcat(key, ",", len);
+		if (strlcat(key, ps.p[i], len) >= len) {
+			/* Too many to name: this user is a class alone. */
+			snprintf(key, len, "u:%s", user);
+			break;
+		}
+	}
+	free((void *)ps.p);
+}
+
+static int64_t
+webpub_user_class(const char *user)
+{
+	struct acl_ident	 rep;
+	char			 key[4096];
+
+	webpub_user_key(user, key, sizeof(key));
+	memset(&rep, 0, sizeof(rep));
+	rep.ai_kind = ACL_USER;
+	strlcpy(rep.ai_name, user, sizeof(rep.ai_name));
+	strlcpy(rep.ai_actor, user, sizeof(rep.ai_actor));
+	return webpub_class(key, &rep);
+}
+
+static int64_t
+webpub_token_class(const char *name, const char *policy)
+{
+	struct acl_ident	 rep;
+	char			 key[NOPS_NAME_MAX + 8];
+
+	snprintf(key, sizeof(key), "T:%s", policy);
+	memset(&rep, 0, sizeof(rep));
+	rep.ai_kind = ACL_TOKEN;
+	strlcpy(rep.ai_name, name, sizeof(rep.ai_name));
+	strlcpy(rep.ai_policy, policy, sizeof(rep.ai_policy));
+	snprintf(rep.ai_actor, sizeof(rep.ai_actor), "token:%s", name);
+	return webpub_class(key, &rep);
+}
+
+/* Principals. */
+
+static void
+webpub_principal(uint32_t kind, const char *hash, const char *name,
+    int64_t cls, time_t seen, time_t expires, json_t *groups)
+{
+	struct msgw	 m;
+	char		*g = NULL;
+
+	if (cls < 0)
+		return;		/* past the classes: the webworker says 401 */
+	if (groups != NULL && (g = json_dumps(groups, JSON_COMPACT)) == NULL)
+		fatalx("json_dumps");
+	msg_init(&m);
+	msg_add_u32(&m, kind);
+	msg_add_str(&m, hash);
+	msg_add_str(&m, name);
+	msg_add_u32(&m, (uint32_t)cls);
+	msg_add_i64(&m, seen);
+	msg_add_i64(&m, expires);
+	msg_add_data(&m, g, g != NULL ? strlen(g) : 0);
+	webpub_send(&m, IMSG_WEB_AUTH_PRINCIPAL);
+	free(g);
+}
+
+void
+webpub_session_add(const char *hash, const char *user, time_t seen,
+    time_t expires)
+{
+	json_t	*groups;
+
+	if (webpub_web() == NULL)
+		return;
+	groups = auth_groups_json(user);
+	webpub_principal(WEB_PRIN_SESSION, hash, user, webpub_user_class(user),
+	    seen, expires, groups);
+	json_decref(groups);
+}
+
+void
+webpub_token_add(const char *hash, const char *name, const char *policy,
+    time_t used, time_t expires)
+{
+	if (webpub_web() == NULL)
+		return;
+	webpub_principal(WEB_PRIN_TOKEN, hash, name,
+	    webpub_token_class(name, policy), used, expires, NULL);
+}
+
+void
+webpub_forget(const char *hash)
+{
+	struct msgw	 m;
+
+	msg_init(&m);
+	msg_add_str(&m, hash);
+	webpub_send(&m, IMSG_WEB_AUTH_FORGET);
+}
+
+static void
+webpub_sessions_send(struct store *s, time_t now)
+{
+	sqlite3_stmt		*st;
+	const char		*user;
+
+	/*
+	 * Expired ones too: the webworker says "expired" rather than "no
+	 * such session", and reports them for deletion.
+	 */
+	st = store_prepare(s, "SELECT id_hash, user, last_seen, expires_at"
+	    " FROM sessions WHERE expires_at > ?1");
+	if (st == NULL)
+		return;
+	sqlite3_bind_int64(st, 1, now - 7 * 24 * 3600);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		user = (const char *)sqlite3_column_text(st, 1);
+		/* An account gone from the users file has no sessions. */
+		if (user == NULL || auth_users_hash(auth_users(), user) == NULL)
+			continue;
+		webpub_session_add((const char *)sqlite3_column_text(st, 0),
+		    user, sqlite3_column_int64(st, 2),
+		    sqlite3_column_int64(st, 3));
+	}
+	sqlite3_reset(st);
+}
+
+static void
+webpub_tokens_send(struct store *s, time_t now)
+{
+	sqlite3_stmt	*st;
+
+	st = store_prepare(s, "SELECT hash, name, policy, last_used,"
+	    " expires_at FROM api_tokens WHERE revoked_at IS NULL AND"
+	    " (expires_at IS NULL OR expires_at > ?1)");
+	if (st == NULL)
+		return;
+	sqlite3_bind_int64(st, 1, now);
+	while (sqlite3_step(st) == SQLITE_ROW)
+		webpub_token_add((const char *)sqlite3_column_text(st, 0),
+		    (const char *)sqlite3_column_text(st, 1),
+		    (const char *)sqlite3_column_text(st, 2),
+		    sqlite3_column_int64(st, 3),
+		    sqlite3_column_type(st, 4) == SQLITE_NULL ? 0 :
+		    sqlite3_column_int64(st, 4));
+	sqlite3_reset(st);
+}
+
+void
+webpub_reset(void)
+{
+	const struct nops_conf	*conf = nopsd_env->n_conf;
+	struct acl_ident	 rep;
+	struct msgw		 m;
+	const char		*boot;
+	char			 key[NOPS_NAME_MAX + 8];
+	int64_t			 anon = 0;
+	time_t			 now = time(NULL);
+
+	webpub_subs_clear();
+	webpub_classes_clear();
+	if (webpub_web() == NULL)
+		return;
+	boot = auth_bootstrap_hash();
+	msg_init(&m);
+	msg_add_u32(&m, (uint32_t)conf->session_idle);
+	msg_add_str(&m, boot != NULL ? boot : "");
+	msg_add_u32(&m, 1);			/* the management class */
+	msg_add_u32(&m, conf->anonymous_policy != NULL ? 2 : 0);
+	webpub_send(&m, IMSG_WEB_AUTH_BEGIN);
+
+	/* 0: nobody (public reads), 1: management, 2: anonymous. */
+	memset(&rep, 0, sizeof(rep));
+	rep.ai_kind = ACL_NONE;
+	strlcpy(rep.ai_actor, "anonymous", sizeof(rep.ai_actor));
+	(void)webpub_class("N", &rep);
+	memset(&rep, 0, sizeof(rep));
+	rep.ai_kind = ACL_BOOTSTRAP;
+	strlcpy(rep.ai_name, "bootstrap", sizeof(rep.ai_name));
+	strlcpy(rep.ai_policy, CONF_POLICY_MANAGEMENT, sizeof(rep.ai_policy));
+	strlcpy(rep.ai_actor, "token:bootstrap", sizeof(rep.ai_actor));
+	(void)webpub_class("M", &rep);
+	if (conf->anonymous_policy != NULL) {
+		memset(&rep, 0, sizeof(rep));
+		rep.ai_kind = ACL_ANONYMOUS;
+		strlcpy(rep.ai_policy, conf->anonymous_policy,
+		    sizeof(rep.ai_policy));
+		strlcpy(rep.ai_actor, "anonymous", sizeof(rep.ai_actor));
+		snprintf(key, sizeof(key), "A:%s", conf->anonymous_policy);
+		anon = webpub_class(key, &rep);
+	}
+	if (anon != (conf->anonymous_policy != NULL ? 2 : 0))
+		fatalx("%s: class numbering", __func__);
+	if (nopsd_env->n_store != NULL) {
+		webpub_sessions_send(nopsd_env->n_store, now);
+		webpub_tokens_send(nopsd_env->n_store, now);
+	}
+	msg_init(&m);
+	webpub_send(&m, IMSG_WEB_AUTH_COMMIT);
+}
+
+/* Documents. */
+
+static void
+webpub_hash(int status, const char *ctype, json_t *headers, const char *text,
+    size_t len, char out[AUTH_SHA256_HEX + 1])
+{
+	EVP_MD_CTX	*ctx;
+	unsigned char	 md[EVP_MAX_MD_SIZE];
+	unsigned int	 mdlen = 0, i;
+	char		 head[160], *hs = NULL;
+
+	snprintf(head, sizeof(head), "%d\n%s\n", status, ctype);
+	if (headers != NULL && (hs = json_dumps(headers, JSON_COMPACT)) == NULL)
+		fatalx("json_dumps");
+	if ((ctx = EVP_MD_CTX_new()) == NULL ||
+	    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1 ||
+	    EVP_DigestUpdate(ctx, head, strlen(head)) != 1 ||
+	    EVP_DigestUpdate(ctx, hs != NULL ? hs : "", hs != NULL ?
+	    strlen(hs) + 1 : 1) != 1 ||
+	    EVP_DigestUpdate(ctx, text, len) != 1 ||
+	    EVP_DigestFinal_ex(ctx, md, &mdlen) != 1 || mdlen != 32)
+		fatalx("%s: sha256", __func__);
+	EVP_MD_CTX_free(ctx);
+	free(hs);
+	for (i = 0; i < mdlen; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+/*
+ * Render sub and push it if its answer changed (or always, with force).
+ * The hash covers status, type, headers and body without "generated_at".
+ */
+static void
+webpub_render(struct webpub_sub *ws, int force)
+{
+	struct api_resp	 resp;
+	struct msgw	 m;
+	json_t		*h;
+	char		*text, hash[AUTH_SHA256_HEX + 1];
+	const char	*ctype;
+	size_t		 len, i;
+	int		 gen;
+
+	api_render(ws->ws_target, &wp.classes[ws->ws_class].wc_rep, &resp);
+	ctype = resp.ctype != NULL ? resp.ctype : "application/json";
+	gen = resp.raw == NULL && json_is_object(resp.body) &&
+	    json_object_del(resp.body, "generated_at") == 0;
+	text = api_resp_text(&resp, &len);
+	webpub_hash(resp.status, ctype, resp.headers, text, len, hash);
+	if (!force && strcmp(hash, ws->ws_hash) == 0)
+		goto out;
+	if (strcmp(hash, ws->ws_hash) != 0 || ws->ws_generated == 0)
+		ws->ws_generated = time(NULL);
+	strlcpy(ws->ws_hash, hash, sizeof(ws->ws_hash));
+	if (gen) {
+		free(text);
+		json_object_set_new(resp.body, "generated_at",
+		    api_time_json(ws->ws_generated));
+		text = api_resp_text(&resp, &len);
+	}
+	msg_init(&m);
+	msg_add_u32(&m, ws->ws_class);
+	msg_add_str(&m, ws->ws_target);
+	msg_add_u32(&m, (uint32_t)resp.status);
+	msg_add_str(&m, ctype);
+	msg_add_u32(&m, (uint32_t)json_array_size(resp.headers));
+	json_array_foreach(resp.headers, i, h) {
+		msg_add_str(&m, json_string_value(json_array_get(h, 0)));
+		msg_add_str(&m, json_string_value(json_array_get(h, 1)));
+	}
+	if (len + strlen(ws->ws_target) + 4096 > WEBWORKER_MSG_MAX) {
+		static const char too[] = "{\"error\":{\"code\":"
+		    "\"runtime_error\",\"message\":\"answer too large\"}}";
+
+		log_warnx("%s: answer of %zu bytes is too large to push",
+		    ws->ws_target, len);
+		msg_free(&m);
+		msg_init(&m);
+		msg_add_u32(&m, ws->ws_class);
+		msg_add_str(&m, ws->ws_target);
+		msg_add_u32(&m, 500);
+		msg_add_str(&m, "application/json");
+		msg_add_u32(&m, 0);
+		msg_add_data(&m, too, sizeof(too) - 1);
+	} else
+		msg_add_data(&m, text, len);
+	webpub_send(&m, IMSG_WEB_DOC);
+out:
+	free(text);
+	api_resp_free(&resp);
+}
+
+void
+webpub_flush(void)
+{
+	struct webpub_sub	*ws;
+
+	if (wp.soon_pending) {
+		evtimer_del(wp.soon);
+		wp.soon_pending = 0;
+	}
+	if (webpub_web() == NULL)
+		return;
+	RB_FOREACH(ws, webpub_subs, &wp.subs)
+		webpub_render(ws, 0);
+}
+
+static void
+webpub_flush_cb(int fd, short event, void *arg)
+{
+	wp.soon_pending = 0;
+	webpub_flush();
+}
+
+void
+webpub_changed(void)
+{
+	struct timeval	 tv = { 0, WEBPUB_SOON_MS * 1000 };
+
+	if (wp.soon == NULL || wp.soon_pending || wp.nsubs == 0)
+		return;
+	evtimer_add(wp.soon, &tv);
+	wp.soon_pending = 1;
+}
+
+static void
+webpub_want(struct worker *w, struct imsg *imsg, int want)
+{
+	struct webpub_sub	 key, *ws;
+	struct msgr		 r;
+	const char		*target;
+	char			 path[WEB_PATH_MAX + 1];
+	uint32_t		 cls;
+
+	msg_reader(&r, imsg);
+	msg_get_u32(&r, &cls);
+	msg_get_str(&r, &target, WEB_PATH_MAX);
+	if (msg_end(&r) == 0) {
+		strlcpy(path, target, sizeof(path));
+		path[strcspn(path, "?")] = '\0';
+		if (web_doc_route(path) == WEB_DOC_NO)
+			msg_fail(&r, "not a pushed read");
+		else if (cls >= WEB_CLASSES_MAX)
+			msg_fail(&r, "class out of range");
+	}
+	if (r.err != 0) {
+		supervise_violation(w, "malformed %s (%s)",
+		    imsg_to_str(imsg->hdr.type), r.what);
+		return;
+	}
+	/* A class of the table before a reset: the webworker drops it. */
+	if (cls >= wp.nclasses)
+		return;
+	strlcpy(path, target, sizeof(path));
+	key.ws_class = cls;
+	key.ws_target = path;
+	ws = RB_FIND(webpub_subs, &wp.subs, &key);
+	if (!want) {
+		if (ws != NULL) {
+			RB_REMOVE(webpub_subs, &wp.subs, ws);
+			wp.nsubs--;
+			free(ws->ws_target);
+			free(ws);
+		}
+		return;
+	}
+	/*
+	 * A change waiting to be pushed goes first: else this new read would
+	 * show it before the ones held, and a client could see it come and
+	 * go.
+	 */
+	if (wp.soon_pending)
+		webpub_flush();
+	if (ws == NULL) {
+		if (wp.nsubs >= WEBPUB_SUBS_MAX) {
+			supervise_violation(w, "more than %d documents wanted",
+			    WEBPUB_SUBS_MAX);
+			return;
+		}
+		if ((ws = calloc(1, sizeof(*ws))) == NULL ||
+		    (ws->ws_target = strdup(target)) == NULL)
+			fatal("calloc");
+		ws->ws_class = cls;
+		RB_INSERT(webpub_subs, &wp.subs, ws);
+		wp.nsubs++;
+	}
+	webpub_render(ws, 1);
+}
+
+/* The webworker found a session expired: delete it if it is. */
+static void
+webpub_expired(struct store *s, const char *hash, time_t now)
+{
+	sqlite3_stmt	*st;
+
+	if (s == NULL || (st = store_prepare(s, "DELETE FROM sessions WHERE"
+	    " id_hash = ?1 AND (expires_at <= ?2 OR last_seen <= ?3)")) ==
+	    NULL)
+		return;
+	sqlite3_bind_text(st, 1, hash, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 2, now);
+	sqlite3_bind_int64(st, 3, now - nopsd_env->n_conf->session_idle);
+	(void)sqlite3_step(st);
+	sqlite3_reset(st);
+}
+
+static void
+webpub_seen(struct worker *w, struct imsg *imsg)
+{
+	struct store	*s = nopsd_env->n_store;
+	struct msgr	 r;
+	sqlite3_stmt	*st;
+	const char	*hash;
+	uint32_t	 n, i, kind, status, count;
+	int64_t		 at;
+	time_t		 now = time(NULL);
+
+	msg_reader(&r, imsg);
+	msg_get_u32(&r, &n);
+	if (n > WEB_SEEN_MAX)
+		msg_fail(&r, "too many entries");
+	for (i = 0; i < n && r.err == 0; i++) {
+		msg_get_u32(&r, &kind);
+		msg_get_str(&r, &hash, WEB_HASH_HEX);
+		msg_get_i64(&r, &at);
+		if (r.err != 0)
+			break;
+		if ((kind != WEB_PRIN_SESSION && kind != WEB_PRIN_TOKEN) ||
+		    strlen(hash) != WEB_HASH_HEX || at < 0 ||
+		    (at == 0 && kind != WEB_PRIN_SESSION)) {
+			msg_fail(&r, "bad entry");
+			break;
+		}
+		if (at == 0) {
+			webpub_expired(s, hash, now);
+			continue;
+		}
+		if (at > now)
+			at = now;
+		if (s == NULL || (st = store_prepare(s, kind ==
+		    WEB_PRIN_SESSION ? "UPDATE sessions SET last_seen = ?1"
+		    " WHERE id_hash = ?2 AND last_seen < ?1" :
+		    "UPDATE api_tokens SET last_used = ?1 WHERE hash = ?2"
+		    " AND (last_used IS NULL OR last_used < ?1)")) == NULL)
+			continue;
+		sqlite3_bind_int64(st, 1, at);
+		sqlite3_bind_text(st, 2, hash, -1, SQLITE_TRANSIENT);
+		(void)sqlite3_step(st);
+		sqlite3_reset(st);
+	}
+	msg_get_u32(&r, &n);
+	if (n > WEB_CODES_MAX)
+		msg_fail(&r, "too many statuses");
+	for (i = 0; i < n && r.err == 0; i++) {
+		msg_get_u32(&r, &status);
+		msg_get_u32(&r, &count);
+		if (r.err == 0 && (status < 100 || status > 599 ||
+		    count > WEBPUB_HTTP_COUNT_MAX))
+			msg_fail(&r, "bad status count");
+		else if (r.err == 0)
+			metrics_http_add((int)status, count);
+	}
+	if (msg_end(&r) == -1)
+		supervise_violation(w, "malformed %s (%s)",
+		    imsg_to_str(imsg->hdr.type), r.what);
+}
+
+void
+webpub_dispatch(struct worker *w, struct imsg *imsg)
+{
+	switch (imsg->hdr.type) {
+	case IMSG_WEB_WANT:
+		webpub_want(w, imsg, 1);
+		break;
+	case IMSG_WEB_UNWANT:
+		webpub_want(w, imsg, 0);
+		break;
+	case IMSG_WEB_SEEN:
+		webpub_seen(w, imsg);
+		break;
+	default:
+		supervise_violation(w, "unexpected %s",
+		    imsg_to_str(imsg->hdr.type));
+	}
+}

@@ -1,0 +1,38 @@
+/*
+ * Pushed reads (master/webpub.c): the master pushes to the webworker the
+ * identities it may serve reads for and the read documents it asked for,
+ * and pushes each document again when its answer changes.  The protocol
+ * is in shared/nops.h ("Pushed reads").
+ */
+#ifndef NOPS_WEBPUB_H
+#define NOPS_WEBPUB_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include "imsg.h"
+
+struct worker;
+
+void	 webpub_init(void);
+void	 webpub_shutdown(void);
+/*
+ * A whole new identity table (the webworker started, the config was
+ * reloaded); the webworker drops its documents and asks again.
+ */
+void	 webpub_reset(void);
+/* Something reads show may have changed: push what changed soon. */
+void	 webpub_changed(void);
+/* Push what changed now (before answering a write). */
+void	 webpub_flush(void);
+/* A session began or a token was made: the webworker learns it now. */
+void	 webpub_session_add(const char *hash, const char *user, time_t seen,
+	    time_t expires);
+void	 webpub_token_add(const char *hash, const char *name,
+	    const char *policy, time_t used, time_t expires);
+/* A session or token ended (logout, expiry, revocation). */
+void	 webpub_forget(const char *hash);
+/* IMSG_WEB_WANT, IMSG_WEB_UNWANT, IMSG_WEB_SEEN from the webworker. */
+void	 webpub_dispatch(struct worker *, struct imsg *);
+
+#endif /* NOPS_WEBPUB_H */

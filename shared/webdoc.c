@@ -1,0 +1,63 @@
+/*
+ * Which GET paths are read documents, pushed by the master and served
+ * by the webworker from memory (shared/nops.h, "Pushed reads").  Both
+ * ends use this one list: the webworker to decide what it answers
+ * itself, the master to refuse a WANT for anything else.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "nops.h"
+
+static const struct {
+	const char	*path;		/* "*" stands for one segment */
+	int		 kind;
+} web_docs[] = {
+	{ "/api/v1/status",		WEB_DOC_READ },
+	{ "/api/v1/engine",		WEB_DOC_READ },
+	{ "/api/v1/overview",		WEB_DOC_READ },
+	{ "/api/v1/events",		WEB_DOC_READ },
+	{ "/api/v1/jobs",		WEB_DOC_READ },
+	{ "/api/v1/jobs/*/*",		WEB_DOC_READ },
+	{ "/api/v1/deployments",	WEB_DOC_READ },
+	{ "/api/v1/deployments/*",	WEB_DOC_READ },
+	{ "/api/v1/orphans",		WEB_DOC_READ },
+	{ "/api/v1/files/errors",	WEB_DOC_READ },
+	{ "/api/v1/repositories",	WEB_DOC_READ },
+	{ "/api/v1/repositories/*",	WEB_DOC_READ },
+	{ "/api/v1/tokens",		WEB_DOC_READ },
+	{ "/api/v1/openapi.json",	WEB_DOC_PUBLIC },
+};
+
+/* 1 if path matches pattern, segment by segment; "*" is one non-empty one. */
+static int
+web_doc_match(const char *pat, const char *path)
+{
+	size_t	 n;
+
+	while (*pat != '\0' && *path != '\0') {
+		if (*pat == '*') {
+			n = strcspn(path, "/");
+			if (n == 0)
+				return 0;
+			path += n;
+			pat++;
+			continue;
+		}
+		if (*pat++ != *path++)
+			return 0;
+	}
+	return *pat == '\0' && *path == '\0';
+}
+
+int
+web_doc_route(const char *path)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof(web_docs) / sizeof(web_docs[0]); i++)
+		if (web_doc_match(web_docs[i].path, path))
+			return web_docs[i].kind;
+	return WEB_DOC_NO;
+}
