@@ -124,9 +124,12 @@ void	 web_json_error(struct web_rq *, int status, const char *code,
 int	 web_call(struct web_page *, const char *method, const char *uri,
 	    const char *ctype, const char *csrf, const void *, size_t);
 /* Complete a page's call answered here (web_docs.c). */
+/* json, if not NULL, is the body already parsed (it is shared). */
 void	 web_call_answer(struct web_page *, size_t slot, int status,
 	    const char *ctype, const char **hname, const char **hvalue,
-	    size_t nh, const void *, size_t);
+	    size_t nh, const void *, size_t, json_t *);
+/* 1 if a Content-Type is application/json (parameters aside). */
+int	 web_is_json(const char *ctype);
 /* Send to the master; fatal if the channel refuses. */
 void	 web_master_send(struct msgw *, uint32_t type);
 #define WEB_CTYPE_MAX	128
@@ -171,7 +174,7 @@ void	 web_auth_dispatch(struct imsg *);
 int	 web_identify(struct web_rq *, struct web_ident *);
 void	 web_ident_clear(struct web_ident *);
 /* GET /api/v1/session for the identity: a JSON text to free. */
-char	*web_session_json(const struct web_ident *, size_t *len);
+json_t	*web_session_obj(const struct web_ident *);
 /* The value of Set-Cookie that ends the session cookie. */
 const char *web_clear_cookie(const struct web_rq *);
 /* Count an answer given here (reported in IMSG_WEB_SEEN). */

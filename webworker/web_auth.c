@@ -686,12 +686,11 @@ web_kind_str(enum web_kind kind)
 }
 
 /* As the master's api_session (master/auth_login.c), field by field. */
-char *
-web_session_json(const struct web_ident *id, size_t *len)
+json_t *
+web_session_obj(const struct web_ident *id)
 {
 	json_t	*o, *cls;
 	char	 csrf[AUTH_SECRET_B64 + 1];
-	char	*s;
 
 	if (web_live == NULL || (cls = web_live->wt_class[id->wi_class]) ==
 	    NULL)
@@ -716,9 +715,5 @@ web_session_json(const struct web_ident *id, size_t *len)
 	} else
 		json_object_set_new(o, "csrf_token", json_null());
 	json_object_set(o, "namespaces", json_object_get(cls, "namespaces"));
-	if ((s = json_dumps(o, JSON_COMPACT)) == NULL)
-		fatalx("json_dumps");
-	json_decref(o);
-	*len = strlen(s);
-	return s;
+	return o;
 }

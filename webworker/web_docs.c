@@ -68,6 +68,7 @@ struct web_doc {
 	char			*wd_hvalue[WEB_HEADERS_MAX];
 	void			*wd_body;
 	size_t			 wd_len;
+	json_t			*wd_json;	/* the body parsed, for pages */
 	time_t			 wd_read;	/* monotonic */
 	time_t			 wd_wanted;	/* WANT sent */
 	struct web_waiters	 wd_waiters;
@@ -131,9 +132,23 @@ web_doc_content_free(struct web_doc *d)
 	d->wd_ctype = NULL;
 	free(d->wd_body);
 	d->wd_body = NULL;
+	json_decref(d->wd_json);
+	d->wd_json = NULL;
 	web_bytes -= d->wd_len;
 	d->wd_len = 0;
 	d->wd_have = 0;
+}
+
+/*
+ * The body of d parsed, once: a page renders from it again and again
+ * (nothing changes a call's JSON).  NULL if it is not JSON.
+ */
+static json_t *
+web_doc_json(struct web_doc *d)
+{
+	if (d->wd_json == NULL && web_is_json(d->wd_ctype) && d->wd_len > 0)
+		d->wd_json = json_loadb(d->wd_body, d->wd_len, 0, NULL);
+	return d->wd_json;
 }
 
 /* Take the waiters off d, onto list, to answer once d may be gone. */
@@ -198,7 +213,7 @@ static void
 web_local_answer(struct web_rq *rq, struct web_page *pg, size_t slot,
     int clear, int status, const char *ctype, size_t nh,
     const char *const *hname, const char *const *hvalue, const void *body,
-    size_t len)
+    size_t len, json_t *json)
 {
 	const char	*names[WEB_HEADERS_MAX + 1];
 	const char	*values[WEB_HEADERS_MAX + 1];
@@ -221,7 +236,8 @@ web_local_answer(struct web_rq *rq, struct web_page *pg, size_t slot,
 		names[nh] = "Set-Cookie";
 		values[nh++] = web_clear_cookie(&pg->wg_rq);
 	}
-	web_call_answer(pg, slot, status, ctype, names, values, nh, body, len);
+	web_call_answer(pg, slot, status, ctype, names, values, nh, body, len,
+	    json);
 }
 
 /* An error of ours, as the master words them: {"error": {...}}. */
@@ -239,7 +255,7 @@ web_local_error(struct web_rq *rq, struct web_page *pg, size_t slot,
 		fatalx("%s: json", __func__);
 	json_decref(j);
 	web_local_answer(rq, pg, slot, clear, status, "application/json",
-	    hname != NULL ? 1 : 0, &hname, &hvalue, s, strlen(s));
+	    hname != NULL ? 1 : 0, &hname, &hvalue, s, strlen(s), NULL);
 	free(s);
 }
 
@@ -257,13 +273,13 @@ web_waiters_answer(struct web_waiters *list, int status, const char *ctype,
 			ww->ww_page->wg_calls[ww->ww_slot].wk_waiter = NULL;
 		if (ww->ww_rq != NULL) {
 			web_local_answer(ww->ww_rq, NULL, 0, ww->ww_clear,
-			    status, ctype, nh, hname, hvalue, body, len);
+			    status, ctype, nh, hname, hvalue, body, len, NULL);
 			free(ww->ww_rq);
 		} else if (ww->ww_page != NULL)
 			/* This may end the page, or start other calls. */
 			web_local_answer(NULL, ww->ww_page, ww->ww_slot,
 			    ww->ww_clear, status, ctype, nh, hname, hvalue,
-			    body, len);
+			    body, len, NULL);
 		free(ww);
 	}
 }
@@ -323,6 +339,7 @@ web_docs_get(struct web_rq *who, struct web_rq *rq, struct web_page *pg,
 	struct web_ident	 id;
 	struct web_doc		*d;
 	struct web_waiter	*ww;
+	json_t			*o;
 	char			 path[WEB_PATH_MAX + 1];
 	char			*s;
 	size_t			 len;
@@ -336,10 +353,19 @@ web_docs_get(struct web_rq *who, struct web_rq *rq, struct web_page *pg,
 	if (strcmp(path, WEB_SESSION_PATH) == 0) {
 		/* Public: a bad credential shows as nobody's view. */
 		web_identify(who, &id);
-		s = web_session_json(&id, &len);
-		web_local_answer(rq, pg, slot, id.wi_clear, 200,
-		    "application/json", 0, NULL, NULL, s, len);
-		freezero(s, len);
+		o = web_session_obj(&id);
+		if (rq != NULL) {
+			if ((s = json_dumps(o, JSON_COMPACT)) == NULL)
+				fatalx("json_dumps");
+			len = strlen(s);
+			web_local_answer(rq, NULL, 0, id.wi_clear, 200,
+			    "application/json", 0, NULL, NULL, s, len, NULL);
+			freezero(s, len);
+		} else
+			/* A page's call takes the object as it is. */
+			web_local_answer(NULL, pg, slot, id.wi_clear, 200,
+			    "application/json", 0, NULL, NULL, NULL, 0, o);
+		json_decref(o);
 		web_ident_clear(&id);
 		return 1;
 	}
@@ -387,7 +413,8 @@ web_docs_get(struct web_rq *who, struct web_rq *rq, struct web_page *pg,
 	if (d->wd_have) {
 		web_local_answer(rq, pg, slot, clear, d->wd_status, d->wd_ctype,
 		    d->wd_nh, (const char *const *)d->wd_hname,
-		    (const char *const *)d->wd_hvalue, d->wd_body, d->wd_len);
+		    (const char *const *)d->wd_hvalue, d->wd_body, d->wd_len,
+		    pg != NULL ? web_doc_json(d) : NULL);
 		return 1;
 	}
 	if ((ww = calloc(1, sizeof(*ww))) == NULL)

@@ -542,18 +542,27 @@ web_request(struct evhttp_request *req, void *arg)
 	web_forward(&rq);
 }
 
+int
+web_is_json(const char *ctype)
+{
+	size_t	 n = strcspn(ctype, ";");
+
+	return n == strlen("application/json") &&
+	    strncasecmp(ctype, "application/json", n) == 0;
+}
+
 /* A page's call answered: keep what the page may use. */
 static void
 web_call_done(struct web_call *wk, int status, const char *ctype,
     const char **hname, const char **hvalue, size_t nh, const void *body,
-    size_t bodylen)
+    size_t bodylen, json_t *json)
 {
-	size_t	 i, n;
+	size_t	 i;
 
 	wk->wk_status = status;
-	n = strcspn(ctype, ";");
-	if (n == strlen("application/json") &&
-	    strncasecmp(ctype, "application/json", n) == 0 && bodylen > 0)
+	if (json != NULL)
+		wk->wk_json = json_incref(json);
+	else if (web_is_json(ctype) && bodylen > 0)
 		wk->wk_json = json_loadb(body, bodylen, 0, NULL);
 	for (i = 0; i < nh; i++) {
 		if (strcasecmp(hname[i], "Set-Cookie") == 0 &&
@@ -577,12 +586,12 @@ web_call_done(struct web_call *wk, int status, const char *ctype,
 void
 web_call_answer(struct web_page *pg, size_t slot, int status,
     const char *ctype, const char **hname, const char **hvalue, size_t nh,
-    const void *body, size_t bodylen)
+    const void *body, size_t bodylen, json_t *json)
 {
 	void	(*next)(struct web_page *);
 
 	web_call_done(&pg->wg_calls[slot], status, ctype, hname, hvalue, nh,
-	    body, bodylen);
+	    body, bodylen, json);
 	if (--pg->wg_waiting == 0 && pg->wg_next != NULL) {
 		next = pg->wg_next;
 		pg->wg_next = NULL;
@@ -651,7 +660,7 @@ web_response(struct imsg *imsg)
 		free(wp->wp_rq);
 	} else if ((pg = wp->wp_page) != NULL)
 		web_call_answer(pg, wp->wp_slot, (int)status, ctype, hname,
-		    hvalue, nh, body, bodylen);
+		    hvalue, nh, body, bodylen, NULL);
 	free(wp);
 }
 
