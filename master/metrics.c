@@ -34,6 +34,7 @@
 #include "repo.h"
 #include "api.h"
 #include "metrics.h"
+#include "webpub.h"
 #include "acl.h"
 #include "auth.h"
 #include "notify.h"
@@ -234,8 +235,9 @@ metrics_process(struct metrics_out *mo)
 	}
 
 	metrics_family(mo, "nops_http_requests_total", "counter",
-	    "Requests the master answered, by HTTP status (requests the "
-	    "webworker refuses by itself are not counted).");
+	    "HTTP answers by status: the master's, and those the "
+	    "webworker gave by itself (reads, refusals), reported every "
+	    "few seconds.");
 	for (status = 100; status < METRICS_STATUS_MAX; status++) {
 		if (metrics_http[status] == 0)
 			continue;
@@ -415,6 +417,7 @@ metrics_render(const struct api_req *req, size_t *len)
 	metrics_deployments(&mo);
 	webhook_metrics(&mo);
 	notify_metrics(&mo);
+	webpub_metrics(&mo);
 	*len = mo.mo_len;
 	return mo.mo_buf;
 }

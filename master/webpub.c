@@ -88,6 +88,9 @@ static struct {
 	struct event		*soon;
 	struct event		*tick;
 	int			 soon_pending;
+	uint64_t		 renders;	/* for /metrics */
+	uint64_t		 pushes;
+	uint64_t		 resets;
 } wp = { .subs = RB_INITIALIZER(&wp.subs) };
 
 static void	 webpub_flush_cb(int, short, void *);
@@ -411,6 +414,7 @@ webpub_reset(void)
 	webpub_classes_clear();
 	if (webpub_web() == NULL)
 		return;
+	wp.resets++;
 	boot = auth_bootstrap_hash();
 	msg_init(&m);
 	msg_add_u32(&m, (uint32_t)conf->session_idle);
@@ -492,6 +496,7 @@ webpub_render(struct webpub_sub *ws, int force)
 	size_t		 len, i;
 	int		 gen;
 
+	wp.renders++;
 	api_render(ws->ws_target, &wp.classes[ws->ws_class].wc_rep, &resp);
 	ctype = resp.ctype != NULL ? resp.ctype : "application/json";
 	gen = resp.raw == NULL && json_is_object(resp.body) &&
@@ -536,6 +541,7 @@ webpub_render(struct webpub_sub *ws, int force)
 	} else
 		msg_add_data(&m, text, len);
 	webpub_send(&m, IMSG_WEB_DOC);
+	wp.pushes++;
 out:
 	free(text);
 	api_resp_free(&resp);
@@ -714,6 +720,32 @@ webpub_seen(struct worker *w, struct imsg *imsg)
 	if (msg_end(&r) == -1)
 		supervise_violation(w, "malformed %s (%s)",
 		    imsg_to_str(imsg->hdr.type), r.what);
+}
+
+void
+webpub_metrics(struct metrics_out *mo)
+{
+	metrics_family(mo, "nops_web_documents", "gauge",
+	    "Read documents the webworker holds and the master keeps "
+	    "current.");
+	metrics_sample(mo, "nops_web_documents", (int64_t)wp.nsubs, NULL);
+	metrics_family(mo, "nops_web_access_classes", "gauge",
+	    "Access classes of the identities the webworker knows.");
+	metrics_sample(mo, "nops_web_access_classes", (int64_t)wp.nclasses,
+	    NULL);
+	metrics_family(mo, "nops_web_document_renders_total", "counter",
+	    "Read documents the master rendered to see if they changed.");
+	metrics_sample(mo, "nops_web_document_renders_total",
+	    (int64_t)wp.renders, NULL);
+	metrics_family(mo, "nops_web_document_pushes_total", "counter",
+	    "Read documents the master pushed to the webworker.");
+	metrics_sample(mo, "nops_web_document_pushes_total",
+	    (int64_t)wp.pushes, NULL);
+	metrics_family(mo, "nops_web_identity_resets_total", "counter",
+	    "Whole identity tables sent to the webworker (its start, "
+	    "reloads).");
+	metrics_sample(mo, "nops_web_identity_resets_total",
+	    (int64_t)wp.resets, NULL);
 }
 
 void

@@ -13,6 +13,7 @@
 #include "imsg.h"
 
 struct worker;
+struct metrics_out;
 
 void	 webpub_init(void);
 void	 webpub_shutdown(void);
@@ -32,6 +33,8 @@ void	 webpub_token_add(const char *hash, const char *name,
 	    const char *policy, time_t used, time_t expires);
 /* A session or token ended (logout, expiry, revocation). */
 void	 webpub_forget(const char *hash);
+/* Its families of /metrics. */
+void	 webpub_metrics(struct metrics_out *);
 /* IMSG_WEB_WANT, IMSG_WEB_UNWANT, IMSG_WEB_SEEN from the webworker. */
 void	 webpub_dispatch(struct worker *, struct imsg *);
 

@@ -194,6 +194,17 @@ def case_classes(w, alice):
     ok("/metrics counts the answers the webworker gave itself",
        wait_until(counted, 15, 0.5),
        (before, metric(w, "nops_http_requests_total", 403)))
+    st, text = w.local("GET", "/metrics")
+
+    def value(name):
+        m = re.search(r"^%s (\d+)$" % name, text, re.M)
+        return int(m.group(1)) if m else -1
+    ok("/metrics shows the documents held and pushed",
+       value("nops_web_documents") > 0 and
+       value("nops_web_document_pushes_total") >=
+       value("nops_web_documents") and
+       value("nops_web_access_classes") >= 3 and
+       value("nops_web_identity_resets_total") >= 1, text[-1500:])
 
 
 def case_reload(w):
