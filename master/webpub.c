@@ -15,9 +15,10 @@
  * Documents.  The webworker says which (class, target) it holds (WANT,
  * UNWANT); each is rendered at once and again after every change
  * (a commit to the store, a detection cycle, a fetch, a worker restart),
- * a few times a second at most, and before the answer to any write, and
- * at least every WEBPUB_TICK seconds; only an answer whose bytes changed
- * is pushed.  A top-level "generated_at" is the time the answer last
+ * at most every WEBPUB_SOON_MS (longer when rendering is slow), before
+ * the answer to any write, and when there was none for WEBPUB_TICK
+ * seconds (checked every second); only
+ * an answer whose bytes changed is pushed.  A top-level "generated_at" is the time the answer last
  * changed, and does not count as a change by itself.
  */
 #include "config.h"
@@ -49,7 +50,7 @@
 #include "webpub.h"
 
 #define WEBPUB_SOON_MS		100	/* after a change: coalesce */
-#define WEBPUB_TICK		2	/* s: render everything at least this often */
+#define WEBPUB_TICK		2	/* s: render everything when none for this long */
 #define WEBPUB_SUBS_MAX		(2 * WEB_DOCS_MAX)	/* with races */
 #define WEBPUB_HTTP_COUNT_MAX	10000000
 
@@ -88,12 +89,18 @@ static struct {
 	struct event		*soon;
 	struct event		*tick;
 	int			 soon_pending;
+	long			 soon_ms;	/* after a change */
+	time_t			 flushed;	/* monotonic s, last flush */
 	uint64_t		 renders;	/* for /metrics */
 	uint64_t		 pushes;
 	uint64_t		 resets;
-} wp = { .subs = RB_INITIALIZER(&wp.subs) };
+} wp = {
+	.subs = RB_INITIALIZER(&wp.subs),
+	.soon_ms = WEBPUB_SOON_MS,
+};
 
 static void	 webpub_flush_cb(int, short, void *);
+static void	 webpub_tick_cb(int, short, void *);
 
 static struct worker *
 webpub_web(void)
@@ -119,12 +126,12 @@ webpub_send(struct msgw *m, uint32_t type)
 void
 webpub_init(void)
 {
-	struct timeval	 tv = { WEBPUB_TICK, 0 };
+	struct timeval	 tv = { 1, 0 };
 
 	store_committed = webpub_changed;
 	if ((wp.soon = evtimer_new(nopsd_env->n_base, webpub_flush_cb,
 	    NULL)) == NULL || (wp.tick = event_new(nopsd_env->n_base, -1,
-	    EV_PERSIST, webpub_flush_cb, NULL)) == NULL)
+	    EV_PERSIST, webpub_tick_cb, NULL)) == NULL)
 		fatalx("%s: event_new", __func__);
 	evtimer_add(wp.tick, &tv);
 }
@@ -551,6 +558,8 @@ void
 webpub_flush(void)
 {
 	struct webpub_sub	*ws;
+	struct timespec		 t0, t1;
+	long			 ms;
 
 	if (wp.soon_pending) {
 		evtimer_del(wp.soon);
@@ -558,8 +567,20 @@ webpub_flush(void)
 	}
 	if (webpub_web() == NULL)
 		return;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	RB_FOREACH(ws, webpub_subs, &wp.subs)
 		webpub_render(ws, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	wp.flushed = t1.tv_sec;
+	/*
+	 * Rendering costs the master its loop: the next flush after a
+	 * change waits four times as long as this one took, so that pushes
+	 * take at most a fifth of the master however busy the engine is.
+	 */
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 +
+	    (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	wp.soon_ms = ms * 4 < WEBPUB_SOON_MS ? WEBPUB_SOON_MS :
+	    ms * 4 > WEBPUB_TICK * 1000 ? WEBPUB_TICK * 1000 : ms * 4;
 }
 
 static void
@@ -569,13 +590,26 @@ webpub_flush_cb(int fd, short event, void *arg)
 	webpub_flush();
 }
 
+/* The safety net: what changed unannounced; skipped right after a flush. */
+static void
+webpub_tick_cb(int fd, short event, void *arg)
+{
+	struct timespec	 now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec - wp.flushed >= WEBPUB_TICK)
+		webpub_flush();
+}
+
 void
 webpub_changed(void)
 {
-	struct timeval	 tv = { 0, WEBPUB_SOON_MS * 1000 };
+	struct timeval	 tv;
 
 	if (wp.soon == NULL || wp.soon_pending || wp.nsubs == 0)
 		return;
+	tv.tv_sec = wp.soon_ms / 1000;
+	tv.tv_usec = (wp.soon_ms % 1000) * 1000;
 	evtimer_add(wp.soon, &tv);
 	wp.soon_pending = 1;
 }
