@@ -17,8 +17,8 @@
  * (a commit to the store, a detection cycle, a fetch, a worker restart),
  * at most every WEBPUB_SOON_MS (longer when rendering is slow), before
  * the answer to any write, and when there was none for WEBPUB_TICK
- * seconds (checked every second); only
- * an answer whose bytes changed is pushed.  A top-level "generated_at" is the time the answer last
+ * seconds (checked every second); only an answer whose bytes changed is
+ * pushed.  A top-level "generated_at" is the time the answer last
  * changed, and does not count as a change by itself.
  */
 #include "config.h"
@@ -50,7 +50,7 @@
 #include "webpub.h"
 
 #define WEBPUB_SOON_MS		100	/* after a change: coalesce */
-#define WEBPUB_TICK		2	/* s: render everything when none for this long */
+#define WEBPUB_TICK		2	/* s without a flush: flush */
 #define WEBPUB_SUBS_MAX		(2 * WEB_DOCS_MAX)	/* with races */
 #define WEBPUB_HTTP_COUNT_MAX	10000000
 
