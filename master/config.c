@@ -205,6 +205,60 @@ config_fmt_duration(int secs, char *buf, size_t len)
 	return buf;
 }
 
+const char *
+config_fmt_size(uint64_t n, char *buf, size_t len)
+{
+	if (n != 0 && n % (1024ULL * 1024 * 1024) == 0)
+		snprintf(buf, len, "%lluG", (unsigned long long)(n >> 30));
+	else if (n != 0 && n % (1024 * 1024) == 0)
+		snprintf(buf, len, "%lluM", (unsigned long long)(n >> 20));
+	else if (n != 0 && n % 1024 == 0)
+		snprintf(buf, len, "%lluK", (unsigned long long)(n >> 10));
+	else
+		snprintf(buf, len, "%llu", (unsigned long long)n);
+	return buf;
+}
+
+const char *
+config_parse_size(const char *s, uint64_t *bytes)
+{
+	const char	*errstr = NULL;
+	char		 num[24];
+	size_t		 n = strspn(s, "0123456789");
+	long long	 v;
+	int		 shift = 0;
+
+	if (n == 0 || n >= sizeof(num))
+		return "not a size (e.g. 512K, 4M, or bytes)";
+	switch (s[n]) {
+	case '\0':
+		break;
+	case 'K':
+	case 'k':
+		shift = 10;
+		break;
+	case 'M':
+	case 'm':
+		shift = 20;
+		break;
+	case 'G':
+	case 'g':
+		shift = 30;
+		break;
+	default:
+		return "not a size (e.g. 512K, 4M, or bytes)";
+	}
+	if (shift != 0 && s[n + 1] != '\0')
+		return "not a size (e.g. 512K, 4M, or bytes)";
+	memcpy(num, s, n);
+	num[n] = '\0';
+	v = strtonum(num, 0, (1LL << 40) >> shift, &errstr);
+	if (errstr != NULL)
+		return "too large";
+	*bytes = (uint64_t)v << shift;
+	return NULL;
+}
+
 /*
  * Parts with decreasing units, each at most once: "1h30m", "90s", "2d".
  * A plain number is seconds.
@@ -769,6 +823,13 @@ config_print(FILE *fp, const struct nops_conf *conf)
 		config_print_str(fp, r->path);
 		fprintf(fp, "\n\tpoll-interval %s\n",
 		    config_fmt_duration(r->poll_interval, d, sizeof(d)));
+		fprintf(fp, "\tfetch-timeout %s\n",
+		    config_fmt_duration(r->fetch_timeout, d, sizeof(d)));
+		fprintf(fp, "\tmax-file-size %s\n",
+		    config_fmt_size(r->max_file_size, d, sizeof(d)));
+		fprintf(fp, "\tmax-files %u\n", r->max_files);
+		fprintf(fp, "\tmax-snapshot-size %s\n",
+		    config_fmt_size(r->max_snapshot_size, d, sizeof(d)));
 		config_print_file(fp, "\t", "webhook secret",
 		    r->webhook_secret_file);
 		config_print_file(fp, "\t", "ssh key", r->ssh_key_file);

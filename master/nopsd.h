@@ -23,6 +23,11 @@
 #define NOPS_ENGINE_INTERVAL	5
 #define NOPS_APPLY_TIMEOUT	600
 #define NOPS_POLL_INTERVAL	60
+/* What a repository's snapshot may hold, and how long a poll may take. */
+#define NOPS_FETCH_TIMEOUT	120			/* seconds */
+#define NOPS_MAX_FILE_SIZE	(1024 * 1024)		/* bytes per file */
+#define NOPS_MAX_FILES		2000			/* files */
+#define NOPS_MAX_SNAPSHOT_SIZE	(32ULL * 1024 * 1024)	/* bytes in all */
 #define NOPS_SESSION_IDLE	(8 * 3600)
 #define NOPS_SESSION_LIFETIME	(7 * 86400)
 
@@ -62,6 +67,10 @@ struct conf_repo {
 	char			*branch;	/* default "main" */
 	char			*path;		/* default "" (top) */
 	int			 poll_interval;	/* seconds */
+	int			 fetch_timeout;	/* seconds */
+	uint32_t		 max_file_size;	/* bytes */
+	uint32_t		 max_files;
+	uint64_t		 max_snapshot_size; /* bytes */
 	char			*webhook_secret_file;	/* secret */
 	char			*ssh_key_file;		/* secret */
 	char			*known_hosts_file;
@@ -193,6 +202,9 @@ const char	 *config_fmt_duration(int, char *, size_t);
  */
 /* "30s", "5m", "1h30m", "1d", or plain seconds; *secs gets the value. */
 const char	 *config_parse_duration(const char *, int *secs);
+/* "512K", "4M", "1G" or bytes (units of 1024); NULL or why not. */
+const char	 *config_parse_size(const char *, uint64_t *bytes);
+const char	 *config_fmt_size(uint64_t, char *, size_t);
 const char	 *config_check_name(const char *);	/* repo/group/policy */
 const char	 *config_check_username(const char *);	/* a login name */
 const char	 *config_check_unixname(const char *);	/* user, group */

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "nops.h"
 #include "nopsd.h"
 
 /* Keep the parser's globals out of the way of any later parser. */
@@ -138,6 +139,8 @@ static void	 conf_varset(const char *, const char *, int);
 static int	 conf_single(enum conf_single, const char *, int);
 static int	 conf_duration(const char *, const char *, int, int, int,
 		    int *);
+static int	 conf_size(const char *, const char *, uint64_t, uint64_t, int,
+		    uint64_t *);
 static int	 conf_path(const char *, const char *, int);
 static int	 conf_file_check(const char *, const char *, int, int);
 static void	 conf_setfile(char **, const char *, const char *, int, int);
@@ -177,6 +180,10 @@ static void	 dashboard_set(const char *, int);
 #define R_WEBHOOK	0x10
 #define R_SSHKEY	0x20
 #define R_KNOWNHOSTS	0x40
+#define R_FETCHTIMEOUT	0x80
+#define R_MAXFILESIZE	0x100
+#define R_MAXFILES	0x200
+#define R_MAXSNAPSHOT	0x400
 /* Options of a notify block. */
 #define O_KIND		0x01
 #define O_TOPIC		0x02
@@ -198,6 +205,7 @@ static unsigned int		 notify_opts;
 %token	DATABASE USER USERS DRIFTINTERVAL ENGINEINTERVAL APPLYTIMEOUT
 %token	NOMAD ADDRESS TOKEN FILEKW CA NAMESPACES NAMESPACE
 %token	REPOSITORY URL BRANCH PATH POLLINTERVAL WEBHOOK SECRET SSH KNOWNHOSTS
+%token	FETCHTIMEOUT MAXFILESIZE MAXFILES MAXSNAPSHOTSIZE
 %token	POLICY BIND ERROR
 %token	ANONYMOUS BOOTSTRAP SESSION IDLETIMEOUT LIFETIME
 %token	METRICS DASHBOARD NOTIFY SLACK NTFY TOPIC EVENTS
@@ -371,6 +379,16 @@ repoopt		: URL STRING		{ repo_opt(R_URL, $2, @1.first_line); }
 		| BRANCH STRING		{ repo_opt(R_BRANCH, $2, @1.first_line); }
 		| PATH STRING		{ repo_opt(R_PATH, $2, @1.first_line); }
 		| POLLINTERVAL STRING	{ repo_opt(R_POLL, $2, @1.first_line); }
+		| FETCHTIMEOUT STRING	{
+			repo_opt(R_FETCHTIMEOUT, $2, @1.first_line);
+		}
+		| MAXFILESIZE STRING	{
+			repo_opt(R_MAXFILESIZE, $2, @1.first_line);
+		}
+		| MAXFILES STRING	{ repo_opt(R_MAXFILES, $2, @1.first_line); }
+		| MAXSNAPSHOTSIZE STRING {
+			repo_opt(R_MAXSNAPSHOT, $2, @1.first_line);
+		}
 		| WEBHOOK SECRET FILEKW STRING	{
 			repo_opt(R_WEBHOOK, $4, @1.first_line);
 		}
@@ -473,6 +491,7 @@ static const struct {
 	{ "drift-interval",	DRIFTINTERVAL },
 	{ "engine-interval",	ENGINEINTERVAL },
 	{ "events",		EVENTS },
+	{ "fetch-timeout",	FETCHTIMEOUT },
 	{ "file",		FILEKW },
 	{ "group",		GROUP },
 	{ "idle-timeout",	IDLETIMEOUT },
@@ -481,6 +500,9 @@ static const struct {
 	{ "known-hosts",	KNOWNHOSTS },
 	{ "lifetime",		LIFETIME },
 	{ "listen",		LISTEN },
+	{ "max-file-size",	MAXFILESIZE },
+	{ "max-files",		MAXFILES },
+	{ "max-snapshot-size",	MAXSNAPSHOTSIZE },
 	{ "metrics",		METRICS },
 	{ "namespace",		NAMESPACE },
 	{ "namespaces",		NAMESPACES },
@@ -1055,6 +1077,28 @@ conf_duration(const char *what, const char *s, int min, int max, int line,
 }
 
 static int
+conf_size(const char *what, const char *s, uint64_t min, uint64_t max,
+    int line, uint64_t *out)
+{
+	const char	*errstr;
+	char		 a[32], b[32];
+	uint64_t	 v;
+
+	if ((errstr = config_parse_size(s, &v)) != NULL) {
+		conf_err(line, "%s %s: %s", what, s, errstr);
+		return -1;
+	}
+	if (v < min || v > max) {
+		conf_err(line, "%s %s: must be from %s to %s", what, s,
+		    config_fmt_size(min, a, sizeof(a)),
+		    config_fmt_size(max, b, sizeof(b)));
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int
 conf_path(const char *what, const char *path, int line)
 {
 	if (*path != '/') {
@@ -1354,6 +1398,10 @@ repo_begin(const char *name, int line)
 	r->branch = conf_strdup("main");
 	r->path = conf_strdup("");
 	r->poll_interval = NOPS_POLL_INTERVAL;
+	r->fetch_timeout = NOPS_FETCH_TIMEOUT;
+	r->max_file_size = NOPS_MAX_FILE_SIZE;
+	r->max_files = NOPS_MAX_FILES;
+	r->max_snapshot_size = NOPS_MAX_SNAPSHOT_SIZE;
 	TAILQ_INSERT_TAIL(&conf->repos, r, entry);
 	cur_repo = r;
 	cur_repo_line = line;
@@ -1365,6 +1413,7 @@ static void
 repo_opt(unsigned int opt, const char *s, int line)
 {
 	const char	*errstr;
+	uint64_t	 size;
 	struct conf_repo *r = cur_repo;
 
 	switch (opt) {
@@ -1403,6 +1452,32 @@ repo_opt(unsigned int opt, const char *s, int line)
 		if (block_opt(&repo_opts, opt, "poll-interval", line) == 0)
 			(void)conf_duration("poll-interval", s, 1, 86400,
 			    line, &r->poll_interval);
+		break;
+	case R_FETCHTIMEOUT:
+		if (block_opt(&repo_opts, opt, "fetch-timeout", line) == 0)
+			(void)conf_duration("fetch-timeout", s, 5, 3600,
+			    line, &r->fetch_timeout);
+		break;
+	case R_MAXFILESIZE:
+		if (block_opt(&repo_opts, opt, "max-file-size", line) == 0 &&
+		    conf_size("max-file-size", s, 1024, GITW_LIMIT_FILE_SIZE,
+		    line, &size) == 0)
+			r->max_file_size = (uint32_t)size;
+		break;
+	case R_MAXFILES:
+		if (block_opt(&repo_opts, opt, "max-files", line) == -1)
+			break;
+		r->max_files = (uint32_t)strtonum(s, 1, GITW_LIMIT_FILES,
+		    &errstr);
+		if (errstr != NULL)
+			conf_err(line, "max-files %s: must be a number from 1 "
+			    "to %d", s, GITW_LIMIT_FILES);
+		break;
+	case R_MAXSNAPSHOT:
+		if (block_opt(&repo_opts, opt, "max-snapshot-size",
+		    line) == 0 && conf_size("max-snapshot-size", s,
+		    1024 * 1024, GITW_LIMIT_SNAP_SIZE, line, &size) == 0)
+			r->max_snapshot_size = size;
 		break;
 	case R_WEBHOOK:
 		if (block_opt(&repo_opts, opt, "webhook secret file",

@@ -8,7 +8,7 @@
  * the gitworker, or a field that does not check out (a path outside the
  * repository's path, a size or hash that does not match, a count over the
  * limits), is a protocol violation and the gitworker is killed.  A poll
- * that takes longer than REPO_FETCH_TIMEOUT kills it as well (libgit2 has
+ * that takes longer than its fetch-timeout kills it as well (libgit2 has
  * no network timeouts).  Whatever ends a poll badly, the last good
  * snapshot stays and the error is kept with the repository.
  */
@@ -54,6 +54,7 @@ struct repo {
 	int			 r_interval;	/* seconds */
 	char			*r_key_file;	/* NULL: none */
 	char			*r_known_file;
+	int			 r_timeout;	/* seconds a poll may take */
 	uint32_t		 r_max_file;
 	uint32_t		 r_max_files;
 	uint64_t		 r_max_total;
@@ -102,7 +103,7 @@ static int		 repo_restart;	/* restart it once no poll runs */
 static char		*repo_localsig;	/* its file:// remotes at start */
 static uint32_t		 repo_nextid = 1;
 static uint32_t		 repo_nextseq = 1;
-static int		 repo_timeout = REPO_FETCH_TIMEOUT;
+static int		 repo_test_timeout;	/* test builds: overrides */
 static void		(*repo_listener)(struct repo *,
 			    const struct repo_snap *, void *);
 static void		*repo_listener_arg;
@@ -337,6 +338,17 @@ repo_read_file(const char *path, size_t max, char **buf, size_t *len,
 
 /* --------------------------------------------------------- repositories */
 
+/* What a snapshot may hold and how long a poll may take: from the config. */
+static void
+repo_limits(struct repo *r, const struct conf_repo *cr)
+{
+	r->r_max_file = cr->max_file_size;
+	r->r_max_files = cr->max_files;
+	r->r_max_total = cr->max_snapshot_size;
+	r->r_timeout = repo_test_timeout != 0 ? repo_test_timeout :
+	    cr->fetch_timeout;
+}
+
 static struct repo *
 repo_new(const struct conf_repo *cr)
 {
@@ -355,9 +367,7 @@ repo_new(const struct conf_repo *cr)
 	    xstrdup(cr->ssh_key_file) : NULL;
 	r->r_known_file = cr->known_hosts_file != NULL ?
 	    xstrdup(cr->known_hosts_file) : NULL;
-	r->r_max_file = REPO_FILE_SIZE_MAX;
-	r->r_max_files = REPO_FILES_MAX;
-	r->r_max_total = REPO_SNAP_SIZE_MAX;
+	repo_limits(r, cr);
 	if ((r->r_timer = evtimer_new(nopsd_env->n_base, repo_timer_cb,
 	    r)) == NULL)
 		fatal("evtimer_new");
@@ -566,7 +576,7 @@ again:
 	msg_add_str(&m, r->r_snap != NULL ? r->r_snap->rs_commit : "");
 	if (imsgev_send(&w->w_iev, &m, IMSG_GIT_POLL, r->r_id, -1) == -1)
 		fatal("IMSG_GIT_POLL to %s", w->w_title);
-	tv.tv_sec = repo_timeout;
+	tv.tv_sec = r->r_timeout;
 	tv.tv_usec = 0;
 	evtimer_add(repo_deadline, &tv);
 	log_debug("repository %s: poll %u", r->r_name, repo_poll.p_seq);
@@ -627,11 +637,12 @@ repo_deadline_cb(int fd, short event, void *arg)
 
 	if (r == NULL)
 		return;
-	snprintf(why, sizeof(why), "no answer within %d s (libgit2 has no "
-	    "network timeouts); the gitworker was restarted", repo_timeout);
+	snprintf(why, sizeof(why), "no answer within %d s (fetch-timeout; "
+	    "libgit2 has no network timeouts); the gitworker was restarted",
+	    r->r_timeout);
 	if ((w = repo_gitworker()) != NULL)
 		supervise_kill(w, "poll of repository %s took longer than "
-		    "%d s", r->r_name, repo_timeout);
+		    "%d s", r->r_name, r->r_timeout);
 	repo_poll_end(why);
 }
 
@@ -1022,7 +1033,7 @@ repo_init(const struct nops_conf *conf)
 #ifdef NOPS_TEST_HOOKS
 	/* Tests of the deadline cannot wait two minutes. */
 	if ((t = getenv("NOPS_TEST_GIT_TIMEOUT")) != NULL) {
-		repo_timeout = (int)strtonum(t, 1, 3600, &errstr);
+		repo_test_timeout = (int)strtonum(t, 1, 3600, &errstr);
 		if (errstr != NULL)
 			fatalx("NOPS_TEST_GIT_TIMEOUT %s", errstr);
 	}
@@ -1077,6 +1088,8 @@ repo_reconfigure(const struct nops_conf *conf)
 			    xstrdup(cr->ssh_key_file) : NULL;
 			r->r_known_file = cr->known_hosts_file != NULL ?
 			    xstrdup(cr->known_hosts_file) : NULL;
+			/* From the next poll on. */
+			repo_limits(r, cr);
 			if (r->r_interval != cr->poll_interval &&
 			    cr->poll_interval > 0) {
 				r->r_interval = cr->poll_interval;

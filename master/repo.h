@@ -27,12 +27,10 @@ struct nops_conf;
 struct worker;
 struct imsg;
 
-/* Limits of a snapshot (per repository; nopsd.8 documents them). */
-#define REPO_FILE_SIZE_MAX	(1024 * 1024)		/* bytes per file */
-#define REPO_FILES_MAX		2000			/* files per snapshot */
-#define REPO_SNAP_SIZE_MAX	(32ULL * 1024 * 1024)	/* bytes per snapshot */
-
-#define REPO_FETCH_TIMEOUT	120	/* seconds a poll may take */
+/*
+ * The limits of a snapshot and the fetch timeout are per repository
+ * (nops.conf.5; defaults NOPS_MAX_* and NOPS_FETCH_TIMEOUT in nopsd.h).
+ */
 #define REPO_BACKOFF_MIN	2	/* seconds before the first retry */
 #define REPO_BACKOFF_MAX	300	/* retries at least this often */
 

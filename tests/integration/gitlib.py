@@ -354,6 +354,8 @@ class Nopsd:
                 lines.append('\tssh key file "%s"' % r["key"])
             if r.get("known"):
                 lines.append('\tknown-hosts file "%s"' % r["known"])
+            for extra in r.get("extra", ()):
+                lines.append("\t" + extra)
             lines.append("}")
         with open(self.conf, "w") as f:
             f.write("\n".join(lines) + "\n")

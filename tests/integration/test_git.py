@@ -304,6 +304,32 @@ ok("reload: the removed repository's cache is pruned",
                            if x.startswith("ssh-")], 5),
    os.listdir(os.path.join(n.db, "git")))
 
+# --- limits from the config: set on a reload, they hold from the next poll
+for r in repos2:
+    if r["name"] == "added":
+        r["extra"] = ("max-file-size 1K", "max-files 3",
+                      "fetch-timeout 30s")
+n.write_conf(repos2)
+rc, out, err = n.ctl("reload")
+ok("reload with limits for one repository", rc == 0, err)
+big2 = "#" + "y" * 2000 + "\n"
+he2 = e2.commit({"big.nomad.hcl": big2}, "e: 2 KB")
+n.fetch("added")
+ok("max-file-size 1K: a 2 KB file is refused with the configured limit",
+   n.wait_error("added", "big.nomad.hcl is %d bytes, over the limit "
+                "of 1024 bytes per file" % len(big2)), n.repo("added"))
+ok("max-file-size: the other repository of the same remote takes it",
+   n.fetch("addedlocal") == 0 and n.wait_commit("addedlocal", he2),
+   n.repo("addedlocal"))
+he3 = e2.commit({"big.nomad.hcl": None,
+                 "a.nomad.hcl": "", "b.nomad.hcl": "", "c.nomad.hcl": ""},
+                "e: four files")
+n.fetch("added")
+ok("max-files 3: a fourth file is refused",
+   n.wait_error("added", "more than 3 files"), n.repo("added"))
+ok("... and the last good snapshot stays",
+   n.repo("added")["commit"] == he, n.repo("added"))
+
 n.stop()
 ok("nopsd stops cleanly", n.proc.returncode == 0, n.logtext()[-2000:])
 sys.exit(1 if gitlib.failures else 0)

@@ -667,6 +667,72 @@ test_durations(void)
 }
 
 static void
+test_sizes(void)
+{
+	static const struct {
+		const char	*in;
+		long long	 bytes;	/* -1: an error */
+	} cases[] = {
+		{ "1024", 1024 }, { "512K", 512 * 1024 }, { "4M", 4 << 20 },
+		{ "4m", 4 << 20 }, { "1G", 1LL << 30 }, { "0", 0 },
+		{ "", -1 }, { "K", -1 }, { "4MB", -1 }, { "1.5M", -1 },
+		{ "-1", -1 }, { "4X", -1 }, { "99999999999999999999", -1 },
+		{ "2000G", -1 },
+	};
+	char		 buf[32];
+	size_t		 i;
+	uint64_t	 v;
+	const char	*errstr;
+	struct nops_conf *conf;
+	struct conf_repo *r;
+
+	TEST_BEGIN("sizes: parse");
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		v = 12345;
+		errstr = config_parse_size(cases[i].in, &v);
+		if (cases[i].bytes == -1) {
+			CHECK(errstr != NULL);
+			if (errstr == NULL)
+				printf("# accepted \"%s\"\n", cases[i].in);
+		} else {
+			CHECK(errstr == NULL && v == (uint64_t)cases[i].bytes);
+			if (errstr != NULL || v != (uint64_t)cases[i].bytes)
+				printf("# \"%s\" -> %llu\n", cases[i].in,
+				    (unsigned long long)v);
+		}
+	}
+	TEST_END();
+
+	TEST_BEGIN("sizes: largest unit form");
+	CHECK_STR(config_fmt_size(1 << 20, buf, sizeof(buf)), "1M");
+	CHECK_STR(config_fmt_size(1536 * 1024, buf, sizeof(buf)), "1536K");
+	CHECK_STR(config_fmt_size(1000, buf, sizeof(buf)), "1000");
+	CHECK_STR(config_fmt_size(1ULL << 30, buf, sizeof(buf)), "1G");
+	TEST_END();
+
+	TEST_BEGIN("repository limits: defaults and values");
+	conf = parse_text("lim.conf",
+	    "repository \"d\" { url \"https://h/d\" }\n"
+	    "repository \"r\" { url \"https://h/x\" fetch-timeout 5m\n"
+	    "\tmax-file-size 2M max-files 300 max-snapshot-size 64M }\n", 0);
+	CHECK(conf != NULL);
+	if (conf != NULL) {
+		r = TAILQ_FIRST(&conf->repos);
+		CHECK(r->fetch_timeout == NOPS_FETCH_TIMEOUT &&
+		    r->max_file_size == NOPS_MAX_FILE_SIZE &&
+		    r->max_files == NOPS_MAX_FILES &&
+		    r->max_snapshot_size == NOPS_MAX_SNAPSHOT_SIZE);
+		r = TAILQ_NEXT(r, entry);
+		CHECK(r->fetch_timeout == 300 &&
+		    r->max_file_size == 2 * 1024 * 1024 &&
+		    r->max_files == 300 &&
+		    r->max_snapshot_size == 64ULL * 1024 * 1024);
+	}
+	config_free(conf);
+	TEST_END();
+}
+
+static void
 test_caps(void)
 {
 	struct nops_conf	*conf;
@@ -1029,6 +1095,7 @@ main(void)
 	test_include();
 	test_secrecy();
 	test_durations();
+	test_sizes();
 	test_caps();
 	test_binds();
 	test_listen();
