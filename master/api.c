@@ -520,6 +520,9 @@ api_render(const char *target, const struct acl_ident *as,
 	}
 }
 
+const char api_too_large[] = "{\"error\":{\"code\":\"runtime_error\","
+    "\"message\":\"answer too large\"}}";
+
 /* The body of an answer as bytes: resp->raw, or its JSON dumped. */
 char *
 api_resp_text(const struct api_resp *resp, size_t *len)
@@ -546,19 +549,10 @@ api_respond(struct worker *w, uint32_t id, struct api_resp *resp)
 	struct msgw	 m;
 	json_t		*h;
 	size_t		 i;
-	char		*s = NULL;
-	const void	*body;
+	char		*body;
 	size_t		 len;
 
-	if (resp->raw != NULL) {
-		body = resp->raw;
-		len = resp->rawlen;
-	} else {
-		if ((s = json_dumps(resp->body, JSON_COMPACT)) == NULL)
-			fatalx("json_dumps");
-		body = s;
-		len = strlen(s);
-	}
+	body = api_resp_text(resp, &len);
 	metrics_http_count(resp->status);
 	msg_init(&m);
 	msg_add_u32(&m, (uint32_t)resp->status);
@@ -571,9 +565,6 @@ api_respond(struct worker *w, uint32_t id, struct api_resp *resp)
 	}
 	msg_add_data(&m, body, len);
 	if (imsgev_send(&w->w_iev, &m, IMSG_WEB_RESPONSE, id, -1) == -1) {
-		static const char too[] = "{\"error\":{\"code\":"
-		    "\"runtime_error\",\"message\":\"answer too large\"}}";
-
 		/* Too large for the channel: say so rather than hang. */
 		log_warn("IMSG_WEB_RESPONSE of %zu bytes to %s", len,
 		    w->w_title);
@@ -581,11 +572,11 @@ api_respond(struct worker *w, uint32_t id, struct api_resp *resp)
 		msg_add_u32(&m, 500);
 		msg_add_str(&m, "application/json");
 		msg_add_u32(&m, 0);
-		msg_add_data(&m, too, sizeof(too) - 1);
+		msg_add_data(&m, api_too_large, strlen(api_too_large));
 		if (imsgev_send(&w->w_iev, &m, IMSG_WEB_RESPONSE, id, -1) == -1)
 			log_warn("IMSG_WEB_RESPONSE to %s", w->w_title);
 	}
-	free(s);
+	free(body);
 }
 
 void

@@ -83,6 +83,8 @@ void	 api_render(const char *target, const struct acl_ident *as,
 /* The body of an answer as bytes (NUL-terminated, malloc'd). */
 char	*api_resp_text(const struct api_resp *, size_t *len);
 void	 api_resp_free(struct api_resp *);
+/* The error body of an answer too large for the webworker's channel. */
+extern const char api_too_large[];
 
 /* Every route of every module's table, in the order they are tried. */
 void	 api_route_foreach(void (*)(const struct api_route *, void *),

@@ -532,9 +532,6 @@ webpub_render(struct webpub_sub *ws, int force)
 		msg_add_str(&m, json_string_value(json_array_get(h, 1)));
 	}
 	if (len + strlen(ws->ws_target) + 4096 > WEBWORKER_MSG_MAX) {
-		static const char too[] = "{\"error\":{\"code\":"
-		    "\"runtime_error\",\"message\":\"answer too large\"}}";
-
 		log_warnx("%s: answer of %zu bytes is too large to push",
 		    ws->ws_target, len);
 		msg_free(&m);
@@ -544,7 +541,7 @@ webpub_render(struct webpub_sub *ws, int force)
 		msg_add_u32(&m, 500);
 		msg_add_str(&m, "application/json");
 		msg_add_u32(&m, 0);
-		msg_add_data(&m, too, sizeof(too) - 1);
+		msg_add_data(&m, api_too_large, strlen(api_too_large));
 	} else
 		msg_add_data(&m, text, len);
 	webpub_send(&m, IMSG_WEB_DOC);
