@@ -45,7 +45,7 @@ static struct worker_init git_wi;
 
 static void	 git_repo_free(struct git_repo *);
 static void	 git_recv_repo(struct imsg *);
-static void	 git_recv_end(void);
+static void	 git_recv_end(struct imsg *);
 static void	 git_recv_poll(struct imsg *);
 static void	 git_wait_repos(void);
 static size_t	 git_local_paths(char **, size_t);
@@ -127,14 +127,19 @@ git_recv_repo(struct imsg *imsg)
 	}
 	git_cache_path(r);
 	TAILQ_INSERT_TAIL(&git_next, r, gr_entry);
+	/* It held a private key: clear it before it is freed. */
+	explicit_bzero(imsg->data, imsg->datalen);
 }
 
-/* The list is complete: it replaces the one in use. */
+/* IMSG_GIT_REPO_END: the list is complete: it replaces the one in use. */
 static void
-git_recv_end(void)
+git_recv_end(struct imsg *imsg)
 {
 	struct git_repo	*r;
 	size_t		 n = 0;
+
+	if (imsg->datalen != 0)
+		fatalx("gitworker: malformed IMSG_GIT_REPO_END");
 
 	while ((r = TAILQ_FIRST(&git_repos)) != NULL) {
 		TAILQ_REMOVE(&git_repos, r, gr_entry);
@@ -173,33 +178,19 @@ git_recv_poll(struct imsg *imsg)
 	git_poll(r, seq, known);
 }
 
-static void
-git_dispatch_master_msg(struct imsg *imsg, void *arg)
-{
-	switch (imsg->hdr.type) {
-	case IMSG_GIT_REPO:
-		git_recv_repo(imsg);
-		/* It held a private key: clear it before it is freed. */
-		explicit_bzero(imsg->data, imsg->datalen);
-		break;
-	case IMSG_GIT_REPO_END:
-		if (imsg->datalen != 0)
-			fatalx("gitworker: malformed IMSG_GIT_REPO_END");
-		git_recv_end();
-		break;
-	case IMSG_GIT_POLL:
-		git_recv_poll(imsg);
-		break;
-	default:
-		fatalx("gitworker: unexpected %s from the master",
-		    imsg_to_str(imsg->hdr.type));
-	}
-}
+#define IMSG_TO_MASTER(h)	NULL
+#define IMSG_TO_WORKER(h)	h
+#define IMSG_TO_GIT(h)		h
+#define IMSG_TO_NOMAD(h)	NULL
+#define IMSG_TO_WEB(h)		NULL
+static const worker_handler git_handlers[IMSG_MAX] = {
+	NOPS_IMSGS(IMSG_HANDLER_ROW)
+};
 
 static void
 git_dispatch_master(int fd, short event, void *arg)
 {
-	proc_worker_read(&git_iev, event, git_dispatch_master_msg, NULL);
+	proc_worker_read(&git_iev, event, git_handlers);
 }
 
 /*
@@ -210,46 +201,19 @@ git_dispatch_master(int fd, short event, void *arg)
 static void
 git_wait_repos(void)
 {
-	struct imsgbuf	*ibuf = &git_iev.ibuf;
 	struct imsg	 imsg;
-	struct pollfd	 pfd;
-	ssize_t		 n;
-	int		 done = 0;
+	uint32_t	 type;
 
-	while (!done) {
-		if ((n = imsg_get(ibuf, &imsg)) == -1)
-			fatal("gitworker: imsg_get");
-		if (n > 0) {
-			if (proc_worker_common("gitworker", &imsg))
-				;
-			else if (imsg.hdr.type == IMSG_GIT_REPO) {
-				git_recv_repo(&imsg);
-				explicit_bzero(imsg.data, imsg.datalen);
-			} else if (imsg.hdr.type == IMSG_GIT_REPO_END) {
-				if (imsg.datalen != 0)
-					fatalx("gitworker: malformed "
-					    "IMSG_GIT_REPO_END");
-				git_recv_end();
-				done = 1;
-			} else
-				fatalx("gitworker: expected the repository "
-				    "list, got %s", imsg_to_str(imsg.hdr.type));
-			imsg_free(&imsg);
-			continue;
-		}
-		pfd.fd = ibuf->fd;
-		pfd.events = POLLIN;
-		if (poll(&pfd, 1, -1) == -1) {
-			if (errno == EINTR)
-				continue;
-			fatal("gitworker: poll");
-		}
-		n = imsgbuf_read(ibuf);
-		if (n == 0)
-			fatalx("gitworker: master closed the channel");
-		if (n == -1 && errno != EAGAIN && errno != EINTR)
-			fatal("gitworker: read from master");
-	}
+	do {
+		proc_worker_wait("gitworker", &git_iev.ibuf, &imsg);
+		type = imsg.hdr.type;
+		if (type != IMSG_CTL_VERBOSE && type != IMSG_GIT_REPO &&
+		    type != IMSG_GIT_REPO_END)
+			fatalx("gitworker: expected the repository list, "
+			    "got %s", imsg_to_str(type));
+		proc_worker_handle("gitworker", git_handlers, &imsg);
+		imsg_free(&imsg);
+	} while (type != IMSG_GIT_REPO_END);
 }
 
 /*

@@ -26,7 +26,6 @@ struct worker {
 	const char	*w_title;
 	int		 w_flags;	/* IMSGF_PASSFD for the webworker */
 	size_t		 w_maxmsg;
-	const uint32_t	*w_permit;	/* types it may send, IMSG_NONE ends */
 
 	/* run-time state */
 	pid_t		 w_pid;		/* 0 while not running */
@@ -41,6 +40,10 @@ struct worker {
 	struct event	*w_restart_ev;
 	char		*w_testhook;	/* test builds: one-shot hook */
 };
+
+/* The master's handler of a worker's message (NOPS_IMSGS in nops.h). */
+typedef void (*master_handler)(struct worker *, struct imsg *);
+void	 supervise_ready(struct worker *, struct imsg *);
 
 /* A socket the webworker serves; the master keeps it across restarts. */
 struct listener {

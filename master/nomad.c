@@ -716,7 +716,7 @@ nomad_lookup(struct worker *w, struct imsg *imsg)
 	return NULL;
 }
 
-static void
+void
 nomad_response(struct worker *w, struct imsg *imsg)
 {
 	struct nomad_call	*c;
@@ -773,7 +773,7 @@ nomad_response(struct worker *w, struct imsg *imsg)
 		nomad_finish(c);
 }
 
-static void
+void
 nomad_body(struct worker *w, struct imsg *imsg)
 {
 	struct nomad_call	*c;
@@ -805,23 +805,6 @@ nomad_body(struct worker *w, struct imsg *imsg)
 	c->nc_body[c->nc_bodylen] = '\0';
 	if (c->nc_bodylen == c->nc_bodytotal)
 		nomad_finish(c);
-}
-
-/* Messages from the nomadworker (the permit table has let them in). */
-void
-nomad_dispatch_worker(struct worker *w, struct imsg *imsg)
-{
-	switch (imsg->hdr.type) {
-	case IMSG_NOMAD_RESPONSE:
-		nomad_response(w, imsg);
-		break;
-	case IMSG_NOMAD_BODY:
-		nomad_body(w, imsg);
-		break;
-	default:
-		supervise_violation(w, "unhandled %s",
-		    imsg_to_str(imsg->hdr.type));
-	}
 }
 
 /* ------------------------------------------------------------ results */

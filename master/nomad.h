@@ -80,7 +80,9 @@ void	 nomad_init(void);
 int	 nomad_configure(const struct nops_conf *);
 void	 nomad_worker_started(struct worker *);
 void	 nomad_worker_exited(struct worker *, const char *why);
-void	 nomad_dispatch_worker(struct worker *, struct imsg *);
+/* The nomadworker's answers (NOPS_IMSGS in nops.h). */
+void	 nomad_response(struct worker *, struct imsg *);
+void	 nomad_body(struct worker *, struct imsg *);
 void	 nomad_shutdown(void);
 
 /* The generic call and one wrapper per operation. */

@@ -442,7 +442,7 @@ notify_deployment(int64_t id, enum deploy_state to)
 
 /* IMSG_NOTIFY_RESULT: u32 HTTP status (0: none), str error. */
 void
-notify_dispatch_worker(struct worker *w, struct imsg *imsg)
+notify_result(struct worker *w, struct imsg *imsg)
 {
 	struct notify_pending	*np;
 	struct notifier		*n;

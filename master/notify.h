@@ -27,7 +27,7 @@ void	 notify_configure(const struct nops_conf *);
 void	 notify_deployment(int64_t id, enum deploy_state to);
 
 /* IMSG_NOTIFY_RESULT from the nomadworker. */
-void	 notify_dispatch_worker(struct worker *, struct imsg *);
+void	 notify_result(struct worker *, struct imsg *);
 
 /* Sent and failed counters for /metrics. */
 void	 notify_metrics(struct metrics_out *);

@@ -932,61 +932,114 @@ repo_recv_end(struct worker *w, struct repo *r, struct msgr *m)
 		repo_listener(r, s, repo_listener_arg);
 }
 
-void
-repo_dispatch_worker(struct worker *w, struct imsg *imsg)
+/*
+ * Every gitworker message is about the poll in flight: its repository's
+ * id in peerid, the poll's sequence number first.  The repository, with
+ * the reader past the number; or NULL after a violation.
+ */
+static struct repo *
+repo_poll_msg(struct worker *w, struct imsg *imsg, struct msgr *m)
 {
 	struct repo	*r = repo_poll.p_repo;
-	struct msgr	 m;
-	const char	*s;
 	uint32_t	 seq;
 
-	msg_reader(&m, imsg);
-	msg_get_u32(&m, &seq);
+	msg_reader(m, imsg);
+	msg_get_u32(m, &seq);
 	if (r == NULL || imsg->hdr.peerid != r->r_id ||
 	    seq != repo_poll.p_seq) {
 		repo_violation(w, "%s for a poll not in flight",
 		    imsg_to_str(imsg->hdr.type));
+		return NULL;
+	}
+	return r;
+}
+
+/* IMSG_GIT_UNCHANGED: u32 seq, str commit. */
+void
+repo_git_unchanged(struct worker *w, struct imsg *imsg)
+{
+	struct repo	*r;
+	struct msgr	 m;
+	const char	*s;
+
+	if ((r = repo_poll_msg(w, imsg, &m)) == NULL)
+		return;
+	msg_get_str(&m, &s, GITW_COMMIT_HEXLEN);
+	if (msg_end(&m) == -1 || repo_poll.p_snap != NULL ||
+	    r->r_snap == NULL || strcmp(s, r->r_snap->rs_commit) != 0) {
+		repo_violation(w, "IMSG_GIT_UNCHANGED malformed or not "
+		    "about the known commit");
 		return;
 	}
-	switch (imsg->hdr.type) {
-	case IMSG_GIT_UNCHANGED:
-		msg_get_str(&m, &s, GITW_COMMIT_HEXLEN);
-		if (msg_end(&m) == -1 || repo_poll.p_snap != NULL ||
-		    r->r_snap == NULL || strcmp(s, r->r_snap->rs_commit) != 0) {
-			repo_violation(w, "IMSG_GIT_UNCHANGED malformed or not "
-			    "about the known commit");
-			return;
-		}
-		repo_poll_end(NULL);
-		break;
-	case IMSG_GIT_ERROR:
-		msg_get_str(&m, &s, GITW_ERROR_MAX);
-		if (msg_end(&m) == -1 || repo_poll.p_snap != NULL ||
-		    repo_check_text(s) != NULL || s[0] == '\0') {
-			repo_violation(w, "IMSG_GIT_ERROR malformed or out of "
-			    "place");
-			return;
-		}
-		repo_poll_end(s);
-		break;
-	case IMSG_GIT_SNAP_BEGIN:
-		repo_recv_begin(w, r, &m);
-		break;
-	case IMSG_GIT_SNAP_FILE:
-		repo_recv_file(w, r, &m);
-		break;
-	case IMSG_GIT_SNAP_DATA:
-		repo_recv_data(w, &m);
-		break;
-	case IMSG_GIT_SNAP_NOTE:
-		repo_recv_note(w, r, &m);
-		break;
-	case IMSG_GIT_SNAP_END:
-		repo_recv_end(w, r, &m);
-		break;
-	default:
-		repo_violation(w, "unexpected %s", imsg_to_str(imsg->hdr.type));
+	repo_poll_end(NULL);
+}
+
+/* IMSG_GIT_ERROR: u32 seq, str error. */
+void
+repo_git_error(struct worker *w, struct imsg *imsg)
+{
+	struct msgr	 m;
+	const char	*s;
+
+	if (repo_poll_msg(w, imsg, &m) == NULL)
+		return;
+	msg_get_str(&m, &s, GITW_ERROR_MAX);
+	if (msg_end(&m) == -1 || repo_poll.p_snap != NULL ||
+	    repo_check_text(s) != NULL || s[0] == '\0') {
+		repo_violation(w, "IMSG_GIT_ERROR malformed or out of "
+		    "place");
+		return;
 	}
+	repo_poll_end(s);
+}
+
+void
+repo_git_snap_begin(struct worker *w, struct imsg *imsg)
+{
+	struct repo	*r;
+	struct msgr	 m;
+
+	if ((r = repo_poll_msg(w, imsg, &m)) != NULL)
+		repo_recv_begin(w, r, &m);
+}
+
+void
+repo_git_snap_file(struct worker *w, struct imsg *imsg)
+{
+	struct repo	*r;
+	struct msgr	 m;
+
+	if ((r = repo_poll_msg(w, imsg, &m)) != NULL)
+		repo_recv_file(w, r, &m);
+}
+
+void
+repo_git_snap_data(struct worker *w, struct imsg *imsg)
+{
+	struct msgr	 m;
+
+	if (repo_poll_msg(w, imsg, &m) != NULL)
+		repo_recv_data(w, &m);
+}
+
+void
+repo_git_snap_note(struct worker *w, struct imsg *imsg)
+{
+	struct repo	*r;
+	struct msgr	 m;
+
+	if ((r = repo_poll_msg(w, imsg, &m)) != NULL)
+		repo_recv_note(w, r, &m);
+}
+
+void
+repo_git_snap_end(struct worker *w, struct imsg *imsg)
+{
+	struct repo	*r;
+	struct msgr	 m;
+
+	if ((r = repo_poll_msg(w, imsg, &m)) != NULL)
+		repo_recv_end(w, r, &m);
 }
 
 /* ---------------------------------------------------------- lifecycle */

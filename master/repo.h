@@ -81,7 +81,14 @@ void	 repo_init(const struct nops_conf *);
 void	 repo_reconfigure(const struct nops_conf *);
 void	 repo_worker_started(struct worker *);
 void	 repo_worker_exited(struct worker *);
-void	 repo_dispatch_worker(struct worker *, struct imsg *);
+/* The gitworker's messages (NOPS_IMSGS in nops.h). */
+void	 repo_git_unchanged(struct worker *, struct imsg *);
+void	 repo_git_error(struct worker *, struct imsg *);
+void	 repo_git_snap_begin(struct worker *, struct imsg *);
+void	 repo_git_snap_file(struct worker *, struct imsg *);
+void	 repo_git_snap_data(struct worker *, struct imsg *);
+void	 repo_git_snap_note(struct worker *, struct imsg *);
+void	 repo_git_snap_end(struct worker *, struct imsg *);
 
 /*
  * For the engine.  Repositories in config order; a struct repo is valid

@@ -1,7 +1,8 @@
 /*
  * The process table and supervision of the workers: start (fork + re-exec
  * with -P title, the child's end of the socketpair on fd 3), the permit
- * table for what each worker may send, and restarts with capped
+ * check of what each worker sends (the message table, NOPS_IMSGS in
+ * nops.h, says who may send what), and restarts with capped
  * exponential backoff when a worker exits, is killed, or breaks protocol.
  */
 #include "config.h"
@@ -38,52 +39,22 @@
 #define RESTART_STABLE_SECS	30	/* a life this long resets the backoff */
 #define STOP_WAIT_SECS		5
 
-static const uint32_t permit_gitworker[] = {
-	IMSG_WORKER_READY,
-	IMSG_GIT_UNCHANGED,
-	IMSG_GIT_ERROR,
-	IMSG_GIT_SNAP_BEGIN,
-	IMSG_GIT_SNAP_FILE,
-	IMSG_GIT_SNAP_DATA,
-	IMSG_GIT_SNAP_NOTE,
-	IMSG_GIT_SNAP_END,
-	IMSG_NONE
-};
-static const uint32_t permit_nomadworker[] = {
-	IMSG_WORKER_READY,
-	IMSG_NOMAD_RESPONSE,
-	IMSG_NOMAD_BODY,
-	IMSG_NOTIFY_RESULT,
-	IMSG_NONE
-};
-static const uint32_t permit_webworker[] = {
-	IMSG_WORKER_READY,
-	IMSG_WEB_REQUEST,
-	IMSG_WEB_WANT,
-	IMSG_WEB_UNWANT,
-	IMSG_WEB_SEEN,
-	IMSG_NONE
-};
-
 struct worker workers[PROC_MAX] = {
 	[PROC_GITWORKER] = {
 		.w_id = PROC_GITWORKER,
 		.w_title = "gitworker",
 		.w_maxmsg = GITWORKER_MSG_MAX,
-		.w_permit = permit_gitworker,
 	},
 	[PROC_NOMADWORKER] = {
 		.w_id = PROC_NOMADWORKER,
 		.w_title = "nomadworker",
 		.w_maxmsg = NOMAD_MSG_MAX,
-		.w_permit = permit_nomadworker,
 	},
 	[PROC_WEBWORKER] = {
 		.w_id = PROC_WEBWORKER,
 		.w_title = "webworker",
 		.w_flags = IMSGF_PASSFD,
 		.w_maxmsg = WEBWORKER_MSG_MAX,
-		.w_permit = permit_webworker,
 	},
 };
 
@@ -223,17 +194,6 @@ supervise_start_all(void)
 		supervise_start(w);
 }
 
-static int
-supervise_permitted(const struct worker *w, uint32_t type)
-{
-	const uint32_t	*p;
-
-	for (p = w->w_permit; *p != IMSG_NONE; p++)
-		if (*p == type)
-			return 1;
-	return 0;
-}
-
 /*
  * A worker broke protocol.  Everything it sends is untrusted: log what it
  * did, kill it and let the SIGCHLD path restart it.  The master goes on.
@@ -283,49 +243,28 @@ supervise_kill(struct worker *w, const char *fmt, ...)
 	w->w_running = 0;
 }
 
-static void
-supervise_handle(struct worker *w, struct imsg *imsg)
+/* IMSG_WORKER_READY: empty. */
+void
+supervise_ready(struct worker *w, struct imsg *imsg)
 {
-	switch (imsg->hdr.type) {
-	case IMSG_WORKER_READY:
-		if (imsg->datalen != 0) {
-			supervise_violation(w, "%s with a payload",
-			    imsg_to_str(imsg->hdr.type));
-			return;
-		}
-		w->w_ready = 1;
-		log_debug("%s ready", w->w_title);
-		break;
-	case IMSG_WEB_REQUEST:
-		api_dispatch_web(w, imsg);
-		break;
-	case IMSG_WEB_WANT:
-	case IMSG_WEB_UNWANT:
-	case IMSG_WEB_SEEN:
-		webpub_dispatch(w, imsg);
-		break;
-	case IMSG_NOMAD_RESPONSE:
-	case IMSG_NOMAD_BODY:
-		nomad_dispatch_worker(w, imsg);
-		break;
-	case IMSG_NOTIFY_RESULT:
-		notify_dispatch_worker(w, imsg);
-		break;
-	case IMSG_GIT_UNCHANGED:
-	case IMSG_GIT_ERROR:
-	case IMSG_GIT_SNAP_BEGIN:
-	case IMSG_GIT_SNAP_FILE:
-	case IMSG_GIT_SNAP_DATA:
-	case IMSG_GIT_SNAP_NOTE:
-	case IMSG_GIT_SNAP_END:
-		repo_dispatch_worker(w, imsg);
-		break;
-	default:
-		/* The permit table admitted a type nobody handles. */
-		supervise_violation(w, "unhandled %s",
+	if (imsg->datalen != 0) {
+		supervise_violation(w, "%s with a payload",
 		    imsg_to_str(imsg->hdr.type));
+		return;
 	}
+	w->w_ready = 1;
+	log_debug("%s ready", w->w_title);
 }
+
+/* The master's dispatch table: the rows of NOPS_IMSGS addressed to it. */
+#define IMSG_TO_MASTER(h)	h
+#define IMSG_TO_WORKER(h)	NULL
+#define IMSG_TO_GIT(h)		NULL
+#define IMSG_TO_NOMAD(h)	NULL
+#define IMSG_TO_WEB(h)		NULL
+static const master_handler master_handlers[IMSG_MAX] = {
+	NOPS_IMSGS(IMSG_HANDLER_ROW)
+};
 
 static void
 supervise_dispatch(int fd, short event, void *arg)
@@ -372,7 +311,8 @@ supervise_dispatch(int fd, short event, void *arg)
 		if (n == 0)
 			break;
 		if (imsg.hdr.pid != (uint32_t)w->w_pid ||
-		    !supervise_permitted(w, imsg.hdr.type)) {
+		    !imsg_permitted(imsg.hdr.type, w->w_id, PROC_MASTER) ||
+		    master_handlers[imsg.hdr.type] == NULL) {
 			supervise_violation(w, "%s not permitted%s",
 			    imsg_to_str(imsg.hdr.type),
 			    imsg.hdr.pid != (uint32_t)w->w_pid ?
@@ -390,7 +330,7 @@ supervise_dispatch(int fd, short event, void *arg)
 			imsg_free(&imsg);
 			return;
 		}
-		supervise_handle(w, &imsg);
+		master_handlers[imsg.hdr.type](w, &imsg);
 		imsg_free(&imsg);
 		if (!w->w_running)
 			return;

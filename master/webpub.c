@@ -612,7 +612,7 @@ webpub_changed(void)
 }
 
 static void
-webpub_want(struct worker *w, struct imsg *imsg, int want)
+webpub_subscribe(struct worker *w, struct imsg *imsg, int want)
 {
 	struct webpub_sub	 key, *ws;
 	struct msgr		 r;
@@ -692,7 +692,7 @@ webpub_expired(struct store *s, const char *hash, time_t now)
 	sqlite3_reset(st);
 }
 
-static void
+void
 webpub_seen(struct worker *w, struct imsg *imsg)
 {
 	struct store	*s = nopsd_env->n_store;
@@ -780,20 +780,13 @@ webpub_metrics(struct metrics_out *mo)
 }
 
 void
-webpub_dispatch(struct worker *w, struct imsg *imsg)
+webpub_want(struct worker *w, struct imsg *imsg)
 {
-	switch (imsg->hdr.type) {
-	case IMSG_WEB_WANT:
-		webpub_want(w, imsg, 1);
-		break;
-	case IMSG_WEB_UNWANT:
-		webpub_want(w, imsg, 0);
-		break;
-	case IMSG_WEB_SEEN:
-		webpub_seen(w, imsg);
-		break;
-	default:
-		supervise_violation(w, "unexpected %s",
-		    imsg_to_str(imsg->hdr.type));
-	}
+	webpub_subscribe(w, imsg, 1);
+}
+
+void
+webpub_unwant(struct worker *w, struct imsg *imsg)
+{
+	webpub_subscribe(w, imsg, 0);
 }

@@ -36,6 +36,9 @@ void	 webpub_forget(const char *hash);
 /* Its families of /metrics. */
 void	 webpub_metrics(struct metrics_out *);
 /* IMSG_WEB_WANT, IMSG_WEB_UNWANT, IMSG_WEB_SEEN from the webworker. */
-void	 webpub_dispatch(struct worker *, struct imsg *);
+/* The webworker's IMSG_WEB_WANT, _UNWANT and _SEEN (NOPS_IMSGS). */
+void	 webpub_want(struct worker *, struct imsg *);
+void	 webpub_unwant(struct worker *, struct imsg *);
+void	 webpub_seen(struct worker *, struct imsg *);
 
 #endif /* NOPS_WEBPUB_H */

@@ -265,29 +265,19 @@ nomad_request(struct imsg *imsg)
 	nomad_http_start(imsg->hdr.peerid, &w, a.na_timeout_ms);
 }
 
-static void
-nomad_dispatch_master_msg(struct imsg *imsg, void *arg)
-{
-	switch (imsg->hdr.type) {
-	case IMSG_NOMAD_CONFIG:
-		nomad_config(imsg);
-		break;
-	case IMSG_NOMAD_REQUEST:
-		nomad_request(imsg);
-		break;
-	case IMSG_NOTIFY:
-		nomad_notify(imsg);
-		break;
-	default:
-		fatalx("nomadworker: unexpected %s from the master",
-		    imsg_to_str(imsg->hdr.type));
-	}
-}
+#define IMSG_TO_MASTER(h)	NULL
+#define IMSG_TO_WORKER(h)	h
+#define IMSG_TO_GIT(h)		NULL
+#define IMSG_TO_NOMAD(h)	h
+#define IMSG_TO_WEB(h)		NULL
+static const worker_handler nomad_handlers[IMSG_MAX] = {
+	NOPS_IMSGS(IMSG_HANDLER_ROW)
+};
 
 static void
 nomad_dispatch_master(int fd, short event, void *arg)
 {
-	proc_worker_read(&nomad_iev, event, nomad_dispatch_master_msg, NULL);
+	proc_worker_read(&nomad_iev, event, nomad_handlers);
 }
 
 void

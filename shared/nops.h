@@ -19,75 +19,141 @@ enum nops_proc {
 };
 
 /*
- * Message types.  IMSG_<AREA>_<VERB>.  The master's permit table
- * (master/supervise.c) says which worker may send which; a worker treats
- * anything unexpected from the master as fatal.
+ * The message table, in the manner of OpenSSH's monitor table: one row
+ * per message type, and everything else is derived from it: the enum, the
+ * names in the log (imsg_to_str()), the permit check (imsg_permitted():
+ * who may send a type, and to whom), and each receiver's dispatch table
+ * (IMSG_HANDLERS() below).  Payload layouts, with the one encoder and
+ * decoder both ends and the fuzzers use, are in shared/wire.h.
+ *
+ *	X(type, sender, receiver, handler)
+ *
+ * sender and receiver: MASTER, GIT, NOMAD, WEB, or WORKER (any worker).
+ * handler: the receiver's function for it.  In the master it is a
+ * master_handler (master/master.h), in a worker a worker_handler
+ * (shared/proc.h).  Adding a message is adding a row here and writing
+ * its handler.
  */
+#define NOPS_IMSGS(X)							\
+	/* master -> any worker */					\
+	X(IMSG_INIT,		MASTER,	WORKER,	proc_worker_reinit)	\
+		/* start-up parameters, before sandboxing */		\
+	X(IMSG_CTL_VERBOSE,	MASTER,	WORKER,	proc_worker_verbose)	\
+		/* u32 log verbosity */					\
+									\
+	/* any worker -> master */					\
+	X(IMSG_WORKER_READY,	WORKER,	MASTER,	supervise_ready)	\
+		/* sandboxed and serving */				\
+									\
+	/* master -> webworker */					\
+	X(IMSG_WEB_LISTEN,	MASTER,	WEB,	web_listen)		\
+		/* fd: a listening socket: kind, name, tls, certificate	\
+		   chain and key (PEM) */				\
+	X(IMSG_WEB_RESPONSE,	MASTER,	WEB,	web_response)		\
+		/* the answer to an IMSG_WEB_REQUEST */			\
+	/* the state reads are served from ("Pushed reads" below) */	\
+	X(IMSG_WEB_AUTH_BEGIN,	MASTER,	WEB,	web_auth_begin)		\
+		/* a new identity table follows */			\
+	X(IMSG_WEB_AUTH_CLASS,	MASTER,	WEB,	web_auth_class)		\
+		/* an access class and what it may do */		\
+	X(IMSG_WEB_AUTH_PRINCIPAL, MASTER, WEB,	web_auth_principal)	\
+		/* a live session or API token, by hash */		\
+	X(IMSG_WEB_AUTH_FORGET,	MASTER,	WEB,	web_auth_forget)	\
+		/* a session or token is no longer good */		\
+	X(IMSG_WEB_AUTH_COMMIT,	MASTER,	WEB,	web_auth_commit)	\
+		/* the new table replaces the old one */		\
+	X(IMSG_WEB_DOC,		MASTER,	WEB,	web_docs_dispatch)	\
+		/* a read's answer, for one class */			\
+									\
+	/* webworker -> master */					\
+	X(IMSG_WEB_REQUEST,	WEB,	MASTER,	api_dispatch_web)	\
+		/* an HTTP request for the master to answer */		\
+	X(IMSG_WEB_WANT,	WEB,	MASTER,	webpub_want)		\
+		/* push this read for this class, and keep pushing it	\
+		   when it changes */					\
+	X(IMSG_WEB_UNWANT,	WEB,	MASTER,	webpub_unwant)		\
+		/* stop pushing it */					\
+	X(IMSG_WEB_SEEN,	WEB,	MASTER,	webpub_seen)		\
+		/* sessions and tokens used; HTTP counts */		\
+									\
+	/* master -> nomadworker */					\
+	X(IMSG_NOMAD_CONFIG,	MASTER,	NOMAD,	nomad_config)		\
+		/* address, token, CA, namespaces */			\
+	X(IMSG_NOMAD_REQUEST,	MASTER,	NOMAD,	nomad_request)		\
+		/* peerid: request id; a NOMAD_OP_* */			\
+	/* nomadworker -> master */					\
+	X(IMSG_NOMAD_RESPONSE,	NOMAD,	MASTER,	nomad_response)		\
+		/* peerid: request id; status, index, body */		\
+	X(IMSG_NOMAD_BODY,	NOMAD,	MASTER,	nomad_body)		\
+		/* peerid: request id; the next body chunk */		\
+									\
+	/* master -> nomadworker: one notification (peerid: its id) */	\
+	X(IMSG_NOTIFY,		MASTER,	NOMAD,	nomad_notify)		\
+		/* kind, url, title, tags, body, token */		\
+	/* nomadworker -> master */					\
+	X(IMSG_NOTIFY_RESULT,	NOMAD,	MASTER,	notify_result)		\
+		/* peerid: its id; HTTP status, error */		\
+									\
+	/* master -> gitworker (peerid: the repository's id) */	\
+	X(IMSG_GIT_REPO,	MASTER,	GIT,	git_recv_repo)		\
+		/* a repository to watch, with its secrets */		\
+	X(IMSG_GIT_REPO_END,	MASTER,	GIT,	git_recv_end)		\
+		/* end of the list: forget any other */			\
+	X(IMSG_GIT_POLL,	MASTER,	GIT,	git_recv_poll)		\
+		/* u32 seq, known commit: check, snapshot */		\
+									\
+	/* gitworker -> master (peerid: the repository's id) */	\
+	X(IMSG_GIT_UNCHANGED,	GIT,	MASTER,	repo_git_unchanged)	\
+		/* the head is the known commit */			\
+	X(IMSG_GIT_ERROR,	GIT,	MASTER,	repo_git_error)	\
+		/* the poll failed, and why */				\
+	X(IMSG_GIT_SNAP_BEGIN,	GIT,	MASTER,	repo_git_snap_begin)	\
+		/* a snapshot: commit, author, counts */		\
+	X(IMSG_GIT_SNAP_FILE,	GIT,	MASTER,	repo_git_snap_file)		\
+		/* one file: kind, path, size, sha256 */		\
+	X(IMSG_GIT_SNAP_DATA,	GIT,	MASTER,	repo_git_snap_data)		\
+		/* the next piece of the current file */		\
+	X(IMSG_GIT_SNAP_NOTE,	GIT,	MASTER,	repo_git_snap_note)		\
+		/* an entry not taken (symlink, submodule) */		\
+	X(IMSG_GIT_SNAP_END,	GIT,	MASTER,	repo_git_snap_end)		\
+		/* the snapshot is complete */
+
+#define IMSG_ENUM_ROW(type, from, to, handler)	type,
 enum imsg_type {
 	IMSG_NONE = 0,
-
-	/* master -> any worker */
-	IMSG_INIT,		/* start-up parameters, before sandboxing */
-	IMSG_CTL_VERBOSE,	/* u32 log verbosity */
-
-	/* any worker -> master */
-	IMSG_WORKER_READY,	/* sandboxed and serving */
-
-	/* master -> webworker */
-	IMSG_WEB_LISTEN,	/* fd: a listening socket: kind, name, tls,
-				   certificate chain and key (PEM) */
-	IMSG_WEB_RESPONSE,	/* the answer to an IMSG_WEB_REQUEST */
-
-	/*
-	 * master -> webworker: the state reads are served from (see
-	 * "Pushed reads" below).
-	 */
-	IMSG_WEB_AUTH_BEGIN,	/* a new identity table follows */
-	IMSG_WEB_AUTH_CLASS,	/* an access class and what it may do */
-	IMSG_WEB_AUTH_PRINCIPAL, /* a live session or API token, by hash */
-	IMSG_WEB_AUTH_FORGET,	/* a session or token is no longer good */
-	IMSG_WEB_AUTH_COMMIT,	/* the new table replaces the old one */
-	IMSG_WEB_DOC,		/* a read's answer, for one class */
-
-	/* webworker -> master */
-	IMSG_WEB_REQUEST,	/* an HTTP request for the master to answer */
-	IMSG_WEB_WANT,		/* push this read for this class, and keep
-				   pushing it when it changes */
-	IMSG_WEB_UNWANT,	/* stop pushing it */
-	IMSG_WEB_SEEN,		/* sessions and tokens used; HTTP counts */
-
-	/* master -> nomadworker */
-	IMSG_NOMAD_CONFIG,	/* address, token, CA, namespaces */
-	IMSG_NOMAD_REQUEST,	/* peerid: request id; a NOMAD_OP_* */
-
-	/* nomadworker -> master */
-	IMSG_NOMAD_RESPONSE,	/* peerid: request id; status, index, body */
-	IMSG_NOMAD_BODY,	/* peerid: request id; the next body chunk */
-
-	/* master -> nomadworker: one notification (peerid: its id) */
-	IMSG_NOTIFY,		/* kind, url, title, tags, body, token */
-	/* nomadworker -> master */
-	IMSG_NOTIFY_RESULT,	/* peerid: its id; HTTP status, error */
-
-	/* master -> gitworker (peerid: the repository's id) */
-	IMSG_GIT_REPO,		/* a repository to watch, with its secrets */
-	IMSG_GIT_REPO_END,	/* end of the list: forget any other */
-	IMSG_GIT_POLL,		/* u32 seq, known commit: check, snapshot */
-
-	/* gitworker -> master (peerid: the repository's id) */
-	IMSG_GIT_UNCHANGED,	/* the head is the known commit */
-	IMSG_GIT_ERROR,		/* the poll failed, and why */
-	IMSG_GIT_SNAP_BEGIN,	/* a snapshot: commit, author, counts */
-	IMSG_GIT_SNAP_FILE,	/* one file: kind, path, size, sha256 */
-	IMSG_GIT_SNAP_DATA,	/* the next piece of the current file */
-	IMSG_GIT_SNAP_NOTE,	/* an entry not taken (symlink, submodule) */
-	IMSG_GIT_SNAP_END,	/* the snapshot is complete */
-
+	NOPS_IMSGS(IMSG_ENUM_ROW)
 	IMSG_MAX
 };
 
+/*
+ * The processes as sets, for the sender and receiver columns: one bit per
+ * process, WORKER is any worker.
+ */
+#define IMSG_P_MASTER		(1U << PROC_MASTER)
+#define IMSG_P_GIT		(1U << PROC_GITWORKER)
+#define IMSG_P_NOMAD		(1U << PROC_NOMADWORKER)
+#define IMSG_P_WEB		(1U << PROC_WEBWORKER)
+#define IMSG_P_WORKER		(IMSG_P_GIT | IMSG_P_NOMAD | IMSG_P_WEB)
+
+/*
+ * A receiver's dispatch table: an array indexed by type, holding the
+ * handler of each row addressed to the receiver and NULL elsewhere.  The
+ * receiver (MASTER, GIT, NOMAD or WEB) defines IMSG_TO_<name>(h) as h for
+ * itself and for WORKER if it is one, as NULL for the others, then
+ *
+ *	static const handler_type table[IMSG_MAX] = {
+ *		NOPS_IMSGS(IMSG_HANDLER_ROW)
+ *	};
+ *
+ * Only its own handlers are named, so only they need to exist.
+ */
+#define IMSG_HANDLER_ROW(type, from, to, handler)			\
+	[type] = IMSG_TO_##to(handler),
+
+/* Is a message of this type from this process to that one in the table? */
+int		 imsg_permitted(uint32_t type, enum nops_proc from,
+		    enum nops_proc to);
 const char	*imsg_to_str(uint32_t);
-const char	*proc_to_str(enum nops_proc);
 
 /*
  * The largest message on each worker's channel, header included; both

@@ -21,69 +21,6 @@
 #include "nops.h"
 #include "proc.h"
 
-static const char *const imsg_names[IMSG_MAX] = {
-	[IMSG_NONE] = "IMSG_NONE",
-	[IMSG_INIT] = "IMSG_INIT",
-	[IMSG_CTL_VERBOSE] = "IMSG_CTL_VERBOSE",
-	[IMSG_WORKER_READY] = "IMSG_WORKER_READY",
-	[IMSG_WEB_LISTEN] = "IMSG_WEB_LISTEN",
-	[IMSG_WEB_RESPONSE] = "IMSG_WEB_RESPONSE",
-	[IMSG_WEB_AUTH_BEGIN] = "IMSG_WEB_AUTH_BEGIN",
-	[IMSG_WEB_AUTH_CLASS] = "IMSG_WEB_AUTH_CLASS",
-	[IMSG_WEB_AUTH_PRINCIPAL] = "IMSG_WEB_AUTH_PRINCIPAL",
-	[IMSG_WEB_AUTH_FORGET] = "IMSG_WEB_AUTH_FORGET",
-	[IMSG_WEB_AUTH_COMMIT] = "IMSG_WEB_AUTH_COMMIT",
-	[IMSG_WEB_DOC] = "IMSG_WEB_DOC",
-	[IMSG_WEB_REQUEST] = "IMSG_WEB_REQUEST",
-	[IMSG_WEB_WANT] = "IMSG_WEB_WANT",
-	[IMSG_WEB_UNWANT] = "IMSG_WEB_UNWANT",
-	[IMSG_WEB_SEEN] = "IMSG_WEB_SEEN",
-	[IMSG_NOMAD_CONFIG] = "IMSG_NOMAD_CONFIG",
-	[IMSG_NOMAD_REQUEST] = "IMSG_NOMAD_REQUEST",
-	[IMSG_NOMAD_RESPONSE] = "IMSG_NOMAD_RESPONSE",
-	[IMSG_NOMAD_BODY] = "IMSG_NOMAD_BODY",
-	[IMSG_NOTIFY] = "IMSG_NOTIFY",
-	[IMSG_NOTIFY_RESULT] = "IMSG_NOTIFY_RESULT",
-	[IMSG_GIT_REPO] = "IMSG_GIT_REPO",
-	[IMSG_GIT_REPO_END] = "IMSG_GIT_REPO_END",
-	[IMSG_GIT_POLL] = "IMSG_GIT_POLL",
-	[IMSG_GIT_UNCHANGED] = "IMSG_GIT_UNCHANGED",
-	[IMSG_GIT_ERROR] = "IMSG_GIT_ERROR",
-	[IMSG_GIT_SNAP_BEGIN] = "IMSG_GIT_SNAP_BEGIN",
-	[IMSG_GIT_SNAP_FILE] = "IMSG_GIT_SNAP_FILE",
-	[IMSG_GIT_SNAP_DATA] = "IMSG_GIT_SNAP_DATA",
-	[IMSG_GIT_SNAP_NOTE] = "IMSG_GIT_SNAP_NOTE",
-	[IMSG_GIT_SNAP_END] = "IMSG_GIT_SNAP_END",
-};
-
-const char *
-imsg_to_str(uint32_t type)
-{
-	static char	 buf[32];
-
-	if (type < IMSG_MAX && imsg_names[type] != NULL)
-		return imsg_names[type];
-	snprintf(buf, sizeof(buf), "IMSG_%u", type);
-	return buf;
-}
-
-const char *
-proc_to_str(enum nops_proc p)
-{
-	switch (p) {
-	case PROC_MASTER:
-		return "master";
-	case PROC_GITWORKER:
-		return "gitworker";
-	case PROC_NOMADWORKER:
-		return "nomadworker";
-	case PROC_WEBWORKER:
-		return "webworker";
-	default:
-		return "unknown";
-	}
-}
-
 void
 imsgev_init(struct imsgev *iev, struct event_base *base, int fd, int flags,
     size_t maxsize, const char *name, void (*handler)(int, short, void *),
@@ -188,26 +125,22 @@ proc_send_init(struct imsgbuf *ibuf, const struct worker_init *wi)
 }
 
 /*
- * Block until the master's IMSG_INIT arrives.  Anything else first, or a
- * malformed payload, is fatal: the master is the only peer and it sends
- * INIT before anything else.
+ * Block until the next message from the master is in imsg.  For the
+ * start-up, before the worker runs an event loop; the master closing the
+ * channel is fatal.
  */
 void
-proc_worker_init(const char *title, struct imsgbuf *ibuf,
-    struct worker_init *wi)
+proc_worker_wait(const char *title, struct imsgbuf *ibuf, struct imsg *imsg)
 {
-	struct imsg	 imsg;
-	struct msgr	 r;
 	struct pollfd	 pfd;
 	ssize_t		 n;
 
-	memset(wi, 0, sizeof(*wi));
 	for (;;) {
-		n = imsg_get(ibuf, &imsg);
+		n = imsg_get(ibuf, imsg);
 		if (n == -1)
 			fatal("%s: imsg_get", title);
 		if (n > 0)
-			break;
+			return;
 		pfd.fd = ibuf->fd;
 		pfd.events = POLLIN;
 		if (poll(&pfd, 1, -1) == -1) {
@@ -221,6 +154,22 @@ proc_worker_init(const char *title, struct imsgbuf *ibuf,
 		if (n == -1 && errno != EAGAIN && errno != EINTR)
 			fatal("%s: read from master", title);
 	}
+}
+
+/*
+ * Block until the master's IMSG_INIT arrives.  Anything else first, or a
+ * malformed payload, is fatal: the master is the only peer and it sends
+ * INIT before anything else.
+ */
+void
+proc_worker_init(const char *title, struct imsgbuf *ibuf,
+    struct worker_init *wi)
+{
+	struct imsg	 imsg;
+	struct msgr	 r;
+
+	memset(wi, 0, sizeof(*wi));
+	proc_worker_wait(title, ibuf, &imsg);
 	if (imsg.hdr.type != IMSG_INIT)
 		fatalx("%s: expected IMSG_INIT, got %s", title,
 		    imsg_to_str(imsg.hdr.type));
@@ -251,37 +200,53 @@ proc_testhook(const struct worker_init *wi, const char *name)
 }
 #endif
 
-/*
- * Messages every worker understands.  Returns 1 if handled, 0 if not
- * (the worker handles or rejects it), and is fatal on a malformed one:
- * a worker trusts nothing it did not expect, even from the master.
- */
-int
-proc_worker_common(const char *title, struct imsg *imsg)
+/* IMSG_INIT comes once, before anything else (proc_worker_init()). */
+void
+proc_worker_reinit(struct imsg *imsg)
 {
+	fatalx("%s: a second IMSG_INIT", __func__);
+}
+
+/* IMSG_CTL_VERBOSE: u32 level. */
+void
+proc_worker_verbose(struct imsg *imsg)
+{
+	struct msgr	 r;
 	uint32_t	 level;
 
-	switch (imsg->hdr.type) {
-	case IMSG_CTL_VERBOSE:
-		if (imsg->datalen != sizeof(level))
-			fatalx("%s: malformed %s", title,
-			    imsg_to_str(imsg->hdr.type));
-		memcpy(&level, imsg->data, sizeof(level));
-		log_setverbose((int)level);
-		return 1;
-	default:
-		return 0;
-	}
+	msg_reader(&r, imsg);
+	msg_get_u32(&r, &level);
+	if (msg_end(&r) == -1)
+		fatalx("%s: malformed IMSG_CTL_VERBOSE (%s)", __func__,
+		    r.what);
+	log_setverbose((int)level);
 }
 
 /*
- * Read and dispatch what the master sent; the worker's handler is called
- * for each message proc_worker_common() does not take.  End of file means
- * the master is gone: the worker exits.
+ * Hand one message from the master to the worker's handler for its type
+ * (handlers: the worker's dispatch table, see IMSG_HANDLER_ROW in
+ * nops.h).  A type without one is fatal: a worker trusts nothing it did
+ * not expect, even from the master.
+ */
+void
+proc_worker_handle(const char *title, const worker_handler *handlers,
+    struct imsg *imsg)
+{
+	uint32_t	 type = imsg->hdr.type;
+
+	if (type >= IMSG_MAX || handlers[type] == NULL)
+		fatalx("%s: unexpected %s from the master", title,
+		    imsg_to_str(type));
+	handlers[type](imsg);
+}
+
+/*
+ * Read and dispatch what the master sent.  End of file means the master
+ * is gone: the worker exits.
  */
 void
 proc_worker_read(struct imsgev *iev, short event,
-    void (*handle)(struct imsg *, void *), void *arg)
+    const worker_handler *handlers)
 {
 	struct imsg	 imsg;
 	ssize_t		 n;
@@ -304,8 +269,7 @@ proc_worker_read(struct imsgev *iev, short event,
 			fatal("%s: imsg_get", iev->name);
 		if (n == 0)
 			break;
-		if (!proc_worker_common(iev->name, &imsg))
-			handle(&imsg, arg);
+		proc_worker_handle(iev->name, handlers, &imsg);
 		imsg_free(&imsg);
 	}
 	imsgev_add(iev);

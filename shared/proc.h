@@ -47,15 +47,23 @@ int	 imsgev_compose(struct imsgev *, uint32_t type, uint32_t peerid,
 int	 imsgev_send(struct imsgev *, struct msgw *, uint32_t type,
 	    uint32_t peerid, int fd);
 
+/* A worker's handler of a message from the master (NOPS_IMSGS in nops.h). */
+typedef void (*worker_handler)(struct imsg *);
+
+/* Worker side: wait (blocking) for the next message from the master. */
+void	 proc_worker_wait(const char *title, struct imsgbuf *, struct imsg *);
 /* Worker side: wait (blocking) for IMSG_INIT on fd 3 and decode it. */
 void	 proc_worker_init(const char *title, struct imsgbuf *,
 	    struct worker_init *);
 /* Master side: encode an IMSG_INIT. */
 int	 proc_send_init(struct imsgbuf *, const struct worker_init *);
 
-int	 proc_worker_common(const char *title, struct imsg *);
-void	 proc_worker_read(struct imsgev *, short,
-	    void (*)(struct imsg *, void *), void *);
+/* The rows every worker handles (receiver WORKER). */
+void	 proc_worker_reinit(struct imsg *);
+void	 proc_worker_verbose(struct imsg *);
+void	 proc_worker_handle(const char *title, const worker_handler *,
+	    struct imsg *);
+void	 proc_worker_read(struct imsgev *, short, const worker_handler *);
 
 #ifdef NOPS_TEST_HOOKS
 void	 proc_worker_testhooks(const struct worker_init *, struct imsgev *);

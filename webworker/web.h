@@ -169,7 +169,11 @@ void	 web_auth_init(void);
 /* 1 once the master has pushed an identity table (and is not replacing it). */
 int	 web_auth_ready(void);
 /* IMSG_WEB_AUTH_*; malformed is fatal. */
-void	 web_auth_dispatch(struct imsg *);
+void	 web_auth_begin(struct imsg *);
+void	 web_auth_class(struct imsg *);
+void	 web_auth_principal(struct imsg *);
+void	 web_auth_forget(struct imsg *);
+void	 web_auth_commit(struct imsg *);
 /* As the master's auth_identify: 0, or -1 for a bad credential (why). */
 int	 web_identify(struct web_rq *, struct web_ident *);
 void	 web_ident_clear(struct web_ident *);

@@ -167,7 +167,7 @@ web_target_table(uint32_t type)
 	return web_live;
 }
 
-static void
+void
 web_auth_begin(struct imsg *imsg)
 {
 	struct msgr	 r;
@@ -226,7 +226,7 @@ web_class_valid(json_t *j)
 	return 1;
 }
 
-static void
+void
 web_auth_class(struct imsg *imsg)
 {
 	struct web_table	*t = web_target_table(imsg->hdr.type);
@@ -253,7 +253,7 @@ web_groups_valid(json_t *j)
 	return web_caps_valid(j);	/* an array of strings too */
 }
 
-static void
+void
 web_auth_principal(struct imsg *imsg)
 {
 	struct web_table	*t = web_target_table(imsg->hdr.type);
@@ -335,7 +335,7 @@ web_auth_principal(struct imsg *imsg)
 	t->wt_nprins++;
 }
 
-static void
+void
 web_auth_forget(struct imsg *imsg)
 {
 	struct web_prin	*pr;
@@ -356,7 +356,7 @@ web_auth_forget(struct imsg *imsg)
 		web_prin_remove(web_next, pr);
 }
 
-static void
+void
 web_auth_commit(struct imsg *imsg)
 {
 	if (imsg->datalen != 0)
@@ -379,29 +379,6 @@ web_auth_commit(struct imsg *imsg)
 	web_docs_reset();
 }
 
-void
-web_auth_dispatch(struct imsg *imsg)
-{
-	switch (imsg->hdr.type) {
-	case IMSG_WEB_AUTH_BEGIN:
-		web_auth_begin(imsg);
-		break;
-	case IMSG_WEB_AUTH_CLASS:
-		web_auth_class(imsg);
-		break;
-	case IMSG_WEB_AUTH_PRINCIPAL:
-		web_auth_principal(imsg);
-		break;
-	case IMSG_WEB_AUTH_FORGET:
-		web_auth_forget(imsg);
-		break;
-	case IMSG_WEB_AUTH_COMMIT:
-		web_auth_commit(imsg);
-		break;
-	default:
-		fatalx("%s: %s", __func__, imsg_to_str(imsg->hdr.type));
-	}
-}
 
 int
 web_auth_ready(void)

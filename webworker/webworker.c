@@ -734,36 +734,19 @@ web_listen(struct imsg *imsg)
 	log_debug("serving %s%s", name, tls ? " with tls" : "");
 }
 
-static void
-web_dispatch_master_msg(struct imsg *imsg, void *arg)
-{
-	switch (imsg->hdr.type) {
-	case IMSG_WEB_LISTEN:
-		web_listen(imsg);
-		break;
-	case IMSG_WEB_RESPONSE:
-		web_response(imsg);
-		break;
-	case IMSG_WEB_AUTH_BEGIN:
-	case IMSG_WEB_AUTH_CLASS:
-	case IMSG_WEB_AUTH_PRINCIPAL:
-	case IMSG_WEB_AUTH_FORGET:
-	case IMSG_WEB_AUTH_COMMIT:
-		web_auth_dispatch(imsg);
-		break;
-	case IMSG_WEB_DOC:
-		web_docs_dispatch(imsg);
-		break;
-	default:
-		fatalx("unexpected %s from the master",
-		    imsg_to_str(imsg->hdr.type));
-	}
-}
+#define IMSG_TO_MASTER(h)	NULL
+#define IMSG_TO_WORKER(h)	h
+#define IMSG_TO_GIT(h)		NULL
+#define IMSG_TO_NOMAD(h)	NULL
+#define IMSG_TO_WEB(h)		h
+static const worker_handler web_handlers[IMSG_MAX] = {
+	NOPS_IMSGS(IMSG_HANDLER_ROW)
+};
 
 static void
 web_dispatch_master(int fd, short event, void *arg)
 {
-	proc_worker_read(&web_iev, event, web_dispatch_master_msg, NULL);
+	proc_worker_read(&web_iev, event, web_handlers);
 }
 
 /* The event loop and what runs on it; the channel is set up. */

@@ -1,0 +1,43 @@
+/*
+ * What the message table (NOPS_IMSGS in nops.h) says of each type: its
+ * name for the log, and who may send it to whom.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "nops.h"
+
+struct imsg_row {
+	const char	*name;
+	uint32_t	 from;		/* IMSG_P_* */
+	uint32_t	 to;
+};
+
+#define IMSG_TABLE_ROW(type, f, t, handler)				\
+	[type] = { #type, IMSG_P_##f, IMSG_P_##t },
+static const struct imsg_row imsg_rows[IMSG_MAX] = {
+	[IMSG_NONE] = { "IMSG_NONE", 0, 0 },
+	NOPS_IMSGS(IMSG_TABLE_ROW)
+};
+
+const char *
+imsg_to_str(uint32_t type)
+{
+	static char	 buf[32];
+
+	if (type < IMSG_MAX && imsg_rows[type].name != NULL)
+		return imsg_rows[type].name;
+	snprintf(buf, sizeof(buf), "IMSG_%u", type);
+	return buf;
+}
+
+int
+imsg_permitted(uint32_t type, enum nops_proc from, enum nops_proc to)
+{
+	if (type >= IMSG_MAX || from >= PROC_MAX || to >= PROC_MAX)
+		return 0;
+	return (imsg_rows[type].from & (1U << from)) != 0 &&
+	    (imsg_rows[type].to & (1U << to)) != 0;
+}
