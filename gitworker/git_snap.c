@@ -159,6 +159,15 @@ snap_job_base(const char *name)
 	return 0;
 }
 
+/* A name with a suffix and something before it. */
+static int
+snap_endswith(const char *name, const char *suffix)
+{
+	size_t	 len = strlen(name), slen = strlen(suffix);
+
+	return len > slen && strcmp(name + len - slen, suffix) == 0;
+}
+
 static char *
 snap_join(const char *prefix, const char *name)
 {
@@ -327,6 +336,16 @@ snap_walk(struct snap *s, git_tree *tree, const char *prefix, int depth)
 			} else if (depth == 0 &&
 			    strcmp(name, GITW_PLAN_FILE) == 0) {
 				if (snap_add(s, GITW_FILE_PLAN, prefix, name,
+				    git_tree_entry_id(e)) == -1)
+					return -1;
+			} else if (depth == 0 &&
+			    strcmp(name, GITW_PLAN_NIX_FILE) == 0) {
+				if (snap_add(s, GITW_FILE_PLAN_NIX, prefix,
+				    name, git_tree_entry_id(e)) == -1)
+					return -1;
+			} else if (snap_endswith(name, ".nix")) {
+				/* What a Nix plan may import. */
+				if (snap_add(s, GITW_FILE_NIX, prefix, name,
 				    git_tree_entry_id(e)) == -1)
 					return -1;
 			}

@@ -36,6 +36,7 @@
 #include "openapi.h"
 #include "webhook.h"
 #include "metrics.h"
+#include "plans.h"
 
 
 
@@ -430,6 +431,7 @@ static const struct {
 	{ openapi_routes, &openapi_nroutes },
 	{ webhook_routes, &webhook_nroutes },
 	{ metrics_routes, &metrics_nroutes },
+	{ plans_routes, &plans_nroutes },
 };
 
 void

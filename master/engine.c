@@ -26,6 +26,7 @@
 #include "repo.h"
 #include "nomad.h"
 #include "engine.h"
+#include "plans.h"
 
 struct engine		*engine_env;
 static struct store	*engine_db;
@@ -189,6 +190,7 @@ engine_snapshot(struct repo *r, const struct repo_snap *snap, void *arg)
 
 	snprintf(why, sizeof(why), "new snapshot of %s at %.12s",
 	    repo_name(r), snap->rs_commit);
+	plans_snapshot(repo_name(r), snap);
 	engine_detect(why);
 }
 

@@ -65,6 +65,18 @@ static const struct openapi_op openapi_ops[] = {
 	    "fetch", "Empty", 202, "FetchQueued", "401 403 404 415", NULL,
 	    0 },
 
+	/* master/plans.c */
+	{ "GET", "/api/v1/plans", "/api/v1/plans", "plans",
+	    "Every repository's deploy plan: state, errors, phases",
+	    "read", NULL, 200, "PlanList", "401 403", NULL, 0 },
+	{ "GET", "/api/v1/plans/*", "/api/v1/plans/{repository}", "plans",
+	    "A repository's deploy plan: phases with their hosts, hosts, "
+	    "tests, every validation error", "read", NULL, 200, "Plan",
+	    "401 403 404", NULL, 0 },
+	{ "GET", "/api/v1/plans/*/infra", "/api/v1/plans/{repository}/infra",
+	    "plans", "The infra document the plan exports, at its commit",
+	    "read", NULL, 200, "PlanInfra", "401 403 404 409", NULL, 0 },
+
 	/* master/engine_api.c */
 	{ "GET", "/api/v1/engine", "/api/v1/engine", "engine",
 	    "The detection and apply loops", "read", NULL, 200, "Engine",
@@ -436,6 +448,30 @@ static const char openapi_components[] =
 " \"TokenRevoked\":{\"type\":\"object\",\"properties\":{"
 "  \"id\":{\"type\":\"integer\"},\"name\":{\"type\":\"string\"},"
 "  \"revoked\":{\"type\":\"boolean\"}}},"
+" \"Plan\":{\"type\":\"object\",\"description\":\"man "
+"  nops-plan.5\",\"properties\":{"
+"  \"repository\":{\"type\":\"string\"},\"commit\":{\"type\":\"string\"},"
+"  \"file\":{\"type\":\"string\"},"
+"  \"state\":{\"type\":\"string\",\"enum\":[\"evaluating\",\"valid\","
+"  \"invalid\"]},\"valid\":{\"type\":\"boolean\"},"
+"  \"errors\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+"  \"warnings\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+"  \"phases\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+"  \"properties\":{\"name\":{\"type\":\"string\"},"
+"  \"include\":{\"type\":\"object\",\"nullable\":true},"
+"  \"hosts\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}}},"
+"  \"hosts\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},"
+"  \"tests\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},"
+"  \"has_infra\":{\"type\":\"boolean\"},"
+"  \"evaluated_at\":{\"$ref\":\"#/components/schemas/Time\"},"
+"  \"evaluation_seconds\":{\"type\":\"number\"}}},"
+" \"PlanList\":{\"type\":\"object\",\"required\":[\"items\",\"next\"],"
+"  \"properties\":{\"items\":{\"type\":\"array\",\"items\":"
+"  {\"$ref\":\"#/components/schemas/Plan\"}},"
+"  \"next\":{\"$ref\":\"#/components/schemas/Next\"}}},"
+" \"PlanInfra\":{\"type\":\"object\",\"properties\":{"
+"  \"repository\":{\"type\":\"string\"},\"commit\":{\"type\":\"string\"},"
+"  \"infra\":{\"description\":\"free-form, as the plan exports it\"}}},"
 " \"Overview\":{\"type\":\"object\",\"description\":\"Lists of "
 "  {count, items} (items bounded, count exact)\",\"properties\":{"
 "  \"generated_at\":{\"$ref\":\"#/components/schemas/Time\"},"

@@ -265,6 +265,18 @@ repo_check_path(const char *path, const char *top, int kind)
 			return "a plan file that is not nops.plan.json at the "
 			    "top of the repository's path";
 		return NULL;
+	case GITW_FILE_PLAN_NIX:
+		snprintf(plan, sizeof(plan), "%s%s%s", top, toplen ? "/" : "",
+		    GITW_PLAN_NIX_FILE);
+		if (strcmp(path, plan) != 0)
+			return "a plan file that is not nops.plan.nix at the "
+			    "top of the repository's path";
+		return NULL;
+	case GITW_FILE_NIX:
+		if (!repo_endswith(base, ".nix") ||
+		    strcmp(base, ".nix") == 0)
+			return "a Nix file not named *.nix";
+		return NULL;
 	default:
 		return "an unknown kind of file";
 	}
@@ -764,7 +776,8 @@ repo_recv_file(struct worker *w, struct repo *r, struct msgr *m)
 			    path);
 			return;
 		}
-	if (kind == GITW_FILE_PLAN && s->rs_plan != NULL) {
+	if ((kind == GITW_FILE_PLAN && s->rs_plan != NULL) ||
+	    (kind == GITW_FILE_PLAN_NIX && s->rs_plan_nix != NULL)) {
 		repo_violation(w, "IMSG_GIT_SNAP_FILE: two plans");
 		return;
 	}
@@ -778,6 +791,8 @@ repo_recv_file(struct worker *w, struct repo *r, struct msgr *m)
 	f->rf_data[f->rf_size] = '\0';
 	if (kind == GITW_FILE_PLAN)
 		s->rs_plan = f;
+	if (kind == GITW_FILE_PLAN_NIX)
+		s->rs_plan_nix = f;
 	if (kind == GITW_FILE_JOB)
 		s->rs_njobs++;
 	repo_poll.p_got += size;
@@ -1271,6 +1286,10 @@ repo_kind_name(int kind)
 		return "vars";
 	case GITW_FILE_PLAN:
 		return "plan";
+	case GITW_FILE_PLAN_NIX:
+		return "plan-nix";
+	case GITW_FILE_NIX:
+		return "nix";
 	default:
 		return "unknown";
 	}

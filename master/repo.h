@@ -34,7 +34,7 @@ struct imsg;
 #define REPO_BACKOFF_MIN	2	/* seconds before the first retry */
 #define REPO_BACKOFF_MAX	300	/* retries at least this often */
 
-/* One file of a snapshot (kind: GITW_FILE_JOB, _VARS or _PLAN). */
+/* One file of a snapshot (kind: GITW_FILE_*). */
 struct repo_file {
 	int			 rf_kind;
 	char			*rf_path;	/* from the repository's top */
@@ -70,6 +70,7 @@ struct repo_snap {
 	size_t			 rs_njobs;
 	uint64_t		 rs_size;	/* all contents */
 	const struct repo_file	*rs_plan;	/* nops.plan.json, or NULL */
+	const struct repo_file	*rs_plan_nix;	/* nops.plan.nix, or NULL */
 	struct repo_note	*rs_notes;
 	size_t			 rs_nnotes;
 };

@@ -33,6 +33,7 @@
 #include "repo.h"
 #include "store.h"
 #include "notify.h"
+#include "nixrun.h"
 
 #define RESTART_MIN_MS		500
 #define RESTART_MAX_MS		30000
@@ -422,6 +423,8 @@ supervise_sigchld(void)
 				break;
 			}
 		}
+		if (w == &workers[PROC_MAX])
+			nixrun_reap(pid, status);	/* a Nix child */
 	}
 }
 

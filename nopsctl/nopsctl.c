@@ -82,6 +82,7 @@ static const struct ctl_cmd ctl_cmds[] = {
 	    cmd_deploy_now },
 	{ "orphans",	0, 0, "",		no_opts, "", cmd_orphans },
 	{ "errors",	0, 0, "",		no_opts, "", cmd_errors },
+	{ "plan",	1, 1, "repository",	no_opts, "", cmd_plan },
 	/* "+": token parses its own options (ctl_auth.c). */
 	{ "token",	1, 6, "create name --policy policy "
 	    "[--expires duration] | list | revoke name | id", no_opts, "+",

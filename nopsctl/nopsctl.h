@@ -61,6 +61,8 @@ int		 cmd_resume(struct ctl *, int, char **);
 int		 cmd_deploy_now(struct ctl *, int, char **);
 int		 cmd_orphans(struct ctl *, int, char **);
 int		 cmd_errors(struct ctl *, int, char **);
+/* ctl_plan.c */
+int		 cmd_plan(struct ctl *, int, char **);
 
 /* ctl_print.c: tables, safe strings, plan diffs */
 struct ctl_table;

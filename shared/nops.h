@@ -337,11 +337,14 @@ enum nomad_op {
 #define GITW_LIMIT_FILES	100000
 #define GITW_LIMIT_SNAP_SIZE	(256ULL * 1024 * 1024)
 #define GITW_PLAN_FILE		"nops.plan.json"
+#define GITW_PLAN_NIX_FILE	"nops.plan.nix"
 
 /* What a snapshot file is (IMSG_GIT_SNAP_FILE). */
 #define GITW_FILE_JOB		1			/* *.nomad.hcl or *.nomad */
 #define GITW_FILE_VARS		2			/* <name>.vars.hcl next to a job */
 #define GITW_FILE_PLAN		3			/* nops.plan.json at the path's top */
+#define GITW_FILE_PLAN_NIX	4			/* nops.plan.nix at the path's top */
+#define GITW_FILE_NIX		5			/* another *.nix below the path */
 
 /* IMSG_GIT_SNAP_END flags */
 #define GITW_SNAP_FETCHED	0x01			/* objects came from the remote */

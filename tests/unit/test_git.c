@@ -94,6 +94,10 @@ main(void)
 	CHECK(repo_check_path("nomad/nops.plan.json", "nomad",
 	    GITW_FILE_PLAN) == NULL);
 	CHECK(repo_check_path("nops.plan.json", "", GITW_FILE_PLAN) == NULL);
+	CHECK(repo_check_path("nix/nops.plan.nix", "nix",
+	    GITW_FILE_PLAN_NIX) == NULL);
+	CHECK(repo_check_path("nix/hosts/a.nix", "nix", GITW_FILE_NIX) ==
+	    NULL);
 	CHECK(repo_check_path("nomad/a link", "nomad", 0) == NULL);
 	CHECK(repo_check_path("nomad/é.nomad", "nomad", GITW_FILE_JOB) ==
 	    NULL);
@@ -128,6 +132,12 @@ main(void)
 	    GITW_FILE_VARS) != NULL);
 	CHECK(repo_check_path("nomad/sub/nops.plan.json", "nomad",
 	    GITW_FILE_PLAN) != NULL);
+	CHECK(repo_check_path("nix/sub/nops.plan.nix", "nix",
+	    GITW_FILE_PLAN_NIX) != NULL);
+	CHECK(repo_check_path("nix/nops.plan.json", "nix",
+	    GITW_FILE_PLAN_NIX) != NULL);
+	CHECK(repo_check_path("nix/a.nix.txt", "nix", GITW_FILE_NIX) != NULL);
+	CHECK(repo_check_path("nix/.nix", "nix", GITW_FILE_NIX) != NULL);
 	CHECK(repo_check_path("nomad/web.nomad.hcl", "nomad", 9) != NULL);
 	TEST_END();
 

@@ -1,0 +1,96 @@
+/*
+ * nopsctl plan REPOSITORY, nopsctl hosts: deploy plans and their hosts.
+ */
+#include "config.h"
+
+#include <err.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "nopsctl.h"
+
+/* A repository name as one path segment (names are [A-Za-z0-9._-]). */
+static int
+ctl_plan_name_ok(const char *s)
+{
+	return s[0] != '\0' && s[0] != '.' && strspn(s,
+	    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "0123456789._-") == strlen(s);
+}
+
+int
+cmd_plan(struct ctl *ctl, int argc, char **argv)
+{
+	struct ctl_table	*t;
+	json_t			*p = NULL, *ph, *h, *e, *hosts;
+	char			 path[256], *joined;
+	size_t			 i, j, len;
+	long			 st;
+	int			 rv;
+
+	(void)argc;
+	if (!ctl_plan_name_ok(argv[0])) {
+		fprintf(stderr, "nopsctl: %s: not a repository name\n",
+		    argv[0]);
+		return EXIT_USAGE;
+	}
+	snprintf(path, sizeof(path), "/api/v1/plans/%s", argv[0]);
+	st = ctl_call(ctl, "GET", path, NULL, &p);
+	if ((rv = ctl_check(ctl, st, p)) != 0)
+		goto out;
+	if (ctl->json) {
+		ctl_print_json(p);
+		goto out;
+	}
+	print_field("repository", ctl_str(p, "repository", "?"));
+	print_field("commit", ctl_str(p, "commit", "?"));
+	print_field("file", ctl_str(p, "file", "?"));
+	print_field("state", ctl_str(p, "state", "?"));
+	json_array_foreach(json_object_get(p, "errors"), i, e)
+		safe_printf("error: %s\n", json_string_value(e));
+	json_array_foreach(json_object_get(p, "warnings"), i, e)
+		safe_printf("warning: %s\n", json_string_value(e));
+	if (json_array_size(json_object_get(p, "phases")) == 0)
+		goto out;
+	printf("\n");
+	t = table_new(3, "PHASE", "RULE", "HOSTS");
+	json_array_foreach(json_object_get(p, "phases"), i, ph) {
+		hosts = json_object_get(ph, "hosts");
+		len = 1;
+		json_array_foreach(hosts, j, h)
+			len += strlen(json_string_value(h)) + 1;
+		if ((joined = calloc(1, len + 1)) == NULL)
+			err(1, NULL);
+		json_array_foreach(hosts, j, h) {
+			if (j > 0)
+				strlcat(joined, " ", len + 1);
+			strlcat(joined, json_string_value(h), len + 1);
+		}
+		table_row(t, ctl_str(ph, "name", "?"),
+		    json_is_null(json_object_get(ph, "include")) ||
+		    json_object_get(ph, "include") == NULL ? "(default)" :
+		    "include", joined[0] != '\0' ? joined : "-");
+		free(joined);
+	}
+	table_print(t, stdout, 0);
+	table_free(t);
+	printf("\n");
+	t = table_new(4, "HOST", "ADDRESS", "PHASE", "SYSTEM");
+	json_array_foreach(json_object_get(p, "hosts"), i, h) {
+		char	 addr[300];
+
+		snprintf(addr, sizeof(addr), "%s@%s:%lld",
+		    ctl_str(h, "user", "?"), ctl_str(h, "address", "?"),
+		    (long long)json_integer_value(json_object_get(h, "port")));
+		table_row(t, ctl_str(h, "name", "?"), addr,
+		    ctl_str(h, "phase", "-"), ctl_str(h, "system", "-"));
+	}
+	table_print(t, stdout, 0);
+	table_free(t);
+out:
+	json_decref(p);
+	return rv;
+}

@@ -1,0 +1,192 @@
+"""Deploy plans (man/nops-plan.5): a nops.plan.nix in a git repository is
+evaluated by real Nix (Debian's nix-bin) in nopsd's sandboxed child, a
+nops.plan.json is read as is; both are checked with every error at once.
+
+Hosts' toplevels are builtins.derivation (no nixpkgs).  Skipped, and said
+so, when nix-instantiate is not installed.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gitlib  # noqa: E402
+from gitlib import ok, wait_until  # noqa: E402
+
+if shutil.which("nix-instantiate") is None:
+    print("ok - plans # SKIP nix-instantiate is not installed "
+          "(scripts/deps installs nix-bin)")
+    sys.exit(0)
+
+env = gitlib.Env()
+gd = gitlib.GitDaemon(env)
+gd.start()
+
+MK = r"""
+# A toplevel without nixpkgs: switch-to-configuration records its goal.
+name: kernel: builtins.derivation {
+  name = "nixos-system-${name}";
+  system = builtins.currentSystem;
+  builder = "/bin/sh";
+  args = [ "-c" ''
+    /bin/mkdir -p $out/bin
+    echo ${kernel} > $out/kernel
+    echo "#!/bin/sh" > $out/bin/switch-to-configuration
+    /bin/chmod +x $out/bin/switch-to-configuration
+  '' ];
+}
+"""
+
+PLAN = r"""
+{ namesToInclude ? [ ], withTests ? true }:
+let
+  mk = import ./lib/mk.nix;
+  hosts = {
+    alpha = { address = "127.0.0.1"; port = 2201; system = mk "alpha" "k1";
+              tags = [ "spire" ]; };
+    beta = { address = "127.0.0.1"; port = 2202; system = mk "beta" "k1"; };
+    gamma = { address = "127.0.0.1"; port = 2203; system = mk "gamma" "k1";
+              attrs = { role = "db"; }; };
+  };
+in {
+  meta = { sources = { default = "nixos-small"; gamma = "nixos"; };
+           args = { }; };
+  defaults = { user = "root"; checks = [ { name = "up"; command = "true"; } ]; };
+  hosts = if namesToInclude == [ ] then hosts
+    else builtins.removeAttrs hosts
+      (builtins.filter (n: !builtins.elem n namesToInclude)
+        (builtins.attrNames hosts));
+  phases = [
+    { name = "spire"; include = { tags = [ "spire" ]; }; }
+    { name = "main"; }
+  ];
+  tests = if withTests then [ { name = "smoke"; host = "beta";
+                                command = "true"; } ] else [ ];
+  infra = { vhosts = { www = true; }; vaultRoles = [ "alpha" "beta" ]; };
+}
+"""
+
+r = gitlib.Remote(env, "hosts")
+c1 = r.commit({"nix/nops.plan.nix": PLAN, "nix/lib/mk.nix": MK,
+               "nix/README": "not Nix\n"})
+
+n = gitlib.Nopsd(env, [{"name": "hosts", "url": gd.url("hosts"),
+                        "path": "nix"}])
+
+
+def plan(name="hosts"):
+    st, j = n.curl("GET", "/api/v1/plans/" + name)
+    return j if st == 200 else None
+
+
+def settled(commit):
+    def f():
+        p = plan()
+        return p if p and p["commit"] == commit and \
+            p["state"] != "evaluating" else None
+    return f
+
+
+p = wait_until(settled(c1), 30)
+ok("a Nix plan in git is evaluated by real Nix", p is not None and
+   p["state"] == "valid" and p["file"] == "nix/nops.plan.nix",
+   json.dumps(p)[:2000] + n.logtext()[-2000:])
+if p:
+    phases = {ph["name"]: ph["hosts"] for ph in p["phases"]}
+    ok("the first phase takes the host tagged spire, the default phase "
+       "the rest", phases == {"spire": ["alpha"], "main": ["beta", "gamma"]},
+       json.dumps(p["phases"]))
+    hosts = {h["name"]: h for h in p["hosts"]}
+    ok("each host's system is the toplevel's store path",
+       all(hosts[h]["system"].startswith("/nix/store/") and
+           hosts[h]["system"].endswith("-nixos-system-" + h)
+           for h in ("alpha", "beta", "gamma")), json.dumps(hosts))
+    ok("defaults and meta sources are merged into each host",
+       hosts["beta"]["user"] == "root" and
+       hosts["beta"]["checks"][0]["name"] == "up" and
+       hosts["gamma"]["source"] == "nixos" and
+       hosts["alpha"]["source"] == "nixos-small", json.dumps(hosts))
+    ok("withTests is true when nops evaluates",
+       [t["name"] for t in p["tests"]] == ["smoke"], json.dumps(p["tests"]))
+
+st, j = n.curl("GET", "/api/v1/plans/hosts/infra")
+ok("the infra document is served per commit", st == 200 and
+   j["commit"] == c1 and j["infra"]["vhosts"] == {"www": True}, str(j))
+st, j = n.curl("GET", "/api/v1/plans/nope")
+ok("no plan: 404", st == 404 and j["error"]["code"] == "not_found", str(j))
+
+# The same system as Nix computes outside nopsd.
+want = subprocess.run(
+    ["nix-instantiate", "--eval", "--strict", "--json", "--readonly-mode",
+     "-E", "(import %s/nix/lib/mk.nix) \"beta\" \"k1\"" % r.work],
+    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    env=dict(os.environ, NIX_STATE_DIR=env.path("nixstate"),
+             NIX_CONF_DIR=env.path("nixconf")))
+if p and want.returncode == 0:
+    ok("the sandboxed evaluation gives Nix's own answer",
+       json.loads(want.stdout) == hosts["beta"]["system"], want.stdout)
+
+rc, out, err = n.ctl("plan", "hosts")
+ok("nopsctl plan REPOSITORY shows phases and hosts", rc == 0 and
+   "spire" in out and "alpha" in out and "gamma" in out, out + err)
+rc, out, err = n.ctl("-j", "plan", "hosts")
+ok("nopsctl -j plan prints the API's JSON", rc == 0 and
+   json.loads(out)["state"] == "valid", out + err)
+
+# Two bad hosts: both reported, in one evaluation round.
+BAD = PLAN.replace('system = mk "beta" "k1";',
+                   'system = throw "beta has no disk";').replace(
+    'system = mk "gamma" "k1";', 'system = mk "gamma" { }.kernel;')
+c2 = r.commit({"nix/nops.plan.nix": BAD})
+n.fetch("hosts")
+p = wait_until(settled(c2), 30)
+errs = p["errors"] if p else []
+ok("an evaluation error is reported for every bad host at once",
+   p is not None and p["state"] == "invalid" and
+   any('host "beta"' in e and "beta has no disk" in e for e in errs) and
+   any('host "gamma"' in e and "'kernel' missing" in e for e in errs) and
+   not any("/tmp/" in e for e in errs) and
+   not any('host "alpha"' in e for e in errs), json.dumps(p))
+st, j = n.curl("GET", "/api/v1/plans/hosts/infra")
+ok("a plan with errors serves no infra", st == 409, str(j))
+
+# Evaluation has no network and cannot read outside the plan.
+ESC = PLAN.replace('system = mk "beta" "k1";',
+                   'system = mk "beta" (builtins.readFile /etc/passwd);')
+ESC = ESC.replace('system = mk "gamma" "k1";',
+                  'system = mk "gamma" (builtins.readFile (builtins.fetchurl '
+                  '"http://127.0.0.1:%d/"));' % gd.port)
+c3 = r.commit({"nix/nops.plan.nix": ESC})
+n.fetch("hosts")
+p = wait_until(settled(c3), 30)
+errs = p["errors"] if p else []
+ok("evaluation may not read files outside the plan (restrict-eval)",
+   any('host "beta"' in e and "/etc/passwd" in e for e in errs),
+   json.dumps(p))
+ok("evaluation has no network", any('host "gamma"' in e for e in errs),
+   json.dumps(p))
+
+# A JSON plan is checked the same way, every error at once.
+SYS = "/nix/store/6xc5ywvjx9a6q6plflkvmmp0zb7i2q4s-nixos-system-x"
+c4 = r.commit({"nix/nops.plan.nix": None, "nix/nops.plan.json": json.dumps({
+    "hosts": {"x": {"system": SYS, "port": 0},
+              "y": {"system": "/etc", "address": "a b"}},
+    "phases": [{"name": "main"}]})})
+n.fetch("hosts")
+p = wait_until(settled(c4), 20)
+errs = p["errors"] if p else []
+ok("a JSON plan: every error, each naming its host",
+   p is not None and p["file"] == "nix/nops.plan.json" and
+   any('host "x": port' in e for e in errs) and
+   any('host "y": system' in e for e in errs) and
+   any('host "y": address' in e for e in errs), json.dumps(p))
+
+n.stop()
+ok("no evaluation directory is left behind",
+   not [d for d in os.listdir("/tmp") if d.startswith("nops-nix.")
+        and
+        os.path.getmtime("/tmp/" + d) > os.path.getmtime(env.dir)],
+   str(os.listdir("/tmp")))
+sys.exit(1 if gitlib.failures else 0)
