@@ -69,8 +69,6 @@ int	 git_snapshot(struct git_repo *, uint32_t seq, git_repository *,
 	    int *corrupt);
 /* A tree entry name we accept; *why says what is wrong with others. */
 int	 git_name_ok(const char *name, const char **why);
-/* Make s valid UTF-8 without control characters, at most max bytes. */
-void	 git_text_clean(char *s, size_t max);
 void	 git_sha256_hex(const void *, size_t, char *out);
 
 /* git_ssh.c */

@@ -21,6 +21,7 @@
 #include <git2.h>
 
 #include "log.h"
+#include "text.h"
 #include "imsg.h"
 #include "msg.h"
 #include "nops.h"
@@ -46,9 +47,8 @@ git_send_error(struct git_repo *r, uint32_t seq, const char *fmt, ...)
 	char		 buf[GITW_ERROR_MAX + 1];
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	text_vprintf(buf, sizeof(buf), 0, fmt, ap);
 	va_end(ap);
-	git_text_clean(buf, GITW_ERROR_MAX);
 	log_info("%s: %s", r->gr_name, buf);
 	msg_init(&m);
 	msg_add_u32(&m, seq);

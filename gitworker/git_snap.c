@@ -22,6 +22,7 @@
 #include <openssl/evp.h>
 
 #include "log.h"
+#include "text.h"
 #include "imsg.h"
 #include "msg.h"
 #include "nops.h"
@@ -53,55 +54,6 @@ struct snap {
 	int		 s_corrupt;
 };
 
-/* Length of the valid UTF-8 sequence at p, or 0. */
-static size_t
-git_utf8_len(const unsigned char *p, size_t left)
-{
-	uint32_t	 cp;
-	size_t		 n, i;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2, cp = p[0] & 0x1f;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		n = 3, cp = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4, cp = p[0] & 0x07;
-	else
-		return 0;
-	if (n > left)
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (p[i] & 0x3f);
-	}
-	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return n;
-}
-
-void
-git_text_clean(char *s, size_t max)
-{
-	unsigned char	*p = (unsigned char *)s;
-	size_t		 len = strlen(s), i = 0, n;
-
-	while (i < len) {
-		n = git_utf8_len(p + i, len - i);
-		if (n == 0 || (n == 1 && (p[i] < 0x20 || p[i] == 0x7f))) {
-			p[i] = '?';
-			n = 1;
-		}
-		if (i + n > max)
-			break;
-		i += n;
-	}
-	p[i] = '\0';
-}
-
 int
 git_name_ok(const char *name, const char **why)
 {
@@ -125,7 +77,7 @@ git_name_ok(const char *name, const char **why)
 			*why = "a name with a control character";
 			return 0;
 		}
-		if ((n = git_utf8_len(p + i, len - i)) == 0) {
+		if ((n = text_utf8_len(p + i, len - i)) == 0) {
 			*why = "a name that is not UTF-8";
 			return 0;
 		}
@@ -291,9 +243,8 @@ snap_walk(struct snap *s, git_tree *tree, const char *prefix, int depth)
 		if (!git_name_ok(name, &why)) {
 			char	 shown[GITW_PATH_MAX + 1];
 
-			snprintf(shown, sizeof(shown), "%s%s%s", prefix,
+			text_printf(shown, 201, 0, "%s%s%s", prefix,
 			    prefix[0] ? "/" : "", name);
-			git_text_clean(shown, 200);
 			return snap_fail(s, 0, "refusing \"%s\" at %s: %s",
 			    shown, prefix[0] ? prefix : "the top", why);
 		}
@@ -422,13 +373,13 @@ snap_send(struct snap *s, uint32_t seq, git_commit *commit, uint32_t flags)
 
 	git_oid_tostr(hex, sizeof(hex), git_commit_id(commit));
 	a = git_commit_author(commit);
-	snprintf(author, sizeof(author), "%s <%s>",
+	/* Text from git: as the master will check it (shared/text.c). */
+	text_printf(author, sizeof(author), 0, "%s <%s>",
 	    a != NULL && a->name != NULL ? a->name : "",
 	    a != NULL && a->email != NULL ? a->email : "");
-	git_text_clean(author, GITW_AUTHOR_MAX);
 	summary = git_commit_summary(commit);
-	strlcpy(subject, summary != NULL ? summary : "", sizeof(subject));
-	git_text_clean(subject, GITW_SUBJECT_MAX);
+	text_printf(subject, sizeof(subject), 0, "%s",
+	    summary != NULL ? summary : "");
 
 	msg_init(&m);
 	msg_add_u32(&m, seq);

@@ -19,6 +19,7 @@
 #include <openssl/crypto.h>
 
 #include "log.h"
+#include "text.h"
 #include "nops.h"
 #include "git.h"
 
@@ -285,7 +286,7 @@ git_known_hosts_check(const char *known, size_t knownlen, const char *host,
 		snprintf(why, whylen, "the host key of %s does not match the "
 		    "known-hosts file (it presented %s SHA256:%s)", name, type,
 		    fp);
-	git_text_clean(why, whylen - 1);
+	text_clean_inplace(why, whylen, 0);
 	return -1;
 }
 

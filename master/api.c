@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "log.h"
+#include "text.h"
 #include "imsg.h"
 #include "msg.h"
 #include "nops.h"
@@ -37,6 +38,7 @@
 #include "webhook.h"
 #include "metrics.h"
 #include "plans.h"
+#include "jsonb.h"
 
 
 
@@ -47,13 +49,14 @@ api_error(struct api_resp *resp, int status, const char *code,
 	va_list	 ap;
 	char	 msg[512];
 
+	/* The message may quote the request: text, cut on a character. */
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	text_vprintf(msg, sizeof(msg), 0, fmt, ap);
 	va_end(ap);
 	resp->status = status;
 	json_decref(resp->body);
-	resp->body = json_pack("{s:{s:s,s:s}}", "error", "code", code,
-	    "message", msg);
+	resp->body = jsonb_pack("{s:{s:s,s:o}}", "error", "code", code,
+	    "message", jsonb_str(msg));
 }
 
 static const char *
@@ -74,7 +77,7 @@ api_time_json(time_t t)
 
 	if (api_time(t, buf, sizeof(buf)) == NULL)
 		return json_null();
-	return json_string(buf);
+	return jsonb_str(buf);
 }
 
 json_t *
@@ -88,7 +91,7 @@ api_status(void)
 	ws = json_array();
 	for (id = PROC_GITWORKER; id < PROC_MAX; id++) {
 		w = &workers[id];
-		wo = json_pack("{s:s,s:I,s:s,s:i,s:o,s:o}",
+		wo = jsonb_pack("{s:s,s:I,s:s,s:i,s:o,s:o}",
 		    "name", w->w_title,
 		    "pid", (json_int_t)w->w_pid,
 		    "state", w->w_pid == 0 ? "restarting" :
@@ -97,10 +100,10 @@ api_status(void)
 		    "started_at", w->w_pid == 0 ? json_null() :
 		    api_time_json(w->w_started),
 		    "last_exit", w->w_lastexit[0] == '\0' ? json_null() :
-		    json_string(w->w_lastexit));
+		    jsonb_str(w->w_lastexit));
 		json_array_append_new(ws, wo);
 	}
-	o = json_pack("{s:s,s:I,s:o,s:s,s:o,s:i,s:i,s:i,s:o}",
+	o = jsonb_pack("{s:s,s:I,s:o,s:s,s:o,s:i,s:i,s:i,s:o}",
 	    "version", NOPS_VERSION,
 	    "pid", (json_int_t)getpid(),
 	    "started_at", api_time_json(env->n_started),
@@ -110,11 +113,55 @@ api_status(void)
 	    "reload_failures", (int)env->n_reload_failures,
 	    "verbose", log_getverbose(),
 	    "workers", ws);
-	json_object_set_new(o, "database", json_pack("{s:s,s:i}",
+	json_object_set_new(o, "database", jsonb_pack("{s:s,s:i}",
 	    "path", env->n_conf->database,
 	    "schema_version", env->n_store != NULL ?
 	    store_schema_version(env->n_store) : 0));
 	return o;
+}
+
+/*
+ * Strings of a request body as text (nopsd(8), BOUNDARY): jansson has
+ * checked UTF-8; controls other than newline and tab go (a "\u001b"
+ * escape included).  -1 with why when a key is not text.
+ */
+static int
+api_body_text(json_t *j, int depth, const char **why)
+{
+	const char	*k, *s;
+	json_t		*v;
+	size_t		 i, len;
+	char		*t;
+
+	if (json_is_string(j)) {
+		s = json_string_value(j);
+		len = json_string_length(j);
+		if (text_check(s, len) != NULL) {
+			t = text_dup(s, len, len, TEXT_LINES);
+			json_string_set(j, t);
+			free(t);
+		}
+		return 0;
+	}
+	if (depth > 64) {
+		*why = "nests too deep";
+		return -1;
+	}
+	if (json_is_object(j)) {
+		json_object_foreach(j, k, v) {
+			if (text_check(k, strlen(k)) != NULL) {
+				*why = "has a key that is not text";
+				return -1;
+			}
+			if (api_body_text(v, depth + 1, why) == -1)
+				return -1;
+		}
+	} else if (json_is_array(j)) {
+		json_array_foreach(j, i, v)
+			if (api_body_text(v, depth + 1, why) == -1)
+				return -1;
+	}
+	return 0;
 }
 
 /* Parse a JSON object body; writes need Content-Type: application/json. */
@@ -123,6 +170,7 @@ api_json_body(struct api_req *req, struct api_resp *resp)
 {
 	json_error_t	 jerr;
 	json_t		*j;
+	const char	*why;
 	size_t		 n;
 
 	n = strcspn(req->ar_ctype, ";");
@@ -148,6 +196,11 @@ api_json_body(struct api_req *req, struct api_resp *resp)
 		    "request body must be a JSON object");
 		return NULL;
 	}
+	if (api_body_text(j, 0, &why) == -1) {
+		json_decref(j);
+		api_error(resp, 400, "bad_request", "request body %s", why);
+		return NULL;
+	}
 	return j;
 }
 
@@ -166,7 +219,7 @@ api_reload(struct api_req *req, struct api_resp *resp)
 		return;
 	}
 	resp->status = 200;
-	resp->body = json_pack("{s:b,s:o}", "reloaded", 1,
+	resp->body = jsonb_pack("{s:b,s:o}", "reloaded", 1,
 	    "config_loaded_at", api_time_json(nopsd_env->n_conf_loaded));
 }
 
@@ -191,7 +244,7 @@ api_log(struct api_req *req, struct api_resp *resp)
 	log_info("log level set to %s by %s", verbose ? "verbose" : "brief",
 	    req->ar_actor);
 	resp->status = 200;
-	resp->body = json_pack("{s:b}", "verbose", verbose);
+	resp->body = jsonb_pack("{s:b}", "verbose", verbose);
 }
 
 
@@ -248,6 +301,9 @@ api_path_match(const char *pattern, const char *path, struct api_req *req)
 				o++;
 			}
 			arg[o] = '\0';
+			/* Names are text (nopsd(8), BOUNDARY): %ff is none. */
+			if (text_check(arg, o) != NULL)
+				return 0;
 			path += n;
 			pattern++;
 			continue;
@@ -264,7 +320,7 @@ api_query(const struct api_req *req, const char *name)
 {
 	const char	*q = req->ar_query, *end;
 	size_t		 nlen = strlen(name), i, o;
-	char		*v;
+	char		*v, *t;
 	int		 hi, lo;
 
 	while (*q != '\0') {
@@ -286,6 +342,12 @@ api_query(const struct api_req *req, const char *name)
 					v[o++] = q[i];
 			}
 			v[o] = '\0';
+			if (text_check(v, o) != NULL) {
+				/* The door's policy: text, cleaned. */
+				t = text_dup(v, o, o * 3, 0);
+				free(v);
+				v = t;
+			}
 			return v;
 		}
 		q = *end == '&' ? end + 1 : end;
@@ -326,7 +388,7 @@ api_repos_fetch(struct api_req *req, struct api_resp *resp)
 		return;
 	}
 	resp->status = 202;
-	resp->body = json_pack("{s:s,s:b}", "name", req->ar_args[0],
+	resp->body = jsonb_pack("{s:s,s:b}", "name", req->ar_args[0],
 	    "queued", 1);
 }
 
@@ -586,7 +648,7 @@ api_add_header(struct api_resp *resp, const char *name, const char *value)
 {
 	if (resp->headers == NULL)
 		resp->headers = json_array();
-	json_array_append_new(resp->headers, json_pack("[s,s]", name, value));
+	json_array_append_new(resp->headers, jsonb_pack("[s,s]", name, value));
 }
 
 const char *
@@ -607,6 +669,42 @@ api_resp_free(struct api_resp *resp)
 	json_decref(resp->headers);
 	free(resp->raw);
 	memset(resp, 0, sizeof(*resp));
+}
+
+/*
+ * The door for HTTP (nopsd(8), BOUNDARY): the request line and the
+ * headers must be text, valid UTF-8 without control characters; the
+ * body is checked where it is parsed (api_json_body).  -1 with resp
+ * answered (400) otherwise.
+ */
+static int
+api_request_text(struct api_req *req, struct api_resp *resp)
+{
+	const char	*why, *where = NULL;
+	size_t		 i;
+
+	if ((why = text_check(req->ar_method, strlen(req->ar_method))) != NULL)
+		where = "the method";
+	else if ((why = text_check(req->ar_path, strlen(req->ar_path))) !=
+	    NULL || (why = text_check(req->ar_query,
+	    strlen(req->ar_query))) != NULL)
+		where = "the target";
+	else if ((why = text_check(req->ar_remote,
+	    strlen(req->ar_remote))) != NULL)
+		where = "the peer address";
+	else if ((why = text_check(req->ar_ctype,
+	    strlen(req->ar_ctype))) != NULL)
+		where = "Content-Type";
+	for (i = 0; where == NULL && i < req->ar_nheaders; i++)
+		if ((why = text_check(req->ar_hname[i],
+		    strlen(req->ar_hname[i]))) != NULL ||
+		    (why = text_check(req->ar_hvalue[i],
+		    strlen(req->ar_hvalue[i]))) != NULL)
+			where = "a header";
+	if (where == NULL)
+		return 0;
+	api_error(resp, 400, "bad_request", "%s holds %s", where, why);
+	return -1;
 }
 
 void
@@ -650,6 +748,11 @@ api_dispatch_web(struct worker *w, struct imsg *imsg)
 	}
 
 	api_target(&req, path, pathbuf);
+	if (api_request_text(&req, &resp) == -1) {
+		api_respond(w, req.ar_id, &resp);
+		api_resp_free(&resp);
+		return;
+	}
 
 	if (req.ar_peer == WEB_PEER_LOCAL) {
 		/* Reaching the socket at all took root or the group. */

@@ -26,6 +26,7 @@
 #include <sqlite3.h>
 
 #include "log.h"
+#include "text.h"
 #include "nopsd.h"
 #include "master.h"
 #include "store.h"
@@ -166,7 +167,8 @@ apply_fail(int64_t id, enum deploy_state from, const char *fmt, ...)
 	char	 reason[1024];
 
 	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
+	/* Nomad's words in it are text already; cut on a character. */
+	text_vprintf(reason, sizeof(reason), 0, fmt, ap);
 	va_end(ap);
 	log_warnx("deployment %lld failed: %s", (long long)id, reason);
 	apply_move(id, from, DS_FAILED, "fail", reason);

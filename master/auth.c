@@ -24,6 +24,7 @@
 #include <openssl/hmac.h>
 
 #include "log.h"
+#include "text.h"
 #include "nopsd.h"
 #include "auth.h"
 
@@ -97,7 +98,7 @@ auth_users_err(int *nerr, char *err, size_t errlen, const char *name,
 	char	 msg[256];
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	text_vprintf(msg, sizeof(msg), 0, fmt, ap);
 	va_end(ap);
 	log_warnx("%s:%d: %s", name, line, msg);
 	if ((*nerr)++ == 0 && err != NULL && errlen > 0)

@@ -26,6 +26,7 @@
 #include "acl.h"
 #include "auth.h"
 #include "webpub.h"
+#include "jsonb.h"
 
 #define AUTH_SESSIONS_PER_USER	100
 #define AUTH_TOKEN_NAME_MAX	48	/* "token:" + name fits an actor */
@@ -68,7 +69,7 @@ auth_rl_init(void)
 static void
 auth_group_add(const char *group, void *arg)
 {
-	json_array_append_new(arg, json_string(group));
+	json_array_append_new(arg, jsonb_str(group));
 }
 
 json_t *
@@ -88,7 +89,7 @@ auth_caps_json(uint32_t caps)
 
 	for (c = 1; c <= CAP_MANAGEMENT; c <<= 1)
 		if ((caps & c) && config_cap_name(c) != NULL)
-			json_array_append_new(a, json_string(
+			json_array_append_new(a, jsonb_str(
 			    config_cap_name(c)));
 	return a;
 }
@@ -281,7 +282,7 @@ api_login(struct api_req *req, struct api_resp *resp)
 	auth_cookie_header(resp, req, sid, conf->session_lifetime);
 	auth_csrf_token(sid, detail);
 	resp->status = 200;
-	resp->body = json_pack("{s:s,s:o,s:s,s:o,s:i}", "user", user,
+	resp->body = jsonb_pack("{s:s,s:o,s:s,s:o,s:i}", "user", user,
 	    "groups", auth_groups_json(user), "csrf_token", detail,
 	    "expires_at", api_time_json(expires),
 	    "idle_timeout", conf->session_idle);
@@ -311,7 +312,7 @@ api_logout(struct api_req *req, struct api_resp *resp)
 	auth_audit(id->ai_actor, "auth.logout", target, NULL);
 	auth_cookie_header(resp, req, "", 0);
 	resp->status = 200;
-	resp->body = json_pack("{s:b}", "logged_out", 1);
+	resp->body = jsonb_pack("{s:b}", "logged_out", 1);
 }
 
 /* Who the client is, and what it may do: the dashboard hides buttons. */
@@ -326,7 +327,7 @@ api_session(struct api_req *req, struct api_resp *resp)
 		api_error(resp, 500, "runtime_error", "no identity");
 		return;
 	}
-	o = json_pack("{s:b,s:s,s:s}",
+	o = jsonb_pack("{s:b,s:s,s:s}",
 	    "authenticated", id->ai_kind != ACL_NONE &&
 	    id->ai_kind != ACL_ANONYMOUS,
 	    "kind", acl_kind_str(id->ai_kind),
@@ -335,12 +336,12 @@ api_session(struct api_req *req, struct api_resp *resp)
 	json_object_update(o, view);
 	json_decref(view);
 	json_object_set_new(o, "user", id->ai_kind == ACL_USER ?
-	    json_string(id->ai_name) : json_null());
+	    jsonb_str(id->ai_name) : json_null());
 	json_object_set_new(o, "groups", id->ai_kind == ACL_USER ?
 	    auth_groups_json(id->ai_name) : json_array());
 	if (id->ai_kind == ACL_USER) {
 		auth_csrf_token(auth_session_id(req), csrf);
-		json_object_set_new(o, "csrf_token", json_string(csrf));
+		json_object_set_new(o, "csrf_token", jsonb_str(csrf));
 		explicit_bzero(csrf, sizeof(csrf));
 	} else
 		json_object_set_new(o, "csrf_token", json_null());
@@ -362,7 +363,7 @@ auth_class_view(const struct acl_ident *id)
 	TAILQ_FOREACH(ns, &conf->nomad.namespaces, entry)
 		json_object_set_new(nss, ns->str, auth_caps_json(
 		    acl_caps(conf, id, ns->str)));
-	return json_pack("{s:b,s:o,s:o}",
+	return jsonb_pack("{s:b,s:o,s:o}",
 	    "management", (any & CAP_MANAGEMENT) != 0,
 	    "capabilities", auth_caps_json(any),
 	    "namespaces", nss);
@@ -394,7 +395,7 @@ auth_token_row_json(sqlite3_stmt *st)
 		    expires <= now;
 	json_t	*o;
 
-	o = json_pack("{s:I,s:s,s:s,s:s,s:o,s:s}",
+	o = jsonb_pack("{s:I,s:s,s:s,s:s,s:o,s:s}",
 	    "id", (json_int_t)sqlite3_column_int64(st, 0),
 	    "name", (const char *)sqlite3_column_text(st, 1),
 	    "policy", (const char *)sqlite3_column_text(st, 2),
@@ -435,7 +436,7 @@ api_tokens_list(struct api_req *req, struct api_resp *resp)
 		return;
 	}
 	resp->status = 200;
-	resp->body = json_pack("{s:o,s:n}", "items", items, "next");
+	resp->body = jsonb_pack("{s:o,s:n}", "items", items, "next");
 }
 
 static void
@@ -525,7 +526,7 @@ api_token_create(struct api_req *req, struct api_resp *resp)
 	    req->ar_actor);
 	webpub_token_add(hash, name, policy, 0, expires);
 	resp->status = 201;
-	resp->body = json_pack("{s:I,s:s,s:s,s:s,s:o,s:o}",
+	resp->body = jsonb_pack("{s:I,s:s,s:s,s:s,s:o,s:o}",
 	    "id", (json_int_t)tid, "name", name, "policy", policy,
 	    "token", tok, "created_at", api_time_json(now),
 	    "expires_at", expires != 0 ? api_time_json(expires) : json_null());
@@ -598,7 +599,7 @@ api_token_revoke(struct api_req *req, struct api_resp *resp)
 	log_info("token %s revoked by %s", name, req->ar_actor);
 	webpub_forget(hash);
 	resp->status = 200;
-	resp->body = json_pack("{s:I,s:s,s:b}", "id", (json_int_t)tid,
+	resp->body = jsonb_pack("{s:I,s:s,s:b}", "id", (json_int_t)tid,
 	    "name", name, "revoked", 1);
 	return;
 fail:

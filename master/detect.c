@@ -22,6 +22,7 @@
 #include <sqlite3.h>
 
 #include "log.h"
+#include "text.h"
 #include "nopsd.h"
 #include "master.h"
 #include "store.h"
@@ -187,6 +188,15 @@ detect_parsed(struct nomad_result *res, void *arg)
 	if (id == NULL || *id == '\0') {
 		cycle_error(dc, dp->dp_snap->rs_repo, dp->dp_file->rf_path,
 		    "the job has no ID");
+		goto done;
+	}
+	/* Names are shown and stored everywhere: text only (BOUNDARY). */
+	if (text_check(id, strlen(id)) != NULL ||
+	    text_check(ns, strlen(ns)) != NULL ||
+	    strlen(id) > DETECT_NAME_MAX || strlen(ns) > DETECT_NAME_MAX) {
+		cycle_error(dc, dp->dp_snap->rs_repo, dp->dp_file->rf_path,
+		    "the job's ID or namespace is not text of at most 200 "
+		    "bytes");
 		goto done;
 	}
 	if ((ej = calloc(1, sizeof(*ej))) == NULL)

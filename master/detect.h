@@ -22,6 +22,9 @@ struct drequest {
 	int64_t		 dr_of;		/* retry: the deployment retried */
 	char		*dr_who;
 };
+/* A job ID or namespace from a parse answer, at most (bytes of text). */
+#define DETECT_NAME_MAX	200
+
 #define DREQ_RETRY	1
 #define DREQ_DEPLOY_NOW	2
 

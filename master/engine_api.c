@@ -25,6 +25,7 @@
 #include "engine.h"
 #include "api.h"
 #include "auth.h"
+#include "jsonb.h"
 
 #define API_PAGE_DEFAULT	50
 #define API_PAGE_MAX		500
@@ -51,7 +52,7 @@ api_limit(struct api_req *req, struct api_resp *resp, int *limit)
 static json_t *
 json_str_or_null(const char *s)
 {
-	return s != NULL ? json_string(s) : json_null();
+	return s != NULL ? jsonb_str(s) : json_null();
 }
 
 static json_t *
@@ -60,7 +61,7 @@ job_json(const struct ejob *ej, int detail)
 	json_t	*o, *issues, *hooks;
 	size_t	 i;
 
-	o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:b,s:o,s:o}",
+	o = jsonb_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:b,s:o,s:o}",
 	    "namespace", ej->ej_ns, "id", ej->ej_id,
 	    "repository", ej->ej_repo, "path", ej->ej_path,
 	    "commit", ej->ej_commit,
@@ -75,7 +76,7 @@ job_json(const struct ejob *ej, int detail)
 	    ej->ej_error : ej->ej_hook_error));
 	issues = json_array();
 	for (i = 0; i < ej->ej_meta.jm_nissues; i++)
-		json_array_append_new(issues, json_pack("{s:s,s:s,s:s}",
+		json_array_append_new(issues, jsonb_pack("{s:s,s:s,s:s}",
 		    "severity", ej->ej_meta.jm_issues[i].mi_severity ==
 		    META_ERROR ? "error" : "warning",
 		    "key", ej->ej_meta.jm_issues[i].mi_key,
@@ -84,7 +85,7 @@ job_json(const struct ejob *ej, int detail)
 	if (detail) {
 		hooks = json_array();
 		for (i = 0; i < ej->ej_nhooks; i++)
-			json_array_append_new(hooks, json_pack(
+			json_array_append_new(hooks, jsonb_pack(
 			    "{s:s,s:i,s:s,s:s,s:i}",
 			    "phase", ej->ej_hooks[i].dh_phase,
 			    "position", ej->ej_hooks[i].dh_position,
@@ -93,7 +94,7 @@ job_json(const struct ejob *ej, int detail)
 			    "timeout", ej->ej_hooks[i].dh_timeout));
 		json_object_set_new(o, "hooks", hooks);
 		json_object_set_new(o, "spec_hash", ej->ej_hash[0] != '\0' ?
-		    json_string(ej->ej_hash) : json_null());
+		    jsonb_str(ej->ej_hash) : json_null());
 		json_object_set_new(o, "diff", ej->ej_diff != NULL ?
 		    json_incref(ej->ej_diff) : json_null());
 	}
@@ -133,8 +134,8 @@ api_jobs(struct api_req *req, struct api_resp *resp)
 		n++;
 	}
 	resp->status = 200;
-	resp->body = json_pack("{s:o,s:o}", "items", items, "next",
-	    ej != NULL && n > 0 ? json_sprintf("%s/%s",
+	resp->body = jsonb_pack("{s:o,s:o}", "items", items, "next",
+	    ej != NULL && n > 0 ? jsonb_printf("%s/%s",
 	    json_string_value(json_object_get(json_array_get(items, n - 1),
 	    "namespace")), json_string_value(json_object_get(
 	    json_array_get(items, n - 1), "id"))) : json_null());
@@ -155,7 +156,7 @@ api_job(struct api_req *req, struct api_resp *resp)
 	}
 	o = job_json(ej, 1);
 	if (hold_get(ej->ej_ns, ej->ej_id, &who, &reason, &since) == 1)
-		json_object_set_new(o, "paused", json_pack("{s:s,s:s,s:o}",
+		json_object_set_new(o, "paused", jsonb_pack("{s:s,s:s,s:o}",
 		    "by", who, "reason", reason, "since",
 		    api_time_json(since)));
 	else
@@ -171,7 +172,7 @@ deploy_json(const struct deploy *d)
 {
 	json_t	*o;
 
-	o = json_pack("{s:I,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o}",
+	o = jsonb_pack("{s:I,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o}",
 	    "id", (json_int_t)d->d_id,
 	    "namespace", d->d_ns, "job", d->d_job,
 	    "repository", d->d_repo, "state", deploy_state_str(d->d_state),
@@ -298,8 +299,8 @@ api_deployments(struct api_req *req, struct api_resp *resp)
 	}
 	sqlite3_reset(st);
 	resp->status = 200;
-	resp->body = json_pack("{s:o,s:o}", "items", items, "next",
-	    more ? json_sprintf("%lld", (long long)last) : json_null());
+	resp->body = jsonb_pack("{s:o,s:o}", "items", items, "next",
+	    more ? jsonb_printf("%lld", (long long)last) : json_null());
 out:
 	free(state);
 	free(ns);
@@ -311,7 +312,7 @@ api_event_cb(const struct store_event_row *r, void *arg)
 {
 	json_t	*a = arg;
 
-	json_array_append_new(a, json_pack("{s:I,s:o,s:s,s:s,s:o}",
+	json_array_append_new(a, jsonb_pack("{s:I,s:o,s:s,s:s,s:o}",
 	    "id", (json_int_t)r->er_id, "at", api_time_json(r->er_at),
 	    "actor", r->er_actor, "action", r->er_action,
 	    "detail", json_str_or_null(r->er_detail)));
@@ -355,7 +356,7 @@ api_deployment(struct api_req *req, struct api_resp *resp)
 	json_object_set_new(o, "diff", diff != NULL ? diff : json_null());
 	hooks = json_array();
 	for (i = 0; i < d.d_nhooks; i++) {
-		h = json_pack("{s:s,s:i,s:s,s:s,s:i}",
+		h = jsonb_pack("{s:s,s:i,s:s,s:s,s:i}",
 		    "phase", d.d_hooks[i].dh_phase,
 		    "position", d.d_hooks[i].dh_position,
 		    "hook", d.d_hooks[i].dh_hook_id,
@@ -364,7 +365,7 @@ api_deployment(struct api_req *req, struct api_resp *resp)
 		snprintf(token, sizeof(token), "%lld:%s:%d", (long long)id,
 		    d.d_hooks[i].dh_phase, d.d_hooks[i].dh_position);
 		if (hookrun_get(engine_store(), token, &hr) == 0) {
-			json_object_set_new(h, "run", json_pack(
+			json_object_set_new(h, "run", jsonb_pack(
 			    "{s:s,s:o,s:o,s:o,s:o,s:o}",
 			    "state", hr.hr_state,
 			    "child", json_str_or_null(hr.hr_child),
@@ -380,7 +381,7 @@ api_deployment(struct api_req *req, struct api_resp *resp)
 	}
 	json_object_set_new(o, "hooks", hooks);
 	/* What approve will do, in words. */
-	json_object_set_new(o, "actions", json_pack("[s,s,s,s]",
+	json_object_set_new(o, "actions", jsonb_pack("[s,s,s,s]",
 	    d.d_state == DS_PENDING_APPROVAL ? "approve" : "",
 	    d.d_state == DS_PENDING_APPROVAL ? "reject" : "",
 	    (d.d_state == DS_FAILED || d.d_state == DS_REJECTED) ?
@@ -561,7 +562,7 @@ api_deployment_action(struct api_req *req, struct api_resp *resp)
 		}
 		detect_request_retry(d.d_ns, d.d_job, id);
 		resp->status = 202;
-		resp->body = json_pack("{s:I,s:s,s:b}", "id", (json_int_t)id,
+		resp->body = jsonb_pack("{s:I,s:s,s:b}", "id", (json_int_t)id,
 		    "action", action, "queued", 1);
 		goto out;
 	} else if (strcmp(action, "promote") == 0) {
@@ -573,7 +574,7 @@ api_deployment_action(struct api_req *req, struct api_resp *resp)
 			goto out;
 		}
 		resp->status = 202;
-		resp->body = json_pack("{s:I,s:s,s:b}", "id", (json_int_t)id,
+		resp->body = jsonb_pack("{s:I,s:s,s:b}", "id", (json_int_t)id,
 		    "action", action, "queued", 1);
 		goto out;
 	} else {
@@ -649,7 +650,7 @@ api_job_action(struct api_req *req, struct api_resp *resp)
 		}
 		detect_request_deploy_now(ns, id, req->ar_actor);
 		resp->status = 202;
-		resp->body = json_pack("{s:s,s:s,s:s,s:b}", "namespace", ns,
+		resp->body = jsonb_pack("{s:s,s:s,s:s,s:b}", "namespace", ns,
 		    "id", id, "action", action, "queued", 1);
 		goto out;
 	} else {
@@ -658,7 +659,7 @@ api_job_action(struct api_req *req, struct api_resp *resp)
 		goto out;
 	}
 	resp->status = 200;
-	resp->body = json_pack("{s:s,s:s,s:s}", "namespace", ns, "id", id,
+	resp->body = jsonb_pack("{s:s,s:s,s:s}", "namespace", ns, "id", id,
 	    "action", action);
 out:
 	json_decref(body);
@@ -672,13 +673,13 @@ api_orphans(struct api_req *req, struct api_resp *resp)
 
 	items = json_array();
 	for (i = 0; i < engine_env->e_norphans; i++)
-		json_array_append_new(items, json_pack("{s:s,s:s,s:I}",
+		json_array_append_new(items, jsonb_pack("{s:s,s:s,s:I}",
 		    "namespace", engine_env->e_orphans[i].eo_ns,
 		    "id", engine_env->e_orphans[i].eo_id,
 		    "last_deployment",
 		    (json_int_t)engine_env->e_orphans[i].eo_last_deployment));
 	resp->status = 200;
-	resp->body = json_pack("{s:o,s:o,s:b}", "items", items, "next",
+	resp->body = jsonb_pack("{s:o,s:o,s:b}", "items", items, "next",
 	    json_null(), "complete", engine_env->e_orphans_known);
 }
 
@@ -690,12 +691,12 @@ api_file_errors(struct api_req *req, struct api_resp *resp)
 
 	items = json_array();
 	for (i = 0; i < engine_env->e_nfile_errors; i++)
-		json_array_append_new(items, json_pack("{s:s,s:s,s:s}",
+		json_array_append_new(items, jsonb_pack("{s:s,s:s,s:s}",
 		    "repository", engine_env->e_file_errors[i].fe_repo,
 		    "path", engine_env->e_file_errors[i].fe_path,
 		    "error", engine_env->e_file_errors[i].fe_error));
 	resp->status = 200;
-	resp->body = json_pack("{s:o,s:o}", "items", items, "next",
+	resp->body = jsonb_pack("{s:o,s:o}", "items", items, "next",
 	    json_null());
 }
 
@@ -705,7 +706,7 @@ api_engine(struct api_req *req, struct api_resp *resp)
 	struct engine	*e = engine_env;
 
 	resp->status = 200;
-	resp->body = json_pack("{s:I,s:o,s:o,s:f,s:I,s:b}",
+	resp->body = jsonb_pack("{s:I,s:o,s:o,s:f,s:I,s:b}",
 	    "cycles", (json_int_t)e->e_cycles,
 	    "last_detection", api_time_json(e->e_last_detect),
 	    "last_apply", api_time_json(e->e_last_apply),

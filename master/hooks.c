@@ -23,6 +23,7 @@
 #include "deploy.h"
 #include "engine.h"
 #include "apply.h"
+#include "jsonb.h"
 
 static void	 hook_dispatch(struct astep *);
 
@@ -131,19 +132,19 @@ hook_meta(const json_t *hookspec, const struct astep *as)
 			if (key == NULL)
 				continue;
 			if (strcmp(key, "nops_deployment") == 0)
-				json_object_set_new(meta, key, json_string(id));
+				json_object_set_new(meta, key, jsonb_str(id));
 			else if (strcmp(key, "nops_job") == 0)
 				json_object_set_new(meta, key,
-				    json_string(as->as_job));
+				    jsonb_str(as->as_job));
 			else if (strcmp(key, "nops_namespace") == 0)
 				json_object_set_new(meta, key,
-				    json_string(as->as_ns));
+				    jsonb_str(as->as_ns));
 			else if (strcmp(key, "nops_commit") == 0)
 				json_object_set_new(meta, key,
-				    json_string(as->as_commit));
+				    jsonb_str(as->as_commit));
 			else if (strcmp(key, "nops_phase") == 0)
 				json_object_set_new(meta, key,
-				    json_string(as->as_phase));
+				    jsonb_str(as->as_phase));
 		}
 	}
 	return meta;
@@ -181,8 +182,8 @@ hook_start(struct astep *as, const struct deploy_hook *h)
 		return;
 	}
 	as->as_meta = hook_meta(spec, as);
-	json_object_set_new(spec, "ID", json_string(h->dh_revision));
-	json_object_set_new(spec, "Name", json_string(h->dh_revision));
+	json_object_set_new(spec, "ID", jsonb_str(h->dh_revision));
+	json_object_set_new(spec, "Name", jsonb_str(h->dh_revision));
 	log_info("deployment %lld: running %s hook %s (revision %s)",
 	    (long long)id, h->dh_phase, h->dh_hook_id, h->dh_revision);
 	nomad_register(as->as_ns, h->dh_revision, spec, 0, 0, hook_registered,
@@ -292,7 +293,7 @@ hook_found(struct nomad_result *res, void *arg)
 		id = json_string_value(json_object_get(j, "ID"));
 		if (parent != NULL && id != NULL &&
 		    strcmp(parent, as->as_revision) == 0)
-			json_array_append_new(hs->hs_ids, json_string(id));
+			json_array_append_new(hs->hs_ids, jsonb_str(id));
 	}
 	hs->hs_left = json_array_size(hs->hs_ids);
 	hook_search_next(hs);

@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "text.h"
 #include "meta.h"
 
 #define META_ID_MAX	128
@@ -34,9 +35,9 @@ meta_issue(struct job_meta *jm, int sev, const char *key, const char *fmt, ...)
 		return;
 	mi = &jm->jm_issues[jm->jm_nissues++];
 	mi->mi_severity = sev;
-	snprintf(mi->mi_key, sizeof(mi->mi_key), "%s", key);
+	text_printf(mi->mi_key, sizeof(mi->mi_key), 0, "%s", key);
 	va_start(ap, fmt);
-	vsnprintf(mi->mi_msg, sizeof(mi->mi_msg), fmt, ap);
+	text_vprintf(mi->mi_msg, sizeof(mi->mi_msg), 0, fmt, ap);
 	va_end(ap);
 }
 
@@ -248,6 +249,11 @@ meta_read(const json_t *meta, struct job_meta *jm)
 			    "ignored");
 		else if (!json_is_string(val))
 			meta_issue(jm, META_ERROR, key, "must be a string");
+		else if (text_check(json_string_value(val),
+		    json_string_length(val)) != NULL)
+			meta_issue(jm, META_ERROR, key, "holds %s",
+			    text_check(json_string_value(val),
+			    json_string_length(val)));
 	}
 
 	if ((v = meta_get(meta, "nops_managed")) != NULL) {

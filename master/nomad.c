@@ -24,6 +24,7 @@
 #include <jansson.h>
 
 #include "log.h"
+#include "text.h"
 #include "imsg.h"
 #include "msg.h"
 #include "nops.h"
@@ -675,11 +676,14 @@ nomad_finish(struct nomad_call *c)
 				fatal("asprintf");
 		}
 	} else if (c->nc_status != 0) {
-		/* Nomad's errors are plain text: pass them on verbatim. */
-		if (c->nc_bodylen > 0 && c->nc_body[0] != '\0') {
-			if ((c->nc_error = strdup(c->nc_body)) == NULL)
-				fatal("strdup");
-		} else if (asprintf(&c->nc_error, "HTTP %u with no message",
+		/*
+		 * Nomad's errors are plain text: pass them on as text
+		 * (nopsd(8), BOUNDARY), bounded and cut between characters.
+		 */
+		if (c->nc_bodylen > 0 && c->nc_body[0] != '\0')
+			c->nc_error = text_dup(c->nc_body, c->nc_bodylen,
+			    NOMAD_REASON_MAX, 0);
+		else if (asprintf(&c->nc_error, "HTTP %u with no message",
 		    c->nc_status) == -1)
 			fatal("asprintf");
 	}
@@ -761,8 +765,8 @@ nomad_response(struct worker *w, struct imsg *imsg)
 		return;
 	}
 	c->nc_head = 1;
-	if (c->nc_status == 0 && (c->nc_error = strdup(error)) == NULL)
-		fatal("strdup");
+	if (c->nc_status == 0)
+		c->nc_error = text_dup(error, strlen(error), NOMAD_REASON_MAX, 0);
 	c->nc_bodytotal = (size_t)total;
 	if ((c->nc_body = malloc(c->nc_bodytotal + 1)) == NULL)
 		fatal("malloc");

@@ -20,6 +20,8 @@ struct imsg;
 
 #define NOMAD_TIMEOUT_MS	30000	/* per attempt, unless asked */
 #define NOMAD_MAX_OUTSTANDING	1024
+/* Nomad's error text as nops keeps it: cleaned, cut between characters. */
+#define NOMAD_REASON_MAX	1000
 /*
  * Parse results kept.  Detection parses every file each cycle in the same
  * order, so the cache must hold them all or an LRU never hits; the byte

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "nops.h"
 #include "nomad.h"
+#include "jsonb.h"
 
 #ifdef NOPS_TEST_HOOKS
 struct nomad_debug_ctx {
@@ -30,7 +31,7 @@ nomad_debug_cb(struct nomad_result *res, void *arg)
 	struct nomad_debug_ctx	*d = arg;
 	json_t			*o, *v;
 
-	o = json_pack("{s:I,s:s,s:i,s:I,s:i,s:b,s:I,s:I}",
+	o = jsonb_pack("{s:I,s:s,s:i,s:I,s:i,s:b,s:I,s:I}",
 	    "id", (json_int_t)res->nr_id,
 	    "op", nomad_op_name(res->nr_op),
 	    "status", res->nr_status,
@@ -43,7 +44,7 @@ nomad_debug_cb(struct nomad_result *res, void *arg)
 		fatalx("json_pack");
 	json_object_set_new(o, "ok", json_boolean(nomad_ok(res)));
 	json_object_set_new(o, "error", res->nr_error != NULL ?
-	    json_string(res->nr_error) : json_null());
+	    jsonb_str(res->nr_error) : json_null());
 	if (d->brief && res->nr_json != NULL) {
 		char	*s = json_dumps(res->nr_json, JSON_COMPACT |
 		    JSON_ENCODE_ANY);
@@ -64,7 +65,7 @@ nomad_debug_cb(struct nomad_result *res, void *arg)
 		int		 cas;
 
 		cas = nomad_cas_error(res, &sent, &stored);
-		json_object_set_new(o, "cas", json_pack("{s:i,s:I,s:I}",
+		json_object_set_new(o, "cas", jsonb_pack("{s:i,s:I,s:I}",
 		    "kind", cas, "sent", (json_int_t)sent,
 		    "stored", (json_int_t)stored));
 	}

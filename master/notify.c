@@ -27,6 +27,7 @@
 #include <jansson.h>
 
 #include "log.h"
+#include "text.h"
 #include "imsg.h"
 #include "msg.h"
 #include "nops.h"
@@ -38,9 +39,12 @@
 #include "metrics.h"
 #include "notify.h"
 #include "webhook.h"
+#include "jsonb.h"
 
 /* An answer later than this is a failure (the worker's own timeout + slack). */
 #define NOTIFY_ANSWER_SECS	(NOTIFY_TIMEOUT_MS / 1000 + 20)
+/* The text of a notification; the JSON body holds it and the reason. */
+#define NOTIFY_TEXT_MAX		(8 * 1024)
 
 struct notifier {
 	TAILQ_ENTRY(notifier)	 n_entry;
@@ -265,7 +269,7 @@ notify_time_json(int64_t t)
 	if (t == 0 || gmtime_r(&tt, &tm) == NULL)
 		return json_null();
 	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	return json_string(buf);
+	return jsonb_str(buf);
 }
 
 /* Does the job of d ask to hear of completed deployments? */
@@ -303,7 +307,7 @@ notify_send(struct notifier *n, const struct deploy *d, uint32_t ev,
 	switch (n->n_kind) {
 	case CONF_NOTIFY_SLACK:
 		kind = NOTIFY_KIND_JSON;
-		doc = json_pack("{s:s}", "text", text);
+		doc = jsonb_pack("{s:s}", "text", text);
 		break;
 	case CONF_NOTIFY_NTFY:
 		kind = NOTIFY_KIND_TEXT;
@@ -313,7 +317,7 @@ notify_send(struct notifier *n, const struct deploy *d, uint32_t ev,
 		break;
 	default:
 		kind = NOTIFY_KIND_JSON;
-		doc = json_pack("{s:s,s:s,s:s,s:{s:I,s:s,s:s,s:s,s:s,s:o,s:s,"
+		doc = jsonb_pack("{s:s,s:s,s:s,s:{s:I,s:s,s:s,s:s,s:s,s:o,s:s,"
 		    "s:s,s:s,s:o,s:o},s:o,s:o}",
 		    "event", notify_event_name(ev),
 		    "notifier", n->n_name,
@@ -324,24 +328,28 @@ notify_send(struct notifier *n, const struct deploy *d, uint32_t ev,
 		    "job", d->d_job,
 		    "repository", d->d_repo,
 		    "state", deploy_state_str(d->d_state),
-		    "reason", d->d_reason != NULL ? json_string(d->d_reason) :
+		    "reason", d->d_reason != NULL ? jsonb_str(d->d_reason) :
 		    json_null(),
 		    "commit", d->d_commit,
 		    "spec_hash", d->d_spec_hash,
 		    "policy", d->d_policy,
 		    "created_at", notify_time_json(d->d_created_at),
 		    "updated_at", notify_time_json(d->d_updated_at),
-		    "url", link != NULL ? json_string(link) : json_null(),
+		    "url", link != NULL ? jsonb_str(link) : json_null(),
 		    "sent_at", notify_time_json(time(NULL)));
 		break;
 	}
 	if (doc != NULL) {
-		if ((body = json_dumps(doc, JSON_COMPACT)) == NULL)
-			fatalx("json_dumps");
+		body = jsonb_dump(doc, JSON_COMPACT);
 		json_decref(doc);
 	}
-	if (strlen(body) > NOTIFY_BODY_MAX)
-		body[NOTIFY_BODY_MAX] = '\0';	/* a reason that long */
+	/* Cutting JSON would break it: the parts are bounded instead. */
+	if (strlen(body) > NOTIFY_BODY_MAX) {
+		notify_failed(n->n_name, d->d_id, notify_event_name(ev),
+		    "its body would be too large");
+		free(body);
+		return;
+	}
 
 	if (w == NULL || !w->w_running) {
 		notify_failed(n->n_name, d->d_id, notify_event_name(ev),
@@ -425,13 +433,15 @@ notify_deployment(int64_t id, enum deploy_state to)
 	if (notify_dashboard != NULL && asprintf(&link, "%s/deployments/%lld",
 	    notify_dashboard, (long long)id) == -1)
 		fatal("asprintf");
-	if (asprintf(&text, "nops: deployment %lld of %s/%s %s (commit "
-	    "%.12s)%s%s%s%s", (long long)id, d.d_ns, d.d_job,
+	/* What the store holds is bounded; cut on a character anyway. */
+	if ((text = malloc(NOTIFY_TEXT_MAX)) == NULL)
+		fatal("malloc");
+	text_printf(text, NOTIFY_TEXT_MAX, 0, "nops: deployment %lld of "
+	    "%s/%s %s (commit %.12s)%s%s%s%s", (long long)id, d.d_ns, d.d_job,
 	    notify_event_words(ev), d.d_commit,
 	    d.d_reason != NULL ? ": " : "",
 	    d.d_reason != NULL ? d.d_reason : "",
-	    link != NULL ? " " : "", link != NULL ? link : "") == -1)
-		fatal("asprintf");
+	    link != NULL ? " " : "", link != NULL ? link : "");
 	TAILQ_FOREACH(n, &notifiers, n_entry)
 		if (n->n_events & ev)
 			notify_send(n, &d, ev, text, link);
@@ -480,7 +490,7 @@ notify_result(struct worker *w, struct imsg *imsg)
 		if (status != 0)
 			snprintf(why, sizeof(why), "HTTP status %u", status);
 		else
-			snprintf(why, sizeof(why), "%s", error);
+			text_printf(why, sizeof(why), 0, "%s", error);
 		notify_failed(np->np_notifier, np->np_deployment,
 		    np->np_event, why);
 	}

@@ -24,6 +24,7 @@
 #include "acl.h"
 #include "metrics.h"
 #include "openapi.h"
+#include "jsonb.h"
 
 /* How one route is described. */
 struct openapi_op {
@@ -544,7 +545,7 @@ openapi_responses_component(void)
 
 	for (i = 0; i < sizeof(openapi_errors) / sizeof(openapi_errors[0]);
 	    i++)
-		json_object_set_new(o, openapi_errors[i].name, json_pack(
+		json_object_set_new(o, openapi_errors[i].name, jsonb_pack(
 		    "{s:s,s:{s:{s:{s:s}}}}",
 		    "description",
 		    openapi_error_words(openapi_errors[i].status),
@@ -571,7 +572,7 @@ openapi_schema_ref(const char *name)
 	char	 ref[128];
 
 	snprintf(ref, sizeof(ref), "#/components/schemas/%s", name);
-	return json_pack("{s:s}", "$ref", ref);
+	return jsonb_pack("{s:s}", "$ref", ref);
 }
 
 static json_t *
@@ -588,13 +589,13 @@ openapi_param(const char *name, const char *in)
 		if ((schema = json_loads(openapi_params[i].schema, 0, NULL)) ==
 		    NULL)
 			fatalx("openapi: parameter %s", name);
-		return json_pack("{s:s,s:s,s:b,s:s,s:o}", "name", name,
+		return jsonb_pack("{s:s,s:s,s:b,s:s,s:o}", "name", name,
 		    "in", in, "required", strcmp(in, "path") == 0,
 		    "description", openapi_params[i].description,
 		    "schema", schema);
 	}
 	/* Undescribed: still a valid parameter. */
-	return json_pack("{s:s,s:s,s:b,s:{s:s}}", "name", name, "in", in,
+	return jsonb_pack("{s:s,s:s,s:b,s:{s:s}}", "name", name, "in", in,
 	    "required", strcmp(in, "path") == 0, "schema", "type", "string");
 }
 
@@ -640,7 +641,7 @@ openapi_add_status(json_t *responses, int status)
 		return;
 	snprintf(code, sizeof(code), "%d", status);
 	snprintf(ref, sizeof(ref), "#/components/responses/%s", name);
-	json_object_set_new(responses, code, json_pack("{s:s}", "$ref", ref));
+	json_object_set_new(responses, code, jsonb_pack("{s:s}", "$ref", ref));
 }
 
 static json_t *
@@ -680,7 +681,7 @@ openapi_operation(const struct openapi_op *op, const char *path)
 		    "X-Gitea-Delivery", "X-Gitlab-Event-UUID" };
 
 		for (n = 0; n < sizeof(hs) / sizeof(hs[0]); n++)
-			json_array_append_new(params, json_pack(
+			json_array_append_new(params, jsonb_pack(
 			    "{s:s,s:s,s:b,s:{s:s}}", "name", hs[n], "in",
 			    "header", "required", 0, "schema", "type",
 			    "string"));
@@ -688,9 +689,9 @@ openapi_operation(const struct openapi_op *op, const char *path)
 
 	responses = json_object();
 	if (op == NULL) {
-		json_object_set_new(responses, "default", json_pack("{s:s}",
+		json_object_set_new(responses, "default", jsonb_pack("{s:s}",
 		    "description", "Not described yet"));
-		o = json_pack("{s:s,s:s,s:o,s:b}", "operationId", path,
+		o = jsonb_pack("{s:s,s:s,s:o,s:b}", "operationId", path,
 		    "summary", "Not described yet", "responses", responses,
 		    "x-nops-undescribed", 1);
 		json_object_set_new(o, "parameters", params);
@@ -699,12 +700,12 @@ openapi_operation(const struct openapi_op *op, const char *path)
 	status = op->status;
 	snprintf(code, sizeof(code), "%d", status);
 	if (op->response != NULL)
-		content = json_pack("{s:{s:o}}", "application/json", "schema",
+		content = jsonb_pack("{s:{s:o}}", "application/json", "schema",
 		    openapi_schema_ref(op->response));
 	else
-		content = json_pack("{s:{s:{s:s}}}", METRICS_CTYPE,
+		content = jsonb_pack("{s:{s:{s:s}}}", METRICS_CTYPE,
 		    "schema", "type", "string");
-	json_object_set_new(responses, code, json_pack("{s:s,s:o}",
+	json_object_set_new(responses, code, jsonb_pack("{s:s,s:o}",
 	    "description", "Success", "content", content));
 	for (p = op->errors != NULL ? op->errors : ""; *p != '\0'; p += n) {
 		p += strspn(p, " ");
@@ -715,7 +716,7 @@ openapi_operation(const struct openapi_op *op, const char *path)
 		if (status >= 200 && status < 300) {
 			/* Another success (e.g. 202 queued): same body kind. */
 			snprintf(code, sizeof(code), "%d", status);
-			json_object_set_new(responses, code, json_pack(
+			json_object_set_new(responses, code, jsonb_pack(
 			    "{s:s,s:{s:{s:o}}}", "description", "Success",
 			    "content", "application/json", "schema",
 			    openapi_schema_ref(op->response != NULL ?
@@ -725,17 +726,17 @@ openapi_operation(const struct openapi_op *op, const char *path)
 	}
 	openapi_add_status(responses, 500);
 
-	o = json_pack("{s:[s],s:s,s:s,s:o}", "tags", op->tag, "summary",
+	o = jsonb_pack("{s:[s],s:s,s:s,s:o}", "tags", op->tag, "summary",
 	    op->summary, "description", "", "responses", responses);
-	json_object_set_new(o, "description", json_sprintf("Access: %s.",
+	json_object_set_new(o, "description", jsonb_printf("Access: %s.",
 	    op->access));
-	json_object_set_new(o, "x-nops-access", json_string(op->access));
+	json_object_set_new(o, "x-nops-access", jsonb_str(op->access));
 	if (json_array_size(params) > 0)
 		json_object_set_new(o, "parameters", params);
 	else
 		json_decref(params);
 	if (op->request != NULL)
-		json_object_set_new(o, "requestBody", json_pack(
+		json_object_set_new(o, "requestBody", jsonb_pack(
 		    "{s:b,s:{s:{s:o}}}", "required",
 		    strcmp(op->request, "Empty") != 0, "content",
 		    strcmp(op->route, "/webhook/git/*") == 0 ? "*/*" :
@@ -744,7 +745,7 @@ openapi_operation(const struct openapi_op *op, const char *path)
 	if (op->public)
 		json_object_set_new(o, "security",
 		    strcmp(op->route, "/metrics") == 0 ?
-		    json_pack("[{s:[]},{s:[]},{s:[]}]", "metricsToken",
+		    jsonb_pack("[{s:[]},{s:[]},{s:[]}]", "metricsToken",
 		    "bearer", "session") : json_array());
 	return o;
 }
@@ -809,7 +810,7 @@ openapi_document(void)
 	    openapi_responses_component());
 	b.paths = json_object();
 	api_route_foreach(openapi_add_route, &b);
-	doc = json_pack("{s:s,s:{s:s,s:s,s:s},s:[{s:s}],s:[{s:[]},{s:[]}],"
+	doc = jsonb_pack("{s:s,s:{s:s,s:s,s:s},s:[{s:s}],s:[{s:[]},{s:[]}],"
 	    "s:o,s:o}",
 	    "openapi", "3.0.3",
 	    "info", "title", "nops", "version", NOPS_VERSION,

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "redact.h"
+#include "jsonb.h"
 
 #define SECRET_MIN_LEN	24	/* a token-like value is at least this long */
 
@@ -124,7 +125,7 @@ redact_assignment(json_t *field, const char *key)
 		return 0;
 	memcpy(nv, v, eq - v + 1);
 	strcpy(nv + (eq - v) + 1, REDACTED);
-	json_object_set_new(field, key, json_string(nv));
+	json_object_set_new(field, key, jsonb_str(nv));
 	free(nv);
 	return 1;
 }
@@ -136,7 +137,7 @@ redact_value(json_t *field, const char *key)
 
 	if (v == NULL || *v == '\0')
 		return 0;	/* "" means absent on that side of the diff */
-	json_object_set_new(field, key, json_string(REDACTED));
+	json_object_set_new(field, key, jsonb_str(REDACTED));
 	return 1;
 }
 
@@ -153,7 +154,7 @@ redact_url_value(json_t *field, const char *key)
 		return 0;
 	changed = strcmp(nv, v) != 0;
 	if (changed)
-		json_object_set_new(field, key, json_string(nv));
+		json_object_set_new(field, key, jsonb_str(nv));
 	free(nv);
 	return changed;
 }

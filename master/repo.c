@@ -30,6 +30,7 @@
 #include <openssl/evp.h>
 
 #include "log.h"
+#include "text.h"
 #include "imsg.h"
 #include "msg.h"
 #include "nops.h"
@@ -38,6 +39,7 @@
 #include "master.h"
 #include "repo.h"
 #include "webpub.h"
+#include "jsonb.h"
 
 #define REPO_IDLE		0
 #define REPO_QUEUED		1
@@ -173,42 +175,6 @@ repo_snap_unref(const struct repo_snap *cs)
 		repo_snap_free(s);
 }
 
-const char *
-repo_check_text(const char *s)
-{
-	const unsigned char	*p = (const unsigned char *)s;
-	uint32_t		 cp;
-	size_t			 n, i;
-
-	while (*p != '\0') {
-		if (*p < 0x20 || *p == 0x7f)
-			return "a control character";
-		if (*p < 0x80) {
-			p++;
-			continue;
-		}
-		if (*p >= 0xc2 && *p <= 0xdf)
-			n = 2, cp = *p & 0x1f;
-		else if (*p >= 0xe0 && *p <= 0xef)
-			n = 3, cp = *p & 0x0f;
-		else if (*p >= 0xf0 && *p <= 0xf4)
-			n = 4, cp = *p & 0x07;
-		else
-			return "bad UTF-8";
-		for (i = 1; i < n; i++) {
-			if ((p[i] & 0xc0) != 0x80)
-				return "bad UTF-8";
-			cp = (cp << 6) | (p[i] & 0x3f);
-		}
-		if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 &&
-		    cp <= 0xdfff))) || (n == 4 && (cp < 0x10000 ||
-		    cp > 0x10ffff)))
-			return "bad UTF-8";
-		p += n;
-	}
-	return NULL;
-}
-
 static int
 repo_endswith(const char *s, const char *suffix)
 {
@@ -231,7 +197,7 @@ repo_check_path(const char *path, const char *top, int kind)
 
 	if (path[0] == '\0' || strlen(path) > GITW_PATH_MAX)
 		return "an empty or too long path";
-	if ((errstr = repo_check_text(path)) != NULL)
+	if ((errstr = text_check(path, strlen(path))) != NULL)
 		return errstr;
 	if (path[0] == '/')
 		return "an absolute path";
@@ -297,7 +263,7 @@ repo_time_json(time_t t)
 	if (t == 0 || gmtime_r(&t, &tm) == NULL)
 		return json_null();
 	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	return json_string(buf);
+	return jsonb_str(buf);
 }
 
 /*
@@ -672,7 +638,7 @@ repo_violation(struct worker *w, const char *fmt, ...)
 	char	 why[256];
 
 	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
+	text_vprintf(why, sizeof(why), 0, fmt, ap);
 	va_end(ap);
 	supervise_violation(w, "%s", why);
 	repo_poll_end("the gitworker broke protocol and was restarted");
@@ -701,8 +667,8 @@ repo_recv_begin(struct worker *w, struct repo *r, struct msgr *m)
 	if (repo_poll.p_snap != NULL || !repo_check_hex(commit,
 	    GITW_COMMIT_HEXLEN) || nfiles > r->r_max_files ||
 	    total > r->r_max_total || (uint64_t)nfiles * r->r_max_file <
-	    total || repo_check_text(author) != NULL ||
-	    repo_check_text(subject) != NULL) {
+	    total || text_check(author, strlen(author)) != NULL ||
+	    text_check(subject, strlen(subject)) != NULL) {
 		repo_violation(w, "IMSG_GIT_SNAP_BEGIN out of place or out "
 		    "of bounds");
 		return;
@@ -851,7 +817,7 @@ repo_recv_note(struct worker *w, struct repo *r, struct msgr *m)
 	    s->rs_nfiles != repo_poll.p_nfiles ||
 	    s->rs_nnotes >= GITW_NOTES_MAX ||
 	    (errstr = repo_check_path(path, r->r_path, 0)) != NULL ||
-	    (errstr = repo_check_text(text)) != NULL) {
+	    (errstr = text_check(text, strlen(text))) != NULL) {
 		repo_violation(w, "IMSG_GIT_SNAP_NOTE: %s", errstr != NULL ?
 		    errstr : "out of place");
 		return;
@@ -1000,7 +966,7 @@ repo_git_error(struct worker *w, struct imsg *imsg)
 		return;
 	msg_get_str(&m, &s, GITW_ERROR_MAX);
 	if (msg_end(&m) == -1 || repo_poll.p_snap != NULL ||
-	    repo_check_text(s) != NULL || s[0] == '\0') {
+	    text_check(s, strlen(s)) != NULL || s[0] == '\0') {
 		repo_violation(w, "IMSG_GIT_ERROR malformed or out of "
 		    "place");
 		return;
@@ -1302,7 +1268,7 @@ repo_json(const struct repo *r)
 	json_t			*o, *notes;
 	size_t			 i;
 
-	o = json_pack("{s:s,s:s,s:s,s:s,s:i,s:s}",
+	o = jsonb_pack("{s:s,s:s,s:s,s:s,s:i,s:s}",
 	    "name", r->r_name,
 	    "url", r->r_url,
 	    "branch", r->r_branch,
@@ -1313,11 +1279,11 @@ repo_json(const struct repo *r)
 	if (o == NULL)
 		fatalx("json_pack");
 	json_object_set_new(o, "commit", s != NULL ?
-	    json_string(s->rs_commit) : json_null());
+	    jsonb_str(s->rs_commit) : json_null());
 	json_object_set_new(o, "author", s != NULL ?
-	    json_string(s->rs_author) : json_null());
+	    jsonb_str(s->rs_author) : json_null());
 	json_object_set_new(o, "subject", s != NULL ?
-	    json_string(s->rs_subject) : json_null());
+	    jsonb_str(s->rs_subject) : json_null());
 	json_object_set_new(o, "commit_time", s != NULL ?
 	    repo_time_json((time_t)s->rs_time) : json_null());
 	json_object_set_new(o, "fetched_at", s != NULL ?
@@ -1332,7 +1298,7 @@ repo_json(const struct repo *r)
 	json_object_set_new(o, "bytes",
 	    json_integer(s != NULL ? (json_int_t)s->rs_size : 0));
 	json_object_set_new(o, "last_error", r->r_error == NULL ? json_null() :
-	    json_pack("{s:s,s:o,s:i}", "message", r->r_error,
+	    jsonb_pack("{s:s,s:o,s:i}", "message", r->r_error,
 	    "at", repo_time_json(r->r_error_at), "failures", (int)r->r_fails));
 	json_object_set_new(o, "next_poll", r->r_state != REPO_IDLE ?
 	    json_null() : repo_time_json(r->r_next_poll));
@@ -1345,7 +1311,7 @@ repo_json(const struct repo *r)
 	json_object_set_new(o, "last_poll_ms", json_real(r->r_poll_ms));
 	notes = json_array();
 	for (i = 0; s != NULL && i < s->rs_nnotes; i++)
-		json_array_append_new(notes, json_pack("{s:s,s:s}",
+		json_array_append_new(notes, jsonb_pack("{s:s,s:s}",
 		    "path", s->rs_notes[i].rn_path,
 		    "text", s->rs_notes[i].rn_text));
 	json_object_set_new(o, "notes", notes);
@@ -1360,7 +1326,7 @@ repo_json_list(void)
 
 	TAILQ_FOREACH(r, &repo_list, r_entry)
 		json_array_append_new(items, repo_json(r));
-	return json_pack("{s:o,s:n}", "items", items, "next");
+	return jsonb_pack("{s:o,s:n}", "items", items, "next");
 }
 
 json_t *
@@ -1377,13 +1343,13 @@ repo_json_one(const char *name)
 	files = json_array();
 	for (i = 0; r->r_snap != NULL && i < r->r_snap->rs_nfiles; i++) {
 		f = &r->r_snap->rs_files[i];
-		json_array_append_new(files, json_pack("{s:s,s:s,s:I,s:s,s:o}",
+		json_array_append_new(files, jsonb_pack("{s:s,s:s,s:I,s:s,s:o}",
 		    "path", f->rf_path,
 		    "kind", repo_kind_name(f->rf_kind),
 		    "size", (json_int_t)f->rf_size,
 		    "sha256", f->rf_sha256,
 		    "vars", f->rf_vars != NULL ?
-		    json_string(f->rf_vars->rf_path) : json_null()));
+		    jsonb_str(f->rf_vars->rf_path) : json_null()));
 	}
 	json_object_set_new(o, "files", files);
 	return o;

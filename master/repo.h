@@ -127,7 +127,6 @@ json_t	*repo_json_one(const char *name);	/* NULL: no such repo */
  * Checks the master applies to what the gitworker sends (shared with the
  * unit tests).  Each returns NULL when fine, else what is wrong.
  */
-const char	*repo_check_text(const char *);	/* UTF-8, no controls */
 const char	*repo_check_path(const char *path, const char *top, int kind);
 
 #endif /* NOPS_REPO_H */

@@ -24,6 +24,7 @@
 #include <sqlite3.h>
 
 #include "log.h"
+#include "text.h"
 #include "store.h"
 
 struct store_stmt {
@@ -331,7 +332,7 @@ store_seterr(char *err, size_t errlen, const char *fmt, ...)
 	if (err == NULL || errlen == 0)
 		return;
 	va_start(ap, fmt);
-	(void)vsnprintf(err, errlen, fmt, ap);
+	text_vprintf(err, errlen, 0, fmt, ap);
 	va_end(ap);
 }
 

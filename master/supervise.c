@@ -22,6 +22,7 @@
 #include <event2/event.h>
 
 #include "log.h"
+#include "text.h"
 #include "imsg.h"
 #include "msg.h"
 #include "nops.h"
@@ -206,7 +207,7 @@ supervise_violation(struct worker *w, const char *fmt, ...)
 	char	 why[200];
 
 	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
+	text_vprintf(why, sizeof(why), 0, fmt, ap);
 	va_end(ap);
 	log_warnx("protocol violation by %s (pid %d): %s; killing it",
 	    w->w_title, (int)w->w_pid, why);
@@ -231,7 +232,7 @@ supervise_kill(struct worker *w, const char *fmt, ...)
 	char	 why[200];
 
 	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
+	text_vprintf(why, sizeof(why), 0, fmt, ap);
 	va_end(ap);
 	log_warnx("killing %s (pid %d): %s", w->w_title, (int)w->w_pid, why);
 	snprintf(w->w_lastexit, sizeof(w->w_lastexit), "killed by nopsd: %s",

@@ -38,6 +38,7 @@
 #include "api.h"
 #include "auth.h"
 #include "web_api.h"
+#include "jsonb.h"
 
 #define WEB_EVENTS_DEFAULT	50
 #define WEB_EVENTS_MAX		500
@@ -46,7 +47,7 @@
 static json_t *
 web_list(void)
 {
-	return json_pack("{s:i,s:[]}", "count", 0, "items");
+	return jsonb_pack("{s:i,s:[]}", "count", 0, "items");
 }
 
 /*
@@ -75,7 +76,7 @@ web_list_add(struct api_req *req, json_t *list, const char *ns, json_t *item)
 static json_t *
 web_str(const char *s)
 {
-	return s != NULL ? json_string(s) : json_null();
+	return s != NULL ? jsonb_str(s) : json_null();
 }
 
 static const char *
@@ -100,7 +101,7 @@ web_active(struct api_req *req, struct store *s, const char *sql)
 	if ((st = store_prepare(s, sql)) == NULL)
 		return list;
 	while (sqlite3_step(st) == SQLITE_ROW)
-		web_list_add(req, list, web_col(st, 1), json_pack(
+		web_list_add(req, list, web_col(st, 1), jsonb_pack(
 		    "{s:I,s:s,s:s,s:s,s:s,s:o,s:o,s:o}",
 		    "id", (json_int_t)sqlite3_column_int64(st, 0),
 		    "namespace", web_col(st, 1),
@@ -138,7 +139,7 @@ web_blocked_job(struct api_req *req, struct store *s, const struct ejob *ej,
 		sqlite3_bind_text(st, 2, ej->ej_id, -1, SQLITE_TRANSIENT);
 		if (sqlite3_step(st) == SQLITE_ROW &&
 		    strcmp(web_col(st, 1), "failed") == 0) {
-			web_list_add(req, failed, ej->ej_ns, json_pack(
+			web_list_add(req, failed, ej->ej_ns, jsonb_pack(
 			    "{s:I,s:s,s:s,s:o,s:o}",
 			    "id", (json_int_t)sqlite3_column_int64(st, 0),
 			    "namespace", ej->ej_ns, "job", ej->ej_id,
@@ -151,7 +152,7 @@ web_blocked_job(struct api_req *req, struct store *s, const struct ejob *ej,
 		}
 		sqlite3_reset(st);
 	}
-	web_list_add(req, blocked, ej->ej_ns, json_pack("{s:s,s:s,s:s,s:o}",
+	web_list_add(req, blocked, ej->ej_ns, jsonb_pack("{s:s,s:s,s:s,s:o}",
 	    "namespace", ej->ej_ns, "id", ej->ej_id, "state", ej->ej_state,
 	    "note", web_str(ej->ej_note != NULL ? ej->ej_note :
 	    ej->ej_error)));
@@ -166,7 +167,7 @@ web_repositories(struct api_req *req, json_t *errors)
 	all = repo_json_list();
 	json_array_foreach(json_object_get(all, "items"), i, r) {
 		err = json_object_get(r, "last_error");
-		web_list_add(req, list, NULL, json_pack(
+		web_list_add(req, list, NULL, jsonb_pack(
 		    "{s:O,s:O,s:O,s:O,s:O,s:O}",
 		    "name", json_object_get(r, "name"),
 		    "state", json_object_get(r, "state"),
@@ -176,7 +177,7 @@ web_repositories(struct api_req *req, json_t *errors)
 		    "error", json_is_object(err) ?
 		    json_object_get(err, "message") : json_null()));
 		if (json_is_object(err))
-			web_list_add(req, errors, NULL, json_pack(
+			web_list_add(req, errors, NULL, jsonb_pack(
 			    "{s:O,s:O,s:O,s:O}",
 			    "name", json_object_get(r, "name"),
 			    "message", json_object_get(err, "message"),
@@ -219,12 +220,12 @@ web_overview(struct api_req *req, struct api_resp *resp)
 		else if (strcmp(ej->ej_state, "error") == 0) {
 			if (ej->ej_error != NULL && strncmp(ej->ej_error,
 			    "declared twice", 14) == 0)
-				web_list_add(req, dups, ej->ej_ns, json_pack(
+				web_list_add(req, dups, ej->ej_ns, jsonb_pack(
 				    "{s:s,s:s,s:s}", "namespace", ej->ej_ns,
 				    "id", ej->ej_id, "error", ej->ej_error));
 			else
 				web_list_add(req, blocked, ej->ej_ns,
-				    json_pack("{s:s,s:s,s:s,s:o}",
+				    jsonb_pack("{s:s,s:s,s:s,s:o}",
 				    "namespace", ej->ej_ns, "id", ej->ej_id,
 				    "state", "error", "note", web_str(
 				    ej->ej_note != NULL ? ej->ej_note :
@@ -234,7 +235,7 @@ web_overview(struct api_req *req, struct api_resp *resp)
 
 	files = web_list();
 	for (i = 0; i < e->e_nfile_errors; i++)
-		web_list_add(req, files, NULL, json_pack("{s:s,s:s,s:s}",
+		web_list_add(req, files, NULL, jsonb_pack("{s:s,s:s,s:s}",
 		    "repository", e->e_file_errors[i].fe_repo,
 		    "path", e->e_file_errors[i].fe_path,
 		    "error", e->e_file_errors[i].fe_error));
@@ -244,7 +245,7 @@ web_overview(struct api_req *req, struct api_resp *resp)
 		w = &workers[id];
 		if (w->w_restarts == 0)
 			continue;
-		web_list_add(req, restarts, NULL, json_pack(
+		web_list_add(req, restarts, NULL, jsonb_pack(
 		    "{s:s,s:i,s:s,s:o}",
 		    "name", w->w_title, "restarts", (int)w->w_restarts,
 		    "state", w->w_pid == 0 ? "restarting" :
@@ -274,7 +275,7 @@ web_overview(struct api_req *req, struct api_resp *resp)
 
 	orphans = web_list();
 	for (i = 0; i < e->e_norphans; i++)
-		web_list_add(req, orphans, e->e_orphans[i].eo_ns, json_pack(
+		web_list_add(req, orphans, e->e_orphans[i].eo_ns, jsonb_pack(
 		    "{s:s,s:s,s:I}",
 		    "namespace", e->e_orphans[i].eo_ns,
 		    "id", e->e_orphans[i].eo_id,
@@ -290,9 +291,9 @@ web_overview(struct api_req *req, struct api_resp *resp)
 	    WEB_ACTIVE_SQL("state IN ('pre_hooks', 'registering',"
 	    " 'waiting_health', 'post_hooks', 'preflight', 'deploying')")));
 	json_object_set_new(o, "orphans", orphans);
-	json_object_set_new(o, "jobs", json_pack("{s:I,s:o}", "total", njobs,
+	json_object_set_new(o, "jobs", jsonb_pack("{s:I,s:o}", "total", njobs,
 	    "by_state", bystate));
-	json_object_set_new(o, "engine", json_pack("{s:o,s:o,s:b,s:I}",
+	json_object_set_new(o, "engine", jsonb_pack("{s:o,s:o,s:b,s:I}",
 	    "last_detection", api_time_json(e->e_last_detect),
 	    "last_apply", api_time_json(e->e_last_apply),
 	    "detecting", e->e_detecting,
@@ -354,7 +355,7 @@ web_event_cb(const struct store_event_row *r, void *arg)
 {
 	json_t	*a = arg;
 
-	json_array_append_new(a, json_pack("{s:I,s:o,s:s,s:s,s:o,s:o}",
+	json_array_append_new(a, jsonb_pack("{s:I,s:o,s:s,s:s,s:o,s:o}",
 	    "id", (json_int_t)r->er_id, "at", api_time_json(r->er_at),
 	    "actor", r->er_actor, "action", r->er_action,
 	    "target", web_str(r->er_target),
@@ -436,8 +437,8 @@ web_events(struct api_req *req, struct api_resp *resp)
 			more = 1;
 	}
 	free(target);
-	resp->body = json_pack("{s:o,s:o}", "items", items, "next", more ?
-	    json_sprintf("%lld", (long long)last) : json_null());
+	resp->body = jsonb_pack("{s:o,s:o}", "items", items, "next", more ?
+	    jsonb_printf("%lld", (long long)last) : json_null());
 	resp->status = 200;
 }
 

@@ -45,6 +45,7 @@
 #include "metrics.h"
 #include "webhook_verify.h"
 #include "webhook.h"
+#include "jsonb.h"
 
 /* A repository's secret, and what its deliveries came to. */
 struct whrepo {
@@ -196,9 +197,9 @@ webhook_audit(const char *repo, const char *kind, const char *delivery,
 	if (event == NULL)
 		event = api_header(req, "X-Gitlab-Event");
 	/* What identifies the delivery; never a header holding a secret. */
-	d = json_pack("{s:s,s:o,s:o,s:s}", "sender", kind,
-	    "delivery", delivery != NULL ? json_string(delivery) : json_null(),
-	    "event", event != NULL ? json_string(event) : json_null(),
+	d = jsonb_pack("{s:s,s:o,s:o,s:s}", "sender", kind,
+	    "delivery", delivery != NULL ? jsonb_str(delivery) : json_null(),
+	    "event", event != NULL ? jsonb_str(event) : json_null(),
 	    "remote", req->ar_remote);
 	if (d == NULL || (detail = json_dumps(d, JSON_COMPACT)) == NULL)
 		fatalx("json");
@@ -278,7 +279,7 @@ webhook_post(struct api_req *req, struct api_resp *resp)
 			log_info("webhook for %s: delivery %s seen already; "
 			    "ignored", name, id);
 			resp->status = 200;
-			resp->body = json_pack("{s:s,s:s,s:b}", "repository",
+			resp->body = jsonb_pack("{s:s,s:s,s:b}", "repository",
 			    name, "delivery", id, "duplicate", 1);
 			return;
 		}
@@ -290,8 +291,8 @@ webhook_post(struct api_req *req, struct api_resp *resp)
 		return;
 	}
 	resp->status = 202;
-	resp->body = json_pack("{s:s,s:o,s:b,s:b}", "repository", name,
-	    "delivery", id != NULL ? json_string(id) : json_null(),
+	resp->body = jsonb_pack("{s:s,s:o,s:b,s:b}", "repository", name,
+	    "delivery", id != NULL ? jsonb_str(id) : json_null(),
 	    "duplicate", 0, "queued", 1);
 }
 

@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "nopsctl.h"
+#include "text.h"
 
 struct ctl_row {
 	char		**r_cells;
@@ -41,35 +42,16 @@ xstrdup(const char *s)
 
 /*
  * Length of the UTF-8 sequence at s that a terminal shows as text, or 0
- * when the byte at s must be escaped: invalid, overlong, or a C1 control
- * (U+0080..U+009F, which some terminals obey like ESC [).
+ * when the byte at s must be escaped: invalid, overlong, or a control
+ * (C1 too, U+0080..U+009F, which some terminals obey like ESC [).  The
+ * check is the daemon's own (shared/text.c); it stops at the NUL.
  */
 static size_t
 utf8_printable(const unsigned char *s)
 {
-	unsigned int	 cp, min;
-	size_t		 n, i;
+	size_t	 n;
 
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		n = 2;
-		cp = s[0] & 0x1f;
-		min = 0xa0;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		n = 3;
-		cp = s[0] & 0x0f;
-		min = 0x800;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		n = 4;
-		cp = s[0] & 0x07;
-		min = 0x10000;
-	} else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+	if ((n = text_utf8_len(s, 4)) == 0 || text_is_control(s, n))
 		return 0;
 	return n;
 }

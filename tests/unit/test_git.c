@@ -1,7 +1,7 @@
 /*
  * Unit tests of the git checks: the master's rules for what the gitworker
- * sends (repo_check_path, repo_check_text), and the gitworker's own: tree
- * entry names, text cleaning, the known_hosts matcher and ssh URL ports.
+ * sends (repo_check_path; text itself is test_text), and the gitworker's
+ * own: tree entry names, the known_hosts matcher and ssh URL ports.
  */
 #include "config.h"
 
@@ -80,7 +80,7 @@ hashed(const char *name, char *out, size_t len)
 int
 main(void)
 {
-	char		 why[512], buf[1024], text[64];
+	char		 why[512], buf[1024];
 	const char	*w;
 
 	TEST_BEGIN("repo_check_path: good paths");
@@ -156,14 +156,6 @@ main(void)
 	    GITW_FILE_JOB) != NULL);
 	TEST_END();
 
-	TEST_BEGIN("repo_check_text");
-	CHECK(repo_check_text("Tess Ter <tess@example.org>") == NULL);
-	CHECK(repo_check_text("héllo – ✓ 𝄞") == NULL);
-	CHECK(repo_check_text("a\rb") != NULL);
-	CHECK(repo_check_text("\xe2\x82") != NULL);
-	CHECK(repo_check_text("\xf4\x90\x80\x80") != NULL);
-	TEST_END();
-
 	TEST_BEGIN("git_name_ok");
 	CHECK(git_name_ok("web.nomad.hcl", &w));
 	CHECK(git_name_ok("..x", &w));
@@ -173,17 +165,6 @@ main(void)
 	CHECK(!git_name_ok("a/b", &w) && strstr(w, "slash") != NULL);
 	CHECK(!git_name_ok("a\tb", &w) && strstr(w, "control") != NULL);
 	CHECK(!git_name_ok("a\xff", &w) && strstr(w, "UTF-8") != NULL);
-	TEST_END();
-
-	TEST_BEGIN("git_text_clean: the master's check passes after it");
-	strlcpy(text, "a\tb\xff\xc3\xa9\x01z", sizeof(text));
-	git_text_clean(text, 60);
-	CHECK_STR(text, "a?b?\xc3\xa9?z");
-	CHECK(repo_check_text(text) == NULL);
-	/* Cut at a character boundary, never inside one. */
-	strlcpy(text, "ab\xc3\xa9", sizeof(text));
-	git_text_clean(text, 3);
-	CHECK_STR(text, "ab");
 	TEST_END();
 
 	TEST_BEGIN("known_hosts: a plain entry, port 22");
