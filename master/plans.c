@@ -30,6 +30,7 @@
 #include "repo.h"
 #include "api.h"
 #include "webpub.h"
+#include "jsonb.h"
 
 #define PLANS_EVAL_TIMEOUT	120		/* seconds */
 #define PLANS_EVAL_MEMORY	(2ULL * 1024 * 1024 * 1024)
@@ -491,10 +492,10 @@ plans_json(const char *repo)
 		state = "evaluating";
 	else
 		state = pe->pe_plan->pl_nerrors_all == 0 ? "valid" : "invalid";
-	json_object_set_new(o, "repository", json_string(pe->pe_repo));
-	json_object_set_new(o, "commit", json_string(pe->pe_commit));
-	json_object_set_new(o, "file", json_string(pe->pe_file));
-	json_object_set_new(o, "state", json_string(state));
+	json_object_set_new(o, "repository", jsonb_str(pe->pe_repo));
+	json_object_set_new(o, "commit", jsonb_str(pe->pe_commit));
+	json_object_set_new(o, "file", jsonb_str(pe->pe_file));
+	json_object_set_new(o, "state", jsonb_str(state));
 	json_object_set_new(o, "evaluated_at",
 	    api_time_json(pe->pe_evaluated_at));
 	json_object_set_new(o, "evaluation_seconds",
@@ -516,7 +517,7 @@ plans_api_list(struct api_req *req, struct api_resp *resp)
 		json_object_del(o, "hosts");
 		json_array_append_new(items, o);
 	}
-	resp->body = json_pack("{s:o, s:n}", "items", items, "next");
+	resp->body = jsonb_pack("{s:o, s:n}", "items", items, "next");
 	resp->status = 200;
 }
 
@@ -552,7 +553,7 @@ plans_api_infra(struct api_req *req, struct api_resp *resp)
 		    "infra document", pe->pe_repo);
 		return;
 	}
-	resp->body = json_pack("{s:s, s:s, s:O}", "repository", pe->pe_repo,
+	resp->body = jsonb_pack("{s:s, s:s, s:O}", "repository", pe->pe_repo,
 	    "commit", pe->pe_commit, "infra", pe->pe_plan->pl_infra);
 	resp->status = 200;
 }
