@@ -95,6 +95,14 @@ static const struct sandbox_syscall git_syscalls[] = {
 	SANDBOX_ALLOW(flock),
 };
 
+const struct sandbox_profile gitworker_profile = {
+	"gitworker",
+	git_read_paths, sizeof(git_read_paths) / sizeof(git_read_paths[0]),
+	0,
+	git_syscalls, sizeof(git_syscalls) / sizeof(git_syscalls[0]),
+	0
+};
+
 /*
  * cachedir holds one bare repository per remote; everything else is
  * read-only lookups for TLS and DNS.  Returns the Landlock ABI used.
@@ -105,21 +113,17 @@ gitworker_sandbox_fs(const char *cachedir)
 	return gitworker_sandbox_fs_remotes(cachedir, NULL, 0);
 }
 
-/* The same, plus the local paths of file:// remotes, read-only. */
-int
-gitworker_sandbox_fs_remotes(const char *cachedir,
+/*
+ * The run-time paths: the cache (read-write) and the local paths of
+ * file:// remotes (read-only).  Returns how many were set in paths[],
+ * which has room for 1 + nremotes.
+ */
+size_t
+gitworker_sandbox_paths(struct sandbox_path *paths, const char *cachedir,
     const char *const *remotes, size_t nremotes)
 {
-	struct sandbox_path	*paths;
-	size_t			 nread, n, i;
-	int			 abi;
+	size_t	 i, n = 0;
 
-	nread = sizeof(git_read_paths) / sizeof(git_read_paths[0]);
-	if ((paths = reallocarray(NULL, nread + 1 + nremotes,
-	    sizeof(*paths))) == NULL)
-		fatal("%s", __func__);
-	for (n = 0; n < nread; n++)
-		paths[n] = git_read_paths[n];
 	paths[n].path = cachedir;
 	paths[n].access = SANDBOX_FS_READ | SANDBOX_FS_WRITE;
 	n++;
@@ -127,7 +131,23 @@ gitworker_sandbox_fs_remotes(const char *cachedir,
 		paths[n].path = remotes[i];
 		paths[n].access = SANDBOX_FS_READ;
 	}
-	abi = sandbox_landlock("gitworker", paths, n);
+	return n;
+}
+
+/* The same, plus the local paths of file:// remotes, read-only. */
+int
+gitworker_sandbox_fs_remotes(const char *cachedir,
+    const char *const *remotes, size_t nremotes)
+{
+	struct sandbox_path	*paths;
+	size_t			 n;
+	int			 abi;
+
+	if ((paths = reallocarray(NULL, 1 + nremotes,
+	    sizeof(*paths))) == NULL)
+		fatal("%s", __func__);
+	n = gitworker_sandbox_paths(paths, cachedir, remotes, nremotes);
+	abi = sandbox_profile_landlock(&gitworker_profile, paths, n);
 	free(paths);
 	return abi;
 }
@@ -135,13 +155,11 @@ gitworker_sandbox_fs_remotes(const char *cachedir,
 void
 gitworker_sandbox_syscalls(void)
 {
-	sandbox_seccomp("gitworker", git_syscalls,
-	    sizeof(git_syscalls) / sizeof(git_syscalls[0]));
+	sandbox_profile_seccomp(&gitworker_profile);
 }
 
 int
 gitworker_sandbox_export(int fd)
 {
-	return sandbox_seccomp_export(git_syscalls,
-	    sizeof(git_syscalls) / sizeof(git_syscalls[0]), fd);
+	return sandbox_profile_export(&gitworker_profile, fd);
 }

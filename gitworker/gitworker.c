@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <syslog.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -34,7 +33,7 @@
 
 #define GIT_REMOTES_MAX		64	/* file:// remotes given to Landlock */
 
-static struct imsgev	 git_iev;
+struct imsgev		 git_iev;
 struct imsgev		*git_master = &git_iev;
 char			 git_cachedir[1024];
 
@@ -291,12 +290,16 @@ git_escape_hook(void)
 }
 #endif
 
+/*
+ * As root, after IMSG_INIT: libgit2 (TLS randomness, CA file), the first
+ * list of repositories, and the paths Landlock must allow.
+ */
 void
-gitworker_main(int debug, int verbose)
+gitworker_init(struct proc_ctx *pc)
 {
-	struct event_base	*base;
 	char			*remotes[GIT_REMOTES_MAX];
-	size_t			 nremotes, i;
+	struct sandbox_path	 paths[GIT_REMOTES_MAX + 1];
+	size_t			 nremotes, n, i;
 	char			 hex[GITW_SHA256_HEXLEN + 1];
 	int			 level;
 	static const int	 levels[] = { GIT_CONFIG_LEVEL_SYSTEM,
@@ -304,15 +307,7 @@ gitworker_main(int debug, int verbose)
 				    GIT_CONFIG_LEVEL_GLOBAL,
 				    GIT_CONFIG_LEVEL_PROGRAMDATA };
 
-	log_init(debug, LOG_DAEMON);
-	log_setverbose(verbose);
-	log_procinit("gitworker");
-
-	if (imsgbuf_init(&git_iev.ibuf, PROC_CHILD_FD, 0,
-	    GITWORKER_MSG_MAX) == -1)
-		fatal("imsgbuf_init");
-	proc_worker_init("gitworker", &git_iev.ibuf, &git_wi);
-
+	git_wi = pc->pc_wi;
 	if (git_libgit2_init() < 0)
 		fatalx("git_libgit2_init failed");
 	/*
@@ -338,16 +333,27 @@ gitworker_main(int debug, int verbose)
 
 	git_wait_repos();
 
-	sandbox_drop("gitworker", NULL, git_wi.wi_uid, git_wi.wi_gid);
 	nremotes = git_local_paths(remotes, GIT_REMOTES_MAX);
-	gitworker_sandbox_fs_remotes(git_cachedir,
+	n = gitworker_sandbox_paths(paths, git_cachedir,
 	    (const char *const *)remotes, nremotes);
+	for (i = 0; i < n; i++)
+		proc_add_path(pc, paths[i].path, paths[i].access);
 	for (i = 0; i < nremotes; i++)
 		free(remotes[i]);
-	if ((base = event_base_new()) == NULL)
+}
+
+void
+gitworker_loop(struct proc_ctx *pc)
+{
+	if ((pc->pc_base = event_base_new()) == NULL)
 		fatalx("event_base_new");
-	imsgev_attach(&git_iev, base, "gitworker", git_dispatch_master, NULL);
-	gitworker_sandbox_syscalls();
+	imsgev_attach(&git_iev, pc->pc_base, "gitworker", git_dispatch_master,
+	    NULL);
+}
+
+void
+gitworker_run(struct proc_ctx *pc)
+{
 	git_sandboxed = 1;
 	git_cache_prune(&git_repos);
 
@@ -359,6 +365,5 @@ gitworker_main(int debug, int verbose)
 	log_debug("ready, cache %s", git_cachedir);
 	/* Messages that arrived with IMSG_INIT are handled first. */
 	git_dispatch_master(PROC_CHILD_FD, 0, NULL);
-	event_base_dispatch(base);
-	exit(0);
+	event_base_dispatch(pc->pc_base);
 }

@@ -3,6 +3,13 @@
 
 #include "log.h"
 
-__dead void	 gitworker_main(int debug, int verbose);
+struct proc_ctx;
+struct imsgev;
+
+/* The process table's row (master/proc.c). */
+extern struct imsgev	 git_iev;
+void	 gitworker_init(struct proc_ctx *);
+void	 gitworker_loop(struct proc_ctx *);
+void	 gitworker_run(struct proc_ctx *);
 
 #endif

@@ -57,6 +57,7 @@ struct nopsd {
 	struct nops_conf *n_conf;
 	const char	*n_conffile;
 	int		 n_debug;
+	int		 n_dumpable;	/* -c: core dumps allowed */
 	int		 n_verbose;
 	time_t		 n_started;
 	time_t		 n_conf_loaded;

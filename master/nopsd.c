@@ -26,6 +26,7 @@
 #include "nops.h"
 #include "proc.h"
 #include "nopsd.h"
+#include "sandbox.h"
 #include "master.h"
 #include "webpub.h"
 #include "nomad.h"
@@ -52,7 +53,7 @@ usage(void)
 {
 	extern char	*__progname;
 
-	fprintf(stderr, "usage: %s [-dnv] [-D macro=value] [-f file]\n",
+	fprintf(stderr, "usage: %s [-cdnv] [-D macro=value] [-f file]\n",
 	    __progname);
 	exit(2);
 }
@@ -246,20 +247,6 @@ nopsd_shutdown(void)
 	event_base_loopbreak(env->n_base);
 }
 
-static int
-worker_main(const char *title, int debug, int verbose)
-{
-	if (strcmp(title, "gitworker") == 0)
-		gitworker_main(debug, verbose);
-	else if (strcmp(title, "nomadworker") == 0)
-		nomadworker_main(debug, verbose);
-	else if (strcmp(title, "webworker") == 0)
-		webworker_main(debug, verbose);
-	else
-		errx(2, "unknown process %s", title);
-	return 0;
-}
-
 int
 main(int argc, char *argv[])
 {
@@ -267,12 +254,16 @@ main(int argc, char *argv[])
 	struct passwd	*pw;
 	struct group	*gr;
 	struct event	*ev_hup, *ev_term, *ev_int, *ev_chld;
+	const struct proc_def *pd;
 	const char	*conffile = NOPS_CONF_FILE, *title = NULL;
 	char		 err[512], *copy;
-	int		 ch, debug = 0, noaction = 0, verbose = 0;
+	int		 ch, debug = 0, noaction = 0, verbose = 0, dumpable = 0;
 
-	while ((ch = getopt(argc, argv, "dD:f:nP:v")) != -1) {
+	while ((ch = getopt(argc, argv, "cdD:f:nP:v")) != -1) {
 		switch (ch) {
+		case 'c':
+			dumpable = 1;
+			break;
 		case 'd':
 			debug = 1;
 			break;
@@ -301,8 +292,17 @@ main(int argc, char *argv[])
 	if (argc > 0)
 		usage();
 
-	if (title != NULL)
-		return worker_main(title, debug, verbose);
+	/*
+	 * Before any secret is read: no core file, no ptrace by others of
+	 * our uid (unless -c asks for core dumps, to debug a crash).
+	 */
+	sandbox_nocore("nopsd", dumpable);
+	if (title != NULL) {
+		if ((pd = proc_find(title)) == NULL ||
+		    pd->pd_id == PROC_MASTER)
+			errx(2, "unknown process %s", title);
+		proc_run(pd, debug, verbose, dumpable);
+	}
 
 	/* Errors of -n go to stderr whoever runs it. */
 	log_init(1, LOG_DAEMON);
@@ -314,6 +314,7 @@ main(int argc, char *argv[])
 	nopsd_env = env;
 	env->n_conffile = conffile;
 	env->n_debug = debug;
+	env->n_dumpable = dumpable;
 	env->n_verbose = verbose;
 	env->n_argv0 = argv[0];
 

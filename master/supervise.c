@@ -118,6 +118,8 @@ worker_exec(const char *title, int debug, int verbose)
 	argv[argc++] = tbuf;
 	if (debug)
 		argv[argc++] = "-d";
+	if (nopsd_env->n_dumpable)
+		argv[argc++] = "-c";
 	if (verbose > 0)
 		argv[argc++] = verbose > 1 ? "-vv" : "-v";
 	argv[argc] = NULL;

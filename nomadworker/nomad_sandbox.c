@@ -72,24 +72,29 @@ static const struct sandbox_syscall nomad_syscalls[] = {
 	SANDBOX_ALLOW(pread64),
 };
 
+const struct sandbox_profile nomadworker_profile = {
+	"nomadworker",
+	nomad_paths, sizeof(nomad_paths) / sizeof(nomad_paths[0]),
+	0,
+	nomad_syscalls, sizeof(nomad_syscalls) / sizeof(nomad_syscalls[0]),
+	0
+};
+
 /* Returns the Landlock ABI used. */
 int
 nomadworker_sandbox_fs(void)
 {
-	return sandbox_landlock("nomadworker", nomad_paths,
-	    sizeof(nomad_paths) / sizeof(nomad_paths[0]));
+	return sandbox_profile_landlock(&nomadworker_profile, NULL, 0);
 }
 
 void
 nomadworker_sandbox_syscalls(void)
 {
-	sandbox_seccomp("nomadworker", nomad_syscalls,
-	    sizeof(nomad_syscalls) / sizeof(nomad_syscalls[0]));
+	sandbox_profile_seccomp(&nomadworker_profile);
 }
 
 int
 nomadworker_sandbox_export(int fd)
 {
-	return sandbox_seccomp_export(nomad_syscalls,
-	    sizeof(nomad_syscalls) / sizeof(nomad_syscalls[0]), fd);
+	return sandbox_profile_export(&nomadworker_profile, fd);
 }

@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <syslog.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -39,7 +38,7 @@ struct nomad_ns {
 };
 TAILQ_HEAD(nomad_nss, nomad_ns);
 
-static struct imsgev	 nomad_iev;
+struct imsgev		 nomad_iev;
 static struct nomad_nss	 nomad_namespaces =
     TAILQ_HEAD_INITIALIZER(nomad_namespaces);
 static char		 nomad_conf_error[256] = "no configuration yet";
@@ -280,38 +279,35 @@ nomad_dispatch_master(int fd, short event, void *arg)
 	proc_worker_read(&nomad_iev, event, nomad_handlers);
 }
 
+static struct worker_init nomad_wi;
+
+/* As root, after IMSG_INIT: libcurl and OpenSSL read their files now. */
 void
-nomadworker_main(int debug, int verbose)
+nomadworker_init(struct proc_ctx *pc)
 {
-	struct worker_init	 wi;
-	struct event_base	*base;
-
-	log_init(debug, LOG_DAEMON);
-	log_setverbose(verbose);
-	log_procinit("nomadworker");
-
-	if (imsgbuf_init(&nomad_iev.ibuf, PROC_CHILD_FD, 0,
-	    NOMAD_MSG_MAX) == -1)
-		fatal("imsgbuf_init");
-	proc_worker_init("nomadworker", &nomad_iev.ibuf, &wi);
-
+	nomad_wi = pc->pc_wi;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		fatalx("curl_global_init failed");
+}
 
-	sandbox_drop("nomadworker", NULL, wi.wi_uid, wi.wi_gid);
-	nomadworker_sandbox_fs();
-	if ((base = event_base_new()) == NULL)
+void
+nomadworker_loop(struct proc_ctx *pc)
+{
+	if ((pc->pc_base = event_base_new()) == NULL)
 		fatalx("event_base_new");
-	imsgev_attach(&nomad_iev, base, "nomadworker", nomad_dispatch_master,
-	    NULL);
-	nomad_http_init(base, nomad_answer_cb);
-	nomad_notify_init(base, &nomad_iev);
-	nomadworker_sandbox_syscalls();
+	imsgev_attach(&nomad_iev, pc->pc_base, "nomadworker",
+	    nomad_dispatch_master, NULL);
+	nomad_http_init(pc->pc_base, nomad_answer_cb);
+	nomad_notify_init(pc->pc_base, &nomad_iev);
+}
 
+void
+nomadworker_run(struct proc_ctx *pc)
+{
 	imsgev_compose(&nomad_iev, IMSG_WORKER_READY, 0, -1, NULL, 0);
 #ifdef NOPS_TEST_HOOKS
-	proc_worker_testhooks(&wi, &nomad_iev);
-	if (proc_testhook(&wi, "nomad-stray-answer")) {
+	proc_worker_testhooks(&nomad_wi, &nomad_iev);
+	if (proc_testhook(&nomad_wi, "nomad-stray-answer")) {
 		/* An answer to a request the master never made. */
 		log_info("test hook: answering request %u", 0x7fffffffU);
 		nomad_refuse(0x7fffffffU, "stray");
@@ -320,6 +316,5 @@ nomadworker_main(int debug, int verbose)
 	log_debug("ready");
 	/* Messages that arrived with IMSG_INIT are handled first. */
 	nomad_dispatch_master(PROC_CHILD_FD, 0, NULL);
-	event_base_dispatch(base);
-	exit(0);
+	event_base_dispatch(pc->pc_base);
 }

@@ -13,7 +13,14 @@
 
 #include "log.h"
 
-__dead void	 nomadworker_main(int debug, int verbose);
+struct proc_ctx;
+struct imsgev;
+
+/* The process table's row (master/proc.c). */
+extern struct imsgev	 nomad_iev;
+void	 nomadworker_init(struct proc_ctx *);
+void	 nomadworker_loop(struct proc_ctx *);
+void	 nomadworker_run(struct proc_ctx *);
 
 /* One request as the master sent it (IMSG_NOMAD_REQUEST, decoded). */
 struct nomad_ask {

@@ -7,10 +7,12 @@
 
 #include <sys/types.h>
 #include <errno.h>
+#include <stdint.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -20,6 +22,7 @@
 #include "msg.h"
 #include "nops.h"
 #include "proc.h"
+#include "sandbox.h"
 
 void
 imsgev_init(struct imsgev *iev, struct event_base *base, int fd, int flags,
@@ -185,6 +188,68 @@ proc_worker_init(const char *title, struct imsgbuf *ibuf,
 		fatalx("%s: malformed IMSG_INIT", title);
 	imsg_free(&imsg);
 	log_setverbose(wi->wi_verbose);
+}
+
+void
+proc_add_path(struct proc_ctx *pc, const char *path, unsigned int access)
+{
+	struct sandbox_path	*p;
+
+	p = reallocarray(pc->pc_paths, pc->pc_npaths + 1, sizeof(*p));
+	if (p == NULL)
+		fatal("%s", __func__);
+	pc->pc_paths = p;
+	p = &pc->pc_paths[pc->pc_npaths++];
+	if ((p->path = strdup(path)) == NULL)
+		fatal("%s", __func__);
+	p->access = access;
+}
+
+/*
+ * The one sequence that confines a process (see proc.h): every failure
+ * is fatal, nothing runs half-sandboxed.
+ */
+void
+proc_run(const struct proc_def *pd, int debug, int verbose, int dumpable)
+{
+	struct proc_ctx	 pc;
+	size_t		 i;
+
+	memset(&pc, 0, sizeof(pc));
+	pc.pc_def = pd;
+	pc.pc_debug = debug;
+	pc.pc_verbose = verbose;
+	pc.pc_dumpable = dumpable;
+
+	if (pd->pd_iev != NULL) {
+		log_init(debug, LOG_DAEMON);
+		log_setverbose(verbose);
+		log_procinit(pd->pd_title);
+		if (imsgbuf_init(&pd->pd_iev->ibuf, PROC_CHILD_FD,
+		    pd->pd_imsgflags, pd->pd_maxmsg) == -1)
+			fatal("imsgbuf_init");
+		proc_worker_init(pd->pd_title, &pd->pd_iev->ibuf, &pc.pc_wi);
+		pc.pc_uid = pc.pc_wi.wi_uid;
+		pc.pc_gid = pc.pc_wi.wi_gid;
+		pc.pc_chroot = pd->pd_chroot ? pc.pc_wi.wi_chroot : NULL;
+	}
+	pd->pd_init(&pc);
+
+	sandbox_drop_keep(pd->pd_title, pc.pc_chroot, pc.pc_uid, pc.pc_gid,
+	    pc.pc_caps);
+	sandbox_nocore(pd->pd_title, pc.pc_dumpable);
+	sandbox_profile_landlock(pd->pd_profile, pc.pc_paths, pc.pc_npaths);
+	for (i = 0; i < pc.pc_npaths; i++)
+		free((void *)(uintptr_t)pc.pc_paths[i].path);
+	free(pc.pc_paths);
+	pc.pc_paths = NULL;
+	pc.pc_npaths = 0;
+	if (pd->pd_loop != NULL)
+		pd->pd_loop(&pc);
+	sandbox_profile_seccomp(pd->pd_profile);
+
+	pd->pd_run(&pc);
+	exit(0);
 }
 
 #ifdef NOPS_TEST_HOOKS

@@ -9,6 +9,7 @@
 #include <event2/event.h>
 
 #include "imsg.h"
+#include "log.h"
 #include "msg.h"
 #include "nops.h"
 
@@ -34,6 +35,59 @@ struct worker_init {
 };
 
 #define PROC_CHILD_FD		3	/* the worker's end of its socketpair */
+
+struct sandbox_profile;
+struct sandbox_path;
+struct proc_ctx;
+
+/*
+ * A process of nopsd, one row of the process table (master/proc.c).  The
+ * runtime, proc_run(), takes every process through the same steps:
+ *
+ *	pd_init		privileged set-up (workers: after IMSG_INIT):
+ *			libraries, files, sockets; may add Landlock paths
+ *	drop		chroot (pd_chroot), become the process's user,
+ *			keep only pc_caps, NO_NEW_PRIVS, no core files
+ *	Landlock	the profile's paths plus those pd_init added
+ *	pd_loop		the event base and what libevent opens
+ *	seccomp		the profile's system calls
+ *	pd_run		serve; never returns
+ */
+struct proc_def {
+	const char	*pd_title;
+	enum nops_proc	 pd_id;
+	int		 pd_chroot;	/* chroot in the empty directory */
+	struct imsgev	*pd_iev;	/* workers: the channel to the master */
+	int		 pd_imsgflags;	/* IMSGF_* of that channel */
+	size_t		 pd_maxmsg;
+	const struct sandbox_profile *pd_profile;
+	void		(*pd_init)(struct proc_ctx *);
+	void		(*pd_loop)(struct proc_ctx *);
+	void		(*pd_run)(struct proc_ctx *);
+};
+
+struct proc_ctx {
+	const struct proc_def *pc_def;
+	int		 pc_debug;
+	int		 pc_verbose;
+	int		 pc_dumpable;	/* -c: keep core dumps possible */
+	uid_t		 pc_uid;	/* the user the process becomes */
+	gid_t		 pc_gid;
+	uint64_t	 pc_caps;	/* capabilities it keeps (master) */
+	const char	*pc_chroot;
+	struct worker_init pc_wi;	/* workers: what IMSG_INIT said */
+	struct sandbox_path *pc_paths;	/* Landlock paths known at run time */
+	size_t		 pc_npaths;
+	struct event_base *pc_base;
+};
+
+/* The process table (master/proc.c): a row per process, by enum nops_proc. */
+extern const struct proc_def procs[PROC_MAX];
+const struct proc_def *proc_find(const char *title);
+__dead void proc_run(const struct proc_def *, int debug, int verbose,
+	    int dumpable);
+/* pd_init: add a Landlock path (copied). */
+void	 proc_add_path(struct proc_ctx *, const char *, unsigned int access);
 
 void	 imsgev_init(struct imsgev *, struct event_base *, int fd, int flags,
 	    size_t maxsize, const char *name,

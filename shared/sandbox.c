@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -23,6 +24,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
 #include <linux/landlock.h>
 #include <seccomp.h>
 
@@ -72,7 +74,8 @@ static uint64_t	 sandbox_ll_handled(int);
 static uint64_t	 sandbox_ll_rights(unsigned int, int);
 static void	 sandbox_single_threaded(void);
 static scmp_filter_ctx sandbox_seccomp_build(const struct sandbox_syscall *,
-		    size_t);
+		    size_t, pid_t, int);
+static size_t	 sandbox_seccomp_self(struct sandbox_syscall *, pid_t, int);
 static int	 sandbox_seccomp_rows(scmp_filter_ctx,
 		    const struct sandbox_syscall *, size_t);
 
@@ -92,7 +95,7 @@ static const struct sandbox_syscall sandbox_base[] = {
 	SANDBOX_ALLOW(mremap),
 	SANDBOX_ALLOW(madvise),
 
-	/* exit, signals, abort() (tgkill: Landlock scopes it to ourself) */
+	/* exit, signals (kill and tgkill: see sandbox_seccomp_self()) */
 	SANDBOX_ALLOW(exit),
 	SANDBOX_ALLOW(exit_group),
 	SANDBOX_ALLOW(rt_sigreturn),
@@ -100,7 +103,8 @@ static const struct sandbox_syscall sandbox_base[] = {
 	SANDBOX_ALLOW(rt_sigprocmask),
 	SANDBOX_ALLOW(sigaltstack),
 	SANDBOX_ALLOW(restart_syscall),
-	SANDBOX_ALLOW(tgkill),
+	/* tkill names a thread of any process; glibc uses tgkill */
+	SANDBOX_ERRNO(tkill, EPERM),
 
 	/* glibc: threads, locks, malloc arenas */
 	SANDBOX_ALLOW(futex),
@@ -137,7 +141,20 @@ static const struct sandbox_syscall sandbox_base[] = {
 	SANDBOX_ALLOW(write),
 	SANDBOX_ALLOW(writev),
 	SANDBOX_ALLOW(close),
-	SANDBOX_ALLOW(fcntl),
+	/*
+	 * fcntl: every command but those that choose who gets SIGIO/SIGURG
+	 * and which signal (F_SETOWN 8, F_SETSIG 10, F_SETOWN_EX 15):
+	 * those only towards the process itself, see sandbox_seccomp_self().
+	 */
+	SANDBOX_ALLOW_CMP(fcntl, 1, SANDBOX_CMP_LT, F_SETOWN),
+	SANDBOX_ALLOW_ARG(fcntl, 1, F_GETSIG),
+	SANDBOX_ALLOW_ARG(fcntl, 1, 11),	/* F_GETLK64 .. */
+	SANDBOX_ALLOW_ARG(fcntl, 1, 12),
+	SANDBOX_ALLOW_ARG(fcntl, 1, 13),
+	SANDBOX_ALLOW_ARG(fcntl, 1, 14),
+	SANDBOX_ALLOW_CMP(fcntl, 1, SANDBOX_CMP_GT, F_SETOWN_EX),
+	SANDBOX_ERRNO_ARG(fcntl, EPERM, 1, F_SETSIG),
+	SANDBOX_ERRNO_ARG(fcntl, EPERM, 1, F_SETOWN_EX),
 	SANDBOX_ALLOW(lseek),
 	SANDBOX_ALLOW(dup),
 	SANDBOX_ALLOW(dup2),
@@ -189,12 +206,53 @@ void
 sandbox_drop(const char *procname, const char *chroot_dir, uid_t uid,
     gid_t gid)
 {
+	sandbox_drop_keep(procname, chroot_dir, uid, gid, 0);
+}
+
+static void
+sandbox_capset(uint64_t eff, uint64_t prm, uint64_t inh)
+{
+	struct __user_cap_header_struct	 hdr;
+	struct __user_cap_data_struct	 data[2];
+
+	memset(&hdr, 0, sizeof(hdr));
+	memset(data, 0, sizeof(data));
+	hdr.version = _LINUX_CAPABILITY_VERSION_3;
+	data[0].effective = (uint32_t)eff;
+	data[1].effective = (uint32_t)(eff >> 32);
+	data[0].permitted = (uint32_t)prm;
+	data[1].permitted = (uint32_t)(prm >> 32);
+	data[0].inheritable = (uint32_t)inh;
+	data[1].inheritable = (uint32_t)(inh >> 32);
+	if (syscall(SYS_capset, &hdr, data) == -1)
+		fatal("sandbox_drop: capset");
+}
+
+uint64_t
+sandbox_caps(void)
+{
+	struct __user_cap_header_struct	 hdr;
+	struct __user_cap_data_struct	 data[2];
+
+	memset(&hdr, 0, sizeof(hdr));
+	memset(data, 0, sizeof(data));
+	hdr.version = _LINUX_CAPABILITY_VERSION_3;
+	if (syscall(SYS_capget, &hdr, data) == -1)
+		fatal("capget");
+	return (uint64_t)data[0].effective |
+	    ((uint64_t)data[1].effective << 32);
+}
+
+void
+sandbox_drop_keep(const char *procname, const char *chroot_dir, uid_t uid,
+    gid_t gid, uint64_t caps)
+{
 	struct stat	 sb;
 	uid_t		 ruid, euid, suid;
 	gid_t		 rgid, egid, sgid, groups[2];
-	int		 ngroups;
+	int		 ngroups, c;
 
-	/* From here on, fatal() names the worker. */
+	/* From here on, fatal() names the process. */
 	log_procinit(procname);
 	if (uid == 0 || gid == 0)
 		fatalx("%s: refusing to run as uid %u gid %u", __func__,
@@ -215,12 +273,37 @@ sandbox_drop(const char *procname, const char *chroot_dir, uid_t uid,
 			fatal("%s: chdir / in %s", __func__, chroot_dir);
 	}
 
-	if (setgroups(1, &gid) == -1)
-		fatal("%s: setgroups %u", __func__, (unsigned int)gid);
+	/*
+	 * No supplementary group at all: gid is the only one.  (An empty
+	 * list is also the only one the master's filter lets a worker set.)
+	 */
+	if (setgroups(0, NULL) == -1)
+		fatal("%s: setgroups", __func__);
 	if (setresgid(gid, gid, gid) == -1)
 		fatal("%s: setresgid %u", __func__, (unsigned int)gid);
+	/* Keep the permitted set across the change of uid, if asked. */
+	if (caps != 0 && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) == -1)
+		fatal("%s: PR_SET_KEEPCAPS", __func__);
 	if (setresuid(uid, uid, uid) == -1)
 		fatal("%s: setresuid %u", __func__, (unsigned int)uid);
+	/*
+	 * From root the kernel cleared every capability; from another
+	 * uid (a worker the unprivileged master started) it did not: set
+	 * exactly what is kept.  Ambient ones pass to what we execute.
+	 */
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == -1)
+		fatal("%s: PR_CAP_AMBIENT_CLEAR_ALL", __func__);
+	sandbox_capset(caps, caps, caps);
+	if (caps != 0) {
+		if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) == -1)
+			fatal("%s: PR_SET_KEEPCAPS", __func__);
+		for (c = 0; c < 64; c++)
+			if ((caps & SANDBOX_CAP(c)) &&
+			    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0,
+			    0) == -1)
+				fatal("%s: PR_CAP_AMBIENT_RAISE %d", __func__,
+				    c);
+	}
 
 	/* Check what the kernel now says rather than trust the calls. */
 	if (getresuid(&ruid, &euid, &suid) == -1 ||
@@ -231,16 +314,26 @@ sandbox_drop(const char *procname, const char *chroot_dir, uid_t uid,
 		fatalx("%s: ids are not %u/%u after the drop", __func__,
 		    (unsigned int)uid, (unsigned int)gid);
 	ngroups = getgroups(2, groups);
-	if (ngroups != 1 || groups[0] != gid)
+	if (ngroups != 0)
 		fatalx("%s: supplementary groups remain after the drop",
 		    __func__);
-	if (setresuid(0, 0, 0) != -1 || setuid(0) != -1 || seteuid(0) != -1)
-		fatalx("%s: could regain uid 0 after the drop", __func__);
-	if (setgid(0) != -1 || setegid(0) != -1)
-		fatalx("%s: could regain gid 0 after the drop", __func__);
-	groups[0] = 0;
-	if (setgroups(1, groups) != -1)
-		fatalx("%s: could regain group 0 after the drop", __func__);
+	if (sandbox_caps() != caps)
+		fatalx("%s: capabilities %#llx remain, not %#llx", __func__,
+		    (unsigned long long)sandbox_caps(),
+		    (unsigned long long)caps);
+	if (caps == 0) {
+		if (setresuid(0, 0, 0) != -1 || setuid(0) != -1 ||
+		    seteuid(0) != -1)
+			fatalx("%s: could regain uid 0 after the drop",
+			    __func__);
+		if (setgid(0) != -1 || setegid(0) != -1)
+			fatalx("%s: could regain gid 0 after the drop",
+			    __func__);
+		groups[0] = 0;
+		if (setgroups(1, groups) != -1)
+			fatalx("%s: could regain group 0 after the drop",
+			    __func__);
+	}
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
 		fatal("%s: PR_SET_NO_NEW_PRIVS", __func__);
@@ -250,10 +343,30 @@ sandbox_drop(const char *procname, const char *chroot_dir, uid_t uid,
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
 		fatal("%s: PR_SET_DUMPABLE", __func__);
 
-	log_debug("sandbox: running as uid %u gid %u%s%s",
+	log_debug("sandbox: running as uid %u gid %u%s%s%s",
 	    (unsigned int)uid, (unsigned int)gid,
 	    chroot_dir != NULL ? " chrooted in " : "",
-	    chroot_dir != NULL ? chroot_dir : "");
+	    chroot_dir != NULL ? chroot_dir : "",
+	    caps != 0 ? " keeping capabilities" : "");
+}
+
+void
+sandbox_nocore(const char *procname, int dumpable)
+{
+	struct rlimit	 rl;
+
+	if (dumpable) {
+		if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == -1)
+			fatal("%s: PR_SET_DUMPABLE", __func__);
+		log_warnx("%s: core dumps allowed (-c): a core file holds "
+		    "secrets", procname);
+		return;
+	}
+	rl.rlim_cur = rl.rlim_max = 0;
+	if (setrlimit(RLIMIT_CORE, &rl) == -1)
+		fatal("%s: setrlimit RLIMIT_CORE", __func__);
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
+		fatal("%s: PR_SET_DUMPABLE", __func__);
 }
 
 /*
@@ -424,14 +537,39 @@ sandbox_landlock_flags(const char *procname, const struct sandbox_path *paths,
 	return abi;
 }
 
+/*
+ * A profile's own paths plus extra[] (paths known only at run time, e.g.
+ * the gitworker's cache), in one ruleset.  Returns the ABI used.
+ */
+int
+sandbox_profile_landlock(const struct sandbox_profile *sp,
+    const struct sandbox_path *extra, size_t nextra)
+{
+	struct sandbox_path	*paths;
+	size_t			 n;
+	int			 abi;
+
+	if ((paths = reallocarray(NULL, sp->sp_npaths + nextra + 1,
+	    sizeof(*paths))) == NULL)
+		fatal("%s", __func__);
+	for (n = 0; n < sp->sp_npaths; n++)
+		paths[n] = sp->sp_paths[n];
+	for (; n < sp->sp_npaths + nextra; n++)
+		paths[n] = extra[n - sp->sp_npaths];
+	abi = sandbox_landlock_flags(sp->sp_name, paths, n, sp->sp_llflags);
+	free(paths);
+	return abi;
+}
+
 /* ------------------------------------------------------------- seccomp */
 
 static int
 sandbox_seccomp_rows(scmp_filter_ctx ctx, const struct sandbox_syscall *rows,
     size_t nrows)
 {
-	struct scmp_arg_cmp	 cmp[2];
+	struct scmp_arg_cmp	 cmp[3];
 	const struct sandbox_syscall *sc;
+	const struct sandbox_arg *sa;
 	uint32_t		 action;
 	size_t			 i;
 	unsigned int		 j;
@@ -443,21 +581,34 @@ sandbox_seccomp_rows(scmp_filter_ctx ctx, const struct sandbox_syscall *rows,
 		/* A pseudo number: the call does not exist on this arch. */
 		if (sc->sc_nr < 0)
 			continue;
-		if (sc->sc_narg > 2) {
+		if (sc->sc_narg > 3) {
 			log_warnx("seccomp: row %zu: too many argument tests",
 			    i);
 			return -1;
 		}
 		memset(cmp, 0, sizeof(cmp));
 		for (j = 0; j < sc->sc_narg; j++) {
-			cmp[j].arg = sc->sc_arg[j].sa_index;
-			if (sc->sc_arg[j].sa_op == SANDBOX_CMP_MASKED_EQ) {
+			sa = &sc->sc_arg[j];
+			cmp[j].arg = sa->sa_index;
+			cmp[j].datum_a = sa->sa_value;
+			switch (sa->sa_op) {
+			case SANDBOX_CMP_MASKED_EQ:
 				cmp[j].op = SCMP_CMP_MASKED_EQ;
-				cmp[j].datum_a = sc->sc_arg[j].sa_mask;
-				cmp[j].datum_b = sc->sc_arg[j].sa_value;
-			} else {
+				cmp[j].datum_a = sa->sa_mask;
+				cmp[j].datum_b = sa->sa_value;
+				break;
+			case SANDBOX_CMP_NE:
+				cmp[j].op = SCMP_CMP_NE;
+				break;
+			case SANDBOX_CMP_LT:
+				cmp[j].op = SCMP_CMP_LT;
+				break;
+			case SANDBOX_CMP_GT:
+				cmp[j].op = SCMP_CMP_GT;
+				break;
+			default:
 				cmp[j].op = SCMP_CMP_EQ;
-				cmp[j].datum_a = sc->sc_arg[j].sa_value;
+				break;
 			}
 		}
 		action = sc->sc_errno != 0 ? SCMP_ACT_ERRNO(sc->sc_errno) :
@@ -476,12 +627,74 @@ sandbox_seccomp_rows(scmp_filter_ctx ctx, const struct sandbox_syscall *rows,
 	return 0;
 }
 
-static scmp_filter_ctx
-sandbox_seccomp_build(const struct sandbox_syscall *allow, size_t nallow)
+/*
+ * The rows that name a process: signals (kill, tgkill) and the owner of a
+ * descriptor's SIGIO (fcntl F_SETOWN) only towards pid, the process
+ * itself, so that a worker cannot touch a sibling of the same uid even
+ * where Landlock cannot scope signals (ABI < 6).  SANDBOX_SIGNAL_ANY (the
+ * master, which supervises the workers) allows any target.
+ */
+static size_t
+sandbox_seccomp_self(struct sandbox_syscall *rows, pid_t pid, int flags)
 {
-	scmp_filter_ctx	 ctx;
-	uint32_t	 deflt;
-	int		 rc;
+	struct sandbox_syscall	*sc;
+	size_t			 n = 0;
+	uint64_t		 self = (uint64_t)pid;
+
+	memset(rows, 0, SANDBOX_SELF_ROWS * sizeof(*rows));
+	if (flags & SANDBOX_SIGNAL_ANY) {
+		rows[n++].sc_nr = SCMP_SYS(kill);
+		rows[n++].sc_nr = SCMP_SYS(tgkill);
+	} else {
+		/* kill(self, sig); kill(other, ...) fails with EPERM */
+		sc = &rows[n++];
+		sc->sc_nr = SCMP_SYS(kill);
+		sc->sc_narg = 1;
+		sc->sc_arg[0] = (struct sandbox_arg){ 0, SANDBOX_CMP_EQ, 0,
+		    self };
+		sc = &rows[n++];
+		sc->sc_nr = SCMP_SYS(kill);
+		sc->sc_errno = EPERM;
+		sc->sc_narg = 1;
+		sc->sc_arg[0] = (struct sandbox_arg){ 0, SANDBOX_CMP_NE, 0,
+		    self };
+		/* tgkill(self, any thread of ours, sig): raise(), abort() */
+		sc = &rows[n++];
+		sc->sc_nr = SCMP_SYS(tgkill);
+		sc->sc_narg = 1;
+		sc->sc_arg[0] = (struct sandbox_arg){ 0, SANDBOX_CMP_EQ, 0,
+		    self };
+		sc = &rows[n++];
+		sc->sc_nr = SCMP_SYS(tgkill);
+		sc->sc_errno = EPERM;
+		sc->sc_narg = 1;
+		sc->sc_arg[0] = (struct sandbox_arg){ 0, SANDBOX_CMP_NE, 0,
+		    self };
+	}
+	/* fcntl(fd, F_SETOWN, self); any other owner fails with EPERM */
+	sc = &rows[n++];
+	sc->sc_nr = SCMP_SYS(fcntl);
+	sc->sc_narg = 2;
+	sc->sc_arg[0] = (struct sandbox_arg){ 1, SANDBOX_CMP_EQ, 0, F_SETOWN };
+	sc->sc_arg[1] = (struct sandbox_arg){ 2, SANDBOX_CMP_EQ, 0, self };
+	sc = &rows[n++];
+	sc->sc_nr = SCMP_SYS(fcntl);
+	sc->sc_errno = EPERM;
+	sc->sc_narg = 2;
+	sc->sc_arg[0] = (struct sandbox_arg){ 1, SANDBOX_CMP_EQ, 0, F_SETOWN };
+	sc->sc_arg[1] = (struct sandbox_arg){ 2, SANDBOX_CMP_NE, 0, self };
+	return n;
+}
+
+static scmp_filter_ctx
+sandbox_seccomp_build(const struct sandbox_syscall *allow, size_t nallow,
+    pid_t self, int flags)
+{
+	struct sandbox_syscall	 selfrows[SANDBOX_SELF_ROWS];
+	scmp_filter_ctx		 ctx;
+	uint32_t		 deflt;
+	size_t			 nself;
+	int			 rc;
 
 #ifdef SANDBOX_DEBUG
 	/* Never in production: let the call through and have it logged. */
@@ -508,8 +721,10 @@ sandbox_seccomp_build(const struct sandbox_syscall *allow, size_t nallow)
 		goto fail;
 	}
 #endif
+	nself = sandbox_seccomp_self(selfrows, self, flags);
 	if (sandbox_seccomp_rows(ctx, sandbox_base,
 	    sizeof(sandbox_base) / sizeof(sandbox_base[0])) == -1 ||
+	    sandbox_seccomp_rows(ctx, selfrows, nself) == -1 ||
 	    sandbox_seccomp_rows(ctx, allow, nallow) == -1)
 		goto fail;
 	return ctx;
@@ -519,13 +734,14 @@ sandbox_seccomp_build(const struct sandbox_syscall *allow, size_t nallow)
 }
 
 void
-sandbox_seccomp(const char *procname, const struct sandbox_syscall *allow,
-    size_t nallow)
+sandbox_seccomp_flags(const char *procname,
+    const struct sandbox_syscall *allow, size_t nallow, int flags)
 {
 	scmp_filter_ctx	 ctx;
 	int		 rc;
 
-	if ((ctx = sandbox_seccomp_build(allow, nallow)) == NULL)
+	if ((ctx = sandbox_seccomp_build(allow, nallow, getpid(),
+	    flags)) == NULL)
 		fatalx("%s: cannot build the seccomp filter", __func__);
 	if ((rc = seccomp_load(ctx)) < 0) {
 		errno = -rc;
@@ -541,14 +757,44 @@ sandbox_seccomp(const char *procname, const struct sandbox_syscall *allow,
 #endif
 }
 
+void
+sandbox_seccomp(const char *procname, const struct sandbox_syscall *allow,
+    size_t nallow)
+{
+	sandbox_seccomp_flags(procname, allow, nallow, 0);
+}
+
+void
+sandbox_profile_seccomp(const struct sandbox_profile *sp)
+{
+	sandbox_seccomp_flags(sp->sp_name, sp->sp_syscalls,
+	    sp->sp_nsyscalls, sp->sp_flags);
+}
+
+int
+sandbox_profile_export(const struct sandbox_profile *sp, int fd)
+{
+	return sandbox_seccomp_export_flags(sp->sp_syscalls,
+	    sp->sp_nsyscalls, sp->sp_flags, fd);
+}
+
 int
 sandbox_seccomp_export(const struct sandbox_syscall *allow, size_t nallow,
     int fd)
 {
+	return sandbox_seccomp_export_flags(allow, nallow, 0, fd);
+}
+
+/* The dump names the process itself SANDBOX_DUMP_PID: dumps stay stable. */
+int
+sandbox_seccomp_export_flags(const struct sandbox_syscall *allow,
+    size_t nallow, int flags, int fd)
+{
 	scmp_filter_ctx	 ctx;
 	int		 rc;
 
-	if ((ctx = sandbox_seccomp_build(allow, nallow)) == NULL)
+	if ((ctx = sandbox_seccomp_build(allow, nallow, SANDBOX_DUMP_PID,
+	    flags)) == NULL)
 		return -1;
 	rc = seccomp_export_pfc(ctx, fd);
 	seccomp_release(ctx);

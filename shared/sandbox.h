@@ -41,6 +41,9 @@ struct sandbox_path {
  */
 #define SANDBOX_CMP_EQ		1	/* arg == value */
 #define SANDBOX_CMP_MASKED_EQ	2	/* (arg & mask) == value */
+#define SANDBOX_CMP_NE		3	/* arg != value */
+#define SANDBOX_CMP_LT		4	/* arg < value (unsigned) */
+#define SANDBOX_CMP_GT		5	/* arg > value (unsigned) */
 
 struct sandbox_arg {
 	unsigned int	 sa_index;	/* 0..5 */
@@ -53,27 +56,68 @@ struct sandbox_syscall {
 	int		 sc_nr;		/* SCMP_SYS(name) */
 	int		 sc_errno;	/* 0: allow; else fail with this errno */
 	unsigned int	 sc_narg;	/* tests in sc_arg, all must hold */
-	struct sandbox_arg sc_arg[2];
+	struct sandbox_arg sc_arg[3];
 };
 
+#define SANDBOX_NOARG	{ 0, 0, 0, 0 }
 #define SANDBOX_ALLOW(name)						\
-	{ SCMP_SYS(name), 0, 0, { { 0, 0, 0, 0 }, { 0, 0, 0, 0 } } }
+	{ SCMP_SYS(name), 0, 0,						\
+	    { SANDBOX_NOARG, SANDBOX_NOARG, SANDBOX_NOARG } }
 #define SANDBOX_ERRNO(name, err)					\
-	{ SCMP_SYS(name), (err), 0, { { 0, 0, 0, 0 }, { 0, 0, 0, 0 } } }
+	{ SCMP_SYS(name), (err), 0,					\
+	    { SANDBOX_NOARG, SANDBOX_NOARG, SANDBOX_NOARG } }
 #define SANDBOX_ALLOW_ARG(name, idx, val)				\
 	{ SCMP_SYS(name), 0, 1,						\
-	    { { (idx), SANDBOX_CMP_EQ, 0, (val) }, { 0, 0, 0, 0 } } }
+	    { { (idx), SANDBOX_CMP_EQ, 0, (val) }, SANDBOX_NOARG,	\
+	    SANDBOX_NOARG } }
 #define SANDBOX_ERRNO_ARG(name, err, idx, val)				\
 	{ SCMP_SYS(name), (err), 1,					\
-	    { { (idx), SANDBOX_CMP_EQ, 0, (val) }, { 0, 0, 0, 0 } } }
+	    { { (idx), SANDBOX_CMP_EQ, 0, (val) }, SANDBOX_NOARG,	\
+	    SANDBOX_NOARG } }
+/* Fail with err when argument idx is not val (pairs with an ALLOW row). */
+#define SANDBOX_ERRNO_NE(name, err, idx, val)				\
+	{ SCMP_SYS(name), (err), 1,					\
+	    { { (idx), SANDBOX_CMP_NE, 0, (val) }, SANDBOX_NOARG,	\
+	    SANDBOX_NOARG } }
+#define SANDBOX_ALLOW_CMP(name, idx, op, val)				\
+	{ SCMP_SYS(name), 0, 1,						\
+	    { { (idx), (op), 0, (val) }, SANDBOX_NOARG, SANDBOX_NOARG } }
+#define SANDBOX_ALLOW_ARG3(name, i0, v0, i1, v1, i2, v2)		\
+	{ SCMP_SYS(name), 0, 3,						\
+	    { { (i0), SANDBOX_CMP_EQ, 0, (v0) },			\
+	    { (i1), SANDBOX_CMP_EQ, 0, (v1) },				\
+	    { (i2), SANDBOX_CMP_EQ, 0, (v2) } } }
 #define SANDBOX_ALLOW_MASK(name, idx, mask, val)			\
 	{ SCMP_SYS(name), 0, 1,						\
 	    { { (idx), SANDBOX_CMP_MASKED_EQ, (mask), (val) },		\
-	    { 0, 0, 0, 0 } } }
+	    SANDBOX_NOARG, SANDBOX_NOARG } }
 #define SANDBOX_ALLOW_ARG2(name, i0, v0, i1, v1)			\
 	{ SCMP_SYS(name), 0, 2,						\
 	    { { (i0), SANDBOX_CMP_EQ, 0, (v0) },			\
-	    { (i1), SANDBOX_CMP_EQ, 0, (v1) } } }
+	    { (i1), SANDBOX_CMP_EQ, 0, (v1) }, SANDBOX_NOARG } }
+
+/* sandbox_seccomp_flags() flags. */
+#define SANDBOX_SIGNAL_ANY	0x01	/* kill/tgkill any pid (the master) */
+#define SANDBOX_SELF_ROWS	6	/* rows naming the process itself */
+#define SANDBOX_DUMP_PID	4194304	/* "itself" in dumps: above pid_max */
+
+/*
+ * What a process may do once confined: its Landlock paths (more may be
+ * added at run time, see shared/proc.h) and its seccomp rows on top of
+ * the base every process gets.
+ */
+struct sandbox_profile {
+	const char			*sp_name;
+	const struct sandbox_path	*sp_paths;
+	size_t				 sp_npaths;
+	int				 sp_llflags;	/* SANDBOX_LL_* */
+	const struct sandbox_syscall	*sp_syscalls;
+	size_t				 sp_nsyscalls;
+	int				 sp_flags;	/* SANDBOX_SIGNAL_ANY */
+};
+
+/* The capabilities the master keeps (sandbox_drop_keep()). */
+#define SANDBOX_CAP(c)		(1ULL << (c))
 
 /*
  * chroot(2) to chroot_dir (when not NULL; it must be a root-owned
@@ -85,6 +129,22 @@ struct sandbox_syscall {
  */
 void	 sandbox_drop(const char *procname, const char *chroot_dir, uid_t uid,
 	    gid_t gid);
+/*
+ * The same, keeping the capabilities in caps (SANDBOX_CAP()) effective,
+ * permitted, inheritable and ambient, so that a worker the process
+ * starts can drop its own privileges.  caps 0 is sandbox_drop(): every
+ * capability is cleared, whatever uid the process started as.
+ */
+void	 sandbox_drop_keep(const char *procname, const char *chroot_dir,
+	    uid_t uid, gid_t gid, uint64_t caps);
+/* The effective capabilities of the process, as SANDBOX_CAP() bits. */
+uint64_t sandbox_caps(void);
+/*
+ * No core files: RLIMIT_CORE 0 and not dumpable (which also keeps
+ * processes of the same uid from ptrace(2)).  With dumpable set (a debug
+ * flag) both are left as they are.
+ */
+void	 sandbox_nocore(const char *procname, int dumpable);
 
 /*
  * Landlock ABI version of the running kernel, 0 when it has none (or
@@ -104,6 +164,9 @@ int	 sandbox_landlock(const char *procname, const struct sandbox_path *paths,
 int	 sandbox_landlock_flags(const char *procname,
 	    const struct sandbox_path *paths, size_t npaths, int flags);
 
+int	 sandbox_profile_landlock(const struct sandbox_profile *,
+	    const struct sandbox_path *extra, size_t nextra);
+
 /*
  * Load a seccomp filter: the rows every worker needs (memory, signals,
  * time, exit, I/O on open descriptors; see sandbox.c) plus allow[].
@@ -113,9 +176,21 @@ int	 sandbox_landlock_flags(const char *procname,
 void	 sandbox_seccomp(const char *procname,
 	    const struct sandbox_syscall *allow, size_t nallow);
 
+void	 sandbox_seccomp_flags(const char *procname,
+	    const struct sandbox_syscall *allow, size_t nallow, int flags);
+void	 sandbox_profile_seccomp(const struct sandbox_profile *);
+
 /* Write the filter sandbox_seccomp() would load, as text (PFC), to fd. */
 int	 sandbox_seccomp_export(const struct sandbox_syscall *allow,
 	    size_t nallow, int fd);
+int	 sandbox_seccomp_export_flags(const struct sandbox_syscall *allow,
+	    size_t nallow, int flags, int fd);
+int	 sandbox_profile_export(const struct sandbox_profile *, int fd);
+
+/* The profiles, one per process (in each process's *_sandbox.c). */
+extern const struct sandbox_profile gitworker_profile;
+extern const struct sandbox_profile nomadworker_profile;
+extern const struct sandbox_profile webworker_profile;
 
 /*
  * gitworker (gitworker/git_sandbox.c): remotes[] are the local paths of
@@ -123,6 +198,8 @@ int	 sandbox_seccomp_export(const struct sandbox_syscall *allow,
  */
 int	 gitworker_sandbox_fs(const char *cachedir);
 int	 gitworker_sandbox_fs_remotes(const char *cachedir,
+	    const char *const *remotes, size_t nremotes);
+size_t	 gitworker_sandbox_paths(struct sandbox_path *, const char *cachedir,
 	    const char *const *remotes, size_t nremotes);
 void	 gitworker_sandbox_syscalls(void);
 int	 gitworker_sandbox_export(int fd);

@@ -30,24 +30,31 @@ static const struct sandbox_syscall web_syscalls[] = {
 
 /*
  * No path at all; with Landlock ABI >= 4 also no TCP bind or connect
- * (socket(2) is already denied by the filter).  Returns the ABI used.
+ * (socket(2) is already denied by the filter).
  */
+const struct sandbox_profile webworker_profile = {
+	"webworker",
+	NULL, 0,
+	SANDBOX_LL_NONET,
+	web_syscalls, sizeof(web_syscalls) / sizeof(web_syscalls[0]),
+	0
+};
+
+/* Returns the Landlock ABI used. */
 int
 webworker_sandbox_fs(void)
 {
-	return sandbox_landlock_flags("webworker", NULL, 0, SANDBOX_LL_NONET);
+	return sandbox_profile_landlock(&webworker_profile, NULL, 0);
 }
 
 void
 webworker_sandbox_syscalls(void)
 {
-	sandbox_seccomp("webworker", web_syscalls,
-	    sizeof(web_syscalls) / sizeof(web_syscalls[0]));
+	sandbox_profile_seccomp(&webworker_profile);
 }
 
 int
 webworker_sandbox_export(int fd)
 {
-	return sandbox_seccomp_export(web_syscalls,
-	    sizeof(web_syscalls) / sizeof(web_syscalls[0]), fd);
+	return sandbox_profile_export(&webworker_profile, fd);
 }

@@ -54,7 +54,7 @@ struct web_pending {
 TAILQ_HEAD(web_pendings, web_pending);
 
 struct event_base		*web_base;
-static struct imsgev		 web_iev;
+struct imsgev			 web_iev;
 static struct web_listeners	 web_listeners =
 				    TAILQ_HEAD_INITIALIZER(web_listeners);
 static struct web_pendings	 web_pending = TAILQ_HEAD_INITIALIZER(web_pending);
@@ -776,34 +776,32 @@ webworker_test_init(int fd)
 	web_dispatch_master(fd, 0, NULL);	/* arms the channel's event */
 }
 
+static struct worker_init web_wi;
+
+/* As root, after IMSG_INIT: OpenSSL reads its configuration now. */
 void
-webworker_main(int debug, int verbose)
+webworker_init(struct proc_ctx *pc)
 {
-	struct worker_init	 wi;
-
-	log_init(debug, LOG_DAEMON);
-	log_setverbose(verbose);
-	log_procinit("webworker");
-
-	if (imsgbuf_init(&web_iev.ibuf, PROC_CHILD_FD, IMSGF_PASSFD,
-	    WEBWORKER_MSG_MAX) == -1)
-		fatal("imsgbuf_init");
-	proc_worker_init("webworker", &web_iev.ibuf, &wi);
-
-	/* OpenSSL reads its configuration now, while there are files. */
+	web_wi = pc->pc_wi;
 	if (OPENSSL_init_ssl(0, NULL) != 1)
 		fatalx("OPENSSL_init_ssl");
-	sandbox_drop("webworker", wi.wi_chroot, wi.wi_uid, wi.wi_gid);
-	webworker_sandbox_fs();
-	web_loop_init();
-	webworker_sandbox_syscalls();
+}
 
+void
+webworker_loop(struct proc_ctx *pc)
+{
+	web_loop_init();
+	pc->pc_base = web_base;
+}
+
+void
+webworker_run(struct proc_ctx *pc)
+{
 	imsgev_compose(&web_iev, IMSG_WORKER_READY, 0, -1, NULL, 0);
 #ifdef NOPS_TEST_HOOKS
-	proc_worker_testhooks(&wi, &web_iev);
+	proc_worker_testhooks(&web_wi, &web_iev);
 #endif
 	/* Messages that arrived with IMSG_INIT are handled first. */
 	web_dispatch_master(PROC_CHILD_FD, 0, NULL);
 	event_base_dispatch(web_base);
-	exit(0);
 }

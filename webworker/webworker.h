@@ -3,6 +3,13 @@
 
 #include "log.h"
 
-__dead void	 webworker_main(int debug, int verbose);
+struct proc_ctx;
+struct imsgev;
+
+/* The process table's row (master/proc.c). */
+extern struct imsgev	 web_iev;
+void	 webworker_init(struct proc_ctx *);
+void	 webworker_loop(struct proc_ctx *);
+void	 webworker_run(struct proc_ctx *);
 
 #endif
