@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "nops.h"
 #include "nopsd.h"
 
 #define URL_MAX		1024
@@ -64,6 +65,7 @@ config_new(void)
 	conf->drift_interval = NOPS_DRIFT_INTERVAL;
 	conf->engine_interval = NOPS_ENGINE_INTERVAL;
 	conf->apply_timeout = NOPS_APPLY_TIMEOUT;
+	conf->max_body_size = WEB_BODY_DEFAULT;
 	conf->session_idle = NOPS_SESSION_IDLE;
 	conf->session_lifetime = NOPS_SESSION_LIFETIME;
 	TAILQ_INIT(&conf->listens);
@@ -116,6 +118,7 @@ config_free(struct nops_conf *conf)
 		free(l->host);
 		free(l->tls_cert);
 		free(l->tls_key);
+		config_free_strs(&l->hostnames);
 		free(l);
 	}
 	free(conf->nomad.address);
@@ -792,8 +795,15 @@ config_print(FILE *fp, const struct nops_conf *conf)
 			fputs(" key ", fp);
 			config_print_str(fp, l->tls_key);
 		}
+		if (!TAILQ_EMPTY(&l->hostnames)) {
+			fputs(" hostnames ", fp);
+			config_print_strs(fp, &l->hostnames);
+		}
 		fputc('\n', fp);
 	}
+	if (conf->max_body_size != WEB_BODY_DEFAULT)
+		fprintf(fp, "max-body-size %s\n", config_fmt_size(
+		    conf->max_body_size, d, sizeof(d)));
 	config_print_file(fp, "", "metrics token", conf->metrics_token_file);
 	if (conf->dashboard_url != NULL) {
 		fputs("dashboard url ", fp);

@@ -13,8 +13,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -31,6 +33,67 @@
  * kept, so that a restarted webworker gets them again.
  */
 static struct web_tls	*control_tls;
+
+/*
+ * The Host names each listener answers for (same index): the
+ * operator's hostnames, or by default the listen address itself and
+ * "localhost" on loopback; a wildcard address takes any IP literal.
+ */
+struct control_hosts {
+	uint32_t	 ch_flags;	/* WEB_HOSTS_* */
+	size_t		 ch_n;
+	char		*ch_names[WEB_HOSTS_MAX];
+};
+static struct control_hosts	*control_hosts;
+
+static void
+control_host_add(struct control_hosts *ch, const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < ch->ch_n; i++)
+		if (strcasecmp(ch->ch_names[i], name) == 0)
+			return;
+	if (ch->ch_n < WEB_HOSTS_MAX &&
+	    (ch->ch_names[ch->ch_n++] = strdup(name)) == NULL)
+		fatal("strdup");
+}
+
+static void
+control_hosts_set(struct control_hosts *ch, const struct conf_listen *l)
+{
+	const struct sockaddr_in	*sin = (const void *)&l->ss;
+	const struct sockaddr_in6	*sin6 = (const void *)&l->ss;
+	const struct conf_str		*s;
+	char				 a[INET6_ADDRSTRLEN];
+	int				 any, loop;
+
+	memset(ch, 0, sizeof(*ch));
+	if (!TAILQ_EMPTY(&l->hostnames)) {
+		TAILQ_FOREACH(s, &l->hostnames, entry)
+			control_host_add(ch, s->str);
+		return;
+	}
+	if (l->ss.ss_family == AF_INET) {
+		any = sin->sin_addr.s_addr == htonl(INADDR_ANY);
+		loop = (ntohl(sin->sin_addr.s_addr) >> 24) == 127;
+	} else {
+		any = IN6_IS_ADDR_UNSPECIFIED(&sin6->sin6_addr);
+		loop = IN6_IS_ADDR_LOOPBACK(&sin6->sin6_addr);
+	}
+	if (any)
+		ch->ch_flags |= WEB_HOSTS_IPLITERAL;
+	else {
+		control_host_add(ch, l->host);
+		/* "localhost", or an IPv6 address as written: also numeric. */
+		if (inet_ntop(l->ss.ss_family, l->ss.ss_family == AF_INET ?
+		    (const void *)&sin->sin_addr :
+		    (const void *)&sin6->sin6_addr, a, sizeof(a)) != NULL)
+			control_host_add(ch, a);
+	}
+	if (any || loop)
+		control_host_add(ch, "localhost");
+}
 
 int
 control_open(const char *path, gid_t gid)
@@ -111,6 +174,11 @@ control_add(int fd, uint32_t kind, const char *name)
 	if (control_tls == NULL)
 		fatal("reallocarray");
 	memset(&control_tls[env->n_nlisteners], 0, sizeof(*control_tls));
+	control_hosts = reallocarray(control_hosts, env->n_nlisteners + 1,
+	    sizeof(*control_hosts));
+	if (control_hosts == NULL)
+		fatal("reallocarray");
+	memset(&control_hosts[env->n_nlisteners], 0, sizeof(*control_hosts));
 	l = &env->n_listeners[env->n_nlisteners++];
 	l->l_fd = fd;
 	l->l_kind = kind;
@@ -152,6 +220,8 @@ control_listen_all(struct nops_conf *conf, gid_t ctlgid)
 			return -1;
 		}
 		control_add(fd, WEB_LISTEN_TCP, name);
+		control_hosts_set(&control_hosts[nopsd_env->n_nlisteners - 1],
+		    l);
 		if (l->tls && web_tls_read(l->tls_cert, l->tls_key,
 		    &control_tls[nopsd_env->n_nlisteners - 1]) == -1) {
 			log_warnx("listen on %s: no usable tls certificate "
@@ -167,16 +237,20 @@ void
 control_close_all(void)
 {
 	struct nopsd	*env = nopsd_env;
-	size_t		 i;
+	size_t		 i, j;
 
 	for (i = 0; i < env->n_nlisteners; i++) {
 		if (env->n_listeners[i].l_kind == WEB_LISTEN_CONTROL)
 			unlink(env->n_listeners[i].l_name);
 		close(env->n_listeners[i].l_fd);
 		web_tls_free(&control_tls[i]);
+		for (j = 0; j < control_hosts[i].ch_n; j++)
+			free(control_hosts[i].ch_names[j]);
 	}
 	free(control_tls);
 	control_tls = NULL;
+	free(control_hosts);
+	control_hosts = NULL;
 	free(env->n_listeners);
 	env->n_listeners = NULL;
 	env->n_nlisteners = 0;
@@ -184,9 +258,10 @@ control_close_all(void)
 
 static void
 control_send_one(struct worker *w, const struct listener *l,
-    const struct web_tls *t)
+    const struct web_tls *t, const struct control_hosts *ch)
 {
 	struct msgw	 m;
+	size_t		 i;
 	int		 dupfd;
 
 	/* The channel closes what it sends; the master keeps its own. */
@@ -198,6 +273,11 @@ control_send_one(struct worker *w, const struct listener *l,
 	msg_add_u32(&m, t->wt_key != NULL);
 	msg_add_data(&m, t->wt_cert, t->wt_certlen);
 	msg_add_data(&m, t->wt_key, t->wt_keylen);
+	msg_add_u32(&m, (uint32_t)nopsd_env->n_conf->max_body_size);
+	msg_add_u32(&m, ch->ch_flags);
+	msg_add_u32(&m, (uint32_t)ch->ch_n);
+	for (i = 0; i < ch->ch_n; i++)
+		msg_add_str(&m, ch->ch_names[i]);
 	/* The payload may hold a key: msg_send() frees it zeroed. */
 	if (msg_send(&m, &w->w_iev.ibuf, IMSG_WEB_LISTEN, 0, dupfd) == -1)
 		fatal("IMSG_WEB_LISTEN");
@@ -210,5 +290,6 @@ control_send_listeners(struct worker *w)
 	size_t		 i;
 
 	for (i = 0; i < env->n_nlisteners; i++)
-		control_send_one(w, &env->n_listeners[i], &control_tls[i]);
+		control_send_one(w, &env->n_listeners[i], &control_tls[i],
+		    &control_hosts[i]);
 }

@@ -33,7 +33,17 @@
 
 #define NOPS_NAME_MAX		64	/* repository, group, policy names */
 
-/* "listen on ADDR port N [tls certificate F key F]" */
+/* A string in a list, e.g. namespaces { "default" "web" }. */
+struct conf_str {
+	TAILQ_ENTRY(conf_str)	 entry;
+	char			*str;
+};
+TAILQ_HEAD(conf_strs, conf_str);
+
+/*
+ * "listen on ADDR port N [tls certificate F key F]
+ * [hostnames { NAME ... }]"
+ */
 struct conf_listen {
 	TAILQ_ENTRY(conf_listen) entry;
 	char			*host;	/* as written: address or name */
@@ -43,15 +53,9 @@ struct conf_listen {
 	int			 tls;
 	char			*tls_cert;
 	char			*tls_key;
+	struct conf_strs	 hostnames;	/* empty: the defaults */
 };
 TAILQ_HEAD(conf_listens, conf_listen);
-
-/* A string in a list, e.g. namespaces { "default" "web" }. */
-struct conf_str {
-	TAILQ_ENTRY(conf_str)	 entry;
-	char			*str;
-};
-TAILQ_HEAD(conf_strs, conf_str);
 
 struct conf_nomad {
 	char			*address;	/* NULL: no nomad block */
@@ -163,6 +167,7 @@ struct nops_conf {
 	int			 apply_timeout;
 	char			*metrics_token_file;	/* secret; NULL: none */
 	char			*dashboard_url;	/* for links; NULL: none */
+	uint64_t		 max_body_size;	/* WEB_BODY_DEFAULT */
 	struct conf_notifies	 notifies;
 	struct conf_listens	 listens;
 	struct conf_nomad	 nomad;

@@ -89,7 +89,7 @@ static struct conf_tok		*conf_toks;
 enum conf_single {
 	S_USER, S_DATABASE, S_CONTROL, S_USERS, S_DRIFT, S_ENGINE, S_APPLY,
 	S_NOMAD, S_BOOTSTRAP, S_SESSIDLE, S_SESSLIFE, S_ANONYMOUS,
-	S_METRICS, S_DASHBOARD, S_MAX
+	S_METRICS, S_DASHBOARD, S_BODYMAX, S_MAX
 };
 struct conf_seen {
 	const char		*file;	/* arena; NULL: not seen */
@@ -98,7 +98,7 @@ struct conf_seen {
 
 /* Lists in braces: what each string is. */
 enum conf_list {
-	L_NAMESPACES, L_MEMBERS, L_CAPS, L_EVENTS
+	L_NAMESPACES, L_MEMBERS, L_CAPS, L_EVENTS, L_HOSTNAMES
 };
 
 static struct nops_conf		*conf;
@@ -148,6 +148,8 @@ static void	 conf_user(const char *, int);
 static void	 conf_control(const char *, const char *, int);
 static void	 listen_begin(const char *, const char *, int);
 static void	 listen_tls(const char *, const char *, int);
+static int	 listen_hostname(const char *, int);
+static int	 strs_add(struct conf_strs *, const char *);
 static void	 nomad_begin(int);
 static void	 nomad_opt(unsigned int, const char *, int);
 static void	 nomad_end(void);
@@ -206,6 +208,7 @@ static unsigned int		 notify_opts;
 %token	NOMAD ADDRESS TOKEN FILEKW CA NAMESPACES NAMESPACE
 %token	REPOSITORY URL BRANCH PATH POLLINTERVAL WEBHOOK SECRET SSH KNOWNHOSTS
 %token	FETCHTIMEOUT MAXFILESIZE MAXFILES MAXSNAPSHOTSIZE
+%token	MAXBODYSIZE HOSTNAMES
 %token	POLICY BIND ERROR
 %token	ANONYMOUS BOOTSTRAP SESSION IDLETIMEOUT LIFETIME
 %token	METRICS DASHBOARD NOTIFY SLACK NTFY TOPIC EVENTS
@@ -276,7 +279,14 @@ main		: USER STRING			{ conf_user($2, @1.first_line); }
 		}
 		| LISTEN ON STRING PORT STRING	{
 			listen_begin($3, $5, @1.first_line);
-		} listentls
+		} listentls listenhosts
+		| MAXBODYSIZE STRING		{
+			if (conf_single(S_BODYMAX, "max-body-size",
+			    @1.first_line) == 0)
+				(void)conf_size("max-body-size", $2,
+				    WEB_BODY_MIN, WEB_BODY_MAX, @1.first_line,
+				    &conf->max_body_size);
+		}
 		| BOOTSTRAP TOKEN FILEKW STRING	{
 			if (conf_single(S_BOOTSTRAP, "bootstrap token file",
 			    @1.first_line) == 0)
@@ -323,6 +333,12 @@ listentls	: /* empty */
 		| TLS CERTIFICATE STRING KEY STRING {
 			listen_tls($3, $5, @1.first_line);
 		}
+		;
+
+listenhosts	: /* empty */
+		| HOSTNAMES			{
+			list_begin(L_HOSTNAMES, @1.first_line);
+		} strlist
 		;
 
 /* A block may close after an error on its last line. */
@@ -494,12 +510,14 @@ static const struct {
 	{ "fetch-timeout",	FETCHTIMEOUT },
 	{ "file",		FILEKW },
 	{ "group",		GROUP },
+	{ "hostnames",		HOSTNAMES },
 	{ "idle-timeout",	IDLETIMEOUT },
 	{ "include",		INCLUDE },
 	{ "key",		KEY },
 	{ "known-hosts",	KNOWNHOSTS },
 	{ "lifetime",		LIFETIME },
 	{ "listen",		LISTEN },
+	{ "max-body-size",	MAXBODYSIZE },
 	{ "max-file-size",	MAXFILESIZE },
 	{ "max-files",		MAXFILES },
 	{ "max-snapshot-size",	MAXSNAPSHOTSIZE },
@@ -1288,8 +1306,46 @@ listen_begin(const char *host, const char *portstr, int line)
 		}
 	l->host = conf_strdup(host);
 	l->port = port;
+	TAILQ_INIT(&l->hostnames);
 	TAILQ_INSERT_TAIL(&conf->listens, l, entry);
 	cur_listen = l;
+}
+
+/*
+ * A name a client may give in Host for this listen: a DNS name or an IP
+ * address (an IPv6 one with or without brackets); kept in lower case.
+ */
+static int
+listen_hostname(const char *str, int line)
+{
+	unsigned char	 a[16];
+	char		 buf[256], *p;
+	size_t		 n = strlen(str);
+
+	if (n > 2 && str[0] == '[' && str[n - 1] == ']') {
+		snprintf(buf, sizeof(buf), "%.*s", (int)(n - 2), str + 1);
+		if (inet_pton(AF_INET6, buf, a) != 1) {
+			conf_err(line, "hostname \"%s\": not an IPv6 address",
+			    str);
+			return -1;
+		}
+	} else if (n == 0 || n > 253 || strspn(str, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.:") != n ||
+	    (strchr(str, ':') != NULL && inet_pton(AF_INET6, str, a) != 1) ||
+	    str[0] == '.' || str[0] == '-' || strstr(str, "..") != NULL) {
+		conf_err(line, "hostname \"%s\": not a DNS name or an IP "
+		    "address", str);
+		return -1;
+	} else
+		strlcpy(buf, str, sizeof(buf));
+	for (p = buf; *p != '\0'; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p += 'a' - 'A';
+	if (strs_add(&cur_listen->hostnames, buf) == -1) {
+		conf_err(line, "hostname \"%s\" listed twice", str);
+		return -1;
+	}
+	return 0;
 }
 
 static void
@@ -1652,6 +1708,15 @@ list_add(const char *str, int line)
 		else
 			cur_notify->events |= cap;
 		break;
+	case L_HOSTNAMES:
+		if (cur_listen == NULL)
+			break;
+		if (listen_hostname(str, line) == -1)
+			break;
+		if (list_count > WEB_HOSTS_MAX)
+			conf_err(line, "hostnames: more than %d",
+			    WEB_HOSTS_MAX);
+		break;
 	case L_CAPS:
 		if (config_cap_parse(str, &cap) == -1)
 			conf_err(line, "unknown capability \"%s\" (known: "
@@ -1675,6 +1740,8 @@ list_end(void)
 		conf_err(list_line, "namespaces: empty list");
 	else if (list_kind == L_EVENTS)
 		conf_err(list_line, "events: empty list");
+	else if (list_kind == L_HOSTNAMES)
+		conf_err(list_line, "hostnames: empty list");
 	else if (list_kind == L_CAPS)
 		conf_err(list_line, "namespace \"%s\": no capabilities",
 		    cur_pns->glob);

@@ -166,16 +166,25 @@ const char	*imsg_to_str(uint32_t);
 #define WEB_METHOD_MAX		16
 #define WEB_PATH_MAX		2048
 #define WEB_HEADER_MAX		4096
-#define WEB_BODY_MAX		(1024 * 1024)
+#define WEB_BODY_MAX		(4 * 1024 * 1024)	/* max-body-size at most */
+#define WEB_BODY_DEFAULT	(1024 * 1024)
+#define WEB_BODY_MIN		(16 * 1024)
+#define WEB_HOSTS_MAX		32	/* hostnames of one listen */
 #define WEB_NAME_MAX		256
 #define WEB_HEADERS_MAX		16	/* headers forwarded either way */
 #define WEB_HNAME_MAX		64
 #define WEB_REMOTE_MAX		64	/* "address:port" */
 #define WEB_TLS_PEM_MAX		(256 * 1024)	/* a certificate chain, a key */
 
-/* IMSG_WEB_LISTEN kinds */
+/*
+ * IMSG_WEB_LISTEN: fd, u32 kind, str name, u32 tls, data certificate,
+ * data key, u32 body limit, u32 host flags (WEB_HOSTS_*), u32 n, n x str
+ * a Host name the listener answers for (lower case, IPv6 without
+ * brackets).
+ */
 #define WEB_LISTEN_CONTROL	1	/* AF_UNIX control socket */
 #define WEB_LISTEN_TCP		2
+#define WEB_HOSTS_IPLITERAL	0x01	/* also any IP address literal */
 
 /*
  * Pushed reads.  The webworker answers GET requests for the API's read

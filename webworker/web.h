@@ -36,14 +36,16 @@ struct evhttp;
 struct evhttp_request;
 
 /* Limits (libevent's defaults are unlimited: each one is set). */
-#define WEB_HEADERS_SIZE	(16 * 1024)	/* ours: 431 past it */
-#define WEB_HEADERS_HARD	(64 * 1024)	/* libevent cuts with 400 */
+#define WEB_HEADERS_SIZE	(16 * 1024)	/* request line + headers: 431 */
+#define WEB_HEADERS_HARD	(64 * 1024)	/* libevent's, never reached */
 #define WEB_IDLE_TIMEOUT	30	/* s: no byte either way; keep-alive */
 #define WEB_HEADER_DEADLINE	10	/* s: accept to a whole request */
 #define WEB_REFUSED_DEADLINE	2	/* s: for a connection past the cap */
 #define WEB_CONN_MAX		256	/* TCP connections served at once */
 #define WEB_CONN_GRACE		64	/* past the cap: 503, then no accept */
-#define WEB_CONN_READ_HIGH	(128 * 1024)	/* bytes buffered unread */
+#define WEB_CONN_PER_SOURCE	32	/* from one address (IPv6: one /64) */
+#define WEB_LINGER		2	/* s: reading what follows a refusal */
+#define WEB_CHUNK_LINE_MAX	64	/* a chunk-size line */
 #define WEB_MAX_PENDING		1024	/* calls waiting for the master */
 #define WEB_CALLS_MAX		4	/* calls to the master for one page */
 #define WEB_PAGE_SIZE		50	/* rows per page of a list */
@@ -56,6 +58,10 @@ struct web_listener {
 	uint32_t		 wl_peer;	/* WEB_PEER_* */
 	SSL_CTX			*wl_ssl;	/* NULL: plain HTTP */
 	char			 wl_name[WEB_NAME_MAX];
+	size_t			 wl_body_max;	/* max-body-size */
+	uint32_t		 wl_hostflags;	/* WEB_HOSTS_* */
+	char			**wl_hosts;	/* Host names allowed */
+	size_t			 wl_nhosts;
 };
 TAILQ_HEAD(web_listeners, web_listener);
 
@@ -75,6 +81,7 @@ struct web_rq {
 	struct web_client	 wr_client;
 	const char		*wr_method;
 	const char		*wr_target;
+	size_t			 wr_body_max;
 };
 
 struct web_waiter;
@@ -107,6 +114,9 @@ struct web_page {
 
 /* webworker.c */
 extern struct event_base	*web_base;
+/* The headers every answer carries, ours or the edge's (NULL-ended). */
+extern const char *const	 web_sec_headers[][2];
+const char *web_reason(int status);
 void	 web_headers(struct evhttp_request *, const char *ctype);
 void	 web_add_header(struct web_rq *, const char *, const char *);
 void	 web_reply(struct web_rq *, int status, const char *ctype,
@@ -199,7 +209,73 @@ void	 web_docs_dispatch(struct imsg *);
 /* A new identity table: drop every document, 503 to those waiting. */
 void	 web_docs_reset(void);
 
+/*
+ * web_edge.c: what a connection's bytes are checked against before
+ * evhttp parses them (framing, sizes, Host), per connection.
+ */
+enum web_edge_state {
+	WE_HEAD = 0,		/* request line and headers */
+	WE_BODY,		/* Content-Length bytes to pass */
+	WE_CHUNK_SIZE,		/* a chunk-size line */
+	WE_CHUNK_DATA,		/* chunk bytes to pass */
+	WE_CHUNK_CR,		/* the CRLF after a chunk */
+	WE_CHUNK_LF,
+	WE_TRAILER,		/* trailer lines up to the empty one */
+	WE_DISCARD,		/* refused while busy: drop what comes */
+	WE_ANSWER,		/* ours: writing a refusal */
+	WE_LINGER,		/* ours: reading what follows, then close */
+	WE_DONE
+};
+struct web_edge {
+	enum web_edge_state	 we_state;
+	struct evbuffer_cb_entry *we_cb;
+	char			*we_line;	/* the line being read */
+	size_t			 we_linelen;
+	size_t			 we_headlen;	/* of the head so far */
+	int			 we_cr;		/* the last byte was CR */
+	int			 we_nlines;
+	int			 we_method;	/* EVHTTP_REQ_*, 0: none yet */
+	int			 we_http11;
+	int			 we_ncl, we_nte, we_nhost, we_hostok;
+	uint64_t		 we_cl;
+	uint64_t		 we_left;	/* body or chunk bytes */
+	uint64_t		 we_body;	/* chunked: the sum so far */
+	size_t			 we_lingered;
+	/* evhttp's callbacks, while the connection is ours */
+	void			(*we_rcb)(struct bufferevent *, void *);
+	void			(*we_wcb)(struct bufferevent *, void *);
+	void			(*we_ecb)(struct bufferevent *, short, void *);
+	void			*we_cbarg;
+};
+
+/* A TCP connection we track (web_conn.c). */
+struct web_conn {
+	struct bufferevent	*wn_bev;	/* NULL: a free slot */
+	struct web_listener	*wn_wl;
+	uint32_t		 wn_gen;	/* bumped when the slot is freed */
+	int			 wn_busy;	/* requests being answered */
+	int			 wn_refused;	/* came past the cap */
+	int			 wn_nodelay;	/* TCP_NODELAY set */
+	int			 wn_cut;	/* shut down by us */
+	time_t			 wn_deadline;	/* monotonic seconds */
+	int			 wn_srcknown;
+	unsigned char		 wn_src[9];	/* family, address or /64 */
+	char			 wn_addr[WEB_REMOTE_MAX];	/* for logs */
+	struct web_edge		 wn_edge;
+};
+
+void	 web_edge_start(struct web_conn *);
+void	 web_edge_stop(struct web_conn *);
+/* Refuse on the connection: answer status (with our headers) and close. */
+void	 web_edge_refuse(struct web_conn *, int status, const char *why,
+	    int linger);
+/* Is host (a Host header's value) one the listener answers for? */
+int	 web_edge_host_ok(const struct web_listener *, const char *host);
+void	 web_edge_flush_logs(void);
+
 /* web_conn.c: connections, their cap and deadlines; TLS. */
+/* Drop our reference: the connection is closed once evhttp is done. */
+void	 web_conn_release(struct web_conn *);
 void	 web_conn_init(void);
 time_t	 web_now(void);		/* monotonic seconds */
 struct bufferevent *web_conn_bev(struct event_base *, void *listener);

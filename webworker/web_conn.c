@@ -10,13 +10,19 @@
  * with it.  evhttp's bufferevent_free() clears its callbacks; a sweep
  * every second drops our reference to such a one, which closes it.  Until
  * then a read high-water mark stops it from buffering what the client
- * still sends.  A connection past its deadline is shut down, which evhttp
- * sees as the client leaving.
+ * still sends (it is above the body limit: evhttp wants a whole body
+ * buffered before it takes it).  A connection past its deadline is shut
+ * down, which evhttp sees as the client leaving.
+ *
+ * One address (an IPv6 /64) may hold WEB_CONN_PER_SOURCE connections;
+ * past that a new one is answered 503 and closed as soon as its peer is
+ * known, so that one source cannot fill the table and starve the others.
  */
 #include "config.h"
 
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <errno.h>
@@ -24,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
@@ -38,16 +45,6 @@
 #include "web.h"
 
 #define WEB_CONN_SLOTS	(WEB_CONN_MAX + WEB_CONN_GRACE)
-
-struct web_conn {
-	struct bufferevent	*wn_bev;	/* NULL: a free slot */
-	uint32_t		 wn_gen;	/* bumped when the slot is freed */
-	int			 wn_busy;	/* requests being answered */
-	int			 wn_refused;	/* came past the cap */
-	int			 wn_nodelay;	/* TCP_NODELAY set */
-	int			 wn_cut;	/* shut down by us */
-	time_t			 wn_deadline;	/* monotonic seconds */
-};
 
 static struct web_conn		 web_conns[WEB_CONN_SLOTS];
 static size_t			 web_nconns;
@@ -92,10 +89,104 @@ web_accept_pause(int pause)
 static void
 web_conn_free(struct web_conn *wn)
 {
+	web_edge_stop(wn);
 	bufferevent_decref(wn->wn_bev);
 	wn->wn_bev = NULL;
 	wn->wn_gen++;
 	web_nconns--;
+	if (web_paused && web_nconns < WEB_CONN_MAX)
+		web_accept_pause(0);
+}
+
+/* evhttp freed it (bufferevent_free() clears the callbacks). */
+static int
+web_conn_gone(struct web_conn *wn)
+{
+	bufferevent_data_cb	 rcb, wcb;
+	bufferevent_event_cb	 ecb;
+	void			*cbarg;
+
+	bufferevent_getcb(wn->wn_bev, &rcb, &wcb, &ecb, &cbarg);
+	return rcb == NULL && wcb == NULL && ecb == NULL;
+}
+
+void
+web_conn_release(struct web_conn *wn)
+{
+	if (wn->wn_bev != NULL)
+		web_conn_free(wn);
+}
+
+/* The key of a peer: IPv4 address, or the /64 of an IPv6 one. */
+static int
+web_conn_source(int fd, unsigned char *key, char *addr, size_t addrlen)
+{
+	struct sockaddr_storage	 ss;
+	struct sockaddr_in	*sin = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6	*sin6 = (struct sockaddr_in6 *)&ss;
+	socklen_t		 len = sizeof(ss);
+	char			 a[INET6_ADDRSTRLEN];
+
+	memset(key, 0, 9);
+	if (getpeername(fd, (struct sockaddr *)&ss, &len) == -1)
+		return -1;
+	if (ss.ss_family == AF_INET6 &&
+	    IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr)) {
+		key[0] = AF_INET;
+		memcpy(key + 1, &sin6->sin6_addr.s6_addr[12], 4);
+		inet_ntop(AF_INET, key + 1, a, sizeof(a));
+	} else if (ss.ss_family == AF_INET6) {
+		key[0] = AF_INET6;
+		memcpy(key + 1, &sin6->sin6_addr, 8);
+		inet_ntop(AF_INET6, &sin6->sin6_addr, a, sizeof(a));
+	} else if (ss.ss_family == AF_INET) {
+		key[0] = AF_INET;
+		memcpy(key + 1, &sin->sin_addr, 4);
+		inet_ntop(AF_INET, &sin->sin_addr, a, sizeof(a));
+	} else
+		return -1;
+	strlcpy(addr, a, addrlen);
+	return 0;
+}
+
+/*
+ * Run once evhttp has given the connection its descriptor: learn the
+ * peer, refuse it if its source has too many.
+ */
+static void
+web_conn_accepted(evutil_socket_t unused, short event, void *arg)
+{
+	struct web_conn	*wn, *o;
+	uint64_t	 tok = (uint64_t)(uintptr_t)arg;
+	size_t		 slot = (size_t)(tok >> 32), i, n = 0;
+	int		 fd;
+
+	if (slot == 0 || slot > WEB_CONN_SLOTS)
+		return;
+	wn = &web_conns[slot - 1];
+	if (wn->wn_bev == NULL || wn->wn_gen != (uint32_t)tok)
+		return;
+	if ((fd = bufferevent_getfd(wn->wn_bev)) == -1 ||
+	    web_conn_source(fd, wn->wn_src, wn->wn_addr,
+	    sizeof(wn->wn_addr)) == -1)
+		return;
+	wn->wn_srcknown = 1;
+	for (i = 0; i < WEB_CONN_SLOTS; i++) {
+		o = &web_conns[i];
+		if (o->wn_bev == NULL || o == wn || !o->wn_srcknown ||
+		    o->wn_cut || o->wn_edge.we_state >= WE_ANSWER ||
+		    memcmp(o->wn_src, wn->wn_src, 9) != 0)
+			continue;
+		/* Closed by evhttp, not yet swept: it does not count. */
+		if (web_conn_gone(o)) {
+			web_conn_free(o);
+			continue;
+		}
+		n++;
+	}
+	if (n >= WEB_CONN_PER_SOURCE)
+		web_edge_refuse(wn, 503, "too many connections from one "
+		    "address", 0);
 }
 
 /*
@@ -106,9 +197,6 @@ static void
 web_sweep(evutil_socket_t fd, short event, void *arg)
 {
 	struct web_conn		*wn;
-	bufferevent_data_cb	 rcb, wcb;
-	bufferevent_event_cb	 ecb;
-	void			*cbarg;
 	time_t			 now = web_now();
 	size_t			 i;
 	int			 sfd;
@@ -117,12 +205,12 @@ web_sweep(evutil_socket_t fd, short event, void *arg)
 		wn = &web_conns[i];
 		if (wn->wn_bev == NULL)
 			continue;
-		bufferevent_getcb(wn->wn_bev, &rcb, &wcb, &ecb, &cbarg);
-		if (rcb == NULL && wcb == NULL && ecb == NULL) {
+		if (web_conn_gone(wn)) {
 			web_conn_free(wn);
 			continue;
 		}
-		if (wn->wn_busy > 0 || wn->wn_cut || now < wn->wn_deadline)
+		if (wn->wn_busy > 0 || wn->wn_cut || now < wn->wn_deadline ||
+		    wn->wn_edge.we_state >= WE_ANSWER)
 			continue;
 		/* evhttp reads the shutdown as the client leaving. */
 		if ((sfd = bufferevent_getfd(wn->wn_bev)) != -1) {
@@ -134,6 +222,7 @@ web_sweep(evutil_socket_t fd, short event, void *arg)
 	}
 	if (web_paused && web_nconns < WEB_CONN_MAX)
 		web_accept_pause(0);
+	web_edge_flush_logs();
 }
 
 /* Out of descriptors (EMFILE): stop accepting until the next sweep. */
@@ -177,7 +266,9 @@ web_conn_bev(struct event_base *base, void *arg)
 	struct web_listener	*wl = arg;
 	struct web_conn		*wn = NULL;
 	struct bufferevent	*bev;
+	struct timeval		 zero = { 0, 0 };
 	SSL			*ssl;
+	uint64_t		 tok;
 	size_t			 i;
 
 	if (wl->wl_ssl != NULL) {
@@ -192,7 +283,9 @@ web_conn_bev(struct event_base *base, void *arg)
 		bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
 	if (bev == NULL)
 		fatalx("bufferevent");
-	bufferevent_setwatermark(bev, EV_READ, 0, WEB_CONN_READ_HIGH);
+	/* A whole body and the head before it fit, as evhttp needs. */
+	bufferevent_setwatermark(bev, EV_READ, 0,
+	    wl->wl_body_max + 2 * WEB_HEADERS_SIZE);
 
 	for (i = 0; i < WEB_CONN_SLOTS; i++)
 		if (web_conns[i].wn_bev == NULL) {
@@ -207,6 +300,9 @@ web_conn_bev(struct event_base *base, void *arg)
 	}
 	bufferevent_incref(bev);
 	wn->wn_bev = bev;
+	wn->wn_wl = wl;
+	wn->wn_srcknown = 0;
+	strlcpy(wn->wn_addr, "?", sizeof(wn->wn_addr));
 	wn->wn_busy = 0;
 	wn->wn_cut = 0;
 	wn->wn_nodelay = 0;
@@ -214,6 +310,11 @@ web_conn_bev(struct event_base *base, void *arg)
 	wn->wn_deadline = web_now() + (wn->wn_refused ?
 	    WEB_REFUSED_DEADLINE : WEB_HEADER_DEADLINE);
 	web_nconns++;
+	web_edge_start(wn);
+	tok = (uint64_t)(wn - web_conns + 1) << 32 | wn->wn_gen;
+	if (event_base_once(base, -1, EV_TIMEOUT, web_conn_accepted,
+	    (void *)(uintptr_t)tok, &zero) == -1)
+		fatalx("%s: event_base_once", __func__);
 	if (web_nconns >= WEB_CONN_SLOTS - 1)
 		web_accept_pause(1);
 	return bev;

@@ -68,7 +68,7 @@ web_master_send(struct msgw *m, uint32_t type)
 		fatal("%s", imsg_to_str(type));
 }
 
-static const char *
+const char *
 web_reason(int status)
 {
 	switch (status) {
@@ -85,37 +85,51 @@ web_reason(int status)
 	case 405: return "Method Not Allowed";
 	case 409: return "Conflict";
 	case 413: return "Content Too Large";
+	case 414: return "URI Too Long";
 	case 415: return "Unsupported Media Type";
+	case 417: return "Expectation Failed";
+	case 421: return "Misdirected Request";
 	case 422: return "Unprocessable Content";
 	case 429: return "Too Many Requests";
 	case 431: return "Request Header Fields Too Large";
 	case 500: return "Internal Server Error";
+	case 501: return "Not Implemented";
 	case 502: return "Bad Gateway";
 	case 503: return "Service Unavailable";
+	case 505: return "HTTP Version Not Supported";
 	default: return status < 400 ? "OK" : "Error";
 	}
 }
 
 /*
- * Headers of every answer.  The CSP allows our own scripts and styles
- * only (the pages have no inline ones), no framing, forms to ourselves.
+ * Headers of every answer, ours and the edge's refusals (web_edge.c).
+ * The CSP allows our own scripts and styles only (the pages have no
+ * inline ones), no framing, forms to ourselves.
  */
+const char *const web_sec_headers[][2] = {
+	{ "Content-Security-Policy", "default-src 'self'; "
+	    "frame-ancestors 'none'; form-action 'self'; base-uri 'none'; "
+	    "object-src 'none'" },
+	{ "X-Frame-Options", "DENY" },
+	{ "X-Content-Type-Options", "nosniff" },
+	{ "Referrer-Policy", "same-origin" },
+	{ "Cross-Origin-Opener-Policy", "same-origin" },
+	{ NULL, NULL }
+};
+
 void
 web_headers(struct evhttp_request *req, const char *ctype)
 {
 	struct evkeyvalq	*h = evhttp_request_get_output_headers(req);
+	size_t			 i;
 
 	evhttp_remove_header(h, "Content-Type");
 	evhttp_add_header(h, "Content-Type", ctype);
 	if (evhttp_find_header(h, "Cache-Control") == NULL)
 		evhttp_add_header(h, "Cache-Control", "no-store");
-	evhttp_add_header(h, "Content-Security-Policy",
-	    "default-src 'self'; frame-ancestors 'none'; form-action 'self'; "
-	    "base-uri 'none'; object-src 'none'");
-	evhttp_add_header(h, "X-Frame-Options", "DENY");
-	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
-	evhttp_add_header(h, "Referrer-Policy", "same-origin");
-	evhttp_add_header(h, "Cross-Origin-Opener-Policy", "same-origin");
+	for (i = 0; web_sec_headers[i][0] != NULL; i++)
+		evhttp_add_header(h, web_sec_headers[i][0],
+		    web_sec_headers[i][1]);
 }
 
 void
@@ -453,7 +467,7 @@ web_forward(struct web_rq *orig)
 
 	in = evhttp_request_get_input_buffer(orig->wr_req);
 	bodylen = evbuffer_get_length(in);
-	if (bodylen > WEB_BODY_MAX) {
+	if (bodylen > orig->wr_body_max) {
 		web_early_error(orig, 413, "bad_request",
 		    "request body too large");
 		return;
@@ -492,6 +506,7 @@ web_request(struct evhttp_request *req, void *arg)
 
 	memset(&rq, 0, sizeof(rq));
 	rq.wr_req = req;
+	rq.wr_body_max = wl->wl_body_max;
 	if (wl->wl_peer == WEB_PEER_TCP)
 		rq.wr_conn = web_conn_begin(req, &refused);
 	if (refused) {
@@ -677,7 +692,7 @@ web_http_new(struct web_listener *wl)
 	 * answers 431.
 	 */
 	evhttp_set_max_headers_size(http, WEB_HEADERS_HARD);
-	evhttp_set_max_body_size(http, WEB_BODY_MAX);
+	evhttp_set_max_body_size(http, wl->wl_body_max);
 	evhttp_set_timeout(http, WEB_IDLE_TIMEOUT);
 	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
 	    EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
@@ -696,9 +711,11 @@ web_listen(struct imsg *imsg)
 	struct evhttp_bound_socket	*bound;
 	struct msgr			 r;
 	const char			*name;
+	const char			*hosts[WEB_HOSTS_MAX];
 	const void			*cert, *key;
 	size_t				 certlen, keylen;
-	uint32_t			 kind, tls;
+	uint32_t			 kind, tls, bodymax, hflags, nhosts = 0;
+	uint32_t			 i;
 
 	msg_reader(&r, imsg);
 	msg_get_u32(&r, &kind);
@@ -706,14 +723,31 @@ web_listen(struct imsg *imsg)
 	msg_get_u32(&r, &tls);
 	msg_get_data(&r, &cert, &certlen, WEB_TLS_PEM_MAX);
 	msg_get_data(&r, &key, &keylen, WEB_TLS_PEM_MAX);
+	msg_get_u32(&r, &bodymax);
+	msg_get_u32(&r, &hflags);
+	msg_get_u32(&r, &nhosts);
+	if (nhosts > WEB_HOSTS_MAX)
+		msg_fail(&r, "too many hostnames");
+	for (i = 0; i < nhosts && r.err == 0; i++)
+		msg_get_str(&r, &hosts[i], WEB_NAME_MAX);
 	if (msg_end(&r) == -1 || imsg->fd == -1 ||
 	    (kind != WEB_LISTEN_CONTROL && kind != WEB_LISTEN_TCP) ||
 	    tls > 1 || (tls && (kind != WEB_LISTEN_TCP || certlen == 0 ||
-	    keylen == 0)) || (!tls && (certlen != 0 || keylen != 0)))
+	    keylen == 0)) || (!tls && (certlen != 0 || keylen != 0)) ||
+	    bodymax < WEB_BODY_MIN || bodymax > WEB_BODY_MAX ||
+	    (hflags & ~WEB_HOSTS_IPLITERAL) != 0)
 		fatalx("malformed %s", imsg_to_str(imsg->hdr.type));
 
 	if ((wl = calloc(1, sizeof(*wl))) == NULL)
 		fatal("calloc");
+	wl->wl_body_max = bodymax;
+	wl->wl_hostflags = hflags;
+	if (nhosts > 0 && (wl->wl_hosts = calloc(nhosts,
+	    sizeof(*wl->wl_hosts))) == NULL)
+		fatal("calloc");
+	for (i = 0; i < nhosts; i++)
+		if ((wl->wl_hosts[wl->wl_nhosts++] = strdup(hosts[i])) == NULL)
+			fatal("strdup");
 	wl->wl_peer = kind == WEB_LISTEN_CONTROL ? WEB_PEER_LOCAL :
 	    WEB_PEER_TCP;
 	strlcpy(wl->wl_name, name, sizeof(wl->wl_name));

@@ -542,6 +542,10 @@ setup(void)
 	msg_add_u32(&m, 0);
 	msg_add_data(&m, NULL, 0);
 	msg_add_data(&m, NULL, 0);
+	msg_add_u32(&m, WEB_BODY_DEFAULT);
+	msg_add_u32(&m, 0);
+	msg_add_u32(&m, 1);
+	msg_add_str(&m, "test");
 	m_send(&m, IMSG_WEB_LISTEN, 0, lfd);
 
 	snprintf(unix_path, sizeof(unix_path), "/tmp/test_web_pushed.%d",
@@ -562,6 +566,9 @@ setup(void)
 	msg_add_u32(&m, 0);
 	msg_add_data(&m, NULL, 0);
 	msg_add_data(&m, NULL, 0);
+	msg_add_u32(&m, WEB_BODY_DEFAULT);
+	msg_add_u32(&m, 0);
+	msg_add_u32(&m, 0);
 	m_send(&m, IMSG_WEB_LISTEN, 0, ufd);
 }
 
