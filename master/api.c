@@ -24,6 +24,7 @@
 #include "msg.h"
 #include "nops.h"
 #include "proc.h"
+#include "wire.h"
 #include "nopsd.h"
 #include "master.h"
 #include "nomad.h"
@@ -607,36 +608,65 @@ api_resp_text(const struct api_resp *resp, size_t *len)
 	return s;
 }
 
+/*
+ * The wire form of an answer whose body is text (api_resp_text()); it
+ * points into resp and text.
+ */
+void
+api_answer(const struct api_resp *resp, const char *text, size_t len,
+    struct wire_web_answer *a)
+{
+	json_t	*h;
+	size_t	 i;
+
+	memset(a, 0, sizeof(*a));
+	a->status = (uint32_t)resp->status;
+	a->ctype = resp->ctype != NULL ? resp->ctype : "application/json";
+	json_array_foreach(resp->headers, i, h) {
+		if (i >= WEB_HEADERS_MAX) {
+			log_warnx("%s: more than %d headers, the rest dropped",
+			    __func__, WEB_HEADERS_MAX);
+			break;
+		}
+		a->hname[i] = json_string_value(json_array_get(h, 0));
+		a->hvalue[i] = json_string_value(json_array_get(h, 1));
+		a->nheaders++;
+	}
+	a->body = text;
+	a->bodylen = len;
+}
+
+/* What is sent instead of an answer too large for the channel. */
+void
+api_answer_too_large(struct wire_web_answer *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->status = 500;
+	a->ctype = "application/json";
+	a->body = api_too_large;
+	a->bodylen = strlen(api_too_large);
+}
+
 static void
 api_respond(struct worker *w, uint32_t id, struct api_resp *resp)
 {
-	struct msgw	 m;
-	json_t		*h;
-	size_t		 i;
-	char		*body;
-	size_t		 len;
+	struct wire_web_answer	 a;
+	struct msgw		 m;
+	char			*body;
+	size_t			 len;
 
 	body = api_resp_text(resp, &len);
 	metrics_http_count(resp->status);
+	api_answer(resp, body, len, &a);
 	msg_init(&m);
-	msg_add_u32(&m, (uint32_t)resp->status);
-	msg_add_str(&m, resp->ctype != NULL ? resp->ctype :
-	    "application/json");
-	msg_add_u32(&m, (uint32_t)json_array_size(resp->headers));
-	json_array_foreach(resp->headers, i, h) {
-		msg_add_str(&m, json_string_value(json_array_get(h, 0)));
-		msg_add_str(&m, json_string_value(json_array_get(h, 1)));
-	}
-	msg_add_data(&m, body, len);
+	wire_put_web_answer(&m, &a);
 	if (imsgev_send(&w->w_iev, &m, IMSG_WEB_RESPONSE, id, -1) == -1) {
 		/* Too large for the channel: say so rather than hang. */
 		log_warn("IMSG_WEB_RESPONSE of %zu bytes to %s", len,
 		    w->w_title);
+		api_answer_too_large(&a);
 		msg_init(&m);
-		msg_add_u32(&m, 500);
-		msg_add_str(&m, "application/json");
-		msg_add_u32(&m, 0);
-		msg_add_data(&m, api_too_large, strlen(api_too_large));
+		wire_put_web_answer(&m, &a);
 		if (imsgev_send(&w->w_iev, &m, IMSG_WEB_RESPONSE, id, -1) == -1)
 			log_warn("IMSG_WEB_RESPONSE to %s", w->w_title);
 	}
@@ -710,44 +740,38 @@ api_request_text(struct api_req *req, struct api_resp *resp)
 void
 api_dispatch_web(struct worker *w, struct imsg *imsg)
 {
-	struct api_req	 req;
-	struct api_resp	 resp;
-	struct msgr	 r;
-	const char	*path;
-	static char	 pathbuf[WEB_PATH_MAX + 1];
-	uint32_t	 nh = 0, tls = 0, i;
+	struct wire_web_request	 q;
+	struct api_req		 req;
+	struct api_resp		 resp;
+	struct msgr		 r;
+	static char		 pathbuf[WEB_PATH_MAX + 1];
+	uint32_t		 i;
 
 	memset(&req, 0, sizeof(req));
 	memset(&resp, 0, sizeof(resp));
-	req.ar_id = imsg->hdr.peerid;
 	msg_reader(&r, imsg);
-	msg_get_u32(&r, &req.ar_peer);
-	msg_get_u32(&r, &req.ar_uid);
-	msg_get_u32(&r, &req.ar_gid);
-	msg_get_str(&r, &req.ar_remote, WEB_REMOTE_MAX);
-	msg_get_u32(&r, &tls);
-	msg_get_str(&r, &req.ar_method, WEB_METHOD_MAX);
-	msg_get_str(&r, &path, WEB_PATH_MAX);
-	msg_get_str(&r, &req.ar_ctype, WEB_HEADER_MAX);
-	msg_get_u32(&r, &nh);
-	if (nh > WEB_HEADERS_MAX)
-		msg_fail(&r, "too many headers");
-	for (i = 0; i < nh && r.err == 0; i++) {
-		msg_get_str(&r, &req.ar_hname[i], WEB_HNAME_MAX);
-		msg_get_str(&r, &req.ar_hvalue[i], WEB_HEADER_MAX);
-	}
-	req.ar_nheaders = r.err == 0 ? nh : 0;
-	req.ar_tls = tls != 0;
-	msg_get_data(&r, &req.ar_body, &req.ar_bodylen, WEB_BODY_MAX);
-	if (msg_end(&r) == -1 || tls > 1 ||
-	    (req.ar_peer != WEB_PEER_LOCAL && req.ar_peer != WEB_PEER_TCP)) {
+	if (wire_get_web_request(&r, &q) == -1) {
 		supervise_violation(w, "malformed %s (%s)",
-		    imsg_to_str(imsg->hdr.type),
-		    r.what != NULL ? r.what : "peer kind");
+		    imsg_to_str(imsg->hdr.type), r.what);
 		return;
 	}
+	req.ar_id = imsg->hdr.peerid;
+	req.ar_peer = q.peer;
+	req.ar_uid = q.uid;
+	req.ar_gid = q.gid;
+	req.ar_remote = q.remote;
+	req.ar_tls = q.tls != 0;
+	req.ar_method = q.method;
+	req.ar_ctype = q.ctype;
+	for (i = 0; i < q.nheaders; i++) {
+		req.ar_hname[i] = q.hname[i];
+		req.ar_hvalue[i] = q.hvalue[i];
+	}
+	req.ar_nheaders = q.nheaders;
+	req.ar_body = q.body;
+	req.ar_bodylen = q.bodylen;
 
-	api_target(&req, path, pathbuf);
+	api_target(&req, q.target, pathbuf);
 	if (api_request_text(&req, &resp) == -1) {
 		api_respond(w, req.ar_id, &resp);
 		api_resp_free(&resp);

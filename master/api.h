@@ -85,6 +85,12 @@ char	*api_resp_text(const struct api_resp *, size_t *len);
 void	 api_resp_free(struct api_resp *);
 /* The error body of an answer too large for the webworker's channel. */
 extern const char api_too_large[];
+struct wire_web_answer;
+/* The wire form of an answer with its body as text; points into both. */
+void	 api_answer(const struct api_resp *, const char *text, size_t len,
+	    struct wire_web_answer *);
+/* The answer sent instead of one too large for the channel. */
+void	 api_answer_too_large(struct wire_web_answer *);
 
 /* Every route of every module's table, in the order they are tried. */
 void	 api_route_foreach(void (*)(const struct api_route *, void *),

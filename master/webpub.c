@@ -39,6 +39,7 @@
 #include "log.h"
 #include "imsg.h"
 #include "msg.h"
+#include "wire.h"
 #include "nops.h"
 #include "nopsd.h"
 #include "master.h"
@@ -495,13 +496,13 @@ webpub_hash(int status, const char *ctype, json_t *headers, const char *text,
 static void
 webpub_render(struct webpub_sub *ws, int force)
 {
-	struct api_resp	 resp;
-	struct msgw	 m;
-	json_t		*h;
-	char		*text, hash[AUTH_SHA256_HEX + 1];
-	const char	*ctype;
-	size_t		 len, i;
-	int		 gen;
+	struct api_resp		 resp;
+	struct wire_web_doc	 doc;
+	struct msgw		 m;
+	char			*text, hash[AUTH_SHA256_HEX + 1];
+	const char		*ctype;
+	size_t			 len;
+	int			 gen;
 
 	wp.renders++;
 	api_render(ws->ws_target, &wp.classes[ws->ws_class].wc_rep, &resp);
@@ -521,29 +522,16 @@ webpub_render(struct webpub_sub *ws, int force)
 		    api_time_json(ws->ws_generated));
 		text = api_resp_text(&resp, &len);
 	}
-	msg_init(&m);
-	msg_add_u32(&m, ws->ws_class);
-	msg_add_str(&m, ws->ws_target);
-	msg_add_u32(&m, (uint32_t)resp.status);
-	msg_add_str(&m, ctype);
-	msg_add_u32(&m, (uint32_t)json_array_size(resp.headers));
-	json_array_foreach(resp.headers, i, h) {
-		msg_add_str(&m, json_string_value(json_array_get(h, 0)));
-		msg_add_str(&m, json_string_value(json_array_get(h, 1)));
-	}
+	doc.cls = ws->ws_class;
+	doc.target = ws->ws_target;
 	if (len + strlen(ws->ws_target) + 4096 > WEBWORKER_MSG_MAX) {
 		log_warnx("%s: answer of %zu bytes is too large to push",
 		    ws->ws_target, len);
-		msg_free(&m);
-		msg_init(&m);
-		msg_add_u32(&m, ws->ws_class);
-		msg_add_str(&m, ws->ws_target);
-		msg_add_u32(&m, 500);
-		msg_add_str(&m, "application/json");
-		msg_add_u32(&m, 0);
-		msg_add_data(&m, api_too_large, strlen(api_too_large));
+		api_answer_too_large(&doc.answer);
 	} else
-		msg_add_data(&m, text, len);
+		api_answer(&resp, text, len, &doc.answer);
+	msg_init(&m);
+	wire_put_web_doc(&m, &doc);
 	webpub_send(&m, IMSG_WEB_DOC);
 	wp.pushes++;
 out:
@@ -615,21 +603,20 @@ static void
 webpub_subscribe(struct worker *w, struct imsg *imsg, int want)
 {
 	struct webpub_sub	 key, *ws;
+	struct wire_web_want	 want_msg;
 	struct msgr		 r;
-	const char		*target;
+	const char		*target = NULL;
 	char			 path[WEB_PATH_MAX + 1];
-	uint32_t		 cls;
+	uint32_t		 cls = 0;
 
 	msg_reader(&r, imsg);
-	msg_get_u32(&r, &cls);
-	msg_get_str(&r, &target, WEB_PATH_MAX);
-	if (msg_end(&r) == 0) {
+	if (wire_get_web_want(&r, &want_msg) == 0) {
+		cls = want_msg.cls;
+		target = want_msg.target;
 		strlcpy(path, target, sizeof(path));
 		path[strcspn(path, "?")] = '\0';
 		if (web_doc_route(path) == WEB_DOC_NO)
 			msg_fail(&r, "not a pushed read");
-		else if (cls >= WEB_CLASSES_MAX)
-			msg_fail(&r, "class out of range");
 	}
 	if (r.err != 0) {
 		supervise_violation(w, "malformed %s (%s)",

@@ -173,6 +173,7 @@ const char	*imsg_to_str(uint32_t);
 #define WEB_NAME_MAX		256
 #define WEB_HEADERS_MAX		16	/* headers forwarded either way */
 #define WEB_HNAME_MAX		64
+#define WEB_CTYPE_MAX		128	/* an answer's content type */
 #define WEB_REMOTE_MAX		64	/* "address:port" */
 #define WEB_TLS_PEM_MAX		(256 * 1024)	/* a certificate chain, a key */
 

@@ -142,11 +142,7 @@ void	 web_call_answer(struct web_page *, size_t slot, int status,
 int	 web_is_json(const char *ctype);
 /* Send to the master; fatal if the channel refuses. */
 void	 web_master_send(struct msgw *, uint32_t type);
-#define WEB_CTYPE_MAX	128
 struct msgr;
-void	 web_answer_get(struct msgr *, uint32_t *status, const char **ctype,
-	    uint32_t *nh, const char **hname, const char **hvalue,
-	    const void **body, size_t *len);
 /* Run next once every call of the page is answered (at once if none). */
 void	 web_page_then(struct web_page *, void (*)(struct web_page *));
 struct web_page *web_page_new(struct web_rq *);

@@ -36,6 +36,7 @@
 #include "imsg.h"
 #include "msg.h"
 #include "nops.h"
+#include "wire.h"
 #include "web.h"
 
 #define WEB_DOCS_BYTES		(64 * 1024 * 1024)
@@ -100,11 +101,11 @@ RB_GENERATE(web_docs, web_doc, wd_node, web_doc_cmp);
 static void
 web_want_send(uint32_t type, uint32_t cls, const char *target)
 {
-	struct msgw	 m;
+	struct wire_web_want	 w = { cls, target };
+	struct msgw		 m;
 
 	msg_init(&m);
-	msg_add_u32(&m, cls);
-	msg_add_str(&m, target);
+	wire_put_web_want(&m, &w);
 	web_master_send(&m, type);
 }
 
@@ -457,52 +458,41 @@ web_docs_dispatch(struct imsg *imsg)
 	struct web_doc		*d;
 	struct web_waiters	 list = TAILQ_HEAD_INITIALIZER(list);
 	struct msgr		 r;
-	const char		*target, *ctype;
-	const char		*hname[WEB_HEADERS_MAX];
-	const char		*hvalue[WEB_HEADERS_MAX];
-	const void		*body;
-	size_t			 len;
-	uint32_t		 cls, status, nh = 0, i;
+	struct wire_web_doc	 doc;
+	struct wire_web_answer	*a = &doc.answer;
+	uint32_t		 i;
 
-	if (imsg->hdr.type != IMSG_WEB_DOC)
-		fatalx("%s: %s", __func__, imsg_to_str(imsg->hdr.type));
 	msg_reader(&r, imsg);
-	msg_get_u32(&r, &cls);
-	msg_get_str(&r, &target, WEB_PATH_MAX);
-	web_answer_get(&r, &status, &ctype, &nh, hname, hvalue, &body, &len);
-	if (msg_end(&r) == -1 || cls >= WEB_CLASSES_MAX || *target != '/' ||
-	    status < 100 || status > 599 || *ctype == '\0')
-		fatalx("malformed %s", imsg_to_str(imsg->hdr.type));
-	for (i = 0; i < nh; i++)
-		if (*hname[i] == '\0')
-			fatalx("malformed %s", imsg_to_str(imsg->hdr.type));
+	if (wire_get_web_doc(&r, &doc) == -1)
+		fatalx("malformed %s (%s)", imsg_to_str(imsg->hdr.type),
+		    r.what);
 
-	if ((d = web_doc_find(cls, target)) == NULL) {
+	if ((d = web_doc_find(doc.cls, doc.target)) == NULL) {
 		/*
 		 * Sent before our UNWANT reached the master, or wanted under
 		 * the old identity table: make sure it stops.
 		 */
-		log_debug("document %u %s: not wanted", cls, target);
-		web_want_send(IMSG_WEB_UNWANT, cls, target);
+		log_debug("document %u %s: not wanted", doc.cls, doc.target);
+		web_want_send(IMSG_WEB_UNWANT, doc.cls, doc.target);
 		return;
 	}
 	web_doc_content_free(d);
-	if ((d->wd_ctype = strdup(ctype)) == NULL)
+	if ((d->wd_ctype = strdup(a->ctype)) == NULL)
 		fatal("strdup");
-	for (i = 0; i < nh; i++)
-		if ((d->wd_hname[i] = strdup(hname[i])) == NULL ||
-		    (d->wd_hvalue[i] = strdup(hvalue[i])) == NULL)
+	for (i = 0; i < a->nheaders; i++)
+		if ((d->wd_hname[i] = strdup(a->hname[i])) == NULL ||
+		    (d->wd_hvalue[i] = strdup(a->hvalue[i])) == NULL)
 			fatal("strdup");
-	d->wd_nh = nh;
-	if (len > 0) {
-		if ((d->wd_body = malloc(len)) == NULL)
+	d->wd_nh = a->nheaders;
+	if (a->bodylen > 0) {
+		if ((d->wd_body = malloc(a->bodylen)) == NULL)
 			fatal("malloc");
-		memcpy(d->wd_body, body, len);
+		memcpy(d->wd_body, a->body, a->bodylen);
 	}
-	d->wd_len = len;
-	d->wd_status = (int)status;
+	d->wd_len = a->bodylen;
+	d->wd_status = (int)a->status;
 	d->wd_have = 1;
-	web_bytes += len;
+	web_bytes += a->bodylen;
 	while (web_bytes > WEB_DOCS_BYTES && web_doc_evict(d) == 0)
 		;
 	if (d->wd_nwaiters == 0)
@@ -510,8 +500,8 @@ web_docs_dispatch(struct imsg *imsg)
 	web_doc_read(d);
 	/* Answered from the message: an answer may start calls that evict d. */
 	web_doc_detach(d, &list);
-	web_waiters_answer(&list, (int)status, ctype, nh, hname, hvalue, body,
-	    len);
+	web_waiters_answer(&list, (int)a->status, a->ctype, a->nheaders,
+	    a->hname, a->hvalue, a->body, a->bodylen);
 }
 
 void

@@ -39,6 +39,7 @@
 #include "msg.h"
 #include "nops.h"
 #include "proc.h"
+#include "wire.h"
 #include "sandbox.h"
 #include "webworker.h"
 #include "web.h"
@@ -297,11 +298,10 @@ static const char *const web_page_headers[] = {
  * page's call plus our own X-CSRF-Token (the form's) and Accept.
  */
 static void
-web_add_headers(struct msgw *m, struct evhttp_request *req, int page,
-    const char *csrf)
+web_add_headers(struct wire_web_request *q, struct evhttp_request *req,
+    int page, const char *csrf)
 {
 	struct evkeyvalq	*in = evhttp_request_get_input_headers(req);
-	const char		*names[WEB_HEADERS_MAX], *values[WEB_HEADERS_MAX];
 	const char *const	*list = page ? web_page_headers : web_fwd_headers;
 	size_t			 nlist = page ?
 				    sizeof(web_page_headers) / sizeof(list[0]) :
@@ -313,23 +313,19 @@ web_add_headers(struct msgw *m, struct evhttp_request *req, int page,
 		v = evhttp_find_header(in, list[i]);
 		if (v == NULL || strlen(v) > WEB_HEADER_MAX)
 			continue;
-		names[n] = list[i];
-		values[n++] = v;
+		q->hname[n] = list[i];
+		q->hvalue[n++] = v;
 	}
 	if (page && n + 2 <= WEB_HEADERS_MAX) {
-		names[n] = "Accept";
-		values[n++] = "application/json";
+		q->hname[n] = "Accept";
+		q->hvalue[n++] = "application/json";
 		if (csrf != NULL && *csrf != '\0' &&
 		    strlen(csrf) <= WEB_HEADER_MAX) {
-			names[n] = "X-CSRF-Token";
-			values[n++] = csrf;
+			q->hname[n] = "X-CSRF-Token";
+			q->hvalue[n++] = csrf;
 		}
 	}
-	msg_add_u32(m, (uint32_t)n);
-	for (i = 0; i < n; i++) {
-		msg_add_str(m, names[i]);
-		msg_add_str(m, values[i]);
-	}
+	q->nheaders = (uint32_t)n;
 }
 
 static struct web_pending *
@@ -356,19 +352,23 @@ web_send(uint32_t id, struct web_rq *rq, int page, const char *method,
     const char *uri, const char *ctype, const char *csrf, const void *body,
     size_t bodylen)
 {
-	struct msgw	 m;
+	struct wire_web_request	 q;
+	struct msgw		 m;
 
+	memset(&q, 0, sizeof(q));
+	q.peer = rq->wr_client.wc_peer;
+	q.uid = rq->wr_client.wc_uid;
+	q.gid = rq->wr_client.wc_gid;
+	q.remote = rq->wr_client.wc_remote;
+	q.tls = rq->wr_client.wc_tls;
+	q.method = method;
+	q.target = uri;
+	q.ctype = ctype;
+	web_add_headers(&q, rq->wr_req, page, csrf);
+	q.body = body;
+	q.bodylen = bodylen;
 	msg_init(&m);
-	msg_add_u32(&m, rq->wr_client.wc_peer);
-	msg_add_u32(&m, rq->wr_client.wc_uid);
-	msg_add_u32(&m, rq->wr_client.wc_gid);
-	msg_add_str(&m, rq->wr_client.wc_remote);
-	msg_add_u32(&m, rq->wr_client.wc_tls);
-	msg_add_str(&m, method);
-	msg_add_str(&m, uri);
-	msg_add_str(&m, ctype);
-	web_add_headers(&m, rq->wr_req, page, csrf);
-	msg_add_data(&m, body, bodylen);
+	wire_put_web_request(&m, &q);
 	if (imsgev_send(&web_iev, &m, IMSG_WEB_REQUEST, id, -1) == -1)
 		fatal("IMSG_WEB_REQUEST");
 }
@@ -614,44 +614,14 @@ web_call_answer(struct web_page *pg, size_t slot, int status,
 	}
 }
 
-/*
- * The answer part of IMSG_WEB_RESPONSE and IMSG_WEB_DOC: status, content
- * type, headers, body.  The caller checks msg_end().
- */
-void
-web_answer_get(struct msgr *r, uint32_t *status, const char **ctype,
-    uint32_t *nh, const char **hname, const char **hvalue, const void **body,
-    size_t *len)
-{
-	uint32_t	 i;
-
-	*nh = 0;
-	msg_get_u32(r, status);
-	msg_get_str(r, ctype, WEB_CTYPE_MAX);
-	msg_get_u32(r, nh);
-	if (*nh > WEB_HEADERS_MAX)
-		msg_fail(r, "too many headers");
-	for (i = 0; i < *nh && r->err == 0; i++) {
-		msg_get_str(r, &hname[i], WEB_HNAME_MAX);
-		msg_get_str(r, &hvalue[i], WEB_HEADER_MAX);
-	}
-	if (r->err != 0)
-		*nh = 0;
-	msg_get_data(r, body, len, WEBWORKER_MSG_MAX);
-}
-
 static void
 web_response(struct imsg *imsg)
 {
 	struct web_pending	*wp;
 	struct web_page		*pg;
 	struct msgr		 r;
-	const char		*ctype;
-	const void		*body;
-	size_t			 bodylen;
-	uint32_t		 status, nh = 0, i;
-	const char		*hname[WEB_HEADERS_MAX];
-	const char		*hvalue[WEB_HEADERS_MAX];
+	struct wire_web_answer	 a;
+	uint32_t		 i;
 
 	/* The master answers in order, but for deferred answers. */
 	TAILQ_FOREACH(wp, &web_pending, wp_entry)
@@ -661,21 +631,21 @@ web_response(struct imsg *imsg)
 		fatalx("response to unknown request %u", imsg->hdr.peerid);
 
 	msg_reader(&r, imsg);
-	web_answer_get(&r, &status, &ctype, &nh, hname, hvalue, &body,
-	    &bodylen);
-	if (msg_end(&r) == -1 || status < 100 || status > 599)
-		fatalx("malformed %s", imsg_to_str(imsg->hdr.type));
+	if (wire_get_web_answer(&r, &a) == -1)
+		fatalx("malformed %s (%s)", imsg_to_str(imsg->hdr.type),
+		    r.what);
 
 	TAILQ_REMOVE(&web_pending, wp, wp_entry);
 	web_npending--;
 	if (wp->wp_rq != NULL) {
-		for (i = 0; i < nh; i++)
-			web_add_header(wp->wp_rq, hname[i], hvalue[i]);
-		web_reply(wp->wp_rq, (int)status, ctype, body, bodylen);
+		for (i = 0; i < a.nheaders; i++)
+			web_add_header(wp->wp_rq, a.hname[i], a.hvalue[i]);
+		web_reply(wp->wp_rq, (int)a.status, a.ctype, a.body,
+		    a.bodylen);
 		free(wp->wp_rq);
 	} else if ((pg = wp->wp_page) != NULL)
-		web_call_answer(pg, wp->wp_slot, (int)status, ctype, hname,
-		    hvalue, nh, body, bodylen, NULL);
+		web_call_answer(pg, wp->wp_slot, (int)a.status, a.ctype,
+		    a.hname, a.hvalue, a.nheaders, a.body, a.bodylen, NULL);
 	free(wp);
 }
 

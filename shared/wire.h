@@ -1,0 +1,82 @@
+/*
+ * Payload layouts of the messages in the table (NOPS_IMSGS, nops.h):
+ * for each, a struct and the one encoder and decoder both ends and the
+ * fuzzers use, so that a layout exists in code once.
+ *
+ * wire_put_*() appends the payload to a msgw (send it with msg_send()).
+ * wire_get_*() decodes a whole payload: it ends with msg_end(), and
+ * enforces the bounds of nops.h and what the layout itself says (a
+ * status is an HTTP status, a flag is 0 or 1); 0, or -1 with r->what
+ * naming the first failure.  Strings and blobs point into the payload:
+ * valid while the imsg lives.  What a value means to the receiver (is
+ * this request outstanding) is the receiver's to check.
+ */
+#ifndef NOPS_WIRE_H
+#define NOPS_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "msg.h"
+#include "nops.h"
+
+/*
+ * IMSG_WEB_REQUEST (peerid: the request's id): u32 peer kind
+ * (WEB_PEER_*), u32 uid, u32 gid (SO_PEERCRED of a control socket
+ * client; 0 for TCP), str remote ("address:port"), u32 tls (0 or 1), str
+ * method, str target (path?query), str content type, u32 n, n x (str
+ * header name, str value), data body.
+ */
+struct wire_web_request {
+	uint32_t	 peer;
+	uint32_t	 uid;
+	uint32_t	 gid;
+	const char	*remote;
+	uint32_t	 tls;
+	const char	*method;
+	const char	*target;
+	const char	*ctype;
+	uint32_t	 nheaders;
+	const char	*hname[WEB_HEADERS_MAX];
+	const char	*hvalue[WEB_HEADERS_MAX];
+	const void	*body;
+	size_t		 bodylen;
+};
+void	 wire_put_web_request(struct msgw *, const struct wire_web_request *);
+int	 wire_get_web_request(struct msgr *, struct wire_web_request *);
+
+/*
+ * An answer to an HTTP request: u32 status (100-599), str content type
+ * (not empty), u32 n, n x (str header name (not empty), str value), data
+ * body.  IMSG_WEB_RESPONSE (peerid: the request's id) is an answer;
+ * IMSG_WEB_DOC is u32 class, str target (starts with '/'), an answer.
+ */
+struct wire_web_answer {
+	uint32_t	 status;
+	const char	*ctype;
+	uint32_t	 nheaders;
+	const char	*hname[WEB_HEADERS_MAX];
+	const char	*hvalue[WEB_HEADERS_MAX];
+	const void	*body;
+	size_t		 bodylen;
+};
+void	 wire_put_web_answer(struct msgw *, const struct wire_web_answer *);
+int	 wire_get_web_answer(struct msgr *, struct wire_web_answer *);
+
+struct wire_web_doc {
+	uint32_t	 cls;
+	const char	*target;
+	struct wire_web_answer answer;
+};
+void	 wire_put_web_doc(struct msgw *, const struct wire_web_doc *);
+int	 wire_get_web_doc(struct msgr *, struct wire_web_doc *);
+
+/* IMSG_WEB_WANT, IMSG_WEB_UNWANT: u32 class, str target. */
+struct wire_web_want {
+	uint32_t	 cls;
+	const char	*target;
+};
+void	 wire_put_web_want(struct msgw *, const struct wire_web_want *);
+int	 wire_get_web_want(struct msgr *, struct wire_web_want *);
+
+#endif /* NOPS_WIRE_H */
