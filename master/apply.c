@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <event2/event.h>
 #include <jansson.h>
 #include <sqlite3.h>
 
@@ -130,6 +131,10 @@ astep_done(struct astep *as)
 	free(as->as_commit);
 	free(as->as_nomad_deployment);
 	json_decref(as->as_meta);
+	json_decref(as->as_dep);
+	json_decref(as->as_allocs);
+	if (as->as_timer != NULL)
+		event_free(as->as_timer);
 	free(as);
 }
 
@@ -276,13 +281,29 @@ register_live(struct nomad_result *res, void *arg)
 	json_decref(fresh);
 }
 
+/*
+ * A diff as the register compares it: without each group's planned update
+ * counts ("Updates": ignore, place, ...), which follow the live counts an
+ * autoscaler moves, not the change that was approved.
+ */
+static char *
+register_comparable(json_t *diff)
+{
+	json_t	*tg;
+	size_t	 i;
+
+	json_array_foreach(json_object_get(diff, "TaskGroups"), i, tg)
+		json_object_del(tg, "Updates");
+	return engine_json_canonical(diff);
+}
+
 static void
 register_planned(struct nomad_result *res, void *arg)
 {
 	struct astep	*as = arg;
-	json_t		*diff, *red, *spec;
+	json_t		*diff, *red, *spec, *approved;
 	const char	*type;
-	char		*dump;
+	char		*dump, *adump;
 	uint64_t	 index;
 	int		 same;
 
@@ -334,10 +355,15 @@ register_planned(struct nomad_result *res, void *arg)
 	}
 	red = json_deep_copy(diff);
 	redact_diff(red);
-	dump = engine_json_canonical(red);
+	dump = register_comparable(red);
 	json_decref(red);
-	same = as->as_diff != NULL && strcmp(dump, as->as_diff) == 0;
+	approved = as->as_diff != NULL ? json_loads(as->as_diff, 0, NULL) :
+	    NULL;
+	adump = approved != NULL ? register_comparable(approved) : NULL;
+	json_decref(approved);
+	same = adump != NULL && strcmp(dump, adump) == 0;
 	free(dump);
+	free(adump);
 	if (!same) {
 		apply_fail(as->as_id, DS_REGISTERING, "the job changed in "
 		    "Nomad since detection (its modify index moved from %lld "
@@ -411,222 +437,7 @@ apply_register(struct deploy *d)
 	json_decref(spec);
 }
 
-/* ---- health ---- */
-
-static void	 health_allocs(struct astep *);
-
-static void
-health_healthy(struct astep *as)
-{
-	enum deploy_state	 to;
-	struct deploy		 d;
-
-	engine_crashpoint("healthy");
-	to = DS_COMPLETED;
-	if (deploy_load(engine_store(), as->as_id, &d) == 0) {
-		size_t	 i;
-
-		for (i = 0; i < d.d_nhooks; i++)
-			if (strcmp(d.d_hooks[i].dh_phase, "post") == 0)
-				to = DS_POST_HOOKS;
-		deploy_free(&d);
-	}
-	apply_move(as->as_id, DS_WAITING_HEALTH, to, to == DS_COMPLETED ?
-	    "complete" : "healthy", NULL);
-}
-
-static int
-health_awaiting_promotion(const json_t *dep)
-{
-	json_t		*tg;
-	const char	*k;
-
-	json_object_foreach(json_object_get(dep, "TaskGroups"), k, tg) {
-		if (json_integer_value(json_object_get(tg,
-		    "DesiredCanaries")) > 0 &&
-		    !json_is_true(json_object_get(tg, "Promoted")) &&
-		    !json_is_true(json_object_get(tg, "AutoPromote")) &&
-		    json_integer_value(json_object_get(tg, "HealthyAllocs")) >=
-		    json_integer_value(json_object_get(tg, "DesiredCanaries")))
-			return 1;
-	}
-	return 0;
-}
-
-static void
-health_deployment(struct nomad_result *res, void *arg)
-{
-	struct astep	*as = arg;
-	struct store	*s = engine_store();
-	json_t		*dep = res->nr_json;
-	const char	*status, *id, *desc;
-	int64_t		 version;
-
-	if (!nomad_ok(res)) {
-		astep_done(as);
-		return;
-	}
-	version = json_integer_value(json_object_get(dep, "JobVersion"));
-	if (!json_is_object(dep) || version != as->as_version) {
-		/* No Nomad deployment of this register: look at allocations. */
-		health_allocs(as);
-		return;
-	}
-	status = json_string_value(json_object_get(dep, "Status"));
-	id = json_string_value(json_object_get(dep, "ID"));
-	desc = json_string_value(json_object_get(dep, "StatusDescription"));
-	if (id != NULL && (as->as_nomad_deployment == NULL ||
-	    strcmp(as->as_nomad_deployment, id) != 0)) {
-		if (store_begin(s) == 0) {
-			if (deploy_set_nomad_deployment(s, as->as_id, id) ==
-			    -1 || store_commit(s) == -1)
-				store_rollback(s);
-		}
-	}
-	if (status != NULL && strcmp(status, "successful") == 0)
-		health_healthy(as);
-	else if (status != NULL && (strcmp(status, "failed") == 0 ||
-	    strcmp(status, "cancelled") == 0))
-		apply_fail(as->as_id, DS_WAITING_HEALTH, "Nomad deployment %s "
-		    "%s: %s", id != NULL ? id : "?", status,
-		    desc != NULL ? desc : "");
-	else if (health_awaiting_promotion(dep))
-		apply_move(as->as_id, DS_WAITING_HEALTH, DS_AWAITING_PROMOTION,
-		    "await_promotion", "canaries are healthy and wait for "
-		    "promotion; the apply timeout is paused");
-	astep_done(as);
-}
-
-static void
-health_allocs_cb(struct nomad_result *res, void *arg)
-{
-	struct astep	*as = arg;
-	json_t		*a;
-	const char	*cs;
-	size_t		 i;
-	int		 mine = 0, ok = 0, bad = 0;
-
-	if (!nomad_ok(res)) {
-		astep_done(as);
-		return;
-	}
-	json_array_foreach(res->nr_json, i, a) {
-		if (json_integer_value(json_object_get(a, "JobVersion")) !=
-		    as->as_version)
-			continue;
-		mine++;
-		cs = json_string_value(json_object_get(a, "ClientStatus"));
-		if (cs != NULL && (strcmp(cs, "running") == 0 ||
-		    strcmp(cs, "complete") == 0))
-			ok++;
-		else if (cs != NULL && (strcmp(cs, "failed") == 0 ||
-		    strcmp(cs, "lost") == 0))
-			bad++;
-	}
-	if (bad > 0)
-		apply_fail(as->as_id, DS_WAITING_HEALTH, "%d allocation(s) of "
-		    "version %lld failed", bad, (long long)as->as_version);
-	else if (mine > 0 && ok == mine)
-		health_healthy(as);
-	else if (mine == 0 && as->as_nothing)
-		/* A job with nothing to place: healthy once registered. */
-		health_healthy(as);
-	astep_done(as);
-}
-
-static void
-health_job(struct nomad_result *res, void *arg)
-{
-	struct astep	*as = arg;
-	json_t		*job = res->nr_json, *tg;
-	size_t		 i;
-	int64_t		 count = 0;
-
-	if (!nomad_ok(res) || !json_is_object(job)) {
-		astep_done(as);
-		return;
-	}
-	/* Periodic and parameterized jobs place nothing when registered. */
-	if (json_is_object(json_object_get(job, "Periodic")) ||
-	    json_is_object(json_object_get(job, "ParameterizedJob"))) {
-		health_healthy(as);
-		astep_done(as);
-		return;
-	}
-	json_array_foreach(json_object_get(job, "TaskGroups"), i, tg)
-		count += json_integer_value(json_object_get(tg, "Count"));
-	as->as_nothing = count == 0;
-	nomad_job_allocations(as->as_ns, as->as_job, health_allocs_cb, as);
-}
-
-static void
-health_allocs(struct astep *as)
-{
-	nomad_job_read(as->as_ns, as->as_job, health_job, as);
-}
-
-static void
-apply_health(struct deploy *d)
-{
-	struct astep	*as;
-
-	if (d->d_timeout_at > 0 && time(NULL) > d->d_timeout_at) {
-		apply_fail(d->d_id, DS_WAITING_HEALTH, "not healthy within "
-		    "apply-timeout (%ds)", engine_conf()->apply_timeout);
-		return;
-	}
-	if (apply_claim(d->d_id) == -1)
-		return;
-	as = astep_new(d);
-	nomad_job_deployment(d->d_ns, d->d_job, health_deployment, as);
-}
-
-/* Canaries wait for a person: no timeout; promotion restarts it in full. */
-static void
-promotion_deployment(struct nomad_result *res, void *arg)
-{
-	struct astep	*as = arg;
-	struct store	*s = engine_store();
-	json_t		*dep = res->nr_json;
-	const char	*status;
-	int64_t		 now = time(NULL);
-
-	if (!nomad_ok(res) || !json_is_object(dep)) {
-		astep_done(as);
-		return;
-	}
-	status = json_string_value(json_object_get(dep, "Status"));
-	if (status != NULL && (strcmp(status, "failed") == 0 ||
-	    strcmp(status, "cancelled") == 0)) {
-		apply_fail(as->as_id, DS_AWAITING_PROMOTION, "Nomad deployment "
-		    "%s while canaries waited for promotion", status);
-	} else if (!health_awaiting_promotion(dep)) {
-		if (store_begin(s) == 0) {
-			if (deploy_set_apply(s, as->as_id, now, now +
-			    engine_conf()->apply_timeout) == -1 ||
-			    deploy_transition(s, as->as_id,
-			    DS_AWAITING_PROMOTION, DS_WAITING_HEALTH, "system",
-			    "promoted", "canaries promoted; the apply timeout "
-			    "restarts in full") == -1 ||
-			    store_commit(s) == -1)
-				store_rollback(s);
-			else
-				engine_apply_kick();
-		}
-	}
-	astep_done(as);
-}
-
-static void
-apply_promotion(struct deploy *d)
-{
-	struct astep	*as;
-
-	if (apply_claim(d->d_id) == -1)
-		return;
-	as = astep_new(d);
-	nomad_job_deployment(d->d_ns, d->d_job, promotion_deployment, as);
-}
+/* ---- promotion (waiting for health: health.c) ---- */
 
 static void
 promote_done(struct nomad_result *res, void *arg)

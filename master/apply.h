@@ -12,6 +12,7 @@
 #include "deploy.h"
 
 struct nomad_result;
+struct event;
 
 /* The context of one asynchronous step. */
 struct astep {
@@ -35,6 +36,10 @@ struct astep {
 	int		 as_nothing;	/* health: the job places nothing */
 	char		*as_nomad_deployment;
 	json_t		*as_meta;	/* dispatch meta */
+	json_t		*as_dep;	/* health: the Nomad deployment */
+	json_t		*as_allocs;	/* health: the job's allocations */
+	int		 as_attempts;	/* hooks: dispatches sent */
+	struct event	*as_timer;	/* hooks: the next dispatch */
 };
 
 int		 apply_claim(int64_t);
@@ -48,6 +53,11 @@ void		 apply_fail(int64_t, enum deploy_state, const char *, ...)
 int		 apply_transient(const struct nomad_result *);
 const char	*apply_err(const struct nomad_result *);
 char		*apply_strdup(const char *);
+
+/* health.c: wait for the registered version to be healthy. */
+void		 apply_health(struct deploy *);
+void		 apply_promotion(struct deploy *);
+int		 health_awaiting_promotion(const json_t *);
 
 /* hooks.c: run the hooks of a phase, one step per call. */
 void		 apply_hooks(struct deploy *, const char *phase);

@@ -130,6 +130,8 @@ void	 apply_cycle(void);
 int	 apply_busy(int64_t id);
 /* Promote the canaries of a deployment waiting for it (API action). */
 int	 apply_promote(int64_t id, const char *who, char *err, size_t errlen);
+/* The health progress last seen of a deployment (borrowed), or NULL. */
+json_t	*health_progress(int64_t id);
 
 /* engine.c: holds (a person's pause) */
 int	 hold_get(const char *ns, const char *id, char **who, char **reason,

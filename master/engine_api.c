@@ -352,6 +352,9 @@ api_deployment(struct api_req *req, struct api_resp *resp)
 		return;
 	}
 	o = deploy_json(&d);
+	/* While waiting for health (and after): what Nomad said last. */
+	json_object_set_new(o, "health", health_progress(id) != NULL ?
+	    json_deep_copy(health_progress(id)) : json_null());
 	diff = d.d_diff != NULL ? json_loads(d.d_diff, 0, NULL) : NULL;
 	json_object_set_new(o, "diff", diff != NULL ? diff : json_null());
 	hooks = json_array();
@@ -596,6 +599,99 @@ out:
 	json_decref(body);
 }
 
+/*
+ * deploy-now (nopsctl.8): a deployment waiting for approval starts now,
+ * without it; drift that policy none or a closed sync window keeps back
+ * is deployed at the next cycle.  Refused (409, saying why) for a job in
+ * sync, blocked by a failure (retry is the way), already deploying, or
+ * that cannot be planned.  Judged on the last detection cycle.
+ */
+static void
+api_deploy_now(struct api_req *req, struct api_resp *resp, struct ejob *ej)
+{
+	struct store	*s = engine_store();
+	struct deploy	 act;
+	enum deploy_state to;
+	const char	*ns = ej->ej_ns, *id = ej->ej_id;
+	char		 why[160];
+	size_t		 i;
+	int		 rc;
+
+	if ((rc = deploy_active(s, ns, id, &act)) == -1) {
+		api_error(resp, 500, "runtime_error", "cannot read the "
+		    "deployments of %s/%s", ns, id);
+		return;
+	}
+	if (rc == 0 && act.d_state != DS_PENDING_APPROVAL) {
+		api_error(resp, 409, "conflict", "job %s/%s is already being "
+		    "deployed: deployment %lld is %s", ns, id,
+		    (long long)act.d_id, deploy_state_str(act.d_state));
+		deploy_free(&act);
+		return;
+	}
+	if (rc == 0) {
+		to = DS_REGISTERING;
+		for (i = 0; i < act.d_nhooks; i++)
+			if (strcmp(act.d_hooks[i].dh_phase, "pre") == 0)
+				to = DS_PRE_HOOKS;
+		snprintf(why, sizeof(why), "deployed now by %s, without "
+		    "approval", req->ar_actor);
+		if (store_begin(s) == -1) {
+			deploy_free(&act);
+			api_error(resp, 500, "runtime_error", "the store refused "
+			    "the change");
+			return;
+		}
+		rc = deploy_transition(s, act.d_id, DS_PENDING_APPROVAL, to,
+		    req->ar_actor, "deploy_now", why);
+		if (rc != 1 || store_commit(s) == -1) {
+			store_rollback(s);
+			if (rc == 0)
+				api_error(resp, 409, "conflict", "deployment "
+				    "%lld moved meanwhile", (long long)act.d_id);
+			else
+				api_error(resp, 500, "runtime_error", "the store "
+				    "refused the change");
+			deploy_free(&act);
+			return;
+		}
+		log_info("deployment %lld of %s/%s deployed now by %s",
+		    (long long)act.d_id, ns, id, req->ar_actor);
+		engine_apply_kick();
+		resp->status = 200;
+		resp->body = jsonb_pack("{s:s,s:s,s:s,s:I,s:s}", "namespace", ns,
+		    "id", id, "action", "deploy-now", "deployment",
+		    (json_int_t)act.d_id, "state", deploy_state_str(to));
+		deploy_free(&act);
+		return;
+	}
+	if (ej->ej_state != NULL && strcmp(ej->ej_state, "in_sync") == 0) {
+		api_error(resp, 409, "conflict", "job %s/%s is in sync with git: "
+		    "nothing to deploy", ns, id);
+		return;
+	}
+	if (ej->ej_state != NULL && (strcmp(ej->ej_state, "blocked") == 0 ||
+	    strcmp(ej->ej_state, "error") == 0)) {
+		api_error(resp, 409, "conflict", "job %s/%s is %s: %s", ns, id,
+		    ej->ej_state, ej->ej_note != NULL ? ej->ej_note :
+		    "see the job");
+		return;
+	}
+	if (store_begin(s) == 0) {
+		char	 target[300];
+
+		snprintf(target, sizeof(target), "job/%s/%s", ns, id);
+		if (store_event(s, req->ar_actor, "job.deploy_now", target,
+		    "queued for the next detection cycle") == -1 ||
+		    store_commit(s) == -1)
+			store_rollback(s);
+	}
+	detect_request_deploy_now(ns, id, req->ar_actor);
+	resp->status = 202;
+	resp->body = jsonb_pack("{s:s,s:s,s:s,s:b}", "namespace", ns,
+	    "id", id, "action", "deploy-now", "queued", 1);
+}
+
 static void
 api_job_action(struct api_req *req, struct api_resp *resp)
 {
@@ -648,10 +744,7 @@ api_job_action(struct api_req *req, struct api_resp *resp)
 			    "resume it first", ns, id);
 			goto out;
 		}
-		detect_request_deploy_now(ns, id, req->ar_actor);
-		resp->status = 202;
-		resp->body = jsonb_pack("{s:s,s:s,s:s,s:b}", "namespace", ns,
-		    "id", id, "action", action, "queued", 1);
+		api_deploy_now(req, resp, ej);
 		goto out;
 	} else {
 		api_error(resp, 404, "not_found", "no action %s (pause, "

@@ -2,8 +2,13 @@
  * Hook runs: each hook of a phase, in order, registered as its revision
  * <hook>-<8 hex of its spec hash> and dispatched with the idempotency
  * token <deployment>:<phase>:<position>.  A run is saved as pending before
- * the dispatch; after a restart a pending run is looked for by its token
- * and fails, rather than run twice, when Nomad has no child with it.
+ * the dispatch.  A dispatch without an answer (no answer, a 5xx) is sent
+ * again with the same token, a few times with backoff: Nomad answers a
+ * repeated token with the run it already made, so this never runs a hook
+ * twice.  A run still pending later (after a restart, or after those
+ * attempts) is looked for by its token; when Nomad has none it is
+ * dispatched again with the token while Nomad would still know a run made
+ * with it, and fails only after that, when the run cannot be known.
  */
 #include "config.h"
 
@@ -13,11 +18,13 @@
 #include <string.h>
 #include <time.h>
 
+#include <event2/event.h>
 #include <jansson.h>
 #include <sqlite3.h>
 
 #include "log.h"
 #include "nopsd.h"
+#include "master.h"
 #include "store.h"
 #include "nomad.h"
 #include "deploy.h"
@@ -25,7 +32,18 @@
 #include "apply.h"
 #include "jsonb.h"
 
+/* Repeats of a dispatch without an answer, 1 2 4 8 s apart. */
+#define HOOK_DISPATCH_ATTEMPTS	5
+/*
+ * How long a run may stay pending and still be dispatched again with its
+ * token: well inside the time Nomad keeps a finished dispatched job
+ * (job_gc_threshold, 4h by default), so that a run it made is found.
+ */
+#define HOOK_PENDING_REDISPATCH	3600
+
 static void	 hook_dispatch(struct astep *);
+static void	 hook_dispatch_again(int, short, void *);
+static int	 hook_dispatch_unknown(const struct nomad_result *);
 
 static void
 hook_run_update(const char *token, const char *state, const char *child,
@@ -84,14 +102,31 @@ hook_dispatched(struct nomad_result *res, void *arg)
 		engine_crashpoint(strcmp(as->as_phase, "pre") == 0 ?
 		    "pre-hook-dispatched" : "post-hook-dispatched");
 	if (child == NULL) {
-		if (apply_transient(res)) {
+		if (hook_dispatch_unknown(res) && ++as->as_attempts <
+		    HOOK_DISPATCH_ATTEMPTS) {
+			struct timeval	 tv = { 1 << (as->as_attempts - 1), 0 };
+
+			log_warnx("deployment %lld: dispatch of %s (token %s): "
+			    "%s; sending it again with the same token in "
+			    "%llds", (long long)as->as_id, as->as_revision,
+			    as->as_token, apply_err(res),
+			    (long long)tv.tv_sec);
+			if (as->as_timer == NULL && (as->as_timer = evtimer_new(
+			    nopsd_env->n_base, hook_dispatch_again, as)) ==
+			    NULL)
+				fatal("evtimer_new");
+			evtimer_add(as->as_timer, &tv);
+			return;
+		}
+		if (hook_dispatch_unknown(res)) {
 			/*
 			 * The dispatch may have happened: leave the run
 			 * pending; the next cycle looks for it by token.
 			 */
-			log_warnx("deployment %lld: dispatch of %s: %s; its "
-			    "fate is unknown", (long long)as->as_id,
-			    as->as_revision, apply_err(res));
+			log_warnx("deployment %lld: dispatch of %s (token %s): "
+			    "%s after %d attempts; the next cycle looks for "
+			    "its run", (long long)as->as_id, as->as_revision,
+			    as->as_token, apply_err(res), as->as_attempts);
 			astep_done(as);
 			return;
 		}
@@ -148,6 +183,38 @@ hook_meta(const json_t *hookspec, const struct astep *as)
 		}
 	}
 	return meta;
+}
+
+/*
+ * Could the dispatch have made a run?  Not when Nomad answered with one
+ * of its refusals (a 500 with a known text, NOMAD-API.md 6.1) or a 4xx;
+ * yes when there was no answer or another 5xx (no leader, a proxy).
+ */
+static int
+hook_dispatch_unknown(const struct nomad_result *res)
+{
+	static const char *const refusals[] = {
+		"parameterized job not found", "Specified job",
+		"Payload ", "Dispatch request included", "Dispatch did not "
+		"provide", "dispatch job priority", "Permission denied",
+		"job not found",
+	};
+	size_t	 i;
+
+	if (!apply_transient(res))
+		return 0;
+	if (res->nr_status == 500 && res->nr_error != NULL)
+		for (i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++)
+			if (strncmp(res->nr_error, refusals[i],
+			    strlen(refusals[i])) == 0)
+				return 0;
+	return 1;
+}
+
+static void
+hook_dispatch_again(int fd, short what, void *arg)
+{
+	hook_dispatch(arg);
 }
 
 static void
@@ -257,12 +324,37 @@ hook_search_next(struct hook_search *hs)
 		    hs->hs_ids, hs->hs_left)), hook_child_read, hs);
 		return;
 	}
+	if (as->as_meta != NULL &&
+	    time(NULL) - as->as_started < HOOK_PENDING_REDISPATCH) {
+		/*
+		 * Nomad has no run with the token: the dispatch never got
+		 * there.  Send it again with the token; a run made meanwhile
+		 * would be the answer.
+		 */
+		json_t	*spec;
+
+		log_info("deployment %lld: no run of %s hook %s with token %s "
+		    "yet; dispatching it with that token", (long long)as->as_id,
+		    as->as_phase, as->as_hook, as->as_token);
+		json_decref(hs->hs_ids);
+		free(hs);
+		/* The revision first: the crash may have come before it. */
+		spec = json_loads(as->as_spec, 0, NULL);
+		json_object_set_new(spec, "ID", json_string(as->as_revision));
+		json_object_set_new(spec, "Name", json_string(as->as_revision));
+		nomad_register(as->as_ns, as->as_revision, spec, 0, 0,
+		    hook_registered, as);
+		json_decref(spec);
+		return;
+	}
 	hook_run_update(as->as_token, "failed", NULL, -1,
-	    "dispatch fate unknown after a restart, no run found");
-	apply_fail(as->as_id, st, "%s hook %s: the dispatch's fate is unknown "
-	    "after a restart and Nomad has no run with its token; nops does "
-	    "not dispatch again rather than risk running it twice",
-	    as->as_phase, as->as_hook);
+	    "dispatch fate unknown, no run found");
+	apply_fail(as->as_id, st, "%s hook %s: the dispatch's fate is unknown: "
+	    "it has been pending for %lld s and Nomad has no run with its "
+	    "token (a run may have ended and been garbage collected); nops "
+	    "does not dispatch again rather than risk running it twice",
+	    as->as_phase, as->as_hook, (long long)(time(NULL) -
+	    as->as_started));
 	hook_search_end(hs);
 }
 
@@ -448,8 +540,16 @@ apply_hooks(struct deploy *d, const char *phase)
 			return;
 		}
 		if (strcmp(hr.hr_state, "pending") == 0) {
+			json_t	*spec;
+
 			/* Fate unknown: look for a child with our token. */
+			as->as_started = hr.hr_started_at;
 			hookrun_free(&hr);
+			if ((spec = json_loads(h->dh_spec, 0, NULL)) != NULL) {
+				as->as_meta = hook_meta(spec, as);
+				as->as_spec = apply_strdup(h->dh_spec);
+				json_decref(spec);
+			}
 			snprintf(prefix, sizeof(prefix), "%s/dispatch-",
 			    h->dh_revision);
 			nomad_jobs_list(d->d_ns, prefix, hook_found, as);

@@ -387,6 +387,65 @@ out:
 	return rv;
 }
 
+/* The health progress of the Nomad deployment and its allocations. */
+static void
+health_print(json_t *h)
+{
+	struct ctl_table	*t;
+	json_t			*nd, *g, *a, *ev;
+	char			 n[6][32], *s;
+	size_t			 i, j;
+
+	if (!json_is_object(h))
+		return;
+	printf("\nhealth (as of %s):\n", ctl_str(h, "updated_at", "?"));
+	nd = json_object_get(h, "nomad_deployment");
+	if (json_is_object(nd)) {
+		s = xasprintf("nomad deployment %.8s of version %lld: %s: %s",
+		    ctl_str(nd, "id", "?"), num(nd, "job_version"),
+		    ctl_str(nd, "status", "?"), ctl_str(nd, "description", ""));
+		print_field(" ", s);
+		free(s);
+	} else
+		printf("  version %lld, no Nomad deployment: judged by its "
+		    "allocations\n", num(h, "job_version"));
+	t = table_new(6, "GROUP", "DESIRED", "PLACED", "HEALTHY", "UNHEALTHY",
+	    "CANARIES");
+	json_array_foreach(json_object_get(h, "groups"), i, g) {
+		snprintf(n[5], sizeof(n[5]), "%lld/%lld%s",
+		    num(g, "placed_canaries"), num(g, "desired_canaries"),
+		    json_is_true(json_object_get(g, "promoted")) ?
+		    " promoted" : "");
+		table_row(t, ctl_str(g, "name", "?"),
+		    numstr(n[0], sizeof(n[0]), g, "desired"),
+		    numstr(n[1], sizeof(n[1]), g, "placed"),
+		    numstr(n[2], sizeof(n[2]), g, "healthy"),
+		    numstr(n[3], sizeof(n[3]), g, "unhealthy"),
+		    num(g, "desired_canaries") > 0 ? n[5] : "-");
+	}
+	table_print(t, stdout, 2);
+	table_free(t);
+	if (json_array_size(json_object_get(h, "allocations")) == 0)
+		return;
+	t = table_new(4, "ALLOCATION", "GROUP", "STATUS", "HEALTHY");
+	json_array_foreach(json_object_get(h, "allocations"), i, a) {
+		s = xasprintf("%.8s%s", ctl_str(a, "id", "?"),
+		    json_is_true(json_object_get(a, "canary")) ? " canary" : "");
+		table_row(t, s, ctl_str(a, "group", "?"),
+		    ctl_str(a, "client_status", "?"),
+		    json_is_true(json_object_get(a, "healthy")) ? "yes" :
+		    json_is_false(json_object_get(a, "healthy")) ? "no" :
+		    "not yet");
+		free(s);
+		json_array_foreach(json_object_get(a, "events"), j, ev)
+			table_note(t, "%s: %s: %s", ctl_str(ev, "task", "?"),
+			    ctl_str(ev, "type", "?"), ctl_str(ev, "message",
+			    ""));
+	}
+	table_print(t, stdout, 2);
+	table_free(t);
+}
+
 static void
 deployment_detail(json_t *d)
 {
@@ -433,6 +492,7 @@ deployment_detail(json_t *d)
 	print_field("actions", s != NULL ? s : "none");
 	free(s);
 
+	health_print(json_object_get(d, "health"));
 	printf("\ndiff:\n");
 	print_diff(json_object_get(d, "diff"), 2);
 	printf("\nhooks:\n");
@@ -592,7 +652,12 @@ ctl_job_action(struct ctl *ctl, const char *arg, const char *action,
 		    ctl_str(a, "id", "?"));
 		char	*safe = safe_str(s);
 
-		if (strcmp(action, "deploy-now") == 0)
+		if (strcmp(action, "deploy-now") == 0 &&
+		    json_is_integer(json_object_get(a, "deployment")))
+			printf("deployment %lld of %s started without "
+			    "approval\n", (long long)json_integer_value(
+			    json_object_get(a, "deployment")), safe);
+		else if (strcmp(action, "deploy-now") == 0)
 			printf("deploy-now of %s queued\n", safe);
 		else
 			printf("%s %sd\n", safe, action);

@@ -307,6 +307,80 @@ html_deploy_actions(struct wbuf *b, const struct web_view *v, json_t *d)
 	wbuf_puts(b, "</div>");
 }
 
+/*
+ * Health progress: the Nomad deployment of the registered version, per
+ * group and per allocation, with the last task events.  Live through the
+ * page's refresh.
+ */
+static void
+html_health(struct wbuf *b, json_t *h)
+{
+	json_t		*nd, *g, *a, *ev;
+	size_t		 i, j;
+
+	if (!json_is_object(h))
+		return;
+	wbuf_puts(b, "<h2>Health</h2><section class=\"box\" id=\"health\">");
+	nd = json_object_get(h, "nomad_deployment");
+	if (json_is_object(nd)) {
+		wbuf_htmlf(b, "<p>Nomad deployment <code>%.8s</code> of version "
+		    "%lld: ", jstr(nd, "id"), jint(nd, "job_version"));
+		html_state(b, jstr(nd, "status"));
+		wbuf_htmlf(b, " <span class=\"muted\">%s</span></p>",
+		    jstr(nd, "description"));
+	} else
+		wbuf_htmlf(b, "<p>Version %lld, without a Nomad deployment: "
+		    "judged by its allocations.</p>", jint(h, "job_version"));
+	wbuf_puts(b, "<table id=\"health-groups\"><tr><th>Group</th>"
+	    "<th>Desired</th><th>Placed</th><th>Healthy</th>"
+	    "<th>Unhealthy</th><th>Canaries</th></tr>");
+	json_array_foreach(json_object_get(h, "groups"), i, g) {
+		wbuf_htmlf(b, "<tr data-group=\"%s\"><td>%s</td>"
+		    "<td class=\"num\">%lld</td><td class=\"num\">%lld</td>"
+		    "<td class=\"num healthy\">%lld</td>"
+		    "<td class=\"num unhealthy\">%lld</td><td>",
+		    jstr(g, "name"), jstr(g, "name"), jint(g, "desired"),
+		    jint(g, "placed"), jint(g, "healthy"),
+		    jint(g, "unhealthy"));
+		if (jint(g, "desired_canaries") > 0)
+			wbuf_htmlf(b, "%lld of %lld placed%s",
+			    jint(g, "placed_canaries"),
+			    jint(g, "desired_canaries"),
+			    json_is_true(json_object_get(g, "promoted")) ?
+			    ", promoted" : "");
+		else
+			wbuf_puts(b, "<span class=\"muted\">—</span>");
+		wbuf_puts(b, "</td></tr>");
+	}
+	wbuf_puts(b, "</table>");
+	if (json_array_size(json_object_get(h, "allocations")) > 0) {
+		wbuf_puts(b, "<table id=\"health-allocs\"><tr>"
+		    "<th>Allocation</th><th>Group</th><th>Status</th>"
+		    "<th>Healthy</th><th>Last events</th></tr>");
+		json_array_foreach(json_object_get(h, "allocations"), i, a) {
+			wbuf_htmlf(b, "<tr><td><code title=\"%s\">%.8s</code>"
+			    "%s</td><td>%s</td><td>", jstr(a, "id"),
+			    jstr(a, "id"), json_is_true(json_object_get(a,
+			    "canary")) ? " (canary)" : "", jstr(a, "group"));
+			html_state(b, jstr(a, "client_status"));
+			wbuf_htmlf(b, "</td><td>%s</td><td>",
+			    json_is_true(json_object_get(a, "healthy")) ?
+			    "yes" : json_is_false(json_object_get(a,
+			    "healthy")) ? "no" : "not yet");
+			json_array_foreach(json_object_get(a, "events"), j,
+			    ev)
+				wbuf_htmlf(b, "<div>%s: %s <span class=\"muted\">"
+				    "%s</span></div>", jstr(ev, "type"),
+				    jstr(ev, "message"), jstr(ev, "task"));
+			wbuf_puts(b, "</td></tr>");
+		}
+		wbuf_puts(b, "</table>");
+	}
+	wbuf_puts(b, "<p class=\"muted\">As Nomad said ");
+	html_time(b, json_object_get(h, "updated_at"));
+	wbuf_puts(b, ".</p></section>");
+}
+
 void
 html_deployment(struct wbuf *b, const struct web_view *v, json_t *d)
 {
@@ -368,6 +442,8 @@ html_deployment(struct wbuf *b, const struct web_view *v, json_t *d)
 		wbuf_puts(b, "</td></tr>");
 	}
 	wbuf_puts(b, "</table></section>");
+
+	html_health(b, json_object_get(d, "health"));
 
 	wbuf_puts(b, "<h2>Diff (secrets redacted)</h2>");
 	html_diff(b, json_object_get(d, "diff"));

@@ -30,15 +30,16 @@ BUDGET = 115.0
 WORKER_BUDGET = 55.0
 
 # point -> (outcome, registers, pre runs, post runs) of one deployment.
-# A run saved as pending whose fate nops cannot know is not dispatched
-# again: the deployment fails and says why.
+# A run saved as pending is looked for by its token and, when Nomad has
+# none, dispatched with that token: Nomad answers a repeated token with
+# the run it made, so the hook runs once.
 POINTS = [
-    ("pre-hook-pending", "failed", 0, 0, 0),
+    ("pre-hook-pending", "completed", 1, 1, 1),
     ("pre-hook-dispatched", "completed", 1, 1, 1),
     ("registering", "completed", 1, 1, 1),
     ("registered", "completed", 1, 1, 1),
     ("healthy", "completed", 1, 1, 1),
-    ("post-hook-pending", "failed", 1, 1, 0),
+    ("post-hook-pending", "completed", 1, 1, 1),
     ("post-hook-dispatched", "completed", 1, 1, 1),
 ]
 
@@ -212,10 +213,10 @@ def case_master(point, outcome, nreg, npre, npost, rounds, deadline):
 # flight by nomadsim (a stall); the request still reaches the cluster
 # after the worker is gone.  name -> (method, path regex, when the stall
 # is set, {outcome: (registers, pre runs, post runs)}).  A dispatch in
-# flight when the worker died has an unknown fate for nops: it fails the
-# deployment rather than dispatch again, unless its lookup already sees
-# the run; either way the hook runs at most once (or not at all, when
-# the held dispatch reaches a revision nops stopped meanwhile).
+# flight when the worker died is sent again with the same idempotency
+# token, and Nomad answers with the one run; the hook runs at most once
+# (or not at all, when the held dispatch reaches a revision nops stopped
+# meanwhile).
 STALL = 4.0
 REV = "-[0-9a-f]{8}"
 WORKER_CASES = [

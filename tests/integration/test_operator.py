@@ -1,0 +1,305 @@
+"""What an operator meets (issue 12): the engine's behaviour when Nomad
+reverts, scales or fails a call mid-apply, deploy-now, and what nops shows
+while it waits.  Driven through the API and nopsctl, Nomad through the
+simulator's admin API (/_sim/)."""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from enginelib import setup, job_hcl, hook_hcl, wait_until  # noqa
+import gitlib  # noqa: E402
+
+
+def ok(name, cond, detail=""):
+    """gitlib.ok with the detail cut short: a deployment is long."""
+    return gitlib.ok(name, cond, str(detail)[-1500:])
+
+
+def complete(nops, did, timeout=30):
+    return nops.wait_deploy_state(did, ("completed", "failed"), timeout,
+                                  sim_step=30)
+
+
+def later_deployments(nops, jid, did):
+    return [x for x in nops.deployments(jid) if x["id"] > did]
+
+
+def next_active(nops, jid, prev):
+    return wait_until(lambda: nops.active(jid) not in (None, prev) and
+                      nops.active(jid), 15)
+
+
+def case_auto_revert():
+    """A Nomad deployment that fails and is auto-reverted fails the nops
+    deployment, and nops does not deploy the same spec again."""
+    update = ("    update {\n      max_parallel = 1\n"
+              "      auto_revert = true\n    }\n")
+    env, sim, remote, nops = setup({
+        "nomad/web.nomad.hcl": job_hcl("web", policy="auto", count=2,
+                                       group_extra=update)})
+    did = wait_until(lambda: nops.active("web"), 15)
+    complete(nops, did)
+    ok("auto_revert: the first version deploys",
+       nops.deployment(did)["state"] == "completed", nops.deployment(did))
+    # From now on every new allocation crashes at start (a bad image).
+    st, r = sim.call("POST", "/_sim/job/break", {"JobID": "web",
+                                                 "ExitCode": 1})
+    ok("auto_revert: the simulator breaks new allocations", st == 200,
+       (st, r))
+    nops.push_and_fetch(remote, {"nomad/web.nomad.hcl": job_hcl(
+        "web", policy="auto", count=2, image="nginx:broken",
+        group_extra=update)}, "a bad image")
+    did2 = next_active(nops, "web", did)
+    nops.wait_deploy_state(did2, "waiting_health", 15)
+    # The new allocation crashes; Nomad fails the deployment at its
+    # progress deadline and rolls back to the stable version.
+    nops.wait_deploy_state(did2, ("completed", "failed"), 40, sim_step=60)
+    d = nops.deployment(did2)
+    ok("auto_revert: a deployment Nomad failed and reverted ends failed",
+       d["state"] == "failed", (d["state"], d["reason"]))
+    reason = d["reason"] or ""
+    ok("auto_revert: the reason says Nomad failed and rolled back",
+       "rolling back" in reason or "revert" in reason, reason)
+    ok("auto_revert: the reason names what was unhealthy",
+       "app" in reason and "exit code 1" in reason, reason)
+    nops.wait_cycle()
+    nops.wait_cycle()
+    ok("auto_revert: the same spec is not deployed again",
+       later_deployments(nops, "web", did2) == [],
+       later_deployments(nops, "web", did2))
+    ok("auto_revert: the job is blocked until git changes",
+       nops.job_state("web") == "blocked", nops.job("web"))
+    vs = sim.versions("web")
+    ok("auto_revert: nops registered nothing after the revert",
+       len(vs) == 3, [(v["Version"], v["Stable"]) for v in vs])
+    nops.push_and_fetch(remote, {"nomad/web.nomad.hcl": job_hcl(
+        "web", policy="auto", count=2, image="nginx:1.27",
+        group_extra=update)}, "a good image")
+    did3 = next_active(nops, "web", did2)
+    ok("auto_revert: a new commit deploys again", did3)
+    env.cleanup()
+
+
+def case_manual_health():
+    """health_check = "manual" and nobody sets health: the deployment
+    fails at Nomad's progress deadline, and is not deployed again."""
+    manual = ('    update {\n      max_parallel = 1\n'
+              '      health_check = "manual"\n'
+              '      progress_deadline = "2m"\n'
+              '      auto_revert = true\n    }\n')
+    env, sim, remote, nops = setup({
+        "nomad/web.nomad.hcl": job_hcl("web", policy="auto", count=1)})
+    did = wait_until(lambda: nops.active("web"), 15)
+    complete(nops, did)
+    nops.push_and_fetch(remote, {"nomad/web.nomad.hcl": job_hcl(
+        "web", policy="auto", count=1, image="nginx:2",
+        group_extra=manual)}, "manual health")
+    did2 = next_active(nops, "web", did)
+    nops.wait_deploy_state(did2, "waiting_health", 15)
+    st = nops.wait_deploy_state(did2, ("completed", "failed"), 40,
+                                sim_step=20)
+    d = nops.deployment(did2)
+    ok("manual health: nobody set health, the deployment fails at the "
+       "deadline", d["state"] == "failed", (d["state"], d["reason"]))
+    ok("manual health: the reason names the group without healthy "
+       "allocations", "app" in (d["reason"] or "") and "deadline" in
+       (d["reason"] or ""), d["reason"])
+    nops.wait_cycle()
+    nops.wait_cycle()
+    ok("manual health: not deployed again", later_deployments(
+        nops, "web", did2) == [], later_deployments(nops, "web", did2))
+    env.cleanup()
+
+
+def case_scale_during_pre_hooks():
+    """An autoscaler moves a count while pre hooks run: the register still
+    goes, with the autoscaler's count."""
+    scaling = "    scaling {\n      min = 1\n      max = 10\n    }\n"
+    env, sim, remote, nops = setup({
+        "nomad/api.nomad.hcl": job_hcl("api", policy="auto", count=4,
+                                       group_extra=scaling, pre="gate"),
+        "nomad/gate.nomad.hcl": hook_hcl("gate", "exit 0")})
+    did = wait_until(lambda: nops.active("api"), 15)
+    complete(nops, did)
+    ok("scale: the first version deploys with 4",
+       nops.deployment(did)["state"] == "completed" and
+       sim.job("api")["TaskGroups"][0]["Count"] == 4, nops.deployment(did))
+    gate = env.path("gate-open")
+    nops.push_and_fetch(remote, {
+        "nomad/api.nomad.hcl": job_hcl("api", policy="auto", count=4,
+                                       group_extra=scaling, pre="gate",
+                                       image="nginx:1.27"),
+        "nomad/gate.nomad.hcl": hook_hcl(
+            "gate", "while [ ! -e %s ]; do sleep 0.2; done" % gate)},
+        "new image; the gate waits")
+    did2 = next_active(nops, "api", did)
+
+    def running():
+        sim.advance(5)
+        d = nops.deployment(did2)
+        return d["state"] == "pre_hooks" and d["hooks"][0]["run"] and \
+            d["hooks"][0]["run"]["state"] == "running"
+    ok("scale: the pre hook runs", wait_until(running, 20, step=0.3),
+       nops.deployment(did2))
+    st, r = sim.call("POST", "/_sim/job/scale", {
+        "JobID": "api", "Group": "app", "Count": 6})
+    ok("scale: the autoscaler moved 4 -> 6 while the hook ran", st == 200,
+       (st, r))
+    open(gate, "w").close()
+    complete(nops, did2)
+    d = nops.deployment(did2)
+    ok("scale: the deployment still registers and completes",
+       d["state"] == "completed", (d["state"], d["reason"]))
+    live = sim.job("api")
+    ok("scale: the live count stays the autoscaler's 6 with the new image",
+       live["TaskGroups"][0]["Count"] == 6 and
+       live["TaskGroups"][0]["Tasks"][0]["Config"]["image"] ==
+       "nginx:1.27", live["TaskGroups"][0])
+    env.cleanup()
+
+
+def case_dispatch_transient():
+    """One 503 on a hook dispatch: the dispatch is repeated with the same
+    idempotency token and the deployment completes with one run."""
+    env, sim, remote, nops = setup({
+        "nomad/web.nomad.hcl": job_hcl("web", pre="prep"),
+        "nomad/prep.nomad.hcl": hook_hcl("prep")})
+    did = wait_until(lambda: nops.active("web"), 15)
+    st, f = sim.call("POST", "/_sim/faults", {
+        "Method": "*", "Path": "^/v1/job/prep-[0-9a-f]+/dispatch",
+        "Match": "regex", "Count": 1, "Action": "status",
+        "Status": 503, "Body": "No cluster leader"})
+    ok("dispatch 503: the fault is armed", st == 200, (st, f))
+    st, r = nops.action(did, "approve")
+    complete(nops, did, 40)
+    d = nops.deployment(did)
+    ok("dispatch 503: the deployment completes",
+       d["state"] == "completed", (d["state"], d["reason"]))
+    st, left = sim.call("GET", "/_sim/faults")
+    ok("dispatch 503: the fault was hit", left == [], left)
+    rev = d["hooks"][0]["revision"]
+    children = [j for j in sim.jobs(rev + "/dispatch-")
+                if j.get("ParentID") == rev]
+    ok("dispatch 503: exactly one run of the hook", len(children) == 1,
+       [c["ID"] for c in children])
+    run = d["hooks"][0]["run"] or {}
+    ok("dispatch 503: the run succeeded", run.get("state") == "succeeded",
+       run)
+    ok("dispatch 503: the retry was logged with its token",
+       "%d:pre:0" % did in nops.logtext(), nops.logtext()[-2000:])
+    env.cleanup()
+
+
+def case_deploy_now():
+    """deploy-now deploys a waiting job without approval, and refuses with
+    a reason when there is nothing it may do."""
+    env, sim, remote, nops = setup({
+        "nomad/wait.nomad.hcl": job_hcl("wait"),
+        "nomad/sync.nomad.hcl": job_hcl("sync", policy="auto"),
+        "nomad/blk.nomad.hcl": job_hcl("blk", policy="auto", pre="bad"),
+        "nomad/bad.nomad.hcl": hook_hcl("bad", "exit 2")})
+    pend = wait_until(lambda: nops.job_state("wait") == "pending_approval"
+                      and nops.active("wait"), 15)
+    sdid = wait_until(lambda: nops.active("sync"), 15)
+    bdid = wait_until(lambda: nops.active("blk"), 15)
+    complete(nops, sdid)
+    nops.wait_deploy_state(bdid, "failed", 30, sim_step=30)
+    nops.wait_cycle()
+
+    # Pending approval: deploy now, without waiting for approval.
+    rc, out, err = nops.ctl("deploy-now", "default/wait")
+    ok("deploy-now: accepted for a job pending approval", rc == 0,
+       (rc, out, err))
+    d = nops.deployment(pend)
+    ok("deploy-now: the waiting deployment starts without approval",
+       d["state"] not in ("pending_approval", "superseded"), d)
+    acts = [(e["action"], e["actor"]) for e in d["events"]]
+    ok("deploy-now: the audit log records who deployed it now",
+       any(a == "deployment.deploy_now" for a, _ in acts), acts)
+    complete(nops, pend)
+    ok("deploy-now: it completes", nops.deployment(pend)["state"] ==
+       "completed", nops.deployment(pend))
+
+    # In sync: nothing to deploy.
+    st, r = nops.job_action("sync", "deploy-now")
+    ok("deploy-now: an in-sync job is refused with 409",
+       st == 409 and "in sync" in r["error"]["message"], (st, r))
+    rc, out, err = nops.ctl("deploy-now", "default/sync")
+    ok("deploy-now: nopsctl says why and exits 1",
+       rc == 1 and "in sync" in err, (rc, out, err))
+
+    # Blocked by a failure: retry is the way.
+    st, r = nops.job_action("blk", "deploy-now")
+    ok("deploy-now: a blocked job is refused with 409 naming retry",
+       st == 409 and "blocked" in r["error"]["message"] and "retry" in
+       r["error"]["message"], (st, r))
+    # A pause and a resume make detection run again.
+    nops.job_action("blk", "pause", {"reason": "cycle"})
+    nops.job_action("blk", "resume")
+    nops.wait_cycle()
+    ok("deploy-now: nothing was queued for the blocked job",
+       later_deployments(nops, "blk", bdid) == [] and
+       nops.job_state("blk") == "blocked",
+       (later_deployments(nops, "blk", bdid), nops.job("blk")))
+    env.cleanup()
+
+
+def case_health_progress():
+    """While waiting for health: the Nomad deployment's progress per group
+    and allocation, in the API and nopsctl show, and it moves."""
+    env, sim, remote, nops = setup({
+        "nomad/web.nomad.hcl": job_hcl("web", policy="auto", count=2)})
+    st, r = sim.call("POST", "/_sim/health/hold", {"JobID": "web"})
+    did = wait_until(lambda: nops.active("web"), 15)
+    nops.wait_deploy_state(did, "waiting_health", 15)
+
+    def placed():
+        sim.advance(20)
+        h = nops.deployment(did)["health"]
+        return h and h["groups"] and h["groups"][0]["placed"] >= 1 and h
+    h = wait_until(placed, 20, step=0.3)
+    ok("health: the API shows the Nomad deployment's progress per group",
+       h and h["nomad_deployment"]["status"] == "running" and
+       h["groups"][0]["name"] == "app" and
+       h["groups"][0]["desired"] == 2 and h["groups"][0]["healthy"] == 0,
+       h)
+    ok("health: and its allocations, not healthy yet, with task events",
+       h and h["allocations"] and h["allocations"][0]["healthy"] is None
+       and h["allocations"][0]["events"] and
+       h["allocations"][0]["group"] == "app", h and h["allocations"])
+    rc, out, err = nops.ctl("show", str(did))
+    ok("health: nopsctl show prints the progress",
+       rc == 0 and "health (as of" in out and "UNHEALTHY" in out and
+       "not yet" in out, out[-1500:])
+    sim.call("POST", "/_sim/health/hold", {"JobID": "web", "Hold": False})
+
+    def moved():
+        sim.advance(20)
+        h = nops.deployment(did)["health"]
+        return h and h["groups"][0]["healthy"] > 0 and h
+    h2 = wait_until(moved, 20, step=0.3)
+    ok("health: the progress moves as allocations become healthy", h2, h2)
+    complete(nops, did)
+    d = nops.deployment(did)
+    ok("health: the deployment completes and keeps its last progress",
+       d["state"] == "completed" and d["health"]["groups"][0]["healthy"] ==
+       2, (d["state"], d["health"]))
+    env.cleanup()
+
+
+CASES = [case_auto_revert, case_manual_health, case_scale_during_pre_hooks,
+         case_dispatch_transient, case_deploy_now, case_health_progress]
+
+if __name__ == "__main__":
+    only = sys.argv[1:]
+    for c in CASES:
+        if only and c.__name__ not in only:
+            continue
+        try:
+            c()
+        except Exception:
+            import traceback
+            ok(c.__name__ + " ran to its end", False,
+               traceback.format_exc())
+    sys.exit(1 if gitlib.failures else 0)
