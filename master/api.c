@@ -737,6 +737,59 @@ api_request_text(struct api_req *req, struct api_resp *resp)
 	return -1;
 }
 
+static void
+api_close_fd(struct imsg *imsg)
+{
+	if (imsg->fd != -1) {
+		close(imsg->fd);
+		imsg->fd = -1;
+	}
+}
+
+/*
+ * The control socket's authority is the connection the request came on,
+ * checked by the master (control_peer): never the webworker's word.  A
+ * control-socket request without one, or with a socket that is not a
+ * client's connection to the control socket, is forged: refused and a
+ * violation.  One whose client has gone is answered as anonymous (nobody
+ * reads the answer).  A network request carries no descriptor.  The
+ * descriptor is closed here; -1 when the request is not to be answered.
+ */
+static int
+api_control_peer(struct worker *w, struct imsg *imsg, struct api_req *req)
+{
+	const char	*why = "no connection came with it";
+	uid_t		 uid;
+	gid_t		 gid;
+	int		 rc = -1;
+
+	if (req->ar_peer != WEB_PEER_LOCAL) {
+		if (imsg->fd == -1)
+			return 0;
+		why = "a network request with a descriptor";
+	} else if (imsg->fd != -1)
+		rc = control_peer(imsg->fd, &uid, &gid, &why);
+	api_close_fd(imsg);
+	if (rc == 0) {
+		req->ar_uid = uid;
+		req->ar_gid = gid;
+		return 0;
+	}
+	if (rc == 1) {
+		log_info("control-socket request %u: %s; answered as "
+		    "anonymous", req->ar_id, why);
+		req->ar_peer = WEB_PEER_TCP;
+		return 0;
+	}
+	log_warnx("forged control-socket request %u (%s %s claimed uid %u): "
+	    "%s; refused", req->ar_id, text_check(req->ar_method,
+	    strlen(req->ar_method)) == NULL ? req->ar_method : "?",
+	    text_check(req->ar_path, strlen(req->ar_path)) == NULL ?
+	    req->ar_path : "?", req->ar_uid, why);
+	supervise_violation(w, "forged control-socket request: %s", why);
+	return -1;
+}
+
 void
 api_dispatch_web(struct worker *w, struct imsg *imsg)
 {
@@ -753,6 +806,7 @@ api_dispatch_web(struct worker *w, struct imsg *imsg)
 	if (wire_get_web_request(&r, &q) == -1) {
 		supervise_violation(w, "malformed %s (%s)",
 		    imsg_to_str(imsg->hdr.type), r.what);
+		api_close_fd(imsg);
 		return;
 	}
 	req.ar_id = imsg->hdr.peerid;
@@ -772,6 +826,8 @@ api_dispatch_web(struct worker *w, struct imsg *imsg)
 	req.ar_bodylen = q.bodylen;
 
 	api_target(&req, q.target, pathbuf);
+	if (api_control_peer(w, imsg, &req) == -1)
+		return;
 	if (api_request_text(&req, &resp) == -1) {
 		api_respond(w, req.ar_id, &resp);
 		api_resp_free(&resp);
@@ -779,7 +835,10 @@ api_dispatch_web(struct worker *w, struct imsg *imsg)
 	}
 
 	if (req.ar_peer == WEB_PEER_LOCAL) {
-		/* Reaching the socket at all took root or the group. */
+		/*
+		 * Reaching the socket at all took root or the group; the
+		 * master has seen the connection itself (api_control_peer).
+		 */
 		req.ar_admin = 1;
 		if (req.ar_uid == 0)
 			strlcpy(req.ar_actor, "root", sizeof(req.ar_actor));

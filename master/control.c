@@ -11,9 +11,11 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -292,4 +294,89 @@ control_send_listeners(struct worker *w)
 	for (i = 0; i < env->n_nlisteners; i++)
 		control_send_one(w, &env->n_listeners[i], &control_tls[i],
 		    &control_hosts[i]);
+}
+
+/*
+ * Who asks over the control socket, as the master itself sees it
+ * (nopsd(8), CONTROL SOCKET).  The webworker sends each control-socket
+ * request with its connection; the authority is that socket, which the
+ * webworker cannot make: it must be the accepted end of a connection to
+ * the master's own control socket (the webworker, chrooted, cannot bind
+ * that path), from a process that is not a worker, still connected.  0
+ * with *uid and *gid of the peer; -1 when the socket is not such a
+ * connection (a forgery: why says how); 1 when the client has gone.
+ */
+int
+control_peer(int fd, uid_t *uid, gid_t *gid, const char **why)
+{
+	struct nopsd		*env = nopsd_env;
+	struct sockaddr_un	 sun;
+	struct ucred		 uc;
+	struct pollfd		 pfd;
+	struct worker		*w;
+	socklen_t		 len;
+	size_t			 i;
+	enum nops_proc		 id;
+	int			 v;
+
+	len = sizeof(v);
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &len) == -1 ||
+	    v != AF_UNIX) {
+		*why = "not a local socket";
+		return -1;
+	}
+	len = sizeof(v);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &len) == -1 ||
+	    v != SOCK_STREAM) {
+		*why = "not a stream socket";
+		return -1;
+	}
+	len = sizeof(v);
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &len) == -1 ||
+	    v != 0) {
+		*why = "a listening socket";
+		return -1;
+	}
+	memset(&sun, 0, sizeof(sun));
+	len = sizeof(sun);
+	if (getsockname(fd, (struct sockaddr *)&sun, &len) == -1 ||
+	    len <= offsetof(struct sockaddr_un, sun_path) ||
+	    sun.sun_path[0] == '\0') {
+		*why = "not a connection to the control socket";
+		return -1;
+	}
+	for (i = 0; i < env->n_nlisteners; i++)
+		if (env->n_listeners[i].l_kind == WEB_LISTEN_CONTROL &&
+		    strncmp(env->n_listeners[i].l_name, sun.sun_path,
+		    sizeof(sun.sun_path)) == 0)
+			break;
+	if (i == env->n_nlisteners) {
+		*why = "not a connection to the control socket";
+		return -1;
+	}
+	len = sizeof(uc);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) == -1 ||
+	    len != sizeof(uc)) {
+		*why = "no peer credentials";
+		return -1;
+	}
+	for (id = PROC_GITWORKER; id < PROC_MAX; id++) {
+		w = supervise_worker(id);
+		if (w != NULL && w->w_pid > 0 && uc.pid == w->w_pid) {
+			*why = "a connection a worker made";
+			return -1;
+		}
+	}
+	/* A client that hung up has no authority left to lend. */
+	pfd.fd = fd;
+	pfd.events = POLLRDHUP;
+	pfd.revents = 0;
+	if (poll(&pfd, 1, 0) == -1 ||
+	    (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL))) {
+		*why = "the client has gone";
+		return 1;
+	}
+	*uid = uc.uid;
+	*gid = uc.gid;
+	return 0;
 }

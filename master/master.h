@@ -96,6 +96,7 @@ int	 control_open(const char *path, gid_t gid);
 int	 control_listen_all(struct nops_conf *, gid_t);
 void	 control_close_all(void);
 void	 control_send_listeners(struct worker *);
+int	 control_peer(int, uid_t *, gid_t *, const char **);
 
 /* api.c */
 void	 api_dispatch_web(struct worker *, struct imsg *);

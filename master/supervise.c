@@ -326,8 +326,11 @@ supervise_dispatch(int fd, short event, void *arg)
 			imsg_free(&imsg);
 			return;
 		}
-		if (imsg.fd != -1) {
-			/* No worker passes descriptors to the master. */
+		if (imsg.fd != -1 && imsg.hdr.type != IMSG_WEB_REQUEST) {
+			/*
+			 * Only a control-socket request carries one: its
+			 * connection (api_dispatch_web checks and closes it).
+			 */
 			supervise_violation(w, "%s with a descriptor",
 			    imsg_to_str(imsg.hdr.type));
 			close(imsg.fd);

@@ -19,6 +19,7 @@
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,18 +232,28 @@ web_method(enum evhttp_cmd_type cmd)
 	}
 }
 
+/* The socket of a request's connection, or -1. */
+static int
+web_request_fd(struct evhttp_request *req)
+{
+	struct evhttp_connection	*conn;
+	struct bufferevent		*bev;
+
+	if (req == NULL ||
+	    (conn = evhttp_request_get_connection(req)) == NULL ||
+	    (bev = evhttp_connection_get_bufferevent(conn)) == NULL)
+		return -1;
+	return bufferevent_getfd(bev);
+}
+
 /* Who is on the other end of a control-socket connection. */
 static int
 web_peercred(struct evhttp_request *req, struct ucred *uc)
 {
-	struct evhttp_connection	*conn;
-	struct bufferevent		*bev;
 	socklen_t			 len = sizeof(*uc);
 	int				 fd;
 
-	if ((conn = evhttp_request_get_connection(req)) == NULL ||
-	    (bev = evhttp_connection_get_bufferevent(conn)) == NULL ||
-	    (fd = bufferevent_getfd(bev)) == -1)
+	if ((fd = web_request_fd(req)) == -1)
 		return -1;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, uc, &len) == -1) {
 		log_warn("SO_PEERCRED");
@@ -346,6 +357,8 @@ web_pending_new(void)
 /*
  * Send a request to the master.  A body with a secret (a login's
  * password) is zeroed once queued: msg_send() frees its buffer zeroed.
+ * A control-socket request carries its connection: the master believes
+ * only the socket itself (nopsd(8), CONTROL SOCKET), not what we say.
  */
 static void
 web_send(uint32_t id, struct web_rq *rq, int page, const char *method,
@@ -354,9 +367,19 @@ web_send(uint32_t id, struct web_rq *rq, int page, const char *method,
 {
 	struct wire_web_request	 q;
 	struct msgw		 m;
+	int			 fd = -1;
 
 	memset(&q, 0, sizeof(q));
 	q.peer = rq->wr_client.wc_peer;
+	if (q.peer == WEB_PEER_LOCAL) {
+		if ((fd = web_request_fd(rq->wr_req)) == -1 ||
+		    (fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) == -1) {
+			/* The client is gone: nobody to answer with authority. */
+			log_debug("request %u: its control connection is gone",
+			    id);
+			q.peer = WEB_PEER_TCP;
+		}
+	}
 	q.uid = rq->wr_client.wc_uid;
 	q.gid = rq->wr_client.wc_gid;
 	q.remote = rq->wr_client.wc_remote;
@@ -369,7 +392,8 @@ web_send(uint32_t id, struct web_rq *rq, int page, const char *method,
 	q.bodylen = bodylen;
 	msg_init(&m);
 	wire_put_web_request(&m, &q);
-	if (imsgev_send(&web_iev, &m, IMSG_WEB_REQUEST, id, -1) == -1)
+	/* The channel closes fd once it is sent. */
+	if (imsgev_send(&web_iev, &m, IMSG_WEB_REQUEST, id, fd) == -1)
 		fatal("IMSG_WEB_REQUEST");
 }
 
@@ -780,6 +804,44 @@ webworker_test_init(int fd)
 	web_dispatch_master(fd, 0, NULL);	/* arms the channel's event */
 }
 
+#ifdef NOPS_TEST_HOOKS
+/*
+ * "forged-admin": a compromised webworker's forgery, one request that
+ * claims to come from root on the control socket (POST /api/v1/log,
+ * which only an admin may make); ":fd" sends a socket that is not a
+ * control connection with it (our own channel).  The master must refuse
+ * it as a violation (api_control_peer).
+ */
+static void
+web_testhooks(const struct worker_init *wi)
+{
+	struct wire_web_request	 q;
+	struct msgw		 m;
+	const char		*body = "{\"verbose\": false}";
+	int			 fd = -1;
+
+	if (!proc_testhook(wi, "forged-admin"))
+		return;
+	if (strcmp(wi->wi_testhook, "forged-admin:fd") == 0 &&
+	    (fd = fcntl(PROC_CHILD_FD, F_DUPFD_CLOEXEC, 0)) == -1)
+		fatal("test hook: dup");
+	log_info("test hook: sending a forged control-socket request%s",
+	    fd != -1 ? " with a socket" : "");
+	memset(&q, 0, sizeof(q));
+	q.peer = WEB_PEER_LOCAL;	/* and uid 0: root, it claims */
+	q.remote = "local";
+	q.method = "POST";
+	q.target = "/api/v1/log";
+	q.ctype = "application/json";
+	q.body = body;
+	q.bodylen = strlen(body);
+	msg_init(&m);
+	wire_put_web_request(&m, &q);
+	if (imsgev_send(&web_iev, &m, IMSG_WEB_REQUEST, 1, fd) == -1)
+		fatal("test hook: IMSG_WEB_REQUEST");
+}
+#endif
+
 static struct worker_init web_wi;
 
 /* As root, after IMSG_INIT: OpenSSL reads its configuration now. */
@@ -804,6 +866,7 @@ webworker_run(struct proc_ctx *pc)
 	imsgev_compose(&web_iev, IMSG_WORKER_READY, 0, -1, NULL, 0);
 #ifdef NOPS_TEST_HOOKS
 	proc_worker_testhooks(&web_wi, &web_iev);
+	web_testhooks(&web_wi);
 #endif
 	/* Messages that arrived with IMSG_INIT are handled first. */
 	web_dispatch_master(PROC_CHILD_FD, 0, NULL);
