@@ -369,6 +369,7 @@ out:
 struct auth_rl_slot {
 	char		 rs_key[96];	/* "u:" user or "a:" address */
 	time_t		 rs_start;
+	time_t		 rs_last;	/* the last failure */
 	int		 rs_count;
 };
 
@@ -442,6 +443,7 @@ auth_rl_fail(struct auth_rl *rl, const char *key, time_t now)
 			s->rs_count = 0;
 		}
 		s->rs_count++;
+		s->rs_last = now;
 		return;
 	}
 	for (i = 0; i < rl->rl_n; i++) {
@@ -455,5 +457,22 @@ auth_rl_fail(struct auth_rl *rl, const char *key, time_t now)
 		s = old;
 	strlcpy(s->rs_key, key, sizeof(s->rs_key));
 	s->rs_start = now;
+	s->rs_last = now;
 	s->rs_count = 1;
+}
+
+int
+auth_rl_count(struct auth_rl *rl, const char *key, time_t now, time_t *end,
+    time_t *last)
+{
+	struct auth_rl_slot	*s;
+
+	if ((s = auth_rl_find(rl, key)) == NULL ||
+	    now - s->rs_start >= rl->rl_window || now < s->rs_start)
+		return 0;
+	if (end != NULL)
+		*end = s->rs_start + rl->rl_window;
+	if (last != NULL)
+		*last = s->rs_last;
+	return s->rs_count;
 }

@@ -29,12 +29,16 @@
 #define AUTH_BOOTSTRAP_MIN	32
 #define AUTH_BOOTSTRAP_MAX	256
 
-/* Login failures before 429, and the window they are counted in. */
+/*
+ * Login throttling (auth_throttle.c, nopsd.8): failures counted per
+ * source address (an IPv6 /64) and per user name in a window; the brake
+ * is on while all sources together failed this often in a minute.
+ */
 #define AUTH_RL_FAILS		5
 #define AUTH_RL_WINDOW		300
-/* Failures of all clients together: bounds the master's bcrypt time. */
 #define AUTH_RL_GLOBAL_FAILS	60
 #define AUTH_RL_GLOBAL_WINDOW	60
+#define AUTH_RL_BRAKE_SPACING	30	/* s between tries of a failed source */
 #define AUTH_RL_SLOTS		4096
 
 
@@ -92,6 +96,24 @@ void		 auth_rl_free(struct auth_rl *);
 /* 0 if key may try now, else the seconds until it may. */
 int		 auth_rl_check(struct auth_rl *, const char *key, time_t now);
 void		 auth_rl_fail(struct auth_rl *, const char *key, time_t now);
+/* Failures of key in its window now (0: none); its end, the last one. */
+int		 auth_rl_count(struct auth_rl *, const char *key, time_t now,
+		    time_t *end, time_t *last);
+
+/* auth_throttle.c: the login policy on top of it. */
+struct log_flood;
+void		 auth_throttle_shutdown(void);
+/*
+ * Before bcrypt: 0 if the attempt may go on, else the seconds to wait
+ * (429).  remote is "address:port"; user NULL for an unknown name.
+ */
+int		 auth_throttle_check(const char *remote, const char *user,
+		    time_t now);
+void		 auth_throttle_failed(const char *remote, const char *user,
+		    time_t now);
+/* "a:<address>" or "a:<prefix>/64", the source the limits count. */
+void		 auth_throttle_source(const char *remote, char *key,
+		    size_t keylen);
 
 /* auth_api.c: the master's side. */
 struct store;

@@ -13,12 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <time.h>
 
 #include <jansson.h>
 #include <sqlite3.h>
 
 #include "log.h"
+#include "logflood.h"
 #include "nops.h"
 #include "nopsd.h"
 #include "store.h"
@@ -42,26 +44,16 @@
 static const char auth_dummy_hash[] =
     "$2b$12$1kRwYI2eGayip8e5EzskNO6Va75DNRIrJHADKi5qOLuChd19erx16";
 
-/* Failed logins per user, per address, and of everyone together. */
-static struct auth_rl	*rl_user, *rl_addr, *rl_all;
+/* Failed and refused logins come in floods: logged coalesced. */
+static struct log_flood	 auth_fail_flood =
+			    LOG_FLOOD_INITIALIZER("failed logins", LOG_INFO);
+static struct log_flood	 auth_refuse_flood =
+			    LOG_FLOOD_INITIALIZER("throttled logins", LOG_INFO);
 
 void
 auth_login_shutdown(void)
 {
-	auth_rl_free(rl_user);
-	auth_rl_free(rl_addr);
-	auth_rl_free(rl_all);
-	rl_user = rl_addr = rl_all = NULL;
-}
-
-static void
-auth_rl_init(void)
-{
-	if (rl_user != NULL)
-		return;
-	rl_user = auth_rl_new(AUTH_RL_SLOTS, AUTH_RL_FAILS, AUTH_RL_WINDOW);
-	rl_addr = auth_rl_new(AUTH_RL_SLOTS, AUTH_RL_FAILS, AUTH_RL_WINDOW);
-	rl_all = auth_rl_new(1, AUTH_RL_GLOBAL_FAILS, AUTH_RL_GLOBAL_WINDOW);
+	auth_throttle_shutdown();
 }
 
 /* Login, logout, session. */
@@ -202,12 +194,12 @@ api_login(struct api_req *req, struct api_resp *resp)
 	const struct nops_conf	*conf = auth_conf();
 	json_t			*body, *ju, *jp;
 	const char		*user, *pw, *hash = NULL;
-	char			 ukey[NOPS_NAME_MAX + 3], akey[WEB_REMOTE_MAX + 3];
+	char			 akey[WEB_REMOTE_MAX + 8];
 	char			 addr[WEB_REMOTE_MAX + 8], retry[16];
 	char			 sid[AUTH_SECRET_B64 + 1], detail[160], target[80];
 	size_t			 pwlen;
 	time_t			 now = time(NULL), expires;
-	int			 wait, w, known, good;
+	int			 wait, known, good;
 
 	if ((body = api_json_body(req, resp)) == NULL)
 		return;
@@ -229,24 +221,19 @@ api_login(struct api_req *req, struct api_resp *resp)
 	known = config_check_username(user) == NULL &&
 	    strlen(user) <= AUTH_USER_NAME_MAX &&
 	    (hash = auth_users_hash(auth_users(), user)) != NULL;
-	snprintf(ukey, sizeof(ukey), "u:%s", known ? user : "?");
 	auth_addr_key(req->ar_remote, akey, sizeof(akey));
 	strlcpy(addr, akey + 2, sizeof(addr));
 
 	/* Before bcrypt: a refused attempt costs the master nothing. */
-	auth_rl_init();
-	wait = auth_rl_check(rl_addr, akey, now);
-	if (known && (w = auth_rl_check(rl_user, ukey, now)) > wait)
-		wait = w;
-	if ((w = auth_rl_check(rl_all, "*", now)) > wait)
-		wait = w;
+	wait = auth_throttle_check(req->ar_remote, known ? user : NULL,
+	    now);
 	if (wait > 0) {
 		snprintf(retry, sizeof(retry), "%d", wait);
 		api_add_header(resp, "Retry-After", retry);
 		api_error(resp, 429, "queue_full", "too many failed logins; "
 		    "try again in %d seconds", wait);
-		log_info("login from %s refused: rate limited for %d s",
-		    addr, wait);
+		log_flood(&auth_refuse_flood, "login from %s refused: "
+		    "throttled for %d s", addr, wait);
 		goto out;
 	}
 	if (!known)
@@ -256,18 +243,16 @@ api_login(struct api_req *req, struct api_resp *resp)
 	/* jansson frees its copy of the password without wiping it. */
 	explicit_bzero((char *)(uintptr_t)pw, pwlen);
 	if (!good) {
-		auth_rl_fail(rl_addr, akey, now);
-		if (known)
-			auth_rl_fail(rl_user, ukey, now);
-		auth_rl_fail(rl_all, "*", now);
+		auth_throttle_failed(req->ar_remote, known ? user : NULL,
+		    now);
 		/* An unknown name may be a password typed in the wrong box. */
 		snprintf(target, sizeof(target), "user/%s", known ? user :
 		    "?");
 		snprintf(detail, sizeof(detail), "from %s: %s", addr,
 		    known ? "wrong password" : "unknown user name");
 		auth_audit("anonymous", "auth.login_failed", target, detail);
-		log_info("failed login for %s from %s", known ? user :
-		    "an unknown user name", addr);
+		log_flood(&auth_fail_flood, "failed login for %s from %s",
+		    known ? user : "an unknown user name", addr);
 		api_error(resp, 401, "unauthorized", "wrong user name or "
 		    "password");
 		goto out;

@@ -25,6 +25,7 @@
 #include <sqlite3.h>
 
 #include "log.h"
+#include "logflood.h"
 #include "nops.h"
 #include "nopsd.h"
 #include "master.h"
@@ -161,6 +162,8 @@ metrics_configure(const struct nops_conf *conf)
 {
 	char	 err[512];
 
+	/* Coalesced logs end their windows on time (logflood.h). */
+	log_flood_timer(nopsd_env->n_base);
 	if (metrics_token != NULL)
 		freezero(metrics_token, metrics_tokenlen + 1);
 	metrics_token = NULL;
@@ -196,11 +199,12 @@ metrics_iso_time(const char *s)
 static void
 metrics_process(struct metrics_out *mo)
 {
-	struct nopsd	*env = nopsd_env;
-	struct worker	*w;
-	enum nops_proc	 id;
-	char		 code[8];
-	int		 status;
+	struct nopsd		*env = nopsd_env;
+	struct worker		*w;
+	struct log_flood	*lf;
+	enum nops_proc		 id;
+	char			 code[8];
+	int			 status;
 
 	metrics_family(mo, "nops_build_info", "gauge",
 	    "Always 1; the version of nopsd as a label.");
@@ -245,6 +249,19 @@ metrics_process(struct metrics_out *mo)
 		metrics_sample(mo, "nops_http_requests_total",
 		    (int64_t)metrics_http[status], "code", code, NULL);
 	}
+
+	metrics_family(mo, "nops_log_events_total", "counter",
+	    "Events of kinds that are logged coalesced (rejected webhooks, "
+	    "failed and throttled logins), each counted.");
+	for (lf = log_flood_first(); lf != NULL; lf = lf->lf_next)
+		metrics_sample(mo, "nops_log_events_total",
+		    (int64_t)lf->lf_total, "what", lf->lf_what, NULL);
+	metrics_family(mo, "nops_log_suppressed_total", "counter",
+	    "Lines of those events not logged one by one (summed up in the "
+	    "log every 10 s instead).");
+	for (lf = log_flood_first(); lf != NULL; lf = lf->lf_next)
+		metrics_sample(mo, "nops_log_suppressed_total",
+		    (int64_t)lf->lf_suppressed, "what", lf->lf_what, NULL);
 }
 
 static void

@@ -29,12 +29,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
 #include "log.h"
+#include "logflood.h"
 #include "nops.h"
 #include "nopsd.h"
 #include "master.h"
@@ -62,6 +64,10 @@ TAILQ_HEAD(whrepos, whrepo);
 
 static struct whrepos	 wh_repos = TAILQ_HEAD_INITIALIZER(wh_repos);
 static struct webhook_seen	*wh_seen;
+/* A client may send thousands of bad deliveries: logged coalesced. */
+static struct log_flood		 webhook_flood =
+				    LOG_FLOOD_INITIALIZER("rejected webhooks",
+				    LOG_WARNING);
 
 int
 web_secret_read(const char *path, size_t max, uint8_t **buf, size_t *len,
@@ -248,8 +254,8 @@ webhook_post(struct api_req *req, struct api_resp *resp)
 	v = webhook_verify(&wr, wh->wh_secret, wh->wh_secretlen, &why);
 	if (v != WEBHOOK_VALID) {
 		wh->wh_rejected++;
-		log_warnx("webhook from %s for %s rejected: %s",
-		    req->ar_remote, name, why);
+		log_flood(&webhook_flood, "webhook from %s for %s rejected: "
+		    "%s", req->ar_remote, name, why);
 		switch (v) {
 		case WEBHOOK_UNSIGNED:
 			api_error(resp, 401, "unauthorized", "%s", why);
@@ -265,8 +271,8 @@ webhook_post(struct api_req *req, struct api_resp *resp)
 	}
 	if (webhook_delivery(&wr, &id) == -1) {
 		wh->wh_rejected++;
-		log_warnx("webhook from %s for %s rejected: malformed delivery "
-		    "id", req->ar_remote, name);
+		log_flood(&webhook_flood, "webhook from %s for %s rejected: "
+		    "malformed delivery id", req->ar_remote, name);
 		api_error(resp, 400, "bad_request", "malformed delivery id "
 		    "(1 to %d of A-Z a-z 0-9 - _ .)", WEBHOOK_DELIVERY_MAX);
 		return;

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <syslog.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -45,7 +46,7 @@
 #include "web.h"
 
 static struct log_flood	 web_edge_flood =
-			    LOG_FLOOD_INITIALIZER("refused requests");
+			    LOG_FLOOD_INITIALIZER("refused requests", LOG_WARNING);
 
 /* The methods we serve (as web_method() in webworker.c). */
 static const struct {

@@ -7,6 +7,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import socket
 import sys
 import time
@@ -255,6 +256,60 @@ def case_host(w, port2):
     ok("host: the control socket is not checked", st == 200, st)
 
 
+def login(port, src, user, password):
+    body = json.dumps({"username": user, "password": password}).encode()
+    r = exchange(port, b"POST /api/v1/login HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                 b"Content-Type: application/json\r\nConnection: close\r\n"
+                 b"Content-Length: %d\r\n\r\n" % len(body) + body, src)
+    return status_of(r or b""), headers_of(r or b"")
+
+
+def case_login(w):
+    # 14 addresses try alice's password 5 times each.  The first fails 5
+    # times; then alice's name is under attack and each other address,
+    # once it has failed, waits: one guess per address, not five.
+    codes = []
+    for i in range(14):
+        for _ in range(5):
+            codes.append(login(w.port, "127.0.3.%d" % (i + 1), "alice",
+                               "wrong")[0])
+    want = [401] * 5 + ([401] + [429] * 4) * 13
+    ok("lockout: alice under attack from 14 addresses: 5 guesses from the "
+       "first, then one from each other", codes == want, codes)
+    # 60 more addresses fail once each (unknown names): the brake is on.
+    for i in range(60):
+        login(w.port, "127.0.5.%d" % (i + 1), "nobody%d" % i, "wrong")
+    st, h = login(w.port, "127.0.3.1", "alice", "wrong")
+    ok("lockout: an address with 5 failures is refused (429, "
+       "Retry-After)", st == 429 and "retry-after" in h, (st, h))
+    st, _ = login(w.port, "127.0.3.1", "alice", webenv.USERS["alice"])
+    ok("lockout: ... even with the right password", st == 429, st)
+    st, _ = login(w.port, "127.0.0.2", "alice", webenv.USERS["alice"])
+    ok("lockout: alice with the right password from an address that has "
+       "not failed logs in, though her name is under attack and the brake "
+       "is on", st == 200, st)
+    st, _ = login(w.port, "127.0.0.5", "rita", webenv.USERS["rita"])
+    ok("lockout: another user from a fresh address logs in", st == 200, st)
+    st, _ = login(w.port, "127.0.4.1", "rita", "wrong")
+    ok("lockout: under the brake, a new address still gets its try (401)",
+       st == 401, st)
+    st, h = login(w.port, "127.0.4.1", "rita", webenv.USERS["rita"])
+    ok("lockout: and then waits its turn (429, Retry-After at most 30 s)",
+       st == 429 and 0 < int(h.get("retry-after", "0")) <= 30, (st, h))
+    log = w.nops.logtext()
+    n = log.count("failed login for")
+    ok("lockout: 79 failed logins made %d log lines (coalesced)" % n,
+       n <= 15, n)
+    st, text = w.local("GET", "/metrics")
+    m = re.search(r'nops_log_events_total\{what="failed logins"\} (\d+)',
+                  text)
+    s = re.search(r'nops_log_suppressed_total\{what="failed logins"\} '
+                  r'(\d+)', text)
+    ok("lockout: /metrics counts every failed login and the lines held "
+       "back", m and int(m.group(1)) == 79 and s and int(s.group(1)) > 0,
+       (m and m.group(0), s and s.group(0)))
+
+
 def idle_open(port, src, n):
     socks = []
     for i in range(n):
@@ -324,6 +379,7 @@ def main():
         case_framing(w)
         case_host(w, port2)
         case_idle_flood(w)
+        case_login(w)
         alive, why = w.alive()
         ok("after all of it the webworker never restarted", alive, why)
         # The summary comes when the window ends (10 s).

@@ -422,6 +422,68 @@ test_ratelimit(void)
 	TEST_END();
 }
 
+/* The login policy (auth_throttle.c): only sources that failed wait. */
+static void
+test_throttle(void)
+{
+	char	 a[64], b[64];
+	int	 i;
+
+	TEST_BEGIN("throttle: a source with 5 failures waits, another not");
+	for (i = 0; i < 5; i++) {
+		CHECK(auth_throttle_check("10.0.0.1:5000", "alice",
+		    1000 + i) == 0);
+		auth_throttle_failed("10.0.0.1:5000", "alice", 1000 + i);
+	}
+	CHECK(auth_throttle_check("10.0.0.1:6000", "alice", 1010) == 290);
+	CHECK(auth_throttle_check("10.0.0.1:6000", "bob", 1010) == 290);
+	CHECK(auth_throttle_check("10.0.0.2:5000", "alice", 1010) == 0);
+	TEST_END();
+
+	TEST_BEGIN("throttle: a name under attack is not locked out");
+	/* alice has 5 failures now (above): a source that failed waits. */
+	auth_throttle_failed("10.0.1.1:1", "bob", 1011);
+	CHECK(auth_throttle_check("10.0.1.1:1", "bob", 1012) == 0);
+	CHECK(auth_throttle_check("10.0.1.1:1", "alice", 1012) == 299);
+	/* A source that never failed still tries, even for alice. */
+	CHECK(auth_throttle_check("10.0.1.2:1", "alice", 1012) == 0);
+	TEST_END();
+
+	TEST_BEGIN("throttle: the brake spaces failed sources, not others");
+	for (i = 0; i < AUTH_RL_GLOBAL_FAILS; i++) {
+		snprintf(a, sizeof(a), "10.1.%d.%d:80", i / 200, i % 200);
+		auth_throttle_failed(a, NULL, 2000);
+	}
+	CHECK(auth_throttle_check("10.1.0.7:81", "carol", 2010) ==
+	    AUTH_RL_BRAKE_SPACING - 10);
+	CHECK(auth_throttle_check("10.1.0.7:81", "carol", 2000 +
+	    AUTH_RL_BRAKE_SPACING) == 0);
+	CHECK(auth_throttle_check("10.2.0.1:81", "carol", 2010) == 0);
+	TEST_END();
+
+	TEST_BEGIN("throttle: unknown names share one entry");
+	for (i = 0; i < 5; i++) {
+		snprintf(a, sizeof(a), "10.3.0.%d:1", i);
+		auth_throttle_failed(a, NULL, 3000);
+	}
+	/* 10.3.0.0 failed once, for an unknown name: "?" is under attack. */
+	CHECK(auth_throttle_check("10.3.0.0:1", NULL, 3001) > 0);
+	CHECK(auth_throttle_check("10.3.0.0:1", "dave", 3001) == 0);
+	TEST_END();
+
+	TEST_BEGIN("throttle: an IPv6 source is its /64");
+	auth_throttle_source("[2001:db8:1:2::5]:443", a, sizeof(a));
+	auth_throttle_source("[2001:db8:1:2:ffff::9]:80", b, sizeof(b));
+	CHECK(strcmp(a, b) == 0);
+	CHECK(strcmp(a, "a:2001:db8:1:2::/64") == 0);
+	auth_throttle_source("[2001:db8:1:3::5]:443", b, sizeof(b));
+	CHECK(strcmp(a, b) != 0);
+	auth_throttle_source("192.0.2.7:443", a, sizeof(a));
+	CHECK(strcmp(a, "a:192.0.2.7") == 0);
+	auth_throttle_shutdown();
+	TEST_END();
+}
+
 int
 main(void)
 {
@@ -439,6 +501,7 @@ main(void)
 	test_headers();
 	test_secret_file();
 	test_ratelimit();
+	test_throttle();
 	snprintf(path, sizeof(path), "%s/users", tdir);
 	unlink(path);
 	rmdir(tdir);
