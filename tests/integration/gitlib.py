@@ -36,6 +36,33 @@ def ok(name, cond, detail=""):
     return cond
 
 
+def skip(name, why):
+    """A case that cannot run here: counted as skipped, with why."""
+    print("ok - %s # SKIP %s" % (name, why), flush=True)
+
+
+def test_hooks_built():
+    """nopsd was configured with --enable-test-hooks (its build tree's
+    config.h says so)."""
+    conf = os.path.join(os.path.dirname(NOPSD), "..", "config.h")
+    try:
+        with open(conf) as f:
+            return "\n#define NOPS_TEST_HOOKS 1\n" in "\n" + f.read()
+    except OSError:
+        return False
+
+
+NO_TEST_HOOKS = "needs a build with --enable-test-hooks"
+
+
+def need_test_hooks(name):
+    """Without the test hooks, report name as one skipped case and end
+    the test."""
+    if not test_hooks_built():
+        skip(name, NO_TEST_HOOKS)
+        sys.exit(0)
+
+
 def wait_until(fn, timeout=10.0, step=0.1):
     end = time.monotonic() + timeout
     while True:

@@ -37,6 +37,21 @@ check() {
 	if "$@" >/dev/null 2>&1; then ok "$name"; else notok "$name"; return 1; fi
 }
 
+# test_hooks_built: nopsd was configured with --enable-test-hooks (its
+# build tree's config.h says so).
+test_hooks_built() {
+	grep -q '^#define NOPS_TEST_HOOKS 1' "$(dirname "$NOPSD")/../config.h" \
+	    2>/dev/null
+}
+
+# need_test_hooks NAME: without the test hooks, report NAME as one skipped
+# case, with the reason, and end the test.
+need_test_hooks() {
+	test_hooks_built && return 0
+	echo "ok - $1 # SKIP needs a build with --enable-test-hooks"
+	exit 0
+}
+
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }

@@ -371,9 +371,15 @@ def identities(s):
 def case_matrix(s):
     who = identities(s)
     rows = matrix(s)
+    pats = route_tables()
+    if not gitlib.test_hooks_built():
+        # The test-only routes are not built: nothing to check of them.
+        gitlib.skip("matrix: the test-only routes (/api/v1/debug/...)",
+                    gitlib.NO_TEST_HOOKS)
+        rows = [r for r in rows if not r[2].startswith("/api/v1/debug/")]
+        pats = {p for p in pats if not p[1].startswith("/api/v1/debug/")}
 
     # Every route the master answers is in the matrix.
-    pats = route_tables()
     missing = []
     for method, pat in sorted(pats):
         rx = "^" + re.escape(pat).replace(r"\*", "[^/]+") + "$"

@@ -10,12 +10,17 @@ if ! start_daemon "$T/nops.conf"; then
 fi
 ok "daemon starts"
 
-out=$(ctl status)
-n=0
-for w in gitworker nomadworker webworker; do
-	echo "$out" | grep -Eq "^$w +[0-9]+ +running" && n=$((n + 1))
-done
-check "status lists three running workers" [ "$n" -eq 3 ]
+# The control socket answers once the webworker is up; the other two may
+# still be starting (not yet IMSG_WORKER_READY).
+three_running() {
+	out=$(ctl status)
+	n=0
+	for w in gitworker nomadworker webworker; do
+		echo "$out" | grep -Eq "^$w +[0-9]+ +running" && n=$((n + 1))
+	done
+	[ "$n" -eq 3 ]
+}
+check "status lists three running workers" wait_for 10 three_running
 
 for w in gitworker nomadworker webworker; do
 	pid=$(worker_field $w pid)

@@ -16,13 +16,11 @@ import json
 import select
 import os
 import re
-import shutil
 import signal
 import socket
 import ssl
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
@@ -32,50 +30,29 @@ NOMADSIM = os.path.join(SRCDIR, "tests", "nomadsim", "nomadsim")
 NOPSD = os.environ["NOPSD"]
 TOKEN = "4b6f0c8e-3d2a-4e51-9a7b-1c2d3e4f5a6b"
 
-failures = 0
-started = []            # Popen objects of processes this test started
-T = tempfile.mkdtemp(prefix="nops-test.")
-os.chmod(T, 0o711)
+sys.path.insert(0, HERE)
+import gitlib  # noqa: E402
+from gitlib import free_port  # noqa: E402
+
+gitlib.need_test_hooks("the Nomad client through POST /api/v1/debug/nomad")
+
+# The one harness (gitlib): its directory, and the processes this test
+# starts, stopped by pid when it ends.
+env = gitlib.Env()
+T = env.dir
+started = env.procs
 
 
 def ok(name):
-    print("ok - %s" % name, flush=True)
+    gitlib.ok(name, True)
 
 
 def notok(name, why=""):
-    global failures
-    failures += 1
-    why = str(why).replace("\n", " ")[:600] if why else ""
-    print("not ok - %s%s" % (name, " # " + why if why else ""), flush=True)
+    gitlib.ok(name, False, why)
 
 
 def check(name, cond, why=""):
-    if cond:
-        ok(name)
-    else:
-        notok(name, why)
-    return cond
-
-
-def cleanup():
-    for p in reversed(started):
-        if p.poll() is None:
-            p.send_signal(signal.SIGTERM)
-    for p in reversed(started):
-        try:
-            p.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-    shutil.rmtree(T, ignore_errors=True)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    return gitlib.ok(name, cond, why)
 
 
 class UnixConn(http.client.HTTPConnection):
@@ -749,12 +726,12 @@ if __name__ == "__main__":
         traceback.print_exc()
         notok("test aborted", repr(e))
     finally:
-        if failures:
+        if gitlib.failures:
             try:
                 with open(os.path.join(T, "nopsd.log")) as f:
                     lines = f.readlines()[-60:]
                 sys.stdout.write("".join("# " + ln for ln in lines))
             except OSError:
                 pass
-        cleanup()
-    sys.exit(1 if failures else 0)
+        env.cleanup()
+    sys.exit(1 if gitlib.failures else 0)

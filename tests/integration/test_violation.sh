@@ -2,6 +2,7 @@
 # A worker that breaks protocol or its sandbox is killed and restarted;
 # the master lives.  Needs a build with --enable-test-hooks.
 . "$(dirname "$0")/lib.sh"
+need_test_hooks "protocol and sandbox violations (fault hooks)"
 
 # hook_case WORKER HOOK EXPECTED-LAST-EXIT
 hook_case() {
