@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -62,6 +63,8 @@ struct worker workers[PROC_MAX] = {
 
 static void	 supervise_dispatch(int, short, void *);
 static void	 supervise_restart_cb(int, short, void *);
+static void	 supervise_log_start(struct worker *, int);
+static void	 supervise_log_read(int, short, void *);
 static void	 supervise_exited(struct worker *, int status);
 
 #define FOREACH_WORKER(w) \
@@ -127,22 +130,116 @@ worker_exec(const char *title, int debug, int verbose)
 	fatal("execv /proc/self/exe for %s", title);
 }
 
+/*
+ * A worker's log: its standard output and error are a pipe only the
+ * master reads.  Each line is logged labelled with the worker's name and
+ * escaped (log_relay()), so a worker cannot write a line that passes for
+ * the master's own.  The reader outlives the worker until end of file.
+ */
+#define WORKER_LOG_LINE	1024
+
+struct worker_log {
+	const char	*wl_title;
+	int		 wl_fd;
+	struct event	*wl_ev;
+	size_t		 wl_len;
+	char		 wl_buf[WORKER_LOG_LINE];
+};
+
+static void
+supervise_log_line(struct worker_log *wl, const char *line, size_t len)
+{
+	int	 pri = LOG_INFO;
+
+	/* "<N>" from log.c; a worker may lie about it, never about who. */
+	if (len >= 3 && line[0] == '<' && line[1] >= '0' && line[1] <= '7' &&
+	    line[2] == '>') {
+		pri = line[1] - '0';
+		line += 3;
+		len -= 3;
+	}
+	log_relay(pri, wl->wl_title, line, len);
+}
+
+static void
+supervise_log_read(int fd, short event, void *arg)
+{
+	struct worker_log	*wl = arg;
+	char			*nl;
+	ssize_t			 n;
+	size_t			 used;
+
+	n = read(wl->wl_fd, wl->wl_buf + wl->wl_len,
+	    sizeof(wl->wl_buf) - wl->wl_len);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n > 0) {
+		wl->wl_len += (size_t)n;
+		for (;;) {
+			nl = memchr(wl->wl_buf, '\n', wl->wl_len);
+			if (nl == NULL && wl->wl_len < sizeof(wl->wl_buf))
+				break;
+			/* A line too long for the buffer is cut in pieces. */
+			used = nl != NULL ? (size_t)(nl - wl->wl_buf) :
+			    wl->wl_len;
+			supervise_log_line(wl, wl->wl_buf, used);
+			if (nl != NULL)
+				used++;
+			memmove(wl->wl_buf, wl->wl_buf + used,
+			    wl->wl_len - used);
+			wl->wl_len -= used;
+		}
+		return;
+	}
+	/* End of file (every copy closed) or an error: the rest, then done. */
+	if (wl->wl_len > 0)
+		supervise_log_line(wl, wl->wl_buf, wl->wl_len);
+	event_free(wl->wl_ev);
+	close(wl->wl_fd);
+	free(wl);
+}
+
+static void
+supervise_log_start(struct worker *w, int fd)
+{
+	struct worker_log	*wl;
+
+	if ((wl = calloc(1, sizeof(*wl))) == NULL)
+		fatal("calloc");
+	wl->wl_title = w->w_title;
+	wl->wl_fd = fd;
+	wl->wl_ev = event_new(nopsd_env->n_base, fd, EV_READ | EV_PERSIST,
+	    supervise_log_read, wl);
+	if (wl->wl_ev == NULL || event_add(wl->wl_ev, NULL) == -1)
+		fatal("event for the log of %s", w->w_title);
+}
+
 void
 supervise_start(struct worker *w)
 {
 	struct worker_init wi;
-	int		 sp[2];
+	int		 sp[2], lp[2], nullfd;
 	pid_t		 pid;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    PF_UNSPEC, sp) == -1)
 		fatal("socketpair for %s", w->w_title);
+	if (pipe2(lp, O_CLOEXEC) == -1)
+		fatal("pipe for the log of %s", w->w_title);
 
 	switch (pid = fork()) {
 	case -1:
 		fatal("fork %s", w->w_title);
 	case 0:
-		/* Child: its end on fd 3, nothing else inherited. */
+		/*
+		 * Child: no input, output and errors to the log pipe, its end
+		 * of the channel on fd 3, nothing else inherited.
+		 */
+		if ((nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1 ||
+		    dup2(nullfd, STDIN_FILENO) == -1 ||
+		    dup2(lp[1], STDOUT_FILENO) == -1 ||
+		    dup2(lp[1], STDERR_FILENO) == -1)
+			fatal("standard descriptors of %s", w->w_title);
 		if (sp[1] == PROC_CHILD_FD) {
 			if (fcntl(sp[1], F_SETFD, 0) == -1)
 				fatal("fcntl");
@@ -155,6 +252,10 @@ supervise_start(struct worker *w)
 	}
 
 	close(sp[1]);
+	close(lp[1]);
+	if (fcntl(lp[0], F_SETFL, O_NONBLOCK) == -1)
+		fatal("fcntl");
+	supervise_log_start(w, lp[0]);
 	w->w_pid = pid;
 	w->w_running = 1;
 	w->w_ready = 0;

@@ -18,6 +18,7 @@
 
 static int	 log_debugging;
 static int	 log_verbose;
+static int	 log_toparent;	/* a worker: lines to the master's pipe */
 static const char *log_procname;
 
 void
@@ -30,6 +31,47 @@ log_init(int foreground, int facility)
 	if (!log_debugging)
 		openlog(__progname, LOG_PID | LOG_NDELAY, facility);
 	tzset();
+}
+
+/*
+ * A worker logs only to its standard error, a pipe the master reads and
+ * labels with the worker's name (supervise.c): "<pri>message" per line,
+ * no name of its own, never syslog nor the master's stream directly.
+ */
+void
+log_init_parent(void)
+{
+	log_debugging = 1;
+	log_toparent = 1;
+	tzset();
+}
+
+/*
+ * The master logs a line a worker wrote: labelled with the name the
+ * master knows the worker by, control characters escaped so the line
+ * stays one line and cannot pass for the master's own.
+ */
+void
+log_relay(int pri, const char *label, const char *line, size_t len)
+{
+	char	 buf[4096];
+	size_t	 i, n = 0;
+
+	for (i = 0; i < len && n + 5 < sizeof(buf); i++) {
+		unsigned char	 c = (unsigned char)line[i];
+
+		if (c < 0x20 || c == 0x7f || c == '\\') {
+			snprintf(buf + n, sizeof(buf) - n, "\\x%02x", c);
+			n += 4;
+		} else
+			buf[n++] = (char)c;
+	}
+	buf[n] = '\0';
+	if (log_debugging) {
+		fprintf(stderr, "%s: %s\n", label, buf);
+		fflush(stderr);
+	} else
+		syslog(pri, "%s: %s", label, buf);
 }
 
 void
@@ -73,7 +115,9 @@ vlog(int pri, const char *fmt, va_list ap)
 		for (char *p = buf; *p != '\0'; p++)
 			if ((unsigned char)*p < 0x20 && *p != '\t')
 				*p = '?';
-		if (log_procname != NULL)
+		if (log_toparent)
+			fprintf(stderr, "<%d>%s\n", LOG_PRI(pri), buf);
+		else if (log_procname != NULL)
 			fprintf(stderr, "%s: %s\n", log_procname, buf);
 		else
 			fprintf(stderr, "%s\n", buf);

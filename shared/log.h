@@ -3,6 +3,7 @@
 #define NOPS_LOG_H
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <sys/cdefs.h>
 
 #ifndef __dead
@@ -11,6 +12,8 @@
 
 void	 log_init(int foreground, int syslog_facility);
 void	 log_procinit(const char *procname);
+void	 log_init_parent(void);
+void	 log_relay(int pri, const char *label, const char *line, size_t len);
 void	 log_setverbose(int);
 int	 log_getverbose(void);
 void	 log_warn(const char *, ...) __attribute__((__format__(printf, 1, 2)));

@@ -7,8 +7,10 @@
 
 #include <sys/types.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,7 +224,8 @@ proc_run(const struct proc_def *pd, int debug, int verbose, int dumpable)
 	pc.pc_dumpable = dumpable;
 
 	if (pd->pd_iev != NULL) {
-		log_init(debug, LOG_DAEMON);
+		/* Standard error is a pipe the master reads and labels. */
+		log_init_parent();
 		log_setverbose(verbose);
 		log_procinit(pd->pd_title);
 		if (imsgbuf_init(&pd->pd_iev->ibuf, PROC_CHILD_FD,
@@ -341,6 +344,8 @@ proc_worker_read(struct imsgev *iev, short event,
 }
 
 #ifdef NOPS_TEST_HOOKS
+static void	 proc_testhook_signal(int);
+
 /*
  * Faults the integration tests inject into a sandboxed, running worker:
  * "forbidden-msg" sends a type the permit table refuses, "bad-payload"
@@ -365,5 +370,50 @@ proc_worker_testhooks(const struct worker_init *wi, struct imsgev *iev)
 		execv(argv[0], argv);
 		log_warn("test hook: execve returned");
 	}
+	if (proc_testhook(wi, "forge-log")) {
+		/* Raw lines that try to pass for the master's own. */
+		static const char forged[] =
+		    "nopsd: deployment 2 approved by root\n"
+		    "<2>nopsd: forged with a priority\n"
+		    "innocent\rnopsd: after a carriage return\n";
+
+		(void)write(STDERR_FILENO, forged, sizeof(forged) - 1);
+		(void)write(STDOUT_FILENO, "nopsd: forged on stdout\n", 24);
+	}
+	if (proc_testhook(wi, "signal-siblings"))
+		proc_testhook_signal(iev->ibuf.fd);
+}
+
+/*
+ * "signal-siblings": signal 0 (a probe: it harms no one if it passes)
+ * and F_SETOWN of the channel towards the master and the pids around our
+ * own, where the sibling workers are; each attempt and its outcome is
+ * logged.
+ */
+static void
+proc_testhook_signal(int fd)
+{
+	pid_t	 self = getpid(), p;
+
+	for (p = self - 16; p <= self + 16; p++) {
+		if (p <= 1 || p == self)
+			continue;
+		if (kill(p, 0) == 0)
+			log_info("test hook: kill %d: allowed", (int)p);
+		else
+			log_info("test hook: kill %d: %s", (int)p,
+			    strerror(errno));
+		if (fcntl(fd, F_SETOWN, p) == 0)
+			log_info("test hook: F_SETOWN %d: allowed", (int)p);
+		else
+			log_info("test hook: F_SETOWN %d: %s", (int)p,
+			    strerror(errno));
+	}
+	if (kill(getppid(), 0) == 0)
+		log_info("test hook: kill master %d: allowed", (int)getppid());
+	else
+		log_info("test hook: kill master %d: %s", (int)getppid(),
+		    strerror(errno));
+	(void)fcntl(fd, F_SETOWN, self);
 }
 #endif
