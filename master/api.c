@@ -401,7 +401,6 @@ api_get_status(struct api_req *req, struct api_resp *resp)
 }
 
 
-#ifdef NOPS_TEST_HOOKS
 static void	 api_respond(struct worker *, uint32_t, struct api_resp *);
 
 /* A deferred answer goes to the webworker that asked, if it still runs. */
@@ -410,20 +409,47 @@ struct api_later {
 	uint32_t	 al_id;
 };
 
+struct api_later *
+api_later(const struct api_req *req)
+{
+	struct api_later	*al;
+	struct worker		*w = supervise_worker(PROC_WEBWORKER);
+
+	if ((al = calloc(1, sizeof(*al))) == NULL)
+		fatal("%s", __func__);
+	al->al_pid = w != NULL ? w->w_pid : 0;
+	al->al_id = req->ar_id;
+	return al;
+}
+
+/*
+ * Answer a request that was API_DEFERRED, as api_dispatch_web would
+ * have: what the write changed is pushed first.  Frees al and resp.
+ */
+void
+api_later_answer(struct api_later *al, struct api_resp *resp)
+{
+	struct worker	*w = supervise_worker(PROC_WEBWORKER);
+
+	webpub_flush();
+	if (resp->body == NULL && resp->raw == NULL)
+		api_error(resp, 500, "runtime_error", "no answer");
+	if (w != NULL && w->w_running && w->w_pid == al->al_pid)
+		api_respond(w, al->al_id, resp);
+	api_resp_free(resp);
+	free(al);
+}
+
+#ifdef NOPS_TEST_HOOKS
 static void
 api_answer_later(void *arg, int status, json_t *body)
 {
-	struct api_later	*al = arg;
-	struct worker		*w = supervise_worker(PROC_WEBWORKER);
 	struct api_resp		 resp;
 
 	memset(&resp, 0, sizeof(resp));
 	resp.status = status;
 	resp.body = body;
-	if (w != NULL && w->w_running && w->w_pid == al->al_pid)
-		api_respond(w, al->al_id, &resp);
-	json_decref(body);
-	free(al);
+	api_later_answer(arg, &resp);
 }
 
 /* Test builds: one Nomad call (master/nomad.c), answered once done. */
@@ -436,10 +462,7 @@ api_debug_nomad(struct api_req *req, struct api_resp *resp)
 
 	if ((body = api_json_body(req, resp)) == NULL)
 		return;
-	if ((al = calloc(1, sizeof(*al))) == NULL)
-		fatal("calloc");
-	al->al_pid = supervise_worker(PROC_WEBWORKER)->w_pid;
-	al->al_id = req->ar_id;
+	al = api_later(req);
 	if (nomad_debug(body, api_answer_later, al, err, sizeof(err)) == -1) {
 		free(al);
 		api_error(resp, 400, "bad_request", "%s", err);

@@ -47,8 +47,14 @@ struct api_resp {
 	json_t		*headers;	/* [[name, value], ...] or NULL */
 };
 
-/* resp->status of a handler that answers later, by itself. */
+/*
+ * resp->status of a handler that answers later, by itself: it keeps
+ * api_later(req) and gives it to api_later_answer() once done.
+ */
 #define API_DEFERRED	(-1)
+struct api_later;
+struct api_later *api_later(const struct api_req *);
+void		 api_later_answer(struct api_later *, struct api_resp *);
 
 struct api_route {
 	const char	*method;

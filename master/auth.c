@@ -250,7 +250,7 @@ auth_users_hash(const struct auth_users *u, const char *user)
 int
 auth_password_verify(const char *password, size_t len, const char *hash)
 {
-	static struct crypt_data	 cd;	/* 32 KiB: not on the stack */
+	struct crypt_data		*cd;	/* 32 KiB: not on the stack */
 	char				 pw[AUTH_PASSWORD_MAX + 1];
 	const char			*out;
 	int				 rv = -1;
@@ -263,14 +263,16 @@ auth_password_verify(const char *password, size_t len, const char *hash)
 		len = AUTH_PASSWORD_MAX;
 	memcpy(pw, password, len);
 	pw[len] = '\0';
-	memset(&cd, 0, sizeof(cd));
-	out = crypt_r(pw, hash, &cd);
+	/* One per call: the hashing threads run this at once. */
+	if ((cd = calloc(1, sizeof(*cd))) == NULL)
+		fatal("%s", __func__);
+	out = crypt_r(pw, hash, cd);
 	if (out != NULL && out[0] != '*') {
 		rv = strlen(out) == strlen(hash) &&
 		    CRYPTO_memcmp(out, hash, strlen(hash)) == 0;
 	}
 	explicit_bzero(pw, sizeof(pw));
-	explicit_bzero(&cd, sizeof(cd));
+	freezero(cd, sizeof(*cd));
 	return rv;
 }
 

@@ -71,10 +71,23 @@ const char	*auth_check_hash(const char *hash);
  * auth_password_verify: 1 if password (len bytes, only the first 72
  * count, as in bcrypt) matches hash, 0 if not, -1 on an error (a NUL in
  * the password, a hash crypt refuses).  Takes as long as the hash's cost
- * says (~57 ms at 10, ~230 ms at 12), in the caller's thread.
+ * says (~57 ms at 10, ~230 ms at 12), in the caller's thread; safe in
+ * any thread.
  */
 int		 auth_password_verify(const char *password, size_t len,
 		    const char *hash);
+
+/*
+ * auth_hash.c: auth_password_verify() in a pool of threads, the result
+ * handed to cb in the event loop (1, 0 or -1 as above).  The password is
+ * copied (and wiped once hashed).  -1 when AUTH_HASH_QUEUE_MAX checks
+ * wait already: the caller refuses the login for now.
+ */
+#define AUTH_HASH_THREADS	2
+#define AUTH_HASH_QUEUE_MAX	32
+typedef void	(*auth_hash_cb)(int, void *);
+int		 auth_hash_verify(const char *, size_t, const char *,
+		    auth_hash_cb, void *);
 
 /* auth.c: secrets. */
 void		 auth_random(void *, size_t);	/* getrandom(2); fatal */

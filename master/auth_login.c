@@ -2,9 +2,10 @@
  * The routes of authentication: login (bcrypt, rate limited), logout,
  * the session probe the dashboard asks what to show, and API tokens.
  *
- * Passwords are checked in the master's event loop (~57 ms at cost 10,
- * ~230 ms at 12): the rate limits below run before bcrypt, so a flood of
- * attempts costs the master nothing past them.
+ * Passwords are checked off the event loop, in the hashing threads of
+ * auth_hash.c (~57 ms at cost 10, ~230 ms at 12); the throttle runs
+ * before bcrypt, so a flood of attempts costs nothing past it, and at
+ * most AUTH_HASH_QUEUE_MAX checks wait at once.
  */
 #include "config.h"
 
@@ -188,18 +189,86 @@ auth_session_create(const char *user, const char *addr, char *sid,
 	return 0;
 }
 
+/* A login whose password is being checked (auth_hash.c). */
+struct auth_login {
+	struct api_later	*al_later;
+	int			 al_known;
+	int			 al_tls;
+	char			 al_user[AUTH_USER_NAME_MAX + 1];
+	char			 al_remote[WEB_REMOTE_MAX + 1];
+	char			 al_addr[WEB_REMOTE_MAX + 8];
+};
+
+/* The password is checked: answer the login, in the event loop. */
+static void
+auth_login_done(int result, void *arg)
+{
+	struct auth_login	*l = arg;
+	const struct nops_conf	*conf = auth_conf();
+	struct api_resp		 resp;
+	struct api_req		 req;
+	char			 sid[AUTH_SECRET_B64 + 1], detail[160];
+	char			 target[80];
+	time_t			 now = time(NULL), expires;
+	int			 good;
+
+	memset(&resp, 0, sizeof(resp));
+	/* The users file may have been reloaded while bcrypt ran. */
+	good = result == 1 && l->al_known &&
+	    auth_users_hash(auth_users(), l->al_user) != NULL;
+	if (!good) {
+		auth_throttle_failed(l->al_remote, l->al_known ? l->al_user :
+		    NULL, now);
+		/* An unknown name may be a password typed in the wrong box. */
+		snprintf(target, sizeof(target), "user/%s", l->al_known ?
+		    l->al_user : "?");
+		snprintf(detail, sizeof(detail), "from %s: %s", l->al_addr,
+		    l->al_known ? "wrong password" : "unknown user name");
+		auth_audit("anonymous", "auth.login_failed", target, detail);
+		log_flood(&auth_fail_flood, "failed login for %s from %s",
+		    l->al_known ? l->al_user : "an unknown user name",
+		    l->al_addr);
+		api_error(&resp, 401, "unauthorized", "wrong user name or "
+		    "password");
+		goto out;
+	}
+	snprintf(detail, sizeof(detail), "from %s", l->al_addr);
+	if (auth_session_create(l->al_user, detail, sid, &expires) == -1) {
+		api_error(&resp, 500, "runtime_error", "cannot create the "
+		    "session");
+		goto out;
+	}
+	log_info("%s logged in from %s", l->al_user, l->al_addr);
+	memset(&req, 0, sizeof(req));
+	req.ar_tls = l->al_tls;
+	auth_cookie_header(&resp, &req, sid, conf->session_lifetime);
+	auth_csrf_token(sid, detail);
+	resp.status = 200;
+	resp.body = jsonb_pack("{s:s,s:o,s:s,s:o,s:i}", "user", l->al_user,
+	    "groups", auth_groups_json(l->al_user), "csrf_token", detail,
+	    "expires_at", api_time_json(expires),
+	    "idle_timeout", conf->session_idle);
+	explicit_bzero(sid, sizeof(sid));
+	explicit_bzero(detail, sizeof(detail));
+out:
+	api_later_answer(l->al_later, &resp);
+	free(l);
+}
+
+/*
+ * POST /api/v1/login.  The throttle is checked here; bcrypt runs in the
+ * hashing threads and auth_login_done() answers (API_DEFERRED).
+ */
 static void
 api_login(struct api_req *req, struct api_resp *resp)
 {
-	const struct nops_conf	*conf = auth_conf();
+	struct auth_login	*l = NULL;
 	json_t			*body, *ju, *jp;
 	const char		*user, *pw, *hash = NULL;
-	char			 akey[WEB_REMOTE_MAX + 8];
-	char			 addr[WEB_REMOTE_MAX + 8], retry[16];
-	char			 sid[AUTH_SECRET_B64 + 1], detail[160], target[80];
+	char			 akey[WEB_REMOTE_MAX + 8], retry[16];
 	size_t			 pwlen;
-	time_t			 now = time(NULL), expires;
-	int			 wait, known, good;
+	time_t			 now = time(NULL);
+	int			 wait, known;
 
 	if ((body = api_json_body(req, resp)) == NULL)
 		return;
@@ -221,8 +290,15 @@ api_login(struct api_req *req, struct api_resp *resp)
 	known = config_check_username(user) == NULL &&
 	    strlen(user) <= AUTH_USER_NAME_MAX &&
 	    (hash = auth_users_hash(auth_users(), user)) != NULL;
+	if ((l = calloc(1, sizeof(*l))) == NULL)
+		fatal("%s", __func__);
+	l->al_known = known;
+	l->al_tls = req->ar_tls;
+	if (known)
+		strlcpy(l->al_user, user, sizeof(l->al_user));
+	strlcpy(l->al_remote, req->ar_remote, sizeof(l->al_remote));
 	auth_addr_key(req->ar_remote, akey, sizeof(akey));
-	strlcpy(addr, akey + 2, sizeof(addr));
+	strlcpy(l->al_addr, akey + 2, sizeof(l->al_addr));
 
 	/* Before bcrypt: a refused attempt costs the master nothing. */
 	wait = auth_throttle_check(req->ar_remote, known ? user : NULL,
@@ -233,47 +309,31 @@ api_login(struct api_req *req, struct api_resp *resp)
 		api_error(resp, 429, "queue_full", "too many failed logins; "
 		    "try again in %d seconds", wait);
 		log_flood(&auth_refuse_flood, "login from %s refused: "
-		    "throttled for %d s", addr, wait);
+		    "throttled for %d s", l->al_addr, wait);
 		goto out;
 	}
 	if (!known)
 		hash = auth_users() != NULL && auth_users()->au_n > 0 ?
 		    auth_users()->au_users[0].au_hash : auth_dummy_hash;
-	good = auth_password_verify(pw, pwlen, hash) == 1 && known;
-	/* jansson frees its copy of the password without wiping it. */
-	explicit_bzero((char *)(uintptr_t)pw, pwlen);
-	if (!good) {
-		auth_throttle_failed(req->ar_remote, known ? user : NULL,
-		    now);
-		/* An unknown name may be a password typed in the wrong box. */
-		snprintf(target, sizeof(target), "user/%s", known ? user :
-		    "?");
-		snprintf(detail, sizeof(detail), "from %s: %s", addr,
-		    known ? "wrong password" : "unknown user name");
-		auth_audit("anonymous", "auth.login_failed", target, detail);
-		log_flood(&auth_fail_flood, "failed login for %s from %s",
-		    known ? user : "an unknown user name", addr);
-		api_error(resp, 401, "unauthorized", "wrong user name or "
-		    "password");
+	l->al_later = api_later(req);
+	if (auth_hash_verify(pw, pwlen, hash, auth_login_done, l) == -1) {
+		free(l->al_later);
+		api_add_header(resp, "Retry-After", "1");
+		api_error(resp, 429, "queue_full", "too many logins at once; "
+		    "try again in a second");
+		log_flood(&auth_refuse_flood, "login from %s refused: %d "
+		    "password checks wait already", l->al_addr,
+		    AUTH_HASH_QUEUE_MAX);
 		goto out;
 	}
-	snprintf(detail, sizeof(detail), "from %s", addr);
-	if (auth_session_create(user, detail, sid, &expires) == -1) {
-		api_error(resp, 500, "runtime_error", "cannot create the "
-		    "session");
-		goto out;
-	}
-	log_info("%s logged in from %s", user, addr);
-	auth_cookie_header(resp, req, sid, conf->session_lifetime);
-	auth_csrf_token(sid, detail);
-	resp->status = 200;
-	resp->body = jsonb_pack("{s:s,s:o,s:s,s:o,s:i}", "user", user,
-	    "groups", auth_groups_json(user), "csrf_token", detail,
-	    "expires_at", api_time_json(expires),
-	    "idle_timeout", conf->session_idle);
-	explicit_bzero(sid, sizeof(sid));
-	explicit_bzero(detail, sizeof(detail));
+	l = NULL;		/* auth_login_done() has it */
+	resp->status = API_DEFERRED;
 out:
+	free(l);
+	/* jansson frees its copy of the password without wiping it. */
+	if (json_is_string(jp = json_object_get(body, "password")))
+		explicit_bzero((char *)(uintptr_t)json_string_value(jp),
+		    json_string_length(jp));
 	json_decref(body);
 }
 

@@ -340,8 +340,8 @@ hook_search_next(struct hook_search *hs)
 		free(hs);
 		/* The revision first: the crash may have come before it. */
 		spec = json_loads(as->as_spec, 0, NULL);
-		json_object_set_new(spec, "ID", json_string(as->as_revision));
-		json_object_set_new(spec, "Name", json_string(as->as_revision));
+		json_object_set_new(spec, "ID", jsonb_str(as->as_revision));
+		json_object_set_new(spec, "Name", jsonb_str(as->as_revision));
 		nomad_register(as->as_ns, as->as_revision, spec, 0, 0,
 		    hook_registered, as);
 		json_decref(spec);

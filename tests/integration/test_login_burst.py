@@ -1,0 +1,35 @@
+#!/usr/bin/env python3
+"""A short run of bench/login_burst (make bench runs the long one):
+logins are answered while the master keeps answering other requests,
+and the benchmark prints its ratio.  Nothing here is timed: the ratio is
+printed for the log, never compared (bench/README.md).
+"""
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gitlib import ok  # noqa: E402
+import gitlib  # noqa: E402
+
+top = os.environ.get("top_srcdir", os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+r = subprocess.run([sys.executable, os.path.join(top, "bench",
+                                                 "login_burst"), "1"],
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                   text=True, timeout=300)
+for line in r.stdout.splitlines():
+    print("# " + line)
+ok("the benchmark runs to its end", r.returncode == 0 and
+   "ratio p99 burst / quiet:" in r.stdout, r.stdout[-1500:])
+m = re.search(r"statuses (\{[^}]*\}), 200 in", r.stdout)
+ok("logins during the burst succeed (some 200)", m and
+   "200:" in m.group(1), r.stdout)
+m = re.search(r"statuses quiet (\{[^}]*\}), burst (\{[^}]*\})", r.stdout)
+ok("every answer of the master was 200, quiet and during the burst",
+   m and re.fullmatch(r"\{200: \d+\}", m.group(1)) and
+   re.fullmatch(r"\{200: \d+\}", m.group(2)), r.stdout)
+ok("the daemon and its webworker lived",
+   "the daemon and its webworker lived: True" in r.stdout, r.stdout)
+sys.exit(1 if gitlib.failures else 0)
