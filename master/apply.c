@@ -488,8 +488,12 @@ apply_promote(int64_t id, const char *who, char *err, size_t errlen)
 	int		 rc;
 
 	if ((rc = deploy_load(engine_store(), id, &d)) != 0) {
-		snprintf(err, errlen, rc == 1 ? "no deployment %lld" :
-		    "cannot read deployment %lld", (long long)id);
+		if (rc == 1)
+			snprintf(err, errlen, "no deployment %lld",
+			    (long long)id);
+		else
+			snprintf(err, errlen, "deployment %lld: %s",
+			    (long long)id, store_error(engine_store()));
 		return rc == 1 ? 404 : 500;
 	}
 	if ((d.d_state != DS_AWAITING_PROMOTION &&

@@ -579,7 +579,8 @@ api_token_create(struct api_req *req, struct api_resp *resp)
 	goto out;
 fail:
 	explicit_bzero(tok, sizeof(tok));
-	api_error(resp, 500, "runtime_error", "the store refused the token");
+	api_error(resp, 500, "runtime_error", "the store refused the "
+	    "token: %s", store_error(auth_store()));
 out:
 	json_decref(body);
 }
@@ -648,7 +649,8 @@ api_token_revoke(struct api_req *req, struct api_resp *resp)
 	    "name", name, "revoked", 1);
 	return;
 fail:
-	api_error(resp, 500, "runtime_error", "the store refused the change");
+	api_error(resp, 500, "runtime_error", "the store refused the "
+	    "change: %s", store_error(auth_store()));
 }
 
 const struct api_route auth_routes[] = {

@@ -160,35 +160,37 @@ detect_create(struct ejob *ej, enum deploy_state state, const char *reason,
 		    (long long)d.d_id, ej->ej_ns, ej->ej_id, ej->ej_commit,
 		    deploy_state_str(state));
 		notify_deployment(d.d_id, state);
-	} else
-		log_warnx("cannot create a deployment for %s/%s",
-		    ej->ej_ns, ej->ej_id);
+	}
 	return rc;
 }
 
-/* Is the job blocked by a failed or rejected deployment of this spec? */
+/*
+ * Is the job blocked by a failed or rejected deployment of this spec?
+ * 1 or 0, or -1 on a store error.
+ */
 static int
 detect_blocked(struct ejob *ej, int64_t *last)
 {
 	sqlite3_stmt	*st;
 	const char	*state, *hash;
-	int		 blocked = 0;
+	int		 blocked = 0, rc;
 
 	st = store_prepare(engine_store(), "SELECT id, state, spec_hash FROM"
 	    " deployments WHERE namespace = ? AND job = ? AND state IN"
 	    " ('completed', 'failed', 'rejected') ORDER BY id DESC LIMIT 1");
 	if (st == NULL)
-		return 0;
+		return -1;
 	sqlite3_bind_text(st, 1, ej->ej_ns, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 2, ej->ej_id, -1, SQLITE_TRANSIENT);
-	if (sqlite3_step(st) == SQLITE_ROW) {
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		*last = sqlite3_column_int64(st, 0);
 		state = (const char *)sqlite3_column_text(st, 1);
 		hash = (const char *)sqlite3_column_text(st, 2);
 		blocked = state != NULL && hash != NULL &&
 		    strcmp(state, "completed") != 0 &&
 		    strcmp(hash, ej->ej_hash) == 0;
-	}
+	} else if (rc != SQLITE_DONE)
+		blocked = -1;
 	sqlite3_reset(st);
 	return blocked;
 }
@@ -213,6 +215,22 @@ detect_note(struct ejob *ej, const char *state, const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * A store write or read failed: the decision is abandoned (nothing after
+ * it is done on a half-made state), the job shows the error, and the
+ * cycle runs again soon rather than at the next drift tick.
+ */
+static void
+detect_fail(struct ejob *ej, const char *what)
+{
+	const char	*err = store_error(engine_store());
+
+	detect_note(ej, "error", "%s: %s; trying again in %d s", what, err,
+	    ENGINE_STORE_RETRY);
+	log_warnx("%s/%s: %s: %s", ej->ej_ns, ej->ej_id, what, err);
+	engine_detect_retry("a store error");
+}
+
 /* Decide for one managed, planned job.  See nopsd.8, DETECTION. */
 static void
 detect_decide_job(struct ejob *ej)
@@ -229,7 +247,11 @@ detect_decide_job(struct ejob *ej)
 		detect_note(ej, "error", "%s", ej->ej_plan_error);
 		return;
 	}
-	paused = hold_get(ej->ej_ns, ej->ej_id, &who, &reason, NULL) == 1;
+	if ((paused = hold_get(ej->ej_ns, ej->ej_id, &who, &reason,
+	    NULL)) == -1) {
+		detect_fail(ej, "reading the job's hold");
+		goto out;
+	}
 	held = !meta_window_open(&ej->ej_meta, time(NULL));
 	retry = drequest_take(ej->ej_ns, ej->ej_id, DREQ_RETRY, &retry_of,
 	    NULL);
@@ -237,8 +259,10 @@ detect_decide_job(struct ejob *ej)
 	    &nowho);
 
 	have = deploy_active(s, ej->ej_ns, ej->ej_id, &act);
-	if (have == -1)
+	if (have == -1) {
+		detect_fail(ej, "reading its waiting deployment");
 		goto out;
+	}
 	if (have == 0) {
 		ej->ej_deployment = act.d_id;
 		if (act.d_state != DS_PENDING_APPROVAL) {
@@ -249,10 +273,16 @@ detect_decide_job(struct ejob *ej)
 			goto out;
 		}
 		why = NULL;
-		if (!ej->ej_drift)
-			detect_move(act.d_id, DS_PENDING_APPROVAL, DS_COMPLETED,
-			    "complete", "already in sync: nothing to deploy");
-		else if (strcmp(act.d_spec_hash, ej->ej_hash) != 0)
+		if (!ej->ej_drift) {
+			if (detect_move(act.d_id, DS_PENDING_APPROVAL,
+			    DS_COMPLETED, "complete", "already in sync: nothing "
+			    "to deploy") == -1) {
+				deploy_free(&act);
+				detect_fail(ej, "completing its waiting "
+				    "deployment");
+				goto out;
+			}
+		} else if (strcmp(act.d_spec_hash, ej->ej_hash) != 0)
 			why = "superseded: the job or its hooks changed in git";
 		else if (act.d_cas_index != (ej->ej_live != NULL ?
 		    (int64_t)ej->ej_modify_index : -1))
@@ -269,9 +299,17 @@ detect_decide_job(struct ejob *ej)
 			deploy_free(&act);
 			goto out;
 		}
-		if (why != NULL)
-			detect_move(act.d_id, DS_PENDING_APPROVAL,
-			    DS_SUPERSEDED, "supersede", why);
+		/*
+		 * A supersede that failed leaves the old deployment waiting:
+		 * a new one would only fail on the one-active rule.  Stop
+		 * here; the retry supersedes it and creates the new one.
+		 */
+		if (why != NULL && detect_move(act.d_id, DS_PENDING_APPROVAL,
+		    DS_SUPERSEDED, "supersede", why) == -1) {
+			deploy_free(&act);
+			detect_fail(ej, "superseding its waiting deployment");
+			goto out;
+		}
 		ej->ej_deployment = 0;
 		deploy_free(&act);
 	}
@@ -294,7 +332,10 @@ detect_decide_job(struct ejob *ej)
 		detect_note(ej, "held", "outside its sync window");
 		goto out;
 	}
-	blocked = detect_blocked(ej, &last);
+	if ((blocked = detect_blocked(ej, &last)) == -1) {
+		detect_fail(ej, "reading its last deployment");
+		goto out;
+	}
 	if (blocked && !(retry && retry_of == last)) {
 		detect_note(ej, "blocked", "deployment %lld failed or was "
 		    "rejected for this spec; retry it or push a new commit",
@@ -303,9 +344,11 @@ detect_decide_job(struct ejob *ej)
 	}
 	if (ej->ej_hook_error != NULL) {
 		/* A missing or invalid hook fails the deployment now. */
-		detect_create(ej, DS_FAILED, ej->ej_hook_error,
-		    retry ? retry_of : 0, "system");
-		detect_note(ej, "blocked", "%s", ej->ej_hook_error);
+		if (detect_create(ej, DS_FAILED, ej->ej_hook_error,
+		    retry ? retry_of : 0, "system") == -1)
+			detect_fail(ej, "recording the failed deployment");
+		else
+			detect_note(ej, "blocked", "%s", ej->ej_hook_error);
 		goto out;
 	}
 	if (now_req || ej->ej_meta.jm_policy == POLICY_AUTO)
@@ -319,7 +362,7 @@ detect_decide_job(struct ejob *ej)
 		    (long long)ej->ej_deployment);
 		engine_apply_kick();
 	} else
-		detect_note(ej, "error", "could not create a deployment");
+		detect_fail(ej, "creating its deployment");
 out:
 	free(who);
 	free(reason);
@@ -334,6 +377,7 @@ detect_decide(struct dcycle *dc)
 	int64_t		*ids;
 	size_t		 n;
 	struct deploy	 d;
+	int		 rc;
 
 	RB_FOREACH(ej, ejobs, &dc->dc_jobs) {
 		if (ej->ej_meta.jm_role == META_HOOK)
@@ -355,9 +399,20 @@ detect_decide(struct dcycle *dc)
 	 * a deleted one.
 	 */
 	if (!dc->dc_incomplete && deploy_active_ids(engine_store(), &ids,
-	    &n) == 0) {
+	    &n) == -1) {
+		log_warnx("detection: reading active deployments: %s",
+		    store_error(engine_store()));
+		engine_detect_retry("a store error");
+	} else if (!dc->dc_incomplete) {
 		for (i = 0; i < n; i++) {
-			if (deploy_load(engine_store(), ids[i], &d) != 0)
+			if ((rc = deploy_load(engine_store(), ids[i], &d)) ==
+			    -1) {
+				log_warnx("detection: deployment %lld: %s",
+				    (long long)ids[i],
+				    store_error(engine_store()));
+				engine_detect_retry("a store error");
+			}
+			if (rc != 0)
 				continue;
 			if (d.d_state == DS_PENDING_APPROVAL) {
 				struct ejob key;
@@ -366,12 +421,13 @@ detect_decide(struct dcycle *dc)
 				key.ej_ns = d.d_ns;
 				key.ej_id = d.d_job;
 				ej = RB_FIND(ejobs, &dc->dc_jobs, &key);
-				if (ej == NULL ||
-				    ej->ej_meta.jm_role != META_MANAGED)
-					detect_move(d.d_id, DS_PENDING_APPROVAL,
-					    DS_SUPERSEDED, "supersede",
-					    "superseded: the job is no longer "
-					    "managed in git");
+				if ((ej == NULL ||
+				    ej->ej_meta.jm_role != META_MANAGED) &&
+				    detect_move(d.d_id, DS_PENDING_APPROVAL,
+				    DS_SUPERSEDED, "supersede",
+				    "superseded: the job is no longer "
+				    "managed in git") == -1)
+					engine_detect_retry("a store error");
 			}
 			deploy_free(&d);
 		}

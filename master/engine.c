@@ -35,6 +35,7 @@ static struct event	*engine_ev_drift;
 static struct event	*engine_ev_apply;
 static struct event	*engine_ev_kick;
 static struct event	*engine_ev_detect;
+static struct event	*engine_ev_retry;	/* after a store error */
 static char		 engine_detect_why[128];
 
 #ifdef NOPS_TEST_HOOKS
@@ -147,6 +148,28 @@ engine_detect(const char *why)
 }
 
 static void
+engine_retry_cb(int fd, short ev, void *arg)
+{
+	engine_detect("retry after a store error");
+}
+
+/*
+ * A decision failed on a store error (a full disk): detect again in a
+ * few seconds, not at the next drift tick, which may be a day away.
+ */
+void
+engine_detect_retry(const char *why)
+{
+	struct timeval	 tv = { ENGINE_STORE_RETRY, 0 };
+
+	if (engine_ev_retry == NULL || evtimer_pending(engine_ev_retry, NULL))
+		return;
+	log_info("detection: again in %d s after %s", ENGINE_STORE_RETRY,
+	    why);
+	evtimer_add(engine_ev_retry, &tv);
+}
+
+static void
 engine_drift_cb(int fd, short ev, void *arg)
 {
 	struct timeval	 tv;
@@ -209,8 +232,10 @@ engine_init(struct store *db, const struct nops_conf *conf)
 	engine_ev_apply = evtimer_new(base, engine_apply_cb, NULL);
 	engine_ev_kick = evtimer_new(base, engine_kick_cb, NULL);
 	engine_ev_detect = evtimer_new(base, engine_detect_cb, NULL);
+	engine_ev_retry = evtimer_new(base, engine_retry_cb, NULL);
 	if (engine_ev_drift == NULL || engine_ev_apply == NULL ||
-	    engine_ev_kick == NULL || engine_ev_detect == NULL)
+	    engine_ev_kick == NULL || engine_ev_detect == NULL ||
+	    engine_ev_retry == NULL)
 		fatal("evtimer_new");
 	repo_set_listener(engine_snapshot, NULL);
 
@@ -239,8 +264,9 @@ engine_shutdown(void)
 	event_free(engine_ev_apply);
 	event_free(engine_ev_kick);
 	event_free(engine_ev_detect);
+	event_free(engine_ev_retry);
 	engine_ev_drift = engine_ev_apply = engine_ev_kick = NULL;
-	engine_ev_detect = NULL;
+	engine_ev_detect = engine_ev_retry = NULL;
 }
 
 /* Holds: a person's pause, kept in the store with who and why. */

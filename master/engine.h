@@ -99,6 +99,9 @@ void	 engine_init(struct store *, const struct nops_conf *);
 void	 engine_reconfigure(const struct nops_conf *);
 void	 engine_shutdown(void);
 void	 engine_detect(const char *why);	/* start a cycle (or queue one) */
+/* After a store error: a cycle in ENGINE_STORE_RETRY seconds. */
+#define ENGINE_STORE_RETRY	5
+void	 engine_detect_retry(const char *why);
 void	 engine_apply_kick(void);		/* advance deployments soon */
 struct ejob *engine_job(const char *ns, const char *id);
 int	 engine_ns_managed(const char *ns);

@@ -319,6 +319,19 @@ api_event_cb(const struct store_event_row *r, void *arg)
 	return 0;
 }
 
+/* deploy_load() said 1 (no such row) or -1: a store error, as itself. */
+static void
+api_store_or_404(struct api_resp *resp, int rc, int64_t id)
+{
+	if (rc == 1)
+		api_error(resp, 404, "not_found", "no deployment %lld",
+		    (long long)id);
+	else
+		api_error(resp, 500, "runtime_error", "deployment %lld: the "
+		    "database: %s", (long long)id,
+		    store_error(engine_store()));
+}
+
 static int
 api_deployment_id(struct api_req *req, struct api_resp *resp, int64_t *id)
 {
@@ -347,8 +360,7 @@ api_deployment(struct api_req *req, struct api_resp *resp)
 	if (api_deployment_id(req, resp, &id) == -1)
 		return;
 	if ((rc = deploy_load(engine_store(), id, &d)) != 0) {
-		api_error(resp, rc == 1 ? 404 : 500, rc == 1 ? "not_found" :
-		    "runtime_error", "no deployment %lld", (long long)id);
+		api_store_or_404(resp, rc, id);
 		return;
 	}
 	o = deploy_json(&d);
@@ -451,8 +463,7 @@ api_deployment_action(struct api_req *req, struct api_resp *resp)
 	if ((body = api_json_body(req, resp)) == NULL)
 		return;
 	if ((rc = deploy_load(s, id, &d)) != 0) {
-		api_error(resp, rc == 1 ? 404 : 500, rc == 1 ? "not_found" :
-		    "runtime_error", "no deployment %lld", (long long)id);
+		api_store_or_404(resp, rc, id);
 		json_decref(body);
 		return;
 	}
@@ -590,10 +601,12 @@ api_deployment_action(struct api_req *req, struct api_resp *resp)
 		resp->status = 200;
 		resp->body = deploy_json(&d);
 	} else
-		api_error(resp, 500, "runtime_error", "cannot read deployment");
+		api_error(resp, 500, "runtime_error", "cannot read deployment: "
+		    "%s", store_error(s));
 	goto out;
 fail:
-	api_error(resp, 500, "runtime_error", "the store refused the change");
+	api_error(resp, 500, "runtime_error", "the store refused the "
+	    "change: %s", store_error(engine_store()));
 out:
 	deploy_free(&d);
 	json_decref(body);
@@ -639,7 +652,7 @@ api_deploy_now(struct api_req *req, struct api_resp *resp, struct ejob *ej)
 		if (store_begin(s) == -1) {
 			deploy_free(&act);
 			api_error(resp, 500, "runtime_error", "the store refused "
-			    "the change");
+			    "the change: %s", store_error(s));
 			return;
 		}
 		rc = deploy_transition(s, act.d_id, DS_PENDING_APPROVAL, to,

@@ -41,6 +41,8 @@
 #include "nomadworker.h"
 #include "webworker.h"
 
+#define NOPSD_STORE_WATCH	5	/* s between checks of the database file */
+
 struct nopsd	*nopsd_env;
 
 static __dead void	 usage(void);
@@ -48,12 +50,49 @@ static void		 nopsd_sig(int, short, void *);
 static void		 nopsd_shutdown(void);
 static void		 nopsd_mkdir(const char *, mode_t, uid_t, gid_t, int);
 
+/*
+ * The database file went away under us (store_check): the request that
+ * found it is answered with the error, then the master stops, non-zero,
+ * rather than go on with state nobody will find at the next start.
+ */
+static char	 nopsd_lostmsg[512];
+
+static void
+nopsd_store_exit(evutil_socket_t fd, short event, void *arg)
+{
+	struct nopsd	*env = nopsd_env;
+
+	env->n_shutdown = 1;
+	supervise_stop_all();
+	control_close_all();
+	fatalx("%s; exiting", nopsd_lostmsg);
+}
+
+static void
+nopsd_store_lost(const char *msg)
+{
+	struct timeval	 tv = { 1, 0 };
+
+	strlcpy(nopsd_lostmsg, msg, sizeof(nopsd_lostmsg));
+	if (event_base_once(nopsd_env->n_base, -1, EV_TIMEOUT,
+	    nopsd_store_exit, NULL, &tv) == -1)
+		nopsd_store_exit(-1, 0, NULL);
+}
+
+/* Also when nothing writes: look every few seconds. */
+static void
+nopsd_store_watch(evutil_socket_t fd, short event, void *arg)
+{
+	if (nopsd_env->n_store != NULL)
+		(void)store_check(nopsd_env->n_store);
+}
+
 static __dead void
 usage(void)
 {
 	extern char	*__progname;
 
-	fprintf(stderr, "usage: %s [-cdnv] [-D macro=value] [-f file]\n",
+	fprintf(stderr, "usage: %s [-cdFnv] [-D macro=value] [-f file]\n",
 	    __progname);
 	exit(2);
 }
@@ -259,7 +298,7 @@ main(int argc, char *argv[])
 	char		 err[512], *copy;
 	int		 ch, debug = 0, noaction = 0, verbose = 0, dumpable = 0;
 
-	while ((ch = getopt(argc, argv, "cdD:f:nP:v")) != -1) {
+	while ((ch = getopt(argc, argv, "cdD:f:FnP:v")) != -1) {
 		switch (ch) {
 		case 'c':
 			dumpable = 1;
@@ -274,6 +313,9 @@ main(int argc, char *argv[])
 			break;
 		case 'f':
 			conffile = optarg;
+			break;
+		case 'F':
+			store_fresh = 1;
 			break;
 		case 'n':
 			noaction = 1;
@@ -425,6 +467,16 @@ main(int argc, char *argv[])
 		supervise_stop_all();
 		control_close_all();
 		fatalx("cannot open the database; nothing was changed");
+	}
+	store_lost = nopsd_store_lost;
+	{
+		static struct event	*watch;
+		struct timeval		 tv = { NOPSD_STORE_WATCH, 0 };
+
+		if ((watch = event_new(env->n_base, -1, EV_PERSIST,
+		    nopsd_store_watch, NULL)) == NULL ||
+		    event_add(watch, &tv) == -1)
+			fatalx("store watch: event");
 	}
 	if (store_begin(env->n_store) == 0) {
 		if (store_event(env->n_store, "system", "daemon.start",

@@ -39,10 +39,18 @@ struct store {
 	sqlite3			*st_db;
 	char			*st_path;
 	struct store_stmts	 st_stmts;
+	int			 st_memory;
+	dev_t			 st_dev;	/* the file we opened */
+	ino_t			 st_ino;
+	int			 st_lost;	/* unlinked or replaced */
+	char			 st_lostmsg[512];
+	char			 st_lasterr[256];	/* of a rolled-back write */
 };
 
 /* Called after each commit (the master pushes what reads show). */
 void	(*store_committed)(void);
+void	(*store_lost)(const char *);
+int	 store_fresh;
 
 static int	 store_stmt_cmp(struct store_stmt *, struct store_stmt *);
 /* libbsd leaves __unused undefined (a Linux header uses the name). */
@@ -68,6 +76,7 @@ static int	 store_migrate(struct store *, const struct store_migration *,
 		    int, int, char *, size_t);
 static int	 store_exec_cached(struct store *, const char *, const char *);
 static int	 store_companions(const char *);
+static int	 store_orphan_wal(const char *, char *, size_t);
 static void	 store_unlitter(const char *, int);
 
 /*
@@ -370,6 +379,49 @@ store_check_dir(const char *path, char *err, size_t errlen)
 }
 
 /*
+ * A write-ahead log without its database: the database was deleted or
+ * moved, and the log holds the last transactions of it.  Starting on an
+ * empty database would silently lose them (and bring back deployments
+ * they had moved on), so refuse, unless the operator said to start
+ * afresh (nopsd -F): then the log is kept aside, renamed.
+ */
+static int
+store_orphan_wal(const char *path, char *err, size_t errlen)
+{
+	struct stat	 sb;
+	char		 wal[PATH_MAX], aside[PATH_MAX], shm[PATH_MAX];
+
+	if ((size_t)snprintf(wal, sizeof(wal), "%s-wal", path) >=
+	    sizeof(wal) || lstat(wal, &sb) == -1)
+		return (0);
+	if (!store_fresh) {
+		store_seterr(err, errlen, "database %s is missing but its "
+		    "write-ahead log %s is there: the database was deleted or "
+		    "moved while its last changes were in the log; put it "
+		    "back, or start nopsd with -F to begin with an empty "
+		    "database (the log is then kept as %s.orphan)", path, wal,
+		    wal);
+		return (-1);
+	}
+	if ((size_t)snprintf(aside, sizeof(aside), "%s.orphan", wal) >=
+	    sizeof(aside)) {
+		store_seterr(err, errlen, "database %s: path too long", path);
+		return (-1);
+	}
+	if (rename(wal, aside) == -1) {
+		store_seterr(err, errlen, "database %s: rename %s: %s", path,
+		    wal, strerror(errno));
+		return (-1);
+	}
+	if ((size_t)snprintf(shm, sizeof(shm), "%s-shm", path) <
+	    sizeof(shm))
+		(void)unlink(shm);
+	log_warnx("database %s was missing: starting afresh (-F); its "
+	    "write-ahead log is kept as %s", path, aside);
+	return (0);
+}
+
+/*
  * An existing file must be ours and private to us; a missing one is
  * created here with mode 0600, since SQLite would create it 0644 and its
  * -wal and -shm files take the database file's mode.
@@ -386,6 +438,8 @@ store_check_file(const char *path, char *err, size_t errlen)
 			    strerror(errno));
 			return (-1);
 		}
+		if (store_orphan_wal(path, err, errlen) == -1)
+			return (-1);
 		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 		    O_CLOEXEC, 0600);
 		if (fd == -1) {
@@ -806,6 +860,18 @@ store_open_migrations(const char *path, const struct store_migration *migs,
 		goto fail;
 	if (store_migrate(st, migs, (int)nmigs, version, err, errlen) == -1)
 		goto fail;
+	st->st_memory = memory;
+	if (!memory) {
+		struct stat	 sb;
+
+		if (stat(path, &sb) == -1) {
+			store_seterr(err, errlen, "database %s: %s", path,
+			    strerror(errno));
+			goto fail;
+		}
+		st->st_dev = sb.st_dev;
+		st->st_ino = sb.st_ino;
+	}
 	return (st);
 
  refused:
@@ -932,12 +998,58 @@ store_in_transaction(struct store *st)
 }
 
 int
+store_check(struct store *st)
+{
+	struct stat	 sb;
+	int		 gone;
+
+	if (st->st_lost)
+		return (-1);
+	if (st->st_memory)
+		return (0);
+	if (lstat(st->st_path, &sb) == -1)
+		gone = errno == ENOENT || errno == ENOTDIR;
+	else
+		gone = sb.st_dev != st->st_dev || sb.st_ino != st->st_ino;
+	if (!gone)
+		return (0);
+	st->st_lost = 1;
+	snprintf(st->st_lostmsg, sizeof(st->st_lostmsg), "database %s was "
+	    "%s while nopsd ran: writes are refused (they would go to a file "
+	    "nobody will read)", st->st_path, lstat(st->st_path, &sb) == -1 ?
+	    "deleted" : "replaced by another file");
+	log_warnx("FATAL: %s", st->st_lostmsg);
+	if (store_lost != NULL)
+		store_lost(st->st_lostmsg);
+	return (-1);
+}
+
+const char *
+store_error(struct store *st)
+{
+	int	 rc;
+
+	if (st == NULL)
+		return ("no database is open");
+	if (st->st_lost)
+		return (st->st_lostmsg);
+	rc = sqlite3_errcode(st->st_db);
+	if (rc != SQLITE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return (sqlite3_errmsg(st->st_db));
+	if (st->st_lasterr[0] != '\0')
+		return (st->st_lasterr);
+	return ("an error of the database");
+}
+
+int
 store_begin(struct store *st)
 {
 	if (store_in_transaction(st)) {
 		log_warnx("store: begin: a transaction is already open");
 		return (-1);
 	}
+	if (store_check(st) == -1)
+		return (-1);
 	return (store_exec_cached(st, "BEGIN IMMEDIATE", "begin"));
 }
 
@@ -948,7 +1060,13 @@ store_commit(struct store *st)
 		log_warnx("store: commit: no transaction is open");
 		return (-1);
 	}
+	/* Unlinked since BEGIN: this transaction must not look done. */
+	if (store_check(st) == -1) {
+		(void)store_rollback(st);
+		return (-1);
+	}
 	if (store_exec_cached(st, "COMMIT", "commit") == 0) {
+		st->st_lasterr[0] = '\0';
 		if (store_committed != NULL)
 			store_committed();
 		return (0);
@@ -963,6 +1081,12 @@ store_commit(struct store *st)
 int
 store_rollback(struct store *st)
 {
+	int	 rc = sqlite3_errcode(st->st_db);
+
+	/* Keep why the transaction failed: ROLLBACK clears it. */
+	if (rc != SQLITE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
+		strlcpy(st->st_lasterr, sqlite3_errmsg(st->st_db),
+		    sizeof(st->st_lasterr));
 	if (!store_in_transaction(st))
 		return (0);
 	return (store_exec_cached(st, "ROLLBACK", "rollback"));

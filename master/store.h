@@ -90,6 +90,23 @@ int		 store_begin(struct store *);
 int		 store_commit(struct store *);
 /* If set, called after every successful commit. */
 extern void	(*store_committed)(void);
+
+/*
+ * The database file must stay the one opened: store_check() compares the
+ * path's device and inode with it (store_begin() and store_commit() do,
+ * and the master every few seconds).  Once it was unlinked or replaced,
+ * every write is refused, store_lost (if set) is called once with the
+ * message, and store_error() gives it.  Returns 0, or -1 if lost.
+ */
+int		 store_check(struct store *);
+extern void	(*store_lost)(const char *);
+/* The last error: the lost file's message, else SQLite's own. */
+const char	*store_error(struct store *);
+/*
+ * Set before store_open(): a missing database whose -wal is still there
+ * is opened empty (the log renamed to -wal.orphan) instead of refused.
+ */
+extern int	 store_fresh;
 int		 store_rollback(struct store *);
 int		 store_in_transaction(struct store *);
 
