@@ -400,14 +400,21 @@ repo_backoff(const struct repo *r)
 	return secs < cap ? secs : cap;
 }
 
+/* The repository's last error, shown now; counted by repo_set_error. */
 static void
-repo_set_error(struct repo *r, const char *err)
+repo_show_error(struct repo *r, const char *err)
 {
 	if (r->r_error == NULL || strcmp(r->r_error, err) != 0)
 		log_warnx("repository %s: %s", r->r_name, err);
 	free(r->r_error);
 	r->r_error = xstrdup(err);
 	r->r_error_at = time(NULL);
+}
+
+static void
+repo_set_error(struct repo *r, const char *err)
+{
+	repo_show_error(r, err);
 	r->r_fails++;
 	r->r_errors++;
 }
@@ -477,6 +484,12 @@ repo_send_one(struct worker *w, struct repo *r)
 		free(r->r_file_error);
 		r->r_file_error = xstrdup(why);
 	}
+	/*
+	 * Shown at once, not at the next poll the backoff allows: the
+	 * operator who just broke or fixed a file wants to know now.
+	 */
+	if (r->r_file_error != NULL)
+		repo_show_error(r, r->r_file_error);
 	msg_init(&m);
 	msg_add_str(&m, r->r_name);
 	msg_add_str(&m, r->r_url);
