@@ -28,6 +28,27 @@
 
 static struct drequest	*drequests;
 static size_t		 ndrequests;
+/* A request whose decision failed on a store error: kept for the retry. */
+static struct drequest	*dcarry;
+static size_t		 ndcarry;
+static int		 detect_failed;	/* set by detect_fail() */
+
+static void
+drequest_carry(const char *ns, const char *id, int kind, int64_t of,
+    char *who)
+{
+	struct drequest	*r;
+
+	dcarry = reallocarray(dcarry, ndcarry + 1, sizeof(*dcarry));
+	if (dcarry == NULL)
+		fatal("reallocarray");
+	r = &dcarry[ndcarry++];
+	r->dr_ns = detect_strdup(ns);
+	r->dr_id = detect_strdup(id);
+	r->dr_kind = kind;
+	r->dr_of = of;
+	r->dr_who = who;	/* taken */
+}
 
 static void
 drequest_add(const char *ns, const char *id, int kind, int64_t of,
@@ -225,6 +246,7 @@ detect_fail(struct ejob *ej, const char *what)
 {
 	const char	*err = store_error(engine_store());
 
+	detect_failed = 1;
 	detect_note(ej, "error", "%s: %s; trying again in %d s", what, err,
 	    ENGINE_STORE_RETRY);
 	log_warnx("%s/%s: %s: %s", ej->ej_ns, ej->ej_id, what, err);
@@ -247,16 +269,17 @@ detect_decide_job(struct ejob *ej)
 		detect_note(ej, "error", "%s", ej->ej_plan_error);
 		return;
 	}
+	detect_failed = 0;
+	retry = drequest_take(ej->ej_ns, ej->ej_id, DREQ_RETRY, &retry_of,
+	    NULL);
+	now_req = drequest_take(ej->ej_ns, ej->ej_id, DREQ_DEPLOY_NOW, NULL,
+	    &nowho);
 	if ((paused = hold_get(ej->ej_ns, ej->ej_id, &who, &reason,
 	    NULL)) == -1) {
 		detect_fail(ej, "reading the job's hold");
 		goto out;
 	}
 	held = !meta_window_open(&ej->ej_meta, time(NULL));
-	retry = drequest_take(ej->ej_ns, ej->ej_id, DREQ_RETRY, &retry_of,
-	    NULL);
-	now_req = drequest_take(ej->ej_ns, ej->ej_id, DREQ_DEPLOY_NOW, NULL,
-	    &nowho);
 
 	have = deploy_active(s, ej->ej_ns, ej->ej_id, &act);
 	if (have == -1) {
@@ -364,6 +387,14 @@ detect_decide_job(struct ejob *ej)
 	} else
 		detect_fail(ej, "creating its deployment");
 out:
+	/* A person's retry or deploy-now is not lost to a store error. */
+	if (detect_failed && retry)
+		drequest_carry(ej->ej_ns, ej->ej_id, DREQ_RETRY, retry_of,
+		    detect_strdup("system"));
+	if (detect_failed && now_req) {
+		drequest_carry(ej->ej_ns, ej->ej_id, DREQ_DEPLOY_NOW, 0, nowho);
+		nowho = NULL;
+	}
 	free(who);
 	free(reason);
 	free(nowho);
@@ -440,6 +471,12 @@ detect_decide(struct dcycle *dc)
 		free(drequests[ndrequests].dr_id);
 		free(drequests[ndrequests].dr_who);
 	}
+	/* Those whose decision failed wait for the retry. */
+	free(drequests);
+	drequests = dcarry;
+	ndrequests = ndcarry;
+	dcarry = NULL;
+	ndcarry = 0;
 	detect_orphans(dc);
 }
 
