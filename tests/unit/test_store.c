@@ -1108,6 +1108,101 @@ t_nofk_migration(void)
 	TEST_END();
 }
 
+static int	 lost_calls;
+static char	 lost_msg[512];
+
+static void
+lost_cb(const char *msg)
+{
+	lost_calls++;
+	snprintf(lost_msg, sizeof(lost_msg), "%s", msg);
+}
+
+static void
+t_lost_file(void)
+{
+	struct store	*st;
+	char		 err[512], *path = tpath("lost.db");
+	int		 fd;
+
+	TEST_BEGIN("a database deleted while open: writes refused, once told");
+	store_lost = lost_cb;
+	lost_calls = 0;
+	st = store_open(path, err, sizeof(err));
+	CHECK(st != NULL);
+	if (st != NULL) {
+		CHECK(store_check(st) == 0);
+		CHECK(store_begin(st) == 0 && store_commit(st) == 0);
+		CHECK(unlink(path) == 0);
+		CHECK(store_begin(st) == -1);
+		CHECK(strstr(store_error(st), "was deleted while nopsd ran") !=
+		    NULL);
+		CHECK(store_begin(st) == -1);
+		CHECK(store_check(st) == -1);
+		CHECK(lost_calls == 1 && strstr(lost_msg, path) != NULL);
+		store_close(st);
+	} else
+		printf("# %s\n", err);
+	TEST_END();
+
+	TEST_BEGIN("a database replaced while open, and a commit after it");
+	lost_calls = 0;
+	st = store_open(tpath("swap.db"), err, sizeof(err));
+	CHECK(st != NULL);
+	if (st != NULL) {
+		CHECK(store_begin(st) == 0);
+		fd = open(tpath("other.db"), O_WRONLY | O_CREAT, 0600);
+		CHECK(fd != -1);
+		if (fd != -1)
+			close(fd);
+		CHECK(rename(tpath("other.db"), tpath("swap.db")) == 0);
+		/* The transaction begun before must not commit into it. */
+		CHECK(store_commit(st) == -1);
+		CHECK(!store_in_transaction(st));
+		CHECK(strstr(store_error(st), "replaced by another file") !=
+		    NULL);
+		CHECK(lost_calls == 1);
+		store_close(st);
+	}
+	store_lost = NULL;
+	unlink(tpath("swap.db"));
+	unlink(tpath("swap.db-wal"));
+	unlink(tpath("swap.db-shm"));
+	unlink(tpath("lost.db-wal"));
+	unlink(tpath("lost.db-shm"));
+	TEST_END();
+}
+
+static void
+t_orphan_wal(void)
+{
+	struct store	*st;
+	char		 err[512], *path = tpath("orphan.db");
+	int		 fd;
+
+	TEST_BEGIN("a -wal without its database is refused, -F sets it aside");
+	fd = open(tpath("orphan.db-wal"), O_WRONLY | O_CREAT, 0600);
+	CHECK(fd != -1 && write(fd, "x", 1) == 1);
+	if (fd != -1)
+		close(fd);
+	st = store_open(path, err, sizeof(err));
+	CHECK(st == NULL);
+	CHECK(strstr(err, "write-ahead log") != NULL &&
+	    strstr(err, "-F") != NULL);
+	CHECK(!exists(path));
+	store_fresh = 1;
+	st = store_open(path, err, sizeof(err));
+	store_fresh = 0;
+	CHECK(st != NULL);
+	CHECK(exists(tpath("orphan.db-wal.orphan")));
+	store_close(st);
+	unlink(path);
+	unlink(tpath("orphan.db-wal"));
+	unlink(tpath("orphan.db-shm"));
+	unlink(tpath("orphan.db-wal.orphan"));
+	TEST_END();
+}
+
 int
 main(void)
 {
@@ -1138,6 +1233,8 @@ main(void)
 	t_test_migrations();
 	t_failing_migration();
 	t_nofk_migration();
+	t_lost_file();
+	t_orphan_wal();
 
 	(void)rmdir(tmpdir);
 	TEST_EXIT();
