@@ -310,6 +310,48 @@ def case_login(w):
        (m and m.group(0), s and s.group(0)))
 
 
+def case_webhook_flood(w):
+    """The log flood of issue 11: rejected webhooks, one line each."""
+    body = b'{"ref": "refs/heads/main"}'
+    head = (b"POST /webhook/git/infra HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/json\r\nX-Hub-Signature-256: "
+            b"sha256=" + b"0" * 64 + b"\r\nContent-Length: %d\r\n\r\n"
+            % len(body))
+    # Keep-alive: 300 bad deliveries on one connection.
+    sock = socket.create_connection(("127.0.0.1", w.port), 10)
+    sock.sendall((head + body) * 300)
+    got, buf = 0, b""
+    sock.settimeout(10)
+    try:
+        while got < 300:
+            d = sock.recv(65536)
+            if not d:
+                break
+            buf += d
+            got = buf.count(b"HTTP/1.1 403")
+    except socket.timeout:
+        pass
+    sock.close()
+    ok("log flood: 300 badly signed webhooks, each refused (403)",
+       got == 300, got)
+    log = w.nops.logtext()
+    lines = log.count("webhook from")
+    ok("log flood: they made %d log lines, not 300" % lines, lines <= 10,
+       lines)
+    summed = wait_until(lambda: "rejected webhooks: ... and" in
+                        w.nops.logtext(), 15)
+    m = re.search(r"rejected webhooks: \.\.\. and (\d+) more in the last "
+                  r"(\d+) s", w.nops.logtext())
+    ok("log flood: then one line sums up the rest (%s)" %
+       (m.group(0) if m else None), summed and m and
+       int(m.group(1)) + lines == 300, m and m.group(0))
+    st, text = w.local("GET", "/metrics")
+    m = re.search(r'nops_log_events_total\{what="rejected webhooks"\} '
+                  r'(\d+)', text)
+    ok("log flood: /metrics counts all 300", m and int(m.group(1)) == 300,
+       m and m.group(0))
+
+
 def idle_open(port, src, n):
     socks = []
     for i in range(n):
@@ -380,6 +422,7 @@ def main():
         case_host(w, port2)
         case_idle_flood(w)
         case_login(w)
+        case_webhook_flood(w)
         alive, why = w.alive()
         ok("after all of it the webworker never restarted", alive, why)
         # The summary comes when the window ends (10 s).
