@@ -232,6 +232,14 @@ def case_tls(w):
     r = raw(w.tport, b"GET /login HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close"
             b"\r\n\r\n", 5, tls_ctx=ctx)
     ok("tls: served again after that", status_of(r) == 200, r[:100])
+    r = raw(w.tport, b"GET /login HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"X-A: a\x01b\r\n\r\n", 5, tls_ctx=ctx)
+    ok("tls: a framing error is refused over TLS too (400, our headers)",
+       status_of(r) == 400 and b"X-Frame-Options: DENY" in r, r[:300])
+    r = raw(w.tport, b"GET /login HTTP/1.1\r\nHost: evil.example\r\n"
+            b"\r\n", 5, tls_ctx=ctx)
+    ok("tls: a Host it does not answer for: 421", status_of(r) == 421,
+       r[:200])
     old = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     old.check_hostname = False
     old.verify_mode = ssl.CERT_NONE
