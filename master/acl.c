@@ -22,6 +22,7 @@ static const struct {
 	{ "approve",		CAP_APPROVE },
 	{ "reject",		CAP_APPROVE },
 	{ "retry",		CAP_RETRY },
+	{ "acknowledge",	CAP_RETRY },
 	{ "promote",		CAP_PROMOTE },
 	{ "deploy-now",		CAP_DEPLOY_NOW },
 	{ "pause",		CAP_PAUSE },

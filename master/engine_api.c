@@ -346,6 +346,50 @@ api_deployment_id(struct api_req *req, struct api_resp *resp, int64_t *id)
 	return 0;
 }
 
+/* Has someone acknowledged this failed deployment? */
+static int
+api_acknowledged(int64_t id)
+{
+	sqlite3_stmt	*st;
+	char		 target[64];
+	int		 yes = 0;
+
+	snprintf(target, sizeof(target), "deployment/%lld", (long long)id);
+	st = store_prepare(engine_store(), "SELECT 1 FROM events WHERE"
+	    " target = ? AND action = 'deployment.acknowledge' LIMIT 1");
+	if (st == NULL)
+		return 0;
+	sqlite3_bind_text(st, 1, target, -1, SQLITE_TRANSIENT);
+	yes = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_reset(st);
+	return yes;
+}
+
+/*
+ * Retry is allowed for the last ended deployment of its job (superseded
+ * ones aside) while the job has no active one; what the retry action
+ * checks, so that a client shows it only where it works.
+ */
+static int
+api_retry_allowed(const struct deploy *d)
+{
+	struct store	*s = engine_store();
+	struct deploy	 last;
+	int		 rc, ok = 1;
+
+	rc = deploy_last_terminal(s, d->d_ns, d->d_job, &last);
+	if (rc == 0) {
+		if (last.d_id != d->d_id && last.d_state != DS_SUPERSEDED)
+			ok = 0;
+		deploy_free(&last);
+	}
+	if (ok && deploy_active(s, d->d_ns, d->d_job, &last) == 0) {
+		ok = 0;
+		deploy_free(&last);
+	}
+	return ok;
+}
+
 static void
 api_deployment(struct api_req *req, struct api_resp *resp)
 {
@@ -396,12 +440,14 @@ api_deployment(struct api_req *req, struct api_resp *resp)
 	}
 	json_object_set_new(o, "hooks", hooks);
 	/* What approve will do, in words. */
-	json_object_set_new(o, "actions", jsonb_pack("[s,s,s,s]",
+	json_object_set_new(o, "actions", jsonb_pack("[s,s,s,s,s]",
 	    d.d_state == DS_PENDING_APPROVAL ? "approve" : "",
 	    d.d_state == DS_PENDING_APPROVAL ? "reject" : "",
-	    (d.d_state == DS_FAILED || d.d_state == DS_REJECTED) ?
-	    "retry" : "",
-	    d.d_state == DS_AWAITING_PROMOTION ? "promote" : ""));
+	    (d.d_state == DS_FAILED || d.d_state == DS_REJECTED) &&
+	    api_retry_allowed(&d) ? "retry" : "",
+	    d.d_state == DS_AWAITING_PROMOTION ? "promote" : "",
+	    d.d_state == DS_FAILED && !api_acknowledged(d.d_id) ?
+	    "acknowledge" : ""));
 	{
 		/* drop the empty slots */
 		json_t	*acts = json_object_get(o, "actions"), *clean;
@@ -579,6 +625,29 @@ api_deployment_action(struct api_req *req, struct api_resp *resp)
 		resp->body = jsonb_pack("{s:I,s:s,s:b}", "id", (json_int_t)id,
 		    "action", action, "queued", 1);
 		goto out;
+	} else if (strcmp(action, "acknowledge") == 0) {
+		char	 target[64];
+
+		if (d.d_state != DS_FAILED) {
+			api_error(resp, 409, "conflict", "deployment %lld is "
+			    "%s: only a failed deployment is acknowledged",
+			    (long long)id, deploy_state_str(d.d_state));
+			goto out;
+		}
+		if (api_acknowledged(id)) {
+			api_error(resp, 409, "conflict", "deployment %lld is "
+			    "acknowledged already", (long long)id);
+			goto out;
+		}
+		snprintf(target, sizeof(target), "deployment/%lld",
+		    (long long)id);
+		if (store_begin(s) == -1 || store_event(s, req->ar_actor,
+		    "deployment.acknowledge", target, reason != NULL ?
+		    reason : "seen; off the Overview") == -1 ||
+		    store_commit(s) == -1) {
+			store_rollback(s);
+			goto fail;
+		}
 	} else if (strcmp(action, "promote") == 0) {
 		if ((rc = apply_promote(id, req->ar_actor, err,
 		    sizeof(err))) != 0) {
@@ -593,7 +662,7 @@ api_deployment_action(struct api_req *req, struct api_resp *resp)
 		goto out;
 	} else {
 		api_error(resp, 404, "not_found", "no action %s (approve, "
-		    "reject, retry, promote)", action);
+		    "reject, retry, promote, acknowledge)", action);
 		goto out;
 	}
 	deploy_free(&d);

@@ -122,36 +122,58 @@ web_active(struct api_req *req, struct store *s, const char *sql)
 	" ORDER BY id DESC"
 
 /*
- * A blocked job: blocked by a failed deployment (listed under failed,
- * with the deployment), or by a rejection or a broken hook (blocked).
+ * Failed deployments that need attention: each stays until a later
+ * deployment of its job completes or someone acknowledges it (the
+ * "acknowledge" action, an audit event), whatever came after it.
  */
-static void
-web_blocked_job(struct api_req *req, struct store *s, const struct ejob *ej,
-    json_t *failed, json_t *blocked)
+#define WEB_FAILED_SQL							\
+	"SELECT d.id, d.namespace, d.job, d.reason, d.ended_at FROM"	\
+	" deployments d LEFT JOIN (SELECT namespace, job, max(id) AS"	\
+	" cid FROM deployments WHERE state = 'completed' GROUP BY"	\
+	" namespace, job) c ON c.namespace = d.namespace AND c.job ="	\
+	" d.job WHERE d.state = 'failed' AND d.id > coalesce(c.cid, 0)"	\
+	" AND NOT EXISTS (SELECT 1 FROM events e WHERE e.target ="	\
+	" 'deployment/' || d.id AND e.action ="			\
+	" 'deployment.acknowledge') ORDER BY d.id DESC"
+
+static json_t *
+web_failed(struct api_req *req, struct store *s)
 {
 	sqlite3_stmt	*st;
+	json_t		*list = web_list();
 
-	st = store_prepare(s, "SELECT id, state, reason, ended_at FROM"
-	    " deployments WHERE namespace = ? AND job = ? AND state IN"
-	    " ('completed', 'failed', 'rejected') ORDER BY id DESC LIMIT 1");
-	if (st != NULL) {
-		sqlite3_bind_text(st, 1, ej->ej_ns, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 2, ej->ej_id, -1, SQLITE_TRANSIENT);
-		if (sqlite3_step(st) == SQLITE_ROW &&
-		    strcmp(web_col(st, 1), "failed") == 0) {
-			web_list_add(req, failed, ej->ej_ns, jsonb_pack(
-			    "{s:I,s:s,s:s,s:o,s:o}",
-			    "id", (json_int_t)sqlite3_column_int64(st, 0),
-			    "namespace", ej->ej_ns, "job", ej->ej_id,
-			    "reason", web_str((const char *)
-			    sqlite3_column_text(st, 2)),
-			    "ended_at", api_time_json(sqlite3_column_int64(st,
-			    3))));
-			sqlite3_reset(st);
+	if ((st = store_prepare(s, WEB_FAILED_SQL)) == NULL)
+		return list;
+	while (sqlite3_step(st) == SQLITE_ROW)
+		web_list_add(req, list, web_col(st, 1), jsonb_pack(
+		    "{s:I,s:s,s:s,s:o,s:o}",
+		    "id", (json_int_t)sqlite3_column_int64(st, 0),
+		    "namespace", web_col(st, 1), "job", web_col(st, 2),
+		    "reason", web_str((const char *)sqlite3_column_text(st,
+		    3)),
+		    "ended_at", api_time_json(sqlite3_column_int64(st, 4))));
+	sqlite3_reset(st);
+	return list;
+}
+
+/*
+ * A blocked job, unless its failed deployment is listed under failed
+ * already: blocked by a rejection, a broken hook, or an acknowledged
+ * failure.
+ */
+static void
+web_blocked_job(struct api_req *req, const struct ejob *ej, json_t *failed,
+    json_t *blocked)
+{
+	json_t	*it;
+	size_t	 i;
+
+	json_array_foreach(json_object_get(failed, "items"), i, it)
+		if (strcmp(json_string_value(json_object_get(it,
+		    "namespace")), ej->ej_ns) == 0 && strcmp(
+		    json_string_value(json_object_get(it, "job")),
+		    ej->ej_id) == 0)
 			return;
-		}
-		sqlite3_reset(st);
-	}
 	web_list_add(req, blocked, ej->ej_ns, jsonb_pack("{s:s,s:s,s:s,s:o}",
 	    "namespace", ej->ej_ns, "id", ej->ej_id, "state", ej->ej_state,
 	    "note", web_str(ej->ej_note != NULL ? ej->ej_note :
@@ -202,7 +224,7 @@ web_overview(struct api_req *req, struct api_resp *resp)
 	const char	*k;
 	size_t		 i;
 
-	failed = web_list();
+	failed = web_failed(req, s);
 	blocked = web_list();
 	dups = web_list();
 	bystate = json_object();
@@ -216,7 +238,7 @@ web_overview(struct api_req *req, struct api_resp *resp)
 		if (ej->ej_state == NULL)
 			continue;
 		if (strcmp(ej->ej_state, "blocked") == 0)
-			web_blocked_job(req, s, ej, failed, blocked);
+			web_blocked_job(req, ej, failed, blocked);
 		else if (strcmp(ej->ej_state, "error") == 0) {
 			if (ej->ej_error != NULL && strncmp(ej->ej_error,
 			    "declared twice", 14) == 0)

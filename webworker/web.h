@@ -296,7 +296,9 @@ struct web_view {
 	json_t		*wv_session;	/* GET /api/v1/session, or NULL */
 	int		 wv_refresh;	/* seconds; 0: none */
 	int		 wv_local;	/* the control socket's admin */
+	const char	*wv_notice;	/* after an action: fixed text, or NULL */
 };
+const char *html_done_text(const char *action);
 void	 html_begin(struct wbuf *, const struct web_view *);
 void	 html_end(struct wbuf *);
 void	 html_time(struct wbuf *, json_t *);

@@ -37,14 +37,14 @@ enum web_what {
 	WEB_DEPLOYMENTS,
 	WEB_DEPLOYMENT,
 	WEB_ACTIVITY,
-	WEB_ACT_DEPLOYMENT,	/* approve, reject, retry, promote */
+	WEB_ACT_DEPLOYMENT,	/* approve, reject, retry, promote, ack. */
 	WEB_ACT_JOB,		/* pause, resume, deploy-now */
 	WEB_LOGIN,
 	WEB_LOGOUT,
 };
 
 static const char *const web_deploy_actions[] = {
-	"approve", "reject", "retry", "promote", NULL
+	"approve", "reject", "retry", "promote", "acknowledge", NULL
 };
 static const char *const web_job_actions[] = {
 	"pause", "resume", "deploy-now", NULL
@@ -235,27 +235,27 @@ web_render(struct web_page *pg)
 	case WEB_JOB:
 		web_view_init(&v, pg, "Job", "jobs");
 		v.wv_refresh = 5;
-		if (web_form_get(&pg->wg_query, "done") != NULL)
-			html_message(&b, "done", web_form_get(&pg->wg_query,
-			    "done"));
+		v.wv_notice = html_done_text(web_form_get(&pg->wg_query,
+		    "done"));
 		html_job(&b, &v, mc->wk_json,
 		    pg->wg_calls[2].wk_status == 200 ?
 		    pg->wg_calls[2].wk_json : NULL);
 		break;
 	case WEB_DEPLOYMENTS:
 		web_view_init(&v, pg, "Deployments", "deployments");
+		v.wv_refresh = 10;
 		html_deployments(&b, &v, mc->wk_json, &pg->wg_query);
 		break;
 	case WEB_DEPLOYMENT:
 		web_view_init(&v, pg, "Deployment", "deployments");
 		v.wv_refresh = 3;
-		if (web_form_get(&pg->wg_query, "done") != NULL)
-			html_message(&b, "done", web_form_get(&pg->wg_query,
-			    "done"));
+		v.wv_notice = html_done_text(web_form_get(&pg->wg_query,
+		    "done"));
 		html_deployment(&b, &v, mc->wk_json);
 		break;
 	case WEB_ACTIVITY:
 		web_view_init(&v, pg, "Activity", "activity");
+		v.wv_refresh = 10;
 		html_activity(&b, &v, mc->wk_json,
 		    web_form_get(&pg->wg_query, "target"));
 		break;

@@ -10,6 +10,7 @@
 #include <fnmatch.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -115,6 +116,40 @@ html_begin(struct wbuf *b, const struct web_view *v)
 	else
 		wbuf_puts(b, "<a href=\"/login\">Log in</a>");
 	wbuf_puts(b, "</span></nav></header>\n<main id=\"main\">");
+	if (v->wv_notice != NULL)
+		wbuf_htmlf(b, "<div class=\"msg done\" id=\"notice\">%s</div>",
+		    v->wv_notice);
+}
+
+/*
+ * The notice after an action, from a fixed table: the query string only
+ * picks a line, its text is never shown.
+ */
+const char *
+html_done_text(const char *action)
+{
+	static const struct {
+		const char	*action;
+		const char	*text;
+	} done[] = {
+		{ "approve",	"Approved: the deployment starts." },
+		{ "reject",	"Rejected." },
+		{ "retry",	"Retry queued: a new deployment follows." },
+		{ "promote",	"Promotion sent to Nomad." },
+		{ "acknowledge", "Acknowledged: the failure is off the "
+		    "Overview." },
+		{ "pause",	"Paused." },
+		{ "resume",	"Resumed." },
+		{ "deploy-now",	"Deploy now: done." },
+	};
+	size_t	 i;
+
+	if (action == NULL)
+		return NULL;
+	for (i = 0; i < sizeof(done) / sizeof(done[0]); i++)
+		if (strcmp(done[i].action, action) == 0)
+			return done[i].text;
+	return NULL;
 }
 
 void
@@ -128,6 +163,36 @@ void
 html_message(struct wbuf *b, const char *cls, const char *text)
 {
 	wbuf_htmlf(b, "<div class=\"msg %s\">%s</div>", cls, text);
+}
+
+/* "5 min ago" for an RFC 3339 UTC time; the absolute one if unsure. */
+static void
+html_ago(struct wbuf *b, const char *rfc, const char *shown)
+{
+	struct tm	 tm;
+	const char	*end;
+	time_t		 t, now = time(NULL);
+	long long	 d;
+
+	memset(&tm, 0, sizeof(tm));
+	if ((end = strptime(rfc, "%Y-%m-%dT%H:%M:%S", &tm)) == NULL ||
+	    (*end != 'Z' && *end != '.') || (t = timegm(&tm)) == -1) {
+		wbuf_html(b, shown);
+		return;
+	}
+	d = (long long)(now - t);
+	if (d < -60)
+		wbuf_htmlf(b, "in %lld min", (-d + 59) / 60);
+	else if (d < 60)
+		wbuf_puts(b, "just now");
+	else if (d < 3600)
+		wbuf_htmlf(b, "%lld min ago", d / 60);
+	else if (d < 86400)
+		wbuf_htmlf(b, "%lld h ago", d / 3600);
+	else if (d < 30 * 86400)
+		wbuf_htmlf(b, "%lld days ago", d / 86400);
+	else
+		wbuf_html(b, shown);
 }
 
 void
@@ -144,7 +209,12 @@ html_time(struct wbuf *b, json_t *t)
 	strlcpy(shown, s, sizeof(shown));
 	if ((p = strchr(shown, 'T')) != NULL)
 		*p = ' ';
-	wbuf_htmlf(b, "<time datetime=\"%s\">%s</time>", s, shown);
+	if ((p = strchr(shown, 'Z')) != NULL)
+		strlcpy(p, " UTC", sizeof(shown) - (p - shown));
+	/* Relative, the absolute time on hover. */
+	wbuf_htmlf(b, "<time datetime=\"%s\" title=\"%s\">", s, shown);
+	html_ago(b, s, shown);
+	wbuf_puts(b, "</time>");
 }
 
 static const char *
@@ -177,6 +247,41 @@ html_state_class(const char *s)
 	return "s-other";
 }
 
+/* A state as a person reads it; the API's name stays in data-state. */
+static const char *
+html_state_label(const char *s)
+{
+	static const struct {
+		const char	*state;
+		const char	*label;
+	} labels[] = {
+		{ "pending_approval",	"waiting for approval" },
+		{ "pre_hooks",		"running pre hooks" },
+		{ "registering",	"registering" },
+		{ "waiting_health",	"waiting for health" },
+		{ "awaiting_promotion",	"canaries wait for promotion" },
+		{ "post_hooks",		"running post hooks" },
+		{ "completed",		"completed" },
+		{ "failed",		"failed" },
+		{ "rejected",		"rejected" },
+		{ "superseded",		"superseded" },
+		{ "in_sync",		"in sync" },
+		{ "drift",		"drift (not deployed)" },
+		{ "deploying",		"deploying" },
+		{ "blocked",		"blocked" },
+		{ "paused",		"paused" },
+		{ "held",		"held (sync window)" },
+		{ "unparsed",		"does not parse" },
+		{ "error",		"error" },
+	};
+	size_t	 i;
+
+	for (i = 0; i < sizeof(labels) / sizeof(labels[0]); i++)
+		if (strcmp(labels[i].state, s) == 0)
+			return labels[i].label;
+	return s;
+}
+
 void
 html_state(struct wbuf *b, const char *state)
 {
@@ -184,8 +289,9 @@ html_state(struct wbuf *b, const char *state)
 		wbuf_puts(b, "<span class=\"muted\">—</span>");
 		return;
 	}
-	wbuf_htmlf(b, "<span class=\"state %s\">%s</span>",
-	    html_state_class(state), state);
+	wbuf_htmlf(b, "<span class=\"state %s\" data-state=\"%s\" "
+	    "title=\"%s\">%s</span>", html_state_class(state), state, state,
+	    html_state_label(state));
 }
 
 void

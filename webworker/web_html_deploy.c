@@ -293,6 +293,15 @@ html_deploy_actions(struct wbuf *b, const struct web_view *v, json_t *d)
 		    "</button></form>");
 		shown++;
 	}
+	if (html_has(acts, "acknowledge") && html_can(v, "retry", ns)) {
+		wbuf_htmlf(b, "<form method=\"post\" "
+		    "action=\"/deployments/%lld/acknowledge\">", id);
+		html_csrf(b, v);
+		wbuf_puts(b, "<button type=\"submit\" id=\"acknowledge\" "
+		    "title=\"Seen: take it off the Overview\">Acknowledge"
+		    "</button></form>");
+		shown++;
+	}
 	if (html_has(acts, "promote") && html_can(v, "promote", ns)) {
 		wbuf_htmlf(b, "<form method=\"post\" "
 		    "action=\"/deployments/%lld/promote\">", id);
@@ -317,14 +326,18 @@ html_health(struct wbuf *b, json_t *h)
 {
 	json_t		*nd, *g, *a, *ev;
 	size_t		 i, j;
+	char		 id8[9];
 
 	if (!json_is_object(h))
 		return;
 	wbuf_puts(b, "<h2>Health</h2><section class=\"box\" id=\"health\">");
 	nd = json_object_get(h, "nomad_deployment");
 	if (json_is_object(nd)) {
-		wbuf_htmlf(b, "<p>Nomad deployment <code>%.8s</code> of version "
-		    "%lld: ", jstr(nd, "id"), jint(nd, "job_version"));
+		strlcpy(id8, jstr(nd, "id") != NULL ? jstr(nd, "id") : "",
+		    sizeof(id8));
+		wbuf_htmlf(b, "<p>Nomad deployment <code title=\"%s\">%s</code> "
+		    "of version %lld: ", jstr(nd, "id"), id8,
+		    jint(nd, "job_version"));
 		html_state(b, jstr(nd, "status"));
 		wbuf_htmlf(b, " <span class=\"muted\">%s</span></p>",
 		    jstr(nd, "description"));
@@ -358,9 +371,11 @@ html_health(struct wbuf *b, json_t *h)
 		    "<th>Allocation</th><th>Group</th><th>Status</th>"
 		    "<th>Healthy</th><th>Last events</th></tr>");
 		json_array_foreach(json_object_get(h, "allocations"), i, a) {
-			wbuf_htmlf(b, "<tr><td><code title=\"%s\">%.8s</code>"
+			strlcpy(id8, jstr(a, "id") != NULL ? jstr(a, "id") :
+			    "", sizeof(id8));
+			wbuf_htmlf(b, "<tr><td><code title=\"%s\">%s</code>"
 			    "%s</td><td>%s</td><td>", jstr(a, "id"),
-			    jstr(a, "id"), json_is_true(json_object_get(a,
+			    id8, json_is_true(json_object_get(a,
 			    "canary")) ? " (canary)" : "", jstr(a, "group"));
 			html_state(b, jstr(a, "client_status"));
 			wbuf_htmlf(b, "</td><td>%s</td><td>",

@@ -93,6 +93,27 @@ async function advance(seconds) {
   });
 }
 
+async function simPost(p, body) {
+  const r = await fetch(sim + p, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return r.status;
+}
+
+// The numbers of the health table's row for a group, or null.
+async function healthRow(page, group) {
+  return page.evaluate((g) => {
+    const tr = document.querySelector('#health-groups tr[data-group="' +
+      g + '"]');
+    if (!tr) return null;
+    const n = (c) => parseInt(tr.querySelector('td.' + c).textContent, 10);
+    return { healthy: n('healthy'), unhealthy: n('unhealthy'),
+      placed: parseInt(tr.children[2].textContent, 10) };
+  }, group);
+}
+
 async function approver() {
   const b = await browser();
   const page = b.ctx.pages()[0] || await b.ctx.newPage();
@@ -120,10 +141,58 @@ async function approver() {
     return [plan.includes('Plan job') && await page.isVisible('#approve'), plan];
   });
   await step(page, 'browser: approve', async () => {
+    // Nomad keeps the new allocations unhealthy until the test says.
+    await simPost('/_sim/health/hold', { JobID: 'web' });
     await Promise.all([page.waitForNavigation(), page.click('#approve')]);
-    const msg = await page.textContent('.msg.done');
-    return [msg.includes('approve'), msg];
+    const msg = await page.textContent('#main #notice');
+    return [msg.includes('Approved'), msg];
   });
+  await step(page, 'browser: the notice is inside the page, never text from '
+    + 'the URL', async () => {
+    const html = await page.content();
+    const p2 = await b.ctx.newPage();
+    await p2.goto(base + '/deployments/' + approveId +
+      '?done=%3Cb%3Eowned%3C%2Fb%3E');
+    const echoed = (await p2.content()).includes('owned');
+    const notice = await p2.$('#notice');
+    await p2.close();
+    return [html.trimStart().startsWith('<!DOCTYPE html>') &&
+      !echoed && notice === null, 'echoed=' + echoed];
+  });
+  await step(page, 'browser: the health progress appears while it waits',
+    async () => {
+      const end = Date.now() + 40000;
+      let row = null;
+      while (Date.now() < end) {
+        await advance(20);
+        await page.waitForTimeout(1000);
+        row = await healthRow(page, 'app');
+        if (row && row.placed >= 1)
+          break;
+      }
+      const allocs = await page.$$('#health-allocs tr');
+      return [row !== null && row.placed >= 1 && row.healthy === 0 &&
+        allocs.length > 1, JSON.stringify(row)];
+    });
+  await step(page, 'browser: the health progress updates in place',
+    async () => {
+      await simPost('/_sim/health/hold', { JobID: 'web', Hold: false });
+      const before = await page.getAttribute('body', 'data-refreshed');
+      const end = Date.now() + 40000;
+      let row = null;
+      let state = '';
+      while (Date.now() < end) {
+        await advance(20);
+        await page.waitForTimeout(1000);
+        row = await healthRow(page, 'app');
+        state = await page.getAttribute('h1 .state', 'data-state');
+        if ((row && row.healthy > 0) || state === 'completed')
+          break;
+      }
+      const after = await page.getAttribute('body', 'data-refreshed');
+      return [((row && row.healthy > 0) || state === 'completed') &&
+        after !== before, JSON.stringify(row) + ' ' + state];
+    });
   await step(page, 'browser: the page refreshes by itself until it completes',
     async () => {
       const end = Date.now() + 60000;
@@ -131,7 +200,7 @@ async function approver() {
       while (Date.now() < end) {
         await advance(30);
         await page.waitForTimeout(1000);
-        state = await page.textContent('h1 .state');
+        state = await page.getAttribute('h1 .state', 'data-state');
         if (state === 'completed' || state === 'failed')
           break;
       }
@@ -142,6 +211,29 @@ async function approver() {
   await step(page, 'browser: no approve button once it is done', async () => {
     return [!(await page.isVisible('#approve')), ''];
   });
+  await step(page, 'browser: states read as words, times as "ago" with the '
+    + 'absolute time on hover', async () => {
+      const label = await page.textContent('h1 .state');
+      const t = await page.$('#details time');
+      const title = t ? await t.getAttribute('title') : '';
+      const text = t ? await t.textContent() : '';
+      return [label === 'completed' && /UTC$/.test(title) &&
+        /ago|just now/.test(text), label + ' | ' + title + ' | ' + text];
+    });
+  await step(page, 'browser: the deployments and activity pages refresh',
+    async () => {
+      await page.goto(base + '/deployments');
+      const d = await page.getAttribute('body', 'data-refresh');
+      await page.goto(base + '/activity');
+      const a = await page.getAttribute('body', 'data-refresh');
+      return [parseInt(d, 10) > 0 && parseInt(a, 10) > 0, d + ' ' + a];
+    });
+  await step(page, 'browser: no Retry button where retry is not allowed',
+    async () => {
+      await page.goto(base + '/deployments/' + approveId);
+      return [!(await page.isVisible('#retry')) &&
+        !(await page.isVisible('#acknowledge')), ''];
+    });
   await step(page, 'browser: no script errors on the pages (CSP holds)',
     async () => [errors.length === 0, errors.join('\n')]);
   await step(page, 'browser: log out', async () => {
@@ -163,7 +255,7 @@ async function reader() {
   await step(page, 'browser: the reader sees the deployment but no buttons',
     async () => {
       await page.goto(base + '/deployments/' + forgeId);
-      const state = await page.textContent('h1 .state');
+      const state = await page.getAttribute('h1 .state', 'data-state');
       const buttons = await page.$$('#approve, #reject');
       return [state === 'pending_approval' && buttons.length === 0,
         state + ' ' + buttons.length];

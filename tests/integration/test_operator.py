@@ -288,8 +288,71 @@ def case_health_progress():
     env.cleanup()
 
 
+def failed_listed(nops):
+    st, o = nops.api("GET", "/api/v1/overview")
+    return [x["id"] for x in o["attention"]["failed"]["items"]]
+
+
+def case_failed_attention():
+    """A failed deployment stays under Needs attention until a later one of
+    its job completes or someone acknowledges it."""
+    env, sim, remote, nops = setup({
+        "nomad/web.nomad.hcl": job_hcl("web", pre="check"),
+        "nomad/check.nomad.hcl": hook_hcl("check", "exit 2")})
+    d1 = wait_until(lambda: nops.job_state("web") == "pending_approval"
+                    and nops.active("web"), 15)
+    nops.action(d1, "approve")
+    nops.wait_deploy_state(d1, "failed", 30, sim_step=30)
+    ok("attention: the failed deployment is listed", d1 in
+       failed_listed(nops), failed_listed(nops))
+    ok("attention: a failed deployment offers acknowledge and retry",
+       set(nops.deployment(d1)["actions"]) == {"acknowledge", "retry"},
+       nops.deployment(d1)["actions"])
+    nops.push_and_fetch(remote, {"nomad/check.nomad.hcl": hook_hcl(
+        "check", "exit 0")}, "fix the hook")
+    d2 = next_active(nops, "web", d1)
+    ok("attention: it stays listed while a later deployment waits",
+       d2 and d1 in failed_listed(nops), (d2, failed_listed(nops)))
+    ok("attention: retry is not offered once a later deployment exists",
+       "retry" not in nops.deployment(d1)["actions"],
+       nops.deployment(d1)["actions"])
+    nops.action(d2, "approve")
+    complete(nops, d2)
+    ok("attention: a later deployment that completes takes it off",
+       nops.deployment(d2)["state"] == "completed" and
+       d1 not in failed_listed(nops), failed_listed(nops))
+    nops.push_and_fetch(remote, {
+        "nomad/web.nomad.hcl": job_hcl("web", pre="check", image="nginx:3"),
+        "nomad/check.nomad.hcl": hook_hcl("check", "exit 4")}, "again")
+    d3 = next_active(nops, "web", d2)
+    nops.action(d3, "approve")
+    nops.wait_deploy_state(d3, "failed", 30, sim_step=30)
+    ok("attention: a new failure is listed", d3 in failed_listed(nops),
+       failed_listed(nops))
+    st, r = nops.action(d3, "acknowledge", {"reason": "known, fixing"})
+    ok("attention: acknowledge is accepted", st == 200, (st, r))
+    ok("attention: an acknowledged failure is off the Overview",
+       d3 not in failed_listed(nops), failed_listed(nops))
+    acts = [(e["action"], e["actor"], e["detail"])
+            for e in nops.deployment(d3)["events"]]
+    ok("attention: the acknowledgement is in the audit log with its reason",
+       any(a == "deployment.acknowledge" and "fixing" in (det or "")
+           for a, _, det in acts), acts)
+    st, o = nops.api("GET", "/api/v1/overview")
+    ok("attention: the job is still shown blocked",
+       any(x["id"] == "web" for x in o["attention"]["blocked"]["items"]),
+       o["attention"]["blocked"])
+    st, r = nops.action(d3, "acknowledge")
+    ok("attention: acknowledging twice is a conflict", st == 409, (st, r))
+    st, r = nops.action(d2, "acknowledge")
+    ok("attention: only a failed deployment is acknowledged", st == 409,
+       (st, r))
+    env.cleanup()
+
+
 CASES = [case_auto_revert, case_manual_health, case_scale_during_pre_hooks,
-         case_dispatch_transient, case_deploy_now, case_health_progress]
+         case_dispatch_transient, case_deploy_now, case_health_progress,
+         case_failed_attention]
 
 if __name__ == "__main__":
     only = sys.argv[1:]
