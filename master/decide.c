@@ -411,7 +411,16 @@ detect_decide(struct dcycle *dc)
 	int		 rc;
 
 	RB_FOREACH(ej, ejobs, &dc->dc_jobs) {
-		if (ej->ej_meta.jm_role == META_HOOK)
+		if (ej->ej_unparsed == 1)
+			detect_note(ej, "unparsed", "%s does not parse: %s",
+			    ej->ej_path, ej->ej_error);
+		else if (ej->ej_unparsed == 2 || (dc->dc_outage != NULL &&
+		    ej->ej_meta.jm_role == META_MANAGED))
+			/* An outage: nothing is decided until Nomad is back. */
+			detect_note(ej, "error", "Nomad could not parse the "
+			    "job files (%s); nothing is decided until it can",
+			    dc->dc_outage);
+		else if (ej->ej_meta.jm_role == META_HOOK)
 			detect_note(ej, "hook", NULL);
 		else if (ej->ej_meta.jm_role != META_MANAGED)
 			detect_note(ej, "unmanaged", NULL);

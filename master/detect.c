@@ -165,6 +165,62 @@ cycle_error(struct dcycle *dc, const char *repo, const char *path,
 	dc->dc_incomplete = 1;
 }
 
+/*
+ * Nomad names the file it parsed "input.hcl": say the file's path in git
+ * instead.
+ */
+static char *
+detect_parse_error(const char *err, const char *path)
+{
+	const char	*p, *from = "input.hcl";
+	char		*out = NULL, *n;
+
+	while ((p = strstr(err, from)) != NULL) {
+		if (asprintf(&n, "%s%.*s%s", out != NULL ? out : "",
+		    (int)(p - err), err, path) == -1)
+			fatal("asprintf");
+		free(out);
+		out = n;
+		err = p + strlen(from);
+	}
+	if (asprintf(&n, "%s%s", out != NULL ? out : "", err) == -1)
+		fatal("asprintf");
+	free(out);
+	return n;
+}
+
+/*
+ * A file that does not parse keeps the job it declared when it last
+ * parsed listed, with the error: found in the last cycle by repository
+ * and path.
+ */
+static void
+detect_unparsed(struct dcycle *dc, const struct dparse *dp, const char *err,
+    int outage)
+{
+	struct ejob	*old, *ej;
+
+	RB_FOREACH(old, ejobs, &engine_env->e_jobs) {
+		if (strcmp(old->ej_repo, dp->dp_snap->rs_repo) != 0 ||
+		    strcmp(old->ej_path, dp->dp_file->rf_path) != 0)
+			continue;
+		if ((ej = calloc(1, sizeof(*ej))) == NULL)
+			fatal("calloc");
+		ej->ej_ns = detect_strdup(old->ej_ns);
+		ej->ej_id = detect_strdup(old->ej_id);
+		ej->ej_repo = detect_strdup(old->ej_repo);
+		ej->ej_path = detect_strdup(old->ej_path);
+		ej->ej_commit = detect_strdup(dp->dp_snap->rs_commit);
+		ej->ej_unparsed = outage ? 2 : 1;
+		ej->ej_prev_role = old->ej_unparsed ? old->ej_prev_role :
+		    (int)old->ej_meta.jm_role;
+		ej->ej_error = detect_strdup(err);
+		if (RB_INSERT(ejobs, &dc->dc_jobs, ej) != NULL)
+			ejob_free(ej);	/* declared by a file that parsed */
+		return;
+	}
+}
+
 /* One parse answer: a job, or an error for the file. */
 static void
 detect_parsed(struct nomad_result *res, void *arg)
@@ -174,11 +230,29 @@ detect_parsed(struct nomad_result *res, void *arg)
 	struct ejob	*ej, *old;
 	const char	*ns, *id;
 	json_t		*job = res->nr_json;
+	char		*err;
 
 	if (!nomad_ok(res) || !json_is_object(job)) {
-		cycle_error(dc, dp->dp_snap->rs_repo, dp->dp_file->rf_path,
-		    res->nr_error != NULL ? res->nr_error :
-		    "Nomad's answer to parse is not a job");
+		err = detect_parse_error(res->nr_error != NULL ?
+		    res->nr_error : "Nomad's answer to parse is not a job",
+		    dp->dp_file->rf_path);
+		if (res->nr_status == 0 || res->nr_status >= 500) {
+			/*
+			 * No answer, or no leader: Nomad is out, the file may
+			 * be fine.  Nothing is decided this cycle.
+			 */
+			if (dc->dc_outage == NULL)
+				detect_asprintf(&dc->dc_outage, "parsing %s:%s: "
+				    "%s", dp->dp_snap->rs_repo,
+				    dp->dp_file->rf_path, err);
+			dc->dc_incomplete = 1;
+			detect_unparsed(dc, dp, err, 1);
+		} else {
+			cycle_error(dc, dp->dp_snap->rs_repo,
+			    dp->dp_file->rf_path, err);
+			detect_unparsed(dc, dp, err, 0);
+		}
+		free(err);
 		goto done;
 	}
 	ns = json_string_value(json_object_get(job, "Namespace"));
@@ -207,7 +281,14 @@ detect_parsed(struct nomad_result *res, void *arg)
 	ej->ej_path = detect_strdup(dp->dp_file->rf_path);
 	ej->ej_commit = detect_strdup(dp->dp_snap->rs_commit);
 	ej->ej_job = json_incref(job);
-	if ((old = RB_INSERT(ejobs, &dc->dc_jobs, ej)) != NULL) {
+	if ((old = RB_INSERT(ejobs, &dc->dc_jobs, ej)) != NULL &&
+	    old->ej_unparsed) {
+		/* The job moved to a file that parses: it wins. */
+		RB_REMOVE(ejobs, &dc->dc_jobs, old);
+		ejob_free(old);
+		old = RB_INSERT(ejobs, &dc->dc_jobs, ej);
+	}
+	if (old != NULL) {
 		/* Two files, one job: neither is deployed. */
 		detect_asprintf(&old->ej_error, "declared twice: in %s:%s and in "
 		    "%s:%s; both are ignored", old->ej_repo, old->ej_path,
@@ -415,6 +496,8 @@ detect_classify(struct dcycle *dc)
 		json_t	*v;
 
 		meta_read(json_object_get(ej->ej_job, "Meta"), &ej->ej_meta);
+		if (ej->ej_unparsed)
+			ej->ej_meta.jm_role = ej->ej_prev_role;
 		v = json_object_get(json_object_get(ej->ej_job, "Meta"),
 		    "nops_notify_completed");
 		ej->ej_notify_completed = json_is_string(v) &&
@@ -686,6 +769,8 @@ detect_finish(struct dcycle *dc)
 	file_errors_free(e->e_file_errors, e->e_nfile_errors);
 	e->e_file_errors = dc->dc_errs;
 	e->e_nfile_errors = dc->dc_nerrs;
+	free(e->e_parse_outage);
+	e->e_parse_outage = dc->dc_outage;
 	if (!dc->dc_incomplete) {
 		orphans_free(e->e_orphans, e->e_norphans);
 		e->e_orphans = dc->dc_orphans;

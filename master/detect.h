@@ -33,6 +33,7 @@ struct dcycle {
 	struct efile_error	*dc_errs;
 	size_t			 dc_nerrs;
 	int			 dc_incomplete;	/* a file failed, or no snapshot */
+	char			*dc_outage;	/* a parse Nomad could not answer */
 	int			 dc_parse_pending;	/* not answered yet */
 	struct dparse		**dc_parses;	/* the files, in order */
 	size_t			 dc_nparses;

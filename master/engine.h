@@ -39,6 +39,12 @@ struct ejob {
 	int		 ej_in_ns;	/* in a managed namespace */
 	char		 ej_hash[ENGINE_HASHLEN + 1];	/* spec (+ hooks) */
 	char		*ej_error;	/* why nothing is deployed, or NULL */
+	/*
+	 * Its file does not parse now (1), or Nomad could not parse it
+	 * (2, an outage): the job as an earlier cycle knew it, kept listed.
+	 */
+	int		 ej_unparsed;
+	int		 ej_prev_role;	/* its role when it last parsed */
 
 	/* managed jobs: hooks resolved and frozen */
 	struct deploy_hook ej_hooks[DEPLOY_HOOKS_MAX];
@@ -81,6 +87,7 @@ struct engine {
 	struct eorphan	*e_orphans;
 	size_t		 e_norphans;
 	int		 e_orphans_known;	/* 0 while files fail to parse */
+	char		*e_parse_outage;	/* Nomad could not parse, or NULL */
 
 	int		 e_detecting;
 	int		 e_rerun;	/* another cycle asked meanwhile */

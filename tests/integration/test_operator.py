@@ -268,8 +268,8 @@ def case_health_progress():
        h and h["allocations"] and h["allocations"][0]["healthy"] is None
        and h["allocations"][0]["events"] and
        h["allocations"][0]["group"] == "app", h and h["allocations"])
-    rc, out, err = nops.ctl("show", str(did))
-    ok("health: nopsctl show prints the progress",
+    rc, out, err = ctl("show", str(did), env={"NOPS_SOCKET": nops.sock})
+    ok("health: nopsctl show (socket from NOPS_SOCKET) prints the progress",
        rc == 0 and "health (as of" in out and "UNHEALTHY" in out and
        "not yet" in out, out[-1500:])
     sim.call("POST", "/_sim/health/hold", {"JobID": "web", "Hold": False})
@@ -350,9 +350,137 @@ def case_failed_attention():
     env.cleanup()
 
 
+def case_unparsed():
+    """A job whose file stops parsing stays listed, unparsed, with the
+    error and its git path; a Nomad outage during parse is an outage."""
+    env, sim, remote, nops = setup({
+        "nomad/web.nomad.hcl": job_hcl("web", policy="none")})
+    wait_until(lambda: nops.job_state("web") == "drift", 15)
+    nops.push_and_fetch(remote, {"nomad/web.nomad.hcl":
+                                 'job "web" {\n  group "app" {\n    count = \n'
+                                 '  }\n}\n'}, "break the file")
+    wait_until(lambda: nops.job_state("web") == "unparsed", 15)
+    j = nops.job("web")
+    ok("unparsed: the job stays listed, unparsed", j is not None and
+       j["state"] == "unparsed", j)
+    ok("unparsed: with its git path and the parse error naming it",
+       j and j["path"] == "nomad/web.nomad.hcl" and
+       "nomad/web.nomad.hcl" in (j["error"] or "") and
+       "input.hcl" not in (j["error"] or ""), j)
+    ok("unparsed: it is in the jobs list",
+       ("default", "web") in nops.jobs(), list(nops.jobs()))
+    st, fe = nops.api("GET", "/api/v1/files/errors")
+    ok("unparsed: the file error names the git path, not input.hcl",
+       fe["items"] and fe["items"][0]["path"] == "nomad/web.nomad.hcl" and
+       "input.hcl" not in fe["items"][0]["error"], fe)
+    rc, out, err = nops.ctl("jobs")
+    ok("unparsed: nopsctl jobs shows it", rc == 0 and "unparsed" in out,
+       out)
+    # Fixed again, then Nomad loses its leader while nops parses.
+    nops.push_and_fetch(remote, {"nomad/web.nomad.hcl": job_hcl(
+        "web", policy="none")}, "fix the file")
+    wait_until(lambda: nops.job_state("web") == "drift", 15)
+    sim.call("POST", "/_sim/faults", {
+        "Method": "*", "Path": "/v1/jobs/parse", "Match": "prefix",
+        "Count": 1000, "Action": "status", "Status": 500,
+        "Body": "No cluster leader"})
+    nops.push_and_fetch(remote, {"nomad/web.nomad.hcl": job_hcl(
+        "web", policy="none", image="nginx:2")}, "a change during an outage")
+    j = wait_until(lambda: nops.job("web")["state"] == "error" and
+                   nops.job("web"), 15)
+    ok("outage: the job is shown in error, because of Nomad", j and
+       "Nomad could not parse" in (j["note"] or ""), j)
+    st, fe = nops.api("GET", "/api/v1/files/errors")
+    ok("outage: no parse error is blamed on the file", fe["items"] == [],
+       fe)
+    sim.call("DELETE", "/_sim/faults")
+    nops.job_action("web", "pause", {"reason": "cycle"})
+    nops.job_action("web", "resume")
+    ok("outage: once Nomad is back the job is read again",
+       wait_until(lambda: nops.job_state("web") == "drift", 15),
+       nops.job("web"))
+    env.cleanup()
+
+
+def ctl(*args, env=None):
+    import subprocess
+    e = dict(os.environ)
+    e.pop("NOPS_SOCKET", None)
+    e.update(env or {})
+    r = subprocess.run([gitlib.NOPSCTL] + list(args), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, env=e)
+    return r.returncode, r.stdout, r.stderr
+
+
+def case_nopsctl():
+    """nopsctl's help, version, NOPS_SOCKET and why it cannot connect."""
+    import socket
+    import tempfile
+    rc, out, err = ctl("--help")
+    ok("nopsctl --help: usage and a line per command on stdout, exit 0",
+       rc == 0 and out.startswith("usage:") and "deploy-now" in out and
+       "without approval" in out and "NOPS_SOCKET" in out, (rc, out, err))
+    rc, out, err = ctl("show", "--help")
+    ok("nopsctl show --help: its usage and what it does",
+       rc == 0 and "usage: nopsctl show id" in out and "health" in out,
+       (rc, out, err))
+    rc, out, err = ctl("-V")
+    ok("nopsctl -V prints the version", rc == 0 and
+       out.startswith("nopsctl ") and out.strip()[-1].isdigit(), out)
+    d = tempfile.mkdtemp(prefix="nopsctl.")
+    rc, out, err = ctl("status", env={"NOPS_SOCKET": d + "/none.sock"})
+    ok("nopsctl: NOPS_SOCKET names the socket; a missing one is said",
+       rc == 1 and "no control socket at " + d + "/none.sock" in err and
+       "-s" in err, err)
+    stale = d + "/stale.sock"
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(stale)
+    s.close()
+    rc, out, err = ctl("-s", stale, "status")
+    ok("nopsctl: a stale socket is called stale", rc == 1 and
+       "stale" in err and "refused" in err, err)
+    os.unlink(stale)
+    os.rmdir(d)
+
+
+def case_config_check():
+    """nopsd -n says what a syntax error expected, asks to quote a keyword
+    used as a value, and checks that the user and group exist."""
+    import subprocess
+    import tempfile
+    d = tempfile.mkdtemp(prefix="nops-conf.")
+
+    def check(text):
+        f = os.path.join(d, "nops.conf")
+        with open(f, "w") as fp:
+            fp.write(text)
+        r = subprocess.run([gitlib.NOPSD, "-n", "-f", f],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+        return r.returncode, r.stderr
+    rc, err = check("drift-interval\n")
+    ok("config: a missing value says what was expected",
+       rc == 1 and "nops.conf:1: expected a duration (e.g. 5m) after "
+       "drift-interval" in err, err)
+    rc, err = check('user "_nops"\ndatabase database\n')
+    ok("config: a keyword used as a value: quote it",
+       rc == 1 and "nops.conf:2: database is a keyword; quote it" in err,
+       err)
+    rc, err = check('user "nosuchuser-x"\ncontrol socket "/run/x.sock" '
+                    'group "nosuchgroup-x"\n')
+    ok("config: -n checks that the user and the group exist",
+       rc == 1 and 'user "nosuchuser-x" does not exist' in err and
+       'group "nosuchgroup-x" does not exist' in err, err)
+    rc, err = check('user "_nops"\n')
+    ok("config: an existing user passes", rc == 0, err)
+    import shutil
+    shutil.rmtree(d)
+
+
 CASES = [case_auto_revert, case_manual_health, case_scale_during_pre_hooks,
          case_dispatch_transient, case_deploy_now, case_health_progress,
-         case_failed_attention]
+         case_failed_attention, case_unparsed, case_nopsctl,
+         case_config_check]
 
 if __name__ == "__main__":
     only = sys.argv[1:]
