@@ -286,6 +286,27 @@ nopsd_shutdown(void)
 	event_base_loopbreak(env->n_base);
 }
 
+/* -n: the user and the control group the config names must exist here. */
+static int
+nopsd_check_ids(const char *conffile, const struct nops_conf *conf)
+{
+	int	 rc = 0;
+
+	if (getpwnam(conf->user) == NULL) {
+		fprintf(stderr, "%s: user \"%s\" does not exist on this "
+		    "system (scripts/deps creates _nops)\n", conffile,
+		    conf->user);
+		rc = -1;
+	}
+	if (getgrnam(conf->control_group) == NULL) {
+		fprintf(stderr, "%s: control socket group \"%s\" does not "
+		    "exist on this system (scripts/deps creates _nopsadm)\n",
+		    conffile, conf->control_group);
+		rc = -1;
+	}
+	return rc;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -364,7 +385,8 @@ main(int argc, char *argv[])
 		struct nops_conf *conf;
 
 		if ((conf = parse_config(conffile, 0)) == NULL ||
-		    auth_configure(conf, 1) == -1) {
+		    auth_configure(conf, 1) == -1 ||
+		    nopsd_check_ids(conffile, conf) == -1) {
 			fprintf(stderr, "%s: configuration has errors\n",
 			    conffile);
 			exit(1);

@@ -107,6 +107,8 @@ static int			 conf_errors;
 static int			 lex_err_pending;
 static int			 last_token;
 static char			 last_text[48];
+static char			 prev_text[48];	/* the token before */
+static int			 prev_token;
 static struct conf_seen		 seen[S_MAX];
 
 static struct conf_listen	*cur_listen;
@@ -579,12 +581,70 @@ conf_err_at(const char *file, int line, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* What a keyword takes after it, for a syntax error that says so. */
+static const struct {
+	const char	*keyword;
+	const char	*takes;
+} conf_takes[] = {
+	{ "drift-interval",	"a duration (e.g. 5m)" },
+	{ "engine-interval",	"a duration (e.g. 5s)" },
+	{ "apply-timeout",	"a duration (e.g. 10m)" },
+	{ "poll-interval",	"a duration (e.g. 1m)" },
+	{ "fetch-timeout",	"a duration (e.g. 2m)" },
+	{ "idle-timeout",	"a duration (e.g. 8h)" },
+	{ "lifetime",		"a duration (e.g. 7d)" },
+	{ "max-body-size",	"a size (e.g. 1M)" },
+	{ "max-file-size",	"a size (e.g. 1M)" },
+	{ "max-snapshot-size",	"a size (e.g. 64M)" },
+	{ "max-files",		"a number" },
+	{ "port",		"a port number" },
+	{ "database",		"a path in quotes" },
+	{ "include",		"a path in quotes" },
+	{ "file",		"a path in quotes" },
+	{ "address",		"a URL in quotes" },
+	{ "url",		"a URL in quotes" },
+	{ "user",		"a user name in quotes" },
+	{ "group",		"a group name in quotes" },
+	{ "branch",		"a branch name in quotes" },
+	{ "path",		"a path in quotes" },
+	{ "repository",		"a repository name in quotes" },
+	{ "policy",		"a policy name in quotes" },
+	{ "namespace",		"a namespace in quotes" },
+	{ "topic",		"a topic in quotes" },
+};
+
 static void
 yyerror(const char *msg)
 {
+	size_t	 i, k;
+	char	 word[48];
+
 	/* The lexer already said what was wrong with this line. */
 	if (lex_err_pending)
 		return;
+	/* A keyword where a value goes: it must be quoted. */
+	if (last_token != STRING && last_text[0] == '"' &&
+	    strlen(last_text) >= 3) {
+		strlcpy(word, last_text + 1, sizeof(word));
+		word[strlen(word) - 1] = '\0';
+		for (k = 0; k < sizeof(keywords) / sizeof(keywords[0]); k++)
+			if (strcmp(keywords[k].name, word) == 0 &&
+			    prev_token != '\n' && prev_token != 0) {
+				conf_err(yylloc.first_line, "%s is a keyword; "
+				    "quote it (\"%s\") to use it as a value "
+				    "after %s", word, word, prev_text);
+				return;
+			}
+	}
+	for (i = 0; i < sizeof(conf_takes) / sizeof(conf_takes[0]); i++)
+		if (strlen(prev_text) == strlen(conf_takes[i].keyword) + 2 &&
+		    strncmp(prev_text + 1, conf_takes[i].keyword,
+		    strlen(conf_takes[i].keyword)) == 0) {
+			conf_err(yylloc.first_line, "expected %s after %s, "
+			    "not %s", conf_takes[i].takes,
+			    conf_takes[i].keyword, last_text);
+			return;
+		}
 	conf_err(yylloc.first_line, "%s at %s", msg, last_text);
 }
 
@@ -874,6 +934,8 @@ yylex(void)
 	/* A lexical error hides the syntax error it causes on its line. */
 	if (last_token == '\n')
 		lex_err_pending = 0;
+	prev_token = last_token;
+	strlcpy(prev_text, last_text, sizeof(prev_text));
 	last_token = yylex_token();
 	if (last_token == '\n')
 		strlcpy(last_text, "end of line", sizeof(last_text));

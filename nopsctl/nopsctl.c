@@ -6,7 +6,9 @@
 #include "config.h"
 
 #include <sys/types.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -59,53 +61,97 @@ static const struct option reason_opts[] = {
 
 /* The order of the usage message and of nopsctl(8). */
 static const struct ctl_cmd ctl_cmds[] = {
-	{ "status",	0, 0, "",		no_opts, "", cmd_status },
-	{ "reload",	0, 0, "",		no_opts, "", cmd_reload },
-	{ "log",	1, 1, "verbose | brief", no_opts, "", cmd_log },
-	{ "repos",	0, 1, "[name]",		no_opts, "", cmd_repos },
-	{ "fetch",	1, 1, "name",		no_opts, "", cmd_fetch },
-	{ "jobs",	0, 1, "[namespace/job]", no_opts, "", cmd_jobs },
+	{ "status",	0, 0, "",		no_opts, "", cmd_status,
+	    "the daemon, its workers and the engine" },
+	{ "reload",	0, 0, "",		no_opts, "", cmd_reload,
+	    "read nops.conf again (an invalid one is refused)" },
+	{ "log",	1, 1, "verbose | brief", no_opts, "", cmd_log,
+	    "log verbosely or briefly" },
+	{ "repos",	0, 1, "[name]",		no_opts, "", cmd_repos,
+	    "the repositories, their last fetch and error" },
+	{ "fetch",	1, 1, "name",		no_opts, "", cmd_fetch,
+	    "fetch a repository now" },
+	{ "jobs",	0, 1, "[namespace/job]", no_opts, "", cmd_jobs,
+	    "the jobs in git and their state" },
 	{ "deployments", 0, 0, "[-J job] [-l limit] [-n namespace] "
 	    "[-s state]",			deployments_opts, "J:l:n:s:",
-	    cmd_deployments },
-	{ "show",	1, 1, "id",		no_opts, "", cmd_show },
+	    cmd_deployments,
+	    "the deployments, newest first" },
+	{ "show",	1, 1, "id",		no_opts, "", cmd_show,
+	    "one deployment: diff, health, hooks, events" },
 	{ "approve",	1, 1, "id [--hash spec_hash]", approve_opts, "",
-	    cmd_approve },
+	    cmd_approve,
+	    "approve a deployment waiting for it" },
 	{ "reject",	1, 1, "id [--reason text]", reason_opts, "",
-	    cmd_reject },
-	{ "retry",	1, 1, "id",		no_opts, "", cmd_retry },
-	{ "promote",	1, 1, "id",		no_opts, "", cmd_promote },
+	    cmd_reject,
+	    "reject a deployment waiting for approval" },
+	{ "retry",	1, 1, "id",		no_opts, "", cmd_retry,
+	    "retry a failed or rejected deployment" },
+	{ "promote",	1, 1, "id",		no_opts, "", cmd_promote,
+	    "promote the canaries of a deployment" },
 	{ "pause",	1, 1, "[namespace/]job --reason text", reason_opts, "",
-	    cmd_pause },
-	{ "resume",	1, 1, "[namespace/]job", no_opts, "", cmd_resume },
+	    cmd_pause,
+	    "keep new deployments of a job from starting" },
+	{ "resume",	1, 1, "[namespace/]job", no_opts, "", cmd_resume,
+	    "end the pause of a job" },
 	{ "deploy-now",	1, 1, "[namespace/]job", no_opts, "",
-	    cmd_deploy_now },
-	{ "orphans",	0, 0, "",		no_opts, "", cmd_orphans },
-	{ "errors",	0, 0, "",		no_opts, "", cmd_errors },
-	{ "plan",	1, 1, "repository",	no_opts, "", cmd_plan },
+	    cmd_deploy_now,
+	    "deploy a job's drift now, without approval" },
+	{ "orphans",	0, 0, "",		no_opts, "", cmd_orphans,
+	    "jobs nops deployed that are gone from git" },
+	{ "errors",	0, 0, "",		no_opts, "", cmd_errors,
+	    "job files that do not parse" },
+	{ "plan",	1, 1, "repository",	no_opts, "", cmd_plan,
+	    "a repository's deploy plan" },
 	/* "+": token parses its own options (ctl_auth.c). */
 	{ "token",	1, 6, "create name --policy policy "
 	    "[--expires duration] | list | revoke name | id", no_opts, "+",
-	    cmd_token },
+	    cmd_token,
+	    "create, list or revoke API tokens" },
 	{ "hash-password", 0, 0, "",		no_opts, "",
-	    cmd_hash_password },
-	{ "gen-secret",	0, 0, "",		no_opts, "", cmd_gen_secret },
+	    cmd_hash_password,
+	    "hash a password from stdin for a users file" },
+	{ "gen-secret",	0, 0, "",		no_opts, "", cmd_gen_secret,
+	    "print a random secret" },
 };
 
-__dead void
-ctl_usage(void)
+static void
+ctl_usage_to(FILE *f, int descs)
 {
 	extern char	*__progname;
 	size_t		 i;
 
-	fprintf(stderr, "usage: %s [-j] [-s socket | -u url -t tokenfile] "
+	fprintf(f, "usage: %s [-jV] [-s socket | -u url -t tokenfile] "
 	    "command [argument ...]\n", __progname);
-	fprintf(stderr, "commands:\n");
-	for (i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++)
-		fprintf(stderr, "\t%s%s%s\n", ctl_cmds[i].name,
+	fprintf(f, "commands (%s command --help for one):\n", __progname);
+	for (i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++) {
+		fprintf(f, "\t%s%s%s\n", ctl_cmds[i].name,
 		    ctl_cmds[i].args[0] != '\0' ? " " : "",
 		    ctl_cmds[i].args);
+		if (descs)
+			fprintf(f, "\t    %s\n", ctl_cmds[i].desc);
+	}
+	if (descs)
+		fprintf(f, "The control socket is -s, else $NOPS_SOCKET, else "
+		    "%s.\n", NOPS_CONTROL_SOCKET);
+}
+
+__dead void
+ctl_usage(void)
+{
+	ctl_usage_to(stderr, 0);
 	exit(EXIT_USAGE);
+}
+
+/* command --help: its usage line and what it does, on stdout. */
+static __dead void
+ctl_cmd_help(const struct ctl_cmd *cmd)
+{
+	extern char	*__progname;
+
+	printf("usage: %s %s%s%s\n\n%s\n", __progname, cmd->name,
+	    cmd->args[0] != '\0' ? " " : "", cmd->args, cmd->desc);
+	exit(0);
 }
 
 static size_t
@@ -124,6 +170,57 @@ ctl_write_cb(char *ptr, size_t size, size_t nmemb, void *arg)
 	b->len += n;
 	b->data[b->len] = '\0';
 	return n;
+}
+
+/*
+ * Why the control socket did not answer, in words: missing, not a
+ * socket, refused (a stale socket left by a nopsd that is gone), or not
+ * ours to use.
+ */
+static void
+ctl_socket_diagnose(const char *path)
+{
+	struct sockaddr_un	 sun;
+	struct stat		 sb;
+	int			 fd, e = 0;
+
+	if (stat(path, &sb) == -1) {
+		warnx("cannot reach nopsd: no control socket at %s (%s); is "
+		    "nopsd running?  Name the socket with -s or NOPS_SOCKET",
+		    path, strerror(errno));
+		return;
+	}
+	if (!S_ISSOCK(sb.st_mode)) {
+		warnx("cannot reach nopsd: %s is not a socket; name the "
+		    "control socket with -s or NOPS_SOCKET", path);
+		return;
+	}
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlcpy(sun.sun_path, path, sizeof(sun.sun_path)) >=
+	    sizeof(sun.sun_path)) {
+		warnx("cannot reach nopsd: the socket path %s is too long",
+		    path);
+		return;
+	}
+	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1) {
+		warn("socket");
+		return;
+	}
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1)
+		e = errno;
+	close(fd);
+	if (e == ECONNREFUSED)
+		warnx("cannot reach nopsd: %s refused the connection: a stale "
+		    "socket, nopsd is not listening on it (stopped, or "
+		    "another socket in nops.conf?); use -s or NOPS_SOCKET",
+		    path);
+	else if (e == EACCES || e == EPERM)
+		warnx("cannot reach nopsd: %s: permission denied; be root or "
+		    "in the control socket's group", path);
+	else
+		warnx("cannot reach nopsd at %s: %s", path, e != 0 ?
+		    strerror(e) : "connection failed");
 }
 
 /*
@@ -181,9 +278,12 @@ ctl_call(struct ctl *ctl, const char *method, const char *path,
 
 	rc = curl_easy_perform(c);
 	if (rc != CURLE_OK) {
-		warnx("cannot reach nopsd at %s: %s",
-		    ctl->url != NULL ? ctl->url : ctl->socket,
-		    curl_easy_strerror(rc));
+		if (ctl->url == NULL && rc == CURLE_COULDNT_CONNECT)
+			ctl_socket_diagnose(ctl->socket);
+		else
+			warnx("cannot reach nopsd at %s: %s",
+			    ctl->url != NULL ? ctl->url : ctl->socket,
+			    curl_easy_strerror(rc));
 		goto done;
 	}
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
@@ -581,9 +681,21 @@ main(int argc, char *argv[])
 
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.socket = NOPS_CONTROL_SOCKET;
+	if (getenv("NOPS_SOCKET") != NULL && *getenv("NOPS_SOCKET") != '\0')
+		ctl.socket = getenv("NOPS_SOCKET");
+	if (argc > 1 && strcmp(argv[1], "--help") == 0) {
+		ctl_usage_to(stdout, 1);
+		return 0;
+	}
 	/* "+": stop at the command, whose options are its own. */
-	while ((ch = getopt(argc, argv, "+js:t:u:")) != -1) {
+	while ((ch = getopt(argc, argv, "+hjs:t:u:V")) != -1) {
 		switch (ch) {
+		case 'h':
+			ctl_usage_to(stdout, 1);
+			return 0;
+		case 'V':
+			printf("nopsctl %s\n", PACKAGE_VERSION);
+			return 0;
 		case 'j':
 			ctl.json = 1;
 			break;
@@ -619,6 +731,13 @@ main(int argc, char *argv[])
 	if (cmd == NULL) {
 		warnx("unknown command %s", argv[0]);
 		ctl_usage();
+	}
+	for (i = 1; i < (size_t)argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (strcmp(argv[i], "--help") == 0 ||
+		    strcmp(argv[i], "-h") == 0)
+			ctl_cmd_help(cmd);
 	}
 	n = ctl_cmd_opts(&ctl, cmd, argc, argv);
 	argc -= n;

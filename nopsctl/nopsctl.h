@@ -37,6 +37,7 @@ struct ctl_cmd {
 	const struct option *longopts;	/* options after the command */
 	const char	*shortopts;
 	int		(*fn)(struct ctl *, int, char **);
+	const char	*desc;		/* one line, for --help */
 };
 
 /* nopsctl.c: the API client */
