@@ -630,18 +630,20 @@ yyerror(const char *msg)
 		for (k = 0; k < sizeof(keywords) / sizeof(keywords[0]); k++)
 			if (strcmp(keywords[k].name, word) == 0 &&
 			    prev_token != '\n' && prev_token != 0) {
-				conf_err(yylloc.first_line, "%s is a keyword; "
-				    "quote it (\"%s\") to use it as a value "
-				    "after %s", word, word, prev_text);
+				conf_err(yylloc.first_line, "%s: %s is a "
+				    "keyword; quote it (\"%s\") to use it as a "
+				    "value after %s", msg, word, word,
+				    prev_text);
 				return;
 			}
 	}
-	for (i = 0; i < sizeof(conf_takes) / sizeof(conf_takes[0]); i++)
+	for (i = 0; prev_token != STRING &&
+	    i < sizeof(conf_takes) / sizeof(conf_takes[0]); i++)
 		if (strlen(prev_text) == strlen(conf_takes[i].keyword) + 2 &&
 		    strncmp(prev_text + 1, conf_takes[i].keyword,
 		    strlen(conf_takes[i].keyword)) == 0) {
-			conf_err(yylloc.first_line, "expected %s after %s, "
-			    "not %s", conf_takes[i].takes,
+			conf_err(yylloc.first_line, "%s: expected %s after "
+			    "%s, not %s", msg, conf_takes[i].takes,
 			    conf_takes[i].keyword, last_text);
 			return;
 		}

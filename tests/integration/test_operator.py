@@ -460,11 +460,12 @@ def case_config_check():
         return r.returncode, r.stderr
     rc, err = check("drift-interval\n")
     ok("config: a missing value says what was expected",
-       rc == 1 and "nops.conf:1: expected a duration (e.g. 5m) after "
-       "drift-interval" in err, err)
+       rc == 1 and "nops.conf:1: syntax error: expected a duration "
+       "(e.g. 5m) after drift-interval" in err, err)
     rc, err = check('user "_nops"\ndatabase database\n')
     ok("config: a keyword used as a value: quote it",
-       rc == 1 and "nops.conf:2: database is a keyword; quote it" in err,
+       rc == 1 and "nops.conf:2: syntax error: database is a keyword; "
+       "quote it" in err,
        err)
     rc, err = check('user "nosuchuser-x"\ncontrol socket "/run/x.sock" '
                     'group "nosuchgroup-x"\n')
