@@ -69,7 +69,6 @@ int	 git_snapshot(struct git_repo *, uint32_t seq, git_repository *,
 	    int *corrupt);
 /* A tree entry name we accept; *why says what is wrong with others. */
 int	 git_name_ok(const char *name, const char **why);
-void	 git_sha256_hex(const void *, size_t, char *out);
 
 /* git_ssh.c */
 int	 git_cb_credentials(git_credential **, const char *url,

@@ -21,6 +21,7 @@
 #include <git2.h>
 
 #include "log.h"
+#include "authc.h"
 #include "text.h"
 #include "imsg.h"
 #include "msg.h"
@@ -76,7 +77,7 @@ git_cache_path(struct git_repo *r)
 {
 	char	 hex[GITW_SHA256_HEXLEN + 1];
 
-	git_sha256_hex(r->gr_url, strlen(r->gr_url), hex);
+	auth_sha256_hex(r->gr_url, strlen(r->gr_url), hex);
 	if ((size_t)snprintf(r->gr_cache, sizeof(r->gr_cache), "%s/%s-%.*s.git",
 	    git_cachedir, r->gr_name, GITW_CACHE_HASHLEN, hex) >=
 	    sizeof(r->gr_cache))

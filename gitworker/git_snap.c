@@ -22,6 +22,7 @@
 #include <openssl/evp.h>
 
 #include "log.h"
+#include "authc.h"
 #include "text.h"
 #include "imsg.h"
 #include "msg.h"
@@ -83,19 +84,6 @@ git_name_ok(const char *name, const char **why)
 		}
 	}
 	return 1;
-}
-
-void
-git_sha256_hex(const void *data, size_t len, char *out)
-{
-	unsigned char	 md[EVP_MAX_MD_SIZE];
-	unsigned int	 mdlen, i;
-
-	if (EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) != 1 ||
-	    mdlen != 32)
-		fatalx("EVP_Digest sha256");
-	for (i = 0; i < mdlen; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
 
 /* A name of a job file: <name>.nomad.hcl or <name>.nomad. */
@@ -397,7 +385,7 @@ snap_send(struct snap *s, uint32_t seq, git_commit *commit, uint32_t flags)
 		f = &s->s_files[i];
 		data = git_blob_rawcontent(f->sf_blob);
 		size = (size_t)git_blob_rawsize(f->sf_blob);
-		git_sha256_hex(data, size, sha);
+		auth_sha256_hex(data, size, sha);
 		path = f->sf_path;
 #ifdef NOPS_TEST_HOOKS
 		/* "git-lie:path|hash|size": what a subverted worker might. */

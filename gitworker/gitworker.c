@@ -23,6 +23,8 @@
 #include <git2.h>
 
 #include "log.h"
+#include "authc.h"
+#include "hex.h"
 #include "imsg.h"
 #include "msg.h"
 #include "nops.h"
@@ -226,7 +228,7 @@ git_local_paths(char **paths, size_t max)
 	struct git_repo	*r;
 	size_t		 n = 0, i, j;
 	char		*p;
-	int		 fd;
+	int		 fd, hi, lo;
 
 	TAILQ_FOREACH(r, &git_repos, gr_entry) {
 		if (strncmp(r->gr_url, "file://", 7) != 0 || n == max)
@@ -235,17 +237,13 @@ git_local_paths(char **paths, size_t max)
 			fatal("strdup");
 		/* Undo %XX escapes the way libgit2 reads the URL. */
 		for (i = j = 0; p[i] != '\0'; i++, j++) {
-			if (p[i] == '%' && p[i + 1] != '\0' &&
-			    p[i + 2] != '\0') {
-				char	 hex[3] = { p[i + 1], p[i + 2], '\0' };
-				char	*end;
-				long	 v = strtol(hex, &end, 16);
-
-				if (*end == '\0' && v > 0) {
-					p[j] = (char)v;
-					i += 2;
-					continue;
-				}
+			if (p[i] == '%' &&
+			    (hi = hex_value((unsigned char)p[i + 1])) != -1 &&
+			    (lo = hex_value((unsigned char)p[i + 2])) != -1 &&
+			    (hi | lo) != 0) {
+				p[j] = (char)(hi << 4 | lo);
+				i += 2;
+				continue;
 			}
 			p[j] = p[i];
 		}
@@ -326,7 +324,7 @@ gitworker_init(struct proc_ctx *pc)
 	    git_libgit2_opts(GIT_OPT_SET_USER_AGENT, "nops/" NOPS_VERSION) < 0)
 		fatalx("libgit2 options: %s", git_errmsg());
 	/* OpenSSL reads its configuration on first use: do it now. */
-	git_sha256_hex("", 0, hex);
+	auth_sha256_hex("", 0, hex);
 	if ((size_t)snprintf(git_cachedir, sizeof(git_cachedir), "%s/git",
 	    git_wi.wi_statedir) >= sizeof(git_cachedir))
 		fatalx("state directory path too long");

@@ -25,6 +25,7 @@
 #include "nops.h"
 #include "proc.h"
 #include "wire.h"
+#include "hex.h"
 #include "nopsd.h"
 #include "master.h"
 #include "nomad.h"
@@ -249,18 +250,6 @@ api_log(struct api_req *req, struct api_resp *resp)
 }
 
 
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * A route's path against a request's: literal segments must be equal, a
  * "*" segment takes one segment, percent-decoded (a job ID may hold
@@ -288,8 +277,8 @@ api_path_match(const char *pattern, const char *path, struct api_req *req)
 				if (path[i] == '%') {
 					if (i + 2 >= n)
 						return 0;
-					hi = hexval(path[i + 1]);
-					lo = hexval(path[i + 2]);
+					hi = hex_value(path[i + 1]);
+					lo = hex_value(path[i + 2]);
 					if (hi < 0 || lo < 0)
 						return 0;
 					arg[o] = (char)(hi << 4 | lo);
@@ -333,8 +322,8 @@ api_query(const struct api_req *req, const char *name)
 				fatal("malloc");
 			for (i = 0, o = 0; q + i < end; i++) {
 				if (q[i] == '%' && q + i + 2 < end &&
-				    (hi = hexval(q[i + 1])) >= 0 &&
-				    (lo = hexval(q[i + 2])) >= 0) {
+				    (hi = hex_value(q[i + 1])) >= 0 &&
+				    (lo = hex_value(q[i + 2])) >= 0) {
 					v[o++] = (char)(hi << 4 | lo);
 					i += 2;
 				} else if (q[i] == '+')

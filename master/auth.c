@@ -27,6 +27,7 @@
 #include "text.h"
 #include "nopsd.h"
 #include "auth.h"
+#include "cfile.h"
 
 #define AUTH_LINE_MAX		1024
 #define AUTH_USERS_MAX		10000
@@ -319,24 +320,14 @@ int
 auth_secret_file(const char *path, char *out, size_t outlen, char *err,
     size_t errlen)
 {
-	char	 buf[AUTH_BOOTSTRAP_MAX + 3];
+	char	*buf;
 	size_t	 len, i;
-	ssize_t	 n;
-	int	 fd, rv = -1;
+	int	 rv = -1;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	/* Room for a final CR LF, which the secret rule drops. */
+	if (cfile_read(path, AUTH_BOOTSTRAP_MAX + 2, CFILE_SECRET, &buf, &len,
+	    err, errlen) == -1)
 		return -1;
-	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n == -1) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		goto out;
-	}
-	buf[n] = '\0';
-	len = strcspn(buf, "\r\n");
-	buf[len] = '\0';
 	for (i = 0; i < len; i++)
 		if ((unsigned char)buf[i] <= ' ' ||
 		    (unsigned char)buf[i] >= 0x7f)
@@ -359,7 +350,7 @@ auth_secret_file(const char *path, char *out, size_t outlen, char *err,
 	memcpy(out, buf, len + 1);
 	rv = 0;
 out:
-	explicit_bzero(buf, sizeof(buf));
+	cfile_free(buf, len);
 	return rv;
 }
 

@@ -96,8 +96,9 @@ void		 auth_token_new(char out[AUTH_TOKEN_LEN + 1]);
 /* A session id: 43 base64url characters of 32 random bytes. */
 void		 auth_session_new(char out[AUTH_SECRET_B64 + 1]);
 /*
- * auth_secret_file: the first line of a secret file (the bootstrap
- * token), checked; 0, or -1 with why in err.
+ * auth_secret_file: the bootstrap token from its secret file (cfile.h's
+ * rule: one line; a final newline is not part of it), checked; 0, or -1
+ * with why in err.
  */
 int		 auth_secret_file(const char *path, char *out, size_t outlen,
 		    char *err, size_t errlen);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "addr.h"
 #include "nops.h"
 #include "nopsd.h"
 
@@ -439,21 +440,6 @@ config_check_authority(const char *s, char *host, size_t hostlen,
 	return NULL;
 }
 
-static int
-config_is_loopback(const char *host)
-{
-	struct in_addr	 in;
-	struct in6_addr	 in6;
-
-	if (strcmp(host, "localhost") == 0)
-		return 1;
-	if (inet_pton(AF_INET, host, &in) == 1)
-		return (ntohl(in.s_addr) >> 24) == 127;
-	if (inet_pton(AF_INET6, host, &in6) == 1)
-		return IN6_IS_ADDR_LOOPBACK(&in6);
-	return 0;
-}
-
 const char *
 config_check_nomad_address(const char *s)
 {
@@ -480,7 +466,7 @@ config_check_nomad_address(const char *s)
 	if ((errstr = config_check_authority(s, host, sizeof(host), &p)) !=
 	    NULL)
 		return errstr;
-	if (plain && !config_is_loopback(host))
+	if (plain && !addr_is_loopback(host))
 		return "http:// sends the token in clear: it is only allowed "
 		    "for a loopback host (127.0.0.1, ::1, localhost); "
 		    "use https://";
@@ -631,7 +617,7 @@ config_check_url(const char *s, int secure)
 	if ((errstr = config_check_authority(auth, host, sizeof(host), &p)) !=
 	    NULL)
 		return errstr;
-	if (secure && plain && !config_is_loopback(host))
+	if (secure && plain && !addr_is_loopback(host))
 		return "http:// is only allowed for a loopback host "
 		    "(127.0.0.1, ::1, localhost); use https://";
 	return NULL;

@@ -35,6 +35,7 @@
 #include "repo.h"
 #include "api.h"
 #include "metrics.h"
+#include "cfile.h"
 #include "webpub.h"
 #include "acl.h"
 #include "auth.h"
@@ -45,7 +46,7 @@
 #define METRICS_STATUS_MAX	600
 
 static uint64_t	 metrics_http[METRICS_STATUS_MAX];
-static uint8_t	*metrics_token;
+static char	*metrics_token;
 static size_t	 metrics_tokenlen;
 
 static void
@@ -164,14 +165,13 @@ metrics_configure(const struct nops_conf *conf)
 
 	/* Coalesced logs end their windows on time (logflood.h). */
 	log_flood_timer(nopsd_env->n_base);
-	if (metrics_token != NULL)
-		freezero(metrics_token, metrics_tokenlen + 1);
+	cfile_free(metrics_token, metrics_tokenlen);
 	metrics_token = NULL;
 	metrics_tokenlen = 0;
 	if (conf->metrics_token_file == NULL)
 		return;
-	if (web_secret_read(conf->metrics_token_file, METRICS_TOKEN_MAX,
-	    &metrics_token, &metrics_tokenlen, err, sizeof(err)) == -1) {
+	if (cfile_read(conf->metrics_token_file, METRICS_TOKEN_MAX,
+	    CFILE_SECRET, &metrics_token, &metrics_tokenlen, err, sizeof(err)) == -1) {
 		/* Fail closed: a token was wanted, so none will match. */
 		log_warnx("metrics token file %s; /metrics answers only the "
 		    "local admin", err);

@@ -79,21 +79,6 @@ static uint32_t			 nomad_expired[NOMAD_EXPIRED_KEEP];
 static size_t			 nomad_nexpired;
 static struct event		*nomad_done_ev;
 
-static const char *const nomad_op_names[NOMAD_OP_MAX] = {
-	[NOMAD_OP_PARSE] = "parse",
-	[NOMAD_OP_PLAN] = "plan",
-	[NOMAD_OP_REGISTER] = "register",
-	[NOMAD_OP_JOB_READ] = "job-read",
-	[NOMAD_OP_JOB_ALLOCATIONS] = "job-allocations",
-	[NOMAD_OP_JOB_DEPLOYMENT] = "job-deployment",
-	[NOMAD_OP_DEPLOYMENT_READ] = "deployment-read",
-	[NOMAD_OP_DEPLOYMENT_PROMOTE] = "deployment-promote",
-	[NOMAD_OP_DISPATCH] = "dispatch",
-	[NOMAD_OP_ALLOC_LOGS] = "alloc-logs",
-	[NOMAD_OP_JOB_STOP] = "job-stop",
-	[NOMAD_OP_JOBS_LIST] = "jobs-list",
-};
-
 static void	 nomad_done_cb(int, short, void *);
 static void	 nomad_finish(struct nomad_call *);
 
@@ -113,14 +98,6 @@ RB_GENERATE_STATIC(nomad_calls, nomad_call, nc_node, nomad_call_cmp)
 #undef __unused
 #undef NOMAD_UNDEF_UNUSED
 #endif
-
-const char *
-nomad_op_name(int op)
-{
-	if (op > NOMAD_OP_NONE && op < NOMAD_OP_MAX)
-		return nomad_op_names[op];
-	return "unknown";
-}
 
 void
 nomad_init(void)

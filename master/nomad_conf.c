@@ -27,6 +27,7 @@
 #include "nopsd.h"
 #include "master.h"
 #include "nomad.h"
+#include "cfile.h"
 
 /* What the master sends the nomadworker, read from the config as root. */
 struct nomad_settings {
@@ -48,8 +49,7 @@ nomad_settings_free(struct nomad_settings *s)
 	size_t	 i;
 
 	free(s->ns_address);
-	if (s->ns_token != NULL)
-		freezero(s->ns_token, s->ns_tokenlen);
+	cfile_free(s->ns_token, s->ns_tokenlen);
 	free(s->ns_ca);
 	for (i = 0; i < s->ns_nnames; i++)
 		free(s->ns_names[i]);
@@ -58,83 +58,31 @@ nomad_settings_free(struct nomad_settings *s)
 }
 
 /*
- * Read a whole small file (root reads it; the worker never could).
- * Returns the bytes (NUL-terminated, the length in *len) or NULL with
- * the reason in err.
+ * The token file holds the token (a secret file: a final newline is not
+ * part of it), visible ASCII characters.
  */
-static char *
-nomad_read_file(const char *path, size_t max, size_t *len, char *err,
-    size_t errlen)
-{
-	struct stat	 sb;
-	char		*buf;
-	size_t		 off = 0;
-	ssize_t		 n;
-	int		 fd;
-
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) ||
-	    (size_t)sb.st_size > max) {
-		snprintf(err, errlen, "%s: not a regular file of at most %zu "
-		    "bytes", path, max);
-		close(fd);
-		return NULL;
-	}
-	if ((buf = malloc(max + 1)) == NULL)
-		fatal("malloc");
-	while (off < max && (n = read(fd, buf + off, max - off)) != 0) {
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
-			freezero(buf, max + 1);
-			close(fd);
-			return NULL;
-		}
-		off += (size_t)n;
-	}
-	close(fd);
-	buf[off] = '\0';
-	*len = off;
-	return buf;
-}
-
-/* The token file holds the token, maybe with a final newline. */
 static int
 nomad_load_token(const char *path, struct nomad_settings *s)
 {
-	char	*buf, *p;
-	size_t	 len, i, start = 0;
+	char	*buf;
+	size_t	 len, i;
 
-	if ((buf = nomad_read_file(path, NOMAD_TOKEN_MAX, &len, s->ns_error,
-	    sizeof(s->ns_error))) == NULL)
+	if (cfile_read(path, NOMAD_TOKEN_MAX, CFILE_SECRET, &buf, &len,
+	    s->ns_error, sizeof(s->ns_error)) == -1)
 		return -1;
-	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' ||
-	    buf[len - 1] == ' ' || buf[len - 1] == '\t'))
-		len--;
-	while (start < len && (buf[start] == ' ' || buf[start] == '\t'))
-		start++;
-	for (i = start; i < len; i++)
+	for (i = 0; i < len; i++)
 		if ((unsigned char)buf[i] <= 0x20 ||
 		    (unsigned char)buf[i] >= 0x7f)
 			break;
-	if (len == start || i != len) {
+	if (i != len) {
 		/* Never quote the content: it is a secret. */
 		snprintf(s->ns_error, sizeof(s->ns_error), "%s: the token "
 		    "must be one line of visible ASCII characters", path);
-		freezero(buf, NOMAD_TOKEN_MAX + 1);
+		cfile_free(buf, len);
 		return -1;
 	}
-	if ((p = malloc(len - start + 1)) == NULL)
-		fatal("malloc");
-	memcpy(p, buf + start, len - start);
-	p[len - start] = '\0';
-	s->ns_token = p;
-	s->ns_tokenlen = len - start;
-	freezero(buf, NOMAD_TOKEN_MAX + 1);
+	s->ns_token = buf;
+	s->ns_tokenlen = len;
 	return 0;
 }
 
@@ -144,8 +92,8 @@ nomad_load_ca(const char *path, struct nomad_settings *s)
 	char	*buf;
 	size_t	 len;
 
-	if ((buf = nomad_read_file(path, NOMAD_CA_MAX, &len, s->ns_error,
-	    sizeof(s->ns_error))) == NULL)
+	if (cfile_read(path, NOMAD_CA_MAX, 0, &buf, &len, s->ns_error,
+	    sizeof(s->ns_error)) == -1)
 		return -1;
 	if (strstr(buf, "-----BEGIN CERTIFICATE-----") == NULL) {
 		snprintf(s->ns_error, sizeof(s->ns_error), "%s: no PEM "

@@ -38,6 +38,7 @@
 #include "engine.h"
 #include "metrics.h"
 #include "notify.h"
+#include "cfile.h"
 #include "webhook.h"
 #include "jsonb.h"
 
@@ -52,7 +53,7 @@ struct notifier {
 	int			 n_kind;	/* CONF_NOTIFY_* */
 	char			*n_url;		/* + ntfy's topic */
 	uint32_t		 n_events;
-	uint8_t			*n_token;	/* NULL: none */
+	char			*n_token;	/* NULL: none */
 	size_t			 n_tokenlen;
 	int			 n_configured;
 	uint64_t		 n_sent;
@@ -104,8 +105,7 @@ notifier_clear(struct notifier *n)
 	if (n->n_url != NULL)
 		freezero(n->n_url, strlen(n->n_url));
 	n->n_url = NULL;
-	if (n->n_token != NULL)
-		freezero(n->n_token, n->n_tokenlen + 1);
+	cfile_free(n->n_token, n->n_tokenlen);
 	n->n_token = NULL;
 	n->n_tokenlen = 0;
 }
@@ -151,8 +151,8 @@ notify_configure(const struct nops_conf *conf)
 				fatal("asprintf");
 		} else
 			n->n_url = notify_strdup(cn->url);
-		if (cn->token_file != NULL && web_secret_read(cn->token_file,
-		    NOTIFY_TOKEN_MAX, &n->n_token, &n->n_tokenlen, err,
+		if (cn->token_file != NULL && cfile_read(cn->token_file,
+		    NOTIFY_TOKEN_MAX, CFILE_SECRET, &n->n_token, &n->n_tokenlen, err,
 		    sizeof(err)) == -1) {
 			/* Sending without the token would only be refused. */
 			log_warnx("notify %s: token file %s; its notifications "

@@ -27,7 +27,6 @@
 
 #include <event2/event.h>
 #include <jansson.h>
-#include <openssl/evp.h>
 
 #include "log.h"
 #include "text.h"
@@ -38,6 +37,8 @@
 #include "nopsd.h"
 #include "master.h"
 #include "repo.h"
+#include "authc.h"
+#include "cfile.h"
 #include "webpub.h"
 #include "jsonb.h"
 
@@ -266,54 +267,6 @@ repo_time_json(time_t t)
 	return jsonb_str(buf);
 }
 
-/*
- * Read a file the config names (an ssh key, a known_hosts file) as root.
- * The caller frees *buf with freezero(*buf, *len + 1).
- */
-static int
-repo_read_file(const char *path, size_t max, char **buf, size_t *len,
-    char *err, size_t errlen)
-{
-	struct stat	 sb;
-	ssize_t		 n;
-	size_t		 off = 0;
-	int		 fd;
-
-	*buf = NULL;
-	*len = 0;
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) ||
-	    (size_t)sb.st_size > max) {
-		snprintf(err, errlen, "%s: not a regular file of at most %zu "
-		    "bytes", path, max);
-		close(fd);
-		return -1;
-	}
-	if ((*buf = malloc((size_t)sb.st_size + 1)) == NULL)
-		fatal("malloc");
-	while (off < (size_t)sb.st_size) {
-		n = read(fd, *buf + off, (size_t)sb.st_size - off);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			snprintf(err, errlen, "%s: %s", path, n == 0 ?
-			    "changed while read" : strerror(errno));
-			freezero(*buf, (size_t)sb.st_size + 1);
-			*buf = NULL;
-			close(fd);
-			return -1;
-		}
-		off += (size_t)n;
-	}
-	close(fd);
-	(*buf)[off] = '\0';
-	*len = off;
-	return 0;
-}
-
 /* --------------------------------------------------------- repositories */
 
 /* What a snapshot may hold and how long a poll may take: from the config. */
@@ -471,14 +424,14 @@ repo_send_one(struct worker *w, struct repo *r)
 
 	free(r->r_file_error);
 	r->r_file_error = NULL;
-	if (r->r_key_file != NULL && repo_read_file(r->r_key_file,
-	    GITW_KEY_MAX, &key, &keylen, err, sizeof(err)) == -1) {
+	if (r->r_key_file != NULL && cfile_read(r->r_key_file,
+	    GITW_KEY_MAX, 0, &key, &keylen, err, sizeof(err)) == -1) {
 		snprintf(why, sizeof(why), "ssh key file %s; fix it and "
 		    "reload", err);
 		r->r_file_error = xstrdup(why);
 	}
-	if (r->r_known_file != NULL && repo_read_file(r->r_known_file,
-	    GITW_KNOWNHOSTS_MAX, &known, &knownlen, err, sizeof(err)) == -1) {
+	if (r->r_known_file != NULL && cfile_read(r->r_known_file,
+	    GITW_KNOWNHOSTS_MAX, 0, &known, &knownlen, err, sizeof(err)) == -1) {
 		snprintf(why, sizeof(why), "known-hosts file %s; fix it and "
 		    "reload", err);
 		free(r->r_file_error);
@@ -500,10 +453,8 @@ repo_send_one(struct worker *w, struct repo *r)
 	msg_add_u64(&m, r->r_max_total);
 	msg_add_data(&m, key, keylen);
 	msg_add_data(&m, known, knownlen);
-	if (key != NULL)
-		freezero(key, keylen + 1);
-	if (known != NULL)
-		freezero(known, knownlen + 1);
+	cfile_free(key, keylen);
+	cfile_free(known, knownlen);
 	/* The payload holds the key: clear it once it is queued. */
 	if (m.buf != NULL && imsg_compose(&w->w_iev.ibuf, IMSG_GIT_REPO,
 	    r->r_id, -1, m.buf, m.len) == -1)
@@ -704,15 +655,9 @@ repo_recv_begin(struct worker *w, struct repo *r, struct msgr *m)
 static int
 repo_file_done(struct repo_file *f)
 {
-	unsigned char	 md[EVP_MAX_MD_SIZE];
-	unsigned int	 mdlen, i;
-	char		 hex[GITW_SHA256_HEXLEN + 1];
+	char	 hex[AUTH_SHA256_HEX + 1];
 
-	if (EVP_Digest(f->rf_data, f->rf_size, md, &mdlen, EVP_sha256(),
-	    NULL) != 1 || mdlen != 32)
-		fatalx("EVP_Digest sha256");
-	for (i = 0; i < mdlen; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	auth_sha256_hex(f->rf_data, f->rf_size, hex);
 	repo_poll.p_infile = 0;
 	return strcmp(hex, f->rf_sha256) == 0 ? 0 : -1;
 }

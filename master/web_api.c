@@ -38,6 +38,7 @@
 #include "api.h"
 #include "auth.h"
 #include "web_api.h"
+#include "cfile.h"
 #include "jsonb.h"
 
 #define WEB_EVENTS_DEFAULT	50
@@ -470,47 +471,17 @@ const struct api_route web_routes[] = {
 };
 const size_t web_nroutes = sizeof(web_routes) / sizeof(web_routes[0]);
 
-/* Read a file the config names, as root; NUL-terminated. */
+/* Read a PEM file the config names, as root; NUL-terminated. */
 static int
 web_read_file(const char *path, char **buf, size_t *len)
 {
-	struct stat	 sb;
-	ssize_t		 n;
-	size_t		 off = 0;
-	int		 fd;
+	char	 err[512];
 
-	*buf = NULL;
-	*len = 0;
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
-		log_warn("tls: %s", path);
+	if (cfile_read(path, WEB_TLS_PEM_MAX, CFILE_NONEMPTY, buf, len, err,
+	    sizeof(err)) == -1) {
+		log_warnx("tls: %s", err);
 		return -1;
 	}
-	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) ||
-	    sb.st_size == 0 || sb.st_size > WEB_TLS_PEM_MAX) {
-		log_warnx("tls: %s: not a regular file of 1 to %d bytes",
-		    path, WEB_TLS_PEM_MAX);
-		close(fd);
-		return -1;
-	}
-	if ((*buf = malloc((size_t)sb.st_size + 1)) == NULL)
-		fatal("malloc");
-	while (off < (size_t)sb.st_size) {
-		n = read(fd, *buf + off, (size_t)sb.st_size - off);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			log_warnx("tls: %s: %s", path, n == 0 ?
-			    "changed while read" : strerror(errno));
-			freezero(*buf, (size_t)sb.st_size + 1);
-			*buf = NULL;
-			close(fd);
-			return -1;
-		}
-		off += (size_t)n;
-	}
-	close(fd);
-	(*buf)[off] = '\0';
-	*len = off;
 	return 0;
 }
 
@@ -524,8 +495,7 @@ web_no_passphrase(char *buf, int size, int rwflag, void *u)
 void
 web_tls_free(struct web_tls *t)
 {
-	if (t->wt_key != NULL)
-		freezero(t->wt_key, t->wt_keylen + 1);
+	cfile_free(t->wt_key, t->wt_keylen);
 	free(t->wt_cert);
 	memset(t, 0, sizeof(*t));
 }

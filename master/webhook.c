@@ -47,13 +47,14 @@
 #include "metrics.h"
 #include "webhook_verify.h"
 #include "webhook.h"
+#include "cfile.h"
 #include "jsonb.h"
 
 /* A repository's secret, and what its deliveries came to. */
 struct whrepo {
 	TAILQ_ENTRY(whrepo)	 wh_entry;
 	char			*wh_name;
-	uint8_t			*wh_secret;	/* NULL: refused */
+	char			*wh_secret;	/* NULL: refused */
 	size_t			 wh_secretlen;
 	int			 wh_configured;	/* in the config */
 	uint64_t		 wh_accepted;
@@ -68,61 +69,6 @@ static struct webhook_seen	*wh_seen;
 static struct log_flood		 webhook_flood =
 				    LOG_FLOOD_INITIALIZER("rejected webhooks",
 				    LOG_WARNING);
-
-int
-web_secret_read(const char *path, size_t max, uint8_t **buf, size_t *len,
-    char *err, size_t errlen)
-{
-	struct stat	 sb;
-	ssize_t		 n;
-	size_t		 off = 0, size;
-	uint8_t		*b;
-	int		 fd;
-
-	*buf = NULL;
-	*len = 0;
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) ||
-	    (size_t)sb.st_size > max) {
-		snprintf(err, errlen, "%s: not a regular file of at most %zu "
-		    "bytes", path, max);
-		close(fd);
-		return -1;
-	}
-	size = (size_t)sb.st_size;
-	if ((b = malloc(size + 1)) == NULL)
-		fatal("malloc");
-	while (off < size) {
-		n = read(fd, b + off, size - off);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			snprintf(err, errlen, "%s: %s", path, n == 0 ?
-			    "changed while read" : strerror(errno));
-			freezero(b, size + 1);
-			close(fd);
-			return -1;
-		}
-		off += (size_t)n;
-	}
-	close(fd);
-	/* Files made with echo or an editor end with a newline: not ours. */
-	while (off > 0 && (b[off - 1] == '\n' || b[off - 1] == '\r'))
-		b[--off] = '\0';
-	b[off] = '\0';
-	if (off == 0 || memchr(b, '\0', off) != NULL) {
-		snprintf(err, errlen, "%s: %s", path, off == 0 ? "empty" :
-		    "holds a NUL byte");
-		freezero(b, size + 1);
-		return -1;
-	}
-	*buf = b;
-	*len = off;
-	return 0;
-}
 
 static struct whrepo *
 webhook_repo(const char *name, int create)
@@ -144,8 +90,7 @@ webhook_repo(const char *name, int create)
 static void
 webhook_forget_secret(struct whrepo *wh)
 {
-	if (wh->wh_secret != NULL)
-		freezero(wh->wh_secret, wh->wh_secretlen + 1);
+	cfile_free(wh->wh_secret, wh->wh_secretlen);
 	wh->wh_secret = NULL;
 	wh->wh_secretlen = 0;
 }
@@ -169,8 +114,8 @@ webhook_configure(const struct nops_conf *conf)
 		wh->wh_configured = 1;
 		if (cr->webhook_secret_file == NULL)
 			continue;
-		if (web_secret_read(cr->webhook_secret_file,
-		    WEBHOOK_SECRET_MAX, &wh->wh_secret, &wh->wh_secretlen, err,
+		if (cfile_read(cr->webhook_secret_file, WEBHOOK_SECRET_MAX,
+		    CFILE_SECRET, &wh->wh_secret, &wh->wh_secretlen, err,
 		    sizeof(err)) == -1)
 			log_warnx("repository %s: webhook secret file %s; its "
 			    "webhooks are refused", cr->name, err);
@@ -251,7 +196,7 @@ webhook_post(struct api_req *req, struct api_resp *resp)
 	kind = wr.wr_gitea != NULL ? "gitea" : wr.wr_hub256 != NULL ?
 	    "github" : "gitlab";
 
-	v = webhook_verify(&wr, wh->wh_secret, wh->wh_secretlen, &why);
+	v = webhook_verify(&wr, (const uint8_t *)wh->wh_secret, wh->wh_secretlen, &why);
 	if (v != WEBHOOK_VALID) {
 		wh->wh_rejected++;
 		log_flood(&webhook_flood, "webhook from %s for %s rejected: "

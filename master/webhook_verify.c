@@ -24,6 +24,7 @@
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
 
+#include "hex.h"
 #include "webhook_verify.h"
 
 #define WEBHOOK_MACLEN		32	/* SHA-256 */
@@ -38,35 +39,6 @@ webhook_ct_equal(const uint8_t *a, const uint8_t *b, size_t len)
 	webhook_ct_compares++;
 	webhook_ct_bytes += len;
 	return CRYPTO_memcmp(a, b, len) == 0;
-}
-
-static int
-hexdigit(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-int
-webhook_hex_decode(const char *s, uint8_t *out, size_t outlen)
-{
-	size_t	 i;
-	int	 hi, lo;
-
-	if (strlen(s) != outlen * 2)
-		return -1;
-	for (i = 0; i < outlen; i++) {
-		if ((hi = hexdigit((unsigned char)s[2 * i])) == -1 ||
-		    (lo = hexdigit((unsigned char)s[2 * i + 1])) == -1)
-			return -1;
-		out[i] = (uint8_t)(hi << 4 | lo);
-	}
-	return 0;
 }
 
 int
@@ -139,7 +111,7 @@ webhook_verify(const struct webhook_req *wr, const uint8_t *secret,
 		v = webhook_trim(wr->wr_hub256, buf, sizeof(buf));
 		if (v == NULL || strncmp(v, WEBHOOK_HUB_PREFIX,
 		    sizeof(WEBHOOK_HUB_PREFIX) - 1) != 0 ||
-		    webhook_hex_decode(v + sizeof(WEBHOOK_HUB_PREFIX) - 1, sig,
+		    hex_decode(v + sizeof(WEBHOOK_HUB_PREFIX) - 1, sig,
 		    sizeof(sig)) == -1) {
 			*why = "X-Hub-Signature-256 is not sha256= and 64 hex "
 			    "digits";
@@ -154,7 +126,7 @@ webhook_verify(const struct webhook_req *wr, const uint8_t *secret,
 	if (wr->wr_gitea != NULL) {
 		any = 1;
 		v = webhook_trim(wr->wr_gitea, buf, sizeof(buf));
-		if (v == NULL || webhook_hex_decode(v, sig, sizeof(sig)) ==
+		if (v == NULL || hex_decode(v, sig, sizeof(sig)) ==
 		    -1) {
 			*why = "X-Gitea-Signature is not 64 hex digits";
 			ret = WEBHOOK_MALFORMED;

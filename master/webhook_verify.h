@@ -59,13 +59,6 @@ int		 webhook_delivery(const struct webhook_req *,
 int		 webhook_secret_equal(const void *, size_t, const void *,
 		    size_t);
 
-/*
- * Decode exactly 2 * outlen hex digits (either case); -1 if s is not
- * that.
- */
-int		 webhook_hex_decode(const char *s, uint8_t *out,
-		    size_t outlen);
-
 /* Counts of constant-time comparisons made, and of the bytes compared. */
 extern size_t	 webhook_ct_compares;
 extern size_t	 webhook_ct_bytes;

@@ -40,6 +40,7 @@
 #include "imsg.h"
 #include "msg.h"
 #include "wire.h"
+#include "hex.h"
 #include "nops.h"
 #include "nopsd.h"
 #include "master.h"
@@ -469,7 +470,7 @@ webpub_hash(int status, const char *ctype, json_t *headers, const char *text,
 {
 	EVP_MD_CTX	*ctx;
 	unsigned char	 md[EVP_MAX_MD_SIZE];
-	unsigned int	 mdlen = 0, i;
+	unsigned int	 mdlen = 0;
 	char		 head[160], *hs = NULL;
 
 	snprintf(head, sizeof(head), "%d\n%s\n", status, ctype);
@@ -485,8 +486,7 @@ webpub_hash(int status, const char *ctype, json_t *headers, const char *text,
 		fatalx("%s: sha256", __func__);
 	EVP_MD_CTX_free(ctx);
 	free(hs);
-	for (i = 0; i < mdlen; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
+	hex_encode(md, mdlen, out);
 }
 
 /*

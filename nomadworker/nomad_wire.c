@@ -21,32 +21,9 @@
 #include <openssl/evp.h>
 
 #include "log.h"
+#include "addr.h"
 #include "nops.h"
 #include "nomadworker.h"
-
-static const char *const nomad_op_names[NOMAD_OP_MAX] = {
-	[NOMAD_OP_NONE] = "none",
-	[NOMAD_OP_PARSE] = "parse",
-	[NOMAD_OP_PLAN] = "plan",
-	[NOMAD_OP_REGISTER] = "register",
-	[NOMAD_OP_JOB_READ] = "job-read",
-	[NOMAD_OP_JOB_ALLOCATIONS] = "job-allocations",
-	[NOMAD_OP_JOB_DEPLOYMENT] = "job-deployment",
-	[NOMAD_OP_DEPLOYMENT_READ] = "deployment-read",
-	[NOMAD_OP_DEPLOYMENT_PROMOTE] = "deployment-promote",
-	[NOMAD_OP_DISPATCH] = "dispatch",
-	[NOMAD_OP_ALLOC_LOGS] = "alloc-logs",
-	[NOMAD_OP_JOB_STOP] = "job-stop",
-	[NOMAD_OP_JOBS_LIST] = "jobs-list",
-};
-
-const char *
-nomad_op_str(uint32_t op)
-{
-	if (op < NOMAD_OP_MAX && nomad_op_names[op] != NULL)
-		return nomad_op_names[op];
-	return "unknown";
-}
 
 /*
  * Percent-encode everything but RFC 3986's unreserved characters.  Used
@@ -76,21 +53,6 @@ nomad_escape(const char *s)
 	}
 	*o = '\0';
 	return out;
-}
-
-int
-nomad_is_loopback(const char *host)
-{
-	struct in_addr	 in;
-	struct in6_addr	 in6;
-
-	if (strcasecmp(host, "localhost") == 0)
-		return 1;
-	if (inet_pton(AF_INET, host, &in) == 1)
-		return (ntohl(in.s_addr) >> 24) == 127;
-	if (inet_pton(AF_INET6, host, &in6) == 1)
-		return IN6_IS_ADDR_LOOPBACK(&in6);
-	return 0;
 }
 
 /*
@@ -160,7 +122,7 @@ nomad_address_parse(const char *addr, char *base, size_t baselen, char *err,
 			return -1;
 		}
 	}
-	if (plain && !nomad_is_loopback(host)) {
+	if (plain && !addr_is_loopback(host)) {
 		snprintf(err, errlen, "refusing http:// to %s: the token "
 		    "would travel in clear; use https:// (http:// is only "
 		    "for a loopback host)", host);
@@ -442,7 +404,7 @@ nomad_wire_build(const struct nomad_ask *a, struct nomad_wire *w, char *err,
 	memset(w, 0, sizeof(*w));
 	if (a->na_ns == NULL || a->na_ns[0] == '\0')
 		return wire_err(err, errlen, "%s: no namespace",
-		    nomad_op_str(a->na_op));
+		    nomad_op_name(a->na_op));
 	switch (a->na_op) {
 	case NOMAD_OP_PARSE:
 	case NOMAD_OP_JOBS_LIST:
@@ -450,7 +412,7 @@ nomad_wire_build(const struct nomad_ask *a, struct nomad_wire *w, char *err,
 	default:
 		if (a->na_id == NULL || a->na_id[0] == '\0')
 			return wire_err(err, errlen, "%s: no id",
-			    nomad_op_str(a->na_op));
+			    nomad_op_name(a->na_op));
 	}
 
 	switch (a->na_op) {

@@ -56,8 +56,6 @@ void	 nomad_wire_free(struct nomad_wire *);
 char	*nomad_escape(const char *);
 int	 nomad_address_parse(const char *, char *base, size_t baselen,
 	    char *err, size_t errlen);
-int	 nomad_is_loopback(const char *host);
-const char *nomad_op_str(uint32_t);
 
 /* nomad_http.c: the answer to one request. */
 struct nomad_answer {

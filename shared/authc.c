@@ -17,6 +17,7 @@
 
 #include "log.h"
 #include "authc.h"
+#include "hex.h"
 
 static const char auth_b64chars[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -52,14 +53,12 @@ void
 auth_sha256_hex(const void *data, size_t len, char out[AUTH_SHA256_HEX + 1])
 {
 	unsigned char	 md[EVP_MAX_MD_SIZE];
-	unsigned int	 mdlen = 0, i;
+	unsigned int	 mdlen = 0;
 
 	if (EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) != 1 ||
 	    mdlen != 32)
 		fatalx("EVP_Digest sha256");
-	for (i = 0; i < mdlen; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
-	out[AUTH_SHA256_HEX] = '\0';
+	hex_encode(md, mdlen, out);
 }
 
 int

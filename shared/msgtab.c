@@ -1,6 +1,7 @@
 /*
  * What the message table (NOPS_IMSGS in nops.h) says of each type: its
- * name for the log, and who may send it to whom.
+ * name for the log, and who may send it to whom; and the names of the
+ * operations IMSG_NOMAD_REQUEST carries.
  */
 #include "config.h"
 
@@ -40,4 +41,28 @@ imsg_permitted(uint32_t type, enum nops_proc from, enum nops_proc to)
 		return 0;
 	return (imsg_rows[type].from & (1U << from)) != 0 &&
 	    (imsg_rows[type].to & (1U << to)) != 0;
+}
+
+static const char *const nomad_op_names[NOMAD_OP_MAX] = {
+	[NOMAD_OP_NONE] = "none",
+	[NOMAD_OP_PARSE] = "parse",
+	[NOMAD_OP_PLAN] = "plan",
+	[NOMAD_OP_REGISTER] = "register",
+	[NOMAD_OP_JOB_READ] = "job-read",
+	[NOMAD_OP_JOB_ALLOCATIONS] = "job-allocations",
+	[NOMAD_OP_JOB_DEPLOYMENT] = "job-deployment",
+	[NOMAD_OP_DEPLOYMENT_READ] = "deployment-read",
+	[NOMAD_OP_DEPLOYMENT_PROMOTE] = "deployment-promote",
+	[NOMAD_OP_DISPATCH] = "dispatch",
+	[NOMAD_OP_ALLOC_LOGS] = "alloc-logs",
+	[NOMAD_OP_JOB_STOP] = "job-stop",
+	[NOMAD_OP_JOBS_LIST] = "jobs-list",
+};
+
+const char *
+nomad_op_name(uint32_t op)
+{
+	if (op < NOMAD_OP_MAX && nomad_op_names[op] != NULL)
+		return nomad_op_names[op];
+	return "unknown";
 }

@@ -282,6 +282,8 @@ enum nomad_op {
 	NOMAD_OP_JOBS_LIST,		/* prefix */
 	NOMAD_OP_MAX
 };
+/* An operation's name, for the log and the test route ("unknown"). */
+const char	*nomad_op_name(uint32_t);
 
 /* IMSG_NOMAD_REQUEST flags */
 #define NOMAD_F_ENFORCE_INDEX	0x01	/* register: check-and-set */

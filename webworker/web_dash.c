@@ -23,6 +23,7 @@
 
 #include "log.h"
 #include "nops.h"
+#include "hex.h"
 #include "web.h"
 
 #define WEB_HTML		"text/html; charset=utf-8"
@@ -344,11 +345,9 @@ web_login_form(struct web_page *pg, int status, const char *message)
 	unsigned char	 rnd[WEB_TOKEN_HEXLEN / 2];
 	char		 tok[WEB_TOKEN_HEXLEN + 1];
 	const char	*next;
-	size_t		 i;
 
 	arc4random_buf(rnd, sizeof(rnd));
-	for (i = 0; i < sizeof(rnd); i++)
-		snprintf(tok + 2 * i, 3, "%02x", rnd[i]);
+	hex_encode(rnd, sizeof(rnd), tok);
 	explicit_bzero(rnd, sizeof(rnd));
 	wbuf_init(&c);
 	wbuf_htmlf(&c, "%s=%s; Path=/login; HttpOnly; SameSite=Strict%s",

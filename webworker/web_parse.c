@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "authc.h"
+#include "hex.h"
 #include "web_parse.h"
 
 void
@@ -243,18 +244,6 @@ web_urlenc(const char *s, char *dst, size_t dstlen)
 	return rc;
 }
 
-static int
-web_hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int
 web_urldecode(const char *src, size_t len, char *dst, size_t dstlen,
     int plus)
@@ -270,8 +259,8 @@ web_urldecode(const char *src, size_t len, char *dst, size_t dstlen,
 		if (c == '%') {
 			if (i + 2 >= len)
 				return -1;
-			if ((hi = web_hexval(src[i + 1])) == -1 ||
-			    (lo = web_hexval(src[i + 2])) == -1)
+			if ((hi = hex_value(src[i + 1])) == -1 ||
+			    (lo = hex_value(src[i + 2])) == -1)
 				return -1;
 			c = (unsigned char)(hi << 4 | lo);
 			i += 2;

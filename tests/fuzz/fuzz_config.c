@@ -4,7 +4,7 @@
  * which must succeed (the -nv round trip).  The owner/mode check is off:
  * the fuzzer does not run as root.  Build inputs for tests/fuzz/build:
  */
-/* FUZZ-SOURCES: master/config.c master/parse.c shared/log.c */
+/* FUZZ-SOURCES: master/config.c master/parse.c shared/addr.c shared/log.c */
 /* FUZZ-LIBS: libbsd-overlay */
 #include "config.h"
 

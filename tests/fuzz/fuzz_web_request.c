@@ -9,7 +9,7 @@
  * target the check accepts starts with one '/'; percent-encoding round-
  * trips.
  */
-/* FUZZ-SOURCES: webworker/web_parse.c shared/authc.c shared/log.c */
+/* FUZZ-SOURCES: webworker/web_parse.c shared/authc.c shared/hex.c shared/log.c */
 /* FUZZ-LIBS: libcrypto */
 #include "config.h"
 

@@ -7,7 +7,7 @@
  * each header in turn, must verify.  Delivery ids go through the replay
  * set, whose size must stay bounded.  Build inputs for tests/fuzz/build:
  */
-/* FUZZ-SOURCES: master/webhook_verify.c */
+/* FUZZ-SOURCES: master/webhook_verify.c shared/hex.c */
 /* FUZZ-LIBS: libcrypto */
 #include "config.h"
 

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "nops.h"
+#include "addr.h"
 #include "nomadworker.h"
 #include "test.h"
 
@@ -132,12 +133,12 @@ main(void)
 	TEST_END();
 
 	TEST_BEGIN("loopback hosts");
-	CHECK(nomad_is_loopback("127.0.0.1"));
-	CHECK(nomad_is_loopback("::1"));
-	CHECK(nomad_is_loopback("LOCALHOST"));
-	CHECK(!nomad_is_loopback("localhost.example"));
-	CHECK(!nomad_is_loopback("0.0.0.0"));
-	CHECK(!nomad_is_loopback("::"));
+	CHECK(addr_is_loopback("127.0.0.1"));
+	CHECK(addr_is_loopback("::1"));
+	CHECK(addr_is_loopback("LOCALHOST"));
+	CHECK(!addr_is_loopback("localhost.example"));
+	CHECK(!addr_is_loopback("0.0.0.0"));
+	CHECK(!addr_is_loopback("::"));
 	TEST_END();
 
 	TEST_BEGIN("parse: POST /v1/jobs/parse, HCL + variables, canonical");
@@ -418,8 +419,8 @@ main(void)
 	a.na_id = "web";
 	a.na_op = NOMAD_OP_MAX;
 	CHECK(build(&a, &w, err, sizeof(err)) == -1);
-	CHECK_STR(nomad_op_str(NOMAD_OP_MAX), "unknown");
-	CHECK_STR(nomad_op_str(NOMAD_OP_DISPATCH), "dispatch");
+	CHECK_STR(nomad_op_name(NOMAD_OP_MAX), "unknown");
+	CHECK_STR(nomad_op_name(NOMAD_OP_DISPATCH), "dispatch");
 	TEST_END();
 
 	TEST_EXIT();

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "test.h"
+#include "hex.h"
 #include "webhook_verify.h"
 
 /* GitHub's documented example: this secret, this body, this signature. */
@@ -281,12 +282,12 @@ test_hex(void)
 	uint8_t	 out[2];
 
 	TEST_BEGIN("hex: exact length, either case");
-	CHECK(webhook_hex_decode("aB0f", out, 2) == 0 && out[0] == 0xab &&
+	CHECK(hex_decode("aB0f", out, 2) == 0 && out[0] == 0xab &&
 	    out[1] == 0x0f);
-	CHECK(webhook_hex_decode("ab0", out, 2) == -1);
-	CHECK(webhook_hex_decode("ab0ff", out, 2) == -1);
-	CHECK(webhook_hex_decode("ab 0", out, 2) == -1);
-	CHECK(webhook_hex_decode("", out, 0) == 0);
+	CHECK(hex_decode("ab0", out, 2) == -1);
+	CHECK(hex_decode("ab0ff", out, 2) == -1);
+	CHECK(hex_decode("ab 0", out, 2) == -1);
+	CHECK(hex_decode("", out, 0) == 0);
 	TEST_END();
 }
 
