@@ -596,21 +596,6 @@ nomad_job_dispatch(const char *ns, const char *id, const void *payload,
 }
 
 uint32_t
-nomad_alloc_logs(const char *ns, const char *alloc, const char *task,
-    int use_stderr, uint64_t tail, nomad_cb cb, void *arg)
-{
-	struct nomad_args	 a;
-
-	memset(&a, 0, sizeof(a));
-	a.na_ns = ns;
-	a.na_id = alloc;
-	a.na_task = task;
-	a.na_tail = tail;
-	a.na_flags = use_stderr ? NOMAD_F_STDERR : 0;
-	return nomad_call(NOMAD_OP_ALLOC_LOGS, &a, cb, arg);
-}
-
-uint32_t
 nomad_job_stop(const char *ns, const char *id, int purge, nomad_cb cb,
     void *arg)
 {

@@ -107,8 +107,6 @@ uint32_t nomad_deployment_promote(const char *ns, const char *id,
 uint32_t nomad_job_dispatch(const char *ns, const char *id,
 	    const void *payload, size_t payloadlen, json_t *meta,
 	    const char *idempotency_token, nomad_cb, void *);
-uint32_t nomad_alloc_logs(const char *ns, const char *alloc,
-	    const char *task, int use_stderr, uint64_t tail, nomad_cb, void *);
 uint32_t nomad_job_stop(const char *ns, const char *id, int purge, nomad_cb,
 	    void *);
 uint32_t nomad_jobs_list(const char *ns, const char *prefix, nomad_cb,

@@ -1163,23 +1163,6 @@ repo_snapshot(const struct repo *r)
 	return r->r_snap;
 }
 
-const char *
-repo_error(const struct repo *r)
-{
-	return r->r_error;
-}
-
-const struct repo_file *
-repo_snap_file(const struct repo_snap *s, const char *path)
-{
-	size_t	 i;
-
-	for (i = 0; i < s->rs_nfiles; i++)
-		if (strcmp(s->rs_files[i].rf_path, path) == 0)
-			return &s->rs_files[i];
-	return NULL;
-}
-
 void
 repo_set_listener(void (*fn)(struct repo *, const struct repo_snap *,
     void *), void *arg)

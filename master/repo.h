@@ -102,13 +102,8 @@ struct repo		*repo_next(struct repo *);
 struct repo		*repo_find(const char *name);
 const char		*repo_name(const struct repo *);
 const struct repo_snap	*repo_snapshot(const struct repo *);
-/* The last poll's error, or NULL when it succeeded. */
-const char		*repo_error(const struct repo *);
 void			 repo_snap_ref(const struct repo_snap *);
 void			 repo_snap_unref(const struct repo_snap *);
-/* A file of a snapshot by its path, or NULL. */
-const struct repo_file	*repo_snap_file(const struct repo_snap *,
-			    const char *path);
 /*
  * Called with each new snapshot once it is published (a new commit, or
  * a changed url/branch/path), e.g. to run detection.  One listener.

@@ -279,7 +279,6 @@ void	 web_conn_listener(struct web_listener *);
 /* The request began: 0 if untracked; *refused if past the cap. */
 uint64_t web_conn_begin(struct evhttp_request *, int *refused);
 void	 web_conn_end(uint64_t);
-size_t	 web_conn_count(void);
 SSL_CTX	*web_tls_ctx(const void *cert, size_t certlen, const void *key,
 	    size_t keylen);
 

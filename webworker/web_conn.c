@@ -253,12 +253,6 @@ web_conn_listener(struct web_listener *wl)
 		evconnlistener_set_error_cb(wl->wl_lev, web_accept_error);
 }
 
-size_t
-web_conn_count(void)
-{
-	return web_nconns;
-}
-
 /* evhttp_set_bevcb: a new TCP connection (its descriptor comes later). */
 struct bufferevent *
 web_conn_bev(struct event_base *base, void *arg)
