@@ -44,7 +44,7 @@ struct store {
 	ino_t			 st_ino;
 	int			 st_lost;	/* unlinked or replaced */
 	char			 st_lostmsg[512];
-	char			 st_lasterr[256];	/* of a rolled-back write */
+	char			 st_lasterr[256];	/* a rolled-back write's */
 };
 
 /* Called after each commit (the master pushes what reads show). */

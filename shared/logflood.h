@@ -20,7 +20,7 @@ struct log_flood {
 	int		 lf_pri;	/* LOG_WARNING, LOG_INFO */
 	struct log_flood *lf_next;	/* registered at first use */
 	int		 lf_registered;
-	time_t		 lf_start;	/* monotonic; 0: no window open */
+	time_t		 lf_start;	/* monotonic; 0: none open */
 	unsigned int	 lf_lines;	/* logged in this window */
 	uint64_t	 lf_held;	/* not logged in this window */
 	uint64_t	 lf_total;	/* every occurrence */

@@ -46,13 +46,13 @@
 #include "web.h"
 
 static struct log_flood	 web_edge_flood =
-			    LOG_FLOOD_INITIALIZER("refused requests", LOG_WARNING);
+    LOG_FLOOD_INITIALIZER("refused requests", LOG_WARNING);
 
 /* The methods we serve (as web_method() in webworker.c). */
 static const struct {
 	const char	*name;
 	int		 cmd;
-	int		 body;		/* evhttp reads a body for it */
+	int		 body;	/* evhttp reads a body for it */
 } web_edge_methods[] = {
 	{ "GET",	EVHTTP_REQ_GET,		0 },
 	{ "HEAD",	EVHTTP_REQ_HEAD,	0 },
@@ -245,10 +245,11 @@ web_edge_refuse(struct web_conn *wn, int status, const char *why,
 {
 	struct web_edge		*we = &wn->wn_edge;
 	struct bufferevent	*bev = wn->wn_bev;
-	struct evbuffer		*in = bufferevent_get_input(bev), *body, *out;
+	struct evbuffer		*in, *body, *out;
 	struct timeval		 tv = { WEB_IDLE_TIMEOUT, 0 };
 	size_t			 i;
 
+	in = bufferevent_get_input(bev);
 	log_flood(&web_edge_flood, "refused %s on %s: %d %s",
 	    wn->wn_addr, wn->wn_wl->wl_name, status, why);
 	web_count(status);
