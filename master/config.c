@@ -161,6 +161,7 @@ config_free(struct nops_conf *conf)
 	}
 	free(conf->path);
 	free(conf->user);
+	free(conf->master_user);
 	free(conf->database);
 	free(conf->control_socket);
 	free(conf->control_group);
@@ -748,6 +749,10 @@ config_print(FILE *fp, const struct nops_conf *conf)
 
 	fputs("user ", fp);
 	config_print_str(fp, conf->user);
+	if (conf->master_user != NULL) {
+		fputs("\nmaster user ", fp);
+		config_print_str(fp, conf->master_user);
+	}
 	fputs("\ndatabase ", fp);
 	config_print_str(fp, conf->database);
 	fputs("\ncontrol socket ", fp);

@@ -66,6 +66,8 @@ struct nopsd {
 	struct store	*n_store;
 	uid_t		 n_uid;		/* workers' user */
 	gid_t		 n_gid;
+	uid_t		 n_muid;	/* master user, once root is dropped */
+	gid_t		 n_mgid;
 	gid_t		 n_ctlgid;
 	struct listener	*n_listeners;	/* kept open for worker restarts */
 	size_t		 n_nlisteners;

@@ -371,7 +371,14 @@ nixrun_child(const struct nixrun_spec *ns, const char *dir, int outfd,
 			nixrun_child_fail(errfd, "dropping privileges");
 		if (setuid(0) != -1)
 			nixrun_child_fail(errfd, "root could be regained");
-	}
+	} else
+		/*
+		 * A master that dropped root (master user) cannot give the
+		 * child a directory of the workers' user: refuse rather
+		 * than evaluate as the master's user, next to its database.
+		 */
+		nixrun_child_fail(errfd, "evaluating Nix needs a master that "
+		    "keeps root (master user is set in nops.conf)");
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
 		nixrun_child_fail(errfd, "PR_SET_NO_NEW_PRIVS");
 	if (chdir(dir) == -1)

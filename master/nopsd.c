@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <libgen.h>
+#include <limits.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,6 +28,7 @@
 #include "proc.h"
 #include "nopsd.h"
 #include "sandbox.h"
+#include "nopsd_sandbox.h"
 #include "master.h"
 #include "webpub.h"
 #include "nomad.h"
@@ -147,6 +149,87 @@ nopsd_mkempty(const char *path)
 	closedir(d);
 }
 
+/*
+ * The master's own user (master user in nops.conf) owns the state
+ * directory and the database.  A directory others may write (such as
+ * /tmp) is refused: it cannot be the master's alone.
+ */
+static void
+nopsd_own_statedir(const char *path)
+{
+	struct nopsd	*env = nopsd_env;
+	struct stat	 sb;
+
+	if (lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode) &&
+	    (sb.st_mode & (S_IWOTH | S_ISVTX)) != 0)
+		fatalx("%s: the database must be in a directory of its own, "
+		    "not one others may write", path);
+	nopsd_mkdir(path, 0711, env->n_muid, env->n_mgid, 1);
+}
+
+/* A database left by a master that ran as root becomes the master's. */
+static void
+nopsd_own_database(const char *db)
+{
+	struct nopsd	*env = nopsd_env;
+	static const char *const sfx[] = { "", "-wal", "-shm", "-journal" };
+	struct stat	 sb;
+	char		 p[PATH_MAX];
+	size_t		 i;
+
+	for (i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+		if ((size_t)snprintf(p, sizeof(p), "%s%s", db, sfx[i]) >=
+		    sizeof(p))
+			fatalx("%s: path too long", db);
+		if (lstat(p, &sb) == -1 || !S_ISREG(sb.st_mode) ||
+		    sb.st_uid == env->n_muid)
+			continue;
+		if (sb.st_uid != 0)
+			fatalx("%s is owned by uid %u, neither root nor the "
+			    "master's user %s", p, (unsigned int)sb.st_uid,
+			    env->n_conf->master_user);
+		if (chown(p, env->n_muid, env->n_mgid) == -1)
+			fatal("chown %s", p);
+		log_info("%s: now owned by the master's user %s", p,
+		    env->n_conf->master_user);
+	}
+}
+
+/* Open the store as the master's user, so that what it creates is its. */
+static struct store *
+nopsd_store_open(const char *db, char *err, size_t errlen)
+{
+	struct nopsd	*env = nopsd_env;
+	struct store	*st;
+
+	if (env->n_conf->master_user == NULL)
+		return store_open(db, err, errlen);
+	if (strcmp(db, ":memory:") != 0)
+		nopsd_own_database(db);
+	if (setegid(env->n_mgid) == -1 || seteuid(env->n_muid) == -1)
+		fatal("seteuid %s", env->n_conf->master_user);
+	st = store_open(db, err, errlen);
+	if (seteuid(0) == -1 || setegid(0) == -1)
+		fatal("seteuid back to root");
+	return st;
+}
+
+/*
+ * Root was for start-up: the master becomes its own user, keeping only
+ * what starting and supervising workers needs: setuid/setgid to the
+ * workers' ids, chroot for the webworker, signals to its children.
+ */
+static void
+nopsd_drop(void)
+{
+	struct nopsd	*env = nopsd_env;
+
+	nopsd_sandbox_enter(env->n_muid, env->n_mgid, env->n_uid, env->n_gid);
+	log_info("running as %s (uid %u), keeping only the capabilities to "
+	    "start the workers", env->n_conf->master_user,
+	    (unsigned int)env->n_muid);
+}
+
 void
 nopsd_set_verbose(int v)
 {
@@ -158,23 +241,94 @@ nopsd_set_verbose(int v)
 }
 
 static int
-nopsd_same_listeners(struct nops_conf *a, struct nops_conf *b)
+nopsd_strne(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a != b;
+	return strcmp(a, b) != 0;
+}
+
+/*
+ * What only a restart can change: the sockets opened as root (a new
+ * port may be privileged), the users and the database the processes were
+ * set up with.  Returns the statement that changed, or NULL.
+ */
+static const char *
+nopsd_restart_only(struct nops_conf *a, struct nops_conf *b)
 {
 	struct conf_listen	*la, *lb;
 
-	if (strcmp(a->control_socket, b->control_socket) != 0 ||
-	    strcmp(a->control_group, b->control_group) != 0 ||
-	    strcmp(a->user, b->user) != 0 ||
-	    strcmp(a->database, b->database) != 0)
-		return 0;
+	if (nopsd_strne(a->control_socket, b->control_socket) ||
+	    nopsd_strne(a->control_group, b->control_group))
+		return "control socket";
+	if (nopsd_strne(a->user, b->user))
+		return "user";
+	if (nopsd_strne(a->master_user, b->master_user))
+		return "master user";
+	if (nopsd_strne(a->database, b->database))
+		return "database";
 	lb = TAILQ_FIRST(&b->listens);
 	TAILQ_FOREACH(la, &a->listens, entry) {
 		if (lb == NULL || strcmp(la->host, lb->host) != 0 ||
-		    la->port != lb->port || la->tls != lb->tls)
-			return 0;
+		    la->port != lb->port || la->tls != lb->tls ||
+		    nopsd_strne(la->tls_cert, lb->tls_cert) ||
+		    nopsd_strne(la->tls_key, lb->tls_key))
+			return "listen";
 		lb = TAILQ_NEXT(lb, entry);
 	}
-	return lb == NULL;
+	if (lb != NULL)
+		return "listen";
+	return NULL;
+}
+
+/*
+ * A master that dropped root reads the files of a reload as its own
+ * user: one it cannot read refuses the reload before anything changes.
+ * Returns the path, or NULL when every file can be read.
+ */
+static const char *
+nopsd_unreadable(struct nops_conf *conf)
+{
+	struct conf_repo	*cr;
+	struct conf_notify	*cn;
+	const char		*files[8];
+	size_t			 i, n = 0;
+
+	files[n++] = conf->nomad.token_file;
+	files[n++] = conf->nomad.ca_file;
+	files[n++] = conf->users_file;
+	files[n++] = conf->bootstrap_token_file;
+	files[n++] = conf->metrics_token_file;
+	for (i = 0; i < n; i++)
+		if (files[i] != NULL && access(files[i], R_OK) == -1)
+			return files[i];
+	TAILQ_FOREACH(cr, &conf->repos, entry) {
+		n = 0;
+		files[n++] = cr->webhook_secret_file;
+		files[n++] = cr->ssh_key_file;
+		files[n++] = cr->known_hosts_file;
+		for (i = 0; i < n; i++)
+			if (files[i] != NULL && access(files[i], R_OK) == -1)
+				return files[i];
+	}
+	TAILQ_FOREACH(cn, &conf->notifies, entry)
+		if (cn->token_file != NULL && access(cn->token_file, R_OK) == -1)
+			return cn->token_file;
+	return NULL;
+}
+
+static void
+nopsd_reload_refused(const char *who, const char *why)
+{
+	struct nopsd	*env = nopsd_env;
+
+	env->n_reload_failures++;
+	if (env->n_store != NULL && store_begin(env->n_store) == 0) {
+		if (store_event(env->n_store, who, "config.reload",
+		    env->n_conffile, why) == -1 ||
+		    store_commit(env->n_store) == -1)
+			store_rollback(env->n_store);
+	}
 }
 
 /*
@@ -186,6 +340,8 @@ nopsd_reload(const char *who)
 {
 	struct nopsd		*env = nopsd_env;
 	struct nops_conf	*conf;
+	const char		*what;
+	char			 why[128];
 
 	log_info("reloading %s (asked by %s)", env->n_conffile, who);
 	if ((conf = parse_config(env->n_conffile, 0)) == NULL) {
@@ -198,6 +354,27 @@ nopsd_reload(const char *who)
 			    store_commit(env->n_store) == -1)
 				store_rollback(env->n_store);
 		}
+		return -1;
+	}
+	/* Refused whole, before any part of it is applied. */
+	if ((what = nopsd_restart_only(env->n_conf, conf)) != NULL) {
+		config_free(conf);
+		log_warnx("%s: %s changed, which takes a restart of nopsd; "
+		    "nothing was changed, the running configuration stays",
+		    env->n_conffile, what);
+		snprintf(why, sizeof(why), "refused: %s changed (needs a "
+		    "restart)", what);
+		nopsd_reload_refused(who, why);
+		return -1;
+	}
+	if (conf->master_user != NULL &&
+	    (what = nopsd_unreadable(conf)) != NULL) {
+		log_warn("%s: %s cannot be read by the master's user %s; give "
+		    "it to that user or restart nopsd; nothing was changed",
+		    env->n_conffile, what, conf->master_user);
+		config_free(conf);
+		nopsd_reload_refused(who, "refused: a file the master's user "
+		    "cannot read");
 		return -1;
 	}
 	/* The users file and bootstrap token are part of the config. */
@@ -215,9 +392,6 @@ nopsd_reload(const char *who)
 		}
 		return -1;
 	}
-	if (!nopsd_same_listeners(env->n_conf, conf))
-		log_warnx("changes to listen, control socket, user or "
-		    "database take effect at the next start");
 	config_free(env->n_conf);
 	env->n_conf = conf;
 	env->n_conf_loaded = time(NULL);
@@ -416,6 +590,21 @@ main(int argc, char *argv[])
 		    env->n_conf->user);
 	env->n_uid = pw->pw_uid;
 	env->n_gid = pw->pw_gid;
+	if (env->n_conf->master_user != NULL) {
+		if ((pw = getpwnam(env->n_conf->master_user)) == NULL)
+			errx(1, "unknown user %s (the master's user; "
+			    "scripts/deps creates _nopsd; see nops.conf(5))",
+			    env->n_conf->master_user);
+		if (pw->pw_uid == 0 || pw->pw_gid == 0)
+			errx(1, "master user %s is root",
+			    env->n_conf->master_user);
+		if (pw->pw_uid == env->n_uid || pw->pw_gid == env->n_gid)
+			errx(1, "master user %s must not share its uid or gid "
+			    "with the workers' user %s",
+			    env->n_conf->master_user, env->n_conf->user);
+		env->n_muid = pw->pw_uid;
+		env->n_mgid = pw->pw_gid;
+	}
 	if ((gr = getgrnam(env->n_conf->control_group)) == NULL)
 		errx(1, "unknown control group %s",
 		    env->n_conf->control_group);
@@ -442,7 +631,10 @@ main(int argc, char *argv[])
 	free(copy);
 	if (env->n_statedir == NULL)
 		fatal("strdup");
-	nopsd_mkdir(env->n_statedir, 0711, 0, 0, 0);
+	if (env->n_conf->master_user != NULL)
+		nopsd_own_statedir(env->n_statedir);
+	else
+		nopsd_mkdir(env->n_statedir, 0711, 0, 0, 0);
 	if (asprintf(&copy, "%s/git", env->n_statedir) == -1)
 		fatal("asprintf");
 	nopsd_mkdir(copy, 0700, env->n_uid, env->n_gid, 1);
@@ -479,10 +671,14 @@ main(int argc, char *argv[])
 	/* Only now, with the workers forked: no connection crosses fork. */
 	if ((copy = strdup(env->n_conf->database)) == NULL)
 		fatal("strdup");
-	if (strcmp(copy, ":memory:") != 0)
-		nopsd_mkdir(dirname(copy), 0711, 0, 0, 0);
+	if (strcmp(copy, ":memory:") != 0) {
+		if (env->n_conf->master_user != NULL)
+			nopsd_own_statedir(dirname(copy));
+		else
+			nopsd_mkdir(dirname(copy), 0711, 0, 0, 0);
+	}
 	free(copy);
-	if ((env->n_store = store_open(env->n_conf->database, err,
+	if ((env->n_store = nopsd_store_open(env->n_conf->database, err,
 	    sizeof(err))) == NULL) {
 		log_warnx("%s", err);
 		env->n_shutdown = 1;
@@ -516,6 +712,8 @@ main(int argc, char *argv[])
 	/* The sessions and tokens are in the store: tell the webworker. */
 	webpub_init();
 	webpub_reset();
+	if (env->n_conf->master_user != NULL)
+		nopsd_drop();
 	log_info("nopsd %s started", NOPS_VERSION);
 
 	event_base_dispatch(env->n_base);

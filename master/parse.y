@@ -89,7 +89,7 @@ static struct conf_tok		*conf_toks;
 enum conf_single {
 	S_USER, S_DATABASE, S_CONTROL, S_USERS, S_DRIFT, S_ENGINE, S_APPLY,
 	S_NOMAD, S_BOOTSTRAP, S_SESSIDLE, S_SESSLIFE, S_ANONYMOUS,
-	S_METRICS, S_DASHBOARD, S_BODYMAX, S_MAX
+	S_METRICS, S_DASHBOARD, S_BODYMAX, S_MASTERUSER, S_MAX
 };
 struct conf_seen {
 	const char		*file;	/* arena; NULL: not seen */
@@ -147,6 +147,7 @@ static int	 conf_path(const char *, const char *, int);
 static int	 conf_file_check(const char *, const char *, int, int);
 static void	 conf_setfile(char **, const char *, const char *, int, int);
 static void	 conf_user(const char *, int);
+static void	 conf_master_user(const char *, int);
 static void	 conf_control(const char *, const char *, int);
 static void	 listen_begin(const char *, const char *, int);
 static void	 listen_tls(const char *, const char *, int);
@@ -214,6 +215,7 @@ static unsigned int		 notify_opts;
 %token	POLICY BIND ERROR
 %token	ANONYMOUS BOOTSTRAP SESSION IDLETIMEOUT LIFETIME
 %token	METRICS DASHBOARD NOTIFY SLACK NTFY TOPIC EVENTS
+%token	MASTER
 %token	<string> STRING
 
 %%
@@ -238,6 +240,9 @@ varset		: STRING '=' STRING		{
 		;
 
 main		: USER STRING			{ conf_user($2, @1.first_line); }
+		| MASTER USER STRING		{
+			conf_master_user($3, @1.first_line);
+		}
 		| DATABASE STRING		{
 			if (conf_single(S_DATABASE, "database",
 			    @1.first_line) == 0 &&
@@ -519,6 +524,7 @@ static const struct {
 	{ "known-hosts",	KNOWNHOSTS },
 	{ "lifetime",		LIFETIME },
 	{ "listen",		LISTEN },
+	{ "master",		MASTER },
 	{ "max-body-size",	MAXBODYSIZE },
 	{ "max-file-size",	MAXFILESIZE },
 	{ "max-files",		MAXFILES },
@@ -1242,6 +1248,27 @@ conf_setfile(char **field, const char *what, const char *path, int secret,
 		return;
 	free(*field);
 	*field = conf_strdup(path);
+}
+
+/* master user "NAME": the master drops root to it after start-up. */
+static void
+conf_master_user(const char *name, int line)
+{
+	const char	*errstr;
+
+	if (conf_single(S_MASTERUSER, "master user", line) == -1)
+		return;
+	if ((errstr = config_check_unixname(name)) != NULL) {
+		conf_err(line, "master user \"%s\": %s", name, errstr);
+		return;
+	}
+	if (strcmp(name, "root") == 0) {
+		conf_err(line, "master user \"root\": the master drops root; "
+		    "leave the statement out to keep it root");
+		return;
+	}
+	free(conf->master_user);
+	conf->master_user = conf_strdup(name);
 }
 
 static void

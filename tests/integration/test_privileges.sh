@@ -59,3 +59,87 @@ for w in gitworker nomadworker webworker; do
 	kill -TERM "$DAEMON_PID"
 	wait "$DAEMON_PID" 2>/dev/null
 done
+
+# The master drops root (master user): its own user, only the listed
+# capabilities, NO_NEW_PRIVS, its seccomp filter, no core file.
+cat >"$T/master.conf" <<EOC
+user "_nops"
+master user "_nopsd"
+database "$T/mdb/nops.db"
+control socket "$T/nopsd.sock" group "_nopsadm"
+listen on 127.0.0.1 port $(free_port)
+EOC
+: >"$T/nopsd.log"
+if ! start_daemon "$T/master.conf"; then
+	notok "daemon with master user starts"
+	exit 1
+fi
+ok "daemon with master user starts"
+muid=$(id -u _nopsd)
+check "master: Uid is _nopsd's, real, effective, saved and fs" \
+    grep -q "^Uid:	$muid	$muid	$muid	$muid\$" "/proc/$DAEMON_PID/status"
+check "master: no supplementary group" \
+    grep -q "^Groups:	 *\$" "/proc/$DAEMON_PID/status"
+check "master: NoNewPrivs 1" [ "$(proc_field "$DAEMON_PID" NoNewPrivs)" = 1 ]
+check "master: Seccomp 2" [ "$(proc_field "$DAEMON_PID" Seccomp)" = 2 ]
+# CAP_KILL 5, CAP_SETGID 6, CAP_SETUID 7, CAP_SYS_CHROOT 18: 0x400e0
+check "master: CapEff only kill, setgid, setuid, sys_chroot" \
+    [ "$(proc_field "$DAEMON_PID" CapEff)" = 00000000000400e0 ]
+check "master: CapPrm the same" \
+    [ "$(proc_field "$DAEMON_PID" CapPrm)" = 00000000000400e0 ]
+check "master: core file size limit 0" \
+    sh -c "grep '^Max core file size' /proc/$DAEMON_PID/limits | grep -Eq ' 0 +0 +bytes'"
+check "master: not dumpable (its /proc files are root's)" \
+    [ "$(stat -c %u "/proc/$DAEMON_PID/status")" = 0 ]
+check "database and state directory are the master's user's" \
+    [ "$(stat -c %U "$T/mdb" "$T/mdb/nops.db" | sort -u)" = _nopsd ]
+check "the gitworker's cache is the workers' user's" \
+    [ "$(stat -c %U "$T/mdb/git")" = _nops ]
+for w in gitworker nomadworker webworker; do
+	pid=$(worker_field $w pid)
+	check "$w under the unprivileged master: no capability left" \
+	    [ "$(proc_field "$pid" CapEff)$(proc_field "$pid" CapPrm)$(proc_field "$pid" CapAmb)" = 000000000000000000000000000000000000000000000000 ]
+	check "$w: Seccomp 2" [ "$(proc_field "$pid" Seccomp)" = 2 ]
+done
+oldpid=$(worker_field nomadworker pid)
+kill -9 "$oldpid"
+restarted() {
+	p=$(worker_field nomadworker pid)
+	[ "$p" != 0 ] && [ "$p" != "$oldpid" ] &&
+	    [ "$(worker_field nomadworker state)" = running ]
+}
+check "the unprivileged master restarts a killed worker" wait_for 10 restarted
+newpid=$(worker_field nomadworker pid)
+check "... which drops to the workers' user again" \
+    [ "$(proc_field "$newpid" Uid)" = "$(id -u _nops)" ]
+check "... with no capability left" \
+    [ "$(proc_field "$newpid" CapEff)$(proc_field "$newpid" CapAmb)" = 00000000000000000000000000000000 ]
+check "... under the master's filter and its own" \
+    [ "$(proc_field "$newpid" Seccomp_filters)" = 2 ]
+
+# Reload: what takes a restart is refused whole, with the reason.
+cp "$T/master.conf" "$T/master.good"
+sed -i "s/^listen on 127.0.0.1 port .*/listen on 127.0.0.1 port 81/" \
+    "$T/master.conf"
+echo 'drift-interval 7m' >>"$T/master.conf"
+ctl reload >/dev/null 2>&1
+check "reload with a new listener exits 1" [ $? -eq 1 ]
+check "the refusal names the statement and asks for a restart" \
+    grep -q "listen changed, which takes a restart of nopsd; nothing was changed" \
+    "$T/nopsd.log"
+check "nothing of it was applied (drift interval unchanged)" \
+    sh -c "$(printf '%s -s %s -j status' "$NOPSCTL" "$T/nopsd.sock") | grep -q '\"reload_failures\": *1'"
+cp "$T/master.good" "$T/master.conf"
+check "a reload without restart-only changes succeeds" ctl reload
+
+# A secret only root can read: the master, now _nopsd, refuses the reload.
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/metrics.token"
+chmod 600 "$T/metrics.token"
+echo "metrics token file \"$T/metrics.token\"" >>"$T/master.conf"
+ctl reload >/dev/null 2>&1
+check "reload naming a root-only secret file exits 1" [ $? -eq 1 ]
+check "the refusal names the file and the master's user" \
+    grep -q "$T/metrics.token cannot be read by the master's user _nopsd" \
+    "$T/nopsd.log"
+chown _nopsd "$T/metrics.token"
+check "given to the master's user, the same reload succeeds" ctl reload

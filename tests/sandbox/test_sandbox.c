@@ -25,12 +25,14 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 
 #include <netinet/in.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <netdb.h>
 #include <pthread.h>
@@ -47,6 +49,7 @@
 #include "sandbox.h"
 #include "test.h"
 #include "harness.h"
+#include "nopsd_sandbox.h"
 
 #define P_GIT	(1 << GIT)
 #define P_NOMAD	(1 << NOMAD)
@@ -440,6 +443,197 @@ test_forbidden(int prof)
 		run_init(&r, prof);
 		r.r_child = child_forbidden;
 		r.r_call = forbidden[i].f_call;
+		CHECK(killed_by_filter(run_case(&r)));
+		TEST_END();
+	}
+}
+
+/* --------------------------------------------------- the master */
+
+/*
+ * The master's drop and filter, through nopsd_sandbox_enter() as nopsd
+ * calls it: its own user (_nopsd, made by scripts/deps) with only
+ * NOPSD_CAPS, then what the filter refuses and how.
+ */
+static uid_t	 master_uid;
+static gid_t	 master_gid;
+
+static void
+master_enter(void)
+{
+	nopsd_sandbox_enter(master_uid, master_gid, nops_uid, nops_gid);
+}
+
+static int
+child_master_ids(struct run *r)
+{
+	gid_t	 groups[4];
+	uid_t	 ru, eu, su;
+
+	master_enter();
+	if (getresuid(&ru, &eu, &su) == -1 || ru != master_uid ||
+	    eu != master_uid || su != master_uid)
+		return cfail("ids are not the master user's");
+	if (getgroups(4, groups) != 0)
+		return cfail("supplementary groups left");
+	if (sandbox_caps() != NOPSD_CAPS)
+		return cfail("capabilities %#llx, not NOPSD_CAPS",
+		    (unsigned long long)sandbox_caps());
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
+		return cfail("no_new_privs is not set");
+	if (prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0)
+		return cfail("still dumpable");
+	/* Identity: only the workers' ids; anything else is EPERM. */
+	if (setresuid(0, 0, 0) != -1 || errno != EPERM)
+		return cfail("setresuid(0) was not refused with EPERM");
+	if (setresuid(-1, 0, -1) != -1 || errno != EPERM)
+		return cfail("seteuid(0) was not refused with EPERM");
+	if (setresuid(nops_uid, nops_uid, 0) != -1 || errno != EPERM)
+		return cfail("setresuid keeping saved uid 0 was not refused");
+	if (setuid(0) != -1 || errno != EPERM)
+		return cfail("setuid(0) was not refused with EPERM");
+	if (setresgid(0, 0, 0) != -1 || errno != EPERM)
+		return cfail("setresgid(0) was not refused with EPERM");
+	groups[0] = 0;
+	if (setgroups(1, groups) != -1 || errno != EPERM)
+		return cfail("setgroups({0}) was not refused with EPERM");
+	if (unshare(CLONE_NEWUSER) != -1 || errno != EPERM)
+		return cfail("unshare was not refused with EPERM");
+	/* What it keeps the capabilities for: becoming the workers' user. */
+	if (setgroups(0, NULL) == -1 ||
+	    setresgid(nops_gid, nops_gid, nops_gid) == -1 ||
+	    setresuid(nops_uid, nops_uid, nops_uid) == -1)
+		return cfail("becoming the workers' user failed");
+	return 0;
+}
+
+/* It starts a worker: fork, execute (a program standing in for nopsd). */
+static int
+child_master_spawn(struct run *r)
+{
+	char	*argv[] = { "/bin/sh", "-c", "exit 7", NULL };
+	pid_t	 pid;
+	int	 status;
+
+	master_enter();
+	if ((pid = fork()) == -1)
+		return cfail("fork");
+	if (pid == 0) {
+		execve(argv[0], argv, environ);
+		_exit(99);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 7)
+		return cfail("the executed child did not run (status %d)",
+		    status);
+	return 0;
+}
+
+static void
+call_process_vm(struct run *r)
+{
+	char		 buf[8];
+	struct iovec	 l = { buf, sizeof(buf) }, rv = { buf, sizeof(buf) };
+
+	syscall(SYS_process_vm_readv, getppid(), &l, 1, &rv, 1, 0);
+}
+
+static void
+call_init_module(struct run *r)
+{
+	syscall(SYS_init_module, NULL, 0, "");
+}
+
+static void
+call_bpf(struct run *r)
+{
+	syscall(SYS_bpf, 0, NULL, 0);
+}
+
+static void
+call_keyctl(struct run *r)
+{
+	syscall(SYS_keyctl, 0, 0, 0, 0, 0);
+}
+
+static void
+call_mount(struct run *r)
+{
+	syscall(SYS_mount, "none", "/", "tmpfs", 0, NULL);
+}
+
+static void
+call_ptrace_attach(struct run *r)
+{
+	ptrace(PTRACE_ATTACH, getppid(), NULL, NULL);
+}
+
+static void
+call_mmap_wx(struct run *r)
+{
+	mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+}
+
+static int
+child_master_forbidden(struct run *r)
+{
+	master_enter();
+	r->r_call(r);
+	return 0;
+}
+
+static void
+test_master(void)
+{
+	static const struct {
+		const char	*name;
+		void		(*call)(struct run *);
+	} forbidden[] = {
+		{ "ptrace", call_ptrace_attach },
+		{ "process_vm_readv", call_process_vm },
+		{ "init_module", call_init_module },
+		{ "bpf", call_bpf },
+		{ "keyctl", call_keyctl },
+		{ "mount", call_mount },
+		{ "mmap writable and executable", call_mmap_wx },
+		{ "io_uring_setup", call_io_uring },
+		{ "memfd_create", call_memfd },
+	};
+	struct run	 r;
+	struct passwd	*pw;
+	char		 name[128];
+	size_t		 i;
+
+	TEST_BEGIN("master: user _nopsd exists (scripts/deps creates it)");
+	pw = getpwnam("_nopsd");
+	CHECK(pw != NULL && pw->pw_uid != 0 && pw->pw_uid != nops_uid);
+	TEST_END();
+	if (pw == NULL || pw->pw_uid == 0)
+		return;
+	master_uid = pw->pw_uid;
+	master_gid = pw->pw_gid;
+
+	TEST_BEGIN("master: runs as _nopsd with only NOPSD_CAPS; identity "
+	    "changes only to the workers' ids, others refused with EPERM");
+	run_init(&r, GIT);
+	r.r_child = child_master_ids;
+	CHECK(exited(run_case(&r), 0));
+	TEST_END();
+
+	TEST_BEGIN("master: under its filter it forks and executes a child");
+	run_init(&r, GIT);
+	r.r_child = child_master_spawn;
+	CHECK(exited(run_case(&r), 0));
+	TEST_END();
+
+	for (i = 0; i < sizeof(forbidden) / sizeof(forbidden[0]); i++) {
+		snprintf(name, sizeof(name), "master: %s is killed with SIGSYS",
+		    forbidden[i].name);
+		TEST_BEGIN(name);
+		run_init(&r, GIT);
+		r.r_child = child_master_forbidden;
+		r.r_call = forbidden[i].call;
 		CHECK(killed_by_filter(run_case(&r)));
 		TEST_END();
 	}
@@ -1079,6 +1273,7 @@ main(int argc, char *argv[])
 	test_web_http(1);
 	test_web_passfd();
 	test_refusals();
+	test_master();
 
 	cleanup_dirs();
 	TEST_EXIT();

@@ -1,0 +1,224 @@
+/*
+ * The master's sandbox, loaded once it dropped root (master user in
+ * nops.conf).  A seccomp filter is inherited by every child and across
+ * execve, so this one is also the ceiling of every worker: it holds the
+ * rows the workers' own filters allow (they narrow it further), what a
+ * re-executed worker needs until its own filter is on (the dynamic
+ * loader, its privilege drop), and what the master itself does (SQLite,
+ * supervision).  What no process of nopsd needs stays out: ptrace,
+ * process_vm_*, modules, bpf, keyctl, mount, namespaces, reboot, and
+ * every identity change but to the workers' ids.
+ */
+#include "config.h"
+
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <seccomp.h>
+
+#include "log.h"
+#include "sandbox.h"
+#include "nopsd_sandbox.h"
+
+#define NOPSD_NS_FLAGS	(CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWNET |	\
+	CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP)
+#define NOPSD_THREAD	(CLONE_THREAD | CLONE_VM | CLONE_SIGHAND)
+
+static const struct sandbox_syscall nopsd_rows[] = {
+	/* start a worker: fork, execute nopsd again, reap it */
+	SANDBOX_ALLOW_MASK(clone, 0, NOPSD_NS_FLAGS | NOPSD_THREAD, 0),
+	/* threads (a pool in the master, the workers' resolvers) */
+	SANDBOX_ALLOW_MASK(clone, 0, NOPSD_NS_FLAGS | NOPSD_THREAD,
+	    NOPSD_THREAD),
+	SANDBOX_ALLOW(sched_getaffinity),
+	SANDBOX_ALLOW(execve),
+	SANDBOX_ALLOW(wait4),
+	SANDBOX_ALLOW(waitid),
+	SANDBOX_ALLOW(setpgid),
+	SANDBOX_ALLOW(close_range),
+	/* the dynamic loader of an executed worker: code, never W+X */
+	SANDBOX_ALLOW_MASK(mmap, 2, PROT_EXEC | PROT_WRITE, PROT_EXEC),
+	SANDBOX_ALLOW(arch_prctl),
+	SANDBOX_ALLOW(set_tid_address),
+	SANDBOX_ALLOW(access),
+	SANDBOX_ALLOW(faccessat),
+	SANDBOX_ALLOW(faccessat2),
+	SANDBOX_ALLOW_ARG(prlimit64, 0, 0),	/* its own limits */
+
+	/* a worker's privilege drop (sandbox_drop_keep()) */
+	SANDBOX_ALLOW(chroot),
+	SANDBOX_ALLOW(chdir),
+	SANDBOX_ALLOW(capget),
+	SANDBOX_ALLOW(capset),		/* can only lower them */
+	SANDBOX_ALLOW(getresuid),
+	SANDBOX_ALLOW(getresgid),
+	SANDBOX_ALLOW(getgroups),
+	SANDBOX_ALLOW_ARG(setgroups, 0, 0),	/* an empty list only */
+	SANDBOX_ERRNO_NE(setgroups, EPERM, 0, 0),
+	SANDBOX_ERRNO(setuid, EPERM),
+	SANDBOX_ERRNO(setgid, EPERM),
+	SANDBOX_ERRNO(setreuid, EPERM),
+	SANDBOX_ERRNO(setregid, EPERM),
+	SANDBOX_ERRNO(setfsuid, EPERM),
+	SANDBOX_ERRNO(setfsgid, EPERM),
+	SANDBOX_ALLOW_ARG(prctl, 0, PR_SET_NO_NEW_PRIVS),
+	SANDBOX_ALLOW_ARG(prctl, 0, PR_GET_NO_NEW_PRIVS),
+	SANDBOX_ALLOW_ARG(prctl, 0, PR_SET_DUMPABLE),
+	SANDBOX_ALLOW_ARG(prctl, 0, PR_GET_DUMPABLE),
+	SANDBOX_ALLOW_ARG(prctl, 0, PR_SET_KEEPCAPS),
+	SANDBOX_ALLOW_ARG(prctl, 0, PR_CAP_AMBIENT),
+	SANDBOX_ALLOW_ARG(prctl, 0, PR_CAPBSET_READ),
+	SANDBOX_ALLOW(seccomp),
+	SANDBOX_ALLOW(landlock_create_ruleset),
+	SANDBOX_ALLOW(landlock_add_rule),
+	SANDBOX_ALLOW(landlock_restrict_self),
+	/* a Nix child asks for namespaces of its own: refused, clearly */
+	SANDBOX_ERRNO(unshare, EPERM),
+
+	/* the database: SQLite in the state directory */
+	SANDBOX_ALLOW(open),
+	SANDBOX_ALLOW(openat),
+	SANDBOX_ALLOW(stat),
+	SANDBOX_ALLOW(lstat),
+	SANDBOX_ALLOW(readlink),
+	SANDBOX_ALLOW(readlinkat),
+	SANDBOX_ALLOW(getdents64),
+	SANDBOX_ALLOW(getcwd),
+	SANDBOX_ALLOW(pread64),
+	SANDBOX_ALLOW(pwrite64),
+	SANDBOX_ALLOW(fsync),
+	SANDBOX_ALLOW(fdatasync),
+	SANDBOX_ALLOW(ftruncate),
+	SANDBOX_ALLOW(fallocate),
+	SANDBOX_ALLOW(unlink),
+	SANDBOX_ALLOW(unlinkat),
+	SANDBOX_ALLOW(rename),
+	SANDBOX_ALLOW(renameat),
+	SANDBOX_ALLOW(mkdir),
+	SANDBOX_ALLOW(mkdirat),
+	SANDBOX_ALLOW(rmdir),
+	SANDBOX_ALLOW(chmod),
+	SANDBOX_ALLOW(fchmod),
+	SANDBOX_ALLOW(umask),
+	SANDBOX_ALLOW(fstatfs),
+	SANDBOX_ALLOW(statfs),
+
+	/* its sockets: workers' socketpairs, the listeners it keeps */
+	SANDBOX_ALLOW_ARG(socketpair, 0, AF_UNIX),
+	SANDBOX_ALLOW(accept4),
+	SANDBOX_ALLOW(accept),
+	SANDBOX_ALLOW(listen),
+};
+
+const struct sandbox_profile nopsd_profile = {
+	"nopsd",
+	NULL, 0,
+	0,
+	nopsd_rows, sizeof(nopsd_rows) / sizeof(nopsd_rows[0]),
+	SANDBOX_SIGNAL_ANY
+};
+
+/* The rows of a worker's profile that allow: its refusals are its own. */
+static size_t
+nopsd_add_allows(struct sandbox_syscall *rows, size_t n,
+    const struct sandbox_profile *sp)
+{
+	size_t	 i;
+
+	for (i = 0; i < sp->sp_nsyscalls; i++)
+		if (sp->sp_syscalls[i].sc_errno == 0)
+			rows[n++] = sp->sp_syscalls[i];
+	return n;
+}
+
+/*
+ * The whole table: the master's rows, setresuid/setresgid to the
+ * workers' ids only (any other id fails with EPERM), and every worker's
+ * allowed rows.  The caller frees it.
+ */
+struct sandbox_syscall *
+nopsd_sandbox_rows(uid_t uid, gid_t gid, size_t *nrows)
+{
+	static const struct sandbox_profile *const workers[] = {
+		&gitworker_profile, &nomadworker_profile, &webworker_profile
+	};
+	struct sandbox_syscall	*rows, *sc;
+	size_t			 max, n, i;
+	unsigned int		 j;
+
+	max = nopsd_profile.sp_nsyscalls + 8;
+	for (i = 0; i < sizeof(workers) / sizeof(workers[0]); i++)
+		max += workers[i]->sp_nsyscalls;
+	if ((rows = calloc(max, sizeof(*rows))) == NULL)
+		fatal("%s", __func__);
+	memcpy(rows, nopsd_profile.sp_syscalls,
+	    nopsd_profile.sp_nsyscalls * sizeof(*rows));
+	n = nopsd_profile.sp_nsyscalls;
+
+	/* setresuid(uid, uid, uid) and setresgid(gid, gid, gid) only */
+	for (i = 0; i < 2; i++) {
+		sc = &rows[n++];
+		sc->sc_nr = i == 0 ? SCMP_SYS(setresuid) : SCMP_SYS(setresgid);
+		sc->sc_narg = 3;
+		for (j = 0; j < 3; j++)
+			sc->sc_arg[j] = (struct sandbox_arg){ j,
+			    SANDBOX_CMP_EQ, 0, i == 0 ? uid : gid };
+		for (j = 0; j < 3; j++) {
+			sc = &rows[n++];
+			sc->sc_nr = i == 0 ? SCMP_SYS(setresuid) :
+			    SCMP_SYS(setresgid);
+			sc->sc_errno = EPERM;
+			sc->sc_narg = 1;
+			sc->sc_arg[0] = (struct sandbox_arg){ j,
+			    SANDBOX_CMP_NE, 0, i == 0 ? uid : gid };
+		}
+	}
+	for (i = 0; i < sizeof(workers) / sizeof(workers[0]); i++)
+		n = nopsd_add_allows(rows, n, workers[i]);
+	*nrows = n;
+	return rows;
+}
+
+void
+nopsd_sandbox_syscalls(uid_t uid, gid_t gid)
+{
+	struct sandbox_syscall	*rows;
+	size_t			 n;
+
+	rows = nopsd_sandbox_rows(uid, gid, &n);
+	sandbox_seccomp_flags("nopsd", rows, n, nopsd_profile.sp_flags);
+	free(rows);
+}
+
+int
+nopsd_sandbox_export(uid_t uid, gid_t gid, int fd)
+{
+	struct sandbox_syscall	*rows;
+	size_t			 n;
+	int			 rc;
+
+	rows = nopsd_sandbox_rows(uid, gid, &n);
+	rc = sandbox_seccomp_export_flags(rows, n, nopsd_profile.sp_flags, fd);
+	free(rows);
+	return rc;
+}
+
+/*
+ * The master's privilege drop, once its start-up is done: its own user
+ * (muid/mgid) with NOPSD_CAPS only, NO_NEW_PRIVS, then the filter that
+ * lets it (and the workers it starts) change identity only to the
+ * workers' ids (wuid/wgid).
+ */
+void
+nopsd_sandbox_enter(uid_t muid, gid_t mgid, uid_t wuid, gid_t wgid)
+{
+	sandbox_drop_keep("nopsd", NULL, muid, mgid, NOPSD_CAPS);
+	nopsd_sandbox_syscalls(wuid, wgid);
+}

@@ -1,0 +1,26 @@
+/* The master's sandbox (nopsd_sandbox.c). */
+#ifndef NOPS_NOPSD_SANDBOX_H
+#define NOPS_NOPSD_SANDBOX_H
+
+#include <sys/types.h>
+#include <linux/capability.h>
+
+/*
+ * What the master keeps once it dropped root (master user): setuid and
+ * setgid to the workers' ids, chroot for the webworker, signals to its
+ * children.  Ambient, so a worker it starts can drop its own privileges.
+ */
+#define NOPSD_CAPS	(SANDBOX_CAP(CAP_SETUID) | SANDBOX_CAP(CAP_SETGID) | \
+	SANDBOX_CAP(CAP_SYS_CHROOT) | SANDBOX_CAP(CAP_KILL))
+
+
+struct sandbox_syscall;
+struct sandbox_profile;
+
+extern const struct sandbox_profile nopsd_profile;
+struct sandbox_syscall *nopsd_sandbox_rows(uid_t, gid_t, size_t *);
+void	 nopsd_sandbox_enter(uid_t muid, gid_t mgid, uid_t wuid, gid_t wgid);
+void	 nopsd_sandbox_syscalls(uid_t, gid_t);
+int	 nopsd_sandbox_export(uid_t, gid_t, int fd);
+
+#endif
