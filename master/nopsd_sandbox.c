@@ -13,6 +13,7 @@
 
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -38,6 +39,8 @@ static const struct sandbox_syscall nopsd_rows[] = {
 	SANDBOX_ALLOW_MASK(clone, 0, NOPSD_NS_FLAGS | NOPSD_THREAD,
 	    NOPSD_THREAD),
 	SANDBOX_ALLOW(sched_getaffinity),
+	/* the hashing threads lower their own priority (auth_hash.c) */
+	SANDBOX_ALLOW_ARG(setpriority, 0, PRIO_PROCESS),
 	SANDBOX_ALLOW(execve),
 	SANDBOX_ALLOW(wait4),
 	SANDBOX_ALLOW(waitid),

@@ -24,6 +24,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1206,6 +1207,7 @@ static int
 conf_file_check(const char *what, const char *path, int secret, int line)
 {
 	struct stat	 st;
+	struct passwd	*pw;
 	uid_t		 uid = getuid();
 
 	if (conf_path(what, path, line) == -1)
@@ -1220,6 +1222,11 @@ conf_file_check(const char *what, const char *path, int secret, int line)
 	}
 	if (!secret || (conf_flags & CONF_NOSECRECY))
 		return 0;
+	/* A master that drops root reads it as its own user at a reload. */
+	if (st.st_uid != 0 && st.st_uid != uid && conf->master_user != NULL &&
+	    (pw = getpwnam(conf->master_user)) != NULL && pw->pw_uid != 0 &&
+	    st.st_uid == pw->pw_uid)
+		uid = pw->pw_uid;
 	if (st.st_uid != 0 && st.st_uid != uid) {
 		if (uid == 0)
 			conf_err(line, "%s \"%s\": holds a secret but is "

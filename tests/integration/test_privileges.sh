@@ -62,12 +62,18 @@ done
 
 # The master drops root (master user): its own user, only the listed
 # capabilities, NO_NEW_PRIVS, its seccomp filter, no core file.
+echo 'alice:$2b$10$zFG0z3CCCcxlvaqEEC3E6u8Oyod75IM2AaifCC1b7fV4wXITsIxP.' \
+    >"$T/users"
+chmod 600 "$T/users"
+chown _nopsd "$T/users"
+MPORT=$(free_port)
 cat >"$T/master.conf" <<EOC
 user "_nops"
 master user "_nopsd"
+users file "$T/users"
 database "$T/mdb/nops.db"
 control socket "$T/nopsd.sock" group "_nopsadm"
-listen on 127.0.0.1 port $(free_port)
+listen on 127.0.0.1 port $MPORT
 EOC
 : >"$T/nopsd.log"
 if ! start_daemon "$T/master.conf"; then
@@ -101,6 +107,14 @@ for w in gitworker nomadworker webworker; do
 	    [ "$(proc_field "$pid" CapEff)$(proc_field "$pid" CapPrm)$(proc_field "$pid" CapAmb)" = 000000000000000000000000000000000000000000000000 ]
 	check "$w: Seccomp 2" [ "$(proc_field "$pid" Seccomp)" = 2 ]
 done
+# A login: bcrypt runs in the master's hashing threads, under its filter.
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST \
+    -H 'Content-Type: application/json' \
+    -d '{"username":"alice","password":"not her password"}' \
+    "http://127.0.0.1:$MPORT/api/v1/login")
+check "a login under the master's filter is answered (401)" [ "$code" = 401 ]
+check "the master still runs after the hashing threads" kill -0 "$DAEMON_PID"
+
 oldpid=$(worker_field nomadworker pid)
 kill -9 "$oldpid"
 restarted() {
