@@ -67,6 +67,7 @@ config_new(void)
 	conf->engine_interval = NOPS_ENGINE_INTERVAL;
 	conf->apply_timeout = NOPS_APPLY_TIMEOUT;
 	conf->max_body_size = WEB_BODY_DEFAULT;
+	conf->max_conns_per_address = WEB_CONN_SOURCE_DEFAULT;
 	conf->session_idle = NOPS_SESSION_IDLE;
 	conf->session_lifetime = NOPS_SESSION_LIFETIME;
 	TAILQ_INIT(&conf->listens);
@@ -795,6 +796,9 @@ config_print(FILE *fp, const struct nops_conf *conf)
 	if (conf->max_body_size != WEB_BODY_DEFAULT)
 		fprintf(fp, "max-body-size %s\n", config_fmt_size(
 		    conf->max_body_size, d, sizeof(d)));
+	if (conf->max_conns_per_address != WEB_CONN_SOURCE_DEFAULT)
+		fprintf(fp, "max-connections-per-address %d\n",
+		    conf->max_conns_per_address);
 	config_print_file(fp, "", "metrics token", conf->metrics_token_file);
 	if (conf->dashboard_url != NULL) {
 		fputs("dashboard url ", fp);

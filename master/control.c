@@ -280,6 +280,7 @@ control_send_one(struct worker *w, const struct listener *l,
 	msg_add_u32(&m, (uint32_t)ch->ch_n);
 	for (i = 0; i < ch->ch_n; i++)
 		msg_add_str(&m, ch->ch_names[i]);
+	msg_add_u32(&m, (uint32_t)nopsd_env->n_conf->max_conns_per_address);
 	/* The payload may hold a key: msg_send() frees it zeroed. */
 	if (msg_send(&m, &w->w_iev.ibuf, IMSG_WEB_LISTEN, 0, dupfd) == -1)
 		fatal("IMSG_WEB_LISTEN");

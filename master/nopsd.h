@@ -169,6 +169,7 @@ struct nops_conf {
 	char			*metrics_token_file;	/* secret; NULL: none */
 	char			*dashboard_url;	/* for links; NULL: none */
 	uint64_t		 max_body_size;	/* WEB_BODY_DEFAULT */
+	int			 max_conns_per_address;	/* WEB_CONN_SOURCE_DEFAULT */
 	struct conf_notifies	 notifies;
 	struct conf_listens	 listens;
 	struct conf_nomad	 nomad;

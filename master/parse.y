@@ -90,7 +90,7 @@ static struct conf_tok		*conf_toks;
 enum conf_single {
 	S_USER, S_DATABASE, S_CONTROL, S_USERS, S_DRIFT, S_ENGINE, S_APPLY,
 	S_NOMAD, S_BOOTSTRAP, S_SESSIDLE, S_SESSLIFE, S_ANONYMOUS,
-	S_METRICS, S_DASHBOARD, S_BODYMAX, S_MASTERUSER, S_MAX
+	S_METRICS, S_DASHBOARD, S_BODYMAX, S_MASTERUSER, S_CONNSRC, S_MAX
 };
 struct conf_seen {
 	const char		*file;	/* arena; NULL: not seen */
@@ -212,7 +212,7 @@ static unsigned int		 notify_opts;
 %token	NOMAD ADDRESS TOKEN FILEKW CA NAMESPACES NAMESPACE
 %token	REPOSITORY URL BRANCH PATH POLLINTERVAL WEBHOOK SECRET SSH KNOWNHOSTS
 %token	FETCHTIMEOUT MAXFILESIZE MAXFILES MAXSNAPSHOTSIZE
-%token	MAXBODYSIZE HOSTNAMES
+%token	MAXBODYSIZE HOSTNAMES MAXCONNSADDR
 %token	POLICY BIND ERROR
 %token	ANONYMOUS BOOTSTRAP SESSION IDLETIMEOUT LIFETIME
 %token	METRICS DASHBOARD NOTIFY SLACK NTFY TOPIC EVENTS
@@ -288,6 +288,24 @@ main		: USER STRING			{ conf_user($2, @1.first_line); }
 		| LISTEN ON STRING PORT STRING	{
 			listen_begin($3, $5, @1.first_line);
 		} listentls listenhosts
+		| MAXCONNSADDR STRING		{
+			const char	*errstr;
+			long long	 n;
+
+			if (conf_single(S_CONNSRC,
+			    "max-connections-per-address",
+			    @1.first_line) == 0) {
+				n = strtonum($2, 1, WEB_CONN_SOURCE_MAX,
+				    &errstr);
+				if (errstr != NULL)
+					conf_err(@1.first_line,
+					    "max-connections-per-address %s: "
+					    "must be a number from 1 to %d", $2,
+					    WEB_CONN_SOURCE_MAX);
+				else
+					conf->max_conns_per_address = (int)n;
+			}
+		}
 		| MAXBODYSIZE STRING		{
 			if (conf_single(S_BODYMAX, "max-body-size",
 			    @1.first_line) == 0)
@@ -527,6 +545,7 @@ static const struct {
 	{ "listen",		LISTEN },
 	{ "master",		MASTER },
 	{ "max-body-size",	MAXBODYSIZE },
+	{ "max-connections-per-address", MAXCONNSADDR },
 	{ "max-file-size",	MAXFILESIZE },
 	{ "max-files",		MAXFILES },
 	{ "max-snapshot-size",	MAXSNAPSHOTSIZE },

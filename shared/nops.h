@@ -170,6 +170,8 @@ const char	*imsg_to_str(uint32_t);
 #define WEB_BODY_DEFAULT	(1024 * 1024)
 #define WEB_BODY_MIN		(16 * 1024)
 #define WEB_HOSTS_MAX		32	/* hostnames of one listen */
+#define WEB_CONN_SOURCE_DEFAULT	32	/* TCP connections from one address */
+#define WEB_CONN_SOURCE_MAX	256
 #define WEB_NAME_MAX		256
 #define WEB_HEADERS_MAX		16	/* headers forwarded either way */
 #define WEB_HNAME_MAX		64
@@ -181,7 +183,7 @@ const char	*imsg_to_str(uint32_t);
  * IMSG_WEB_LISTEN: fd, u32 kind, str name, u32 tls, data certificate,
  * data key, u32 body limit, u32 host flags (WEB_HOSTS_*), u32 n, n x str
  * a Host name the listener answers for (lower case, IPv6 without
- * brackets).
+ * brackets), u32 connections per address.
  */
 #define WEB_LISTEN_CONTROL	1	/* AF_UNIX control socket */
 #define WEB_LISTEN_TCP		2

@@ -43,7 +43,6 @@ struct evhttp_request;
 #define WEB_REFUSED_DEADLINE	2	/* s: for a connection past the cap */
 #define WEB_CONN_MAX		256	/* TCP connections served at once */
 #define WEB_CONN_GRACE		64	/* past the cap: 503, then no accept */
-#define WEB_CONN_PER_SOURCE	32	/* from one address (IPv6: one /64) */
 #define WEB_LINGER		2	/* s: reading what follows a refusal */
 #define WEB_CHUNK_LINE_MAX	64	/* a chunk-size line */
 #define WEB_MAX_PENDING		1024	/* calls waiting for the master */
@@ -62,6 +61,7 @@ struct web_listener {
 	uint32_t		 wl_hostflags;	/* WEB_HOSTS_* */
 	char			**wl_hosts;	/* Host names allowed */
 	size_t			 wl_nhosts;
+	int			 wl_per_source;	/* connections per address */
 };
 TAILQ_HEAD(web_listeners, web_listener);
 

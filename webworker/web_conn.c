@@ -14,7 +14,7 @@
  * buffered before it takes it).  A connection past its deadline is shut
  * down, which evhttp sees as the client leaving.
  *
- * One address (an IPv6 /64) may hold WEB_CONN_PER_SOURCE connections;
+ * One address (an IPv6 /64) may hold max-connections-per-address ones;
  * past that a new one is answered 503 and closed as soon as its peer is
  * known, so that one source cannot fill the table and starve the others.
  */
@@ -184,7 +184,7 @@ web_conn_accepted(evutil_socket_t unused, short event, void *arg)
 		}
 		n++;
 	}
-	if (n >= WEB_CONN_PER_SOURCE)
+	if (n >= (size_t)wn->wn_wl->wl_per_source)
 		web_edge_refuse(wn, 503, "too many connections from one "
 		    "address", 0);
 }

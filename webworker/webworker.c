@@ -709,6 +709,7 @@ web_listen(struct imsg *imsg)
 	const void			*cert, *key;
 	size_t				 certlen, keylen;
 	uint32_t			 kind, tls, bodymax, hflags, nhosts = 0;
+	uint32_t			 persrc = 0;
 	uint32_t			 i;
 
 	msg_reader(&r, imsg);
@@ -724,17 +725,20 @@ web_listen(struct imsg *imsg)
 		msg_fail(&r, "too many hostnames");
 	for (i = 0; i < nhosts && r.err == 0; i++)
 		msg_get_str(&r, &hosts[i], WEB_NAME_MAX);
+	msg_get_u32(&r, &persrc);
 	if (msg_end(&r) == -1 || imsg->fd == -1 ||
 	    (kind != WEB_LISTEN_CONTROL && kind != WEB_LISTEN_TCP) ||
 	    tls > 1 || (tls && (kind != WEB_LISTEN_TCP || certlen == 0 ||
 	    keylen == 0)) || (!tls && (certlen != 0 || keylen != 0)) ||
 	    bodymax < WEB_BODY_MIN || bodymax > WEB_BODY_MAX ||
+	    persrc < 1 || persrc > WEB_CONN_SOURCE_MAX ||
 	    (hflags & ~WEB_HOSTS_IPLITERAL) != 0)
 		fatalx("malformed %s", imsg_to_str(imsg->hdr.type));
 
 	if ((wl = calloc(1, sizeof(*wl))) == NULL)
 		fatal("calloc");
 	wl->wl_body_max = bodymax;
+	wl->wl_per_source = (int)persrc;
 	wl->wl_hostflags = hflags;
 	if (nhosts > 0 && (wl->wl_hosts = calloc(nhosts,
 	    sizeof(*wl->wl_hosts))) == NULL)

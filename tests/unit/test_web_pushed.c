@@ -546,6 +546,7 @@ setup(void)
 	msg_add_u32(&m, 0);
 	msg_add_u32(&m, 1);
 	msg_add_str(&m, "test");
+	msg_add_u32(&m, WEB_CONN_SOURCE_DEFAULT);
 	m_send(&m, IMSG_WEB_LISTEN, 0, lfd);
 
 	snprintf(unix_path, sizeof(unix_path), "/tmp/test_web_pushed.%d",
@@ -569,6 +570,7 @@ setup(void)
 	msg_add_u32(&m, WEB_BODY_DEFAULT);
 	msg_add_u32(&m, 0);
 	msg_add_u32(&m, 0);
+	msg_add_u32(&m, WEB_CONN_SOURCE_DEFAULT);
 	m_send(&m, IMSG_WEB_LISTEN, 0, ufd);
 }
 
