@@ -83,6 +83,7 @@ extern struct worker	 workers[PROC_MAX];
 void	 supervise_init(void);
 void	 supervise_start_all(void);
 void	 supervise_start(struct worker *);
+void	 supervise_attach(struct worker *, int, pid_t);
 void	 supervise_sigchld(void);
 void	 supervise_stop_all(void);
 void	 supervise_violation(struct worker *, const char *, ...)

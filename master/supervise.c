@@ -217,7 +217,6 @@ supervise_log_start(struct worker *w, int fd)
 void
 supervise_start(struct worker *w)
 {
-	struct worker_init wi;
 	int		 sp[2], lp[2], nullfd;
 	pid_t		 pid;
 
@@ -256,11 +255,24 @@ supervise_start(struct worker *w)
 	if (fcntl(lp[0], F_SETFL, O_NONBLOCK) == -1)
 		fatal("fcntl");
 	supervise_log_start(w, lp[0]);
+	supervise_attach(w, sp[0], pid);
+}
+
+/*
+ * The master's side of a started worker: its channel on fd, IMSG_INIT,
+ * and what each kind of worker is told first.  The fuzz target of the
+ * master's channels (tests/fuzz/fuzz_master.c) attaches its own ends.
+ */
+void
+supervise_attach(struct worker *w, int fd, pid_t pid)
+{
+	struct worker_init wi;
+
 	w->w_pid = pid;
 	w->w_running = 1;
 	w->w_ready = 0;
 	w->w_started = time(NULL);
-	imsgev_init(&w->w_iev, nopsd_env->n_base, sp[0], w->w_flags,
+	imsgev_init(&w->w_iev, nopsd_env->n_base, fd, w->w_flags,
 	    w->w_maxmsg, w->w_title, supervise_dispatch, w);
 
 	memset(&wi, 0, sizeof(wi));
