@@ -145,7 +145,7 @@ gitworker_sandbox_fs_remotes(const char *cachedir,
 
 	if ((paths = reallocarray(NULL, 1 + nremotes,
 	    sizeof(*paths))) == NULL)
-		fatal("%s", __func__);
+		fatal(NULL);
 	n = gitworker_sandbox_paths(paths, cachedir, remotes, nremotes);
 	abi = sandbox_profile_landlock(&gitworker_profile, paths, n);
 	free(paths);

@@ -405,7 +405,7 @@ api_later(const struct api_req *req)
 	struct worker		*w = supervise_worker(PROC_WEBWORKER);
 
 	if ((al = calloc(1, sizeof(*al))) == NULL)
-		fatal("%s", __func__);
+		fatal(NULL);
 	al->al_pid = w != NULL ? w->w_pid : 0;
 	al->al_id = req->ar_id;
 	return al;

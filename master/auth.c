@@ -266,7 +266,7 @@ auth_password_verify(const char *password, size_t len, const char *hash)
 	pw[len] = '\0';
 	/* One per call: the hashing threads run this at once. */
 	if ((cd = calloc(1, sizeof(*cd))) == NULL)
-		fatal("%s", __func__);
+		fatal(NULL);
 	out = crypt_r(pw, hash, cd);
 	if (out != NULL && out[0] != '*') {
 		rv = strlen(out) == strlen(hash) &&

@@ -118,11 +118,11 @@ auth_hash_start(void)
 	int		 rc;
 
 	if (pipe2(ah_pipe, O_NONBLOCK | O_CLOEXEC) == -1)
-		fatal("%s: pipe2", __func__);
+		fatal("pipe2");
 	if ((ah_ev = event_new(nopsd_env->n_base, ah_pipe[0],
 	    EV_READ | EV_PERSIST, auth_hash_ready, NULL)) == NULL ||
 	    event_add(ah_ev, NULL) == -1)
-		fatalx("%s: event", __func__);
+		fatalx("event");
 	/* Signals are the event loop's: the threads take none. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -130,7 +130,7 @@ auth_hash_start(void)
 		if ((rc = pthread_create(&ah_threads[i], NULL,
 		    auth_hash_thread, NULL)) != 0) {
 			errno = rc;
-			fatal("%s: pthread_create", __func__);
+			fatal("pthread_create");
 		}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	log_debug("password hashing: %d threads", AUTH_HASH_THREADS);
@@ -149,7 +149,7 @@ auth_hash_verify(const char *pw, size_t pwlen, const char *hash,
 	if ((j = calloc(1, sizeof(*j))) == NULL ||
 	    (j->ahj_pw = malloc(pwlen + 1)) == NULL ||
 	    (j->ahj_hash = strdup(hash)) == NULL)
-		fatal("%s", __func__);
+		fatal(NULL);
 	memcpy(j->ahj_pw, pw, pwlen);
 	j->ahj_pw[pwlen] = '\0';
 	j->ahj_pwlen = pwlen;

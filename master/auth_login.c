@@ -291,7 +291,7 @@ api_login(struct api_req *req, struct api_resp *resp)
 	    strlen(user) <= AUTH_USER_NAME_MAX &&
 	    (hash = auth_users_hash(auth_users(), user)) != NULL;
 	if ((l = calloc(1, sizeof(*l))) == NULL)
-		fatal("%s", __func__);
+		fatal(NULL);
 	l->al_known = known;
 	l->al_tls = req->ar_tls;
 	if (known)

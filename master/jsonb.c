@@ -57,7 +57,7 @@ jsonb_strn(const char *s, size_t len)
 		free(t);
 	}
 	if (j == NULL)
-		fatalx("%s: out of memory", __func__);
+		fatalx("out of memory");
 	return j;
 }
 
@@ -79,7 +79,7 @@ jsonb_printf(const char *fmt, ...)
 	n = vasprintf(&s, fmt, ap);
 	va_end(ap);
 	if (n == -1)
-		fatal("%s", __func__);
+		fatal(NULL);
 	j = jsonb_strn(s, (size_t)n);
 	free(s);
 	return j;
@@ -91,6 +91,6 @@ jsonb_dump(const json_t *j, size_t flags)
 	char	*s;
 
 	if ((s = json_dumps(j, flags)) == NULL)
-		fatalx("%s: json_dumps", __func__);
+		fatalx("json_dumps");
 	return s;
 }

@@ -737,7 +737,7 @@ lungetc(int c)
 		return;
 	if (curfile->nunget == (int)(sizeof(curfile->unget) /
 	    sizeof(curfile->unget[0])))
-		fatalx("%s: pushback overflow", __func__);
+		fatalx("pushback overflow");
 	curfile->unget[curfile->nunget++] = c;
 }
 

@@ -61,7 +61,7 @@ web_list_add(struct api_req *req, json_t *list, const char *ns, json_t *item)
 	json_t	*items = json_object_get(list, "items");
 
 	if (item == NULL)
-		fatalx("%s: json_pack", __func__);
+		fatalx("json_pack");
 	if (ns != NULL && !auth_allows(req, CAP_READ, ns)) {
 		json_decref(item);
 		return;

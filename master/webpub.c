@@ -134,7 +134,7 @@ webpub_init(void)
 	if ((wp.soon = evtimer_new(nopsd_env->n_base, webpub_flush_cb,
 	    NULL)) == NULL || (wp.tick = event_new(nopsd_env->n_base, -1,
 	    EV_PERSIST, webpub_tick_cb, NULL)) == NULL)
-		fatalx("%s: event_new", __func__);
+		fatalx("event_new");
 	evtimer_add(wp.tick, &tv);
 }
 
@@ -453,7 +453,7 @@ webpub_reset(void)
 		anon = webpub_class(key, &rep);
 	}
 	if (anon != (conf->anonymous_policy != NULL ? 2 : 0))
-		fatalx("%s: class numbering", __func__);
+		fatalx("class numbering");
 	if (nopsd_env->n_store != NULL) {
 		webpub_sessions_send(nopsd_env->n_store, now);
 		webpub_tokens_send(nopsd_env->n_store, now);
@@ -483,7 +483,7 @@ webpub_hash(int status, const char *ctype, json_t *headers, const char *text,
 	    strlen(hs) + 1 : 1) != 1 ||
 	    EVP_DigestUpdate(ctx, text, len) != 1 ||
 	    EVP_DigestFinal_ex(ctx, md, &mdlen) != 1 || mdlen != 32)
-		fatalx("%s: sha256", __func__);
+		fatalx("sha256");
 	EVP_MD_CTX_free(ctx);
 	free(hs);
 	hex_encode(md, mdlen, out);

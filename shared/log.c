@@ -179,45 +179,25 @@ log_debug(const char *emsg, ...)
 	}
 }
 
-static __dead void
-vfatalc(int code, const char *emsg, va_list ap)
+void
+log_fatal(const char *where, int witherrno, const char *emsg, ...)
 {
 	static char	 s[BUFSIZ];
-	const char	*sep;
+	va_list		 ap;
+	int		 code = witherrno ? errno : 0;
+	const char	*proc = log_procname != NULL ? log_procname : "nopsd";
 
+	s[0] = '\0';
 	if (emsg != NULL) {
+		va_start(ap, emsg);
 		(void)vsnprintf(s, sizeof(s), emsg, ap);
-		sep = ": ";
-	} else {
-		s[0] = '\0';
-		sep = "";
+		va_end(ap);
 	}
 	if (code)
-		logit(LOG_CRIT, "fatal in %s: %s%s%s",
-		    log_procname != NULL ? log_procname : "nopsd", s, sep,
-		    strerror(code));
+		logit(LOG_CRIT, "fatal in %s: %s%s%s: %s", proc, where,
+		    s[0] != '\0' ? ": " : "", s, strerror(code));
 	else
-		logit(LOG_CRIT, "fatal in %s%s%s",
-		    log_procname != NULL ? log_procname : "nopsd", sep, s);
+		logit(LOG_CRIT, "fatal in %s: %s%s%s", proc, where,
+		    s[0] != '\0' ? ": " : "", s);
 	exit(1);
-}
-
-void
-fatal(const char *emsg, ...)
-{
-	va_list	 ap;
-
-	va_start(ap, emsg);
-	vfatalc(errno, emsg, ap);
-	va_end(ap);
-}
-
-void
-fatalx(const char *emsg, ...)
-{
-	va_list	 ap;
-
-	va_start(ap, emsg);
-	vfatalc(0, emsg, ap);
-	va_end(ap);
 }

@@ -22,7 +22,15 @@ void	 log_info(const char *, ...) __attribute__((__format__(printf, 1, 2)));
 void	 log_debug(const char *, ...) __attribute__((__format__(printf, 1, 2)));
 void	 logit(int, const char *, ...) __attribute__((__format__(printf, 2, 3)));
 void	 vlog(int, const char *, va_list) __attribute__((__format__(printf, 2, 0)));
-__dead void fatal(const char *, ...) __attribute__((__format__(printf, 1, 2)));
-__dead void fatalx(const char *, ...) __attribute__((__format__(printf, 1, 2)));
+/*
+ * fatal: log "fatal in PROCESS: FUNCTION: message: strerror(errno)" and
+ * exit 1; fatalx: the same without errno.  The macros put the calling
+ * function in, so every fatal message says where; the message may be
+ * NULL.
+ */
+__dead void log_fatal(const char *, int, const char *, ...)
+	    __attribute__((__format__(printf, 3, 4)));
+#define fatal(...)	log_fatal(__func__, 1, __VA_ARGS__)
+#define fatalx(...)	log_fatal(__func__, 0, __VA_ARGS__)
 
 #endif /* NOPS_LOG_H */

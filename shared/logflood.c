@@ -105,5 +105,5 @@ log_flood_timer(struct event_base *base)
 		return;
 	if ((log_flood_ev = event_new(base, -1, EV_PERSIST, log_flood_tick,
 	    NULL)) == NULL || event_add(log_flood_ev, &tv) == -1)
-		fatalx("%s: event", __func__);
+		fatalx("event");
 }

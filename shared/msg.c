@@ -277,7 +277,7 @@ msg_get_strdup(struct msgr *r, char **out, size_t maxlen)
 	if (msg_get_str(r, &s, maxlen) == -1)
 		return -1;
 	if ((*out = strdup(s)) == NULL)
-		fatal("%s", __func__);
+		fatal(NULL);
 	return 0;
 }
 

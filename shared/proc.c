@@ -199,11 +199,11 @@ proc_add_path(struct proc_ctx *pc, const char *path, unsigned int access)
 
 	p = reallocarray(pc->pc_paths, pc->pc_npaths + 1, sizeof(*p));
 	if (p == NULL)
-		fatal("%s", __func__);
+		fatal(NULL);
 	pc->pc_paths = p;
 	p = &pc->pc_paths[pc->pc_npaths++];
 	if ((p->path = strdup(path)) == NULL)
-		fatal("%s", __func__);
+		fatal(NULL);
 	p->access = access;
 }
 
@@ -272,7 +272,7 @@ proc_testhook(const struct worker_init *wi, const char *name)
 void
 proc_worker_reinit(struct imsg *imsg)
 {
-	fatalx("%s: a second IMSG_INIT", __func__);
+	fatalx("a second IMSG_INIT");
 }
 
 /* IMSG_CTL_VERBOSE: u32 level. */
@@ -285,8 +285,7 @@ proc_worker_verbose(struct imsg *imsg)
 	msg_reader(&r, imsg);
 	msg_get_u32(&r, &level);
 	if (msg_end(&r) == -1)
-		fatalx("%s: malformed IMSG_CTL_VERBOSE (%s)", __func__,
-		    r.what);
+		fatalx("malformed IMSG_CTL_VERBOSE (%s)", r.what);
 	log_setverbose((int)level);
 }
 

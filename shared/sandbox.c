@@ -255,22 +255,21 @@ sandbox_drop_keep(const char *procname, const char *chroot_dir, uid_t uid,
 	/* From here on, fatal() names the process. */
 	log_procinit(procname);
 	if (uid == 0 || gid == 0)
-		fatalx("%s: refusing to run as uid %u gid %u", __func__,
-		    (unsigned int)uid, (unsigned int)gid);
+		fatalx("refusing to run as uid %u gid %u", (unsigned int)uid, (unsigned int)gid);
 	sandbox_single_threaded();
 
 	if (chroot_dir != NULL) {
 		/* Whoever can write the new root could plant files in it. */
 		if (stat(chroot_dir, &sb) == -1)
-			fatal("%s: stat %s", __func__, chroot_dir);
+			fatal("stat %s", chroot_dir);
 		if (!S_ISDIR(sb.st_mode) || sb.st_uid != 0 ||
 		    (sb.st_mode & (S_IWGRP | S_IWOTH)) != 0)
-			fatalx("%s: %s must be a directory owned by root and "
-			    "writable by root only", __func__, chroot_dir);
+			fatalx("%s must be a directory owned by root and "
+			    "writable by root only", chroot_dir);
 		if (chroot(chroot_dir) == -1)
-			fatal("%s: chroot %s", __func__, chroot_dir);
+			fatal("chroot %s", chroot_dir);
 		if (chdir("/") == -1)
-			fatal("%s: chdir / in %s", __func__, chroot_dir);
+			fatal("chdir / in %s", chroot_dir);
 	}
 
 	/*
@@ -278,70 +277,63 @@ sandbox_drop_keep(const char *procname, const char *chroot_dir, uid_t uid,
 	 * list is also the only one the master's filter lets a worker set.)
 	 */
 	if (setgroups(0, NULL) == -1)
-		fatal("%s: setgroups", __func__);
+		fatal("setgroups");
 	if (setresgid(gid, gid, gid) == -1)
-		fatal("%s: setresgid %u", __func__, (unsigned int)gid);
+		fatal("setresgid %u", (unsigned int)gid);
 	/* Keep the permitted set across the change of uid, if asked. */
 	if (caps != 0 && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) == -1)
-		fatal("%s: PR_SET_KEEPCAPS", __func__);
+		fatal("PR_SET_KEEPCAPS");
 	if (setresuid(uid, uid, uid) == -1)
-		fatal("%s: setresuid %u", __func__, (unsigned int)uid);
+		fatal("setresuid %u", (unsigned int)uid);
 	/*
 	 * From root the kernel cleared every capability; from another
 	 * uid (a worker the unprivileged master started) it did not: set
 	 * exactly what is kept.  Ambient ones pass to what we execute.
 	 */
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == -1)
-		fatal("%s: PR_CAP_AMBIENT_CLEAR_ALL", __func__);
+		fatal("PR_CAP_AMBIENT_CLEAR_ALL");
 	sandbox_capset(caps, caps, caps);
 	if (caps != 0) {
 		if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) == -1)
-			fatal("%s: PR_SET_KEEPCAPS", __func__);
+			fatal("PR_SET_KEEPCAPS");
 		for (c = 0; c < 64; c++)
 			if ((caps & SANDBOX_CAP(c)) &&
 			    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0,
 			    0) == -1)
-				fatal("%s: PR_CAP_AMBIENT_RAISE %d", __func__,
-				    c);
+				fatal("PR_CAP_AMBIENT_RAISE %d", c);
 	}
 
 	/* Check what the kernel now says rather than trust the calls. */
 	if (getresuid(&ruid, &euid, &suid) == -1 ||
 	    getresgid(&rgid, &egid, &sgid) == -1)
-		fatal("%s: getresuid/getresgid", __func__);
+		fatal("getresuid/getresgid");
 	if (ruid != uid || euid != uid || suid != uid ||
 	    rgid != gid || egid != gid || sgid != gid)
-		fatalx("%s: ids are not %u/%u after the drop", __func__,
-		    (unsigned int)uid, (unsigned int)gid);
+		fatalx("ids are not %u/%u after the drop", (unsigned int)uid, (unsigned int)gid);
 	ngroups = getgroups(2, groups);
 	if (ngroups != 0)
-		fatalx("%s: supplementary groups remain after the drop",
-		    __func__);
+		fatalx("supplementary groups remain after the drop");
 	if (sandbox_caps() != caps)
-		fatalx("%s: capabilities %#llx remain, not %#llx", __func__,
-		    (unsigned long long)sandbox_caps(),
+		fatalx("capabilities %#llx remain, not %#llx", (unsigned long long)sandbox_caps(),
 		    (unsigned long long)caps);
 	if (caps == 0) {
 		if (setresuid(0, 0, 0) != -1 || setuid(0) != -1 ||
 		    seteuid(0) != -1)
-			fatalx("%s: could regain uid 0 after the drop",
-			    __func__);
+			fatalx("could regain uid 0 after the drop");
 		if (setgid(0) != -1 || setegid(0) != -1)
-			fatalx("%s: could regain gid 0 after the drop",
-			    __func__);
+			fatalx("could regain gid 0 after the drop");
 		groups[0] = 0;
 		if (setgroups(1, groups) != -1)
-			fatalx("%s: could regain group 0 after the drop",
-			    __func__);
+			fatalx("could regain group 0 after the drop");
 	}
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
-		fatal("%s: PR_SET_NO_NEW_PRIVS", __func__);
+		fatal("PR_SET_NO_NEW_PRIVS");
 	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
-		fatalx("%s: PR_SET_NO_NEW_PRIVS did not stick", __func__);
+		fatalx("PR_SET_NO_NEW_PRIVS did not stick");
 	/* No core files and no ptrace by other processes of our user. */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
-		fatal("%s: PR_SET_DUMPABLE", __func__);
+		fatal("PR_SET_DUMPABLE");
 
 	log_debug("sandbox: running as uid %u gid %u%s%s%s",
 	    (unsigned int)uid, (unsigned int)gid,
@@ -357,16 +349,16 @@ sandbox_nocore(const char *procname, int dumpable)
 
 	if (dumpable) {
 		if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == -1)
-			fatal("%s: PR_SET_DUMPABLE", __func__);
+			fatal("PR_SET_DUMPABLE");
 		log_warnx("%s: core dumps allowed (-c): a core file holds "
 		    "secrets", procname);
 		return;
 	}
 	rl.rlim_cur = rl.rlim_max = 0;
 	if (setrlimit(RLIMIT_CORE, &rl) == -1)
-		fatal("%s: setrlimit RLIMIT_CORE", __func__);
+		fatal("setrlimit RLIMIT_CORE");
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
-		fatal("%s: PR_SET_DUMPABLE", __func__);
+		fatal("PR_SET_DUMPABLE");
 }
 
 /*
@@ -463,7 +455,7 @@ sandbox_landlock_flags(const char *procname, const struct sandbox_path *paths,
 	int					 abi, rfd;
 
 	if ((abi = sandbox_landlock_abi()) == -1)
-		fatal("%s: landlock_create_ruleset (ABI probe)", __func__);
+		fatal("landlock_create_ruleset (ABI probe)");
 	if (abi == 0) {
 		log_debug("sandbox: the kernel has no Landlock; %s's file "
 		    "system is not restricted", procname);
@@ -483,8 +475,7 @@ sandbox_landlock_flags(const char *procname, const struct sandbox_path *paths,
 				return 0;
 			}
 	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
-		fatalx("%s: Landlock needs PR_SET_NO_NEW_PRIVS first",
-		    __func__);
+		fatalx("Landlock needs PR_SET_NO_NEW_PRIVS first");
 
 	memset(&attr, 0, sizeof(attr));
 	attr.ll_fs = sandbox_ll_handled(abi);
@@ -502,7 +493,7 @@ sandbox_landlock_flags(const char *procname, const struct sandbox_path *paths,
 	}
 	rfd = (int)syscall(SYS_landlock_create_ruleset, &attr, attrsize, 0);
 	if (rfd == -1)
-		fatal("%s: landlock_create_ruleset", __func__);
+		fatal("landlock_create_ruleset");
 
 	for (i = 0; i < npaths; i++) {
 		memset(&pb, 0, sizeof(pb));
@@ -513,23 +504,22 @@ sandbox_landlock_flags(const char *procname, const struct sandbox_path *paths,
 				    "Landlock rule", paths[i].path);
 				continue;
 			}
-			fatal("%s: open %s", __func__, paths[i].path);
+			fatal("open %s", paths[i].path);
 		}
 		if (fstat(pb.parent_fd, &sb) == -1)
-			fatal("%s: fstat %s", __func__, paths[i].path);
+			fatal("fstat %s", paths[i].path);
 		pb.allowed_access = sandbox_ll_rights(paths[i].access, abi);
 		if (!S_ISDIR(sb.st_mode))
 			pb.allowed_access &= LL_FS_FILE;
 		if (pb.allowed_access != 0 &&
 		    syscall(SYS_landlock_add_rule, rfd,
 		    LANDLOCK_RULE_PATH_BENEATH, &pb, 0) == -1)
-			fatal("%s: landlock_add_rule %s", __func__,
-			    paths[i].path);
+			fatal("landlock_add_rule %s", paths[i].path);
 		close(pb.parent_fd);
 	}
 
 	if (syscall(SYS_landlock_restrict_self, rfd, 0) == -1)
-		fatal("%s: landlock_restrict_self", __func__);
+		fatal("landlock_restrict_self");
 	close(rfd);
 	log_debug("sandbox: %s Landlock rules, ABI %d: %zu paths%s", procname,
 	    abi, npaths,
@@ -551,7 +541,7 @@ sandbox_profile_landlock(const struct sandbox_profile *sp,
 
 	if ((paths = reallocarray(NULL, sp->sp_npaths + nextra + 1,
 	    sizeof(*paths))) == NULL)
-		fatal("%s", __func__);
+		fatal(NULL);
 	for (n = 0; n < sp->sp_npaths; n++)
 		paths[n] = sp->sp_paths[n];
 	for (; n < sp->sp_npaths + nextra; n++)
@@ -742,10 +732,10 @@ sandbox_seccomp_flags(const char *procname,
 
 	if ((ctx = sandbox_seccomp_build(allow, nallow, getpid(),
 	    flags)) == NULL)
-		fatalx("%s: cannot build the seccomp filter", __func__);
+		fatalx("cannot build the seccomp filter");
 	if ((rc = seccomp_load(ctx)) < 0) {
 		errno = -rc;
-		fatal("%s: seccomp_load", __func__);
+		fatal("seccomp_load");
 	}
 	seccomp_release(ctx);
 #ifdef SANDBOX_DEBUG

@@ -107,7 +107,7 @@ text_clean(char *dst, size_t dstsize, const void *v, size_t srclen,
 	size_t			 i, n, o = 0, alen, limit;
 
 	if (dstsize == 0)
-		fatalx("%s: no room", __func__);
+		fatalx("no room");
 	limit = dstsize - 1;
 	for (i = 0; i < srclen; i += n) {
 		if ((n = text_utf8_len(p + i, srclen - i)) == 0) {
@@ -155,7 +155,7 @@ text_dup(const void *src, size_t srclen, size_t max, int flags)
 	/* Each byte becomes at most three. */
 	size = srclen < max / 3 ? srclen * 3 + 1 : max + 1;
 	if ((s = malloc(size)) == NULL)
-		fatal("%s", __func__);
+		fatal(NULL);
 	text_clean(s, size, src, srclen, flags);
 	return s;
 }
@@ -181,7 +181,7 @@ text_vprintf(char *dst, size_t size, int flags, const char *fmt, va_list ap)
 	size_t	 len;
 
 	if ((n = vasprintf(&s, fmt, ap)) == -1)
-		fatal("%s", __func__);
+		fatal(NULL);
 	len = text_clean(dst, size, s, (size_t)n, flags);
 	free(s);
 	return len;

@@ -491,7 +491,7 @@ web_auth_init(void)
 
 	if ((web_seen_ev = event_new(web_base, -1, EV_PERSIST, web_seen_timer,
 	    NULL)) == NULL || event_add(web_seen_ev, &tv) == -1)
-		fatalx("%s: event", __func__);
+		fatalx("event");
 }
 
 /* Identity. */
@@ -595,7 +595,7 @@ web_identify(struct web_rq *rq, struct web_ident *id)
 
 	memset(id, 0, sizeof(*id));
 	if (web_live == NULL)
-		fatalx("%s: no identity table", __func__);
+		fatalx("no identity table");
 	if (cl->wc_peer == WEB_PEER_LOCAL) {
 		/* Reaching the socket at all took root or the group. */
 		if (cl->wc_uid == 0)
@@ -671,7 +671,7 @@ web_session_obj(const struct web_ident *id)
 
 	if (web_live == NULL || (cls = web_live->wt_class[id->wi_class]) ==
 	    NULL)
-		fatalx("%s: class %u unknown", __func__, id->wi_class);
+		fatalx("class %u unknown", id->wi_class);
 	o = json_object();
 	json_object_set_new(o, "authenticated", json_boolean(
 	    id->wi_kind != WEB_ID_NONE && id->wi_kind != WEB_ID_ANONYMOUS));

@@ -240,7 +240,7 @@ web_conn_init(void)
 
 	if ((web_sweep_ev = event_new(web_base, -1, EV_PERSIST, web_sweep,
 	    NULL)) == NULL || event_add(web_sweep_ev, &tv) == -1)
-		fatalx("%s: event", __func__);
+		fatalx("event");
 }
 
 void
@@ -308,7 +308,7 @@ web_conn_bev(struct event_base *base, void *arg)
 	tok = (uint64_t)(wn - web_conns + 1) << 32 | wn->wn_gen;
 	if (event_base_once(base, -1, EV_TIMEOUT, web_conn_accepted,
 	    (void *)(uintptr_t)tok, &zero) == -1)
-		fatalx("%s: event_base_once", __func__);
+		fatalx("event_base_once");
 	if (web_nconns >= WEB_CONN_SLOTS - 1)
 		web_accept_pause(1);
 	return bev;

@@ -261,7 +261,7 @@ web_render(struct web_page *pg)
 		    web_form_get(&pg->wg_query, "target"));
 		break;
 	default:
-		fatalx("%s: page %d", __func__, pg->wg_what);
+		fatalx("page %d", pg->wg_what);
 	}
 	web_page_reply(pg, 200, &b);
 }

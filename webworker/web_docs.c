@@ -172,7 +172,7 @@ static void
 web_doc_drop(struct web_doc *d, int unwant)
 {
 	if (d->wd_nwaiters != 0)
-		fatalx("%s: waiters left", __func__);
+		fatalx("waiters left");
 	if (unwant)
 		web_want_send(IMSG_WEB_UNWANT, d->wd_class, d->wd_target);
 	RB_REMOVE(web_docs, &web_docs, d);
@@ -253,7 +253,7 @@ web_local_error(struct web_rq *rq, struct web_page *pg, size_t slot,
 	if ((j = json_pack("{s:{s:s,s:s}}", "error", "code", code,
 	    "message", message)) == NULL ||
 	    (s = json_dumps(j, JSON_COMPACT)) == NULL)
-		fatalx("%s: json", __func__);
+		fatalx("json");
 	json_decref(j);
 	web_local_answer(rq, pg, slot, clear, status, "application/json",
 	    hname != NULL ? 1 : 0, &hname, &hvalue, s, strlen(s), NULL);
@@ -401,7 +401,7 @@ web_docs_get(struct web_rq *who, struct web_rq *rq, struct web_page *pg,
 		}
 		if ((d = calloc(1, sizeof(*d))) == NULL ||
 		    (d->wd_target = strdup(target)) == NULL)
-			fatal("%s", __func__);
+			fatal(NULL);
 		d->wd_class = cls;
 		TAILQ_INIT(&d->wd_waiters);
 		RB_INSERT(web_docs, &web_docs, d);
@@ -562,6 +562,6 @@ web_docs_init(void)
 	/* Each second for late answers; idle documents every WEB_DOC_SWEEP. */
 	if ((web_docs_ev = event_new(web_base, -1, EV_PERSIST, web_docs_sweep,
 	    NULL)) == NULL || event_add(web_docs_ev, &tv) == -1)
-		fatalx("%s: event", __func__);
+		fatalx("event");
 	web_next_sweep = web_now() + WEB_DOC_SWEEP;
 }

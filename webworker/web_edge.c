@@ -144,7 +144,7 @@ web_edge_start(struct web_conn *wn)
 	web_edge_head_reset(we);
 	if ((we->we_cb = evbuffer_add_cb(bufferevent_get_input(wn->wn_bev),
 	    web_edge_input, wn)) == NULL)
-		fatalx("%s: evbuffer_add_cb", __func__);
+		fatalx("evbuffer_add_cb");
 }
 
 void

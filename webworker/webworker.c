@@ -405,7 +405,7 @@ web_call(struct web_page *pg, const char *method, const char *uri,
 	size_t			 slot;
 
 	if (pg->wg_ncalls >= WEB_CALLS_MAX)
-		fatalx("%s: too many calls for a page", __func__);
+		fatalx("too many calls for a page");
 	if (web_npending + web_docs_waiting() >= WEB_MAX_PENDING ||
 	    strlen(uri) > WEB_PATH_MAX)
 		return -1;
