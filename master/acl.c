@@ -15,22 +15,6 @@
 #include "nopsd.h"
 #include "acl.h"
 
-static const struct {
-	const char	*action;
-	uint32_t	 cap;
-} acl_actions[] = {
-	{ "approve",		CAP_APPROVE },
-	{ "reject",		CAP_APPROVE },
-	{ "retry",		CAP_RETRY },
-	{ "acknowledge",	CAP_RETRY },
-	{ "promote",		CAP_PROMOTE },
-	{ "deploy-now",		CAP_DEPLOY_NOW },
-	{ "pause",		CAP_PAUSE },
-	{ "resume",		CAP_PAUSE },
-	{ "suspend",		CAP_SUSPEND },
-	{ "unsuspend",		CAP_SUSPEND },
-};
-
 const char *
 acl_kind_str(enum acl_kind kind)
 {
@@ -49,18 +33,6 @@ acl_kind_str(enum acl_kind kind)
 		break;
 	}
 	return "none";
-}
-
-/* Any other action is an operation declared in git: "operate". */
-uint32_t
-acl_action_cap(const char *action)
-{
-	size_t	 i;
-
-	for (i = 0; i < sizeof(acl_actions) / sizeof(acl_actions[0]); i++)
-		if (strcmp(acl_actions[i].action, action) == 0)
-			return acl_actions[i].cap;
-	return CAP_OPERATE;
 }
 
 int

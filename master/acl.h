@@ -51,6 +51,8 @@ struct acl_ident {
  */
 #define ACL_ROUTE_PUBLIC	0x40000000
 #define ACL_ROUTE_IDENTIFIED	0x20000000
+/* The capability is the action's, from the action table (action.c). */
+#define ACL_ROUTE_ACTION	0x10000000
 
 /*
  * acl_caps: the capabilities id has in namespace ns, or, with ns NULL, in
@@ -66,8 +68,6 @@ uint32_t	 acl_caps(const struct nops_conf *, const struct acl_ident *,
 /* 1 if id has every capability of caps in ns (NULL: in some namespace). */
 int		 acl_allowed(const struct nops_conf *, const struct acl_ident *,
 		    uint32_t caps, const char *ns);
-/* The capability an action of /actions/{action} needs. */
-uint32_t	 acl_action_cap(const char *action);
 /* 1 if name is a policy of conf or the built-in one. */
 int		 acl_policy_exists(const struct nops_conf *, const char *name);
 /* The groups of conf that list user, in order: calls fn per group. */

@@ -61,6 +61,19 @@ api_error(struct api_resp *resp, int status, const char *code,
 	    "message", jsonb_str(msg));
 }
 
+json_t *
+api_error_json(const char *code, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	 msg[512];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return jsonb_pack("{s:{s:s,s:s}}", "error", "code", code, "message",
+	    msg);
+}
+
 static const char *
 api_time(time_t t, char *buf, size_t len)
 {
@@ -301,6 +314,7 @@ api_path_match(const char *pattern, const char *path, struct api_req *req)
 		if (*pattern++ != *path++)
 			return 0;
 	}
+	req->ar_nargs = nargs;
 	return *pattern == '\0' && *path == '\0';
 }
 
@@ -429,6 +443,13 @@ api_later_answer(struct api_later *al, struct api_resp *resp)
 	free(al);
 }
 
+/* A deferred answer the handler gave after all: forget it. */
+void
+api_later_cancel(struct api_later *al)
+{
+	free(al);
+}
+
 #ifdef NOPS_TEST_HOOKS
 static void
 api_answer_later(void *arg, int status, json_t *body)
@@ -462,15 +483,18 @@ api_debug_nomad(struct api_req *req, struct api_resp *resp)
 #endif
 
 static const struct api_route api_routes[] = {
-	{ "GET",  "/api/v1/status",	1, api_get_status, CAP_READ },
-	{ "POST", "/api/v1/reload",	1, api_reload, 0 },
-	{ "POST", "/api/v1/log",	1, api_log, 0 },
-	{ "GET",  "/api/v1/repositories", 1, api_repos_list, CAP_READ },
-	{ "GET",  "/api/v1/repositories/*", 1, api_repos_one, CAP_READ },
+	{ "GET",  "/api/v1/status",	1, api_get_status, CAP_READ,
+	    API_NS_NONE },
+	{ "POST", "/api/v1/reload",	1, api_reload, 0, API_NS_NONE },
+	{ "POST", "/api/v1/log",	1, api_log, 0, API_NS_NONE },
+	{ "GET",  "/api/v1/repositories", 1, api_repos_list, CAP_READ,
+	    API_NS_NONE },
+	{ "GET",  "/api/v1/repositories/*", 1, api_repos_one, CAP_READ,
+	    API_NS_NONE },
 	{ "POST", "/api/v1/repositories/*/fetch", 1, api_repos_fetch,
-	    CAP_FETCH },
+	    CAP_FETCH, API_NS_NONE },
 #ifdef NOPS_TEST_HOOKS
-	{ "POST", "/api/v1/debug/nomad", 1, api_debug_nomad, 0 },
+	{ "POST", "/api/v1/debug/nomad", 1, api_debug_nomad, 0, API_NS_NONE },
 #endif
 };
 static const size_t api_nroutes = sizeof(api_routes) / sizeof(api_routes[0]);

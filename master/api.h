@@ -36,6 +36,7 @@ struct api_req {
 	size_t		 ar_nheaders;
 	/* a route's "*" segments, in order */
 	char		 ar_args[API_ARGS_MAX][NOPS_NAME_MAX * 4 + 1];
+	size_t		 ar_nargs;
 };
 
 struct api_resp {
@@ -56,12 +57,38 @@ struct api_later;
 struct api_later *api_later(const struct api_req *);
 void		 api_later_answer(struct api_later *, struct api_resp *);
 
+/* A deferred answer the handler gave itself after all: forget it. */
+void		 api_later_cancel(struct api_later *);
+/* The error body of api_error(), for an answer given later. */
+json_t	*api_error_json(const char *code, const char *fmt, ...)
+	    __attribute__((__format__(printf, 2, 3)));
+
+/*
+ * How the ACL finds the namespace a request acts in.  Every route names
+ * one (with its capability): a row that names none is refused when nopsd
+ * starts (auth_tables_check()), never silently allowed.
+ */
+enum api_ns {
+	API_NS_UNSET = 0,	/* forgotten: refused at start-up */
+	API_NS_NONE,		/* none: the capability in any namespace */
+	API_NS_JOB,		/* ar_args[0] is the namespace */
+	API_NS_DEPLOYMENT,	/* ar_args[0] is a deployment id */
+	API_NS_DEPLOYMENT_ARG1,	/* ar_args[1] is a deployment id */
+};
+
+/*
+ * One row per route: method, path, handler, what it needs (a capability,
+ * ACL_ROUTE_*; 0: management) and where its namespace is.  A route whose
+ * cap is ACL_ROUTE_ACTION takes the capability of the action its last
+ * "*" names, from the action table (master/action.c).
+ */
 struct api_route {
 	const char	*method;
 	const char	*path;		/* "*" stands for one segment */
 	int		 admin;		/* needs management */
 	void		(*fn)(struct api_req *, struct api_resp *);
 	uint32_t	 cap;		/* CAP_* for the ACL; 0: management */
+	enum api_ns	 ns;
 };
 
 void	 api_error(struct api_resp *, int status, const char *code,

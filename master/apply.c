@@ -37,6 +37,7 @@
 #include "engine.h"
 #include "apply.h"
 #include "notify.h"
+#include "suspend.h"
 
 #define APPLY_BUSY_MAX	1024
 
@@ -431,7 +432,12 @@ apply_register(struct deploy *d)
 	}
 	engine_crashpoint("registering");
 	as = astep_new(d);
-	as->as_spec = apply_strdup(d->d_spec);
+	/* Made before a suspend: it carries the suspend all the same. */
+	if (!json_is_true(json_object_get(spec, "Stop")) &&
+	    suspend_carry(d->d_ns, d->d_job, spec) == 1)
+		as->as_spec = engine_json_canonical(spec);
+	else
+		as->as_spec = apply_strdup(d->d_spec);
 	as->as_diff = apply_strdup(d->d_diff);
 	register_plan(as, spec, 0);
 	json_decref(spec);

@@ -140,6 +140,8 @@ struct store;
  * kept (nopsd -n).
  */
 int		 auth_configure(const struct nops_conf *, int check);
+/* Every route and action names its capability and namespace: 0, or -1. */
+int		 auth_tables_check(void);
 void		 auth_shutdown(void);
 
 /*

@@ -34,6 +34,7 @@
 #include "acl.h"
 #include "auth.h"
 #include "webpub.h"
+#include "action.h"
 
 /* Refresh last_seen / last_used at most this often: fewer writes. */
 #define AUTH_TOUCH_EVERY	60
@@ -53,26 +54,6 @@ static struct {
 	int			 clear_cookie;	/* a dead session cookie came */
 	int			 pushed;	/* a read rendered for a class */
 } auth_cur;
-
-/* Routes whose namespace is in the path or in the deployment named. */
-enum auth_scope_kind {
-	AS_JOB,			/* ar_args[nsarg] is the namespace */
-	AS_DEPLOYMENT,		/* ar_args[idarg] is a deployment id */
-};
-
-static const struct {
-	const char		*path;
-	enum auth_scope_kind	 kind;
-	int			 arg;		/* namespace or id */
-	int			 actarg;	/* action name, or -1 */
-} auth_scopes[] = {
-	{ "/api/v1/jobs/*/*",			AS_JOB, 0, -1 },
-	{ "/api/v1/jobs/*/*/actions/*",		AS_JOB, 0, 2 },
-	{ "/api/v1/deployments/*",		AS_DEPLOYMENT, 0, -1 },
-	{ "/api/v1/deployments/*/actions/*",	AS_DEPLOYMENT, 0, 1 },
-	{ "/api/v1/deployments/left-behind/*",	AS_DEPLOYMENT, 0, -1 },
-	{ "/api/v1/deployments/left-behind/*/*", AS_DEPLOYMENT, 1, -1 },
-};
 
 struct store *
 auth_store(void)
@@ -108,6 +89,10 @@ auth_configure(const struct nops_conf *conf, int check)
 	char			 hash[AUTH_SHA256_HEX + 1];
 	int			 has_boot = 0, rv = 0;
 
+	/* A route or action without its row never runs: refuse to start. */
+	if (auth_tables_check() == -1)
+		fatalx("the route or action table has a row without its "
+		    "capability or namespace rule");
 	if (conf->users_file != NULL) {
 		if ((users = auth_users_load(conf->users_file, err,
 		    sizeof(err))) == NULL)
@@ -362,32 +347,79 @@ auth_cookie_header(struct api_resp *resp, const struct api_req *req,
 	explicit_bzero(buf, sizeof(buf));
 }
 
-/* What a route needs: capabilities and, if it has one, a namespace. */
+/*
+ * Every route names its capability and where its namespace is, and every
+ * action its capability (master/action.c): a row without them is refused
+ * here, at start-up, never allowed.
+ */
+static void
+auth_route_check(const struct api_route *r, void *arg)
+{
+	int	*bad = arg;
+
+	if (r->ns < API_NS_NONE || r->ns > API_NS_DEPLOYMENT_ARG1) {
+		log_warnx("route %s %s names no namespace rule (API_NS_*)",
+		    r->method, r->path);
+		*bad = 1;
+	}
+	if ((r->cap & ACL_ROUTE_ACTION) && (r->ns == API_NS_NONE ||
+	    strstr(r->path, "/actions/*") == NULL)) {
+		log_warnx("route %s %s takes an action's capability but names "
+		    "no action or namespace", r->method, r->path);
+		*bad = 1;
+	}
+}
+
+int
+auth_tables_check(void)
+{
+	int	 bad = 0;
+
+	api_route_foreach(auth_route_check, &bad);
+	if (action_table_check() == -1)
+		bad = 1;
+	return bad ? -1 : 0;
+}
+
+/*
+ * What a route needs: capabilities and, if it has one, a namespace.
+ * Returns 0, -1 on a store error, or 1 for an action no row names (the
+ * request is answered 404: never allowed, never guessed).
+ */
 static int
 auth_scope(struct api_req *req, const struct api_route *r, uint32_t *caps,
     char *ns, size_t nslen, int *has_ns)
 {
-	sqlite3_stmt	*st;
-	const char	*errstr = NULL;
-	int64_t		 id;
-	size_t		 i;
+	const struct action_def	*ad;
+	sqlite3_stmt		*st;
+	const char		*errstr = NULL;
+	int64_t			 id;
+	int			 arg;
 
 	*caps = r->cap;
 	*has_ns = 0;
-	for (i = 0; i < sizeof(auth_scopes) / sizeof(auth_scopes[0]); i++)
-		if (strcmp(auth_scopes[i].path, r->path) == 0)
-			break;
-	if (i == sizeof(auth_scopes) / sizeof(auth_scopes[0]))
-		return 0;
-	if (auth_scopes[i].actarg >= 0)
-		*caps = acl_action_cap(req->ar_args[auth_scopes[i].actarg]);
-	if (auth_scopes[i].kind == AS_JOB) {
-		strlcpy(ns, req->ar_args[auth_scopes[i].arg], nslen);
+	if (r->cap & ACL_ROUTE_ACTION) {
+		if (req->ar_nargs == 0 || (ad = action_find(r->ns ==
+		    API_NS_JOB ? ACTION_ON_JOB : ACTION_ON_DEPLOYMENT,
+		    req->ar_args[req->ar_nargs - 1])) == NULL)
+			return 1;
+		*caps = ad->ad_cap;
+	}
+	switch (r->ns) {
+	case API_NS_JOB:
+		strlcpy(ns, req->ar_args[0], nslen);
 		*has_ns = 1;
 		return 0;
+	case API_NS_DEPLOYMENT:
+		arg = 0;
+		break;
+	case API_NS_DEPLOYMENT_ARG1:
+		arg = 1;
+		break;
+	default:
+		return 0;
 	}
-	id = strtonum(req->ar_args[auth_scopes[i].arg], 1, INT64_MAX,
-	    &errstr);
+	id = strtonum(req->ar_args[arg], 1, INT64_MAX, &errstr);
 	if (errstr != NULL || auth_store() == NULL)
 		return 0;	/* the handler answers 404 */
 	st = store_prepare(auth_store(), "SELECT kind, namespace FROM"
@@ -481,7 +513,7 @@ auth_check(struct api_req *req, const struct api_route *r,
 	char			 need[160];
 	uint32_t		 caps;
 	size_t			 n;
-	int			 has_ns;
+	int			 has_ns, rc;
 
 	/* Login and the session probe work for anyone. */
 	if (r->cap & ACL_ROUTE_PUBLIC)
@@ -516,9 +548,16 @@ auth_check(struct api_req *req, const struct api_route *r,
 		explicit_bzero(csrf, sizeof(csrf));
 	}
 	if (!(r->cap & ACL_ROUTE_IDENTIFIED)) {
-		if (auth_scope(req, r, &caps, ns, sizeof(ns), &has_ns) == -1) {
+		if ((rc = auth_scope(req, r, &caps, ns, sizeof(ns),
+		    &has_ns)) == -1) {
 			api_error(resp, 500, "runtime_error", "cannot check "
 			    "access now");
+			goto deny;
+		}
+		if (rc == 1) {
+			action_not_found(resp, r->ns == API_NS_JOB ?
+			    ACTION_ON_JOB : ACTION_ON_DEPLOYMENT,
+			    req->ar_args[req->ar_nargs - 1]);
 			goto deny;
 		}
 		if (!acl_allowed(conf, id, caps, has_ns ? ns : NULL)) {

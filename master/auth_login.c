@@ -654,12 +654,16 @@ fail:
 }
 
 const struct api_route auth_routes[] = {
-	{ "POST", "/api/v1/login",	0, api_login, ACL_ROUTE_PUBLIC },
-	{ "GET",  "/api/v1/session",	0, api_session, ACL_ROUTE_PUBLIC },
-	{ "POST", "/api/v1/logout",	0, api_logout, ACL_ROUTE_IDENTIFIED },
-	{ "GET",  "/api/v1/tokens",	0, api_tokens_list, 0 },
-	{ "POST", "/api/v1/tokens",	0, api_token_create, 0 },
-	{ "DELETE", "/api/v1/tokens/*",	0, api_token_revoke, 0 },
-	{ "POST", "/api/v1/tokens/*/revoke", 0, api_token_revoke, 0 },
+	{ "POST", "/api/v1/login",	0, api_login, ACL_ROUTE_PUBLIC,
+	    API_NS_NONE },
+	{ "GET",  "/api/v1/session",	0, api_session, ACL_ROUTE_PUBLIC,
+	    API_NS_NONE },
+	{ "POST", "/api/v1/logout",	0, api_logout, ACL_ROUTE_IDENTIFIED,
+	    API_NS_NONE },
+	{ "GET",  "/api/v1/tokens",	0, api_tokens_list, 0, API_NS_NONE },
+	{ "POST", "/api/v1/tokens",	0, api_token_create, 0, API_NS_NONE },
+	{ "DELETE", "/api/v1/tokens/*",	0, api_token_revoke, 0, API_NS_NONE },
+	{ "POST", "/api/v1/tokens/*/revoke", 0, api_token_revoke, 0,
+	    API_NS_NONE },
 };
 const size_t auth_nroutes = sizeof(auth_routes) / sizeof(auth_routes[0]);

@@ -25,6 +25,7 @@
 #include "engine.h"
 #include "detect.h"
 #include "notify.h"
+#include "suspend.h"
 
 static struct drequest	*drequests;
 static size_t		 ndrequests;
@@ -338,7 +339,11 @@ detect_decide_job(struct ejob *ej)
 	}
 
 	if (!ej->ej_drift) {
-		detect_note(ej, "in_sync", NULL);
+		if (suspend_get(ej->ej_ns, ej->ej_id, NULL, NULL, NULL) == 1)
+			detect_note(ej, "suspended", "suspended: registered "
+			    "stopped until it is unsuspended");
+		else
+			detect_note(ej, "in_sync", NULL);
 		goto out;
 	}
 	if (paused) {

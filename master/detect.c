@@ -34,6 +34,7 @@
 #include "engine.h"
 #include "detect.h"
 #include "webpub.h"
+#include "suspend.h"
 
 RB_GENERATE(ejobs, ejob, ej_node, ejob_cmp);
 
@@ -503,6 +504,7 @@ detect_classify(struct dcycle *dc)
 		ej->ej_notify_completed = json_is_string(v) &&
 		    strcmp(json_string_value(v), "true") == 0;
 		ej->ej_in_ns = engine_ns_managed(ej->ej_ns);
+		ej->ej_suspendable = suspend_type_suspendable(ej->ej_job);
 		for (i = 0; i < ej->ej_meta.jm_nissues; i++)
 			if (ej->ej_meta.jm_issues[i].mi_severity == META_ERROR)
 				log_warnx("%s:%s: job %s/%s: %s: %s",
@@ -522,6 +524,8 @@ detect_classify(struct dcycle *dc)
 		    ej->ej_hook_error == NULL; i++)
 			detect_hook(dc, ej, "post", (int)i,
 			    ej->ej_meta.jm_post[i], ej->ej_meta.jm_post_timeout);
+		/* A suspend is part of the desired state (suspend.c). */
+		suspend_carry(ej->ej_ns, ej->ej_id, ej->ej_job);
 		detect_hash(ej);
 		dc->dc_queue = reallocarray(dc->dc_queue, dc->dc_nqueue + 1,
 		    sizeof(*dc->dc_queue));

@@ -37,6 +37,7 @@ struct ejob {
 	int		 ej_notify_completed;	/* meta nops_notify_completed */
 	struct job_meta	 ej_meta;
 	int		 ej_in_ns;	/* in a managed namespace */
+	int		 ej_suspendable;	/* service or system: suspend */
 	char		 ej_hash[ENGINE_HASHLEN + 1];	/* spec (+ hooks) */
 	char		*ej_error;	/* why nothing is deployed, or NULL */
 	/*
@@ -153,6 +154,10 @@ int	 hold_resume(const char *ns, const char *id, const char *who);
 /* engine_api.c */
 struct api_req;
 struct api_resp;
+/* A deployment's summary, as the lists and the actions answer it. */
+json_t	*engine_deploy_json(const struct deploy *);
+/* The procedure of deploy-now (the action table's row). */
+void	 engine_deploy_now(struct api_req *, struct api_resp *, struct ejob *);
 
 #ifdef NOPS_TEST_HOOKS
 /* Test builds: SIGKILL the master at a named point (NOPS_CRASH_AT). */

@@ -26,6 +26,9 @@
 #include "api.h"
 #include "auth.h"
 #include "jsonb.h"
+#include "acl.h"
+#include "action.h"
+#include "suspend.h"
 
 #define API_PAGE_DEFAULT	50
 #define API_PAGE_MAX		500
@@ -163,8 +166,20 @@ api_job(struct api_req *req, struct api_resp *resp)
 		json_object_set_new(o, "paused", json_null());
 	free(who);
 	free(reason);
+	json_object_set_new(o, "suspended", suspend_json(ej->ej_ns,
+	    ej->ej_id));
+	json_object_set_new(o, "actions", action_list_job(req, ej->ej_ns,
+	    ej->ej_id));
 	resp->status = 200;
 	resp->body = o;
+}
+
+static json_t	*deploy_json(const struct deploy *);
+
+json_t *
+engine_deploy_json(const struct deploy *d)
+{
+	return deploy_json(d);
 }
 
 static json_t *
@@ -346,50 +361,6 @@ api_deployment_id(struct api_req *req, struct api_resp *resp, int64_t *id)
 	return 0;
 }
 
-/* Has someone acknowledged this failed deployment? */
-static int
-api_acknowledged(int64_t id)
-{
-	sqlite3_stmt	*st;
-	char		 target[64];
-	int		 yes = 0;
-
-	snprintf(target, sizeof(target), "deployment/%lld", (long long)id);
-	st = store_prepare(engine_store(), "SELECT 1 FROM events WHERE"
-	    " target = ? AND action = 'deployment.acknowledge' LIMIT 1");
-	if (st == NULL)
-		return 0;
-	sqlite3_bind_text(st, 1, target, -1, SQLITE_TRANSIENT);
-	yes = sqlite3_step(st) == SQLITE_ROW;
-	sqlite3_reset(st);
-	return yes;
-}
-
-/*
- * Retry is allowed for the last ended deployment of its job (superseded
- * ones aside) while the job has no active one; what the retry action
- * checks, so that a client shows it only where it works.
- */
-static int
-api_retry_allowed(const struct deploy *d)
-{
-	struct store	*s = engine_store();
-	struct deploy	 last;
-	int		 rc, ok = 1;
-
-	rc = deploy_last_terminal(s, d->d_ns, d->d_job, &last);
-	if (rc == 0) {
-		if (last.d_id != d->d_id && last.d_state != DS_SUPERSEDED)
-			ok = 0;
-		deploy_free(&last);
-	}
-	if (ok && deploy_active(s, d->d_ns, d->d_job, &last) == 0) {
-		ok = 0;
-		deploy_free(&last);
-	}
-	return ok;
-}
-
 static void
 api_deployment(struct api_req *req, struct api_resp *resp)
 {
@@ -439,27 +410,8 @@ api_deployment(struct api_req *req, struct api_resp *resp)
 		json_array_append_new(hooks, h);
 	}
 	json_object_set_new(o, "hooks", hooks);
-	/* What approve will do, in words. */
-	json_object_set_new(o, "actions", jsonb_pack("[s,s,s,s,s]",
-	    d.d_state == DS_PENDING_APPROVAL ? "approve" : "",
-	    d.d_state == DS_PENDING_APPROVAL ? "reject" : "",
-	    (d.d_state == DS_FAILED || d.d_state == DS_REJECTED) &&
-	    api_retry_allowed(&d) ? "retry" : "",
-	    d.d_state == DS_AWAITING_PROMOTION ? "promote" : "",
-	    d.d_state == DS_FAILED && !api_acknowledged(d.d_id) ?
-	    "acknowledge" : ""));
-	{
-		/* drop the empty slots */
-		json_t	*acts = json_object_get(o, "actions"), *clean;
-		json_t	*v;
-		size_t	 k;
-
-		clean = json_array();
-		json_array_foreach(acts, k, v)
-			if (json_string_length(v) > 0)
-				json_array_append(clean, v);
-		json_object_set_new(o, "actions", clean);
-	}
+	/* What a client can do to it: the action table's rows. */
+	json_object_set_new(o, "actions", action_list_deployment(req, &d));
 	events = json_array();
 	snprintf(target, sizeof(target), "deployment/%lld", (long long)id);
 	store_events_page(engine_store(), target, 0, 200, api_event_cb,
@@ -470,217 +422,6 @@ api_deployment(struct api_req *req, struct api_resp *resp)
 	resp->body = o;
 }
 
-static const char *
-api_body_str(json_t *body, const char *key)
-{
-	return json_string_value(json_object_get(body, key));
-}
-
-/* A reason people read later: printable, no control characters. */
-static int
-api_reason_ok(const char *r)
-{
-	const unsigned char	*p;
-
-	if (r == NULL)
-		return 1;
-	if (strlen(r) > 1024)
-		return 0;
-	for (p = (const unsigned char *)r; *p != '\0'; p++)
-		if (*p < 0x20 || *p == 0x7f)
-			return 0;
-	return 1;
-}
-
-static void
-api_deployment_action(struct api_req *req, struct api_resp *resp)
-{
-	struct store	*s = engine_store();
-	struct deploy	 d, last;
-	json_t		*body;
-	const char	*action = req->ar_args[1], *hash, *reason;
-	char		 err[256];
-	int64_t		 id;
-	int		 rc, paused;
-	enum deploy_state to;
-
-	if (api_deployment_id(req, resp, &id) == -1)
-		return;
-	if ((body = api_json_body(req, resp)) == NULL)
-		return;
-	if ((rc = deploy_load(s, id, &d)) != 0) {
-		api_store_or_404(resp, rc, id);
-		json_decref(body);
-		return;
-	}
-	reason = api_body_str(body, "reason");
-	if (!api_reason_ok(reason)) {
-		api_error(resp, 400, "bad_request", "a reason is at most 1024 "
-		    "bytes, without control characters");
-		goto out;
-	}
-
-	if (strcmp(action, "approve") == 0) {
-		hash = api_body_str(body, "spec_hash");
-		if (d.d_state != DS_PENDING_APPROVAL) {
-			api_error(resp, 409, "conflict", "deployment %lld is "
-			    "%s: only a deployment pending approval can be "
-			    "approved", (long long)id,
-			    deploy_state_str(d.d_state));
-			goto out;
-		}
-		if (hash != NULL && strcmp(hash, d.d_spec_hash) != 0) {
-			api_error(resp, 409, "conflict", "stale approval: the "
-			    "deployment's spec hash is %.12s, not %.12s",
-			    d.d_spec_hash, hash);
-			goto out;
-		}
-		paused = hold_get(d.d_ns, d.d_job, NULL, NULL, NULL);
-		if (paused == 1) {
-			api_error(resp, 409, "conflict", "job %s/%s is paused; "
-			    "resume it first", d.d_ns, d.d_job);
-			goto out;
-		}
-		to = DS_REGISTERING;
-		for (size_t i = 0; i < d.d_nhooks; i++)
-			if (strcmp(d.d_hooks[i].dh_phase, "pre") == 0)
-				to = DS_PRE_HOOKS;
-		if (store_begin(s) == -1)
-			goto fail;
-		rc = deploy_transition(s, id, DS_PENDING_APPROVAL, to,
-		    req->ar_actor, "approve", NULL);
-		if (rc != 1 || deploy_set_approval(s, id, req->ar_actor,
-		    d.d_spec_hash) == -1 || store_commit(s) == -1) {
-			store_rollback(s);
-			if (rc == 0) {
-				api_error(resp, 409, "conflict", "deployment "
-				    "%lld moved meanwhile", (long long)id);
-				goto out;
-			}
-			goto fail;
-		}
-		log_info("deployment %lld approved by %s", (long long)id,
-		    req->ar_actor);
-		engine_apply_kick();
-	} else if (strcmp(action, "reject") == 0) {
-		if (d.d_state != DS_PENDING_APPROVAL) {
-			api_error(resp, 409, "conflict", "deployment %lld is "
-			    "%s: only a deployment pending approval can be "
-			    "rejected", (long long)id,
-			    deploy_state_str(d.d_state));
-			goto out;
-		}
-		if (store_begin(s) == -1)
-			goto fail;
-		rc = deploy_transition(s, id, DS_PENDING_APPROVAL, DS_REJECTED,
-		    req->ar_actor, "reject", reason != NULL ? reason :
-		    "rejected");
-		if (rc != 1 || store_commit(s) == -1) {
-			store_rollback(s);
-			if (rc == 0) {
-				api_error(resp, 409, "conflict", "deployment "
-				    "%lld moved meanwhile", (long long)id);
-				goto out;
-			}
-			goto fail;
-		}
-		engine_detect("a deployment was rejected");
-	} else if (strcmp(action, "retry") == 0) {
-		if (d.d_state != DS_FAILED && d.d_state != DS_REJECTED) {
-			api_error(resp, 409, "conflict", "deployment %lld is "
-			    "%s: only a failed or rejected deployment can be "
-			    "retried", (long long)id,
-			    deploy_state_str(d.d_state));
-			goto out;
-		}
-		rc = deploy_last_terminal(s, d.d_ns, d.d_job, &last);
-		if (rc == 0 && last.d_id != id &&
-		    last.d_state != DS_SUPERSEDED) {
-			api_error(resp, 409, "conflict", "deployment %lld is "
-			    "not the last of %s/%s (%lld is)", (long long)id,
-			    d.d_ns, d.d_job, (long long)last.d_id);
-			deploy_free(&last);
-			goto out;
-		}
-		if (rc == 0)
-			deploy_free(&last);
-		if (deploy_active(s, d.d_ns, d.d_job, &last) == 0) {
-			api_error(resp, 409, "conflict", "%s/%s already has "
-			    "deployment %lld", d.d_ns, d.d_job,
-			    (long long)last.d_id);
-			deploy_free(&last);
-			goto out;
-		}
-		if (store_begin(s) == 0) {
-			char target[64];
-
-			snprintf(target, sizeof(target), "deployment/%lld",
-			    (long long)id);
-			if (store_event(s, req->ar_actor, "deployment.retry",
-			    target, NULL) == -1 || store_commit(s) == -1)
-				store_rollback(s);
-		}
-		detect_request_retry(d.d_ns, d.d_job, id);
-		resp->status = 202;
-		resp->body = jsonb_pack("{s:I,s:s,s:b}", "id", (json_int_t)id,
-		    "action", action, "queued", 1);
-		goto out;
-	} else if (strcmp(action, "acknowledge") == 0) {
-		char	 target[64];
-
-		if (d.d_state != DS_FAILED) {
-			api_error(resp, 409, "conflict", "deployment %lld is "
-			    "%s: only a failed deployment is acknowledged",
-			    (long long)id, deploy_state_str(d.d_state));
-			goto out;
-		}
-		if (api_acknowledged(id)) {
-			api_error(resp, 409, "conflict", "deployment %lld is "
-			    "acknowledged already", (long long)id);
-			goto out;
-		}
-		snprintf(target, sizeof(target), "deployment/%lld",
-		    (long long)id);
-		if (store_begin(s) == -1 || store_event(s, req->ar_actor,
-		    "deployment.acknowledge", target, reason != NULL ?
-		    reason : "seen; off the Overview") == -1 ||
-		    store_commit(s) == -1) {
-			store_rollback(s);
-			goto fail;
-		}
-	} else if (strcmp(action, "promote") == 0) {
-		if ((rc = apply_promote(id, req->ar_actor, err,
-		    sizeof(err))) != 0) {
-			api_error(resp, rc, rc == 404 ? "not_found" :
-			    rc == 409 ? "conflict" : "runtime_error", "%s",
-			    err);
-			goto out;
-		}
-		resp->status = 202;
-		resp->body = jsonb_pack("{s:I,s:s,s:b}", "id", (json_int_t)id,
-		    "action", action, "queued", 1);
-		goto out;
-	} else {
-		api_error(resp, 404, "not_found", "no action %s (approve, "
-		    "reject, retry, promote, acknowledge)", action);
-		goto out;
-	}
-	deploy_free(&d);
-	if (deploy_load(s, id, &d) == 0) {
-		resp->status = 200;
-		resp->body = deploy_json(&d);
-	} else
-		api_error(resp, 500, "runtime_error", "cannot read deployment: "
-		    "%s", store_error(s));
-	goto out;
-fail:
-	api_error(resp, 500, "runtime_error", "the store refused the "
-	    "change: %s", store_error(engine_store()));
-out:
-	deploy_free(&d);
-	json_decref(body);
-}
-
 /*
  * deploy-now (nopsctl.8): a deployment waiting for approval starts now,
  * without it; drift that policy none or a closed sync window keeps back
@@ -688,8 +429,8 @@ out:
  * sync, blocked by a failure (retry is the way), already deploying, or
  * that cannot be planned.  Judged on the last detection cycle.
  */
-static void
-api_deploy_now(struct api_req *req, struct api_resp *resp, struct ejob *ej)
+void
+engine_deploy_now(struct api_req *req, struct api_resp *resp, struct ejob *ej)
 {
 	struct store	*s = engine_store();
 	struct deploy	 act;
@@ -775,72 +516,6 @@ api_deploy_now(struct api_req *req, struct api_resp *resp, struct ejob *ej)
 }
 
 static void
-api_job_action(struct api_req *req, struct api_resp *resp)
-{
-	const char	*ns = req->ar_args[0], *id = req->ar_args[1];
-	const char	*action = req->ar_args[2], *reason;
-	struct ejob	*ej;
-	json_t		*body;
-	int		 rc;
-
-	if ((body = api_json_body(req, resp)) == NULL)
-		return;
-	ej = engine_job(ns, id);
-	reason = api_body_str(body, "reason");
-	if (strcmp(action, "pause") == 0) {
-		if (reason == NULL || *reason == '\0' ||
-		    !api_reason_ok(reason)) {
-			api_error(resp, 400, "bad_request", "a pause needs a "
-			    "reason (1 to 1024 bytes, without control "
-			    "characters)");
-			goto out;
-		}
-		if (ej == NULL || ej->ej_meta.jm_role != META_MANAGED) {
-			api_error(resp, 404, "not_found", "no managed job "
-			    "%s/%s", ns, id);
-			goto out;
-		}
-		if (hold_pause(ns, id, req->ar_actor, reason) == -1) {
-			api_error(resp, 500, "runtime_error", "cannot pause");
-			goto out;
-		}
-	} else if (strcmp(action, "resume") == 0) {
-		if ((rc = hold_resume(ns, id, req->ar_actor)) == -1) {
-			api_error(resp, 500, "runtime_error", "cannot resume");
-			goto out;
-		}
-		if (rc == 0) {
-			api_error(resp, 409, "conflict", "job %s/%s is not "
-			    "paused", ns, id);
-			goto out;
-		}
-	} else if (strcmp(action, "deploy-now") == 0) {
-		if (ej == NULL || ej->ej_meta.jm_role != META_MANAGED ||
-		    !ej->ej_in_ns) {
-			api_error(resp, 404, "not_found", "no managed job "
-			    "%s/%s", ns, id);
-			goto out;
-		}
-		if (hold_get(ns, id, NULL, NULL, NULL) == 1) {
-			api_error(resp, 409, "conflict", "job %s/%s is paused; "
-			    "resume it first", ns, id);
-			goto out;
-		}
-		api_deploy_now(req, resp, ej);
-		goto out;
-	} else {
-		api_error(resp, 404, "not_found", "no action %s (pause, "
-		    "resume, deploy-now)", action);
-		goto out;
-	}
-	resp->status = 200;
-	resp->body = jsonb_pack("{s:s,s:s,s:s}", "namespace", ns, "id", id,
-	    "action", action);
-out:
-	json_decref(body);
-}
-
-static void
 api_orphans(struct api_req *req, struct api_resp *resp)
 {
 	json_t	*items;
@@ -891,15 +566,23 @@ api_engine(struct api_req *req, struct api_resp *resp)
 }
 
 const struct api_route engine_routes[] = {
-	{ "GET",  "/api/v1/engine",		1, api_engine, CAP_READ },
-	{ "GET",  "/api/v1/jobs",		1, api_jobs, CAP_READ },
-	{ "GET",  "/api/v1/jobs/*/*",		1, api_job, CAP_READ },
-	{ "POST", "/api/v1/jobs/*/*/actions/*", 1, api_job_action, CAP_PAUSE },
-	{ "GET",  "/api/v1/deployments",	1, api_deployments, CAP_READ },
-	{ "GET",  "/api/v1/deployments/*",	1, api_deployment, CAP_READ },
-	{ "POST", "/api/v1/deployments/*/actions/*", 1, api_deployment_action,
-	    CAP_APPROVE },
-	{ "GET",  "/api/v1/orphans",		1, api_orphans, CAP_READ },
-	{ "GET",  "/api/v1/files/errors",	1, api_file_errors, CAP_READ },
+	{ "GET",  "/api/v1/engine",		1, api_engine, CAP_READ,
+	    API_NS_NONE },
+	{ "GET",  "/api/v1/jobs",		1, api_jobs, CAP_READ,
+	    API_NS_NONE },
+	{ "GET",  "/api/v1/jobs/*/*",		1, api_job, CAP_READ,
+	    API_NS_JOB },
+	{ "POST", "/api/v1/jobs/*/*/actions/*", 1, action_api_job,
+	    ACL_ROUTE_ACTION, API_NS_JOB },
+	{ "GET",  "/api/v1/deployments",	1, api_deployments, CAP_READ,
+	    API_NS_NONE },
+	{ "GET",  "/api/v1/deployments/*",	1, api_deployment, CAP_READ,
+	    API_NS_DEPLOYMENT },
+	{ "POST", "/api/v1/deployments/*/actions/*", 1, action_api_deployment,
+	    ACL_ROUTE_ACTION, API_NS_DEPLOYMENT },
+	{ "GET",  "/api/v1/orphans",		1, api_orphans, CAP_READ,
+	    API_NS_NONE },
+	{ "GET",  "/api/v1/files/errors",	1, api_file_errors, CAP_READ,
+	    API_NS_NONE },
 };
 const size_t engine_nroutes = sizeof(engine_routes) / sizeof(engine_routes[0]);

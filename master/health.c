@@ -445,9 +445,13 @@ health_evaluate(struct astep *as, const json_t *job)
 	}
 
 	if (json_is_object(job)) {
-		/* Periodic and parameterized jobs place nothing. */
+		/*
+		 * Periodic and parameterized jobs place nothing, nor does
+		 * a job registered stopped (suspended: master/suspend.c).
+		 */
 		if (json_is_object(json_object_get(job, "Periodic")) ||
-		    json_is_object(json_object_get(job, "ParameterizedJob"))) {
+		    json_is_object(json_object_get(job, "ParameterizedJob")) ||
+		    json_is_true(json_object_get(job, "Stop"))) {
 			health_healthy(as);
 			astep_done(as);
 			return;

@@ -31,6 +31,7 @@
 #include "engine.h"
 #include "apply.h"
 #include "jsonb.h"
+#include "leftbehind.h"
 
 /* Repeats of a dispatch without an answer, 1 2 4 8 s apart. */
 #define HOOK_DISPATCH_ATTEMPTS	5
@@ -615,68 +616,17 @@ hclean_free(struct hclean *hc)
 }
 
 /*
- * Left behind: an object a cleanup failed to remove.  One record per
- * object; a later successful write (stop or register) of it removes it.
+ * Left behind (master/leftbehind.c): a revision a cleanup failed to
+ * stop.  A later successful write (stop or register) of it removes it.
  */
 static void
 left_behind_set(const char *ns, const char *rev, int64_t deployment,
     const char *error)
 {
-	struct store	*s = engine_store();
-	sqlite3_stmt	*st;
-	char		 target[64];
-
-	if (store_begin(s) == -1)
-		return;
-	if (error != NULL) {
-		/* Already recorded: keep the record, refresh its error. */
-		st = store_prepare(s, "UPDATE left_behind SET error = ? WHERE"
-		    " kind = 'hook_revision' AND environment = ? AND"
-		    " object = ?");
-		if (st == NULL)
-			goto fail;
-		sqlite3_bind_text(st, 1, error, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 2, ns, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 3, rev, -1, SQLITE_TRANSIENT);
-		sqlite3_step(st);
-		sqlite3_reset(st);
-		if (sqlite3_changes(store_db(s)) > 0)
-			goto commit;
-		st = store_prepare(s, "INSERT INTO left_behind (deployment_id,"
-		    " kind, object, environment, error, created_at) VALUES"
-		    " (?, 'hook_revision', ?, ?, ?, ?)");
-		if (st == NULL)
-			goto fail;
-		sqlite3_bind_int64(st, 1, deployment);
-		sqlite3_bind_text(st, 2, rev, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 3, ns, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 4, error, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int64(st, 5, time(NULL));
-		if (sqlite3_step(st) != SQLITE_DONE) {
-			sqlite3_reset(st);
-			goto fail;
-		}
-		sqlite3_reset(st);
-		snprintf(target, sizeof(target), "deployment/%lld",
-		    (long long)deployment);
-		if (store_event(s, "system", "left_behind.add", target,
-		    rev) == -1)
-			goto fail;
-	} else {
-		st = store_prepare(s, "DELETE FROM left_behind WHERE kind ="
-		    " 'hook_revision' AND environment = ? AND object = ?");
-		if (st == NULL)
-			goto fail;
-		sqlite3_bind_text(st, 1, ns, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 2, rev, -1, SQLITE_TRANSIENT);
-		sqlite3_step(st);
-		sqlite3_reset(st);
-	}
-commit:
-	if (store_commit(s) == 0)
-		return;
-fail:
-	store_rollback(s);
+	if (error != NULL)
+		leftbehind_add(LB_HOOK_REVISION, ns, rev, deployment, error);
+	else
+		leftbehind_clear(LB_HOOK_REVISION, ns, rev);
 }
 
 void

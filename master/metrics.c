@@ -493,7 +493,8 @@ metrics_get(struct api_req *req, struct api_resp *resp)
  * read as the ACL grants it), so that a scraper needs no account.
  */
 const struct api_route metrics_routes[] = {
-	{ "GET",  "/metrics",		0, metrics_get, ACL_ROUTE_PUBLIC },
+	{ "GET",  "/metrics",		0, metrics_get, ACL_ROUTE_PUBLIC,
+	    API_NS_NONE },
 };
 const size_t metrics_nroutes = sizeof(metrics_routes) /
     sizeof(metrics_routes[0]);

@@ -90,9 +90,10 @@ static const struct openapi_op openapi_ops[] = {
 	    200, "JobDetail", "401 403 404", NULL, 0 },
 	{ "POST", "/api/v1/jobs/*/*/actions/*",
 	    "/api/v1/jobs/{namespace}/{job}/actions/{job_action}", "jobs",
-	    "pause (with a reason), resume or deploy-now a job",
-	    "pause, or deploy-now", "JobAction", 200, "JobActionDone",
-	    "202 400 401 403 404 409 415", NULL, 0 },
+	    "The generic action procedure of a job: deploy-now, pause, "
+	    "resume, suspend, unsuspend, or an operation <job>.<operation>",
+	    "the action's capability (deploy-now, pause, suspend, operate)", "JobAction", 200, "JobActionDone",
+	    "202 400 401 403 404 409 415 422 429 500", NULL, 0 },
 	{ "GET", "/api/v1/deployments", "/api/v1/deployments", "deployments",
 	    "Deployments, newest first", "read", NULL, 200,
 	    "DeploymentList", "400 401 403", "limit cursor state namespace "
@@ -103,8 +104,9 @@ static const struct openapi_op openapi_ops[] = {
 	    "401 403 404", NULL, 0 },
 	{ "POST", "/api/v1/deployments/*/actions/*",
 	    "/api/v1/deployments/{id}/actions/{action}", "deployments",
-	    "approve, reject, retry or promote a deployment",
-	    "approve (approve, reject), retry, or promote", "Action", 200,
+	    "The generic action procedure of a deployment: approve, "
+	    "reject, retry or promote", "the action's capability (approve, "
+	    "retry, promote)", "Action", 200,
 	    "Deployment", "202 400 401 403 404 409 415", NULL, 0 },
 	{ "GET", "/api/v1/orphans", "/api/v1/orphans", "jobs",
 	    "Jobs nops deployed that are gone from git but still run",
@@ -326,7 +328,7 @@ static const char openapi_components[] =
 "  \"policy\":{\"type\":\"string\",\"enum\":[\"auto\",\"approval\","
 "  \"none\"]},\"drift\":{\"type\":\"boolean\"},"
 "  \"state\":{\"type\":\"string\",\"nullable\":true,\"description\":"
-"  \"in_sync, drift, pending_approval, deploying, paused, held, "
+"  \"in_sync, drift, pending_approval, deploying, paused, held, suspended, "
 "  blocked, error\"},"
 "  \"note\":{\"type\":\"string\",\"nullable\":true},"
 "  \"deployment\":{\"type\":\"integer\",\"nullable\":true},"
@@ -343,12 +345,33 @@ static const char openapi_components[] =
 "  \"Nomad's plan diff, secrets redacted\"},"
 "  \"paused\":{\"type\":\"object\",\"nullable\":true,\"properties\":{"
 "  \"by\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},"
-"  \"since\":{\"$ref\":\"#/components/schemas/Time\"}}}}}]},"
+"  \"since\":{\"$ref\":\"#/components/schemas/Time\"}}},"
+"  \"suspended\":{\"type\":\"object\",\"nullable\":true,\"properties\":{"
+"  \"by\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},"
+"  \"since\":{\"$ref\":\"#/components/schemas/Time\"}}},"
+"  \"actions\":{\"type\":\"array\",\"items\":"
+"  {\"$ref\":\"#/components/schemas/ActionItem\"}}}}]},"
+" \"ActionItem\":{\"type\":\"object\",\"required\":[\"id\",\"title\","
+"  \"description\",\"enabled\",\"scope\"],\"properties\":{"
+"  \"id\":{\"type\":\"string\",\"description\":\"a built-in, or "
+"  <job>.<operation>\"},\"title\":{\"type\":\"string\"},"
+"  \"description\":{\"type\":\"string\"},"
+"  \"enabled\":{\"type\":\"boolean\"},"
+"  \"disabled_reason\":{\"type\":\"string\"},"
+"  \"confirm\":{\"type\":\"string\",\"description\":\"a question to "
+"  ask first\"},"
+"  \"scope\":{\"type\":\"string\",\"enum\":[\"target\",\"instance\"]},"
+"  \"kind\":{\"type\":\"string\",\"enum\":[\"toggle\",\"operation\"]},"
+"  \"group\":{\"type\":\"string\"},\"sensitive\":{\"type\":\"boolean\"},"
+"  \"input_schema\":{\"type\":\"object\",\"description\":\"JSON Schema "
+"  (draft 7) of the input\"}}},"
 " \"JobList\":{\"type\":\"object\",\"required\":[\"items\",\"next\"],"
 "  \"properties\":{\"items\":{\"type\":\"array\",\"items\":"
 "  {\"$ref\":\"#/components/schemas/Job\"}},"
 "  \"next\":{\"$ref\":\"#/components/schemas/Next\"}}},"
 " \"JobAction\":{\"type\":\"object\",\"properties\":{"
+"  \"input\":{\"type\":\"object\",\"description\":\"the input, as the "
+"  action's input_schema says; without it the body is the input\"},"
 "  \"reason\":{\"type\":\"string\",\"maxLength\":1024,\"description\":"
 "  \"Required to pause\"}}},"
 " \"JobActionDone\":{\"type\":\"object\",\"properties\":{"
@@ -377,8 +400,9 @@ static const char openapi_components[] =
 "  {\"type\":\"object\",\"properties\":{"
 "  \"diff\":{\"type\":\"object\",\"nullable\":true},"
 "  \"hooks\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},"
-"  \"actions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
-"  \"description\":\"The actions its state allows\"},"
+"  \"actions\":{\"type\":\"array\",\"items\":"
+"  {\"$ref\":\"#/components/schemas/ActionItem\"},"
+"  \"description\":\"What a client can do to it, in display order\"},"
 "  \"events\":{\"type\":\"array\",\"items\":"
 "  {\"$ref\":\"#/components/schemas/Event\"}}}}]},"
 " \"DeploymentList\":{\"type\":\"object\",\"required\":[\"items\","
@@ -842,7 +866,8 @@ openapi_get(struct api_req *req, struct api_resp *resp)
 
 /* Public: the API's description holds nothing of its state. */
 const struct api_route openapi_routes[] = {
-	{ "GET", "/api/v1/openapi.json", 0, openapi_get, ACL_ROUTE_PUBLIC },
+	{ "GET", "/api/v1/openapi.json", 0, openapi_get, ACL_ROUTE_PUBLIC,
+	    API_NS_NONE },
 };
 const size_t openapi_nroutes = sizeof(openapi_routes) /
     sizeof(openapi_routes[0]);

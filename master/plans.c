@@ -559,8 +559,11 @@ plans_api_infra(struct api_req *req, struct api_resp *resp)
 }
 
 const struct api_route plans_routes[] = {
-	{ "GET",  "/api/v1/plans",		1, plans_api_list, CAP_READ },
-	{ "GET",  "/api/v1/plans/*",		1, plans_api_one, CAP_READ },
-	{ "GET",  "/api/v1/plans/*/infra",	1, plans_api_infra, CAP_READ },
+	{ "GET",  "/api/v1/plans",		1, plans_api_list, CAP_READ,
+	    API_NS_NONE },
+	{ "GET",  "/api/v1/plans/*",		1, plans_api_one, CAP_READ,
+	    API_NS_NONE },
+	{ "GET",  "/api/v1/plans/*/infra",	1, plans_api_infra, CAP_READ,
+	    API_NS_NONE },
 };
 const size_t plans_nroutes = sizeof(plans_routes) / sizeof(plans_routes[0]);

@@ -466,8 +466,9 @@ web_events(struct api_req *req, struct api_resp *resp)
 }
 
 const struct api_route web_routes[] = {
-	{ "GET",  "/api/v1/overview",	1, web_overview, CAP_READ },
-	{ "GET",  "/api/v1/events",	1, web_events, CAP_READ },
+	{ "GET",  "/api/v1/overview",	1, web_overview, CAP_READ,
+	    API_NS_NONE },
+	{ "GET",  "/api/v1/events",	1, web_events, CAP_READ, API_NS_NONE },
 };
 const size_t web_nroutes = sizeof(web_routes) / sizeof(web_routes[0]);
 

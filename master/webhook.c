@@ -270,7 +270,8 @@ webhook_metrics(struct metrics_out *mo)
 
 /* No login: the signature is the authentication. */
 const struct api_route webhook_routes[] = {
-	{ "POST", "/webhook/git/*",	0, webhook_post, ACL_ROUTE_PUBLIC },
+	{ "POST", "/webhook/git/*",	0, webhook_post, ACL_ROUTE_PUBLIC,
+	    API_NS_NONE },
 };
 const size_t webhook_nroutes = sizeof(webhook_routes) /
     sizeof(webhook_routes[0]);

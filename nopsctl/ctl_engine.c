@@ -245,7 +245,7 @@ static void
 job_detail(json_t *j)
 {
 	json_t		*p;
-	char		 buf[32];
+	char		 buf[32], *s;
 
 	print_field("job", ctl_str(j, "id", "?"));
 	print_field("namespace", ctl_str(j, "namespace", "?"));
@@ -266,6 +266,14 @@ job_detail(json_t *j)
 		print_field("pause reason", ctl_str(p, "reason", "?"));
 	} else
 		print_field("paused", "no");
+	if (json_is_object(p = json_object_get(j, "suspended"))) {
+		print_field("suspended by", ctl_str(p, "by", "?"));
+		print_field("suspended since", ctl_str(p, "since", "?"));
+	} else
+		print_field("suspended", "no");
+	s = ctl_actions_enabled(json_object_get(j, "actions"));
+	print_field("actions", s != NULL ? s : "none");
+	free(s);
 	if (json_is_string(json_object_get(j, "error")))
 		print_field("error", ctl_str(j, "error", ""));
 	issues_print(json_object_get(j, "issues"));
@@ -479,16 +487,7 @@ deployment_detail(json_t *d)
 	print_field("job version", numstr(buf, sizeof(buf), d, "job_version"));
 	print_field("timeout at", ctl_str(d, "timeout_at", NULL));
 	print_field("ended", ctl_str(d, "ended_at", NULL));
-	s = NULL;
-	json_array_foreach(json_object_get(d, "actions"), i, v) {
-		char	*n;
-
-		n = xasprintf("%s%s%s", s != NULL ? s : "",
-		    s != NULL ? ", " : "", json_string_value(v) != NULL ?
-		    json_string_value(v) : "?");
-		free(s);
-		s = n;
-	}
+	s = ctl_actions_enabled(json_object_get(d, "actions"));
 	print_field("actions", s != NULL ? s : "none");
 	free(s);
 

@@ -54,6 +54,11 @@ static const struct option approve_opts[] = {
 	{ "hash",	required_argument,	NULL, 'H' },
 	{ NULL, 0, NULL, 0 }
 };
+static const struct option action_opts[] = {
+	{ "input",	required_argument,	NULL, 'i' },
+	{ "reason",	required_argument,	NULL, 'r' },
+	{ NULL, 0, NULL, 0 }
+};
 static const struct option reason_opts[] = {
 	{ "reason",	required_argument,	NULL, 'r' },
 	{ NULL, 0, NULL, 0 }
@@ -97,6 +102,11 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "deploy-now",	1, 1, "[namespace/]job", no_opts, "",
 	    cmd_deploy_now,
 	    "deploy a job's drift now, without approval" },
+	{ "actions",	1, 1, "id | [namespace/]job", no_opts, "",
+	    cmd_actions, "what can be done to a job or a deployment" },
+	{ "action",	2, 2, "id | [namespace/]job action "
+	    "[--input json | @file] [--reason text]", action_opts, "",
+	    cmd_action, "take an action (or run an operation)" },
 	{ "orphans",	0, 0, "",		no_opts, "", cmd_orphans,
 	    "jobs nops deployed that are gone from git" },
 	{ "errors",	0, 0, "",		no_opts, "", cmd_errors,
@@ -639,6 +649,9 @@ ctl_cmd_opts(struct ctl *ctl, const struct ctl_cmd *cmd, int argc,
 			break;
 		case 'J':
 			ctl->job = optarg;
+			break;
+		case 'i':
+			ctl->input = optarg;
 			break;
 		case 'l':
 			ctl->limit = strtonum(optarg, 1, INT_MAX, &errstr);

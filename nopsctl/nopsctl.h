@@ -25,6 +25,7 @@ struct ctl {
 	const char	*ns;		/* deployments -n */
 	const char	*job;		/* deployments -J */
 	long long	 limit;		/* deployments -l, 0 for all */
+	const char	*input;		/* action --input */
 };
 
 struct option;
@@ -64,6 +65,11 @@ int		 cmd_orphans(struct ctl *, int, char **);
 int		 cmd_errors(struct ctl *, int, char **);
 /* ctl_plan.c */
 int		 cmd_plan(struct ctl *, int, char **);
+
+/* ctl_action.c: the actions of a job or a deployment, as nopsd lists them */
+int		 cmd_actions(struct ctl *, int, char **);
+int		 cmd_action(struct ctl *, int, char **);
+char		*ctl_actions_enabled(json_t *);
 
 /* ctl_print.c: tables, safe strings, plan diffs */
 struct ctl_table;

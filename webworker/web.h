@@ -322,6 +322,10 @@ void	 html_jobs(struct wbuf *, const struct web_view *, json_t *);
 void	 html_job(struct wbuf *, const struct web_view *, json_t *job,
 	    json_t *deployments);
 
+/* web_html_action.c: controls drawn from an "actions" list */
+void	 html_actions(struct wbuf *, const struct web_view *, json_t *actions,
+	    const char *base);
+
 /* web_html_deploy.c */
 void	 html_deployments(struct wbuf *, const struct web_view *, json_t *,
 	    const struct web_form *query);

@@ -57,6 +57,16 @@ static const char *const web_dash_tops[] = {
 	NULL
 };
 
+/* An action id of the generic procedure: a name, or <job>.<operation>. */
+static int
+web_action_id_ok(const char *s)
+{
+	size_t	 n = strlen(s);
+
+	return n > 0 && n <= 128 && strspn(s, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
+}
+
 static int
 web_in(const char *s, const char *const *list)
 {
@@ -479,12 +489,68 @@ web_action_done(struct web_page *pg)
 	wbuf_free(&b);
 }
 
+/*
+ * The input of a form drawn from an action's schema (web_html_action.c):
+ * "in.<key>" strings, "in.n.<key>" numbers, "in.b.<key>" booleans, or
+ * "input_json", the whole input.  Sets body's "input" when there is one.
+ */
+static int
+web_form_input(struct web_form *f, json_t *body, const char **why)
+{
+	json_t		*in = NULL, *num;
+	const char	*name, *val;
+	size_t		 i;
+
+	for (i = 0; i < f->wf_n; i++) {
+		name = f->wf_name[i];
+		val = f->wf_value[i];
+		if (strcmp(name, "input_json") == 0) {
+			if (json_object_size(in) > 0) {
+				*why = "input_json with other input fields";
+				goto bad;
+			}
+			json_decref(in);
+			if ((in = json_loads(val, JSON_REJECT_DUPLICATES,
+			    NULL)) == NULL || !json_is_object(in)) {
+				*why = "the input is not a JSON object";
+				goto bad;
+			}
+			continue;
+		}
+		if (strncmp(name, "in.", 3) != 0)
+			continue;
+		if (in == NULL)
+			in = json_object();
+		if (strncmp(name, "in.n.", 5) == 0) {
+			if (*val == '\0')
+				continue;	/* left empty: not given */
+			if ((num = json_loads(val, JSON_DECODE_ANY, NULL)) ==
+			    NULL || !json_is_number(num)) {
+				json_decref(num);
+				*why = "a number field holds no number";
+				goto bad;
+			}
+			json_object_set_new(in, name + 5, num);
+		} else if (strncmp(name, "in.b.", 5) == 0)
+			json_object_set_new(in, name + 5,
+			    json_boolean(strcmp(val, "true") == 0));
+		else if (*val != '\0')
+			json_object_set_new(in, name + 3, json_string(val));
+	}
+	if (in != NULL)
+		json_object_set_new(body, "input", in);
+	return 0;
+bad:
+	json_decref(in);
+	return -1;
+}
+
 /* The session answered: check the form's token, then make the call. */
 static void
 web_action_checked(struct web_page *pg)
 {
 	struct web_call	*s = &pg->wg_calls[0];
-	const char	*csrf, *want, *v;
+	const char	*csrf, *want, *v, *errstr = NULL;
 	char		*body;
 	json_t		*j;
 	int		 rc;
@@ -515,6 +581,11 @@ web_action_checked(struct web_page *pg)
 		json_object_set_new(j, "spec_hash", json_string(v));
 	if ((v = web_form_get(&pg->wg_form, "reason")) != NULL && *v)
 		json_object_set_new(j, "reason", json_string(v));
+	if (web_form_input(&pg->wg_form, j, &errstr) == -1) {
+		json_decref(j);
+		web_page_error(pg, 400, errstr);
+		return;
+	}
 	body = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
 	if (body == NULL)
@@ -611,6 +682,9 @@ web_dash_route(struct web_page *pg, int get, int post)
 			return get ? WEB_JOB : 0;
 		if (n == 4 && web_in(s[3], web_job_actions))
 			return post ? WEB_ACT_JOB : 0;
+		if (n == 5 && strcmp(s[3], "actions") == 0 &&
+		    web_action_id_ok(s[4]))
+			return post ? WEB_ACT_JOB : 0;
 		return -1;
 	}
 	if (strcmp(s[0], "deployments") == 0) {
@@ -622,6 +696,9 @@ web_dash_route(struct web_page *pg, int get, int post)
 		if (n == 2)
 			return get ? WEB_DEPLOYMENT : 0;
 		if (n == 3 && web_in(s[2], web_deploy_actions))
+			return post ? WEB_ACT_DEPLOYMENT : 0;
+		if (n == 4 && strcmp(s[2], "actions") == 0 &&
+		    web_action_id_ok(s[3]))
 			return post ? WEB_ACT_DEPLOYMENT : 0;
 		return -1;
 	}
@@ -649,7 +726,7 @@ web_action_paths(struct web_page *pg)
 		wbuf_puts(&api, "/api/v1/deployments/");
 		wbuf_urlenc(&api, pg->wg_segs[1]);
 		wbuf_puts(&api, "/actions/");
-		wbuf_urlenc(&api, pg->wg_segs[2]);
+		wbuf_urlenc(&api, pg->wg_segs[pg->wg_nsegs - 1]);
 		wbuf_puts(&back, "/deployments/");
 		wbuf_urlenc(&back, pg->wg_segs[1]);
 	} else if (pg->wg_what == WEB_ACT_JOB) {
@@ -658,7 +735,7 @@ web_action_paths(struct web_page *pg)
 		wbuf_puts(&api, "/");
 		wbuf_urlenc(&api, pg->wg_segs[2]);
 		wbuf_puts(&api, "/actions/");
-		wbuf_urlenc(&api, pg->wg_segs[3]);
+		wbuf_urlenc(&api, pg->wg_segs[pg->wg_nsegs - 1]);
 		wbuf_puts(&back, "/jobs/");
 		wbuf_urlenc(&back, pg->wg_segs[1]);
 		wbuf_puts(&back, "/");

@@ -659,8 +659,6 @@ html_job(struct wbuf *b, const struct web_view *v, json_t *j, json_t *ds)
 	const char	*ns = jstr(j, "namespace"), *id = jstr(j, "id");
 	const char	*note;
 	size_t		 i;
-	int		 managed = jstr(j, "role") != NULL &&
-			    strcmp(jstr(j, "role"), "managed") == 0;
 
 	html_begin(b, v);
 	wbuf_htmlf(b, "<h1>Job %s/%s ", ns, id);
@@ -676,32 +674,8 @@ html_job(struct wbuf *b, const struct web_view *v, json_t *j, json_t *ds)
 	wbuf_urlenc(&path, ns);
 	wbuf_puts(&path, "/");
 	wbuf_urlenc(&path, id);
-	if (managed && !path.wb_err) {
-		wbuf_puts(b, "<div class=\"actions\">");
-		if (json_is_object(paused) && html_can(v, "pause", ns)) {
-			wbuf_htmlf(b, "<form method=\"post\" "
-			    "action=\"%s/resume\">", path.wb_buf);
-			html_csrf(b, v);
-			wbuf_puts(b, "<button type=\"submit\" id=\"resume\">"
-			    "Resume</button></form>");
-		} else if (html_can(v, "pause", ns)) {
-			wbuf_htmlf(b, "<form method=\"post\" "
-			    "action=\"%s/pause\">", path.wb_buf);
-			html_csrf(b, v);
-			wbuf_puts(b, "<input type=\"text\" name=\"reason\" "
-			    "placeholder=\"why pause\" required "
-			    "maxlength=\"1024\"><button type=\"submit\" "
-			    "id=\"pause\">Pause</button></form>");
-		}
-		if (!json_is_object(paused) && html_can(v, "deploy-now", ns)) {
-			wbuf_htmlf(b, "<form method=\"post\" "
-			    "action=\"%s/deploy-now\">", path.wb_buf);
-			html_csrf(b, v);
-			wbuf_puts(b, "<button type=\"submit\" id=\"deploy-now\">"
-			    "Deploy now</button></form>");
-		}
-		wbuf_puts(b, "</div>");
-	}
+	if (!path.wb_err)
+		html_actions(b, v, json_object_get(j, "actions"), path.wb_buf);
 
 	wbuf_puts(b, "<section class=\"box\"><table>");
 	wbuf_htmlf(b, "<tr><th>Repository</th><td>%s</td></tr>"
@@ -723,6 +697,14 @@ html_job(struct wbuf *b, const struct web_view *v, json_t *j, json_t *ds)
 		wbuf_htmlf(b, "<tr><th>Paused</th><td>by %s: %s (since ",
 		    jstr(paused, "by"), jstr(paused, "reason"));
 		html_time(b, json_object_get(paused, "since"));
+		wbuf_puts(b, ")</td></tr>");
+	}
+	if (json_is_object(json_object_get(j, "suspended"))) {
+		json_t	*sus = json_object_get(j, "suspended");
+
+		wbuf_htmlf(b, "<tr><th>Suspended</th><td>by %s: %s (since ",
+		    jstr(sus, "by"), jstr(sus, "reason"));
+		html_time(b, json_object_get(sus, "since"));
 		wbuf_puts(b, ")</td></tr>");
 	}
 	wbuf_puts(b, "</table></section>");

@@ -244,76 +244,13 @@ html_plan(struct wbuf *b, json_t *d)
 	    "or rolls back the job.</li></ol>");
 }
 
-static int
-html_has(json_t *arr, const char *s)
-{
-	json_t	*v;
-	size_t	 i;
-
-	json_array_foreach(arr, i, v)
-		if (json_is_string(v) && strcmp(json_string_value(v), s) == 0)
-			return 1;
-	return 0;
-}
-
 static void
 html_deploy_actions(struct wbuf *b, const struct web_view *v, json_t *d)
 {
-	json_t		*acts = json_object_get(d, "actions");
-	const char	*ns = jstr(d, "namespace");
-	long long	 id = jint(d, "id");
-	int		 shown = 0;
+	char	 base[64];
 
-	wbuf_puts(b, "<div class=\"actions\" id=\"actions\">");
-	if (html_has(acts, "approve") && html_can(v, "approve", ns)) {
-		wbuf_htmlf(b, "<form method=\"post\" "
-		    "action=\"/deployments/%lld/approve\">", id);
-		html_csrf(b, v);
-		wbuf_htmlf(b, "<input type=\"hidden\" name=\"spec_hash\" "
-		    "value=\"%s\"><button type=\"submit\" class=\"primary\" "
-		    "id=\"approve\">Approve</button></form>",
-		    jstr(d, "spec_hash"));
-		shown++;
-	}
-	if (html_has(acts, "reject") && html_can(v, "approve", ns)) {
-		wbuf_htmlf(b, "<form method=\"post\" "
-		    "action=\"/deployments/%lld/reject\">", id);
-		html_csrf(b, v);
-		wbuf_puts(b, "<input type=\"text\" name=\"reason\" "
-		    "placeholder=\"why reject (optional)\" maxlength=\"1024\">"
-		    "<button type=\"submit\" class=\"danger\" id=\"reject\">"
-		    "Reject</button></form>");
-		shown++;
-	}
-	if (html_has(acts, "retry") && html_can(v, "retry", ns)) {
-		wbuf_htmlf(b, "<form method=\"post\" "
-		    "action=\"/deployments/%lld/retry\">", id);
-		html_csrf(b, v);
-		wbuf_puts(b, "<button type=\"submit\" id=\"retry\">Retry"
-		    "</button></form>");
-		shown++;
-	}
-	if (html_has(acts, "acknowledge") && html_can(v, "retry", ns)) {
-		wbuf_htmlf(b, "<form method=\"post\" "
-		    "action=\"/deployments/%lld/acknowledge\">", id);
-		html_csrf(b, v);
-		wbuf_puts(b, "<button type=\"submit\" id=\"acknowledge\" "
-		    "title=\"Seen: take it off the Overview\">Acknowledge"
-		    "</button></form>");
-		shown++;
-	}
-	if (html_has(acts, "promote") && html_can(v, "promote", ns)) {
-		wbuf_htmlf(b, "<form method=\"post\" "
-		    "action=\"/deployments/%lld/promote\">", id);
-		html_csrf(b, v);
-		wbuf_puts(b, "<button type=\"submit\" class=\"primary\" "
-		    "id=\"promote\">Promote canaries</button></form>");
-		shown++;
-	}
-	if (!shown && json_array_size(acts) > 0)
-		wbuf_puts(b, "<p class=\"muted\">Your account may not act on "
-		    "this deployment.</p>");
-	wbuf_puts(b, "</div>");
+	snprintf(base, sizeof(base), "/deployments/%lld", jint(d, "id"));
+	html_actions(b, v, json_object_get(d, "actions"), base);
 }
 
 /*

@@ -95,9 +95,10 @@ def case_users(w, did):
     st, _, html = rita.get("/deployments/%d" % did)
     ok("rita (read only) sees the deployment", st == 200 and
        "pending_approval" in html, st)
-    ok("rita sees no approve or reject button",
+    ok("rita sees approve and reject disabled, with the reason",
        'id="approve"' not in html and 'id="reject"' not in html and
-       "may not act" in html)
+       'id="off-approve"' in html and
+       "needs the approve capability" in html)
     tok = rita.csrf(html)
     st, _, body = rita.form("/deployments/%d/approve" % did, {
         "csrf": tok})

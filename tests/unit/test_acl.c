@@ -17,7 +17,25 @@
 #include "log.h"
 #include "nopsd.h"
 #include "acl.h"
+#include "action.h"
+#include "auth.h"
 #include "test.h"
+
+/* What nopsd.c gives the rest of the master; unused here. */
+struct nopsd	*nopsd_env;
+
+int
+nopsd_reload(const char *who)
+{
+	(void)who;
+	return -1;
+}
+
+void
+nopsd_set_verbose(int v)
+{
+	(void)v;
+}
 
 static char	 tdir[] = "/tmp/test_acl.XXXXXX";
 
@@ -255,16 +273,29 @@ static void
 test_actions(void)
 {
 	TEST_BEGIN("acl: each action needs its capability");
-	CHECK(acl_action_cap("approve") == CAP_APPROVE);
-	CHECK(acl_action_cap("reject") == CAP_APPROVE);
-	CHECK(acl_action_cap("retry") == CAP_RETRY);
-	CHECK(acl_action_cap("promote") == CAP_PROMOTE);
-	CHECK(acl_action_cap("deploy-now") == CAP_DEPLOY_NOW);
-	CHECK(acl_action_cap("pause") == CAP_PAUSE);
-	CHECK(acl_action_cap("resume") == CAP_PAUSE);
-	CHECK(acl_action_cap("suspend") == CAP_SUSPEND);
+	CHECK(action_find(ACTION_ON_DEPLOYMENT, "approve")->ad_cap ==
+	    CAP_APPROVE);
+	CHECK(action_find(ACTION_ON_DEPLOYMENT, "reject")->ad_cap ==
+	    CAP_APPROVE);
+	CHECK(action_find(ACTION_ON_DEPLOYMENT, "retry")->ad_cap == CAP_RETRY);
+	CHECK(action_find(ACTION_ON_DEPLOYMENT, "promote")->ad_cap ==
+	    CAP_PROMOTE);
+	CHECK(action_find(ACTION_ON_JOB, "deploy-now")->ad_cap ==
+	    CAP_DEPLOY_NOW);
+	CHECK(action_find(ACTION_ON_JOB, "pause")->ad_cap == CAP_PAUSE);
+	CHECK(action_find(ACTION_ON_JOB, "resume")->ad_cap == CAP_PAUSE);
+	CHECK(action_find(ACTION_ON_JOB, "suspend")->ad_cap == CAP_SUSPEND);
+	CHECK(action_find(ACTION_ON_JOB, "unsuspend")->ad_cap == CAP_SUSPEND);
 	/* An operation declared in git. */
-	CHECK(acl_action_cap("db.migrate") == CAP_OPERATE);
+	CHECK(action_find(ACTION_ON_JOB, "db.migrate")->ad_cap ==
+	    CAP_OPERATE);
+	/* No row: no action, whatever its name. */
+	CHECK(action_find(ACTION_ON_JOB, "approve") == NULL);
+	CHECK(action_find(ACTION_ON_DEPLOYMENT, "nosuch") == NULL);
+	CHECK(action_find(ACTION_ON_DEPLOYMENT, "db.migrate") == NULL);
+	/* Every row and every route names what it needs. */
+	CHECK(action_table_check() == 0);
+	CHECK(auth_tables_check() == 0);
 	CHECK_STR(acl_kind_str(ACL_TOKEN), "token");
 	CHECK_STR(acl_kind_str(ACL_NONE), "none");
 	TEST_END();

@@ -1,0 +1,24 @@
+/*
+ * Objects left behind (master/leftbehind.c): a cleanup step that failed
+ * while the run went on leaves a record of its object, with what a retry
+ * needs (never a secret), the last line of the error and the deployment
+ * it belongs to.  No foreign key: records outlive their deployment.  A
+ * later successful write of the same object removes its record.
+ */
+#ifndef NOPS_LEFTBEHIND_H
+#define NOPS_LEFTBEHIND_H
+
+#include <stdint.h>
+
+/* Kinds of object. */
+#define LB_HOOK_REVISION	"hook_revision"	/* a hook revision to stop */
+#define LB_SUSPEND		"suspend"	/* a job to register stopped */
+
+/* Record (or refresh) an object left behind; 0, or -1 on a store error. */
+int	 leftbehind_add(const char *kind, const char *env, const char *object,
+	    int64_t deployment, const char *error);
+/* The object was written: its record, if any, goes. */
+int	 leftbehind_clear(const char *kind, const char *env,
+	    const char *object);
+
+#endif /* NOPS_LEFTBEHIND_H */

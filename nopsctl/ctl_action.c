@@ -1,0 +1,226 @@
+/*
+ * actions TARGET and action TARGET ACTION [--input JSON|@file]: what can
+ * be done to a job or a deployment, and doing it, through the generic
+ * action procedure.  Nothing here knows one action from another: the
+ * list comes from nopsd, so a new action needs no new code.
+ *
+ * TARGET is a deployment id (digits) or [namespace/]job.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/stat.h>
+#include <err.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "nopsctl.h"
+
+#define CTL_INPUT_MAX	(256 * 1024)
+
+/* The API path of TARGET, with "/actions/<action>" when action is set. */
+static char *
+ctl_target_path(const char *target, const char *action)
+{
+	const char	*slash, *errstr = NULL;
+	char		*ns, *job, *n, *act = NULL, *path;
+	long long	 id;
+	int		 r;
+
+	if (action != NULL)
+		act = ctl_escape(action);
+	if (target[0] != '\0' && strspn(target, "0123456789") ==
+	    strlen(target)) {
+		id = strtonum(target, 1, LLONG_MAX, &errstr);
+		if (errstr != NULL)
+			errx(EXIT_USAGE, "deployment id %s is %s", target,
+			    errstr);
+		r = act != NULL ? asprintf(&path, "/api/v1/deployments/%lld/"
+		    "actions/%s", id, act) : asprintf(&path,
+		    "/api/v1/deployments/%lld", id);
+	} else {
+		if ((slash = strchr(target, '/')) == NULL) {
+			ns = ctl_escape("default");
+			job = ctl_escape(target);
+		} else {
+			if ((n = strndup(target, slash - target)) == NULL)
+				err(1, "strndup");
+			ns = ctl_escape(n);
+			job = ctl_escape(slash + 1);
+			free(n);
+		}
+		if (*ns == '\0' || *job == '\0')
+			errx(EXIT_USAGE, "%s: want a deployment id, "
+			    "namespace/job or job", target);
+		r = act != NULL ? asprintf(&path, "/api/v1/jobs/%s/%s/actions/"
+		    "%s", ns, job, act) : asprintf(&path, "/api/v1/jobs/%s/%s",
+		    ns, job);
+		free(ns);
+		free(job);
+	}
+	if (r == -1)
+		err(1, "asprintf");
+	free(act);
+	return path;
+}
+
+/* --input: JSON text, or @file (- for standard input). */
+static json_t *
+ctl_input(const char *arg)
+{
+	json_error_t	 jerr;
+	json_t		*j;
+	char		*buf;
+	ssize_t		 n;
+	size_t		 len = 0;
+	int		 fd;
+
+	if (arg == NULL)
+		return NULL;
+	if (arg[0] != '@') {
+		if ((j = json_loads(arg, JSON_REJECT_DUPLICATES, &jerr)) ==
+		    NULL)
+			errx(EXIT_USAGE, "--input: column %d: %s",
+			    jerr.column, jerr.text);
+		goto check;
+	}
+	if (strcmp(arg + 1, "-") == 0)
+		fd = STDIN_FILENO;
+	else if ((fd = open(arg + 1, O_RDONLY)) == -1)
+		err(EXIT_USAGE, "%s", arg + 1);
+	if ((buf = malloc(CTL_INPUT_MAX + 1)) == NULL)
+		err(1, "malloc");
+	while ((n = read(fd, buf + len, CTL_INPUT_MAX + 1 - len)) > 0)
+		len += n;
+	if (n == -1)
+		err(EXIT_USAGE, "%s", arg + 1);
+	if (fd != STDIN_FILENO)
+		close(fd);
+	if (len > CTL_INPUT_MAX)
+		errx(EXIT_USAGE, "%s: more than %d bytes", arg + 1,
+		    CTL_INPUT_MAX);
+	j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	explicit_bzero(buf, len);
+	free(buf);
+	if (j == NULL)
+		errx(EXIT_USAGE, "%s: line %d column %d: %s", arg + 1,
+		    jerr.line, jerr.column, jerr.text);
+check:
+	if (!json_is_object(j))
+		errx(EXIT_USAGE, "--input must be a JSON object");
+	return j;
+}
+
+/* "approve, reject": the ids of the enabled actions, for a detail. */
+char *
+ctl_actions_enabled(json_t *actions)
+{
+	json_t	*a;
+	char	*s = NULL, *n;
+	size_t	 i;
+
+	json_array_foreach(actions, i, a) {
+		if (!json_is_true(json_object_get(a, "enabled")))
+			continue;
+		if (asprintf(&n, "%s%s%s", s != NULL ? s : "", s != NULL ?
+		    ", " : "", ctl_str(a, "id", "?")) == -1)
+			err(1, "asprintf");
+		free(s);
+		s = n;
+	}
+	return s;
+}
+
+int
+cmd_actions(struct ctl *ctl, int argc, char **argv)
+{
+	struct ctl_table	*t;
+	json_t			*d, *a, *acts;
+	char			*path;
+	const char		*kind;
+	size_t			 i;
+	long			 st;
+	int			 rv;
+
+	path = ctl_target_path(argv[0], NULL);
+	st = ctl_call(ctl, "GET", path, NULL, &d);
+	free(path);
+	if ((rv = ctl_check(ctl, st, d)) != 0)
+		goto out;
+	acts = json_object_get(d, "actions");
+	if (ctl->json) {
+		ctl_print_json(acts != NULL ? acts : json_array());
+		goto out;
+	}
+	if (json_array_size(acts) == 0) {
+		printf("no actions\n");
+		goto out;
+	}
+	t = table_new(4, "ACTION", "KIND", "ENABLED", "TITLE / WHY NOT");
+	json_array_foreach(acts, i, a) {
+		kind = ctl_str(a, "kind", "-");
+		if (json_is_true(json_object_get(a, "enabled")))
+			table_row(t, ctl_str(a, "id", "?"), kind, "yes",
+			    ctl_str(a, "title", ""));
+		else
+			table_row(t, ctl_str(a, "id", "?"), kind, "no",
+			    ctl_str(a, "disabled_reason", ""));
+	}
+	table_print(t, stdout, 0);
+	table_free(t);
+out:
+	json_decref(d);
+	return rv;
+}
+
+int
+cmd_action(struct ctl *ctl, int argc, char **argv)
+{
+	json_t	*body, *input, *a = NULL, *out;
+	char	*path;
+	long	 st;
+	int	 rv;
+
+	input = ctl_input(ctl->input);
+	body = json_object();
+	if (input != NULL)
+		json_object_set_new(body, "input", input);
+	if (ctl->reason != NULL)
+		json_object_set_new(body, "reason", json_string(ctl->reason));
+	path = ctl_target_path(argv[0], argv[1]);
+	st = ctl_call(ctl, "POST", path, body, &a);
+	free(path);
+	json_decref(body);
+	if ((rv = ctl_check(ctl, st, a)) != 0)
+		goto out;
+	if (ctl->json) {
+		ctl_print_json(a);
+		goto out;
+	}
+	/* An operation's result: its output, then its exit code. */
+	if ((out = json_object_get(a, "output")) != NULL &&
+	    json_is_string(out)) {
+		fwrite(json_string_value(out), 1, json_string_length(out),
+		    stdout);
+		if (json_string_length(out) > 0 && json_string_value(out)[
+		    json_string_length(out) - 1] != '\n')
+			putchar('\n');
+		printf("exit code %lld\n", (long long)json_integer_value(
+		    json_object_get(a, "exit_code")));
+		/* A non-zero exit is a result, and nopsctl says so too. */
+		if (json_integer_value(json_object_get(a, "exit_code")) != 0)
+			rv = EXIT_ANSWER;
+		goto out;
+	}
+	safe_printf("%s %s: %s\n", argv[0], argv[1],
+	    json_is_true(json_object_get(a, "queued")) ? "queued" : "done");
+out:
+	json_decref(a);
+	return rv;
+}
