@@ -10,11 +10,13 @@
 #include <dirent.h>
 #include <err.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <libgen.h>
 #include <limits.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,6 +216,77 @@ nopsd_store_open(const char *db, char *err, size_t errlen)
 	return st;
 }
 
+/* Add the directory of file (read-only) to the master's Landlock paths. */
+static void
+nopsd_ll_add(struct sandbox_path **paths, size_t *n, const char *path,
+    int dir, unsigned int access)
+{
+	struct sandbox_path	*p;
+	char			*copy, *real;
+
+	if (path == NULL || strcmp(path, ":memory:") == 0)
+		return;
+	if ((copy = strdup(path)) == NULL)
+		fatal("strdup");
+	if ((real = realpath(dir ? dirname(copy) : copy, NULL)) == NULL) {
+		log_debug("landlock: %s: %s", path, strerror(errno));
+		free(copy);
+		return;
+	}
+	free(copy);
+	if ((p = reallocarray(*paths, *n + 1, sizeof(*p))) == NULL)
+		fatal("reallocarray");
+	*paths = p;
+	p[*n].path = real;
+	p[*n].access = access;
+	(*n)++;
+}
+
+/*
+ * What the master may touch once confined: the directories of its
+ * configuration and of every file it names (read: a reload reads them
+ * again; a file in another directory takes a restart), the local paths
+ * of file:// remotes (read, for the gitworker it restarts), the state
+ * directory (read-write) and the nopsd binary with its loader (execute).
+ */
+static size_t
+nopsd_ll_paths(struct sandbox_path **paths)
+{
+	struct nopsd		*env = nopsd_env;
+	struct nops_conf	*conf = env->n_conf;
+	struct conf_repo	*cr;
+	struct conf_notify	*cn;
+	size_t			 n = 0;
+
+	*paths = NULL;
+	nopsd_ll_add(paths, &n, env->n_conffile, 1, SANDBOX_FS_READ);
+	nopsd_ll_add(paths, &n, conf->nomad.token_file, 1, SANDBOX_FS_READ);
+	nopsd_ll_add(paths, &n, conf->nomad.ca_file, 1, SANDBOX_FS_READ);
+	nopsd_ll_add(paths, &n, conf->users_file, 1, SANDBOX_FS_READ);
+	nopsd_ll_add(paths, &n, conf->bootstrap_token_file, 1,
+	    SANDBOX_FS_READ);
+	nopsd_ll_add(paths, &n, conf->metrics_token_file, 1, SANDBOX_FS_READ);
+	TAILQ_FOREACH(cr, &conf->repos, entry) {
+		nopsd_ll_add(paths, &n, cr->webhook_secret_file, 1,
+		    SANDBOX_FS_READ);
+		nopsd_ll_add(paths, &n, cr->ssh_key_file, 1, SANDBOX_FS_READ);
+		nopsd_ll_add(paths, &n, cr->known_hosts_file, 1,
+		    SANDBOX_FS_READ);
+		if (strncmp(cr->url, "file://", 7) == 0)
+			nopsd_ll_add(paths, &n, cr->url + 7, 0,
+			    SANDBOX_FS_READ);
+	}
+	TAILQ_FOREACH(cn, &conf->notifies, entry)
+		nopsd_ll_add(paths, &n, cn->token_file, 1, SANDBOX_FS_READ);
+	nopsd_ll_add(paths, &n, env->n_statedir, 0,
+	    SANDBOX_FS_READ | SANDBOX_FS_WRITE);
+	nopsd_ll_add(paths, &n, "/proc/self/exe", 0,
+	    SANDBOX_FS_READ | SANDBOX_FS_EXEC);
+	nopsd_ll_add(paths, &n, NOPSD_LOADER, 0,
+	    SANDBOX_FS_READ | SANDBOX_FS_EXEC);
+	return n;
+}
+
 /*
  * Root was for start-up: the master becomes its own user, keeping only
  * what starting and supervising workers needs: setuid/setgid to the
@@ -222,9 +295,16 @@ nopsd_store_open(const char *db, char *err, size_t errlen)
 static void
 nopsd_drop(void)
 {
-	struct nopsd	*env = nopsd_env;
+	struct nopsd		*env = nopsd_env;
+	struct sandbox_path	*paths;
+	size_t			 n, i;
 
-	nopsd_sandbox_enter(env->n_muid, env->n_mgid, env->n_uid, env->n_gid);
+	n = nopsd_ll_paths(&paths);
+	nopsd_sandbox_enter(env->n_muid, env->n_mgid, env->n_uid, env->n_gid,
+	    paths, n);
+	for (i = 0; i < n; i++)
+		free((void *)(uintptr_t)paths[i].path);
+	free(paths);
 	log_info("running as %s (uid %u), keeping only the capabilities to "
 	    "start the workers", env->n_conf->master_user,
 	    (unsigned int)env->n_muid);
@@ -286,6 +366,18 @@ nopsd_restart_only(struct nops_conf *a, struct nops_conf *b)
  * user: one it cannot read refuses the reload before anything changes.
  * Returns the path, or NULL when every file can be read.
  */
+/* open(2), not access(2): Landlock decides on open, not on access. */
+static int
+nopsd_can_read(const char *path)
+{
+	int	 fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1)
+		return 0;
+	close(fd);
+	return 1;
+}
+
 static const char *
 nopsd_unreadable(struct nops_conf *conf)
 {
@@ -300,19 +392,21 @@ nopsd_unreadable(struct nops_conf *conf)
 	files[n++] = conf->bootstrap_token_file;
 	files[n++] = conf->metrics_token_file;
 	for (i = 0; i < n; i++)
-		if (files[i] != NULL && access(files[i], R_OK) == -1)
+		if (files[i] != NULL && !nopsd_can_read(files[i]))
 			return files[i];
 	TAILQ_FOREACH(cr, &conf->repos, entry) {
 		n = 0;
 		files[n++] = cr->webhook_secret_file;
 		files[n++] = cr->ssh_key_file;
 		files[n++] = cr->known_hosts_file;
+		if (strncmp(cr->url, "file://", 7) == 0)
+			files[n++] = cr->url + 7;
 		for (i = 0; i < n; i++)
-			if (files[i] != NULL && access(files[i], R_OK) == -1)
+			if (files[i] != NULL && !nopsd_can_read(files[i]))
 				return files[i];
 	}
 	TAILQ_FOREACH(cn, &conf->notifies, entry)
-		if (cn->token_file != NULL && access(cn->token_file, R_OK) == -1)
+		if (cn->token_file != NULL && !nopsd_can_read(cn->token_file))
 			return cn->token_file;
 	return NULL;
 }
@@ -369,8 +463,10 @@ nopsd_reload(const char *who)
 	}
 	if (conf->master_user != NULL &&
 	    (what = nopsd_unreadable(conf)) != NULL) {
-		log_warn("%s: %s cannot be read by the master's user %s; give "
-		    "it to that user or restart nopsd; nothing was changed",
+		log_warn("%s: %s cannot be read by the master's user %s (a "
+		    "file must be that user's or root-readable by it, in a "
+		    "directory in use at start); give it to that user or "
+		    "restart nopsd; nothing was changed",
 		    env->n_conffile, what, conf->master_user);
 		config_free(conf);
 		nopsd_reload_refused(who, "refused: a file the master's user "

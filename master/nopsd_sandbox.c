@@ -120,9 +120,39 @@ static const struct sandbox_syscall nopsd_rows[] = {
 	SANDBOX_ALLOW(listen),
 };
 
+/*
+ * Landlock: what the master reads itself (the dynamic loader and the
+ * libraries of the workers it executes, user and group names) and what
+ * the workers it starts read (CA store, DNS files: their domains nest in
+ * the master's).  The configuration, the files it names, the state
+ * directory and the nopsd binary are added at run time.
+ */
+static const struct sandbox_path nopsd_paths[] = {
+	{ "/lib", SANDBOX_FS_READ },
+	{ "/lib64", SANDBOX_FS_READ },
+	{ "/usr/lib", SANDBOX_FS_READ },
+	{ "/etc/ld.so.cache", SANDBOX_FS_READ },
+	{ "/etc/passwd", SANDBOX_FS_READ },
+	{ "/etc/group", SANDBOX_FS_READ },
+	{ "/etc/nsswitch.conf", SANDBOX_FS_READ },
+	{ "/etc/localtime", SANDBOX_FS_READ },
+	{ "/usr/share/zoneinfo", SANDBOX_FS_READ },
+	{ "/etc/ssl/certs", SANDBOX_FS_READ },
+	{ "/etc/ssl/openssl.cnf", SANDBOX_FS_READ },
+	{ "/etc/ca-certificates", SANDBOX_FS_READ },
+	{ "/usr/share/ca-certificates", SANDBOX_FS_READ },
+	{ "/etc/resolv.conf", SANDBOX_FS_READ },
+	{ "/etc/hosts", SANDBOX_FS_READ },
+	{ "/etc/host.conf", SANDBOX_FS_READ },
+	{ "/etc/gai.conf", SANDBOX_FS_READ },
+	{ "/etc/services", SANDBOX_FS_READ },
+	{ "/dev/urandom", SANDBOX_FS_READ },
+	{ "/dev/null", SANDBOX_FS_READ | SANDBOX_FS_WRITE },
+};
+
 const struct sandbox_profile nopsd_profile = {
 	"nopsd",
-	NULL, 0,
+	nopsd_paths, sizeof(nopsd_paths) / sizeof(nopsd_paths[0]),
 	0,
 	nopsd_rows, sizeof(nopsd_rows) / sizeof(nopsd_rows[0]),
 	SANDBOX_SIGNAL_ANY
@@ -215,13 +245,16 @@ nopsd_sandbox_export(uid_t uid, gid_t gid, int fd)
 
 /*
  * The master's privilege drop, once its start-up is done: its own user
- * (muid/mgid) with NOPSD_CAPS only, NO_NEW_PRIVS, then the filter that
+ * (muid/mgid) with NOPSD_CAPS only, NO_NEW_PRIVS, Landlock (the profile's
+ * paths and extra[], those of the configuration), then the filter that
  * lets it (and the workers it starts) change identity only to the
  * workers' ids (wuid/wgid).
  */
 void
-nopsd_sandbox_enter(uid_t muid, gid_t mgid, uid_t wuid, gid_t wgid)
+nopsd_sandbox_enter(uid_t muid, gid_t mgid, uid_t wuid, gid_t wgid,
+    const struct sandbox_path *extra, size_t nextra)
 {
 	sandbox_drop_keep("nopsd", NULL, muid, mgid, NOPSD_CAPS);
+	sandbox_profile_landlock(&nopsd_profile, extra, nextra);
 	nopsd_sandbox_syscalls(wuid, wgid);
 }

@@ -3,6 +3,7 @@
 #define NOPS_NOPSD_SANDBOX_H
 
 #include <sys/types.h>
+#include <stddef.h>
 #include <linux/capability.h>
 
 /*
@@ -14,12 +15,17 @@
 	SANDBOX_CAP(CAP_SYS_CHROOT) | SANDBOX_CAP(CAP_KILL))
 
 
+/* The dynamic loader the kernel runs for nopsd (execute, Landlock). */
+#define NOPSD_LOADER	"/lib64/ld-linux-x86-64.so.2"
+
 struct sandbox_syscall;
 struct sandbox_profile;
+struct sandbox_path;
 
 extern const struct sandbox_profile nopsd_profile;
 struct sandbox_syscall *nopsd_sandbox_rows(uid_t, gid_t, size_t *);
-void	 nopsd_sandbox_enter(uid_t muid, gid_t mgid, uid_t wuid, gid_t wgid);
+void	 nopsd_sandbox_enter(uid_t muid, gid_t mgid, uid_t wuid, gid_t wgid,
+	    const struct sandbox_path *extra, size_t nextra);
 void	 nopsd_sandbox_syscalls(uid_t, gid_t);
 int	 nopsd_sandbox_export(uid_t, gid_t, int fd);
 

@@ -131,6 +131,20 @@ check "... with no capability left" \
 check "... under the master's filter and its own" \
     [ "$(proc_field "$newpid" Seccomp_filters)" = 2 ]
 
+for w in gitworker webworker; do
+	oldpid=$(worker_field $w pid)
+	kill -9 "$oldpid"
+	again() {
+		p=$(worker_field $w pid)
+		[ "$p" != 0 ] && [ "$p" != "$oldpid" ] &&
+		    [ "$(worker_field $w state)" = running ]
+	}
+	check "$w restarts under the master's Landlock and filter" \
+	    wait_for 10 again
+done
+check "the master confined its file system (Landlock)" \
+    grep -q "sandbox: nopsd Landlock rules" "$T/nopsd.log"
+
 # Reload: what takes a restart is refused whole, with the reason.
 cp "$T/master.conf" "$T/master.good"
 sed -i "s/^listen on 127.0.0.1 port .*/listen on 127.0.0.1 port 81/" \
@@ -157,3 +171,18 @@ check "the refusal names the file and the master's user" \
     "$T/nopsd.log"
 chown _nopsd "$T/metrics.token"
 check "given to the master's user, the same reload succeeds" ctl reload
+
+# A secret in a directory the configuration did not use at start: Landlock
+# keeps the master out of it, and the reload says so.
+# (outside $T, the configuration's own directory, which it may read)
+N=$(mktemp -d /tmp/nops-test.XXXXXX)
+chmod 0711 "$N"
+cp -p "$T/metrics.token" "$N/metrics.token"
+sed -i "s|^metrics token file .*|metrics token file \"$N/metrics.token\"|" \
+    "$T/master.conf"
+ctl reload >/dev/null 2>&1
+check "reload naming a file in a new directory exits 1" [ $? -eq 1 ]
+check "the refusal names that file" \
+    grep -q "$N/metrics.token cannot be read by the master's user" \
+    "$T/nopsd.log"
+rm -rf "$N"

@@ -458,10 +458,17 @@ test_forbidden(int prof)
 static uid_t	 master_uid;
 static gid_t	 master_gid;
 
+/* What nopsd adds at run time, with /bin/sh standing in for nopsd. */
 static void
 master_enter(void)
 {
-	nopsd_sandbox_enter(master_uid, master_gid, nops_uid, nops_gid);
+	static const struct sandbox_path extra[] = {
+		{ "/bin/sh", SANDBOX_FS_READ | SANDBOX_FS_EXEC },
+		{ NOPSD_LOADER, SANDBOX_FS_READ | SANDBOX_FS_EXEC },
+	};
+
+	nopsd_sandbox_enter(master_uid, master_gid, nops_uid, nops_gid,
+	    extra, sizeof(extra) / sizeof(extra[0]));
 }
 
 static int
@@ -526,6 +533,24 @@ child_master_spawn(struct run *r)
 	    WEXITSTATUS(status) != 7)
 		return cfail("the executed child did not run (status %d)",
 		    status);
+	return 0;
+}
+
+/* Landlock: it executes only what it was given (nopsd), nothing else. */
+static int
+child_master_noexec(struct run *r)
+{
+	char	*argv[] = { "/usr/bin/env", "true", NULL };
+
+	master_enter();
+	if (ll_abi == 0)
+		return 0;
+	execve(argv[0], argv, environ);
+	if (errno != EACCES)
+		return cfail("execve of a program not named was not refused "
+		    "with EACCES");
+	if (open("/etc/shadow", O_RDONLY) != -1 || errno != EACCES)
+		return cfail("/etc/shadow was not refused with EACCES");
 	return 0;
 }
 
@@ -624,6 +649,13 @@ test_master(void)
 	TEST_BEGIN("master: under its filter it forks and executes a child");
 	run_init(&r, GIT);
 	r.r_child = child_master_spawn;
+	CHECK(exited(run_case(&r), 0));
+	TEST_END();
+
+	TEST_BEGIN("master: Landlock refuses to execute or read what it was "
+	    "not given (EACCES)");
+	run_init(&r, GIT);
+	r.r_child = child_master_noexec;
 	CHECK(exited(run_case(&r), 0));
 	TEST_END();
 
