@@ -525,6 +525,7 @@ static const struct {
 } tables[] = {
 	{ api_routes, &api_nroutes },
 	{ engine_routes, &engine_nroutes },
+	{ leftbehind_routes, &leftbehind_nroutes },
 	{ auth_routes, &auth_nroutes },
 	{ web_routes, &web_nroutes },
 	{ openapi_routes, &openapi_nroutes },

@@ -129,6 +129,10 @@ void	 api_answer_too_large(struct wire_web_answer *);
 void	 api_route_foreach(void (*)(const struct api_route *, void *),
 	    void *);
 
+/* leftbehind.c */
+extern const struct api_route	 leftbehind_routes[];
+extern const size_t		 leftbehind_nroutes;
+
 /* engine_api.c */
 extern const struct api_route	 engine_routes[];
 extern const size_t		 engine_nroutes;

@@ -108,6 +108,20 @@ static const struct openapi_op openapi_ops[] = {
 	    "reject, retry or promote", "the action's capability (approve, "
 	    "retry, promote)", "Action", 200,
 	    "Deployment", "202 400 401 403 404 409 415", NULL, 0 },
+	/* master/leftbehind.c */
+	{ "GET", "/api/v1/deployments/left-behind/*",
+	    "/api/v1/deployments/left-behind/{deployment_id}", "deployments",
+	    "The objects a deployment's cleanups left behind (no inputs)",
+	    "read", NULL, 200, "LeftBehindList", "401 403 404", NULL, 0 },
+	{ "POST", "/api/v1/deployments/left-behind/*",
+	    "/api/v1/deployments/left-behind/{deployment_id}", "deployments",
+	    "Retry the removals; answers the counts", "left-behind", "Empty",
+	    200, "LeftBehindRetried", "401 403 404 409 415", NULL, 0 },
+	{ "DELETE", "/api/v1/deployments/left-behind/*/*",
+	    "/api/v1/deployments/left-behind/{entry_id}/{deployment_id}",
+	    "deployments", "Forget one record; the object is not touched",
+	    "left-behind", NULL, 200, "LeftBehindForgotten",
+	    "401 403 404 409", NULL, 0 },
 	{ "GET", "/api/v1/orphans", "/api/v1/orphans", "jobs",
 	    "Jobs nops deployed that are gone from git but still run",
 	    "read", NULL, 200, "OrphanList", "401 403", NULL, 0 },
@@ -245,6 +259,22 @@ static const char openapi_components[] =
 " \"Next\":{\"type\":\"string\",\"nullable\":true,\"description\":"
 "  \"Give it as cursor for the next page; null on the last page\"},"
 " \"Empty\":{\"type\":\"object\",\"description\":\"{} (writes are JSON)\"},"
+" \"LeftBehindList\":{\"type\":\"object\",\"properties\":{"
+"  \"deployment\":{\"type\":\"integer\"},\"items\":{\"type\":\"array\","
+"  \"items\":{\"type\":\"object\",\"properties\":{"
+"  \"id\":{\"type\":\"integer\"},\"deployment\":{\"type\":\"integer\"},"
+"  \"kind\":{\"type\":\"string\"},\"object\":{\"type\":\"string\"},"
+"  \"environment\":{\"type\":\"string\"},"
+"  \"error\":{\"type\":\"string\",\"nullable\":true},"
+"  \"created_at\":{\"$ref\":\"#/components/schemas/Time\"}}}},"
+"  \"next\":{\"$ref\":\"#/components/schemas/Next\"}}},"
+" \"LeftBehindRetried\":{\"type\":\"object\",\"properties\":{"
+"  \"deployment\":{\"type\":\"integer\"},\"removed\":{\"type\":"
+"  \"integer\"},\"still_failing\":{\"type\":\"integer\"},"
+"  \"refused\":{\"type\":\"integer\"}}},"
+" \"LeftBehindForgotten\":{\"type\":\"object\",\"properties\":{"
+"  \"id\":{\"type\":\"integer\"},\"deployment\":{\"type\":\"integer\"},"
+"  \"forgotten\":{\"type\":\"boolean\"}}},"
 " \"OpenAPI\":{\"type\":\"object\",\"description\":\"This document\"},"
 " \"DeploymentState\":{\"type\":\"string\",\"enum\":[\"pending_approval\","
 "  \"pre_hooks\",\"registering\",\"waiting_health\",\"awaiting_promotion\","

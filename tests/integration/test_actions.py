@@ -289,8 +289,70 @@ def case_unsuspend_after_failure():
     env.cleanup()
 
 
+def case_left_behind():
+    import sqlite3
+    env, sim, remote, nops = setup({
+        "nomad/api.nomad.hcl": job_hcl("api", policy="auto")})
+    did, state = deployed(nops, "api")
+    db = sqlite3.connect(nops.db + "/nops.db", timeout=10)
+    db.execute("INSERT INTO left_behind (deployment_id, kind, object,"
+               " environment, error, created_at) VALUES"
+               " (?, 'hook_revision', 'gone-0123abcd', 'default',"
+               " 'stop: 500', 1), (?, 'host_cleanup', 'web1', 'h',"
+               " 'ssh: refused', 1), (999, 'hook_revision', 'x-1',"
+               " 'default', 'e', 1)", (did, did))
+    db.commit()
+    db.close()
+    st, j = nops.api("GET", "/api/v1/deployments/left-behind/%d" % did)
+    ok("left behind: the records of a deployment are listed",
+       st == 200 and sorted(x["object"] for x in j["items"]) ==
+       ["gone-0123abcd", "web1"] and all(
+           set(x) >= {"id", "kind", "object", "environment", "error",
+                      "deployment"} for x in j["items"]), (st, j))
+    ids = {x["object"]: x["id"] for x in j.get("items", [])}
+    st, j = nops.api("POST", "/api/v1/deployments/left-behind/%d" % did,
+                     {})
+    ok("left behind: a retry answers the counts (removed, still failing, "
+       "refused)", st == 200 and j["removed"] == 1 and
+       j["refused"] == 1 and j["still_failing"] == 0, (st, j))
+    st, j = nops.api("GET", "/api/v1/deployments/left-behind/%d" % did)
+    ok("left behind: the removed record is gone, the refused one stays",
+       [x["object"] for x in j["items"]] == ["web1"], j)
+    st, j = nops.api("DELETE", "/api/v1/deployments/left-behind/%d/%d" % (
+        ids.get("web1", 0), 999))
+    ok("left behind: a record of another deployment: not_found (404)",
+       st == 404 and j["error"]["code"] == "not_found", (st, j))
+    # A deployment of the target under way: conflict.
+    nops.push_and_fetch(remote, {"nomad/api.nomad.hcl": job_hcl(
+        "api", policy="auto", image="nginx:1.27")})
+    wait_until(lambda: last_id(nops, "api") != did, 15)
+    d2 = last_id(nops, "api")
+    nops.wait_deploy_state(d2, "waiting_health", 15)
+    st, j = nops.api("DELETE", "/api/v1/deployments/left-behind/%d/%d" % (
+        ids.get("web1", 0), did))
+    ok("left behind: forget while a deployment of the target runs: "
+       "conflict (409)", st == 409 and j["error"]["code"] == "conflict",
+       (st, j))
+    st, j = nops.api("POST", "/api/v1/deployments/left-behind/%d" % did,
+                     {})
+    ok("left behind: retry while it runs: conflict (409)", st == 409,
+       (st, j))
+    complete(nops, d2)
+    st, j = nops.api("DELETE", "/api/v1/deployments/left-behind/%d/%d" % (
+        ids.get("web1", 0), did))
+    ok("left behind: forget one record", st == 200 and j["forgotten"],
+       (st, j))
+    st, j = nops.api("GET", "/api/v1/deployments/left-behind/%d" % did)
+    ok("left behind: it is gone from the list", j["items"] == [], j)
+    st, j = nops.api("GET", "/api/v1/deployments/left-behind/999")
+    ok("left behind: records outlive their deployment (no such "
+       "deployment 999)", st == 200 and len(j["items"]) == 1, (st, j))
+    env.cleanup()
+
+
 CASES = [case_lists_and_generic, case_suspend_errors,
-         case_suspend_then_commit, case_unsuspend_after_failure]
+         case_suspend_then_commit, case_unsuspend_after_failure,
+         case_left_behind]
 
 if __name__ == "__main__":
     only = sys.argv[1:]
