@@ -140,6 +140,28 @@ async function approver() {
     const plan = await page.textContent('#plan');
     return [plan.includes('Plan job') && await page.isVisible('#approve'), plan];
   });
+  await step(page, 'browser: the controls are drawn from the actions list ' +
+    'alone', async () => {
+    // The same session reads the deployment's actions from the API.
+    const acts = await page.evaluate(async (id) => {
+      const r = await fetch('/api/v1/deployments/' + id,
+        { credentials: 'same-origin' });
+      return (await r.json()).actions;
+    }, approveId);
+    const drawn = await page.evaluate(() => {
+      const out = { on: [], off: [] };
+      document.querySelectorAll('#actions form button[type=submit]')
+        .forEach((b) => out.on.push(b.id));
+      document.querySelectorAll('#actions button[disabled]')
+        .forEach((b) => out.off.push(b.id.replace(/^off-/, '')));
+      return out;
+    });
+    const on = acts.filter((a) => a.enabled).map((a) => a.id);
+    const off = acts.filter((a) => !a.enabled).map((a) => a.id);
+    return [JSON.stringify(on) === JSON.stringify(drawn.on) &&
+      JSON.stringify(off) === JSON.stringify(drawn.off) && on.length > 0,
+      JSON.stringify({ acts: acts.map((a) => a.id), drawn })];
+  });
   await step(page, 'browser: approve', async () => {
     // Nomad keeps the new allocations unhealthy until the test says.
     await simPost('/_sim/health/hold', { JobID: 'web' });
