@@ -219,8 +219,8 @@ git_known_hosts_check(const char *known, size_t knownlen, const char *host,
 	else
 		snprintf(name, sizeof(name), "[%s]:%d", host, port);
 
-	for (p = known, end = known + knownlen; known != NULL && p < end;
-	    p = eol + 1) {
+	end = known != NULL ? known + knownlen : NULL;
+	for (p = known; p != NULL && p < end; p = eol + 1) {
 		if ((eol = memchr(p, '\n', end - p)) == NULL)
 			eol = end;
 		n = eol - p;

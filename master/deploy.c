@@ -432,6 +432,7 @@ deploy_active_ids(struct store *s, int64_t **idsp, size_t *np)
 	if (st == NULL)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		/* cppcheck-suppress memleakOnRealloc ; fatal() exits */
 		if ((ids = reallocarray(ids, n + 1, sizeof(*ids))) == NULL)
 			fatal("reallocarray");
 		ids[n++] = sqlite3_column_int64(st, 0);

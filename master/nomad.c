@@ -330,10 +330,15 @@ nomad_call(int op, const struct nomad_args *a, nomad_cb cb, void *arg)
 	uint32_t		 timeout;
 	struct timeval		 tv;
 	long long		 ms;
+	uint32_t		 id;
 
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		fatal("calloc");
-	c->nc_id = nomad_nextid++;
+	/*
+	 * The id is returned after nomad_complete_later(), which frees c
+	 * once the master is shutting down.
+	 */
+	id = c->nc_id = nomad_nextid++;
 	if (nomad_nextid == 0)
 		nomad_nextid = 1;
 	c->nc_op = op;
@@ -348,11 +353,11 @@ nomad_call(int op, const struct nomad_args *a, nomad_cb cb, void *arg)
 
 	if (op <= NOMAD_OP_NONE || op >= NOMAD_OP_MAX) {
 		nomad_fail_later(c, "unknown Nomad operation %d", op);
-		return c->nc_id;
+		return id;
 	}
 	if ((cerr = nomad_conf_error()) != NULL) {
 		nomad_fail_later(c, "%s", cerr);
-		return c->nc_id;
+		return id;
 	}
 	timeout = a->na_timeout_ms != 0 ? a->na_timeout_ms : NOMAD_TIMEOUT_MS;
 	if (timeout > NOMAD_TIMEOUT_MAX_MS)
@@ -364,7 +369,7 @@ nomad_call(int op, const struct nomad_args *a, nomad_cb cb, void *arg)
 	    (a->na_prefix != NULL && strlen(a->na_prefix) > NOMAD_ID_MAX) ||
 	    (a->na_idem != NULL && strlen(a->na_idem) > NOMAD_IDEM_MAX)) {
 		nomad_fail_later(c, "%s: invalid arguments", c->nc_what);
-		return c->nc_id;
+		return id;
 	}
 
 	switch (op) {
@@ -373,7 +378,7 @@ nomad_call(int op, const struct nomad_args *a, nomad_cb cb, void *arg)
 		    a->na_varslen > NOMAD_VARS_MAX) {
 			nomad_fail_later(c, "parse: the job file or its "
 			    "variables are too large");
-			return c->nc_id;
+			return id;
 		}
 		d1 = a->na_data;
 		d1len = a->na_datalen;
@@ -387,7 +392,7 @@ nomad_call(int op, const struct nomad_args *a, nomad_cb cb, void *arg)
 			log_debug("nomad: %s answered from the cache",
 			    c->nc_what);
 			nomad_complete_later(c);
-			return c->nc_id;
+			return id;
 		}
 		break;
 	case NOMAD_OP_PLAN:
@@ -397,7 +402,7 @@ nomad_call(int op, const struct nomad_args *a, nomad_cb cb, void *arg)
 			free(job);
 			nomad_fail_later(c, "%s: no job, or the job is too "
 			    "large", c->nc_what);
-			return c->nc_id;
+			return id;
 		}
 		d1 = job;
 		d1len = strlen(job);
@@ -408,7 +413,7 @@ nomad_call(int op, const struct nomad_args *a, nomad_cb cb, void *arg)
 		    NULL || strlen(groups) > NOMAD_META_MAX)) {
 			free(groups);
 			nomad_fail_later(c, "%s: bad groups", c->nc_what);
-			return c->nc_id;
+			return id;
 		}
 		d1 = groups;
 		d1len = groups != NULL ? strlen(groups) : 0;
@@ -421,7 +426,7 @@ nomad_call(int op, const struct nomad_args *a, nomad_cb cb, void *arg)
 			free(meta);
 			nomad_fail_later(c, "%s: payload or meta too large",
 			    c->nc_what);
-			return c->nc_id;
+			return id;
 		}
 		d1 = a->na_data;
 		d1len = a->na_datalen;
@@ -438,7 +443,7 @@ nomad_call(int op, const struct nomad_args *a, nomad_cb cb, void *arg)
 		nomad_fail_later(c, "the nomadworker is not running (%s)",
 		    w != NULL && w->w_lastexit[0] != '\0' ? w->w_lastexit :
 		    "starting");
-		return c->nc_id;
+		return id;
 	}
 	if (nomad_ncalls >= NOMAD_MAX_OUTSTANDING) {
 		free(job);
@@ -446,7 +451,7 @@ nomad_call(int op, const struct nomad_args *a, nomad_cb cb, void *arg)
 		free(groups);
 		nomad_fail_later(c, "too many Nomad requests in flight (%d)",
 		    NOMAD_MAX_OUTSTANDING);
-		return c->nc_id;
+		return id;
 	}
 
 	msg_init(&m);
@@ -469,7 +474,7 @@ nomad_call(int op, const struct nomad_args *a, nomad_cb cb, void *arg)
 	    -1) == -1) {
 		nomad_fail_later(c, "%s: cannot queue the request: %s",
 		    c->nc_what, strerror(errno));
-		return c->nc_id;
+		return id;
 	}
 
 	/* The worker answers within its timeouts; this is a safety net. */
@@ -484,7 +489,7 @@ nomad_call(int op, const struct nomad_args *a, nomad_cb cb, void *arg)
 	RB_INSERT(nomad_calls, &nomad_calls, c);
 	nomad_ncalls++;
 	log_debug("nomad: request %u: %s", c->nc_id, c->nc_what);
-	return c->nc_id;
+	return id;
 }
 
 uint32_t

@@ -190,7 +190,7 @@ nopsd_sandbox_rows(uid_t uid, gid_t gid, size_t *nrows)
 	for (i = 0; i < sizeof(workers) / sizeof(workers[0]); i++)
 		max += workers[i]->sp_nsyscalls;
 	if ((rows = calloc(max, sizeof(*rows))) == NULL)
-		fatal("%s", __func__);
+		fatal(NULL);
 	memcpy(rows, nopsd_profile.sp_syscalls,
 	    nopsd_profile.sp_nsyscalls * sizeof(*rows));
 	n = nopsd_profile.sp_nsyscalls;

@@ -837,7 +837,7 @@ openapi_add_route(const struct api_route *r, void *arg)
 		}
 		path[o] = '\0';
 	}
-	for (i = 0; r->method[i] != '\0' && i < sizeof(lower) - 1; i++)
+	for (i = 0; i < sizeof(lower) - 1 && r->method[i] != '\0'; i++)
 		lower[i] = (char)(r->method[i] >= 'A' && r->method[i] <= 'Z' ?
 		    r->method[i] - 'A' + 'a' : r->method[i]);
 	lower[i] = '\0';

@@ -396,6 +396,7 @@ web_seen_add(uint32_t kind, const char *hash, int64_t at)
 
 	if (web_nseen == web_seensize) {
 		n = web_seensize == 0 ? 64 : web_seensize * 2;
+		/* cppcheck-suppress memleakOnRealloc ; fatal() exits */
 		if ((web_seen = reallocarray(web_seen, n,
 		    sizeof(*web_seen))) == NULL)
 			fatal("reallocarray");
