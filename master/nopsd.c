@@ -333,6 +333,19 @@ nopsd_strne(const char *a, const char *b)
  * port may be privileged), the users and the database the processes were
  * set up with.  Returns the statement that changed, or NULL.
  */
+static int
+nopsd_strs_ne(const struct conf_strs *a, const struct conf_strs *b)
+{
+	const struct conf_str	*sa, *sb = TAILQ_FIRST(b);
+
+	TAILQ_FOREACH(sa, a, entry) {
+		if (sb == NULL || strcmp(sa->str, sb->str) != 0)
+			return 1;
+		sb = TAILQ_NEXT(sb, entry);
+	}
+	return sb != NULL;
+}
+
 static const char *
 nopsd_restart_only(struct nops_conf *a, struct nops_conf *b)
 {
@@ -352,12 +365,18 @@ nopsd_restart_only(struct nops_conf *a, struct nops_conf *b)
 		if (lb == NULL || strcmp(la->host, lb->host) != 0 ||
 		    la->port != lb->port || la->tls != lb->tls ||
 		    nopsd_strne(la->tls_cert, lb->tls_cert) ||
-		    nopsd_strne(la->tls_key, lb->tls_key))
+		    nopsd_strne(la->tls_key, lb->tls_key) ||
+		    nopsd_strs_ne(&la->hostnames, &lb->hostnames))
 			return "listen";
 		lb = TAILQ_NEXT(lb, entry);
 	}
 	if (lb != NULL)
 		return "listen";
+	/* The webworker gets these with its listeners. */
+	if (a->max_body_size != b->max_body_size)
+		return "max-body-size";
+	if (a->max_conns_per_address != b->max_conns_per_address)
+		return "max-connections-per-address";
 	return NULL;
 }
 
