@@ -366,10 +366,14 @@ class Nopsd:
             raise RuntimeError("nopsd did not start:\n" + self.logtext())
 
     def write_conf(self, repos):
+        # One port for the daemon's life: a reload that changes a listener
+        # is refused whole (it takes a restart; nopsd.8 RELOAD).
+        if getattr(self, "http_port", None) is None:
+            self.http_port = free_port()
         lines = ['user "_nops"',
                  'database "%s/nops.db"' % self.db,
                  'control socket "%s" group "_nopsadm"' % self.sock,
-                 "listen on 127.0.0.1 port %d" % free_port()]
+                 "listen on 127.0.0.1 port %d" % self.http_port]
         for r in repos:
             lines.append('repository "%s" {' % r["name"])
             lines.append('\turl "%s"' % r["url"])
