@@ -224,3 +224,86 @@ out:
 	json_decref(a);
 	return rv;
 }
+
+/*
+ * left-behind id [retry | forget entry]: the objects a deployment's
+ * cleanups left behind; retry them, or forget one record.
+ */
+int
+cmd_left_behind(struct ctl *ctl, int argc, char **argv)
+{
+	struct ctl_table	*t;
+	json_t			*a = NULL, *v;
+	const char		*errstr = NULL;
+	char			*path;
+	long long		 id, entry = 0;
+	size_t			 i;
+	long			 st;
+	int			 rv;
+
+	id = strtonum(argv[0], 1, LLONG_MAX, &errstr);
+	if (errstr != NULL)
+		errx(EXIT_USAGE, "deployment id %s is %s", argv[0], errstr);
+	if (argc == 1) {
+		if (asprintf(&path, "/api/v1/deployments/left-behind/%lld",
+		    id) == -1)
+			err(1, "asprintf");
+		st = ctl_call(ctl, "GET", path, NULL, &a);
+	} else if (argc == 2 && strcmp(argv[1], "retry") == 0) {
+		if (asprintf(&path, "/api/v1/deployments/left-behind/%lld",
+		    id) == -1)
+			err(1, "asprintf");
+		v = json_object();
+		st = ctl_call(ctl, "POST", path, v, &a);
+		json_decref(v);
+	} else if (argc == 3 && strcmp(argv[1], "forget") == 0) {
+		entry = strtonum(argv[2], 1, LLONG_MAX, &errstr);
+		if (errstr != NULL)
+			errx(EXIT_USAGE, "record %s is %s", argv[2], errstr);
+		if (asprintf(&path, "/api/v1/deployments/left-behind/%lld/"
+		    "%lld", entry, id) == -1)
+			err(1, "asprintf");
+		st = ctl_call(ctl, "DELETE", path, NULL, &a);
+	} else
+		ctl_usage();
+	free(path);
+	if ((rv = ctl_check(ctl, st, a)) != 0)
+		goto out;
+	if (ctl->json) {
+		ctl_print_json(a);
+		goto out;
+	}
+	if (argc == 2) {
+		printf("removed %lld, still failing %lld, refused %lld\n",
+		    (long long)json_integer_value(json_object_get(a,
+		    "removed")), (long long)json_integer_value(
+		    json_object_get(a, "still_failing")),
+		    (long long)json_integer_value(json_object_get(a,
+		    "refused")));
+		goto out;
+	}
+	if (argc == 3) {
+		printf("record %lld of deployment %lld forgotten\n", entry,
+		    id);
+		goto out;
+	}
+	if (json_array_size(json_object_get(a, "items")) == 0) {
+		printf("nothing left behind\n");
+		goto out;
+	}
+	t = table_new(5, "ID", "KIND", "ENVIRONMENT", "OBJECT", "ERROR");
+	json_array_foreach(json_object_get(a, "items"), i, v) {
+		char	 num[32];
+
+		snprintf(num, sizeof(num), "%lld", (long long)
+		    json_integer_value(json_object_get(v, "id")));
+		table_row(t, num, ctl_str(v, "kind", "?"),
+		    ctl_str(v, "environment", ""), ctl_str(v, "object", "?"),
+		    ctl_str(v, "error", ""));
+	}
+	table_print(t, stdout, 0);
+	table_free(t);
+out:
+	json_decref(a);
+	return rv;
+}

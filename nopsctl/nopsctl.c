@@ -107,6 +107,8 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "action",	2, 2, "id | [namespace/]job action "
 	    "[--input json | @file] [--reason text]", action_opts, "",
 	    cmd_action, "take an action (or run an operation)" },
+	{ "left-behind", 1, 3, "id [retry | forget entry]", no_opts, "",
+	    cmd_left_behind, "objects a deployment's cleanups left behind" },
 	{ "orphans",	0, 0, "",		no_opts, "", cmd_orphans,
 	    "jobs nops deployed that are gone from git" },
 	{ "errors",	0, 0, "",		no_opts, "", cmd_errors,

@@ -70,6 +70,7 @@ int		 cmd_plan(struct ctl *, int, char **);
 int		 cmd_actions(struct ctl *, int, char **);
 int		 cmd_action(struct ctl *, int, char **);
 char		*ctl_actions_enabled(json_t *);
+int		 cmd_left_behind(struct ctl *, int, char **);
 
 /* ctl_print.c: tables, safe strings, plan diffs */
 struct ctl_table;

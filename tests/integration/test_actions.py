@@ -310,6 +310,10 @@ def case_left_behind():
            set(x) >= {"id", "kind", "object", "environment", "error",
                       "deployment"} for x in j["items"]), (st, j))
     ids = {x["object"]: x["id"] for x in j.get("items", [])}
+    rc, out, err = nops.ctl("left-behind", str(did))
+    ok("nopsctl left-behind: a table of the records",
+       rc == 0 and "gone-0123abcd" in out and "host_cleanup" in out,
+       (rc, out, err))
     st, j = nops.api("POST", "/api/v1/deployments/left-behind/%d" % did,
                      {})
     ok("left behind: a retry answers the counts (removed, still failing, "
@@ -344,6 +348,9 @@ def case_left_behind():
        (st, j))
     st, j = nops.api("GET", "/api/v1/deployments/left-behind/%d" % did)
     ok("left behind: it is gone from the list", j["items"] == [], j)
+    rc, out, err = nops.ctl("left-behind", str(did), "retry")
+    ok("nopsctl left-behind retry: the counts", rc == 0 and
+       "removed 0, still failing 0, refused 0" in out, (rc, out, err))
     st, j = nops.api("GET", "/api/v1/deployments/left-behind/999")
     ok("left behind: records outlive their deployment (no such "
        "deployment 999)", st == 200 and len(j["items"]) == 1, (st, j))
