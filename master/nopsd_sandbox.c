@@ -153,7 +153,7 @@ static const struct sandbox_path nopsd_paths[] = {
 const struct sandbox_profile nopsd_profile = {
 	"nopsd",
 	nopsd_paths, sizeof(nopsd_paths) / sizeof(nopsd_paths[0]),
-	0,
+	SANDBOX_LL_SIGNALS,	/* its first workers predate its domain */
 	nopsd_rows, sizeof(nopsd_rows) / sizeof(nopsd_rows[0]),
 	SANDBOX_SIGNAL_ANY
 };

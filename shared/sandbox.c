@@ -487,8 +487,9 @@ sandbox_landlock_flags(const char *procname, const struct sandbox_path *paths,
 		attrsize += sizeof(attr.ll_net);
 	}
 	if (abi >= 6) {
-		attr.ll_scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET |
-		    LANDLOCK_SCOPE_SIGNAL;
+		attr.ll_scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET;
+		if (!(flags & SANDBOX_LL_SIGNALS))
+			attr.ll_scoped |= LANDLOCK_SCOPE_SIGNAL;
 		attrsize += sizeof(attr.ll_scoped);
 	}
 	rfd = (int)syscall(SYS_landlock_create_ruleset, &attr, attrsize, 0);

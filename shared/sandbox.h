@@ -31,6 +31,11 @@ struct sandbox_path {
 
 /* sandbox_landlock_flags() flags. */
 #define SANDBOX_LL_NONET	0x01	/* no TCP bind/connect (ABI >= 4) */
+/*
+ * Signals not scoped (ABI >= 6): the master must still signal workers it
+ * started before it confined itself, which live outside its domain.
+ */
+#define SANDBOX_LL_SIGNALS	0x02
 
 /*
  * seccomp: one row of an allowlist.  Rows name the system call with

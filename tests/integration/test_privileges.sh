@@ -186,3 +186,13 @@ check "the refusal names that file" \
     grep -q "$N/metrics.token cannot be read by the master's user" \
     "$T/nopsd.log"
 rm -rf "$N"
+
+# SIGTERM: the unprivileged master still signals every worker it started
+# (those from before its sandbox too) and exits.
+wpids="$(worker_field gitworker pid) $(worker_field webworker pid)"
+kill -TERM "$DAEMON_PID"
+stopped() { ! kill -0 "$DAEMON_PID" 2>/dev/null; }
+check "the unprivileged master stops on SIGTERM" wait_for 15 stopped
+for p in $wpids; do
+	check "worker $p stopped with it" sh -c "! kill -0 $p 2>/dev/null"
+done
