@@ -141,6 +141,8 @@ void	 apply_cycle(void);
 int	 apply_busy(int64_t id);
 /* Promote the canaries of a deployment waiting for it (API action). */
 int	 apply_promote(int64_t id, const char *who, char *err, size_t errlen);
+/* diffview.c: a plan diff as the API shows it (a new reference). */
+json_t	*diffview(const json_t *);
 /* The health progress last seen of a deployment (borrowed), or NULL. */
 json_t	*health_progress(int64_t id);
 

@@ -99,7 +99,7 @@ job_json(const struct ejob *ej, int detail)
 		json_object_set_new(o, "spec_hash", ej->ej_hash[0] != '\0' ?
 		    jsonb_str(ej->ej_hash) : json_null());
 		json_object_set_new(o, "diff", ej->ej_diff != NULL ?
-		    json_incref(ej->ej_diff) : json_null());
+		    diffview(ej->ej_diff) : json_null());
 	}
 	return o;
 }
@@ -274,7 +274,10 @@ api_deployments(struct api_req *req, struct api_resp *resp)
 		}
 	}
 	if (state != NULL && deploy_state_parse(state, &ds) == -1) {
-		api_error(resp, 400, "bad_request", "no state %s", state);
+		api_error(resp, 400, "bad_request", "no state %s (states: "
+		    "pending_approval pre_hooks registering waiting_health "
+		    "awaiting_promotion post_hooks completed failed rejected "
+		    "superseded)", state);
 		goto out;
 	}
 	/*
@@ -383,7 +386,9 @@ api_deployment(struct api_req *req, struct api_resp *resp)
 	json_object_set_new(o, "health", health_progress(id) != NULL ?
 	    json_deep_copy(health_progress(id)) : json_null());
 	diff = d.d_diff != NULL ? json_loads(d.d_diff, 0, NULL) : NULL;
-	json_object_set_new(o, "diff", diff != NULL ? diff : json_null());
+	json_object_set_new(o, "diff", diff != NULL ? diffview(diff) :
+	    json_null());
+	json_decref(diff);
 	hooks = json_array();
 	for (i = 0; i < d.d_nhooks; i++) {
 		h = jsonb_pack("{s:s,s:i,s:s,s:s,s:i}",

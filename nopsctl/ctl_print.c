@@ -330,6 +330,9 @@ diff_annotations(json_t *a)
 	return s;
 }
 
+/* Fields and objects that only repeat Nomad's defaults, not printed. */
+static size_t	 diff_folded;
+
 static void
 diff_fields(json_t *fields, int indent)
 {
@@ -344,6 +347,10 @@ diff_fields(json_t *fields, int indent)
 			w = strlen(name);
 	}
 	json_array_foreach(fields, i, f) {
+		if (json_is_true(json_object_get(f, "Default"))) {
+			diff_folded++;
+			continue;
+		}
 		name = ctl_str(f, "Name", "?");
 		type = ctl_str(f, "Type", "None");
 		old = ctl_str(f, "Old", "");
@@ -372,6 +379,10 @@ diff_objects(json_t *objects, int indent)
 	size_t		 i;
 
 	json_array_foreach(objects, i, o) {
+		if (json_is_true(json_object_get(o, "Default"))) {
+			diff_folded++;
+			continue;
+		}
 		diff_line(indent, o, "%s {", ctl_str(o, "Name",
 		    "?"));
 		diff_fields(json_object_get(o, "Fields"), indent + 2);
@@ -412,6 +423,7 @@ print_diff(json_t *diff, int indent)
 		printf("%*s(no diff)\n", indent, "");
 		return;
 	}
+	diff_folded = 0;
 	diff_line(indent, diff, "Job: \"%s\"", ctl_str(diff, "ID",
 	    "?"));
 	diff_fields(json_object_get(diff, "Fields"), indent);
@@ -435,4 +447,7 @@ print_diff(json_t *diff, int indent)
 			    indent + 4);
 		}
 	}
+	if (diff_folded > 0)
+		printf("%*s(%zu of Nomad's defaults not shown; -j shows "
+		    "them)\n", indent, "", diff_folded);
 }

@@ -452,7 +452,7 @@ cmd_log(struct ctl *ctl, int argc, char **argv)
 	else if (strcmp(argv[0], "brief") == 0)
 		verbose = 0;
 	else
-		ctl_usage();
+		errx(EXIT_USAGE, "log %s: say verbose or brief", argv[0]);
 	body = json_pack("{s:b}", "verbose", verbose);
 	st = ctl_call(ctl, "POST", "/api/v1/log", body, &a);
 	json_decref(body);
@@ -757,8 +757,14 @@ main(int argc, char *argv[])
 	n = ctl_cmd_opts(&ctl, cmd, argc, argv);
 	argc -= n;
 	argv += n;
-	if (argc < cmd->minargs || argc > cmd->maxargs)
-		ctl_usage();
+	if (argc < cmd->minargs || argc > cmd->maxargs) {
+		extern char	*__progname;
+
+		/* Only this command's usage: the list would hide it. */
+		fprintf(stderr, "usage: %s %s%s%s\n", __progname, cmd->name,
+		    cmd->args[0] != '\0' ? " " : "", cmd->args);
+		exit(EXIT_USAGE);
+	}
 
 	if (tokenfile != NULL)
 		ctl.token = ctl_read_token(tokenfile);

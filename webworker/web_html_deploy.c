@@ -113,8 +113,9 @@ html_diff_changes(json_t *o, int depth)
 	return n;
 }
 
+/* The fields of one object; defaults (a new job's) only when asked. */
 static void
-html_diff_fields(struct wbuf *b, json_t *fields)
+html_diff_fields(struct wbuf *b, json_t *fields, int defaults)
 {
 	json_t		*f, *a;
 	const char	*t;
@@ -123,6 +124,8 @@ html_diff_fields(struct wbuf *b, json_t *fields)
 
 	json_array_foreach(fields, i, f) {
 		if ((t = jstr(f, "Type")) == NULL || strcmp(t, "None") == 0)
+			continue;
+		if (json_is_true(json_object_get(f, "Default")) != defaults)
 			continue;
 		if (!any++)
 			wbuf_puts(b, "<table>");
@@ -139,8 +142,34 @@ html_diff_fields(struct wbuf *b, json_t *fields)
 		wbuf_puts(b, "</table>");
 }
 
+static void	 html_diff_obj(struct wbuf *, json_t *, const char *, int, int);
+
+/* Fields and objects that only repeat Nomad's defaults: folded. */
 static void
-html_diff_obj(struct wbuf *b, json_t *o, const char *kind, int depth)
+html_diff_defaults(struct wbuf *b, json_t *o, int depth)
+{
+	json_t	*f, *sub;
+	size_t	 i;
+	int	 n = 0;
+
+	json_array_foreach(json_object_get(o, "Fields"), i, f)
+		n += json_is_true(json_object_get(f, "Default"));
+	json_array_foreach(json_object_get(o, "Objects"), i, sub)
+		n += json_is_true(json_object_get(sub, "Default"));
+	if (n == 0)
+		return;
+	wbuf_htmlf(b, "<details class=\"defaults\"><summary class=\"muted\">"
+	    "%d of Nomad's defaults</summary>", n);
+	html_diff_fields(b, json_object_get(o, "Fields"), 1);
+	json_array_foreach(json_object_get(o, "Objects"), i, sub)
+		if (json_is_true(json_object_get(sub, "Default")))
+			html_diff_obj(b, sub, "", depth + 1, 1);
+	wbuf_puts(b, "</details>");
+}
+
+static void
+html_diff_obj(struct wbuf *b, json_t *o, const char *kind, int depth,
+    int folded)
 {
 	json_t		*sub, *n;
 	const char	*t = jstr(o, "Type"), *k;
@@ -158,13 +187,16 @@ html_diff_obj(struct wbuf *b, json_t *o, const char *kind, int depth)
 		wbuf_htmlf(b, " <span class=\"muted\">%s: %lld</span>", k,
 		    (long long)json_integer_value(n));
 	wbuf_puts(b, "</div>");
-	html_diff_fields(b, json_object_get(o, "Fields"));
+	html_diff_fields(b, json_object_get(o, "Fields"), folded);
 	json_array_foreach(json_object_get(o, "Objects"), i, sub)
-		html_diff_obj(b, sub, "", depth + 1);
+		if (folded || !json_is_true(json_object_get(sub, "Default")))
+			html_diff_obj(b, sub, "", depth + 1, folded);
 	json_array_foreach(json_object_get(o, "TaskGroups"), i, sub)
-		html_diff_obj(b, sub, "task group", depth + 1);
+		html_diff_obj(b, sub, "task group", depth + 1, 0);
 	json_array_foreach(json_object_get(o, "Tasks"), i, sub)
-		html_diff_obj(b, sub, "task", depth + 1);
+		html_diff_obj(b, sub, "task", depth + 1, 0);
+	if (!folded)
+		html_diff_defaults(b, o, depth);
 	wbuf_puts(b, "</div>");
 }
 
@@ -176,7 +208,7 @@ html_diff(struct wbuf *b, json_t *diff)
 		return;
 	}
 	wbuf_puts(b, "<div class=\"diff\" id=\"diff\">");
-	html_diff_obj(b, diff, "job", 0);
+	html_diff_obj(b, diff, "job", 0, 0);
 	wbuf_puts(b, "</div>");
 }
 

@@ -426,6 +426,9 @@ def case_nopsctl():
     ok("nopsctl show --help: its usage and what it does",
        rc == 0 and "usage: nopsctl show id" in out and "health" in out,
        (rc, out, err))
+    rc, out, err = ctl("-s", "/nonexistent.sock", "log", "loud")
+    ok("nopsctl: an invalid value lists the valid ones",
+       rc == 2 and "verbose" in err and "brief" in err, (rc, err))
     rc, out, err = ctl("-V")
     ok("nopsctl -V prints the version", rc == 0 and
        out.startswith("nopsctl ") and out.strip()[-1].isdigit(), out)
@@ -480,10 +483,70 @@ def case_config_check():
     shutil.rmtree(d)
 
 
+def diff_find(o, name, path=()):
+    """(path, field) pairs named name anywhere in a diff."""
+    out = []
+    for f in o.get("Fields") or []:
+        if f["Name"] == name:
+            out.append((path, f))
+    for k in ("Objects", "TaskGroups", "Tasks"):
+        for sub in o.get(k) or []:
+            out += diff_find(sub, name, path + (sub.get("Name"),))
+    return out
+
+
+def case_readable_diff():
+    """Durations read as durations; a new job's diff marks (and nopsctl
+    and the page fold) what only repeats Nomad's defaults."""
+    env, sim, remote, nops = setup({
+        "nomad/web.nomad.hcl": job_hcl("web", image="nginx:readable")})
+    did = wait_until(lambda: nops.job_state("web") == "pending_approval"
+                     and nops.active("web"), 15)
+    d = nops.deployment(did)["diff"]
+    kt = diff_find(d, "KillTimeout")
+    ok("diff: a duration reads as a duration",
+       kt and kt[0][1]["New"] == "5s", kt)
+    delay = [f for p, f in diff_find(d, "Delay") if "RestartPolicy" in p]
+    ok("diff: nested durations too", delay and delay[0]["New"] == "15s",
+       delay)
+    ok("diff: a field at Nomad's default is marked Default",
+       kt and kt[0][1].get("Default") is True, kt)
+    img = diff_find(d, "image")
+    ok("diff: what git says is not marked", img and
+       img[0][1]["New"] == "nginx:readable" and
+       not img[0][1].get("Default"), img)
+    grp = d["TaskGroups"][0]
+    rp = [o for o in grp["Objects"] if o["Name"] == "RestartPolicy"]
+    ok("diff: an object of nothing but defaults is marked Default",
+       rp and rp[0].get("Default") is True, rp)
+    rc, out, err = nops.ctl("show", str(did))
+    ok("diff: nopsctl show folds the defaults and shows git's values",
+       rc == 0 and "of Nomad's defaults not shown" in out and
+       "nginx:readable" in out and "15000000000" not in out and
+       "RestartPolicy" not in out, out[-2500:])
+    st, page = nops.curl("GET", "/deployments/%d" % did)
+    ok("diff: the page folds them under a details element",
+       st == 200 and "of Nomad's defaults</summary>" in page and
+       "15000000000" not in page, st)
+    # An edit of a duration reads as one too.
+    nops.action(did, "approve")
+    complete(nops, did)
+    nops.push_and_fetch(remote, {"nomad/web.nomad.hcl": job_hcl(
+        "web", image="nginx:readable", group_extra="    update {\n"
+        "      min_healthy_time = \"20s\"\n    }\n")}, "slower")
+    d2 = next_active(nops, "web", did)
+    mh = diff_find(nops.deployment(d2)["diff"], "MinHealthyTime") \
+        if d2 else []
+    ok("diff: an edited duration reads 10s -> 20s",
+       [(f["Old"], f["New"]) for p, f in mh if "Update" in p] ==
+       [("10s", "20s")], mh)
+    env.cleanup()
+
+
 CASES = [case_auto_revert, case_manual_health, case_scale_during_pre_hooks,
          case_dispatch_transient, case_deploy_now, case_health_progress,
          case_failed_attention, case_unparsed, case_nopsctl,
-         case_config_check]
+         case_config_check, case_readable_diff]
 
 if __name__ == "__main__":
     only = sys.argv[1:]
