@@ -600,6 +600,26 @@ cmd_reject(struct ctl *ctl, int argc, char **argv)
 	return rv;
 }
 
+/* acknowledge id [--reason text]: a failure seen, off the Overview. */
+int
+cmd_acknowledge(struct ctl *ctl, int argc, char **argv)
+{
+	json_t		*a, *body = json_object();
+	char		*path;
+	long long	 id = ctl_id(argv[0]);
+	int		 rv;
+
+	if (ctl->reason != NULL)
+		json_object_set_new(body, "reason", json_string(ctl->reason));
+	path = deployment_path(id, "acknowledge");
+	rv = ctl_action(ctl, path, body, &a);
+	free(path);
+	if (rv == 0 && !ctl->json)
+		printf("deployment %lld acknowledged\n", id);
+	json_decref(a);
+	return rv;
+}
+
 /* retry and promote: nopsd queues them and answers 202. */
 static int
 ctl_queued(struct ctl *ctl, const char *id_arg, const char *action,

@@ -57,6 +57,7 @@ int		 cmd_show(struct ctl *, int, char **);
 int		 cmd_approve(struct ctl *, int, char **);
 int		 cmd_reject(struct ctl *, int, char **);
 int		 cmd_retry(struct ctl *, int, char **);
+int		 cmd_acknowledge(struct ctl *, int, char **);
 int		 cmd_promote(struct ctl *, int, char **);
 int		 cmd_pause(struct ctl *, int, char **);
 int		 cmd_resume(struct ctl *, int, char **);

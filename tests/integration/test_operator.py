@@ -331,8 +331,10 @@ def case_failed_attention():
     nops.wait_deploy_state(d3, "failed", 30, sim_step=30)
     ok("attention: a new failure is listed", d3 in failed_listed(nops),
        failed_listed(nops))
-    st, r = nops.action(d3, "acknowledge", {"reason": "known, fixing"})
-    ok("attention: acknowledge is accepted", st == 200, (st, r))
+    rc, out, err = nops.ctl("acknowledge", str(d3), "--reason",
+                            "known, fixing")
+    ok("attention: nopsctl acknowledge is accepted",
+       rc == 0 and "acknowledged" in out, (rc, out, err))
     ok("attention: an acknowledged failure is off the Overview",
        d3 not in failed_listed(nops), failed_listed(nops))
     acts = [(e["action"], e["actor"], e["detail"])
