@@ -770,13 +770,11 @@ config_print(FILE *fp, const struct nops_conf *conf)
 	config_print_file(fp, "", "users", conf->users_file);
 	config_print_file(fp, "", "bootstrap token",
 	    conf->bootstrap_token_file);
-	/* Printed when not the default, like the statements they are. */
-	if (conf->session_idle != NOPS_SESSION_IDLE)
-		fprintf(fp, "session idle-timeout %s\n",
-		    config_fmt_duration(conf->session_idle, d, sizeof(d)));
-	if (conf->session_lifetime != NOPS_SESSION_LIFETIME)
-		fprintf(fp, "session lifetime %s\n",
-		    config_fmt_duration(conf->session_lifetime, d, sizeof(d)));
+	/* Every value in force, defaults included (nopsd -nv). */
+	fprintf(fp, "session idle-timeout %s\n",
+	    config_fmt_duration(conf->session_idle, d, sizeof(d)));
+	fprintf(fp, "session lifetime %s\n",
+	    config_fmt_duration(conf->session_lifetime, d, sizeof(d)));
 
 	TAILQ_FOREACH(l, &conf->listens, entry) {
 		/* Hosts are IP literals, "*" or "localhost": no quotes. */
@@ -793,12 +791,10 @@ config_print(FILE *fp, const struct nops_conf *conf)
 		}
 		fputc('\n', fp);
 	}
-	if (conf->max_body_size != WEB_BODY_DEFAULT)
-		fprintf(fp, "max-body-size %s\n", config_fmt_size(
-		    conf->max_body_size, d, sizeof(d)));
-	if (conf->max_conns_per_address != WEB_CONN_SOURCE_DEFAULT)
-		fprintf(fp, "max-connections-per-address %d\n",
-		    conf->max_conns_per_address);
+	fprintf(fp, "max-body-size %s\n", config_fmt_size(
+	    conf->max_body_size, d, sizeof(d)));
+	fprintf(fp, "max-connections-per-address %d\n",
+	    conf->max_conns_per_address);
 	config_print_file(fp, "", "metrics token", conf->metrics_token_file);
 	if (conf->dashboard_url != NULL) {
 		fputs("dashboard url ", fp);
