@@ -30,6 +30,8 @@
 #include "deploy.h"
 #include "engine.h"
 #include "apply.h"
+#include "redact.h"
+#include "webpub.h"
 #include "jsonb.h"
 #include "leftbehind.h"
 
@@ -392,6 +394,137 @@ hook_found(struct nomad_result *res, void *arg)
 	hook_search_next(hs);
 }
 
+/*
+ * Hook output: the last 64 KiB of a finished run's stdout and stderr,
+ * from Nomad's logs, redacted like a diff.  Kept in memory for the last
+ * HOOK_OUTPUTS runs (after a restart, a run finished before it shows
+ * none).
+ */
+#define HOOK_OUTPUT_MAX		(64 * 1024)
+#define HOOK_OUTPUTS		64
+
+static struct {
+	char	*ho_token;
+	char	*ho_text;
+} hook_outputs[HOOK_OUTPUTS];
+static size_t	 hook_noutputs;
+
+struct hook_logs {
+	char	*hl_token;
+	char	*hl_ns;
+	char	*hl_alloc;
+	char	*hl_task;
+	char	*hl_stdout;
+};
+
+const char *
+hook_output(const char *token)
+{
+	size_t	 i;
+
+	for (i = 0; i < hook_noutputs; i++)
+		if (strcmp(hook_outputs[i].ho_token, token) == 0)
+			return hook_outputs[i].ho_text;
+	return NULL;
+}
+
+static void
+hook_output_keep(const char *token, char *text)
+{
+	size_t	 i;
+
+	for (i = 0; i < hook_noutputs; i++)
+		if (strcmp(hook_outputs[i].ho_token, token) == 0) {
+			free(hook_outputs[i].ho_text);
+			hook_outputs[i].ho_text = text;
+			webpub_changed();
+			return;
+		}
+	if (hook_noutputs == HOOK_OUTPUTS) {
+		free(hook_outputs[0].ho_token);
+		free(hook_outputs[0].ho_text);
+		memmove(&hook_outputs[0], &hook_outputs[1],
+		    (HOOK_OUTPUTS - 1) * sizeof(hook_outputs[0]));
+		hook_noutputs--;
+	}
+	hook_outputs[hook_noutputs].ho_token = apply_strdup(token);
+	hook_outputs[hook_noutputs++].ho_text = text;
+	webpub_changed();
+}
+
+static void
+hook_logs_free(struct hook_logs *hl)
+{
+	free(hl->hl_token);
+	free(hl->hl_ns);
+	free(hl->hl_alloc);
+	free(hl->hl_task);
+	free(hl->hl_stdout);
+	free(hl);
+}
+
+static void
+hook_logs_stderr(struct nomad_result *res, void *arg)
+{
+	struct hook_logs *hl = arg;
+	const char	*err = nomad_ok(res) && res->nr_body != NULL ?
+			    res->nr_body : "";
+	size_t		 elen = nomad_ok(res) ? res->nr_bodylen : 0;
+	char		*all, *red;
+	size_t		 olen = strlen(hl->hl_stdout), n;
+
+	/* stdout, then stderr; the last 64 KiB of the two. */
+	if (asprintf(&all, "%s%s%.*s", hl->hl_stdout, elen > 0 ?
+	    (olen > 0 && hl->hl_stdout[olen - 1] != '\n' ? "\n--- stderr "
+	    "---\n" : "--- stderr ---\n") : "", (int)elen, err) == -1)
+		fatal("asprintf");
+	n = strlen(all);
+	red = redact_text(n > HOOK_OUTPUT_MAX ? all + n - HOOK_OUTPUT_MAX :
+	    all, n > HOOK_OUTPUT_MAX ? HOOK_OUTPUT_MAX : n);
+	free(all);
+	if (red != NULL)
+		hook_output_keep(hl->hl_token, red);
+	hook_logs_free(hl);
+}
+
+static void
+hook_logs_stdout(struct nomad_result *res, void *arg)
+{
+	struct hook_logs *hl = arg;
+
+	if (nomad_ok(res) && res->nr_body != NULL) {
+		if ((hl->hl_stdout = strndup(res->nr_body,
+		    res->nr_bodylen)) == NULL)
+			fatal("strndup");
+	} else
+		hl->hl_stdout = apply_strdup("");
+	nomad_alloc_logs(hl->hl_ns, hl->hl_alloc, hl->hl_task, 1,
+	    HOOK_OUTPUT_MAX, hook_logs_stderr, hl);
+}
+
+/* A run ended: read its allocation's logs (the first task's). */
+static void
+hook_logs_fetch(const struct astep *as, const json_t *alloc)
+{
+	struct hook_logs *hl;
+	const char	*id, *task = NULL;
+	json_t		*v;
+
+	id = json_string_value(json_object_get(alloc, "ID"));
+	json_object_foreach(json_object_get(alloc, "TaskStates"), task, v)
+		break;
+	if (id == NULL || task == NULL)
+		return;
+	if ((hl = calloc(1, sizeof(*hl))) == NULL)
+		fatal("calloc");
+	hl->hl_token = apply_strdup(as->as_token);
+	hl->hl_ns = apply_strdup(as->as_ns);
+	hl->hl_alloc = apply_strdup(id);
+	hl->hl_task = apply_strdup(task);
+	nomad_alloc_logs(hl->hl_ns, hl->hl_alloc, hl->hl_task, 0,
+	    HOOK_OUTPUT_MAX, hook_logs_stdout, hl);
+}
+
 static void
 hook_stopped(struct nomad_result *res, void *arg)
 {
@@ -453,6 +586,9 @@ hook_polled(struct nomad_result *res, void *arg)
 		} else
 			running++;
 	}
+	if (running == 0 && (failed > 0 || complete > 0))
+		hook_logs_fetch(as, json_array_get(res->nr_json,
+		    json_array_size(res->nr_json) - 1));
 	if (failed > 0 && running == 0) {
 		char	 why[256];
 

@@ -257,3 +257,71 @@ redact_diff(json_t *diff)
 	}
 	return n;
 }
+
+/*
+ * Free text (a hook's output), redacted like a diff: in each
+ * blank-separated word, the value of "name=value" or "name: value" when
+ * the name says secret, a word that looks like a generated secret, and
+ * credentials in URLs.  Returns a new string (NULL on memory failure).
+ */
+char *
+redact_text(const char *s, size_t len)
+{
+	char	*in, *out, *o, *w, *sep, *u;
+	size_t	 i, j, cap;
+	int	 next_secret = 0;
+
+	if ((in = malloc(len + 1)) == NULL)
+		return NULL;
+	memcpy(in, s, len);
+	in[len] = '\0';
+	cap = len + 1 + (len / 2 + 1) * sizeof(REDACTED);
+	if ((out = malloc(cap)) == NULL) {
+		free(in);
+		return NULL;
+	}
+	o = out;
+	for (i = 0; i < len;) {
+		if (in[i] == ' ' || in[i] == '\t' || in[i] == '\n' ||
+		    in[i] == '\r' || in[i] == '\0') {
+			if (in[i] == '\n')
+				next_secret = 0;
+			*o++ = in[i] == '\0' ? ' ' : in[i];
+			i++;
+			continue;
+		}
+		for (j = i; j < len && in[j] != ' ' && in[j] != '\t' &&
+		    in[j] != '\n' && in[j] != '\r' && in[j] != '\0'; j++)
+			;
+		w = in + i;
+		in[j < len ? j : len] = '\0';
+		if (next_secret) {
+			/* "password: hunter2": the word after the name. */
+			o = stpcpy(o, REDACTED);
+			next_secret = 0;
+		} else if ((sep = strpbrk(w, "=:")) != NULL && sep > w &&
+		    sep[1] != '/' && (*sep = '\0', redact_name_is_secret(w))) {
+			o = stpcpy(o, w);
+			*o++ = sep == w ? '=' : (s[(sep - in)] == ':' ? ':' :
+			    '=');
+			if (sep[1] != '\0')
+				o = stpcpy(o, REDACTED);
+			else
+				next_secret = 1;
+		} else {
+			if (sep != NULL)
+				*sep = s[sep - in];
+			if (redact_value_looks_secret(w))
+				o = stpcpy(o, REDACTED);
+			else if ((u = redact_url_credentials(w)) != NULL) {
+				o = stpcpy(o, u);
+				free(u);
+			} else
+				o = stpcpy(o, w);
+		}
+		i = j;
+	}
+	*o = '\0';
+	free(in);
+	return out;
+}

@@ -5,6 +5,8 @@
 #ifndef NOPS_REDACT_H
 #define NOPS_REDACT_H
 
+#include <stddef.h>
+
 #include <jansson.h>
 
 #define REDACTED	"<redacted>"
@@ -23,5 +25,8 @@ int	 redact_name_is_secret(const char *);
 int	 redact_value_looks_secret(const char *);
 /* A copy of s with "user:pass@" in URLs replaced; caller frees. */
 char	*redact_url_credentials(const char *);
+
+/* Free text (hook output) redacted like a diff; a new string or NULL. */
+char	*redact_text(const char *, size_t);
 
 #endif /* NOPS_REDACT_H */

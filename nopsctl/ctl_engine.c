@@ -221,6 +221,30 @@ hooks_print(json_t *hooks)
 	}
 	table_print(t, stdout, 2);
 	table_free(t);
+	/* Each finished run's output (the last 64 KiB, redacted). */
+	json_array_foreach(hooks, i, h) {
+		const char	*out;
+		char		*safe, *line, *next;
+
+		run = json_object_get(h, "run");
+		if ((out = ctl_str(run, "output", NULL)) == NULL ||
+		    *out == '\0')
+			continue;
+		printf("\n  output of %s hook %s (last 64 KiB, redacted):\n",
+		    ctl_str(h, "phase", "?"), ctl_str(h, "hook", "?"));
+		if ((line = strdup(out)) == NULL)
+			err(1, "strdup");
+		for (next = line; next != NULL;) {
+			char	*l = strsep(&next, "\n");
+
+			if (next == NULL && *l == '\0')
+				break;
+			safe = safe_str(l);
+			printf("    | %s\n", safe);
+			free(safe);
+		}
+		free(line);
+	}
 }
 
 static void

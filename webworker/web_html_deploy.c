@@ -456,8 +456,14 @@ html_deployment(struct wbuf *b, const struct web_view *v, json_t *d)
 				    "started_at"));
 				wbuf_puts(b, "</td><td>");
 				html_time(b, json_object_get(run, "ended_at"));
-				wbuf_htmlf(b, "</td><td>%s</td>",
-				    jstr(run, "error"));
+				wbuf_htmlf(b, "</td><td>%s", jstr(run, "error"));
+				if (jstr(run, "output") != NULL &&
+				    *jstr(run, "output") != '\0')
+					wbuf_htmlf(b, "<details class=\"output\">"
+					    "<summary>output (last 64 KiB, "
+					    "redacted)</summary><pre>%s</pre>"
+					    "</details>", jstr(run, "output"));
+				wbuf_puts(b, "</td>");
 			} else
 				wbuf_puts(b, "<span class=\"muted\">not run"
 				    "</span></td><td></td><td></td><td></td>"

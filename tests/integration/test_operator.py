@@ -545,10 +545,46 @@ def case_readable_diff():
     env.cleanup()
 
 
+def case_hook_output():
+    """A hook run's output (the last 64 KiB, from Nomad's logs) is shown
+    in the API, nopsctl show and the page, redacted like a diff."""
+    script = ("echo migrating schema 42; echo password=hunter2; "
+              "echo fetch https://bob:s3cr3t@git.example/x; "
+              "echo tok ghp_Abcdefghijklmnop1234567890XYZ; "
+              "echo warning on stderr >&2")
+    env, sim, remote, nops = setup({
+        "nomad/web.nomad.hcl": job_hcl("web", policy="auto", pre="migrate"),
+        "nomad/migrate.nomad.hcl": hook_hcl("migrate", script)})
+    did = wait_until(lambda: nops.active("web"), 15)
+    complete(nops, did)
+
+    def output():
+        run = nops.deployment(did)["hooks"][0]["run"] or {}
+        return run.get("output")
+    out = wait_until(output, 15)
+    ok("hook output: the run's output is in the API",
+       out and "migrating schema 42" in out and
+       "warning on stderr" in out, out)
+    ok("hook output: secrets are redacted like in a diff",
+       out and "hunter2" not in out and "s3cr3t" not in out and
+       "ghp_Abcdefghijklmnop1234567890XYZ" not in out and
+       "<redacted>" in out and "git.example/x" in out, out)
+    rc, text, err = nops.ctl("show", str(did))
+    ok("hook output: nopsctl show prints it",
+       rc == 0 and "output of pre hook migrate" in text and
+       "| migrating schema 42" in text and "hunter2" not in text,
+       text[-1500:])
+    st, page = nops.curl("GET", "/deployments/%d" % did)
+    ok("hook output: the deployment page shows it, folded",
+       st == 200 and "<summary>output" in page and
+       "migrating schema 42" in page and "hunter2" not in page, st)
+    env.cleanup()
+
+
 CASES = [case_auto_revert, case_manual_health, case_scale_during_pre_hooks,
          case_dispatch_transient, case_deploy_now, case_health_progress,
          case_failed_attention, case_unparsed, case_nopsctl,
-         case_config_check, case_readable_diff]
+         case_config_check, case_readable_diff, case_hook_output]
 
 if __name__ == "__main__":
     only = sys.argv[1:]
