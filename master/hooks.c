@@ -452,6 +452,21 @@ hook_output_keep(const char *token, char *text)
 	webpub_changed();
 }
 
+/* One stream of an allocation's task log, its last HOOK_OUTPUT_MAX bytes. */
+static void
+hook_logs_read(struct hook_logs *hl, int use_stderr, nomad_cb cb)
+{
+	struct nomad_args	 a;
+
+	memset(&a, 0, sizeof(a));
+	a.na_ns = hl->hl_ns;
+	a.na_id = hl->hl_alloc;
+	a.na_task = hl->hl_task;
+	a.na_tail = HOOK_OUTPUT_MAX;
+	a.na_flags = use_stderr ? NOMAD_F_STDERR : 0;
+	nomad_call(NOMAD_OP_ALLOC_LOGS, &a, cb, hl);
+}
+
 static void
 hook_logs_free(struct hook_logs *hl)
 {
@@ -498,8 +513,7 @@ hook_logs_stdout(struct nomad_result *res, void *arg)
 			fatal("strndup");
 	} else
 		hl->hl_stdout = apply_strdup("");
-	nomad_alloc_logs(hl->hl_ns, hl->hl_alloc, hl->hl_task, 1,
-	    HOOK_OUTPUT_MAX, hook_logs_stderr, hl);
+	hook_logs_read(hl, 1, hook_logs_stderr);
 }
 
 /* A run ended: read its allocation's logs (the first task's). */
@@ -521,8 +535,7 @@ hook_logs_fetch(const struct astep *as, const json_t *alloc)
 	hl->hl_ns = apply_strdup(as->as_ns);
 	hl->hl_alloc = apply_strdup(id);
 	hl->hl_task = apply_strdup(task);
-	nomad_alloc_logs(hl->hl_ns, hl->hl_alloc, hl->hl_task, 0,
-	    HOOK_OUTPUT_MAX, hook_logs_stdout, hl);
+	hook_logs_read(hl, 0, hook_logs_stdout);
 }
 
 static void
