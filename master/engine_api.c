@@ -64,6 +64,19 @@ job_json(const struct ejob *ej, int detail)
 	json_t	*o, *issues, *hooks;
 	size_t	 i;
 
+	const char	*state = ej->ej_state;
+	char		*note = NULL;
+
+	/*
+	 * A pause shows at once, not after the cycle it starts: the hold is
+	 * in the store already.
+	 */
+	if (ej->ej_meta.jm_role == META_MANAGED && state != NULL &&
+	    strcmp(state, "paused") != 0 && strcmp(state, "deploying") != 0 &&
+	    hold_get(ej->ej_ns, ej->ej_id, NULL, NULL, NULL) == 1)
+		state = "paused";
+	if (state != ej->ej_state)
+		note = "paused; detection takes it into account next cycle";
 	o = jsonb_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:b,s:o,s:o}",
 	    "namespace", ej->ej_ns, "id", ej->ej_id,
 	    "repository", ej->ej_repo, "path", ej->ej_path,
@@ -71,8 +84,8 @@ job_json(const struct ejob *ej, int detail)
 	    "role", meta_role_str(ej->ej_meta.jm_role),
 	    "policy", meta_policy_str(ej->ej_meta.jm_policy),
 	    "drift", ej->ej_drift,
-	    "state", json_str_or_null(ej->ej_state),
-	    "note", json_str_or_null(ej->ej_note));
+	    "state", json_str_or_null(state),
+	    "note", json_str_or_null(note != NULL ? note : ej->ej_note));
 	json_object_set_new(o, "deployment", ej->ej_deployment > 0 ?
 	    json_integer(ej->ej_deployment) : json_null());
 	json_object_set_new(o, "error", json_str_or_null(ej->ej_error != NULL ?

@@ -234,6 +234,13 @@ def case_deploy_now():
     ok("deploy-now: a blocked job is refused with 409 naming retry",
        st == 409 and "blocked" in r["error"]["message"] and "retry" in
        r["error"]["message"], (st, r))
+    # A pause shows at once in jobs, before the cycle it starts.
+    nops.job_action("sync", "pause", {"reason": "freeze"})
+    rc, out, err = nops.ctl("jobs")
+    row = [ln for ln in out.splitlines() if "sync" in ln.split()[:2] or
+           "default/sync" in ln]
+    ok("jobs: a pause shows at once", nops.job("sync")["state"] ==
+       "paused" and row and "paused" in row[0], (row, out))
     # A pause and a resume make detection run again.
     nops.job_action("blk", "pause", {"reason": "cycle"})
     nops.job_action("blk", "resume")
