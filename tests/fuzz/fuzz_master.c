@@ -31,6 +31,8 @@
 /* FUZZ-SOURCES: master/web_api.c master/webhook.c */
 /* FUZZ-SOURCES: master/webhook_verify.c master/webpub.c master/parse.c */
 /* FUZZ-SOURCES: master/cfile.c shared/addr.c shared/hex.c */
+/* FUZZ-SOURCES: master/action.c master/leftbehind.c master/operation.c */
+/* FUZZ-SOURCES: master/suspend.c */
 /* FUZZ-SOURCES: shared/authc.c shared/imsg.c shared/log.c */
 /* FUZZ-SOURCES: shared/logflood.c shared/msg.c shared/msgtab.c */
 /* FUZZ-SOURCES: shared/plan.c shared/proc.c shared/sandbox.c */
