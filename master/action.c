@@ -28,6 +28,7 @@
 #include "store.h"
 #include "deploy.h"
 #include "engine.h"
+#include "hosts.h"
 #include "api.h"
 #include "jsonb.h"
 #include "auth.h"
@@ -686,6 +687,8 @@ act_approve(struct action_ctx *ac, json_t *input, struct api_resp *resp)
 	for (i = 0; i < d->d_nhooks; i++)
 		if (strcmp(d->d_hooks[i].dh_phase, "pre") == 0)
 			to = DS_PRE_HOOKS;
+	if (d->d_ns[0] == '\0')
+		to = DS_DEPLOYING;	/* a deploy plan's (master/hosts.c) */
 	if (store_begin(s) == -1)
 		goto fail;
 	rc = deploy_transition(s, d->d_id, DS_PENDING_APPROVAL, to,
@@ -703,6 +706,7 @@ act_approve(struct action_ctx *ac, json_t *input, struct api_resp *resp)
 	log_info("deployment %lld approved by %s", (long long)d->d_id,
 	    ac->ac_req->ar_actor);
 	engine_apply_kick();
+	hosts_kick();
 	act_answer_deployment(d->d_id, resp);
 	return;
 fail:

@@ -41,6 +41,7 @@
 #include "metrics.h"
 #include "plans.h"
 #include "jsonb.h"
+#include "hosts.h"
 
 
 
@@ -532,6 +533,7 @@ static const struct {
 	{ webhook_routes, &webhook_nroutes },
 	{ metrics_routes, &metrics_nroutes },
 	{ plans_routes, &plans_nroutes },
+	{ hosts_routes, &hosts_nroutes },
 };
 
 void

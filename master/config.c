@@ -72,6 +72,8 @@ config_new(void)
 	conf->session_lifetime = NOPS_SESSION_LIFETIME;
 	TAILQ_INIT(&conf->listens);
 	TAILQ_INIT(&conf->nomad.namespaces);
+	conf->hosts.confirm_timeout = NOPS_CONFIRM_TIMEOUT;
+	conf->hosts.command_timeout = NOPS_COMMAND_TIMEOUT;
 	TAILQ_INIT(&conf->repos);
 	TAILQ_INIT(&conf->groups);
 	TAILQ_INIT(&conf->policies);
@@ -123,6 +125,9 @@ config_free(struct nops_conf *conf)
 		config_free_strs(&l->hostnames);
 		free(l);
 	}
+	free(conf->hosts.ssh_key_file);
+	free(conf->hosts.known_hosts_file);
+	free(conf->hosts.nix_store);
 	free(conf->nomad.address);
 	free(conf->nomad.token_file);
 	free(conf->nomad.ca_file);
@@ -811,6 +816,22 @@ config_print(FILE *fp, const struct nops_conf *conf)
 		fputs("\tnamespaces ", fp);
 		config_print_strs(fp, &conf->nomad.namespaces);
 		fputs("\n}\n", fp);
+	}
+
+	if (conf->hosts.set) {
+		fputs("\nhosts {\n", fp);
+		config_print_file(fp, "\t", "ssh key", conf->hosts.ssh_key_file);
+		config_print_file(fp, "\t", "known-hosts",
+		    conf->hosts.known_hosts_file);
+		if (conf->hosts.nix_store != NULL) {
+			fputs("\tnix store ", fp);
+			config_print_str(fp, conf->hosts.nix_store);
+			fputc('\n', fp);
+		}
+		fprintf(fp, "\tconfirm-timeout %s\n", config_fmt_duration(
+		    conf->hosts.confirm_timeout, d, sizeof(d)));
+		fprintf(fp, "\tcommand-timeout %s\n}\n", config_fmt_duration(
+		    conf->hosts.command_timeout, d, sizeof(d)));
 	}
 
 	TAILQ_FOREACH(r, &conf->repos, entry) {

@@ -26,6 +26,8 @@ static const char *const deploy_states[DS_MAX] = {
 	[DS_FAILED] = "failed",
 	[DS_REJECTED] = "rejected",
 	[DS_SUPERSEDED] = "superseded",
+	[DS_PREFLIGHT] = "preflight",
+	[DS_DEPLOYING] = "deploying",
 };
 
 const char *
@@ -427,8 +429,10 @@ deploy_active_ids(struct store *s, int64_t **idsp, size_t *np)
 	size_t		 n = 0;
 	int		 rc;
 
+	/* Plans' deployments are master/hosts.c's. */
 	st = store_prepare(s, "SELECT id FROM deployments WHERE state NOT IN"
-	    " ('completed', 'failed', 'rejected', 'superseded') ORDER BY id");
+	    " ('completed', 'failed', 'rejected', 'superseded') AND"
+	    " kind = 'job' ORDER BY id");
 	if (st == NULL)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {

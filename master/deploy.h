@@ -22,6 +22,8 @@ enum deploy_state {
 	DS_FAILED,
 	DS_REJECTED,
 	DS_SUPERSEDED,
+	DS_PREFLIGHT,		/* a plan: preflight tests (master/hosts.c) */
+	DS_DEPLOYING,		/* a plan: host steps, phase by phase */
 	DS_MAX
 };
 
@@ -118,7 +120,7 @@ int		 deploy_active(struct store *, const char *ns, const char *job,
 /* The newest terminal deployment of a job. */
 int		 deploy_last_terminal(struct store *, const char *ns,
 		    const char *job, struct deploy *);
-/* Ids of every non-terminal deployment, oldest first; caller frees. */
+/* Ids of every non-terminal job deployment, oldest first; caller frees. */
 int		 deploy_active_ids(struct store *, int64_t **ids, size_t *n);
 void		 deploy_free(struct deploy *);
 

@@ -37,6 +37,7 @@
 #include "repo.h"
 #include "store.h"
 #include "engine.h"
+#include "hosts.h"
 #include "auth.h"
 #include "webhook.h"
 #include "metrics.h"
@@ -516,6 +517,7 @@ nopsd_reload(const char *who)
 	/* Repositories added, removed or changed; the gitworker is told. */
 	repo_reconfigure(conf);
 	engine_reconfigure(conf);
+	hosts_configure(conf);
 	/* Webhook, metrics and notification secrets are read again. */
 	webhook_configure(conf);
 	metrics_configure(conf);
@@ -820,6 +822,9 @@ main(int argc, char *argv[])
 	/* Key files are read as root; polls start now. */
 	repo_init(env->n_conf);
 	engine_init(env->n_store, env->n_conf);
+	/* The hosts' ssh key and known-hosts file, read as root. */
+	hosts_configure(env->n_conf);
+	hosts_init(env->n_store, env->n_conf);
 	/* Webhook, metrics and notification secrets, read as root. */
 	webhook_configure(env->n_conf);
 	metrics_configure(env->n_conf);

@@ -64,6 +64,20 @@ struct conf_nomad {
 	struct conf_strs	 namespaces;	/* empty means { "default" } */
 };
 
+/* The hosts block: SSH to the hosts of deploy plans (nops-plan.5). */
+struct conf_hosts {
+	int			 set;		/* a hosts block was given */
+	char			*ssh_key_file;	/* secret; NULL: none */
+	char			*known_hosts_file;	/* NULL: plan keys only */
+	char			*nix_store;	/* NIX_REMOTE for builds */
+	int			 confirm_timeout;	/* seconds */
+	int			 command_timeout;	/* seconds */
+	int			 check_interval;	/* drift reads, seconds */
+};
+#define NOPS_CONFIRM_TIMEOUT	30
+#define NOPS_COMMAND_TIMEOUT	600
+#define NOPS_NIX_STORE		"daemon"
+
 struct conf_repo {
 	TAILQ_ENTRY(conf_repo)	 entry;
 	char			*name;
@@ -173,6 +187,7 @@ struct nops_conf {
 	struct conf_notifies	 notifies;
 	struct conf_listens	 listens;
 	struct conf_nomad	 nomad;
+	struct conf_hosts	 hosts;
 	struct conf_repos	 repos;
 	struct conf_groups	 groups;
 	struct conf_policies	 policies;

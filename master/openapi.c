@@ -78,6 +78,16 @@ static const struct openapi_op openapi_ops[] = {
 	    "plans", "The infra document the plan exports, at its commit",
 	    "read", NULL, 200, "PlanInfra", "401 403 404 409", NULL, 0 },
 
+	/* master/hosts.c */
+	{ "GET", "/api/v1/hosts", "/api/v1/hosts", "plans",
+	    "Every host of every plan: phase, wanted and current system, "
+	    "state, last step", "read", NULL, 200, "HostList", "401 403",
+	    NULL, 0 },
+	{ "GET", "/api/v1/deployments/*/steps",
+	    "/api/v1/deployments/{id}/steps", "plans",
+	    "A plan deployment's host steps, phase by phase", "read", NULL,
+	    200, "PlanSteps", "400 401 403 404", NULL, 0 },
+
 	/* master/engine_api.c */
 	{ "GET", "/api/v1/engine", "/api/v1/engine", "engine",
 	    "The detection and apply loops", "read", NULL, 200, "Engine",
@@ -524,6 +534,30 @@ static const char openapi_components[] =
 "  \"properties\":{\"items\":{\"type\":\"array\",\"items\":"
 "  {\"$ref\":\"#/components/schemas/Plan\"}},"
 "  \"next\":{\"$ref\":\"#/components/schemas/Next\"}}},"
+" \"HostList\":{\"type\":\"object\",\"required\":[\"items\",\"next\"],"
+"  \"properties\":{\"items\":{\"type\":\"array\",\"items\":{"
+"  \"type\":\"object\",\"properties\":{"
+"  \"name\":{\"type\":\"string\"},\"repository\":{\"type\":\"string\"},"
+"  \"phase\":{\"type\":\"string\",\"nullable\":true},"
+"  \"wanted\":{\"type\":\"string\"},"
+"  \"current\":{\"type\":\"string\",\"nullable\":true},"
+"  \"booted\":{\"type\":\"string\",\"nullable\":true},"
+"  \"state\":{\"type\":\"string\",\"enum\":[\"in_sync\",\"drifted\","
+"  \"unreachable\",\"unknown\",\"in_no_phase\",\"invalid_plan\"]},"
+"  \"last_step\":{\"type\":\"string\",\"nullable\":true},"
+"  \"error\":{\"type\":\"string\",\"nullable\":true}}}},"
+"  \"next\":{\"$ref\":\"#/components/schemas/Next\"}}},"
+" \"PlanSteps\":{\"type\":\"object\",\"properties\":{"
+"  \"id\":{\"type\":\"integer\"},\"plan\":{\"type\":\"string\"},"
+"  \"state\":{\"type\":\"string\"},\"spec_hash\":{\"type\":\"string\"},"
+"  \"steps\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+"  \"properties\":{\"phase\":{\"type\":\"string\"},"
+"  \"host\":{\"type\":\"string\"},\"step\":{\"type\":\"string\","
+"  \"enum\":[\"preflight\",\"copy\",\"activate\",\"check\",\"record\"]},"
+"  \"goal\":{\"type\":\"string\",\"nullable\":true},"
+"  \"state\":{\"type\":\"string\",\"enum\":[\"pending\",\"running\","
+"  \"succeeded\",\"failed\",\"skipped\"]},"
+"  \"error\":{\"type\":\"string\",\"nullable\":true}}}}}},"
 " \"PlanInfra\":{\"type\":\"object\",\"properties\":{"
 "  \"repository\":{\"type\":\"string\"},\"commit\":{\"type\":\"string\"},"
 "  \"infra\":{\"description\":\"free-form, as the plan exports it\"}}},"

@@ -90,7 +90,8 @@ static struct conf_tok		*conf_toks;
 enum conf_single {
 	S_USER, S_DATABASE, S_CONTROL, S_USERS, S_DRIFT, S_ENGINE, S_APPLY,
 	S_NOMAD, S_BOOTSTRAP, S_SESSIDLE, S_SESSLIFE, S_ANONYMOUS,
-	S_METRICS, S_DASHBOARD, S_BODYMAX, S_MASTERUSER, S_CONNSRC, S_MAX
+	S_METRICS, S_DASHBOARD, S_BODYMAX, S_MASTERUSER, S_CONNSRC, S_HOSTS,
+	S_MAX
 };
 struct conf_seen {
 	const char		*file;	/* arena; NULL: not seen */
@@ -157,6 +158,8 @@ static int	 strs_add(struct conf_strs *, const char *);
 static void	 nomad_begin(int);
 static void	 nomad_opt(unsigned int, const char *, int);
 static void	 nomad_end(void);
+static void	 hosts_begin(int);
+static void	 hosts_opt(unsigned int, const char *, int);
 static void	 repo_begin(const char *, int);
 static void	 repo_opt(unsigned int, const char *, int);
 static void	 repo_end(void);
@@ -179,6 +182,12 @@ static void	 dashboard_set(const char *, int);
 #define N_TOKEN		0x02
 #define N_CA		0x04
 #define N_NAMESPACES	0x08
+#define H_SSHKEY	0x01
+#define H_KNOWNHOSTS	0x02
+#define H_STORE		0x04
+#define H_CONFIRM	0x08
+#define H_COMMAND	0x10
+static unsigned int		 hosts_opts;
 #define R_URL		0x01
 #define R_BRANCH	0x02
 #define R_PATH		0x04
@@ -217,6 +226,7 @@ static unsigned int		 notify_opts;
 %token	ANONYMOUS BOOTSTRAP SESSION IDLETIMEOUT LIFETIME
 %token	METRICS DASHBOARD NOTIFY SLACK NTFY TOPIC EVENTS
 %token	MASTER
+%token	HOSTS NIX STORE CONFIRMTIMEOUT COMMANDTIMEOUT
 %token	<string> STRING
 
 %%
@@ -349,6 +359,7 @@ main		: USER STRING			{ conf_user($2, @1.first_line); }
 		}
 		| notify
 		| nomad
+		| hosts
 		| repository
 		| group
 		| policy
@@ -378,6 +389,10 @@ strlist		: '{' strings blockend		{ list_end(); }
 
 strings		: /* empty */
 		| strings STRING		{ list_add($2, @2.first_line); }
+		| strings HOSTS			{
+			/* the capability, not the block */
+			list_add("hosts", @2.first_line);
+		}
 		| strings ','
 		| strings '\n'
 		;
@@ -401,6 +416,31 @@ nomadopt	: ADDRESS STRING	{ nomad_opt(N_ADDRESS, $2, @1.first_line); }
 			nomad_opt(N_NAMESPACES, NULL, @1.first_line);
 			list_begin(L_NAMESPACES, @1.first_line);
 		} strlist
+		;
+
+hosts		: hostsbegin '{' hostsopts blockend
+		;
+
+hostsbegin	: HOSTS				{ hosts_begin(@1.first_line); }
+		;
+
+hostsopts	: /* empty */
+		| hostsopts '\n'
+		| hostsopts hostsopt
+		| hostsopts error '\n'		{ yyerrok; }
+		;
+
+hostsopt	: SSH KEY FILEKW STRING	{ hosts_opt(H_SSHKEY, $4, @1.first_line); }
+		| KNOWNHOSTS FILEKW STRING {
+			hosts_opt(H_KNOWNHOSTS, $3, @1.first_line);
+		}
+		| NIX STORE STRING	{ hosts_opt(H_STORE, $3, @1.first_line); }
+		| CONFIRMTIMEOUT STRING	{
+			hosts_opt(H_CONFIRM, $2, @1.first_line);
+		}
+		| COMMANDTIMEOUT STRING	{
+			hosts_opt(H_COMMAND, $2, @1.first_line);
+		}
 		;
 
 repository	: repobegin '{' repoopts blockend	{ repo_end(); }
@@ -534,11 +574,14 @@ static const struct {
 	{ "engine-interval",	ENGINEINTERVAL },
 	{ "events",		EVENTS },
 	{ "fetch-timeout",	FETCHTIMEOUT },
+	{ "command-timeout",	COMMANDTIMEOUT },
+	{ "confirm-timeout",	CONFIRMTIMEOUT },
 	{ "file",		FILEKW },
 	{ "group",		GROUP },
 	{ "hostnames",		HOSTNAMES },
 	{ "idle-timeout",	IDLETIMEOUT },
 	{ "include",		INCLUDE },
+	{ "hosts",		HOSTS },
 	{ "key",		KEY },
 	{ "known-hosts",	KNOWNHOSTS },
 	{ "lifetime",		LIFETIME },
@@ -551,6 +594,7 @@ static const struct {
 	{ "max-snapshot-size",	MAXSNAPSHOTSIZE },
 	{ "metrics",		METRICS },
 	{ "namespace",		NAMESPACE },
+	{ "nix",		NIX },
 	{ "namespaces",		NAMESPACES },
 	{ "nomad",		NOMAD },
 	{ "notify",		NOTIFY },
@@ -566,6 +610,7 @@ static const struct {
 	{ "slack",		SLACK },
 	{ "socket",		SOCKET },
 	{ "ssh",		SSH },
+	{ "store",		STORE },
 	{ "tls",		TLS },
 	{ "token",		TOKEN },
 	{ "topic",		TOPIC },
@@ -1547,6 +1592,53 @@ nomad_end(void)
 			fatal("calloc");
 		s->str = conf_strdup("default");
 		TAILQ_INSERT_TAIL(&conf->nomad.namespaces, s, entry);
+	}
+}
+
+static void
+hosts_begin(int line)
+{
+	hosts_opts = 0;
+	if (conf_single(S_HOSTS, "hosts block", line) == 0)
+		conf->hosts.set = 1;
+}
+
+static void
+hosts_opt(unsigned int opt, const char *s, int line)
+{
+	switch (opt) {
+	case H_SSHKEY:
+		if (block_opt(&hosts_opts, opt, "ssh key file", line) == 0)
+			conf_setfile(&conf->hosts.ssh_key_file, "ssh key file",
+			    s, 1, line);
+		break;
+	case H_KNOWNHOSTS:
+		if (block_opt(&hosts_opts, opt, "known-hosts file", line) == 0)
+			conf_setfile(&conf->hosts.known_hosts_file,
+			    "known-hosts file", s, 0, line);
+		break;
+	case H_STORE:
+		if (block_opt(&hosts_opts, opt, "nix store", line) == -1)
+			return;
+		if (s[0] == '\0' || strlen(s) > 1024 ||
+		    strcspn(s, " \t\n\"'") != strlen(s)) {
+			conf_err(line, "nix store \"%s\": not a Nix store URI",
+			    s);
+			return;
+		}
+		free(conf->hosts.nix_store);
+		conf->hosts.nix_store = conf_strdup(s);
+		break;
+	case H_CONFIRM:
+		if (block_opt(&hosts_opts, opt, "confirm-timeout", line) == 0)
+			(void)conf_duration("confirm-timeout", s, 2, 3600,
+			    line, &conf->hosts.confirm_timeout);
+		break;
+	case H_COMMAND:
+		if (block_opt(&hosts_opts, opt, "command-timeout", line) == 0)
+			(void)conf_duration("command-timeout", s, 5, 86400,
+			    line, &conf->hosts.command_timeout);
+		break;
 	}
 }
 

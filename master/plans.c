@@ -31,6 +31,7 @@
 #include "api.h"
 #include "webpub.h"
 #include "jsonb.h"
+#include "hosts.h"
 
 #define PLANS_EVAL_TIMEOUT	120		/* seconds */
 #define PLANS_EVAL_MEMORY	(2ULL * 1024 * 1024 * 1024)
@@ -43,18 +44,21 @@
  */
 static const char plans_wrapper[] =
 	"{ namesToInclude ? [ ], withTests ? true, part ? \"all\","
-	" host ? \"\" }:\n"
+	" host ? \"\", withDrv ? false }:\n"
 	"let\n"
 	"  f = import ./src/PLANFILE;\n"
 	"  args = { inherit namesToInclude withTests; };\n"
 	"  plan = if builtins.isFunction f\n"
 	"    then f (builtins.intersectAttrs (builtins.functionArgs f) args)\n"
 	"    else f;\n"
+	"  drv = h: if withDrv && builtins.isAttrs h && h ? system &&\n"
+	"    builtins.isAttrs h.system && h.system ? drvPath\n"
+	"    then h // { drv = h.system.drvPath; } else h;\n"
 	"in\n"
 	"  if part == \"names\" then builtins.attrNames plan.hosts\n"
-	"  else if part == \"host\" then plan.hosts.${host}\n"
+	"  else if part == \"host\" then drv plan.hosts.${host}\n"
 	"  else if part == \"rest\" then removeAttrs plan [ \"hosts\" ]\n"
-	"  else plan\n";
+	"  else plan // { hosts = builtins.mapAttrs (n: drv) plan.hosts; }\n";
 
 #define PLANS_STAGE_ALL		0	/* the whole plan */
 #define PLANS_STAGE_NAMES	1	/* it failed: the host names */
@@ -297,6 +301,7 @@ plans_eval(struct plans_entry *pe, const char *part, const char *host)
 	struct nixrun_file	*files;
 	char			*wrapper, *p, what[256], err[256], bin[PATH_MAX];
 	char			*paths = NULL;
+	const char		*store;
 	size_t			 i, n = 0, plen, off = 0;
 	int			 a = 0;
 
@@ -343,7 +348,15 @@ plans_eval(struct plans_entry *pe, const char *part, const char *host)
 	ns.ns_argv[a++] = "--eval";
 	ns.ns_argv[a++] = "--strict";
 	ns.ns_argv[a++] = "--json";
-	ns.ns_argv[a++] = "--readonly-mode";
+	/*
+	 * With a Nix store to build in, evaluation writes the .drv files
+	 * there (through its daemon) so that a deployment can realise
+	 * them; else it writes nothing.
+	 */
+	store = hosts_conf() != NULL ? hosts_conf()->hosts.nix_store : NULL;
+	ns.ns_argv[a++] = store != NULL ? "--read-write-mode" :
+	    "--readonly-mode";
+	ns.ns_store = store;
 	ns.ns_argv[a++] = "--option";
 	ns.ns_argv[a++] = "restrict-eval";
 	ns.ns_argv[a++] = "true";
@@ -358,6 +371,9 @@ plans_eval(struct plans_entry *pe, const char *part, const char *host)
 	ns.ns_argv[a++] = "--arg";
 	ns.ns_argv[a++] = "withTests";
 	ns.ns_argv[a++] = "true";
+	ns.ns_argv[a++] = "--arg";
+	ns.ns_argv[a++] = "withDrv";
+	ns.ns_argv[a++] = store != NULL ? "true" : "false";
 	ns.ns_argv[a++] = "--argstr";
 	ns.ns_argv[a++] = "part";
 	ns.ns_argv[a++] = part;
@@ -432,13 +448,6 @@ plans_snapshot(const char *repo, const struct repo_snap *s)
 	repo_snap_ref(s);
 	pe->pe_snap = s;
 	plans_eval(pe, "all", NULL);
-}
-
-/* Until hosts are deployed from plans, nothing listens. */
-void
-plans_changed_hook(const char *repo)
-{
-	(void)repo;
 }
 
 const struct plan *

@@ -36,6 +36,7 @@
 #include "store.h"
 #include "notify.h"
 #include "nixrun.h"
+#include "hosts.h"
 
 #define RESTART_MIN_MS		500
 #define RESTART_MAX_MS		30000
@@ -51,6 +52,7 @@ struct worker workers[PROC_MAX] = {
 	[PROC_NOMADWORKER] = {
 		.w_id = PROC_NOMADWORKER,
 		.w_title = "nomadworker",
+		.w_flags = IMSGF_PASSFD,	/* SSH stdin streams */
 		.w_maxmsg = NOMAD_MSG_MAX,
 	},
 	[PROC_WEBWORKER] = {
@@ -294,8 +296,10 @@ supervise_attach(struct worker *w, int fd, pid_t pid)
 		/* It knows nobody yet, and holds no document. */
 		webpub_reset();
 	}
-	if (w->w_id == PROC_NOMADWORKER)
+	if (w->w_id == PROC_NOMADWORKER) {
 		nomad_worker_started(w);
+		hosts_worker_started(w);
+	}
 	if (w->w_id == PROC_GITWORKER)
 		repo_worker_started(w);
 	imsgev_add(&w->w_iev);
@@ -496,8 +500,10 @@ supervise_exited(struct worker *w, int status)
 	w->w_ready = 0;
 	w->w_pid = 0;
 	/* Its requests will never be answered: fail them now. */
-	if (w->w_id == PROC_NOMADWORKER)
+	if (w->w_id == PROC_NOMADWORKER) {
 		nomad_worker_exited(w, w->w_lastexit);
+		hosts_worker_exited(w);
+	}
 	if (w->w_id == PROC_GITWORKER)
 		repo_worker_exited(w);
 	if (nopsd_env->n_shutdown)

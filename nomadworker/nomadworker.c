@@ -299,6 +299,7 @@ nomadworker_loop(struct proc_ctx *pc)
 	    nomad_dispatch_master, NULL);
 	nomad_http_init(pc->pc_base, nomad_answer_cb);
 	nomad_notify_init(pc->pc_base, &nomad_iev);
+	nomad_ssh_init(pc->pc_base, &nomad_iev);
 }
 
 void

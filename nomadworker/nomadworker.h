@@ -84,4 +84,11 @@ int	 nomad_http_configured(void);
 void	 nomad_http_start(uint32_t id, struct nomad_wire *,
 	    uint32_t timeout_ms);
 
+/* nomad_ssh.c: SSH to plan hosts. */
+struct imsgev;
+struct imsg;
+void	 nomad_ssh_init(struct event_base *, struct imsgev *);
+void	 nomad_ssh_key(struct imsg *);
+void	 nomad_ssh_run(struct imsg *);
+
 #endif /* NOPS_NOMADWORKER_H */

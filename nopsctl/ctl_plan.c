@@ -94,3 +94,39 @@ out:
 	json_decref(p);
 	return rv;
 }
+
+int
+cmd_hosts(struct ctl *ctl, int argc, char **argv)
+{
+	struct ctl_table	*t;
+	json_t			*a = NULL, *h;
+	size_t			 i;
+	long			 st;
+	int			 rv;
+
+	(void)argc;
+	(void)argv;
+	st = ctl_call(ctl, "GET", "/api/v1/hosts", NULL, &a);
+	if ((rv = ctl_check(ctl, st, a)) != 0)
+		goto out;
+	if (ctl->json) {
+		ctl_print_json(a);
+		goto out;
+	}
+	if (json_array_size(json_object_get(a, "items")) == 0) {
+		printf("no hosts\n");
+		goto out;
+	}
+	t = table_new(6, "HOST", "REPOSITORY", "PHASE", "STATE", "CURRENT",
+	    "LAST STEP");
+	json_array_foreach(json_object_get(a, "items"), i, h)
+		table_row(t, ctl_str(h, "name", "?"),
+		    ctl_str(h, "repository", "?"), ctl_str(h, "phase", "-"),
+		    ctl_str(h, "state", "?"), ctl_str(h, "current", "-"),
+		    ctl_str(h, "last_step", "-"));
+	table_print(t, stdout, 0);
+	table_free(t);
+out:
+	json_decref(a);
+	return rv;
+}

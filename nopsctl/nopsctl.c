@@ -116,6 +116,8 @@ static const struct ctl_cmd ctl_cmds[] = {
 	    "jobs nops deployed that are gone from git" },
 	{ "errors",	0, 0, "",		no_opts, "", cmd_errors,
 	    "job files that do not parse" },
+	{ "hosts",	0, 0, "",		no_opts, "", cmd_hosts,
+	    "the hosts of every deploy plan, wanted and current system" },
 	{ "plan",	1, 1, "repository",	no_opts, "", cmd_plan,
 	    "a repository's deploy plan" },
 	/* "+": token parses its own options (ctl_auth.c). */

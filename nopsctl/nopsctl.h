@@ -66,6 +66,7 @@ int		 cmd_orphans(struct ctl *, int, char **);
 int		 cmd_errors(struct ctl *, int, char **);
 /* ctl_plan.c */
 int		 cmd_plan(struct ctl *, int, char **);
+int		 cmd_hosts(struct ctl *, int, char **);
 
 /* ctl_action.c: the actions of a job or a deployment, as nopsd lists them */
 int		 cmd_actions(struct ctl *, int, char **);

@@ -94,6 +94,15 @@ enum nops_proc {
 	X(IMSG_NOTIFY_RESULT,	NOMAD,	MASTER,	notify_result)		\
 		/* peerid: its id; HTTP status, error */		\
 									\
+	/* master -> nomadworker: SSH to plan hosts (peerid: a run) */	\
+	X(IMSG_SSH_KEY,		MASTER,	NOMAD,	nomad_ssh_key)		\
+		/* data: the client's private key (PEM), or empty */	\
+	X(IMSG_SSH_RUN,		MASTER,	NOMAD,	nomad_ssh_run)		\
+		/* one command on one host; fd: its stdin, optional */	\
+	/* nomadworker -> master */					\
+	X(IMSG_SSH_RESULT,	NOMAD,	MASTER,	hosts_ssh_result)	\
+		/* exit status, stage reached, error, output tail */	\
+									\
 	/* master -> gitworker (peerid: the repository's id) */	\
 	X(IMSG_GIT_REPO,	MASTER,	GIT,	git_recv_repo)		\
 		/* a repository to watch, with its secrets */		\
@@ -314,6 +323,39 @@ const char	*nomad_op_name(uint32_t);
 #define NOMAD_ERROR_MAX		1024	/* a transport error's text */
 #define NOMAD_TIMEOUT_MAX_MS	(10 * 60 * 1000)
 #define NOMAD_READ_ATTEMPTS	3	/* reads only; writes go once */
+
+/*
+ * SSH to the hosts of deploy plans (nomadworker/nomad_ssh.c).
+ *
+ * IMSG_SSH_KEY	data key: the private key (OpenSSH or PEM), empty for
+ *		none.  Kept in memory only; a secret.
+ * IMSG_SSH_RUN	str address, u32 port, str user, data known_hosts text
+ *		(the lines that may match this host), str command, u32
+ *		timeout (s, the whole run), u32 flags, data stdin.
+ *		With SSH_F_STDIN_FD the message carries a descriptor whose
+ *		contents are written to the command's stdin after the
+ *		inline data.  Every run is a new connection.
+ * IMSG_SSH_RESULT i32 exit status (-1: none), u32 stage reached,
+ *		str error, data output (stdout and stderr merged, the last
+ *		SSH_OUTPUT_MAX bytes).
+ */
+#define SSH_F_STDIN_FD		0x01
+#define SSH_F_ALL		0x01
+#define SSH_STAGE_CONNECT	1	/* TCP and the SSH handshake */
+#define SSH_STAGE_HOSTKEY	2	/* refused: nothing ran */
+#define SSH_STAGE_AUTH		3	/* refused: nothing ran */
+#define SSH_STAGE_EXEC		4	/* the command started */
+#define SSH_STAGE_DONE		5	/* it exited: the exit status holds */
+#define SSH_ADDRESS_MAX		253
+#define SSH_USER_MAX		32
+#define SSH_KNOWN_MAX		(64 * 1024)
+#define SSH_KEY_MAX		(16 * 1024)
+#define SSH_COMMAND_MAX		(64 * 1024)
+#define SSH_STDIN_MAX		(1024 * 1024)	/* inline stdin */
+#define SSH_OUTPUT_MAX		(64 * 1024)
+#define SSH_ERROR_MAX		1024
+#define SSH_TIMEOUT_MAX		86400
+#define SSH_THREADS		4	/* runs at once */
 
 /*
  * IMSG_NOTIFY: the master builds the whole request, the nomadworker

@@ -16,11 +16,12 @@
 #include "plan.h"
 
 static const char *const plan_top_keys[] = {
-	"meta", "defaults", "hosts", "phases", "tests", "infra", NULL
+	"policy", "goal", "meta", "defaults", "hosts", "phases", "tests",
+	"infra", NULL
 };
 static const char *const plan_host_keys[] = {
 	"address", "port", "user", "hostKey", "tags", "system", "checks",
-	"operations", "attrs", "buildOnTarget", NULL
+	"operations", "attrs", "buildOnTarget", "drv", NULL
 };
 static const char *const plan_check_keys[] = {
 	"name", "command", "http", "timeout", NULL
@@ -443,6 +444,17 @@ plan_parse_host(struct plan *pl, struct plan_host *h, const char *name,
 	else
 		h->ph_system = plan_strdup(json_string_value(e));
 
+	if ((e = json_object_get(v, "drv")) != NULL && !json_is_null(e)) {
+		if (!json_is_string(e) ||
+		    !plan_store_path_ok(json_string_value(e)) ||
+		    strlen(json_string_value(e)) < 5 ||
+		    strcmp(json_string_value(e) + strlen(json_string_value(e)) -
+		    4, ".drv") != 0)
+			plan_error(pl, "%s: drv: not the store path of a .drv",
+			    where);
+		else
+			h->ph_drv = plan_strdup(json_string_value(e));
+	}
 	if ((e = plan_merged(def, v, "buildOnTarget")) != NULL) {
 		if (!json_is_boolean(e))
 			plan_error(pl, "%s: buildOnTarget: not true or false",
@@ -760,6 +772,26 @@ plan_parse(const char *text, size_t len)
 		return pl;
 	}
 	plan_unknown_keys(pl, "plan", root, plan_top_keys);
+	pl->pl_policy = plan_strdup("approval");
+	if ((v = json_object_get(root, "policy")) != NULL) {
+		if (!json_is_string(v) ||
+		    (strcmp(json_string_value(v), "auto") != 0 &&
+		    strcmp(json_string_value(v), "approval") != 0))
+			plan_error(pl, "policy: not \"auto\" or \"approval\"");
+		else {
+			free(pl->pl_policy);
+			pl->pl_policy = plan_strdup(json_string_value(v));
+		}
+	}
+	if ((v = json_object_get(root, "goal")) != NULL) {
+		if (!json_is_string(v) ||
+		    (pl->pl_goal = plan_goal_parse(json_string_value(v))) ==
+		    -1) {
+			plan_error(pl, "goal: not one of auto, switch, boot, "
+			    "test, dry-activate");
+			pl->pl_goal = PLAN_GOAL_AUTO;
+		}
+	}
 	if ((v = json_object_get(root, "meta")) != NULL) {
 		sources = plan_parse_meta(pl, v);
 		pl->pl_meta = json_incref(v);
@@ -847,6 +879,7 @@ plan_free(struct plan *pl)
 			free(h->ph_tags[j]);
 		free(h->ph_tags);
 		free(h->ph_system);
+		free(h->ph_drv);
 		free(h->ph_source);
 		for (j = 0; j < h->ph_nchecks; j++) {
 			free(h->ph_checks[j].pc_name);
@@ -879,163 +912,8 @@ plan_free(struct plan *pl)
 	free(pl->pl_warnings);
 	json_decref(pl->pl_meta);
 	json_decref(pl->pl_infra);
+	free(pl->pl_policy);
 	free(pl);
-}
-
-static json_t *
-plan_strings(char **v, size_t n)
-{
-	json_t	*a;
-	size_t	 i;
-
-	if ((a = json_array()) == NULL)
-		fatal("json_array");
-	for (i = 0; i < n; i++)
-		json_array_append_new(a, json_string(v[i]));
-	return a;
-}
-
-static json_t *
-plan_host_json(const struct plan *pl, const struct plan_host *h, int spec)
-{
-	json_t	*o, *checks, *c;
-	size_t	 i;
-
-	o = json_pack("{s:s, s:s?, s:i, s:s?, s:s?, s:o, s:b}",
-	    "name", h->ph_name, "address", h->ph_address, "port", h->ph_port,
-	    "user", h->ph_user, "system", h->ph_system,
-	    "tags", plan_strings(h->ph_tags, h->ph_ntags),
-	    "build_on_target", h->ph_build_on_target);
-	if (o == NULL)
-		fatal("json_pack");
-	json_object_set_new(o, "host_key", h->ph_hostkey != NULL ?
-	    json_string(h->ph_hostkey) : json_null());
-	json_object_set_new(o, "phase", h->ph_phase >= 0 ?
-	    json_string(pl->pl_phases[h->ph_phase].pp_name) : json_null());
-	if ((checks = json_array()) == NULL)
-		fatal("json_array");
-	for (i = 0; i < h->ph_nchecks; i++) {
-		c = json_pack("{s:s?, s:i}", "name", h->ph_checks[i].pc_name,
-		    "timeout", h->ph_checks[i].pc_timeout);
-		if (c == NULL)
-			fatal("json_pack");
-		if (h->ph_checks[i].pc_command != NULL)
-			json_object_set_new(c, "command",
-			    json_string(h->ph_checks[i].pc_command));
-		if (h->ph_checks[i].pc_http != NULL)
-			json_object_set_new(c, "http",
-			    json_string(h->ph_checks[i].pc_http));
-		json_array_append_new(checks, c);
-	}
-	json_object_set_new(o, "checks", checks);
-	if (!spec) {
-		json_object_set_new(o, "source", h->ph_source != NULL ?
-		    json_string(h->ph_source) : json_null());
-		json_object_set_new(o, "attrs", h->ph_attrs != NULL ?
-		    json_incref(h->ph_attrs) : json_object());
-		json_object_set_new(o, "operations", json_pack("[]"));
-		if (h->ph_operations != NULL) {
-			const char	*k;
-			json_t		*v;
-
-			json_object_foreach(h->ph_operations, k, v)
-				json_array_append_new(json_object_get(o,
-				    "operations"), json_string(k));
-		}
-	} else if (h->ph_operations != NULL)
-		json_object_set(o, "operations", h->ph_operations);
-	return o;
-}
-
-static json_t *
-plan_phases_json(const struct plan *pl)
-{
-	json_t		*a, *p, *hosts;
-	size_t		 i, j;
-
-	if ((a = json_array()) == NULL)
-		fatal("json_array");
-	for (i = 0; i < pl->pl_nphases; i++) {
-		if ((hosts = json_array()) == NULL)
-			fatal("json_array");
-		for (j = 0; j < pl->pl_phases[i].pp_nhosts; j++)
-			json_array_append_new(hosts, json_string(
-			    pl->pl_hosts[pl->pl_phases[i].pp_hosts[j]].ph_name));
-		p = json_pack("{s:s, s:O?, s:o}", "name",
-		    pl->pl_phases[i].pp_name, "include",
-		    pl->pl_phases[i].pp_include, "hosts", hosts);
-		if (p == NULL)
-			fatal("json_pack");
-		json_array_append_new(a, p);
-	}
-	return a;
-}
-
-static json_t *
-plan_tests_json(const struct plan *pl)
-{
-	json_t		*a, *t;
-	size_t		 i;
-
-	if ((a = json_array()) == NULL)
-		fatal("json_array");
-	for (i = 0; i < pl->pl_ntests; i++) {
-		t = json_pack("{s:s?, s:s?, s:s?, s:s?, s:i}",
-		    "name", pl->pl_tests[i].pt_name,
-		    "build", pl->pl_tests[i].pt_build,
-		    "host", pl->pl_tests[i].pt_host,
-		    "command", pl->pl_tests[i].pt_command,
-		    "timeout", pl->pl_tests[i].pt_timeout);
-		if (t == NULL)
-			fatal("json_pack");
-		json_array_append_new(a, t);
-	}
-	return a;
-}
-
-json_t *
-plan_spec_json(const struct plan *pl)
-{
-	json_t	*o, *hosts;
-	size_t	 i;
-
-	if ((hosts = json_array()) == NULL)
-		fatal("json_array");
-	for (i = 0; i < pl->pl_nhosts; i++)
-		if (pl->pl_hosts[i].ph_phase >= 0)
-			json_array_append_new(hosts,
-			    plan_host_json(pl, &pl->pl_hosts[i], 1));
-	o = json_pack("{s:o, s:o, s:o}", "hosts", hosts,
-	    "phases", plan_phases_json(pl), "tests", plan_tests_json(pl));
-	if (o == NULL)
-		fatal("json_pack");
-	return o;
-}
-
-json_t *
-plan_json(const struct plan *pl)
-{
-	json_t	*o, *hosts;
-	size_t	 i;
-
-	if ((hosts = json_array()) == NULL)
-		fatal("json_array");
-	for (i = 0; i < pl->pl_nhosts; i++)
-		json_array_append_new(hosts,
-		    plan_host_json(pl, &pl->pl_hosts[i], 0));
-	o = json_pack("{s:b, s:o, s:o, s:o, s:o, s:o, s:b}",
-	    "valid", pl->pl_nerrors_all == 0,
-	    "errors", plan_strings(pl->pl_errors, pl->pl_nerrors),
-	    "warnings", plan_strings(pl->pl_warnings, pl->pl_nwarnings),
-	    "phases", plan_phases_json(pl), "hosts", hosts,
-	    "tests", plan_tests_json(pl), "has_infra", pl->pl_infra != NULL);
-	if (o == NULL)
-		fatal("json_pack");
-	if (pl->pl_nerrors_all > pl->pl_nerrors)
-		json_object_set_new(o, "errors_not_shown",
-		    json_integer((json_int_t)(pl->pl_nerrors_all -
-		    pl->pl_nerrors)));
-	return o;
 }
 
 static const char *const plan_goals[] = {

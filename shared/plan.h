@@ -55,6 +55,7 @@ struct plan_host {
 	char		**ph_tags;
 	size_t		 ph_ntags;
 	char		*ph_system;	/* the toplevel's store path */
+	char		*ph_drv;	/* the .drv that builds it, or NULL */
 	char		*ph_source;	/* meta.sources for this host, or NULL */
 	int		 ph_build_on_target;
 	struct plan_check *ph_checks;
@@ -80,6 +81,8 @@ struct plan_test {
 };
 
 struct plan {
+	char		*pl_policy;	/* "auto" or "approval" */
+	int		 pl_goal;	/* PLAN_GOAL_*: forced, or AUTO */
 	json_t		*pl_meta;
 	json_t		*pl_infra;	/* NULL: none */
 	struct plan_host *pl_hosts;	/* sorted by name */

@@ -1,0 +1,328 @@
+"""Deploying plans to hosts over SSH (man/nops-plan.5), with real
+components: three OpenSSH servers with their own host keys, stores and
+system profiles (hostlib.py), a Nix plan in a git repository evaluated by
+real Nix, closures copied with nix-store --export/--import over the SSH
+channel, activation through each system's switch-to-configuration.
+
+Skipped, and said so, when Nix or the namespace tools are missing.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gitlib  # noqa: E402
+import hostlib  # noqa: E402
+from gitlib import ok, wait_until  # noqa: E402
+
+missing = hostlib.have_tools()
+if missing:
+    print("ok - hosts # SKIP missing: " + " ".join(missing))
+    sys.exit(0)
+
+env = gitlib.Env()
+gd = gitlib.GitDaemon(env)
+gd.start()
+daemon = hostlib.NixDaemon(env)
+mk = env.path("mk.nix")
+with open(mk, "w") as f:
+    f.write(hostlib.MK_NIX)
+
+key, pub = hostlib.client_key(env)
+H = {n: hostlib.Host(env, n, pub) for n in ("alpha", "beta", "gamma")}
+v0 = {n: hostlib.build(daemon, mk, n, "v0") for n in H}
+for n, h in H.items():
+    h.install(daemon, v0[n])
+other = env.path("otherkey")
+subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", other],
+               check=True)
+WRONG_KEY = " ".join(open(other + ".pub").read().split()[:2])
+
+
+def plan_nix(versions, policy="auto", goal=None, checks=None, keys=None,
+             kernels=None, bad=()):
+    """A plan: alpha is the spire host (first phase by its tag)."""
+    checks = checks or {}
+    keys = keys or {}
+    kernels = kernels or {}
+    hosts = []
+    for n, h in H.items():
+        sysexpr = 'mk { name = "%s"; version = "%s"; kernel = "%s"; ' \
+            'bad = %s; }' % (n, versions[n], kernels.get(n, "k1"),
+                             "true" if n in bad else "false")
+        cl = "".join('{ name = "%s"; command = %s; timeout = 20; } ' %
+                     (c[0], json.dumps(c[1])) for c in checks.get(n, []))
+        hosts.append('    %s = { port = %d; hostKey = "%s"; system = %s; '
+                     'checks = [ %s]; %s};' % (
+                         n, h.port, keys.get(n, h.pubkey()), sysexpr, cl,
+                         'tags = [ "spire" ]; ' if n == "alpha" else ""))
+    return """let mk = import ./lib/mk.nix; in {
+  policy = "%s";
+%s  defaults = { address = "127.0.0.1"; user = "root"; };
+  hosts = {
+%s
+  };
+  phases = [
+    { name = "spire"; include = { tags = [ "spire" ]; }; }
+    { name = "main"; }
+  ];
+}
+""" % (policy, '  goal = "%s";\n' % goal if goal else "", "\n".join(hosts))
+
+
+class Nops(gitlib.Nopsd):
+    def write_conf(self, repos):
+        super().write_conf(repos)
+        with open(self.conf, "a") as f:
+            f.write('hosts {\n\tssh key file "%s"\n\tnix store "%s"\n'
+                    '\tconfirm-timeout 8s\n\tcommand-timeout 60s\n}\n' %
+                    (key, daemon.store))
+
+    def restart(self):
+        with open(self.log, "a") as f:
+            f.write("---- restart ----\n")
+        self.proc = self.env.start([gitlib.NOPSD, "-d", "-v", "-f",
+                                    self.conf], stdout=open(self.log, "a"),
+                                   stderr=subprocess.STDOUT)
+        if not wait_until(lambda: self.ctl("-j", "status")[0] == 0, 15):
+            raise RuntimeError("nopsd did not restart:\n" + self.logtext())
+
+    def api(self, method, path, body=None):
+        return self.curl(method, path, None if body is None and
+                         method == "GET" else json.dumps(body or {}))
+
+    def plan_deployments(self):
+        st, j = self.api("GET", "/api/v1/deployments?job=hosts&limit=100")
+        return [d for d in j["items"] if d["namespace"] == ""] \
+            if st == 200 else []
+
+    def steps(self, did):
+        st, j = self.api("GET", "/api/v1/deployments/%d/steps" % did)
+        return j if st == 200 else None
+
+
+repo = gitlib.Remote(env, "hosts")
+n = None
+versions = {h: "v0" for h in H}
+
+
+def push(vers, **kw):
+    versions.update(vers)
+    c = repo.commit({"nops.plan.nix": plan_nix(versions, **kw),
+                     "lib/mk.nix": hostlib.MK_NIX})
+    if n is not None:
+        n.fetch("hosts")
+    return c
+
+
+def new_deployment(after, timeout=150):
+    """The first plan deployment with an id above after, once it ended."""
+    def f():
+        ds = [d for d in n.plan_deployments() if d["id"] > after]
+        if ds and ds[-1]["state"] in ("completed", "failed", "rejected",
+                                      "superseded", "pending_approval"):
+            return ds[-1]
+        return None
+    return wait_until(f, timeout, 0.3)
+
+
+def last_id():
+    ds = n.plan_deployments()
+    return max([d["id"] for d in ds] or [0])
+
+
+def steps_of(d):
+    s = n.steps(d["id"])
+    return {x["host"]: x for x in s["steps"]} if s else {}
+
+
+# 1. Phases in order; the spire-tagged host first.
+c1 = push({h: "v1" for h in H})
+n = Nops(env, [{"name": "hosts", "url": gd.url("hosts"), "poll": "1h"}])
+sys1 = {h: hostlib.build(daemon, mk, h, "v1") for h in H}
+d = new_deployment(0, 150)
+ok("a plan change makes one deployment of kind plan, and it completes",
+   d is not None and d["state"] == "completed", json.dumps(d) +
+   n.logtext()[-3000:])
+ok("every host runs its new system (copied into its own store)",
+   all(H[h].current() == sys1[h] for h in H),
+   str({h: H[h].current() for h in H}))
+g = {h: [x for x in H[h].goals() if x[1] == sys1[h]] for h in H}
+ok("each host was switched once", all(len(g[h]) == 1 and g[h][0][0] ==
+                                      "switch" for h in H), str(g))
+if all(g[h] for h in H):
+    ok("phases in order, hosts in sequence: alpha (spire) then beta, "
+       "gamma", g["alpha"][0][2] < g["beta"][0][2] < g["gamma"][0][2],
+       str(g))
+s = n.steps(d["id"]) if d else None
+ok("the steps show the phase layout and each step recorded",
+   s is not None and [(x["phase"], x["host"], x["state"], x["step"])
+                      for x in s["steps"]] ==
+   [("spire", "alpha", "succeeded", "record"),
+    ("main", "beta", "succeeded", "record"),
+    ("main", "gamma", "succeeded", "record")], json.dumps(s))
+ok("the system profile names the new system", H["beta"].profile() ==
+   sys1["beta"], str(H["beta"].profile()))
+st, hosts = n.api("GET", "/api/v1/hosts")
+hs = {x["name"]: x for x in hosts["items"]} if st == 200 else {}
+ok("GET /api/v1/hosts: wanted, current, phase, state in_sync, last step",
+   st == 200 and all(hs[h]["wanted"] == sys1[h] and hs[h]["current"] ==
+                     sys1[h] and hs[h]["state"] == "in_sync"
+                     for h in H) and hs["alpha"]["phase"] == "spire" and
+   "record succeeded" in (hs["gamma"]["last_step"] or ""), json.dumps(hosts))
+rc, out, err = n.ctl("hosts")
+ok("nopsctl hosts", rc == 0 and "alpha" in out and "in_sync" in out,
+   out + err)
+
+# 2. A changed kernel gets boot; the others are left alone.
+last = last_id()
+push({"beta": "v2"}, kernels={"beta": "k2"})
+sys2 = hostlib.build(daemon, mk, "beta", "v2", kernel="k2")
+d = new_deployment(last)
+st = steps_of(d) if d else {}
+ok("a host whose kernel changed gets boot", d is not None and
+   d["state"] == "completed" and st["beta"]["goal"] == "boot" and
+   H["beta"].goals()[-1][:2] == ("boot", sys2) and
+   H["beta"].profile() == sys2 and H["beta"].current() == sys1["beta"],
+   json.dumps(d) + str(H["beta"].goals()))
+ok("hosts already running their system are skipped",
+   st.get("alpha", {}).get("state") == "skipped" and
+   st.get("gamma", {}).get("state") == "skipped", json.dumps(st))
+
+# 3. A forced goal overrides the choice.
+last = last_id()
+push({"gamma": "v3"}, goal="test", kernels={"beta": "k2"})
+sys3 = hostlib.build(daemon, mk, "gamma", "v3")
+d = new_deployment(last)
+ok("a forced goal overrides (test: activated, the profile unchanged)",
+   d is not None and d["state"] == "completed" and
+   H["gamma"].goals()[-1][:2] == ("test", sys3) and
+   H["gamma"].current() == sys3 and H["gamma"].profile() == sys1["gamma"],
+   json.dumps(d) + str(H["gamma"].goals()))
+
+# 4. A failing check stops the deployment before the next host.
+last = last_id()
+beta_goals = len(H["beta"].goals())
+push({"alpha": "v4", "beta": "v4"}, kernels={"beta": "k2"},
+     checks={"alpha": [("up", "echo checking; exit 3")]})
+d = new_deployment(last)
+st = steps_of(d) if d else {}
+ok("a failing host check fails the deployment", d is not None and
+   d["state"] == "failed" and "check up failed (exit 3)" in
+   (st.get("alpha", {}).get("error") or ""), json.dumps(d) +
+   json.dumps(st))
+ok("the next host is untouched (pending, not activated)",
+   st.get("beta", {}).get("state") == "pending" and
+   len(H["beta"].goals()) == beta_goals, json.dumps(st))
+
+# 5. A wrong host key is refused before anything runs.
+last = last_id()
+gamma_goals = len(H["gamma"].goals())
+accepted = open(H["gamma"].log).read().count("Accepted publickey")
+push({"alpha": "v5", "beta": "v5", "gamma": "v5"},
+     keys={"gamma": WRONG_KEY}, kernels={"beta": "k2"})
+d = new_deployment(last)
+st = steps_of(d) if d else {}
+ok("a wrong host key is refused before anything runs",
+   d is not None and d["state"] == "failed" and
+   "host key" in (st.get("gamma", {}).get("error") or "") and
+   len(H["gamma"].goals()) == gamma_goals and
+   open(H["gamma"].log).read().count("Accepted publickey") == accepted,
+   json.dumps(st))
+
+# 6. A host down mid-phase: the phase stops there.
+last = last_id()
+H["beta"].stop()
+gamma_goals = len(H["gamma"].goals())
+push({"alpha": "v6", "beta": "v6", "gamma": "v6"}, kernels={"beta": "k2"})
+sys6 = hostlib.build(daemon, mk, "alpha", "v6")
+d = new_deployment(last)
+st = steps_of(d) if d else {}
+ok("a host down mid-phase fails its step; the hosts after it stay "
+   "untouched", d is not None and d["state"] == "failed" and
+   st["alpha"]["state"] == "succeeded" and H["alpha"].current() == sys6 and
+   st["beta"]["state"] == "failed" and "connect" in
+   (st["beta"]["error"] or "") and st["gamma"]["state"] == "pending" and
+   len(H["gamma"].goals()) == gamma_goals, json.dumps(st))
+H["beta"].start()
+
+# 7. Connectivity-safe activation: a system that cuts SSH rolls back.
+last = last_id()
+before = H["gamma"].current()
+push({"alpha": "v6", "beta": "v7", "gamma": "v7"}, kernels={"beta": "k2"},
+     bad=("gamma",))
+d = new_deployment(last, 150)
+st = steps_of(d) if d else {}
+ok("after a switch nops must reach the host again: the step fails",
+   d is not None and d["state"] == "failed" and
+   "not reachable again" in (st.get("gamma", {}).get("error") or ""),
+   json.dumps(st))
+back = wait_until(lambda: H["gamma"].current() == before, 20)
+ok("the on-host watchdog rolled the host back to the previous system",
+   back and H["gamma"].goals()[-1:] and
+   H["gamma"].goals()[-1][:2] == ("switch", before) and
+   H["gamma"].profile() != hostlib.build(daemon, mk, "gamma", "v7",
+                                         bad=True),
+   str(H["gamma"].goals()[-3:]) + " " + str(H["gamma"].current()))
+H["gamma"].stop()
+H["gamma"].start()
+
+# 8. kill -9 of the master mid-phase: resumed, no host activated twice.
+last = last_id()
+push({"alpha": "v8", "beta": "v8", "gamma": "v8"}, kernels={"beta": "k2"},
+     checks={"beta": [("slow", "sleep 3")]})
+sys8 = {h: hostlib.build(daemon, mk, h, "v8",
+                         kernel="k2" if h == "beta" else "k1") for h in H}
+
+
+def beta_checking():
+    ds = [x for x in n.plan_deployments() if x["id"] > last]
+    if not ds:
+        return None
+    s = steps_of(ds[-1])
+    return ds[-1] if s.get("beta", {}).get("step") == "check" and \
+        s["beta"]["state"] == "running" else None
+
+
+mid = wait_until(beta_checking, 60, 0.1)
+ok("the deployment reached beta's checks", mid is not None,
+   n.logtext()[-2000:])
+n.proc.send_signal(signal.SIGKILL)
+n.proc.wait()
+# The workers go when the master does.
+time.sleep(1)
+n.restart()
+d = new_deployment(last, 150)
+count = {h: len([x for x in H[h].goals() if x[1] == sys8[h]]) for h in H}
+ok("after kill -9 the deployment resumes and completes",
+   d is not None and d["state"] == "completed", json.dumps(d) +
+   n.logtext()[-2000:])
+ok("no host was activated twice", count == {"alpha": 1, "beta": 1,
+                                            "gamma": 1}, str(count))
+
+# 9. Approval: bound to the spec hash.
+last = last_id()
+push({"alpha": "v9"}, policy="approval", kernels={"beta": "k2"})
+d = new_deployment(last)
+ok("policy approval: the deployment waits", d is not None and
+   d["state"] == "pending_approval", json.dumps(d))
+if d:
+    st, j = n.api("POST", "/api/v1/deployments/%d/actions/approve" %
+                  d["id"], {"spec_hash": "0" * 64})
+    ok("a stale spec hash is refused", st == 409, str(j))
+    st, j = n.api("POST", "/api/v1/deployments/%d/actions/approve" %
+                  d["id"], {"spec_hash": d["spec_hash"]})
+    done = wait_until(lambda: [x for x in n.plan_deployments()
+                               if x["id"] == d["id"] and
+                               x["state"] == "completed"], 60)
+    ok("approved with its spec hash, it deploys", st == 200 and
+       done is not None and H["alpha"].current() ==
+       hostlib.build(daemon, mk, "alpha", "v9"), str(j))
+
+n.stop()
+for h in H.values():
+    h.stop()
+sys.exit(1 if gitlib.failures else 0)
