@@ -42,6 +42,7 @@
 #include "plans.h"
 #include "hosts.h"
 #include "webpub.h"
+#include "redact.h"
 
 struct hosts_run {
 	TAILQ_ENTRY(hosts_run)	 hr_entry;
@@ -273,6 +274,36 @@ hosts_ssh(const struct plan_host *h, const char *command, int timeout,
 	return r->hr_id;
 }
 
+/* Secrets out of host output: KEY=value with a secret name, tokens. */
+void
+hosts_redact(char *s)
+{
+	char	*p, *end, *eq, save;
+	size_t	 len;
+
+	for (p = s; *p != '\0'; p = end) {
+		p += strspn(p, " \t\n");
+		if (*p == '\0')
+			break;
+		len = strcspn(p, " \t\n");
+		end = p + len;
+		save = *end;
+		*end = '\0';
+		eq = strchr(p, '=');
+		if (strstr(p, "/nix/store/") != NULL) {
+			/* store paths: their hashes are not secrets */
+		} else if (eq != NULL && eq > p) {
+			*eq = '\0';
+			if (redact_name_is_secret(p) ||
+			    redact_value_looks_secret(eq + 1))
+				memset(eq + 1, '*', strlen(eq + 1));
+			*eq = '=';
+		} else if (redact_value_looks_secret(p))
+			memset(p, '*', len);
+		*end = save;
+	}
+}
+
 /* IMSG_SSH_RESULT from the nomadworker: untrusted, checked. */
 void
 hosts_ssh_result(struct worker *w, struct imsg *imsg)
@@ -319,7 +350,7 @@ hosts_ssh_result(struct worker *w, struct imsg *imsg)
 			text[i] = '?';
 	if ((shown = strdup(text)) == NULL)
 		fatal("strdup");
-	hoststep_redact(shown);
+	hosts_redact(shown);
 	memset(&res, 0, sizeof(res));
 	res.hr_status = status;
 	res.hr_stage = stage;
@@ -609,6 +640,28 @@ hosts_create(const char *repo, const char *commit, const struct plan *pl,
 			}
 			sqlite3_reset(st);
 		}
+	/* Preflight tests first (phase_index -1; host: the test's name). */
+	for (i = 0; i < pl->pl_ntests; i++) {
+		st = store_prepare(hosts_db, "INSERT INTO deployment_steps"
+		    " (deployment_id, phase_index, phase, position, host, step,"
+		    " system) VALUES (?, -1, 'preflight', ?, ?, 'preflight', ?)");
+		if (st == NULL)
+			goto fail;
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int(st, 2, (int)i);
+		sqlite3_bind_text(st, 3, pl->pl_tests[i].pt_name, -1,
+		    SQLITE_TRANSIENT);
+		if (pl->pl_tests[i].pt_build != NULL)
+			sqlite3_bind_text(st, 4, pl->pl_tests[i].pt_build, -1,
+			    SQLITE_TRANSIENT);
+		else
+			sqlite3_bind_null(st, 4);
+		if (sqlite3_step(st) != SQLITE_DONE) {
+			sqlite3_reset(st);
+			goto fail;
+		}
+		sqlite3_reset(st);
+	}
 	snprintf(target, sizeof(target), "deployment/%lld", (long long)id);
 	snprintf(detail, sizeof(detail), "plan %s at %.12s, state %s: %s",
 	    repo, commit, autostart ? "deploying" : "pending_approval", why);
@@ -746,9 +799,9 @@ hosts_init(struct store *db, const struct nops_conf *conf)
 	hosts_kick();
 }
 
-/* GET /api/v1/hosts: every host of every plan. */
-static void
-hosts_api_list(struct api_req *req, struct api_resp *resp)
+/* GET /api/v1/hosts: every host of every plan, as nops last saw it. */
+json_t *
+hosts_json(void)
 {
 	const struct plan	*pl;
 	const struct plan_host	*h;
@@ -757,7 +810,6 @@ hosts_api_list(struct api_req *req, struct api_resp *resp)
 	json_t			*items, *o;
 	size_t			 i;
 
-	(void)req;
 	if ((items = json_array()) == NULL)
 		fatal("json_array");
 	for (repo = plans_first(); repo != NULL; repo = plans_next(repo)) {
@@ -806,33 +858,7 @@ hosts_api_list(struct api_req *req, struct api_resp *resp)
 			json_array_append_new(items, o);
 		}
 	}
-	resp->body = json_pack("{s:o, s:n}", "items", items, "next");
-	resp->status = 200;
+	if ((o = json_pack("{s:o, s:n}", "items", items, "next")) == NULL)
+		fatal("json_pack");
+	return o;
 }
-
-/* GET /api/v1/deployments/{id}/steps: a plan deployment's host steps. */
-static void
-hosts_api_steps(struct api_req *req, struct api_resp *resp)
-{
-	const char	*errstr;
-	long long	 id;
-
-	id = strtonum(req->ar_args[0], 1, INT64_MAX, &errstr);
-	if (errstr != NULL) {
-		api_error(resp, 400, "bad_request", "deployment id %s is %s",
-		    req->ar_args[0], errstr);
-		return;
-	}
-	if ((resp->body = hoststep_steps_json(id)) == NULL) {
-		api_error(resp, 404, "not_found", "no plan deployment %lld",
-		    id);
-		return;
-	}
-	resp->status = 200;
-}
-
-const struct api_route hosts_routes[] = {
-	{ "GET",  "/api/v1/hosts",		1, hosts_api_list, CAP_READ },
-	{ "GET",  "/api/v1/deployments/*/steps", 1, hosts_api_steps, CAP_READ },
-};
-const size_t hosts_nroutes = sizeof(hosts_routes) / sizeof(hosts_routes[0]);

@@ -50,6 +50,9 @@ void	 hosts_ssh_cancel(uint32_t);
 /* A deployment changed: look at plans and deployments again soon. */
 void	 hosts_kick(void);
 const struct nops_conf *hosts_conf(void);
+json_t	*hosts_json(void);	/* GET /api/v1/hosts */
+/* Redact secrets from host output, in place. */
+void	 hosts_redact(char *);
 struct store *hosts_store(void);
 /* What a host was seen running (for a step's goal and resume). */
 void	 hosts_seen(const char *repo, const char *host, const char *current,
@@ -62,10 +65,10 @@ void	 hosts_last_step(const char *repo, const char *host,
 int	 hoststep_start(int64_t id);
 int	 hoststep_running(int64_t id);
 void	 hoststep_stop_all(void);
-/* The step rows of deployment id, for the API. */
-json_t	*hoststep_steps_json(int64_t id);
-/* Redact secrets from host output, in place. */
-void	 hoststep_redact(char *);
+
+/* hosts_api.c */
+json_t	*hosts_steps_json(int64_t id);
+
 
 extern const struct api_route	 hosts_routes[];
 extern const size_t		 hosts_nroutes;

@@ -47,7 +47,6 @@
 #include "nixrun.h"
 #include "plan.h"
 #include "hosts.h"
-#include "redact.h"
 #include "webpub.h"
 
 #define HS_BUILD	1	/* realise the system here */
@@ -69,7 +68,9 @@ struct hoststep {
 	struct plan		*hs_plan;	/* its frozen spec */
 	/* the current host */
 	int64_t			 hs_step;	/* deployment_steps.id */
-	const struct plan_host	*hs_host;
+	const struct plan_host	*hs_host;	/* the host it runs on */
+	const struct plan_test	*hs_test;	/* a preflight test, or NULL */
+	char			 hs_name[128];	/* "host" or "test NAME" */
 	char			*hs_phase;
 	int			 hs_sub;	/* HS_* */
 	int			 hs_resume;	/* it was in this step before */
@@ -96,41 +97,12 @@ static TAILQ_HEAD(, hoststep) hoststep_list =
 
 static void	 hoststep_next(struct hoststep *);
 static void	 hoststep_sub(struct hoststep *);
+static void	 hoststep_preflight(struct hoststep *);
 
 static struct store *
 hs_db(void)
 {
 	return hosts_store();
-}
-
-/* Secrets out of host output: KEY=value with a secret name, tokens. */
-void
-hoststep_redact(char *s)
-{
-	char	*p, *end, *eq, save;
-	size_t	 len;
-
-	for (p = s; *p != '\0'; p = end) {
-		p += strspn(p, " \t\n");
-		if (*p == '\0')
-			break;
-		len = strcspn(p, " \t\n");
-		end = p + len;
-		save = *end;
-		*end = '\0';
-		eq = strchr(p, '=');
-		if (strstr(p, "/nix/store/") != NULL) {
-			/* store paths: their hashes are not secrets */
-		} else if (eq != NULL && eq > p) {
-			*eq = '\0';
-			if (redact_name_is_secret(p) ||
-			    redact_value_looks_secret(eq + 1))
-				memset(eq + 1, '*', strlen(eq + 1));
-			*eq = '=';
-		} else if (redact_value_looks_secret(p))
-			memset(p, '*', len);
-		*end = save;
-	}
 }
 
 static struct hoststep *
@@ -221,7 +193,7 @@ hoststep_save(struct hoststep *hs, const char *step, const char *state,
 	snprintf(target, sizeof(target), "deployment/%lld",
 	    (long long)hs->hs_id);
 	snprintf(detail, sizeof(detail), "host %s (phase %s): %s %s%s%s%s",
-	    hs->hs_host->ph_name, hs->hs_phase, step, state,
+	    hs->hs_name, hs->hs_phase, step, state,
 	    hs->hs_goal != PLAN_GOAL_AUTO ? " goal " : "",
 	    hs->hs_goal != PLAN_GOAL_AUTO ? plan_goal_name(hs->hs_goal) : "",
 	    error != NULL ? ": " : "");
@@ -239,12 +211,12 @@ hoststep_save(struct hoststep *hs, const char *step, const char *state,
 	    (long long)hs->hs_id, step, state,
 	    hs->hs_goal != PLAN_GOAL_AUTO ? " " : "",
 	    hs->hs_goal != PLAN_GOAL_AUTO ? plan_goal_name(hs->hs_goal) : "");
-	hosts_last_step(hs->hs_repo, hs->hs_host->ph_name, detail);
+	if (hs->hs_test == NULL)
+		hosts_last_step(hs->hs_repo, hs->hs_host->ph_name, detail);
 	return 0;
 fail:
 	log_warnx("deployment %lld: cannot save the step of %s: %s",
-	    (long long)hs->hs_id, hs->hs_host->ph_name,
-	    sqlite3_errmsg(store_db(s)));
+	    (long long)hs->hs_id, hs->hs_name, sqlite3_errmsg(store_db(s)));
 	store_rollback(s);
 	return -1;
 }
@@ -282,12 +254,13 @@ hoststep_fail(struct hoststep *hs, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, sizeof(err), fmt, ap);
 	va_end(ap);
-	log_warnx("deployment %lld: host %s: %s", (long long)hs->hs_id,
-	    hs->hs_host->ph_name, err);
+	log_warnx("deployment %lld: %s: %s", (long long)hs->hs_id,
+	    hs->hs_name, err);
 	(void)hoststep_save(hs, hs->hs_saved_step != NULL ?
 	    hs->hs_saved_step : "copy", "failed", err);
-	snprintf(reason, sizeof(reason), "host %s (phase %s): %s",
-	    hs->hs_host->ph_name, hs->hs_phase, err);
+	snprintf(reason, sizeof(reason), "%s%s (%s): %s",
+	    hs->hs_test != NULL ? "" : "host ", hs->hs_name,
+	    hs->hs_test != NULL ? "preflight" : hs->hs_phase, err);
 	hoststep_end(hs, DS_FAILED, reason);
 }
 
@@ -437,7 +410,7 @@ hoststep_nix(struct hoststep *hs, const char **argv, int outfd, nixrun_cb cb,
 
 	memset(&ns, 0, sizeof(ns));
 	snprintf(w, sizeof(w), "deployment %lld: %s for %s",
-	    (long long)hs->hs_id, what, hs->hs_host->ph_name);
+	    (long long)hs->hs_id, what, hs->hs_name);
 	ns.ns_what = w;
 	for (i = 0; argv[i] != NULL && i < NIXRUN_ARGS_MAX - 1; i++)
 		ns.ns_argv[i] = argv[i];
@@ -843,6 +816,70 @@ hoststep_sub(struct hoststep *hs)
 	}
 }
 
+/* A preflight test: a build here, or a command on a host. */
+static void
+hoststep_test_done(int status, const char *err, const char *out,
+    struct hoststep *hs)
+{
+	if (status != 0) {
+		hoststep_fail(hs, "failed%s: %s", status > 0 ? "" :
+		    " to run", hoststep_tail(err[0] != '\0' ? err : out, 1024));
+		return;
+	}
+	if (hoststep_save(hs, "preflight", "succeeded", NULL) == -1) {
+		hoststep_fail(hs, "the store refused the step");
+		return;
+	}
+	hoststep_next(hs);
+}
+
+static void
+hoststep_test_built(int status, const char *out, size_t outlen,
+    const char *err, void *arg)
+{
+	struct hoststep	*hs = arg;
+
+	(void)outlen;
+	hs->hs_nix = 0;
+	hoststep_test_done(status, err, out, hs);
+}
+
+static void
+hoststep_test_ran(const struct hosts_ssh_res *res, void *arg)
+{
+	struct hoststep	*hs = arg;
+
+	hs->hs_ssh = 0;
+	hoststep_test_done(res->hr_stage == SSH_STAGE_DONE ? res->hr_status :
+	    -1, res->hr_error, res->hr_shown, hs);
+}
+
+static void
+hoststep_preflight(struct hoststep *hs)
+{
+	const struct plan_test	*t = hs->hs_test;
+	const char		*argv[4];
+	char			 bin[PATH_MAX];
+
+	if (hoststep_save(hs, "preflight", "running", NULL) == -1) {
+		hoststep_end(hs, DS_FAILED, "the store refused a step");
+		return;
+	}
+	log_info("deployment %lld: preflight %s", (long long)hs->hs_id,
+	    hs->hs_name);
+	webpub_changed();
+	if (t->pt_build != NULL) {
+		strlcpy(bin, nixrun_bin("nix-store"), sizeof(bin));
+		argv[0] = bin;
+		argv[1] = "--realise";
+		argv[2] = t->pt_build;
+		argv[3] = NULL;
+		hoststep_nix(hs, argv, -1, hoststep_test_built, "build");
+	} else
+		hoststep_ssh(hs, t->pt_command, t->pt_timeout, NULL, -1,
+		    hoststep_test_ran);
+}
+
 /* The next step that is not done, in phase order; or the end. */
 static void
 hoststep_next(struct hoststep *hs)
@@ -852,10 +889,11 @@ hoststep_next(struct hoststep *hs)
 	const char	*host, *step, *state, *goal;
 	int		 rc;
 
-	st = store_prepare(s, "SELECT id, phase, host, step, state, goal"
-	    " FROM deployment_steps WHERE deployment_id = ? AND phase_index"
-	    " >= 0 AND state NOT IN ('succeeded', 'skipped') ORDER BY"
-	    " phase_index, position LIMIT 1");
+	/* Preflight tests (phase_index -1) come first. */
+	st = store_prepare(s, "SELECT id, phase, host, step, state, goal,"
+	    " phase_index FROM deployment_steps WHERE deployment_id = ? AND"
+	    " state NOT IN ('succeeded', 'skipped') ORDER BY phase_index,"
+	    " position LIMIT 1");
 	if (st == NULL) {
 		hoststep_end(hs, DS_FAILED, "the store cannot be read");
 		return;
@@ -876,7 +914,21 @@ hoststep_next(struct hoststep *hs)
 	step = (const char *)sqlite3_column_text(st, 3);
 	state = (const char *)sqlite3_column_text(st, 4);
 	goal = (const char *)sqlite3_column_text(st, 5);
-	hs->hs_host = plan_host_find(hs->hs_plan, host);
+	hs->hs_test = NULL;
+	hs->hs_host = NULL;
+	if (sqlite3_column_int(st, 6) < 0) {
+		/* A preflight row's host column holds the test's name. */
+		for (size_t i = 0; i < hs->hs_plan->pl_ntests; i++)
+			if (strcmp(hs->hs_plan->pl_tests[i].pt_name, host) == 0)
+				hs->hs_test = &hs->hs_plan->pl_tests[i];
+		if (hs->hs_test != NULL && hs->hs_test->pt_host != NULL)
+			hs->hs_host = plan_host_find(hs->hs_plan,
+			    hs->hs_test->pt_host);
+		snprintf(hs->hs_name, sizeof(hs->hs_name), "test %s", host);
+	} else {
+		hs->hs_host = plan_host_find(hs->hs_plan, host);
+		strlcpy(hs->hs_name, host, sizeof(hs->hs_name));
+	}
 	free(hs->hs_saved_step);
 	hs->hs_saved_step = strdup(step);
 	hs->hs_resume = strcmp(state, "running") == 0;
@@ -886,13 +938,18 @@ hoststep_next(struct hoststep *hs)
 	sqlite3_reset(st);
 	if (hs->hs_phase == NULL || hs->hs_saved_step == NULL)
 		fatal("strdup");
-	if (hs->hs_host == NULL) {
-		hoststep_end(hs, DS_FAILED, "a step names a host the "
+	if (hs->hs_test == NULL ? hs->hs_host == NULL :
+	    (hs->hs_test->pt_host != NULL && hs->hs_host == NULL)) {
+		hoststep_end(hs, DS_FAILED, "a step names a host or test the "
 		    "deployment's plan does not have");
 		return;
 	}
 	if (rc) {
 		hoststep_end(hs, DS_FAILED, "a host step failed");
+		return;
+	}
+	if (hs->hs_test != NULL) {
+		hoststep_preflight(hs);
 		return;
 	}
 	hs->hs_check = 0;
@@ -969,64 +1026,4 @@ hoststep_start(int64_t id)
 	    repo, pl->pl_nphases);
 	hoststep_next(hs);
 	return 0;
-}
-
-json_t *
-hoststep_steps_json(int64_t id)
-{
-	sqlite3_stmt	*st;
-	json_t		*items, *o, *d;
-	int		 i;
-
-	st = store_prepare(hs_db(), "SELECT job, state, spec_hash, commit_id"
-	    " FROM deployments WHERE id = ? AND kind = 'plan'");
-	if (st == NULL)
-		return NULL;
-	sqlite3_bind_int64(st, 1, id);
-	if (sqlite3_step(st) != SQLITE_ROW) {
-		sqlite3_reset(st);
-		return NULL;
-	}
-	d = json_pack("{s:I, s:s, s:s, s:s, s:s}", "id", (json_int_t)id,
-	    "plan", (const char *)sqlite3_column_text(st, 0),
-	    "state", (const char *)sqlite3_column_text(st, 1),
-	    "spec_hash", (const char *)sqlite3_column_text(st, 2),
-	    "commit", (const char *)sqlite3_column_text(st, 3));
-	sqlite3_reset(st);
-	if (d == NULL)
-		fatal("json_pack");
-	st = store_prepare(hs_db(), "SELECT phase_index, phase, position,"
-	    " host, step, goal, system, state, error, started_at, ended_at"
-	    " FROM deployment_steps WHERE deployment_id = ? ORDER BY"
-	    " phase_index, position");
-	if (st == NULL) {
-		json_decref(d);
-		return NULL;
-	}
-	sqlite3_bind_int64(st, 1, id);
-	if ((items = json_array()) == NULL)
-		fatal("json_array");
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		o = json_pack("{s:i, s:s, s:i, s:s, s:s, s:s?, s:s?, s:s, s:s?}",
-		    "phase_index", sqlite3_column_int(st, 0),
-		    "phase", (const char *)sqlite3_column_text(st, 1),
-		    "position", sqlite3_column_int(st, 2),
-		    "host", (const char *)sqlite3_column_text(st, 3),
-		    "step", (const char *)sqlite3_column_text(st, 4),
-		    "goal", (const char *)sqlite3_column_text(st, 5),
-		    "system", (const char *)sqlite3_column_text(st, 6),
-		    "state", (const char *)sqlite3_column_text(st, 7),
-		    "error", (const char *)sqlite3_column_text(st, 8));
-		if (o == NULL)
-			fatal("json_pack");
-		for (i = 9; i <= 10; i++)
-			json_object_set_new(o, i == 9 ? "started_at" :
-			    "ended_at", sqlite3_column_type(st, i) ==
-			    SQLITE_NULL ? json_null() :
-			    api_time_json(sqlite3_column_int64(st, i)));
-		json_array_append_new(items, o);
-	}
-	sqlite3_reset(st);
-	json_object_set_new(d, "steps", items);
-	return d;
 }

@@ -54,11 +54,17 @@ static const char plans_wrapper[] =
 	"  drv = h: if withDrv && builtins.isAttrs h && h ? system &&\n"
 	"    builtins.isAttrs h.system && h.system ? drvPath\n"
 	"    then h // { drv = h.system.drvPath; } else h;\n"
+	"  test = t: if withDrv && builtins.isAttrs t && t ? build &&\n"
+	"    builtins.isAttrs t.build && t.build ? drvPath\n"
+	"    then t // { build = t.build.drvPath; } else t;\n"
+	"  tests = if plan ? tests && builtins.isList plan.tests\n"
+	"    then { tests = map test plan.tests; } else { };\n"
 	"in\n"
 	"  if part == \"names\" then builtins.attrNames plan.hosts\n"
 	"  else if part == \"host\" then drv plan.hosts.${host}\n"
-	"  else if part == \"rest\" then removeAttrs plan [ \"hosts\" ]\n"
-	"  else plan // { hosts = builtins.mapAttrs (n: drv) plan.hosts; }\n";
+	"  else if part == \"rest\" then removeAttrs plan [ \"hosts\" ] // tests\n"
+	"  else plan // tests //\n"
+	"    { hosts = builtins.mapAttrs (n: drv) plan.hosts; }\n";
 
 #define PLANS_STAGE_ALL		0	/* the whole plan */
 #define PLANS_STAGE_NAMES	1	/* it failed: the host names */

@@ -329,9 +329,15 @@ void	 html_actions(struct wbuf *, const struct web_view *, json_t *actions,
 /* web_html_deploy.c */
 void	 html_deployments(struct wbuf *, const struct web_view *, json_t *,
 	    const struct web_form *query);
-void	 html_deployment(struct wbuf *, const struct web_view *, json_t *);
+void	 html_deployment(struct wbuf *, const struct web_view *, json_t *,
+	    json_t *steps);
 void	 html_activity(struct wbuf *, const struct web_view *, json_t *,
 	    const char *target);
 void	 html_diff(struct wbuf *, json_t *diff);
+
+/* web_html_hosts.c */
+void	 html_hosts(struct wbuf *, const struct web_view *, json_t *hosts,
+	    json_t *plans);
+void	 html_plan_steps(struct wbuf *, json_t *steps);
 
 #endif /* NOPS_WEB_H */

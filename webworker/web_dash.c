@@ -38,6 +38,7 @@ enum web_what {
 	WEB_DEPLOYMENTS,
 	WEB_DEPLOYMENT,
 	WEB_ACTIVITY,
+	WEB_HOSTS,
 	WEB_ACT_DEPLOYMENT,	/* approve, reject, retry, promote, ack. */
 	WEB_ACT_JOB,		/* pause, resume, deploy-now */
 	WEB_LOGIN,
@@ -53,8 +54,8 @@ static const char *const web_job_actions[] = {
 
 /* The first path segments that are the dashboard's; the rest is the API. */
 static const char *const web_dash_tops[] = {
-	"", "jobs", "deployments", "activity", "login", "logout", "static",
-	NULL
+	"", "jobs", "deployments", "activity", "hosts", "login", "logout",
+	"static", NULL
 };
 
 /* An action id of the generic procedure: a name, or <job>.<operation>. */
@@ -262,7 +263,17 @@ web_render(struct web_page *pg)
 		v.wv_refresh = 3;
 		v.wv_notice = html_done_text(web_form_get(&pg->wg_query,
 		    "done"));
-		html_deployment(&b, &v, mc->wk_json);
+		html_deployment(&b, &v, mc->wk_json,
+		    pg->wg_calls[2].wk_status == 200 &&
+		    json_is_object(pg->wg_calls[2].wk_json) ?
+		    pg->wg_calls[2].wk_json : NULL);
+		break;
+	case WEB_HOSTS:
+		web_view_init(&v, pg, "Hosts", "hosts");
+		v.wv_refresh = 5;
+		html_hosts(&b, &v, mc->wk_json,
+		    pg->wg_calls[2].wk_status == 200 ?
+		    pg->wg_calls[2].wk_json : NULL);
 		break;
 	case WEB_ACTIVITY:
 		web_view_init(&v, pg, "Activity", "activity");
@@ -313,6 +324,15 @@ web_page_get(struct web_page *pg)
 		}
 		if (web_page_call(pg, "GET", &uri) == -1)
 			goto busy;
+		if (pg->wg_what == WEB_DEPLOYMENT) {
+			/* A plan's host steps (404 for a job's). */
+			wbuf_init(&uri);
+			wbuf_puts(&uri, "/api/v1/deployments/");
+			wbuf_urlenc(&uri, pg->wg_segs[1]);
+			wbuf_puts(&uri, "/steps");
+			if (web_page_call(pg, "GET", &uri) == -1)
+				goto busy;
+		}
 		if (pg->wg_what == WEB_JOB) {
 			wbuf_init(&uri);
 			wbuf_puts(&uri, "/api/v1/deployments?limit=10"
@@ -333,6 +353,16 @@ web_page_get(struct web_page *pg)
 		web_query_add(&uri, &pg->wg_query, "namespace");
 		web_query_add(&uri, &pg->wg_query, "job");
 		break;
+	case WEB_HOSTS:
+		wbuf_puts(&uri, "/api/v1/hosts");
+		if (web_page_call(pg, "GET", &uri) == -1)
+			goto busy;
+		wbuf_init(&uri);
+		wbuf_puts(&uri, "/api/v1/plans");
+		if (web_page_call(pg, "GET", &uri) == -1)
+			goto busy;
+		web_page_then(pg, web_render);
+		return;
 	case WEB_ACTIVITY:
 		wbuf_htmlf(&uri, "/api/v1/events?limit=%d", WEB_PAGE_SIZE);
 		web_query_add(&uri, &pg->wg_query, "cursor");
@@ -706,6 +736,8 @@ web_dash_route(struct web_page *pg, int get, int post)
 		return -1;
 	if (strcmp(s[0], "activity") == 0)
 		return get ? WEB_ACTIVITY : 0;
+	if (strcmp(s[0], "hosts") == 0)
+		return get ? WEB_HOSTS : 0;
 	if (strcmp(s[0], "login") == 0)
 		return get || post ? WEB_LOGIN : 0;
 	if (strcmp(s[0], "logout") == 0)

@@ -98,6 +98,7 @@ html_begin(struct wbuf *b, const struct web_view *v)
 	html_nav(b, v, "overview", "/", "Overview");
 	html_nav(b, v, "jobs", "/jobs", "Jobs");
 	html_nav(b, v, "deployments", "/deployments", "Deployments");
+	html_nav(b, v, "hosts", "/hosts", "Hosts");
 	html_nav(b, v, "activity", "/activity", "Activity");
 	wbuf_puts(b, "<span class=\"who\">");
 	if (v->wv_session != NULL && json_is_true(json_object_get(

@@ -366,7 +366,8 @@ html_health(struct wbuf *b, json_t *h)
 }
 
 void
-html_deployment(struct wbuf *b, const struct web_view *v, json_t *d)
+html_deployment(struct wbuf *b, const struct web_view *v, json_t *d,
+    json_t *steps)
 {
 	json_t		*it, *run;
 	const char	*state = jstr(d, "state");
@@ -375,8 +376,15 @@ html_deployment(struct wbuf *b, const struct web_view *v, json_t *d)
 	html_begin(b, v);
 	wbuf_htmlf(b, "<h1>Deployment #%lld ", jint(d, "id"));
 	html_state(b, state);
-	wbuf_puts(b, "</h1><p>Job ");
-	html_job_link(b, jstr(d, "namespace"), jstr(d, "job"));
+	if (jstr(d, "namespace") != NULL && jstr(d, "namespace")[0] == '\0' &&
+	    jstr(d, "job") != NULL)
+		/* A deploy plan's (kind plan): its job is the repository. */
+		wbuf_htmlf(b, "</h1><p>Deploy plan <a href=\"/hosts\">%s</a>",
+		    jstr(d, "job"));
+	else {
+		wbuf_puts(b, "</h1><p>Job ");
+		html_job_link(b, jstr(d, "namespace"), jstr(d, "job"));
+	}
 	wbuf_htmlf(b, " from repository %s at commit ", jstr(d,
 	    "repository"));
 	html_commit(b, jstr(d, "commit"));
@@ -386,10 +394,15 @@ html_deployment(struct wbuf *b, const struct web_view *v, json_t *d)
 		    0) ? "error" : "info", jstr(d, "reason"));
 	html_deploy_actions(b, v, d);
 
-	wbuf_htmlf(b, "<h2>%s</h2>", state != NULL && strcmp(state,
-	    "pending_approval") == 0 ? "What approve will do" :
-	    "What this deployment does");
-	html_plan(b, d);
+	/* A deploy plan's: its phases and host steps. */
+	if (steps != NULL)
+		html_plan_steps(b, steps);
+	else {
+		wbuf_htmlf(b, "<h2>%s</h2>", state != NULL && strcmp(state,
+		    "pending_approval") == 0 ? "What approve will do" :
+		    "What this deployment does");
+		html_plan(b, d);
+	}
 
 	wbuf_puts(b, "<section class=\"box\"><table id=\"details\">");
 	wbuf_htmlf(b, "<tr><th>Spec hash</th><td><code>%s</code></td></tr>"

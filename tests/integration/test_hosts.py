@@ -43,7 +43,7 @@ WRONG_KEY = " ".join(open(other + ".pub").read().split()[:2])
 
 
 def plan_nix(versions, policy="auto", goal=None, checks=None, keys=None,
-             kernels=None, bad=()):
+             kernels=None, bad=(), tests=""):
     """A plan: alpha is the spire host (first phase by its tag)."""
     checks = checks or {}
     keys = keys or {}
@@ -69,8 +69,10 @@ def plan_nix(versions, policy="auto", goal=None, checks=None, keys=None,
     { name = "spire"; include = { tags = [ "spire" ]; }; }
     { name = "main"; }
   ];
+  tests = [ %s ];
 }
-""" % (policy, '  goal = "%s";\n' % goal if goal else "", "\n".join(hosts))
+""" % (policy, '  goal = "%s";\n' % goal if goal else "", "\n".join(hosts),
+       tests)
 
 
 class Nops(gitlib.Nopsd):
@@ -176,6 +178,15 @@ ok("GET /api/v1/hosts: wanted, current, phase, state in_sync, last step",
 rc, out, err = n.ctl("hosts")
 ok("nopsctl hosts", rc == 0 and "alpha" in out and "in_sync" in out,
    out + err)
+st, page = n.curl("GET", "/hosts")
+ok("the dashboard's Hosts page shows the plan's phases and each host",
+   st == 200 and isinstance(page, str) and "spire" in page and
+   all(h in page for h in H) and "in_sync" in page, str(page)[:2000])
+if d:
+    st, page = n.curl("GET", "/deployments/%d" % d["id"])
+    ok("a plan deployment's page shows its phase progress",
+       st == 200 and isinstance(page, str) and 'id="steps"' in page and
+       "succeeded" in page and "Deploy plan" in page, str(page)[:2000])
 
 # 2. A changed kernel gets boot; the others are left alone.
 last = last_id()
@@ -303,7 +314,24 @@ ok("after kill -9 the deployment resumes and completes",
 ok("no host was activated twice", count == {"alpha": 1, "beta": 1,
                                             "gamma": 1}, str(count))
 
-# 9. Approval: bound to the spec hash.
+# 9. Preflight tests run before the first phase; a failing one stops it.
+last = last_id()
+alpha_goals = len(H["alpha"].goals())
+push({"alpha": "v10"}, kernels={"beta": "k2"},
+     tests='{ name = "vm"; build = mk { name = "vmtest"; version = "1"; '
+     '}; } { name = "smoke"; host = "beta"; command = "exit 4"; }')
+d = new_deployment(last)
+st = n.steps(d["id"]) if d else None
+pre = [x for x in st["steps"] if x["phase_index"] == -1] if st else []
+ok("preflight tests run first: a build, then a command that fails",
+   d is not None and d["state"] == "failed" and
+   [(x["host"], x["state"]) for x in pre] == [("vm", "succeeded"),
+                                              ("smoke", "failed")] and
+   "test smoke" in (d.get("reason") or ""), json.dumps(st))
+ok("a failing preflight test stops the deployment before any host",
+   len(H["alpha"].goals()) == alpha_goals, str(H["alpha"].goals()[-2:]))
+
+# 10. Approval: bound to the spec hash.
 last = last_id()
 push({"alpha": "v9"}, policy="approval", kernels={"beta": "k2"})
 d = new_deployment(last)

@@ -172,6 +172,12 @@ static const char full_conf[] =
     "\tca file $dir/ca.pem\n"
     "\tnamespaces { \"default\", \"web\" }\n"
     "}\n"
+    "hosts {\n"
+    "\tssh key file $dir/id\n"
+    "\tknown-hosts file $dir/known_hosts\n"
+    "\tnix store \"unix:///run/nix/daemon.sock\"\n"
+    "\tconfirm-timeout 45s\n"
+    "}\n"
     "group \"ops\" { \"alice\" \"bob\" }\n"
     "policy \"deployer\" {\n"
     "\tnamespace \"*\" { read approve promote retry deploy-now pause }\n"
@@ -286,6 +292,16 @@ test_full(void)
 	CHECK(b != NULL && b->kind == BIND_USER &&
 	    strcmp(b->who, "carol") == 0 &&
 	    strcmp(b->policy, "management") == 0);
+
+	/* The hosts block; command-timeout is its default. */
+	CHECK(conf->hosts.set);
+	snprintf(path, sizeof(path), "%s/id", tdir);
+	CHECK(conf->hosts.ssh_key_file != NULL &&
+	    strcmp(conf->hosts.ssh_key_file, path) == 0);
+	CHECK(conf->hosts.nix_store != NULL &&
+	    strcmp(conf->hosts.nix_store, "unix:///run/nix/daemon.sock") == 0);
+	CHECK(conf->hosts.confirm_timeout == 45);
+	CHECK(conf->hosts.command_timeout == NOPS_COMMAND_TIMEOUT);
 
 	r = TAILQ_FIRST(&conf->repos);
 	CHECK(r != NULL);

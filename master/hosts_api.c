@@ -1,0 +1,117 @@
+/*
+ * The API of hosts of deploy plans: GET /api/v1/hosts and a plan
+ * deployment's steps (GET /api/v1/deployments/{id}/steps).
+ */
+#include "config.h"
+
+#include <sys/types.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <sqlite3.h>
+
+#include "log.h"
+#include "nopsd.h"
+#include "store.h"
+#include "api.h"
+#include "hosts.h"
+
+/* The steps of plan deployment id, phase by phase; NULL: none. */
+json_t *
+hosts_steps_json(int64_t id)
+{
+	sqlite3_stmt	*st;
+	json_t		*items, *o, *d;
+	int		 i;
+
+	st = store_prepare(hosts_store(), "SELECT job, state, spec_hash, commit_id"
+	    " FROM deployments WHERE id = ? AND kind = 'plan'");
+	if (st == NULL)
+		return NULL;
+	sqlite3_bind_int64(st, 1, id);
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_reset(st);
+		return NULL;
+	}
+	d = json_pack("{s:I, s:s, s:s, s:s, s:s}", "id", (json_int_t)id,
+	    "plan", (const char *)sqlite3_column_text(st, 0),
+	    "state", (const char *)sqlite3_column_text(st, 1),
+	    "spec_hash", (const char *)sqlite3_column_text(st, 2),
+	    "commit", (const char *)sqlite3_column_text(st, 3));
+	sqlite3_reset(st);
+	if (d == NULL)
+		fatal("json_pack");
+	st = store_prepare(hosts_store(), "SELECT phase_index, phase, position,"
+	    " host, step, goal, system, state, error, started_at, ended_at"
+	    " FROM deployment_steps WHERE deployment_id = ? ORDER BY"
+	    " phase_index, position");
+	if (st == NULL) {
+		json_decref(d);
+		return NULL;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	if ((items = json_array()) == NULL)
+		fatal("json_array");
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		o = json_pack("{s:i, s:s, s:i, s:s, s:s, s:s?, s:s?, s:s, s:s?}",
+		    "phase_index", sqlite3_column_int(st, 0),
+		    "phase", (const char *)sqlite3_column_text(st, 1),
+		    "position", sqlite3_column_int(st, 2),
+		    "host", (const char *)sqlite3_column_text(st, 3),
+		    "step", (const char *)sqlite3_column_text(st, 4),
+		    "goal", (const char *)sqlite3_column_text(st, 5),
+		    "system", (const char *)sqlite3_column_text(st, 6),
+		    "state", (const char *)sqlite3_column_text(st, 7),
+		    "error", (const char *)sqlite3_column_text(st, 8));
+		if (o == NULL)
+			fatal("json_pack");
+		for (i = 9; i <= 10; i++)
+			json_object_set_new(o, i == 9 ? "started_at" :
+			    "ended_at", sqlite3_column_type(st, i) ==
+			    SQLITE_NULL ? json_null() :
+			    api_time_json(sqlite3_column_int64(st, i)));
+		json_array_append_new(items, o);
+	}
+	sqlite3_reset(st);
+	json_object_set_new(d, "steps", items);
+	return d;
+}
+
+static void
+hosts_api_list(struct api_req *req, struct api_resp *resp)
+{
+	(void)req;
+	resp->body = hosts_json();
+	resp->status = 200;
+}
+
+/* GET /api/v1/deployments/{id}/steps: a plan deployment's host steps. */
+static void
+hosts_api_steps(struct api_req *req, struct api_resp *resp)
+{
+	const char	*errstr;
+	long long	 id;
+
+	id = strtonum(req->ar_args[0], 1, INT64_MAX, &errstr);
+	if (errstr != NULL) {
+		api_error(resp, 400, "bad_request", "deployment id %s is %s",
+		    req->ar_args[0], errstr);
+		return;
+	}
+	if ((resp->body = hosts_steps_json(id)) == NULL) {
+		api_error(resp, 404, "not_found", "no plan deployment %lld",
+		    id);
+		return;
+	}
+	resp->status = 200;
+}
+
+const struct api_route hosts_routes[] = {
+	{ "GET",  "/api/v1/hosts",		1, hosts_api_list, CAP_READ },
+	{ "GET",  "/api/v1/deployments/*/steps", 1, hosts_api_steps, CAP_READ },
+};
+const size_t hosts_nroutes = sizeof(hosts_routes) / sizeof(hosts_routes[0]);

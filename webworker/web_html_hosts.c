@@ -1,0 +1,128 @@
+/*
+ * The dashboard's hosts of deploy plans: the Hosts page (every plan, its
+ * phases and hosts, every host's wanted and current system) and a plan
+ * deployment's phase progress on its page.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "log.h"
+#include "nops.h"
+#include "web.h"
+
+#define HS(s)	((s) != NULL ? (s) : "")
+
+/* A store path, shortened to its name with the hash in a title. */
+static void
+html_store_path(struct wbuf *b, const char *p)
+{
+	const char	*name;
+
+	if (p == NULL) {
+		wbuf_puts(b, "<span class=\"muted\">—</span>");
+		return;
+	}
+	name = strncmp(p, "/nix/store/", 11) == 0 && strlen(p) > 44 ?
+	    p + 44 : p;
+	wbuf_htmlf(b, "<code title=\"%s\">%s</code>", p, name);
+}
+
+void
+html_hosts(struct wbuf *b, const struct web_view *v, json_t *hosts,
+    json_t *plans)
+{
+	json_t		*it, *ph, *h, *e;
+	size_t		 i, j, k;
+
+	html_begin(b, v);
+	wbuf_puts(b, "<h1>Hosts</h1>");
+	json_array_foreach(json_object_get(plans, "items"), i, it) {
+		wbuf_htmlf(b, "<section class=\"box plan\"><h2>Plan of %s ",
+		    HS(jstr(it, "repository")));
+		html_state(b, jstr(it, "state"));
+		wbuf_puts(b, "</h2><p>");
+		wbuf_htmlf(b, "%s at commit ", HS(jstr(it, "file")));
+		html_commit(b, jstr(it, "commit"));
+		wbuf_htmlf(b, "; policy %s, goal %s.</p>",
+		    jstr(it, "policy") != NULL ? jstr(it, "policy") : "—",
+		    jstr(it, "goal") != NULL ? jstr(it, "goal") : "—");
+		json_array_foreach(json_object_get(it, "errors"), j, e)
+			html_message(b, "error", json_string_value(e));
+		json_array_foreach(json_object_get(it, "warnings"), j, e)
+			html_message(b, "info", json_string_value(e));
+		if (json_array_size(json_object_get(it, "phases")) > 0) {
+			wbuf_puts(b, "<ol class=\"phases\">");
+			json_array_foreach(json_object_get(it, "phases"), j,
+			    ph) {
+				wbuf_htmlf(b, "<li><strong>%s</strong>%s: ",
+				    HS(jstr(ph, "name")), json_object_get(ph,
+				    "include") != NULL && !json_is_null(
+				    json_object_get(ph, "include")) ?
+				    " (rule)" : " (default)");
+				json_array_foreach(json_object_get(ph,
+				    "hosts"), k, h)
+					wbuf_htmlf(b, "%s%s", k > 0 ? ", " : "",
+					    json_string_value(h));
+				if (json_array_size(json_object_get(ph,
+				    "hosts")) == 0)
+					wbuf_puts(b, "<span class=\"muted\">"
+					    "no host</span>");
+				wbuf_puts(b, "</li>");
+			}
+			wbuf_puts(b, "</ol>");
+		}
+		wbuf_puts(b, "</section>");
+	}
+	wbuf_puts(b, "<table id=\"hosts\"><tr><th>Host</th><th>Plan</th>"
+	    "<th>Phase</th><th>State</th><th>Wanted</th><th>Current</th>"
+	    "<th>Last step</th></tr>");
+	json_array_foreach(json_object_get(hosts, "items"), i, it) {
+		wbuf_htmlf(b, "<tr><td>%s</td><td>%s</td><td>%s</td><td>",
+		    HS(jstr(it, "name")), HS(jstr(it, "repository")),
+		    jstr(it, "phase") != NULL ? jstr(it, "phase") : "—");
+		html_state(b, jstr(it, "state"));
+		wbuf_puts(b, "</td><td>");
+		html_store_path(b, jstr(it, "wanted"));
+		wbuf_puts(b, "</td><td>");
+		html_store_path(b, jstr(it, "current"));
+		wbuf_htmlf(b, "</td><td>%s</td></tr>",
+		    jstr(it, "error") != NULL ? jstr(it, "error") :
+		    HS(jstr(it, "last_step")));
+	}
+	wbuf_puts(b, "</table>");
+	if (json_array_size(json_object_get(hosts, "items")) == 0)
+		wbuf_puts(b, "<p class=\"muted\">No deploy plan in git.</p>");
+	html_end(b);
+}
+
+/* A plan deployment's steps, phase by phase. */
+void
+html_plan_steps(struct wbuf *b, json_t *s)
+{
+	json_t		*it;
+	const char	*phase = NULL;
+	size_t		 i;
+
+	wbuf_puts(b, "<h2>Phases</h2><table id=\"steps\"><tr><th>Phase</th>"
+	    "<th>Host</th><th>Step</th><th>Goal</th><th>State</th>"
+	    "<th>System</th><th>Error</th></tr>");
+	json_array_foreach(json_object_get(s, "steps"), i, it) {
+		wbuf_htmlf(b, "<tr><td>%s</td><td>%s</td><td>%s</td>"
+		    "<td>%s</td><td>", phase != NULL &&
+		    strcmp(phase, HS(jstr(it, "phase"))) == 0 ? "" :
+		    HS(jstr(it, "phase")), HS(jstr(it, "host")),
+		    HS(jstr(it, "step")), HS(jstr(it, "goal")));
+		phase = HS(jstr(it, "phase"));
+		html_state(b, jstr(it, "state"));
+		wbuf_puts(b, "</td><td>");
+		html_store_path(b, jstr(it, "system"));
+		wbuf_htmlf(b, "</td><td>%s</td></tr>",
+		    HS(jstr(it, "error")));
+	}
+	wbuf_puts(b, "</table>");
+}
