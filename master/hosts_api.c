@@ -110,8 +110,14 @@ hosts_api_steps(struct api_req *req, struct api_resp *resp)
 	resp->status = 200;
 }
 
+/*
+ * Reads in any namespace: hosts have none, and a plan's deployment is in
+ * the namespace "".
+ */
 const struct api_route hosts_routes[] = {
-	{ "GET",  "/api/v1/hosts",		1, hosts_api_list, CAP_READ },
-	{ "GET",  "/api/v1/deployments/*/steps", 1, hosts_api_steps, CAP_READ },
+	{ "GET",  "/api/v1/hosts",		1, hosts_api_list, CAP_READ,
+	    API_NS_NONE },
+	{ "GET",  "/api/v1/deployments/*/steps", 1, hosts_api_steps, CAP_READ,
+	    API_NS_NONE },
 };
 const size_t hosts_nroutes = sizeof(hosts_routes) / sizeof(hosts_routes[0]);
