@@ -495,8 +495,8 @@ hookrun_get(struct store *s, const char *token, struct hook_run *hr)
 
 	memset(hr, 0, sizeof(*hr));
 	st = store_prepare(s, "SELECT id, idempotency_token,"
-	    " dispatched_job_id, state, exit_code, error, started_at, ended_at"
-	    " FROM hook_runs WHERE idempotency_token = ?");
+	    " dispatched_job_id, state, exit_code, error, started_at, ended_at,"
+	    " output FROM hook_runs WHERE idempotency_token = ?");
 	if (st == NULL)
 		return -1;
 	bind_text(st, 1, token);
@@ -510,6 +510,7 @@ hookrun_get(struct store *s, const char *token, struct hook_run *hr)
 		hr->hr_error = col_strdup(st, 5);
 		hr->hr_started_at = col_int(st, 6, 0);
 		hr->hr_ended_at = col_int(st, 7, 0);
+		hr->hr_output = col_strdup(st, 8);
 	}
 	sqlite3_reset(st);
 	if (rc == SQLITE_ROW)
@@ -562,9 +563,53 @@ hookrun_update(struct store *s, const char *token, const char *state,
 	return deploy_step_done(s, st, "update hook run");
 }
 
+int
+hookrun_set_output(struct store *s, const char *token, const char *output)
+{
+	sqlite3_stmt	*st;
+
+	st = store_prepare(s, "UPDATE hook_runs SET output = ?"
+	    " WHERE idempotency_token = ?");
+	if (st == NULL)
+		return -1;
+	bind_text(st, 1, output);
+	bind_text(st, 2, token);
+	return deploy_step_done(s, st, "keep hook output");
+}
+
+int
+deploy_set_health(struct store *s, int64_t id, const char *progress)
+{
+	sqlite3_stmt	*st;
+
+	st = store_prepare(s, "UPDATE deployments SET health = ? WHERE id = ?");
+	if (st == NULL)
+		return -1;
+	bind_text(st, 1, progress);
+	sqlite3_bind_int64(st, 2, id);
+	return deploy_step_done(s, st, "keep health progress");
+}
+
+char *
+deploy_health(struct store *s, int64_t id)
+{
+	sqlite3_stmt	*st;
+	char		*text = NULL;
+
+	st = store_prepare(s, "SELECT health FROM deployments WHERE id = ?");
+	if (st == NULL)
+		return NULL;
+	sqlite3_bind_int64(st, 1, id);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		text = col_strdup(st, 0);
+	sqlite3_reset(st);
+	return text;
+}
+
 void
 hookrun_free(struct hook_run *hr)
 {
+	free(hr->hr_output);
 	free(hr->hr_token);
 	free(hr->hr_child);
 	free(hr->hr_state);

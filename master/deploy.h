@@ -79,6 +79,7 @@ struct hook_run {
 	char		*hr_error;
 	int64_t		 hr_started_at;
 	int64_t		 hr_ended_at;
+	char		*hr_output;	/* last 64 KiB, redacted, or NULL */
 };
 
 const char	*deploy_state_str(enum deploy_state);
@@ -131,6 +132,17 @@ int		 hookrun_create(struct store *, int64_t deployment,
 int		 hookrun_update(struct store *, const char *token,
 		    const char *state, const char *child, int exit_code,
 		    const char *error);
+/* Keep a finished run's redacted output (outside a transaction too). */
+int		 hookrun_set_output(struct store *, const char *token,
+		    const char *output);
 void		 hookrun_free(struct hook_run *);
+
+/*
+ * The last health progress of a deployment, as the JSON text the API
+ * shows: deploy_set_health keeps it, deploy_health returns it (the
+ * caller frees) or NULL when none is kept or the store fails.
+ */
+int		 deploy_set_health(struct store *, int64_t id, const char *);
+char		*deploy_health(struct store *, int64_t id);
 
 #endif /* NOPS_DEPLOY_H */

@@ -133,8 +133,6 @@ void	 detect_request_retry(const char *ns, const char *id, int64_t of);
 void	 detect_request_deploy_now(const char *ns, const char *id,
 	    const char *who);
 
-/* hooks.c: the redacted output of a finished hook run, or NULL */
-const char *hook_output(const char *token);
 /* hooks.c: stop hook revisions only ended deployments used */
 void	 hooks_cleanup(void);
 

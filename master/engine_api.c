@@ -424,7 +424,7 @@ api_deployment(struct api_req *req, struct api_resp *resp)
 			    "ended_at", api_time_json(hr.hr_ended_at)));
 			/* The last 64 KiB of its output, redacted. */
 			json_object_set_new(json_object_get(h, "run"),
-			    "output", json_str_or_null(hook_output(token)));
+			    "output", json_str_or_null(hr.hr_output));
 			hookrun_free(&hr);
 		} else
 			json_object_set_new(h, "run", json_null());

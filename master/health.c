@@ -37,11 +37,14 @@
 #include "api.h"
 #include "jsonb.h"
 
-#define HEALTH_KEEP		256	/* deployments whose progress is kept */
+#define HEALTH_KEEP		256	/* deployments whose progress is cached */
 #define HEALTH_ALLOCS_MAX	32	/* allocations shown per deployment */
 #define HEALTH_EVENTS_MAX	3	/* last task events per allocation */
 
-/* The last progress seen of recent deployments, newest polls last. */
+/*
+ * The last progress of each deployment is kept in the store (it outlives
+ * a restart); the most recent ones are cached here, newest polls last.
+ */
 static struct {
 	int64_t	 hp_id;
 	json_t	*hp_progress;
@@ -51,25 +54,10 @@ static size_t	 health_nkept;
 static void	 health_read_allocs(struct astep *);
 static void	 health_evaluate(struct astep *, const json_t *job);
 
-json_t *
-health_progress(int64_t id)
-{
-	size_t	 i;
-
-	for (i = 0; i < health_nkept; i++)
-		if (health_kept[i].hp_id == id)
-			return health_kept[i].hp_progress;
-	return NULL;
-}
-
+/* Put progress in the cache (it takes the reference). */
 static void
-health_keep(int64_t id, json_t *progress)
+health_cache(size_t i, int64_t id, json_t *progress)
 {
-	size_t	 i;
-
-	for (i = 0; i < health_nkept; i++)
-		if (health_kept[i].hp_id == id)
-			break;
 	if (i == health_nkept) {
 		if (health_nkept == HEALTH_KEEP) {
 			/* Forget the oldest. */
@@ -79,15 +67,60 @@ health_keep(int64_t id, json_t *progress)
 			i = --health_nkept;
 		}
 		health_nkept++;
-	} else {
-		if (json_equal(health_kept[i].hp_progress, progress)) {
-			json_decref(progress);
-			return;
-		}
+	} else
 		json_decref(health_kept[i].hp_progress);
-	}
 	health_kept[i].hp_id = id;
 	health_kept[i].hp_progress = progress;
+}
+
+json_t *
+health_progress(int64_t id)
+{
+	json_t	*p;
+	char	*text;
+	size_t	 i;
+
+	for (i = 0; i < health_nkept; i++)
+		if (health_kept[i].hp_id == id)
+			return health_kept[i].hp_progress;
+	/* Kept before a restart, or pushed out of the cache. */
+	if ((text = deploy_health(engine_store(), id)) == NULL)
+		return NULL;
+	p = json_loads(text, 0, NULL);
+	free(text);
+	if (!json_is_object(p)) {
+		json_decref(p);
+		return NULL;
+	}
+	health_cache(health_nkept, id, p);
+	return p;
+}
+
+static void
+health_keep(int64_t id, json_t *progress)
+{
+	struct store	*s = engine_store();
+	char		*text;
+	size_t		 i;
+
+	for (i = 0; i < health_nkept; i++)
+		if (health_kept[i].hp_id == id)
+			break;
+	if (i < health_nkept &&
+	    json_equal(health_kept[i].hp_progress, progress)) {
+		json_decref(progress);
+		return;
+	}
+	/* Best effort: a store that fails keeps the cached one only. */
+	if ((text = json_dumps(progress, JSON_COMPACT)) == NULL)
+		fatalx("json_dumps");
+	if (store_begin(s) == 0) {
+		if (deploy_set_health(s, id, text) == -1 ||
+		    store_commit(s) == -1)
+			store_rollback(s);
+	}
+	free(text);
+	health_cache(i, id, progress);
 	webpub_changed();
 }
 

@@ -396,18 +396,9 @@ hook_found(struct nomad_result *res, void *arg)
 
 /*
  * Hook output: the last 64 KiB of a finished run's stdout and stderr,
- * from Nomad's logs, redacted like a diff.  Kept in memory for the last
- * HOOK_OUTPUTS runs (after a restart, a run finished before it shows
- * none).
+ * from Nomad's logs, redacted like a diff, kept with the run in the store.
  */
 #define HOOK_OUTPUT_MAX		(64 * 1024)
-#define HOOK_OUTPUTS		64
-
-static struct {
-	char	*ho_token;
-	char	*ho_text;
-} hook_outputs[HOOK_OUTPUTS];
-static size_t	 hook_noutputs;
 
 struct hook_logs {
 	char	*hl_token;
@@ -417,38 +408,20 @@ struct hook_logs {
 	char	*hl_stdout;
 };
 
-const char *
-hook_output(const char *token)
-{
-	size_t	 i;
-
-	for (i = 0; i < hook_noutputs; i++)
-		if (strcmp(hook_outputs[i].ho_token, token) == 0)
-			return hook_outputs[i].ho_text;
-	return NULL;
-}
-
 static void
 hook_output_keep(const char *token, char *text)
 {
-	size_t	 i;
+	struct store	*s = engine_store();
 
-	for (i = 0; i < hook_noutputs; i++)
-		if (strcmp(hook_outputs[i].ho_token, token) == 0) {
-			free(hook_outputs[i].ho_text);
-			hook_outputs[i].ho_text = text;
-			webpub_changed();
-			return;
+	if (store_begin(s) == 0) {
+		if (hookrun_set_output(s, token, text) == -1 ||
+		    store_commit(s) == -1) {
+			store_rollback(s);
+			log_warnx("hook run %s: cannot keep its output: %s",
+			    token, store_error(s));
 		}
-	if (hook_noutputs == HOOK_OUTPUTS) {
-		free(hook_outputs[0].ho_token);
-		free(hook_outputs[0].ho_text);
-		memmove(&hook_outputs[0], &hook_outputs[1],
-		    (HOOK_OUTPUTS - 1) * sizeof(hook_outputs[0]));
-		hook_noutputs--;
 	}
-	hook_outputs[hook_noutputs].ho_token = apply_strdup(token);
-	hook_outputs[hook_noutputs++].ho_text = text;
+	free(text);
 	webpub_changed();
 }
 

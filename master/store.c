@@ -322,9 +322,19 @@ static const char store_schema_v1[] =
 	") WITHOUT ROWID;"
 	"CREATE INDEX sessions_expires ON sessions (expires_at);";
 
+/*
+ * Version 2: what the operator saw while a deployment ran outlives a
+ * restart: the last health progress (the JSON the API shows) and each
+ * hook run's output (its last 64 KiB, redacted).
+ */
+static const char store_schema_v2[] =
+	"ALTER TABLE deployments ADD COLUMN health TEXT;"
+	"ALTER TABLE hook_runs ADD COLUMN output TEXT;";
+
 /* Append only; never edit a step that has been released. */
 static const struct store_migration store_migrations[] = {
 	{ "initial schema", store_schema_v1, 0 },
+	{ "health progress and hook output kept", store_schema_v2, 0 },
 };
 
 static int

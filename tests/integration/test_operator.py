@@ -292,6 +292,14 @@ def case_health_progress():
     ok("health: the deployment completes and keeps its last progress",
        d["state"] == "completed" and d["health"]["groups"][0]["healthy"] ==
        2, (d["state"], d["health"]))
+    nops.stop()
+    nops.restart()
+    d2 = nops.deployment(did)
+    ok("health: the last progress survives a restart of nopsd",
+       d2["health"] == d["health"], (d["health"], d2["health"]))
+    rc, out, err = nops.ctl("show", str(did))
+    ok("health: nopsctl show prints it after the restart",
+       rc == 0 and "health (as of" in out, out[-1500:])
     env.cleanup()
 
 
@@ -585,6 +593,14 @@ def case_hook_output():
     ok("hook output: the deployment page shows it, folded",
        st == 200 and "<summary>output" in page and
        "migrating schema 42" in page and "hunter2" not in page, st)
+    nops.stop()
+    nops.restart()
+    run = nops.deployment(did)["hooks"][0]["run"] or {}
+    ok("hook output: a finished run's output survives a restart",
+       run.get("output") == out, run)
+    st, page = nops.curl("GET", "/deployments/%d" % did)
+    ok("hook output: the page shows it after the restart",
+       st == 200 and "migrating schema 42" in page, st)
     env.cleanup()
 
 
