@@ -19,11 +19,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <unistd.h>
 
+#include <sys/socket.h>
+
 #include <event2/event.h>
+#include <seccomp.h>
 
 #include "log.h"
+#include "sandbox.h"
 #include "master.h"
 #include "nixrun.h"
 
@@ -34,7 +39,7 @@ struct nixrun {
 	int			 nr_exited;
 	int			 nr_status;
 	char			*nr_what;
-	char			 nr_dir[64];
+	char			 nr_dir[PATH_MAX];
 	int			 nr_outfd;	/* -1: closed */
 	int			 nr_errfd;
 	struct event		*nr_outev;
@@ -82,14 +87,12 @@ nixrun_find(int id)
 
 /* Remove the private directory (the child wrote it as the workers' user). */
 static void
-nixrun_rmdir(const char *dir)
+nixrun_rmtree(const char *dir)
 {
 	char		*paths[2] = { (char *)(uintptr_t)dir, NULL };
 	FTS		*fts;
 	FTSENT		*e;
 
-	if (dir[0] == '\0')
-		return;
 	if ((fts = fts_open(paths, FTS_PHYSICAL | FTS_NOCHDIR, NULL)) == NULL)
 		return;
 	while ((e = fts_read(fts)) != NULL) {
@@ -102,6 +105,10 @@ nixrun_rmdir(const char *dir)
 			/* Nix makes some store copies read-only. */
 			chmod(e->fts_accpath, 0700);
 			break;
+		case FTS_NS:
+			if (e->fts_errno == ENOENT)
+				break;
+			/* FALLTHROUGH */
 		default:
 			if (unlink(e->fts_accpath) == -1)
 				log_warn("nixrun: unlink %s", e->fts_path);
@@ -109,6 +116,39 @@ nixrun_rmdir(const char *dir)
 		}
 	}
 	fts_close(fts);
+}
+
+/*
+ * The directory belongs to the workers' user, which the master is not:
+ * a child of it becomes that user (nothing else: no capability, no
+ * NO_NEW_PRIVS escape) and removes the tree.  Short; waited for here.
+ */
+static void
+nixrun_rmdir(const char *dir)
+{
+	pid_t	 pid;
+	int	 status;
+
+	if (dir[0] == '\0')
+		return;
+	switch (pid = fork()) {
+	case -1:
+		log_warn("nixrun: fork to remove %s", dir);
+		return;
+	case 0:
+		log_init(1, LOG_DAEMON);
+		log_setverbose(0);
+		sandbox_drop("nix", NULL, nopsd_env->n_uid, nopsd_env->n_gid);
+		nixrun_rmtree(dir);
+		_exit(0);
+	}
+	while (waitpid(pid, &status, 0) == -1)
+		if (errno != EINTR) {
+			log_warn("nixrun: waitpid");
+			return;
+		}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		log_warnx("nixrun: removing %s failed", dir);
 }
 
 static void
@@ -202,7 +242,7 @@ nixrun_timeout(int fd, short ev, void *arg)
 static void
 nixrun_strip_dir(char *s, const char *dir)
 {
-	char	 pfx[128];
+	char	 pfx[PATH_MAX + 8];
 	char	*p;
 	size_t	 len;
 
@@ -321,6 +361,29 @@ nixrun_child_write(const struct nixrun_file *f)
 	return close(fd);
 }
 
+/*
+ * No network: a socket of any family but AF_UNIX (a Nix daemon's socket)
+ * fails with EACCES.  A network namespace would take root or a user
+ * namespace, and the master has neither.
+ */
+static void
+nixrun_child_nonet(int errfd)
+{
+	scmp_filter_ctx	 ctx;
+
+	if ((ctx = seccomp_init(SCMP_ACT_ALLOW)) == NULL)
+		nixrun_child_fail(errfd, "seccomp_init");
+	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1,
+	    SCMP_A0(SCMP_CMP_NE, AF_UNIX)) < 0 ||
+	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES),
+	    SCMP_SYS(socketpair), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX)) < 0 ||
+	    seccomp_load(ctx) < 0) {
+		errno = EPERM;
+		nixrun_child_fail(errfd, "a filter without network");
+	}
+	seccomp_release(ctx);
+}
+
 static __dead void
 nixrun_child(const struct nixrun_spec *ns, const char *dir, int outfd,
     int errfd)
@@ -341,11 +404,9 @@ nixrun_child(const struct nixrun_spec *ns, const char *dir, int outfd,
 		nixrun_child_fail(errfd, "dup2");
 	closefrom(3);
 	errfd = 2;
-
-	/* No network: a namespace with only a down loopback. */
-	if (unshare(CLONE_NEWNET) == -1 &&
-	    unshare(CLONE_NEWUSER | CLONE_NEWNET) == -1)
-		nixrun_child_fail(errfd, "a network namespace of its own");
+	/* What goes wrong below is said on its standard error. */
+	log_init(1, LOG_DAEMON);
+	log_setverbose(0);
 
 	rl.rlim_cur = rl.rlim_max = ns->ns_memory;
 	if (setrlimit(RLIMIT_AS, &rl) == -1)
@@ -360,27 +421,17 @@ nixrun_child(const struct nixrun_spec *ns, const char *dir, int outfd,
 	if (setrlimit(RLIMIT_FSIZE, &rl) == -1)
 		nixrun_child_fail(errfd, "RLIMIT_FSIZE");
 
-	if (getuid() == 0) {
-		if (chown(dir, nopsd_env->n_uid, nopsd_env->n_gid) == -1)
-			nixrun_child_fail(errfd, "chown of its directory");
-		if (setgroups(1, &nopsd_env->n_gid) == -1 ||
-		    setresgid(nopsd_env->n_gid, nopsd_env->n_gid,
-		    nopsd_env->n_gid) == -1 ||
-		    setresuid(nopsd_env->n_uid, nopsd_env->n_uid,
-		    nopsd_env->n_uid) == -1)
-			nixrun_child_fail(errfd, "dropping privileges");
-		if (setuid(0) != -1)
-			nixrun_child_fail(errfd, "root could be regained");
-	} else
-		/*
-		 * A master that dropped root (master user) cannot give the
-		 * child a directory of the workers' user: refuse rather
-		 * than evaluate as the master's user, next to its database.
-		 */
-		nixrun_child_fail(errfd, "evaluating Nix needs a master that "
-		    "keeps root (master user is set in nops.conf)");
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
-		nixrun_child_fail(errfd, "PR_SET_NO_NEW_PRIVS");
+	/*
+	 * The workers' user, never the master's (whose files are the
+	 * database): the drop every worker makes, from the unprivileged
+	 * master as from root (no capability left, NO_NEW_PRIVS, root
+	 * cannot be regained); fatal() says why on stderr.
+	 */
+	sandbox_drop("nix", NULL, nopsd_env->n_uid, nopsd_env->n_gid);
+	nixrun_child_nonet(errfd);
+	/* Its directory, below the workers' own (nopsd made it, 0700). */
+	if (mkdir(dir, 0700) == -1)
+		nixrun_child_fail(errfd, "its directory");
 	if (chdir(dir) == -1)
 		nixrun_child_fail(errfd, "chdir");
 	for (i = 0; i < ns->ns_nfiles; i++)
@@ -408,6 +459,29 @@ nixrun_child(const struct nixrun_spec *ns, const char *dir, int outfd,
 	nixrun_child_fail(errfd, ns->ns_argv[0]);
 }
 
+/*
+ * A fresh name below the directory of Nix runs (nopsd makes it at start,
+ * the workers' user's, mode 0700); the child makes the directory itself.
+ */
+static int
+nixrun_dirname(char *buf, size_t len)
+{
+	static const char	 chars[] =
+	    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	char			 rnd[11];
+	size_t			 i;
+
+	for (i = 0; i < sizeof(rnd) - 1; i++)
+		rnd[i] = chars[arc4random_uniform(sizeof(chars) - 1)];
+	rnd[i] = '\0';
+	if ((size_t)snprintf(buf, len, "%s/" NIXRUN_DIR "/run.%s",
+	    nopsd_env->n_statedir, rnd) >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
 int
 nixrun_start(const struct nixrun_spec *ns, nixrun_cb cb, void *arg,
     char *errbuf, size_t errlen)
@@ -420,16 +494,14 @@ nixrun_start(const struct nixrun_spec *ns, nixrun_cb cb, void *arg,
 	if ((nr = calloc(1, sizeof(*nr))) == NULL)
 		fatal("calloc");
 	nr->nr_outfd = nr->nr_errfd = -1;
-	strlcpy(nr->nr_dir, "/tmp/nops-nix.XXXXXXXX", sizeof(nr->nr_dir));
-	if (mkdtemp(nr->nr_dir) == NULL) {
-		snprintf(errbuf, errlen, "mkdtemp: %s", strerror(errno));
+	if (nixrun_dirname(nr->nr_dir, sizeof(nr->nr_dir)) == -1) {
+		snprintf(errbuf, errlen, "its directory: %s", strerror(errno));
 		free(nr);
 		return -1;
 	}
 	if ((ns->ns_stdout_fd == -1 && pipe2(out, O_CLOEXEC) == -1) ||
 	    pipe2(err, O_CLOEXEC) == -1) {
 		snprintf(errbuf, errlen, "pipe: %s", strerror(errno));
-		rmdir(nr->nr_dir);
 		free(nr);
 		return -1;
 	}
@@ -442,7 +514,6 @@ nixrun_start(const struct nixrun_spec *ns, nixrun_cb cb, void *arg,
 		}
 		close(err[0]);
 		close(err[1]);
-		rmdir(nr->nr_dir);
 		free(nr);
 		return -1;
 	case 0:

@@ -1,13 +1,14 @@
 /*
  * Short-lived, sandboxed children that run Nix (nix-instantiate,
  * nix-build, nix-store) for the master.  Nix evaluates code from git:
- * it never runs in the master.  The master forks a child that writes
- * the plan's files into a private directory, leaves the network
- * (a network namespace of its own), limits its memory, CPU time, file
- * size and core dumps, drops to the workers' user under NO_NEW_PRIVS and
- * executes the Nix command with a clean environment; the master reads
- * its output (bounded), kills it at its deadline, and reaps it.  No
- * worker gains execve.
+ * it never runs in the master.  The master forks a child that limits its
+ * memory, CPU time, file size and core dumps, drops to the workers' user
+ * (no capability, NO_NEW_PRIVS), loses the network (any socket but a
+ * Unix one fails), writes the plan's files into a private directory
+ * below NIXRUN_DIR and executes the Nix command with a clean
+ * environment; the master reads its output (bounded), kills it at its
+ * deadline, reaps it, and has the directory removed as the workers'
+ * user.  No worker gains execve.
  */
 #ifndef NOPS_NIXRUN_H
 #define NOPS_NIXRUN_H
@@ -19,6 +20,8 @@
 #define NIXRUN_ERR_MAX		(64 * 1024)	/* the last of stderr */
 #define NIXRUN_ARGS_MAX		64
 #define NIXRUN_FILES_MAX	100000
+/* Below the state directory: the workers' user's, mode 0700. */
+#define NIXRUN_DIR		"nix"
 
 struct nixrun_file {
 	const char	*nf_path;	/* relative; checked by repo.c */

@@ -38,6 +38,7 @@
 #include "store.h"
 #include "engine.h"
 #include "hosts.h"
+#include "nixrun.h"
 #include "auth.h"
 #include "webhook.h"
 #include "metrics.h"
@@ -753,6 +754,11 @@ main(int argc, char *argv[])
 	else
 		nopsd_mkdir(env->n_statedir, 0711, 0, 0, 0);
 	if (asprintf(&copy, "%s/git", env->n_statedir) == -1)
+		fatal("asprintf");
+	nopsd_mkdir(copy, 0700, env->n_uid, env->n_gid, 1);
+	free(copy);
+	/* The Nix children's directories, theirs too (nixrun.c). */
+	if (asprintf(&copy, "%s/" NIXRUN_DIR, env->n_statedir) == -1)
 		fatal("asprintf");
 	nopsd_mkdir(copy, 0700, env->n_uid, env->n_gid, 1);
 	free(copy);

@@ -82,7 +82,7 @@ static const struct sandbox_syscall nopsd_rows[] = {
 	SANDBOX_ALLOW(landlock_create_ruleset),
 	SANDBOX_ALLOW(landlock_add_rule),
 	SANDBOX_ALLOW(landlock_restrict_self),
-	/* a Nix child asks for namespaces of its own: refused, clearly */
+	/* no process of nopsd makes namespaces: refused, clearly */
 	SANDBOX_ERRNO(unshare, EPERM),
 
 	/* the database: SQLite in the state directory */

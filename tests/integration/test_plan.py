@@ -7,6 +7,7 @@ so, when nix-instantiate is not installed.
 """
 import json
 import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -184,9 +185,10 @@ ok("a JSON plan: every error, each naming its host",
    any('host "y": address' in e for e in errs), json.dumps(p))
 
 n.stop()
-ok("no evaluation directory is left behind",
-   not [d for d in os.listdir("/tmp") if d.startswith("nops-nix.")
-        and
-        os.path.getmtime("/tmp/" + d) > os.path.getmtime(env.dir)],
-   str(os.listdir("/tmp")))
+nixdir = os.path.join(n.db, "nix")
+ok("the Nix children's directory is the workers' user's, 0700",
+   os.stat(nixdir).st_uid == pwd.getpwnam("_nops").pw_uid and
+   os.stat(nixdir).st_mode & 0o777 == 0o700, oct(os.stat(nixdir).st_mode))
+ok("no evaluation directory is left behind", os.listdir(nixdir) == [],
+   str(os.listdir(nixdir)))
 sys.exit(1 if gitlib.failures else 0)
