@@ -33,6 +33,7 @@
 /* FUZZ-SOURCES: master/cfile.c shared/addr.c shared/hex.c */
 /* FUZZ-SOURCES: master/action.c master/leftbehind.c master/operation.c */
 /* FUZZ-SOURCES: master/suspend.c master/hosts.c master/hosts_api.c */
+/* FUZZ-SOURCES: master/schema.c */
 /* FUZZ-SOURCES: master/hoststep.c shared/plan_json.c master/diffview.c */
 /* FUZZ-SOURCES: shared/authc.c shared/imsg.c shared/log.c */
 /* FUZZ-SOURCES: shared/logflood.c shared/msg.c shared/msgtab.c */
