@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "nopsd.h"
+#include "conf.h"
 #include "acl.h"
 
 const char *

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "nopsd.h"
+#include "conf.h"
 
 /* Kinds of identity. */
 enum acl_kind {

@@ -5,7 +5,7 @@
  * needs with the error each answers, the input it takes, and the
  * procedure that carries it out.  The details list the rows (enabled or
  * with the reason why not), the generic procedure runs them, and the ACL
- * takes each action's capability from here (auth_api.c): a client, and
+ * takes each action's capability from here (api_auth.c): a client, and
  * this file, need no new code path for a new action.
  *
  * Errors are those of seed 003: not_found 404, conflict 409, queue_full
@@ -23,7 +23,7 @@
 #include <sqlite3.h>
 
 #include "log.h"
-#include "nopsd.h"
+#include "conf.h"
 #include "master.h"
 #include "store.h"
 #include "deploy.h"

@@ -26,7 +26,7 @@
 #include "proc.h"
 #include "wire.h"
 #include "hex.h"
-#include "nopsd.h"
+#include "conf.h"
 #include "master.h"
 #include "nomad.h"
 #include "repo.h"
@@ -35,7 +35,7 @@
 #include "webpub.h"
 #include "acl.h"
 #include "auth.h"
-#include "web_api.h"
+#include "api_dashboard.h"
 #include "openapi.h"
 #include "webhook.h"
 #include "metrics.h"
@@ -575,7 +575,7 @@ api_route(struct api_req *req, struct api_resp *resp)
 
 	if ((r = api_lookup(req, resp)) == NULL)
 		return;
-	/* Who asks, and may they (master/auth_api.c): 401, 403, 415. */
+	/* Who asks, and may they (master/api_auth.c): 401, 403, 415. */
 	if (auth_request(req, r, resp) == -1)
 		return;
 	r->fn(req, resp);

@@ -1,6 +1,6 @@
 /*
  * What the API's handlers share (master/api.c routes requests; other
- * master modules, such as engine_api.c, add routes).
+ * master modules, such as api_engine.c, add routes).
  */
 #ifndef NOPS_API_H
 #define NOPS_API_H
@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "nopsd.h"
+#include "conf.h"
 #include "nops.h"
 
 #define API_ARGS_MAX	3
@@ -133,7 +133,7 @@ void	 api_route_foreach(void (*)(const struct api_route *, void *),
 extern const struct api_route	 leftbehind_routes[];
 extern const size_t		 leftbehind_nroutes;
 
-/* engine_api.c */
+/* api_engine.c */
 extern const struct api_route	 engine_routes[];
 extern const size_t		 engine_nroutes;
 

@@ -25,7 +25,7 @@
 
 #include "log.h"
 #include "text.h"
-#include "nopsd.h"
+#include "conf.h"
 #include "auth.h"
 #include "cfile.h"
 

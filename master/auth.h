@@ -1,7 +1,7 @@
 /*
  * Authentication in the master: the users file and bcrypt (auth.c, pure
  * functions the unit tests call), the identity of each API request and
- * its ACL check (auth_api.c), and the routes of login, logout, the
+ * its ACL check (api_auth.c), and the routes of login, logout, the
  * session probe and API tokens (auth_login.c).
  */
 #ifndef NOPS_AUTH_H
@@ -129,7 +129,7 @@ void		 auth_throttle_failed(const char *remote, const char *user,
 void		 auth_throttle_source(const char *remote, char *key,
 		    size_t keylen);
 
-/* auth_api.c: the master's side. */
+/* api_auth.c: the master's side. */
 struct store;
 #include "api.h"
 

@@ -23,7 +23,7 @@
 #include <event2/event.h>
 
 #include "log.h"
-#include "nopsd.h"
+#include "conf.h"
 #include "master.h"
 #include "auth.h"
 

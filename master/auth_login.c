@@ -23,7 +23,7 @@
 #include "log.h"
 #include "logflood.h"
 #include "nops.h"
-#include "nopsd.h"
+#include "conf.h"
 #include "store.h"
 #include "api.h"
 #include "acl.h"

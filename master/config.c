@@ -20,7 +20,7 @@
 #include "log.h"
 #include "addr.h"
 #include "nops.h"
-#include "nopsd.h"
+#include "conf.h"
 
 #define URL_MAX		1024
 

@@ -25,9 +25,9 @@
 #include "msg.h"
 #include "nops.h"
 #include "proc.h"
-#include "nopsd.h"
+#include "conf.h"
 #include "master.h"
-#include "web_api.h"
+#include "api_dashboard.h"
 
 /*
  * The certificate and key of each listener, by the index of

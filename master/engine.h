@@ -116,7 +116,7 @@ int	 engine_ns_managed(const char *ns);
 const struct nops_conf *engine_conf(void);
 struct store *engine_store(void);
 
-/* detect.c */
+/* engine_detect.c */
 void	 detect_start(void);
 void	 ejob_free(struct ejob *);
 int	 ejob_cmp(struct ejob *, struct ejob *);
@@ -133,10 +133,10 @@ void	 detect_request_retry(const char *ns, const char *id, int64_t of);
 void	 detect_request_deploy_now(const char *ns, const char *id,
 	    const char *who);
 
-/* hooks.c: stop hook revisions only ended deployments used */
+/* engine_hooks.c: stop hook revisions only ended deployments used */
 void	 hooks_cleanup(void);
 
-/* apply.c */
+/* engine_apply.c */
 void	 apply_cycle(void);
 int	 apply_busy(int64_t id);
 /* Promote the canaries of a deployment waiting for it (API action). */
@@ -153,7 +153,7 @@ int	 hold_pause(const char *ns, const char *id, const char *who,
 	    const char *reason);
 int	 hold_resume(const char *ns, const char *id, const char *who);
 
-/* engine_api.c */
+/* api_engine.c */
 struct api_req;
 struct api_resp;
 /* A deployment's summary, as the lists and the actions answer it. */

@@ -33,7 +33,7 @@
 #include "imsg.h"
 #include "msg.h"
 #include "nops.h"
-#include "nopsd.h"
+#include "conf.h"
 #include "master.h"
 #include "store.h"
 #include "deploy.h"

@@ -15,7 +15,7 @@
 #include <sqlite3.h>
 
 #include "log.h"
-#include "nopsd.h"
+#include "conf.h"
 #include "store.h"
 #include "api.h"
 #include "hosts.h"

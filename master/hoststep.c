@@ -39,7 +39,7 @@
 
 #include "log.h"
 #include "nops.h"
-#include "nopsd.h"
+#include "conf.h"
 #include "master.h"
 #include "store.h"
 #include "deploy.h"

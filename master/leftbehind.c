@@ -20,7 +20,7 @@
 #include <sqlite3.h>
 
 #include "log.h"
-#include "nopsd.h"
+#include "conf.h"
 #include "master.h"
 #include "store.h"
 #include "engine.h"

@@ -27,7 +27,7 @@
 #include "log.h"
 #include "logflood.h"
 #include "nops.h"
-#include "nopsd.h"
+#include "conf.h"
 #include "master.h"
 #include "store.h"
 #include "deploy.h"

@@ -29,7 +29,7 @@
 #include "msg.h"
 #include "nops.h"
 #include "proc.h"
-#include "nopsd.h"
+#include "conf.h"
 #include "master.h"
 #include "nomad.h"
 

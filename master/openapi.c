@@ -19,7 +19,7 @@
 
 #include "log.h"
 #include "nops.h"
-#include "nopsd.h"
+#include "conf.h"
 #include "api.h"
 #include "acl.h"
 #include "metrics.h"
@@ -88,7 +88,7 @@ static const struct openapi_op openapi_ops[] = {
 	    "A plan deployment's host steps, phase by phase", "read", NULL,
 	    200, "PlanSteps", "400 401 403 404", NULL, 0 },
 
-	/* master/engine_api.c */
+	/* master/api_engine.c */
 	{ "GET", "/api/v1/engine", "/api/v1/engine", "engine",
 	    "The detection and apply loops", "read", NULL, 200, "Engine",
 	    "401 403", NULL, 0 },
@@ -139,7 +139,7 @@ static const struct openapi_op openapi_ops[] = {
 	    "Job files that did not parse", "read", NULL, 200,
 	    "FileErrorList", "401 403", NULL, 0 },
 
-	/* master/auth_api.c */
+	/* master/api_auth.c */
 	{ "POST", "/api/v1/login", "/api/v1/login", "auth",
 	    "Log in with a users-file account; sets the session cookie",
 	    "public", "Login", 200, "LoggedIn", "400 401 415 429", NULL, 1 },
@@ -164,7 +164,7 @@ static const struct openapi_op openapi_ops[] = {
 	    "management", "Empty", 200, "TokenRevoked", "401 403 404 415",
 	    NULL, 0 },
 
-	/* master/web_api.c */
+	/* master/api_dashboard.c */
 	{ "GET", "/api/v1/overview", "/api/v1/overview", "dashboard",
 	    "What the Overview page shows, in one answer", "read", NULL, 200,
 	    "Overview", "401 403", NULL, 0 },

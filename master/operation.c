@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "nopsd.h"
+#include "conf.h"
 #include "api.h"
 #include "action.h"
 #include "operation.h"

@@ -32,7 +32,7 @@
 
 #include "log.h"
 #include "nops.h"
-#include "nopsd.h"
+#include "conf.h"
 
 /* Keep the parser's globals out of the way of any later parser. */
 #define yyparse		conf_yyparse

@@ -24,7 +24,7 @@
 #include "log.h"
 #include "master.h"
 #include "nixrun.h"
-#include "nopsd.h"
+#include "conf.h"
 #include "plan.h"
 #include "plans.h"
 #include "repo.h"

@@ -34,7 +34,7 @@
 #include "msg.h"
 #include "nops.h"
 #include "proc.h"
-#include "nopsd.h"
+#include "conf.h"
 #include "master.h"
 #include "repo.h"
 #include "authc.h"

@@ -29,7 +29,7 @@ struct imsg;
 
 /*
  * The limits of a snapshot and the fetch timeout are per repository
- * (nops.conf.5; defaults NOPS_MAX_* and NOPS_FETCH_TIMEOUT in nopsd.h).
+ * (nops.conf.5; defaults NOPS_MAX_* and NOPS_FETCH_TIMEOUT in conf.h).
  */
 #define REPO_BACKOFF_MIN	2	/* seconds before the first retry */
 #define REPO_BACKOFF_MAX	300	/* retries at least this often */

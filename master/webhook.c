@@ -38,7 +38,7 @@
 #include "log.h"
 #include "logflood.h"
 #include "nops.h"
-#include "nopsd.h"
+#include "conf.h"
 #include "master.h"
 #include "repo.h"
 #include "store.h"

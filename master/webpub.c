@@ -42,7 +42,7 @@
 #include "wire.h"
 #include "hex.h"
 #include "nops.h"
-#include "nopsd.h"
+#include "conf.h"
 #include "master.h"
 #include "store.h"
 #include "api.h"

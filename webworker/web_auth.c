@@ -2,7 +2,7 @@
  * Who a client is, from the identities the master pushes (shared/nops.h,
  * "Pushed reads"): its access classes, and each live session and API
  * token known only by the SHA-256 of its secret.  web_identify() takes
- * the master's steps (master/auth_api.c, auth_identify) in the same
+ * the master's steps (master/api_auth.c, auth_identify) in the same
  * order, with the same messages, so that a read answered here refuses
  * exactly what the master would have refused.
  *

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "nopsd.h"
+#include "conf.h"
 
 int	LLVMFuzzerInitialize(int *, char ***);
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);

@@ -17,18 +17,18 @@
  * and the workers' entry points) and the shared ones they use: a new
  * file of the master goes on this list too.
  */
-/* FUZZ-SOURCES: master/acl.c master/api.c master/apply.c master/auth.c */
-/* FUZZ-SOURCES: master/auth_api.c master/auth_hash.c master/auth_login.c */
+/* FUZZ-SOURCES: master/acl.c master/api.c master/engine_apply.c master/auth.c */
+/* FUZZ-SOURCES: master/api_auth.c master/auth_hash.c master/auth_login.c */
 /* FUZZ-SOURCES: master/auth_throttle.c master/config.c master/control.c */
-/* FUZZ-SOURCES: master/decide.c master/deploy.c master/detect.c */
-/* FUZZ-SOURCES: master/engine.c master/engine_api.c master/health.c */
-/* FUZZ-SOURCES: master/hooks.c master/jsonb.c master/meta.c */
+/* FUZZ-SOURCES: master/engine_decide.c master/deploy.c master/engine_detect.c */
+/* FUZZ-SOURCES: master/engine.c master/api_engine.c master/engine_health.c */
+/* FUZZ-SOURCES: master/engine_hooks.c master/jsonb.c master/meta.c */
 /* FUZZ-SOURCES: master/metrics.c master/nixrun.c master/nomad.c */
 /* FUZZ-SOURCES: master/nomad_cache.c master/nomad_conf.c */
 /* FUZZ-SOURCES: master/nomad_debug.c master/notify.c master/openapi.c */
 /* FUZZ-SOURCES: master/plans.c master/redact.c */
 /* FUZZ-SOURCES: master/repo.c master/store.c master/supervise.c */
-/* FUZZ-SOURCES: master/web_api.c master/webhook.c */
+/* FUZZ-SOURCES: master/api_dashboard.c master/webhook.c */
 /* FUZZ-SOURCES: master/webhook_verify.c master/webpub.c master/parse.c */
 /* FUZZ-SOURCES: master/cfile.c shared/addr.c shared/hex.c */
 /* FUZZ-SOURCES: master/action.c master/leftbehind.c master/operation.c */
@@ -65,7 +65,7 @@
 #include "msg.h"
 #include "nops.h"
 #include "proc.h"
-#include "nopsd.h"
+#include "conf.h"
 #include "master.h"
 #include "store.h"
 #include "nomad.h"

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "nopsd.h"
+#include "conf.h"
 #include "acl.h"
 #include "action.h"
 #include "auth.h"

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "nopsd.h"
+#include "conf.h"
 #include "auth.h"
 #include "test.h"
 

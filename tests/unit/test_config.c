@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "nopsd.h"
+#include "conf.h"
 #include "test.h"
 
 static char	 tdir[] = "/tmp/test_config.XXXXXX";

@@ -13,7 +13,7 @@
 #include <jansson.h>
 
 #include "test.h"
-#include "nopsd.h"
+#include "conf.h"
 #include "master.h"
 #include "api.h"
 #include "openapi.h"

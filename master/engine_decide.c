@@ -18,12 +18,12 @@
 #include <sqlite3.h>
 
 #include "log.h"
-#include "nopsd.h"
+#include "conf.h"
 #include "store.h"
 #include "meta.h"
 #include "deploy.h"
 #include "engine.h"
-#include "detect.h"
+#include "engine_detect.h"
 #include "notify.h"
 #include "suspend.h"
 

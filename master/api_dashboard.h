@@ -3,8 +3,8 @@
  * overview (one request renders the Overview page) and the audit log,
  * paged.  Also the TLS material of the listeners, read as root.
  */
-#ifndef NOPS_WEB_API_H
-#define NOPS_WEB_API_H
+#ifndef NOPS_API_DASHBOARD_H
+#define NOPS_API_DASHBOARD_H
 
 #include <stddef.h>
 
@@ -33,4 +33,4 @@ int	 web_tls_read(const char *certfile, const char *keyfile,
 	    struct web_tls *);
 void	 web_tls_free(struct web_tls *);
 
-#endif /* NOPS_WEB_API_H */
+#endif /* NOPS_API_DASHBOARD_H */

@@ -29,7 +29,7 @@
 #include <openssl/x509.h>
 
 #include "log.h"
-#include "nopsd.h"
+#include "conf.h"
 #include "master.h"
 #include "store.h"
 #include "deploy.h"
@@ -37,7 +37,7 @@
 #include "repo.h"
 #include "api.h"
 #include "auth.h"
-#include "web_api.h"
+#include "api_dashboard.h"
 #include "cfile.h"
 #include "jsonb.h"
 

@@ -28,14 +28,14 @@
 
 #include "log.h"
 #include "text.h"
-#include "nopsd.h"
+#include "conf.h"
 #include "master.h"
 #include "store.h"
 #include "nomad.h"
 #include "redact.h"
 #include "deploy.h"
 #include "engine.h"
-#include "apply.h"
+#include "engine_apply.h"
 #include "notify.h"
 #include "suspend.h"
 
@@ -443,7 +443,7 @@ apply_register(struct deploy *d)
 	json_decref(spec);
 }
 
-/* ---- promotion (waiting for health: health.c) ---- */
+/* ---- promotion (waiting for health: engine_health.c) ---- */
 
 static void
 promote_done(struct nomad_result *res, void *arg)

@@ -1,9 +1,9 @@
 /*
- * What detection's files share (master/detect.c: the cycle; master/
- * decide.c: the decisions).  Private to them.
+ * What detection's files share (master/engine_detect.c: the cycle; master/
+ * engine_decide.c: the decisions).  Private to them.
  */
-#ifndef NOPS_DETECT_H
-#define NOPS_DETECT_H
+#ifndef NOPS_ENGINE_DETECT_H
+#define NOPS_ENGINE_DETECT_H
 
 #include <sys/types.h>
 #include <stddef.h>
@@ -56,7 +56,7 @@ struct dcycle {
 char	*detect_strdup(const char *);
 void	 detect_asprintf(char **, const char *, ...)
 	    __attribute__((__format__(printf, 2, 3)));
-void	 detect_decide(struct dcycle *);	/* decide.c */
-void	 detect_orphans(struct dcycle *);	/* detect.c */
+void	 detect_decide(struct dcycle *);	/* engine_decide.c */
+void	 detect_orphans(struct dcycle *);	/* engine_detect.c */
 
-#endif /* NOPS_DETECT_H */
+#endif /* NOPS_ENGINE_DETECT_H */

@@ -1,9 +1,9 @@
 /*
- * What the apply's files share (master/apply.c: register, health,
- * promotion, the cycle; master/hooks.c: hook runs).  Private to them.
+ * What the apply's files share (master/engine_apply.c: register, health,
+ * promotion, the cycle; master/engine_hooks.c: hook runs).  Private to them.
  */
-#ifndef NOPS_APPLY_H
-#define NOPS_APPLY_H
+#ifndef NOPS_ENGINE_APPLY_H
+#define NOPS_ENGINE_APPLY_H
 
 #include <stdint.h>
 
@@ -54,13 +54,13 @@ int		 apply_transient(const struct nomad_result *);
 const char	*apply_err(const struct nomad_result *);
 char		*apply_strdup(const char *);
 
-/* health.c: wait for the registered version to be healthy. */
+/* engine_health.c: wait for the registered version to be healthy. */
 void		 apply_health(struct deploy *);
 void		 apply_promotion(struct deploy *);
 int		 health_awaiting_promotion(const json_t *);
 
-/* hooks.c: run the hooks of a phase, one step per call. */
+/* engine_hooks.c: run the hooks of a phase, one step per call. */
 void		 apply_hooks(struct deploy *, const char *phase);
 void		 hooks_left_behind_clear(const char *ns, const char *rev);
 
-#endif /* NOPS_APPLY_H */
+#endif /* NOPS_ENGINE_APPLY_H */

@@ -26,13 +26,13 @@
 #include <sqlite3.h>
 
 #include "log.h"
-#include "nopsd.h"
+#include "conf.h"
 #include "master.h"
 #include "store.h"
 #include "nomad.h"
 #include "deploy.h"
 #include "engine.h"
-#include "apply.h"
+#include "engine_apply.h"
 #include "webpub.h"
 #include "api.h"
 #include "jsonb.h"

@@ -3,8 +3,8 @@
  * Only the master parses the config; workers receive what they need as
  * messages.
  */
-#ifndef NOPS_NOPSD_H
-#define NOPS_NOPSD_H
+#ifndef NOPS_CONF_H
+#define NOPS_CONF_H
 
 #include <sys/types.h>
 #include <sys/queue.h>
@@ -248,4 +248,4 @@ const char	 *config_notify_kind_name(int);
 const char	 *config_notify_event_name(uint32_t);
 int		  config_notify_event_parse(const char *, uint32_t *);
 
-#endif /* NOPS_NOPSD_H */
+#endif /* NOPS_CONF_H */

@@ -23,7 +23,7 @@
 
 #include "log.h"
 #include "text.h"
-#include "nopsd.h"
+#include "conf.h"
 #include "master.h"
 #include "store.h"
 #include "repo.h"
@@ -32,7 +32,7 @@
 #include "redact.h"
 #include "deploy.h"
 #include "engine.h"
-#include "detect.h"
+#include "engine_detect.h"
 #include "webpub.h"
 #include "suspend.h"
 

@@ -23,13 +23,13 @@
 #include <sqlite3.h>
 
 #include "log.h"
-#include "nopsd.h"
+#include "conf.h"
 #include "master.h"
 #include "store.h"
 #include "nomad.h"
 #include "deploy.h"
 #include "engine.h"
-#include "apply.h"
+#include "engine_apply.h"
 #include "redact.h"
 #include "webpub.h"
 #include "jsonb.h"
