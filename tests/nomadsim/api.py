@@ -147,7 +147,7 @@ def route(sim, req):
     if p == "/v1/validate/job":
         return api_cluster.validate_job(sim, req)
     if p == "/v1/status/leader":
-        return Resp("127.0.0.1:4647", index=None)
+        return Resp(sim.store.config["leader"], index=None)
     if p == "/v1/status/peers":
         return Resp(["127.0.0.1:4647"])
     if p == "/v1/regions":
@@ -155,7 +155,8 @@ def route(sim, req):
     if p == "/v1/agent/self":
         return Resp({"config": {"Region": "global", "Datacenter": "dc1",
                                 "ACL": {"Enabled": sim.acl_enabled}},
-                     "member": {"Name": "nomadsim", "Tags": {"build": "2.0.6"}},
+                     "member": {"Name": "nomadsim",
+                                "Tags": {"build": sim.store.config["version"]}},
                      "stats": {}})
     if p == "/v1/nodes":
         return api_cluster.nodes_list(sim, req)

@@ -206,7 +206,8 @@ def deployment_specific(sim, req, rest):
                 if a is None or a["DeploymentID"] != dep_id:
                     raise CodedError(500, "Deployment %q does not contain alloc %q"
                                      .replace("%q", '"%s"') % (dep_id, aid))
-                lifecycle.set_alloc_health(store, aid, healthy)
+                lifecycle.set_alloc_health(store, aid, healthy,
+                                           etype="DeploymentAllocHealth")
         job = store.jobs.get((dep["Namespace"], dep["JobID"]))
         ev = scheduler.create_eval(store, job, "deployment-watcher", dep["ID"])
         return _dep_update_resp(store, ev, dep)

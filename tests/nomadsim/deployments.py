@@ -59,8 +59,13 @@ def publish_dep(store, dep, etype):
                   {"Deployment": deepcopy(dep)}, [dep["JobID"]])
 
 
-def refresh_deployment(store, dep):
-    """Recount PlacedAllocs/HealthyAllocs/UnhealthyAllocs from the allocs."""
+def refresh_deployment(store, dep, etype=None):
+    """Recount PlacedAllocs/HealthyAllocs/UnhealthyAllocs from the allocs.
+
+    The row changed in the same raft message as the allocation, so Nomad
+    emits a Deployment event with that message's type (etype)."""
+    before = {g: (st["PlacedAllocs"], st["HealthyAllocs"], st["UnhealthyAllocs"])
+              for g, st in dep["TaskGroups"].items()}
     for g, st in dep["TaskGroups"].items():
         st["PlacedAllocs"] = st["HealthyAllocs"] = st["UnhealthyAllocs"] = 0
     for a in scheduler.job_allocs(store, dep["Namespace"], dep["JobID"]):
@@ -75,9 +80,15 @@ def refresh_deployment(store, dep):
             st["HealthyAllocs"] += 1
         elif h is False:
             st["UnhealthyAllocs"] += 1
+    after = {g: (st["PlacedAllocs"], st["HealthyAllocs"], st["UnhealthyAllocs"])
+             for g, st in dep["TaskGroups"].items()}
+    if after == before:
+        return
     dep["ModifyIndex"] = store.index
     dep["ModifyTime"] = store.clock.now()
     store.touch("deployment")
+    if etype is not None:
+        publish_dep(store, dep, etype)
 
 
 def set_dep_status(store, dep, status, desc):
@@ -98,9 +109,9 @@ def _canaries_healthy(store, dep, group):
     return healthy
 
 
-def watch_deployment(store, dep):
+def watch_deployment(store, dep, etype=None):
     """The deployment watcher: fail, auto-promote, continue or succeed."""
-    refresh_deployment(store, dep)
+    refresh_deployment(store, dep, etype)
     if dep["Status"] != "running":
         return
     groups = dep["TaskGroups"]

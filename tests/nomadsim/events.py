@@ -48,17 +48,27 @@ def stream(sim, req):
         if name in TOPIC_CAPS and ns != "*":
             sim.check(req, ns, TOPIC_CAPS[name])
     store = sim.store
-    # Resume after `index` if it is still buffered, else from now.
-    if start:
-        cursor = store.event_seq - sum(1 for e in store.events if e["Index"] > start)
-    else:
-        cursor = store.event_seq
+    # Nomad starts at the buffered item whose index is `index`, or the
+    # closest one after it (older than the buffer: its oldest item); with
+    # no index, at the buffer's head: every buffered event is sent again
+    # (nomad/stream/event_broker.go Subscribe, event_buffer.go
+    # StartAtClosest).
+    with store.lock:
+        if start:
+            cursor = store.event_seq - sum(1 for e in store.events
+                                           if e["Index"] >= start)
+        else:
+            cursor = store.event_seq - len(store.events)
 
     def run(out):
         nonlocal cursor
         out.write(b"{}\n")
         while True:
             with store.lock:
+                if store.events and store.events[0]["_seq"] > cursor + 1:
+                    # A reader too slow for the buffer: Nomad closes the
+                    # subscription ("event dropped from buffer").
+                    return
                 batch = [e for e in store.events if e["_seq"] > cursor]
                 if not batch:
                     store.cond.wait(sim.heartbeat)

@@ -148,7 +148,10 @@ def _health_deadline(store, aid, deadline):
     set_alloc_health(store, aid, False)
 
 
-def set_alloc_health(store, aid, healthy, auto=False):
+def set_alloc_health(store, aid, healthy, auto=False,
+                     etype="AllocationUpdated"):
+    """Health as the client reports it (AllocationUpdated), or as
+    /v1/deployment/allocation-health sets it (DeploymentAllocHealth)."""
     a = store.allocs.get(aid)
     if a is None:
         return
@@ -170,13 +173,13 @@ def set_alloc_health(store, aid, healthy, auto=False):
     a["DeploymentStatus"] = ds
     a["ModifyIndex"] = index
     a["ModifyTime"] = store.clock.now()
-    publish_alloc(store, a, "DeploymentAllocHealth")
+    publish_alloc(store, a, etype)
     dep = store.deployments.get(a["DeploymentID"])
     if dep is not None:
         st = dep["TaskGroups"].get(a["TaskGroup"])
         if healthy and st and st["ProgressDeadline"] and dep["Status"] == "running":
             deployments._set_progress(store, dep, st, store.clock.now() + st["ProgressDeadline"])
-        deployments.watch_deployment(store, dep)
+        deployments.watch_deployment(store, dep, etype)
 
 
 def _rfc(ns):

@@ -310,7 +310,7 @@ def evaluate(store, ev):
     for m in failed.values():
         m["CoalescedFailures"] -= 1
     if dep is not None:
-        deployments.refresh_deployment(store, dep)
+        deployments.refresh_deployment(store, dep, "PlanResult")
     ev["Status"] = "complete"
     ev["ModifyIndex"] = index
     ev["ModifyTime"] = store.clock.now()

@@ -8,6 +8,7 @@ logs) use chunked transfer encoding like Go's net/http.
 import email.utils
 import json
 import os
+import random
 import re
 import signal
 import socket
@@ -108,7 +109,9 @@ class Sim:
     def blocking(self, req, fn, query_meta=False):
         """Run fn() until its index passes ?index= or ?wait= runs out."""
         min_index, wait = api.parse_wait(req)
-        deadline = time.monotonic() + wait
+        # Nomad adds up to wait/16 of jitter so that many waiters spread
+        # out (nomad/rpc.go blockingRPC, lib.RandomStagger).
+        deadline = time.monotonic() + wait + random.uniform(0, wait / 16)
         while True:
             body, index = fn()
             left = deadline - time.monotonic()

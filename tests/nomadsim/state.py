@@ -66,8 +66,9 @@ class Store:
         self.deps_by_job = collections.defaultdict(list)
         self.tokens = {}          # secret -> token
         self.policies = {}
-        self.events = collections.deque(maxlen=20000)
+        self.events = collections.deque()
         self.event_seq = 0
+        self.event_items = 0      # distinct indexes buffered
         self.faults = []          # admin-injected HTTP faults
         self.timers = []          # heap of (due_ns, seq, fn)
         self._seq = itertools.count()
@@ -80,6 +81,12 @@ class Store:
             "task_timeout": 300.0,    # real s: cap for a real process
             "max_kill_timeout": 5.0,  # real s: cap on kill_timeout
             "scaling_diff_quirk": True,
+            # What /v1/agent/self and /v1/status/leader report: a test
+            # changes them to play an upgrade or a new leader.
+            "version": "2.0.6",
+            # Nomad's event_buffer_size: raft indexes kept for streams.
+            "event_buffer_size": 100,
+            "leader": "127.0.0.1:4647",
         }
         self.hold_health = set()      # (ns, job) whose allocs stay unhealthy
         self.broken = {}              # (ns, job) -> exit code at start
@@ -137,12 +144,29 @@ class Store:
 
     def publish(self, topic, etype, key, namespace, payload, filter_keys=None,
                 index=None):
+        index = index or self.index
+        last = self.events[-1] if self.events else None
+        if (last is not None and topic == "Deployment" and last["Topic"] == topic
+                and last["Key"] == key and last["Index"] == index):
+            # One raft message emits one event per changed row: a second
+            # change of the same deployment in it only updates the payload.
+            last["Type"], last["Payload"] = etype, payload
+            self.cond.notify_all()
+            return
+        if last is None or last["Index"] != index:
+            self.event_items += 1
         self.event_seq += 1
         self.events.append({
             "_seq": self.event_seq, "Topic": topic, "Type": etype, "Key": key,
             "Namespace": namespace, "FilterKeys": filter_keys,
-            "Index": index or self.index, "Payload": payload,
+            "Index": index, "Payload": payload,
         })
+        # The buffer holds event_buffer_size indexes; older ones drop out.
+        while self.event_items > max(1, int(self.config["event_buffer_size"])):
+            first = self.events[0]["Index"]
+            while self.events and self.events[0]["Index"] == first:
+                self.events.popleft()
+            self.event_items -= 1
         self.cond.notify_all()
 
     # -- persistence -------------------------------------------------------------

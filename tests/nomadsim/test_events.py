@@ -108,6 +108,66 @@ class TestEventStream(SimTestCase):
         self.assertIsNone(ev["Payload"]["Allocation"]["Job"])
         self.assertEqual(ev["FilterKeys"][0], "ev-alloc")
 
+    def test_index_is_inclusive(self):
+        """index=N starts at the events of index N (StartAtClosest)."""
+        self.sim.register(service_job("ev-incl", count=1))
+        _, h, job = self.sim.get("/v1/job/ev-incl")
+        jmi = job["JobModifyIndex"]
+        lines = self.read_stream(
+            "/v1/event/stream?index=%d&topic=Job:ev-incl" % jmi,
+            lambda ls: any(l.get("Events") for l in ls))
+        ev = next(e for l in lines for e in l.get("Events", []))
+        self.assertEqual(ev["Index"], jmi)
+        self.assertEqual(ev["Type"], "JobRegistered")
+
+    def test_no_index_replays_the_buffer(self):
+        self.sim.register(service_job("ev-replay", count=1))
+        lines = self.read_stream("/v1/event/stream?topic=Job:ev-replay",
+                                 lambda ls: any(l.get("Events") for l in ls))
+        ev = next(e for l in lines for e in l.get("Events", []))
+        self.assertEqual(ev["Key"], "ev-replay")
+
+    def test_buffer_drops_old_indexes(self):
+        self.sim.ok("POST", "/_sim/config", {"event_buffer_size": 3})
+        try:
+            for i in range(6):
+                self.sim.register(service_job("ev-buf", count=1,
+                                              image="nginx:%d" % i))
+            # Asked from index 1: the stream starts at the oldest kept.
+            lines = self.read_stream("/v1/event/stream?index=1",
+                                     lambda ls: len([l for l in ls if l]) >= 3,
+                                     timeout=3)
+            idx = sorted({l["Index"] for l in lines if l})
+            self.assertEqual(len(idx), 3, idx)
+            self.assertGreater(idx[0], 1)
+        finally:
+            self.sim.ok("POST", "/_sim/config", {"event_buffer_size": 100})
+
+    def test_health_updates_the_deployment(self):
+        """A client's health report changes the deployment's counts in the
+        same raft message: a Deployment event typed AllocationUpdated."""
+        _, h, _ = self.sim.get("/v1/jobs")
+        self.sim.register(service_job("ev-health", count=1))
+        self.sim.advance(1)
+        self.sim.advance(11)
+        lines = self.read_stream(
+            "/v1/event/stream?index=%s&topic=Deployment:ev-health"
+            "&topic=Allocation:ev-health" % h["x-nomad-index"],
+            lambda ls: any(e["Topic"] == "Deployment" and
+                           e["Type"] == "AllocationUpdated"
+                           for l in ls for e in l.get("Events", [])), timeout=3)
+        evs = [e for l in lines for e in l.get("Events", [])]
+        dep = [e for e in evs if e["Topic"] == "Deployment" and
+               e["Type"] == "AllocationUpdated"]
+        self.assertTrue(dep, [(e["Topic"], e["Type"]) for e in evs])
+        self.assertEqual(dep[0]["Payload"]["Deployment"]["TaskGroups"]["web"]
+                         ["HealthyAllocs"], 1)
+        health = [e for e in evs if e["Topic"] == "Allocation" and
+                  e["Index"] == dep[0]["Index"]]
+        self.assertEqual(health[0]["Type"], "AllocationUpdated")
+        self.assertIs(health[0]["Payload"]["Allocation"]["DeploymentStatus"]
+                      ["Healthy"], True)
+
 
 if __name__ == "__main__":
     unittest.main()
