@@ -20,6 +20,7 @@
 #define NOPS_CONTROL_GROUP	"_nopsadm"
 
 #define NOPS_DRIFT_INTERVAL	300	/* seconds */
+#define NOPS_REPLAN_INTERVAL	3600	/* seconds: every job planned */
 #define NOPS_ENGINE_INTERVAL	5
 #define NOPS_APPLY_TIMEOUT	600
 #define NOPS_POLL_INTERVAL	60
@@ -179,6 +180,7 @@ struct nops_conf {
 	int			 session_lifetime;	/* seconds */
 	int			 drift_interval;	/* seconds */
 	int			 engine_interval;
+	int			 replan_interval;	/* seconds */
 	int			 apply_timeout;
 	char			*metrics_token_file;	/* secret; NULL: none */
 	char			*dashboard_url;	/* for links; NULL: none */

@@ -64,6 +64,7 @@ config_new(void)
 	conf->control_socket = config_strdup(NOPS_CONTROL_SOCKET);
 	conf->control_group = config_strdup(NOPS_CONTROL_GROUP);
 	conf->drift_interval = NOPS_DRIFT_INTERVAL;
+	conf->replan_interval = NOPS_REPLAN_INTERVAL;
 	conf->engine_interval = NOPS_ENGINE_INTERVAL;
 	conf->apply_timeout = NOPS_APPLY_TIMEOUT;
 	conf->max_body_size = WEB_BODY_DEFAULT;
@@ -770,6 +771,8 @@ config_print(FILE *fp, const struct nops_conf *conf)
 	    config_fmt_duration(conf->drift_interval, d, sizeof(d)));
 	fprintf(fp, "engine-interval %s\n",
 	    config_fmt_duration(conf->engine_interval, d, sizeof(d)));
+	fprintf(fp, "replan-interval %s\n",
+	    config_fmt_duration(conf->replan_interval, d, sizeof(d)));
 	fprintf(fp, "apply-timeout %s\n",
 	    config_fmt_duration(conf->apply_timeout, d, sizeof(d)));
 	config_print_file(fp, "", "users", conf->users_file);

@@ -252,6 +252,9 @@ void
 engine_reconfigure(const struct nops_conf *conf)
 {
 	engine_cf = conf;
+	/* Nomad's address or namespaces may have changed: watch anew. */
+	watch_shutdown();
+	watch_configure();
 	engine_detect("configuration reloaded");
 }
 
@@ -260,6 +263,7 @@ engine_shutdown(void)
 {
 	if (engine_env == NULL)
 		return;
+	watch_shutdown();
 	event_free(engine_ev_drift);
 	event_free(engine_ev_apply);
 	event_free(engine_ev_kick);

@@ -23,6 +23,7 @@ struct nops_conf;
 struct store;
 
 #define ENGINE_HASHLEN		64	/* hex SHA-256 */
+#define ENGINE_INDEX_UNSURE	UINT64_MAX	/* never equal to Nomad's */
 #define ENGINE_PLAN_INFLIGHT	32	/* Nomad requests a cycle keeps going */
 
 /* A job file's job, as the last detection cycle saw it. */
@@ -59,6 +60,16 @@ struct ejob {
 	int		 ej_drift;
 	json_t		*ej_diff;	/* redacted */
 	uint64_t	 ej_modify_index;	/* JobModifyIndex of the plan */
+	/*
+	 * What the plan was made against, kept for the next cycle: whether
+	 * the job was live, and its JobModifyIndex (ENGINE_INDEX_UNSURE when
+	 * it moved between the read and the plan).  A cycle that finds the
+	 * same index, spec and hooks needs no new plan (engine_survey.c).
+	 */
+	int		 ej_live_exists;
+	uint64_t	 ej_live_index;
+	uint64_t	 ej_read_index;	/* the read's JobModifyIndex (cycle) */
+	int		 ej_skipped;	/* this cycle: planned from memory */
 
 	/* the outcome, for the API */
 	const char	*ej_state;	/* in_sync drift pending deploying ... */
@@ -97,6 +108,18 @@ struct engine {
 	time_t		 e_last_apply;
 	double		 e_last_detect_ms;
 	uint64_t	 e_last_requests;
+	uint64_t	 e_last_planned;	/* jobs read and planned */
+	uint64_t	 e_last_skipped;	/* jobs planned from memory */
+	int		 e_last_full;	/* the last cycle planned every job */
+	const char	*e_last_full_why;	/* why (static text) */
+
+	/* engine_survey.c: what the plans in memory were made against */
+	char		*e_nomad_version;	/* NULL: plan every job */
+	char		*e_nomad_leader;
+	struct ens_index *e_ns_index;	/* each namespace's job list index */
+	size_t		 e_nns_index;
+	time_t		 e_full_at;	/* end of the last full re-plan */
+	const char	*e_doubt;	/* the next cycle plans every job */
 	int		 e_recovered;	/* the first apply cycle has run */
 };
 
@@ -121,6 +144,27 @@ void	 detect_start(void);
 void	 ejob_free(struct ejob *);
 int	 ejob_cmp(struct ejob *, struct ejob *);
 RB_PROTOTYPE(ejobs, ejob, ej_node, ejob_cmp);
+
+/* engine_survey.c: plan only what may have changed */
+struct ens_index {
+	char		*ni_ns;
+	uint64_t	 ni_index;	/* X-Nomad-Index of its job list */
+};
+struct dcycle;
+void	 survey_start(struct dcycle *);	/* then detect_plan() */
+void	 survey_finish(struct dcycle *);	/* the cycle ended */
+void	 survey_free(struct dcycle *);
+/* The live job as this cycle's list has it (borrowed), or NULL. */
+json_t	*survey_stub(struct dcycle *, const char *ns, const char *id,
+	    int *listed);
+/* The next cycle plans every job (an index went backwards, ...). */
+void	 engine_doubt(const char *why);
+/* The job list index the last cycle saw in a namespace (0: none). */
+uint64_t survey_ns_index(const char *ns);
+
+/* engine_watch.c: blocking queries on each managed namespace's lists */
+void	 watch_configure(void);
+void	 watch_shutdown(void);
 
 /* The spec to register: git's, with live counts where a group scales. */
 json_t	*detect_register_spec(const json_t *spec, const json_t *live);

@@ -537,6 +537,14 @@ detect_classify(struct dcycle *dc)
 		detect_decide(dc);
 		return;
 	}
+	/* Which jobs may have changed: survey.c, then detect_plan(). */
+	survey_start(dc);
+}
+
+/* Plan the queued jobs (those the survey could not answer from memory). */
+void
+detect_plan(struct dcycle *dc)
+{
 	detect_pump(dc);
 }
 
@@ -623,6 +631,14 @@ detect_planned(struct nomad_result *res, void *arg)
 		    detect_diff_changed(diff);
 		ej->ej_modify_index = (uint64_t)json_integer_value(
 		    json_object_get(res->nr_json, "JobModifyIndex"));
+		/*
+		 * Kept for the next cycle: the index this plan was made
+		 * against.  If the job moved between the read and the plan,
+		 * the plan's spec was built from an older job: unsure.
+		 */
+		ej->ej_live_exists = ej->ej_live != NULL;
+		ej->ej_live_index = ej->ej_read_index == ej->ej_modify_index ?
+		    ej->ej_modify_index : ENGINE_INDEX_UNSURE;
 		ej->ej_diff = json_deep_copy(diff);
 		redact_diff(ej->ej_diff);
 	}
@@ -637,11 +653,14 @@ detect_live(struct nomad_result *res, void *arg)
 	struct dcycle	*dc = cycle;
 	json_t		*spec;
 
-	if (res->nr_status == 404)
+	if (res->nr_status == 404) {
 		ej->ej_live = NULL;
-	else if (nomad_ok(res) && json_is_object(res->nr_json))
+		ej->ej_read_index = 0;
+	} else if (nomad_ok(res) && json_is_object(res->nr_json)) {
 		ej->ej_live = json_incref(res->nr_json);
-	else {
+		ej->ej_read_index = (uint64_t)json_integer_value(
+		    json_object_get(res->nr_json, "JobModifyIndex"));
+	} else {
 		detect_asprintf(&ej->ej_plan_error, "reading the live job: %s",
 		    res->nr_error != NULL ? res->nr_error : "no answer");
 		dc->dc_inflight--;
@@ -664,6 +683,7 @@ detect_pump(struct dcycle *dc)
 		ej = dc->dc_queue[dc->dc_qnext++];
 		dc->dc_inflight++;
 		dc->dc_requests++;
+		dc->dc_planned++;
 		nomad_job_read(ej->ej_ns, ej->ej_id, detect_live, ej);
 	}
 	if (dc->dc_inflight == 0 && dc->dc_qnext == dc->dc_nqueue)
@@ -678,28 +698,34 @@ struct dorphan {
 };
 
 static void
+detect_orphan_add(struct dcycle *dc, const char *ns, const char *id,
+    int64_t last)
+{
+	struct eorphan	*eo;
+
+	dc->dc_orphans = reallocarray(dc->dc_orphans, dc->dc_norphans + 1,
+	    sizeof(*dc->dc_orphans));
+	if (dc->dc_orphans == NULL)
+		fatal("reallocarray");
+	eo = &dc->dc_orphans[dc->dc_norphans++];
+	eo->eo_ns = detect_strdup(ns);
+	eo->eo_id = detect_strdup(id);
+	eo->eo_last_deployment = last;
+}
+
+static void
 detect_orphan_read(struct nomad_result *res, void *arg)
 {
 	struct dorphan	*o = arg;
 	struct dcycle	*dc = o->do_cycle;
-	struct eorphan	*eo;
 	json_t		*stop;
 
 	stop = nomad_ok(res) ? json_object_get(res->nr_json, "Stop") : NULL;
 	if (nomad_ok(res) && json_is_object(res->nr_json) &&
-	    !json_is_true(stop)) {
-		dc->dc_orphans = reallocarray(dc->dc_orphans,
-		    dc->dc_norphans + 1, sizeof(*dc->dc_orphans));
-		if (dc->dc_orphans == NULL)
-			fatal("reallocarray");
-		eo = &dc->dc_orphans[dc->dc_norphans++];
-		eo->eo_ns = o->do_ns;
-		eo->eo_id = o->do_id;
-		eo->eo_last_deployment = o->do_last;
-	} else {
-		free(o->do_ns);
-		free(o->do_id);
-	}
+	    !json_is_true(stop))
+		detect_orphan_add(dc, o->do_ns, o->do_id, o->do_last);
+	free(o->do_ns);
+	free(o->do_id);
 	free(o);
 	if (--dc->dc_orphan_pending == 0)
 		detect_finish(dc);
@@ -716,6 +742,8 @@ detect_orphans(struct dcycle *dc)
 	struct ejob	 key;
 	struct dorphan	*o;
 	const char	*ns, *id;
+	json_t		*stub;
+	int		 listed;
 
 	dc->dc_orphan_pending = 1;
 	if (dc->dc_incomplete)
@@ -733,6 +761,15 @@ detect_orphans(struct dcycle *dc)
 		key.ej_id = (char *)(uintptr_t)id;
 		if (RB_FIND(ejobs, &dc->dc_jobs, &key) != NULL)
 			continue;
+		/* This cycle's job list answers without a read. */
+		stub = survey_stub(dc, ns, id, &listed);
+		if (listed) {
+			if (stub != NULL &&
+			    !json_is_true(json_object_get(stub, "Stop")))
+				detect_orphan_add(dc, ns, id,
+				    sqlite3_column_int64(st, 2));
+			continue;
+		}
 		if ((o = calloc(1, sizeof(*o))) == NULL)
 			fatal("calloc");
 		o->do_cycle = dc;
@@ -794,11 +831,22 @@ detect_finish(struct dcycle *dc)
 	e->e_last_detect_ms = (end.tv_sec - dc->dc_start.tv_sec) * 1e3 +
 	    (end.tv_nsec - dc->dc_start.tv_nsec) / 1e6;
 	e->e_last_requests = dc->dc_requests;
+	e->e_last_planned = dc->dc_planned;
+	e->e_last_skipped = dc->dc_skipped;
+	e->e_last_full = dc->dc_full;
+	e->e_last_full_why = dc->dc_full_why;
 	e->e_last_detect = time(NULL);
 	e->e_cycles++;
-	log_debug("detection cycle %llu: %.1f ms, %llu requests, %zu file "
-	    "errors", (unsigned long long)e->e_cycles, e->e_last_detect_ms,
-	    (unsigned long long)dc->dc_requests, dc->dc_nerrs);
+	survey_finish(dc);
+	survey_free(dc);
+	log_debug("detection cycle %llu: %.1f ms, %llu requests, %llu jobs "
+	    "planned, %llu unchanged%s%s, %zu file errors",
+	    (unsigned long long)e->e_cycles, e->e_last_detect_ms,
+	    (unsigned long long)dc->dc_requests,
+	    (unsigned long long)dc->dc_planned,
+	    (unsigned long long)dc->dc_skipped,
+	    dc->dc_full ? "; full: " : "",
+	    dc->dc_full ? dc->dc_full_why : "", dc->dc_nerrs);
 	free(dc);
 	cycle = NULL;
 	e->e_detecting = 0;

@@ -50,6 +50,13 @@ struct dcycle {
 	uint64_t		 dc_requests;
 	const struct repo_snap	**dc_snaps;	/* referenced for the cycle */
 	size_t			 dc_nsnaps;
+
+	/* survey.c */
+	struct dsurvey		*dc_survey;
+	int			 dc_full;	/* every job planned */
+	const char		*dc_full_why;
+	uint64_t		 dc_planned;
+	uint64_t		 dc_skipped;
 };
 
 
@@ -58,5 +65,6 @@ void	 detect_asprintf(char **, const char *, ...)
 	    __attribute__((__format__(printf, 2, 3)));
 void	 detect_decide(struct dcycle *);	/* engine_decide.c */
 void	 detect_orphans(struct dcycle *);	/* engine_detect.c */
+void	 detect_plan(struct dcycle *);		/* engine_detect.c: after the survey */
 
 #endif /* NOPS_ENGINE_DETECT_H */

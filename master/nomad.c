@@ -624,6 +624,52 @@ nomad_jobs_list(const char *ns, const char *prefix, nomad_cb cb, void *arg)
 	return nomad_call(NOMAD_OP_JOBS_LIST, &a, cb, arg);
 }
 
+static uint32_t
+nomad_watch(int op, const char *ns, uint64_t index, nomad_cb cb, void *arg)
+{
+	struct nomad_args	 a;
+
+	memset(&a, 0, sizeof(a));
+	a.na_ns = ns;
+	a.na_index = index;
+	a.na_flags = NOMAD_F_BLOCK;
+	/* The wait, Nomad's jitter (wait/16) and time to answer. */
+	a.na_timeout_ms = (NOMAD_BLOCK_WAIT_S + NOMAD_BLOCK_WAIT_S / 16 +
+	    15) * 1000;
+	return nomad_call(op, &a, cb, arg);
+}
+
+uint32_t
+nomad_jobs_watch(const char *ns, uint64_t index, nomad_cb cb, void *arg)
+{
+	return nomad_watch(NOMAD_OP_JOBS_LIST, ns, index, cb, arg);
+}
+
+uint32_t
+nomad_deployments_watch(const char *ns, uint64_t index, nomad_cb cb,
+    void *arg)
+{
+	return nomad_watch(NOMAD_OP_DEPLOYMENTS_LIST, ns, index, cb, arg);
+}
+
+uint32_t
+nomad_status_leader(nomad_cb cb, void *arg)
+{
+	struct nomad_args	 a;
+
+	memset(&a, 0, sizeof(a));
+	return nomad_call(NOMAD_OP_STATUS_LEADER, &a, cb, arg);
+}
+
+uint32_t
+nomad_agent_self(nomad_cb cb, void *arg)
+{
+	struct nomad_args	 a;
+
+	memset(&a, 0, sizeof(a));
+	return nomad_call(NOMAD_OP_AGENT_SELF, &a, cb, arg);
+}
+
 /* ------------------------------------------------------------ answers */
 
 /* The whole answer is in: make sense of it and call back. */

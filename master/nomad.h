@@ -111,6 +111,16 @@ uint32_t nomad_job_stop(const char *ns, const char *id, int purge, nomad_cb,
 	    void *);
 uint32_t nomad_jobs_list(const char *ns, const char *prefix, nomad_cb,
 	    void *);
+/*
+ * Blocking queries (NOMAD_F_BLOCK): answered once Nomad's index passes
+ * index, or after NOMAD_BLOCK_WAIT_S with the same index; index 0
+ * answers at once.
+ */
+uint32_t nomad_jobs_watch(const char *ns, uint64_t index, nomad_cb, void *);
+uint32_t nomad_deployments_watch(const char *ns, uint64_t index, nomad_cb,
+	    void *);
+uint32_t nomad_status_leader(nomad_cb, void *);
+uint32_t nomad_agent_self(nomad_cb, void *);
 
 /* The callback of a request still outstanding will not be called. */
 void	 nomad_cancel(uint32_t id);

@@ -27,6 +27,7 @@
 #include "conf.h"
 #include "master.h"
 #include "nomad.h"
+#include "engine.h"
 #include "cfile.h"
 
 /* What the master sends the nomadworker, read from the config as root. */
@@ -144,6 +145,8 @@ void
 nomad_worker_started(struct worker *w)
 {
 	nomad_send_config(w);
+	/* The blocking queries of event-driven drift (engine_watch.c). */
+	watch_configure();
 }
 
 /* Why calls cannot be made now, or NULL. */

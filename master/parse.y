@@ -91,6 +91,7 @@ enum conf_single {
 	S_USER, S_DATABASE, S_CONTROL, S_USERS, S_DRIFT, S_ENGINE, S_APPLY,
 	S_NOMAD, S_BOOTSTRAP, S_SESSIDLE, S_SESSLIFE, S_ANONYMOUS,
 	S_METRICS, S_DASHBOARD, S_BODYMAX, S_MASTERUSER, S_CONNSRC, S_HOSTS,
+	S_REPLAN,
 	S_MAX
 };
 struct conf_seen {
@@ -218,6 +219,7 @@ static unsigned int		 notify_opts;
 
 %token	INCLUDE LISTEN ON PORT TLS CERTIFICATE KEY CONTROL SOCKET GROUP
 %token	DATABASE USER USERS DRIFTINTERVAL ENGINEINTERVAL APPLYTIMEOUT
+%token	REPLANINTERVAL
 %token	NOMAD ADDRESS TOKEN FILEKW CA NAMESPACES NAMESPACE
 %token	REPOSITORY URL BRANCH PATH POLLINTERVAL WEBHOOK SECRET SSH KNOWNHOSTS
 %token	FETCHTIMEOUT MAXFILESIZE MAXFILES MAXSNAPSHOTSIZE
@@ -280,6 +282,13 @@ main		: USER STRING			{ conf_user($2, @1.first_line); }
 				(void)conf_duration("drift-interval", $2,
 				    1, 86400, @1.first_line,
 				    &conf->drift_interval);
+		}
+		| REPLANINTERVAL STRING		{
+			if (conf_single(S_REPLAN, "replan-interval",
+			    @1.first_line) == 0)
+				(void)conf_duration("replan-interval", $2,
+				    1, 7 * 86400, @1.first_line,
+				    &conf->replan_interval);
 		}
 		| ENGINEINTERVAL STRING		{
 			if (conf_single(S_ENGINE, "engine-interval",
@@ -604,6 +613,7 @@ static const struct {
 	{ "policy",		POLICY },
 	{ "poll-interval",	POLLINTERVAL },
 	{ "port",		PORT },
+	{ "replan-interval",	REPLANINTERVAL },
 	{ "repository",		REPOSITORY },
 	{ "secret",		SECRET },
 	{ "session",		SESSION },
@@ -659,6 +669,7 @@ static const struct {
 } conf_takes[] = {
 	{ "drift-interval",	"a duration (e.g. 5m)" },
 	{ "engine-interval",	"a duration (e.g. 5s)" },
+	{ "replan-interval",	"a duration (e.g. 1h)" },
 	{ "apply-timeout",	"a duration (e.g. 10m)" },
 	{ "poll-interval",	"a duration (e.g. 1m)" },
 	{ "fetch-timeout",	"a duration (e.g. 2m)" },

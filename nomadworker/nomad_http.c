@@ -51,7 +51,15 @@ TAILQ_HEAD(http_reqs, http_req);
 
 static struct event_base	*http_base;
 static struct curl_loop		 http_loop;	/* its multi handle */
-#define http_multi		 (http_loop.cl_multi)
+/*
+ * Blocking queries wait up to a minute for Nomad to change: they go on a
+ * multi handle of their own, one connection each (at most one per list
+ * and namespace), so that they never take one of the HTTP_MAX_HOST_CONNS
+ * the other requests share.
+ */
+static struct curl_loop		 http_block_loop;
+#define http_multi(hr)	 ((hr)->hr_wire.nw_block ? \
+			    http_block_loop.cl_multi : http_loop.cl_multi)
 static struct http_reqs		 http_reqs =
     TAILQ_HEAD_INITIALIZER(http_reqs);
 static struct nomad_http_conf	 http_conf;
@@ -129,8 +137,9 @@ nomad_http_init(struct event_base *base,
 	http_base = base;
 	http_done = done;
 	curl_loop_init(&http_loop, base, http_ended);
-	curl_multi_setopt(http_multi, CURLMOPT_MAX_HOST_CONNECTIONS,
+	curl_multi_setopt(http_loop.cl_multi, CURLMOPT_MAX_HOST_CONNECTIONS,
 	    (long)HTTP_MAX_HOST_CONNS);
+	curl_loop_init(&http_block_loop, base, http_ended);
 }
 
 static void
@@ -216,7 +225,7 @@ http_add(struct http_req *hr)
 	hr->hr_toobig = 0;
 	hr->hr_index = 0;
 	hr->hr_errbuf[0] = '\0';
-	if ((mc = curl_multi_add_handle(http_multi, hr->hr_easy)) !=
+	if ((mc = curl_multi_add_handle(http_multi(hr), hr->hr_easy)) !=
 	    CURLM_OK) {
 		log_warnx("curl_multi_add_handle: %s",
 		    curl_multi_strerror(mc));
@@ -275,7 +284,7 @@ http_finish(struct http_req *hr, CURLcode rc)
 	long		 status = 0, ms;
 	uint32_t	 i;
 
-	curl_multi_remove_handle(http_multi, hr->hr_easy);
+	curl_multi_remove_handle(http_multi(hr), hr->hr_easy);
 	if (rc == CURLE_OK)
 		curl_easy_getinfo(hr->hr_easy, CURLINFO_RESPONSE_CODE,
 		    &status);

@@ -389,6 +389,34 @@ wire_logs(const struct nomad_ask *a, struct nomad_wire *w, char *err,
 }
 
 /*
+ * A list as a blocking query: "&index=N&wait=60s".  Nomad answers when its
+ * index passes N, or after the wait (plus up to 1/16 of jitter) with the
+ * same index.  Only lists may block, and only with a timeout that leaves
+ * Nomad the time to answer.
+ */
+static int
+wire_block(const struct nomad_ask *a, struct nomad_wire *w, char *err,
+    size_t errlen)
+{
+	char	 num[32];
+
+	if ((a->na_flags & NOMAD_F_BLOCK) == 0)
+		return 0;
+	if (a->na_timeout_ms < (NOMAD_BLOCK_WAIT_S + NOMAD_BLOCK_WAIT_S / 16 +
+	    1) * 1000)
+		return wire_err(err, errlen, "%s: a blocking query needs a "
+		    "timeout longer than its wait", nomad_op_name(a->na_op));
+	snprintf(num, sizeof(num), "%" PRIu64, a->na_index);
+	if (wire_query(&w->nw_path, "index", num) == -1)
+		return wire_err(err, errlen, "out of memory");
+	snprintf(num, sizeof(num), "%ds", NOMAD_BLOCK_WAIT_S);
+	if (wire_query(&w->nw_path, "wait", num) == -1)
+		return wire_err(err, errlen, "out of memory");
+	w->nw_block = 1;
+	return 0;
+}
+
+/*
  * Build the request for one operation.  Returns 0, or -1 with err set
  * when the request cannot be sent as asked (a bug of the caller, or JSON
  * that does not parse); w is then freed.
@@ -408,6 +436,9 @@ nomad_wire_build(const struct nomad_ask *a, struct nomad_wire *w, char *err,
 	switch (a->na_op) {
 	case NOMAD_OP_PARSE:
 	case NOMAD_OP_JOBS_LIST:
+	case NOMAD_OP_DEPLOYMENTS_LIST:
+	case NOMAD_OP_STATUS_LEADER:
+	case NOMAD_OP_AGENT_SELF:
 		break;
 	default:
 		if (a->na_id == NULL || a->na_id[0] == '\0')
@@ -491,6 +522,26 @@ nomad_wire_build(const struct nomad_ask *a, struct nomad_wire *w, char *err,
 		if ((w->nw_path = wire_path("jobs", NULL, "", a->na_ns)) ==
 		    NULL || (a->na_prefix != NULL && a->na_prefix[0] != '\0' &&
 		    wire_query(&w->nw_path, "prefix", a->na_prefix) == -1))
+			rc = wire_err(err, errlen, "out of memory");
+		else
+			rc = wire_block(a, w, err, errlen);
+		break;
+	case NOMAD_OP_DEPLOYMENTS_LIST:
+		w->nw_method = "GET";
+		w->nw_read = 1;
+		if ((w->nw_path = wire_path("deployments", NULL, "",
+		    a->na_ns)) == NULL)
+			rc = wire_err(err, errlen, "out of memory");
+		else
+			rc = wire_block(a, w, err, errlen);
+		break;
+	case NOMAD_OP_STATUS_LEADER:
+	case NOMAD_OP_AGENT_SELF:
+		w->nw_method = "GET";
+		w->nw_read = 1;
+		if ((w->nw_path = wire_path(a->na_op == NOMAD_OP_STATUS_LEADER ?
+		    "status/leader" : "agent/self", NULL, "", a->na_ns)) ==
+		    NULL)
 			rc = wire_err(err, errlen, "out of memory");
 		break;
 	default:

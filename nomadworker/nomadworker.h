@@ -47,6 +47,7 @@ struct nomad_wire {
 	char		*nw_body;	/* NULL: none */
 	size_t		 nw_bodylen;
 	int		 nw_read;	/* changes nothing: retry it */
+	int		 nw_block;	/* a blocking query: may wait long */
 };
 
 /* nomad_wire.c */

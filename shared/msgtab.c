@@ -57,6 +57,9 @@ static const char *const nomad_op_names[NOMAD_OP_MAX] = {
 	[NOMAD_OP_ALLOC_LOGS] = "alloc-logs",
 	[NOMAD_OP_JOB_STOP] = "job-stop",
 	[NOMAD_OP_JOBS_LIST] = "jobs-list",
+	[NOMAD_OP_DEPLOYMENTS_LIST] = "deployments-list",
+	[NOMAD_OP_STATUS_LEADER] = "status-leader",
+	[NOMAD_OP_AGENT_SELF] = "agent-self",
 };
 
 const char *

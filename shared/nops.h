@@ -290,7 +290,10 @@ enum nomad_op {
 	NOMAD_OP_DISPATCH,		/* id, data1 payload, data2 meta, token */
 	NOMAD_OP_ALLOC_LOGS,		/* id: alloc, task, tail */
 	NOMAD_OP_JOB_STOP,		/* id */
-	NOMAD_OP_JOBS_LIST,		/* prefix */
+	NOMAD_OP_JOBS_LIST,		/* prefix; index with NOMAD_F_BLOCK */
+	NOMAD_OP_DEPLOYMENTS_LIST,	/* index with NOMAD_F_BLOCK */
+	NOMAD_OP_STATUS_LEADER,		/* the leader's address */
+	NOMAD_OP_AGENT_SELF,		/* the agent: Nomad's version */
 	NOMAD_OP_MAX
 };
 /* An operation's name, for the log and the test route ("unknown"). */
@@ -301,7 +304,14 @@ const char	*nomad_op_name(uint32_t);
 #define NOMAD_F_PRESERVE_COUNTS	0x02	/* register: keep live counts */
 #define NOMAD_F_PURGE		0x04	/* stop: purge the job */
 #define NOMAD_F_STDERR		0x08	/* logs: stderr, not stdout */
-#define NOMAD_F_ALL		0x0f
+/*
+ * lists: a blocking query (index = the last X-Nomad-Index seen, wait =
+ * NOMAD_BLOCK_WAIT_S); the nomadworker keeps these on connections of
+ * their own, so a waiting query never holds up another request.
+ */
+#define NOMAD_F_BLOCK		0x10
+#define NOMAD_F_ALL		0x1f
+#define NOMAD_BLOCK_WAIT_S	60	/* Nomad's wait= of a blocking query */
 
 /* Bounds of the nomadworker's channel (both ends enforce them). */
 #define NOMAD_MSG_MAX		(4 * 1024 * 1024)	/* one message */

@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""Plan only what may have changed (issue 15 item 1), proven equivalent.
+
+Two nopsd read the same git repository and the same nomadsim: one with
+the skip (a job whose spec hash and live JobModifyIndex did not move is
+not planned again), one with the test hook NOPS_TEST_NO_SKIP, which plans
+every job every cycle as the seed says.  A random sequence of steps,
+seeded and reproducible, changes git (an image, a hook), changes Nomad
+behind their back (another image, git's spec again, a scale, a stop, a
+purge), pauses and resumes jobs, rejects deployments, restarts both
+daemons and plays a Nomad upgrade or a new leader.  After each step both
+run a detection cycle and every decision is compared: each job's state,
+note and deployment, and every deployment (state, spec hash, commit,
+reason).  Policies are approval and none, so that neither daemon writes
+to Nomad and the shared simulator is the same cluster for both.
+
+    test_detect_skip.py [steps] [seed]
+
+make check runs a short sequence; `make detect-campaign` a long one
+(DETECT_STEPS, DETECT_SEED).  The seed is printed: rerun with it to
+replay a failure.
+"""
+import json
+import os
+import random
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from enginelib import (Env, Sim, Remote, Nops, job_hcl, hook_hcl,  # noqa
+                       ok, wait_until)
+import gitlib  # noqa: E402
+
+IMAGES = ("nginx:1.25", "nginx:1.26", "nginx:1.27")
+JOBS = {
+    # id: (namespace, policy, extra group lines, pre hook)
+    "a1": ("default", "approval", "", None),
+    "a2": ("default", "approval", "", None),
+    "a3": ("default", "approval", "", None),
+    "n1": ("default", "none", "", None),
+    "w1": ("web", "approval", "", None),
+    "sc": ("default", "approval",
+           "    scaling {\n      min = 1\n      max = 10\n    }", None),
+    "hk": ("default", "approval", "", "pre-hook"),
+}
+
+
+class World:
+    def __init__(self, seed):
+        self.rng = random.Random(seed)
+        self.image = {j: IMAGES[0] for j in JOBS}
+        self.hook_script = "exit 0"
+
+    def hcl(self, jid, image=None):
+        ns, policy, extra, pre = JOBS[jid]
+        return job_hcl(jid, image=image or self.image[jid], policy=policy,
+                       count=2, pre=pre, group_extra=extra,
+                       ns=ns if ns != "default" else None)
+
+    def files(self):
+        f = {"nomad/%s.nomad.hcl" % j: self.hcl(j) for j in JOBS}
+        f["nomad/pre-hook.nomad.hcl"] = hook_hcl("pre-hook",
+                                                 self.hook_script)
+        return f
+
+
+def register_as(sim, hcl, ns):
+    """Register a job in Nomad from HCL, the way an operator would."""
+    st, job = sim.call("POST", "/v1/jobs/parse?namespace=%s" % ns,
+                       {"JobHCL": hcl, "Canonicalize": True})
+    if st != 200:
+        raise RuntimeError("parse: %s %s" % (st, job))
+    st, body = sim.call("POST", "/v1/jobs?namespace=%s" % ns, {"Job": job})
+    if st != 200:
+        raise RuntimeError("register: %s %s" % (st, body))
+
+
+def decisions(n):
+    jobs = {}
+    for (ns, jid), j in sorted(n.jobs().items()):
+        jobs["%s/%s" % (ns, jid)] = (j["state"], j["note"], j["drift"],
+                                     j["deployment"], j["policy"],
+                                     j["error"])
+    deps = [(d["id"], d["namespace"], d["job"], d["state"], d["spec_hash"],
+             d["commit"], d["policy"], d["reason"], d["retry_of"])
+            for d in sorted(n.deployments(), key=lambda d: d["id"])]
+    return jobs, deps
+
+
+def cycle_both(daemons, trigger=True):
+    """Run one detection cycle in each and wait until both are idle."""
+    starts = [n.engine()["cycles"] for n in daemons]
+    if trigger:
+        for n in daemons:
+            n.ctl("reload")
+    for n, c0 in zip(daemons, starts):
+        if not wait_until(lambda: n.engine()["cycles"] > c0 and
+                          not n.engine()["detecting"], 30, step=0.05):
+            raise RuntimeError("%s: no detection cycle ended" % n.tag)
+    # A cycle an event started meanwhile ends too.
+    for n in daemons:
+        wait_until(lambda: not n.engine()["detecting"], 30, step=0.05)
+
+
+def main():
+    steps = int(sys.argv[1]) if len(sys.argv) > 1 else int(
+        os.environ.get("DETECT_STEPS", "10"))
+    seed = int(sys.argv[2]) if len(sys.argv) > 2 else int(
+        os.environ.get("DETECT_SEED", "0")) or random.SystemRandom().randrange(
+        1, 2 ** 31)
+    print("# seed %d, %d steps (rerun: test_detect_skip.py %d %d)" % (
+        seed, steps, steps, seed), flush=True)
+    if not gitlib.test_hooks_built():
+        gitlib.skip("detect skip equivalence", "needs --enable-test-hooks "
+                    "(NOPS_TEST_NO_SKIP)")
+        return 0
+    world = World(seed)
+    env = Env()
+    sim = Sim(env)
+    sim.call("POST", "/v1/namespace/web", {"Name": "web"})
+    remote = Remote(env, "infra")
+    remote.commit(world.files(), "initial")
+    # Nomad runs what git says: an unchanged cluster, the skip's case.
+    for j, (ns, _, _, _) in JOBS.items():
+        register_as(sim, world.hcl(j), ns)
+    repos = [{"name": "infra", "url": "file://" + remote.bare,
+              "path": "nomad", "poll": "1h"}]
+    skip = Nops(env, sim, repos, tag="skip")
+    full = Nops(env, sim, repos, tag="full",
+                extra_env={"NOPS_TEST_NO_SKIP": "1"})
+    daemons = (skip, full)
+    for n in daemons:
+        n.wait_commit("infra", remote.head())
+    cycle_both(daemons)
+
+    rng = world.rng
+    unchanged = planned = 0
+    version = 6
+    equal = True
+    for step in range(1, steps + 1):
+        kind = rng.choice(("git", "git", "hook", "outside", "outside",
+                           "sync", "scale", "stop", "purge", "pause",
+                           "reject", "restart", "upgrade", "leader",
+                           "nothing", "nothing"))
+        jid = rng.choice(sorted(JOBS))
+        ns = JOBS[jid][0]
+        what = kind
+        if kind == "git":
+            world.image[jid] = rng.choice(IMAGES)
+            what = "git: %s image %s" % (jid, world.image[jid])
+            commit = remote.commit(world.files(), what)
+            for n in daemons:
+                n.fetch("infra")
+                n.wait_commit("infra", commit)
+        elif kind == "hook":
+            world.hook_script = "exit %d" % rng.randrange(3)
+            what = "git: hook %s" % world.hook_script
+            commit = remote.commit(world.files(), what)
+            for n in daemons:
+                n.fetch("infra")
+                n.wait_commit("infra", commit)
+        elif kind == "outside":
+            image = rng.choice(IMAGES)
+            what = "outside: %s runs %s" % (jid, image)
+            register_as(sim, world.hcl(jid, image), ns)
+        elif kind == "sync":
+            what = "outside: %s as git has it" % jid
+            register_as(sim, world.hcl(jid), ns)
+        elif kind == "scale":
+            count = rng.randrange(1, 6)
+            what = "scale: sc to %d" % count
+            sim.call("POST", "/v1/job/sc/scale", {
+                "Count": count, "Target": {"Group": "app"}})
+        elif kind == "stop":
+            what = "outside: stop %s" % jid
+            sim.call("DELETE", "/v1/job/%s?namespace=%s" % (jid, ns))
+        elif kind == "purge":
+            what = "outside: purge %s" % jid
+            sim.call("DELETE", "/v1/job/%s?namespace=%s&purge=true" % (
+                jid, ns))
+        elif kind == "pause":
+            held = skip.job(jid, ns)["state"] == "paused"
+            what = "%s %s" % ("resume" if held else "pause", jid)
+            for n in daemons:
+                if held:
+                    n.job_action(jid, "resume", ns=ns)
+                else:
+                    n.job_action(jid, "pause", {"reason": "step %d" % step},
+                                 ns=ns)
+        elif kind == "reject":
+            did = skip.active(jid, ns)
+            what = "reject %s's deployment %s" % (jid, did)
+            if did is not None and skip.deployment(did)["state"] == \
+                    "pending_approval":
+                for n in daemons:
+                    n.action(did, "reject")
+        elif kind == "restart":
+            for n in daemons:
+                n.stop()
+            skip.restart()
+            full.restart(extra_env={"NOPS_TEST_NO_SKIP": "1"})
+        elif kind == "upgrade":
+            version += 1
+            what = "Nomad upgraded to 2.0.%d" % version
+            sim.call("POST", "/_sim/config", {"version": "2.0.%d" % version})
+        elif kind == "leader":
+            what = "a new leader"
+            sim.call("POST", "/_sim/config", {
+                "leader": "127.0.0.%d:4647" % rng.randrange(2, 250)})
+        cycle_both(daemons)
+        e = skip.engine()
+        unchanged += e["last_detection_unchanged"]
+        planned += e["last_detection_planned"]
+        ref = full.engine()
+        if ref["last_detection_unchanged"] != 0:
+            equal = ok("step %d: the reference plans every job" % step,
+                       False, json.dumps(ref))
+        a, b = decisions(skip), decisions(full)
+        if a != b:
+            equal = False
+            detail = ["step %d (%s), seed %d" % (step, what, seed)]
+            for k in sorted(set(a[0]) | set(b[0])):
+                if a[0].get(k) != b[0].get(k):
+                    detail.append("job %s: skip %s / full %s" % (
+                        k, a[0].get(k), b[0].get(k)))
+            if a[1] != b[1]:
+                detail.append("deployments: skip %s / full %s" % (
+                    a[1][-3:], b[1][-3:]))
+            ok("step %d: %s: same decisions" % (step, what), False,
+               "\n".join(detail))
+            break
+        print("# step %d: %s: same decisions (%d jobs planned, %d from "
+              "memory%s)" % (step, what, e["last_detection_planned"],
+                             e["last_detection_unchanged"],
+                             ", full: " + e["last_detection_full_why"]
+                             if e["last_detection_full"] else ""),
+              flush=True)
+    ok("%d steps (seed %d): the skip made every decision the full "
+       "re-plan made" % (steps, seed), equal)
+    ok("the skip answered jobs from memory (%d of %d)" % (
+        unchanged, unchanged + planned), unchanged > 0)
+    # An unchanged cycle: one survey, no job read or planned.
+    cycle_both(daemons)
+    cycle_both(daemons)
+    e = skip.engine()
+    ok("an unchanged cycle costs the survey only (%d requests, %d jobs "
+       "planned, %d from memory)" % (e["last_detection_requests"],
+                                     e["last_detection_planned"],
+                                     e["last_detection_unchanged"]),
+       e["last_detection_requests"] <= 2 + 2 + e["last_detection_planned"] * 2
+       and e["last_detection_unchanged"] > 0, json.dumps(e))
+    for n in daemons:
+        n.stop()
+    return 1 if gitlib.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
