@@ -537,7 +537,7 @@ detect_classify(struct dcycle *dc)
 		detect_decide(dc);
 		return;
 	}
-	/* Which jobs may have changed: survey.c, then detect_plan(). */
+	/* Which jobs may have changed: engine_survey.c, then detect_plan(). */
 	survey_start(dc);
 }
 

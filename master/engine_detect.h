@@ -51,7 +51,7 @@ struct dcycle {
 	const struct repo_snap	**dc_snaps;	/* referenced for the cycle */
 	size_t			 dc_nsnaps;
 
-	/* survey.c */
+	/* engine_survey.c */
 	struct dsurvey		*dc_survey;
 	int			 dc_full;	/* every job planned */
 	const char		*dc_full_why;
