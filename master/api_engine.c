@@ -22,6 +22,7 @@
 #include "master.h"
 #include "store.h"
 #include "deploy.h"
+#include "repo.h"
 #include "engine.h"
 #include "api.h"
 #include "auth.h"
@@ -377,6 +378,54 @@ api_deployment_id(struct api_req *req, struct api_resp *resp, int64_t *id)
 	return 0;
 }
 
+/*
+ * The git context: the commit (subject, author, time, its web link) and
+ * whether the job file changed in git since the commit last deployed
+ * (a git-side change, shown as a diff) or not (the change came from
+ * outside the file: the live job, its hooks).
+ */
+static json_t *
+deploy_git_json(const struct deploy *d)
+{
+	json_t	*o;
+	char	*url;
+
+	url = repo_commit_url(d->d_repo, d->d_commit);
+	o = jsonb_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o}",
+	    "commit", d->d_commit,
+	    "subject", json_str_or_null(d->d_subject),
+	    "author", json_str_or_null(d->d_author),
+	    "time", d->d_commit_time != 0 ? api_time_json(d->d_commit_time) :
+	    json_null(),
+	    "url", json_str_or_null(url),
+	    "path", json_str_or_null(d->d_path),
+	    "base_commit", json_str_or_null(d->d_base_commit));
+	free(url);
+	if (d->d_path == NULL || d->d_base_commit == NULL) {
+		json_object_set_new(o, "changed", json_null());
+		json_object_set_new(o, "change", json_null());
+		json_object_set_new(o, "summary", jsonb_str(d->d_path == NULL ?
+		    "no git context kept for this deployment" : "the first "
+		    "deployment of this job by nops: no earlier commit to "
+		    "compare the job file with"));
+		return o;
+	}
+	json_object_set_new(o, "changed", json_boolean(d->d_git_change !=
+	    NULL));
+	json_object_set_new(o, "change", json_str_or_null(d->d_git_change));
+	if (d->d_git_change != NULL)
+		json_object_set_new(o, "summary", jsonb_printf("git-side "
+		    "change: %s changed since commit %.12s, the last one "
+		    "deployed", d->d_path, d->d_base_commit));
+	else
+		json_object_set_new(o, "summary", jsonb_printf("outside "
+		    "change: %s is the same as at commit %.12s, the last one "
+		    "deployed; the difference comes from outside the file "
+		    "(the live job in Nomad, or its hooks)", d->d_path,
+		    d->d_base_commit));
+	return o;
+}
+
 static void
 api_deployment(struct api_req *req, struct api_resp *resp)
 {
@@ -395,6 +444,7 @@ api_deployment(struct api_req *req, struct api_resp *resp)
 		return;
 	}
 	o = deploy_json(&d);
+	json_object_set_new(o, "git", deploy_git_json(&d));
 	/* While waiting for health (and after): what Nomad said last. */
 	json_object_set_new(o, "health", health_progress(id) != NULL ?
 	    json_deep_copy(health_progress(id)) : json_null());

@@ -93,6 +93,7 @@ struct conf_repo {
 	char			*webhook_secret_file;	/* secret */
 	char			*ssh_key_file;		/* secret */
 	char			*known_hosts_file;
+	char			*commit_url;	/* NULL: by the url; "": none */
 };
 TAILQ_HEAD(conf_repos, conf_repo);
 
@@ -237,6 +238,7 @@ const char	 *config_check_glob(const char *);	/* namespace glob */
 const char	 *config_check_nomad_address(const char *);
 /* *is_ssh is set for ssh:// and scp-like user@host:path URLs. */
 const char	 *config_check_repo_url(const char *, int *is_ssh);
+const char	 *config_check_commit_url(const char *);
 const char	 *config_check_branch(const char *);
 const char	 *config_check_repo_path(const char *);
 /*

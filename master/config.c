@@ -21,6 +21,7 @@
 #include "addr.h"
 #include "nops.h"
 #include "conf.h"
+#include "gitctx.h"
 
 #define URL_MAX		1024
 
@@ -142,6 +143,7 @@ config_free(struct nops_conf *conf)
 		free(r->webhook_secret_file);
 		free(r->ssh_key_file);
 		free(r->known_hosts_file);
+		free(r->commit_url);
 		free(r);
 	}
 	while ((g = TAILQ_FIRST(&conf->groups)) != NULL) {
@@ -479,6 +481,13 @@ config_check_nomad_address(const char *s)
 		    "for a loopback host (127.0.0.1, ::1, localhost); "
 		    "use https://";
 	return NULL;
+}
+
+/* A repository's commit-url template (gitctx.h). */
+const char *
+config_check_commit_url(const char *s)
+{
+	return gitctx_check_template(s);
 }
 
 const char *
@@ -860,6 +869,11 @@ config_print(FILE *fp, const struct nops_conf *conf)
 		config_print_file(fp, "\t", "ssh key", r->ssh_key_file);
 		config_print_file(fp, "\t", "known-hosts",
 		    r->known_hosts_file);
+		if (r->commit_url != NULL) {
+			fputs("\tcommit-url ", fp);
+			config_print_str(fp, r->commit_url);
+			fputc('\n', fp);
+		}
 		fputs("}\n", fp);
 	}
 

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "store.h"
 #include "deploy.h"
+#include "gitctx.h"
 
 static const char *const deploy_states[DS_MAX] = {
 	[DS_PENDING_APPROVAL] = "pending_approval",
@@ -122,8 +123,11 @@ deploy_create(struct store *s, struct deploy *d, const char *actor)
 	}
 	st = store_prepare(s, "INSERT INTO deployments (kind, namespace, job,"
 	    " repository, commit_id, spec, diff, spec_hash, cas_index, policy,"
-	    " state, reason, retry_of, created_at, updated_at, ended_at)"
-	    " VALUES ('job', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+	    " state, reason, retry_of, created_at, updated_at, ended_at,"
+	    " commit_subject, commit_author, commit_time, path, source,"
+	    " vars_source, base_commit, git_change)"
+	    " VALUES ('job', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+	    " ?, ?, ?, ?, ?, ?, ?, ?)");
 	if (st == NULL)
 		return -1;
 	bind_text(st, 1, d->d_ns);
@@ -144,6 +148,14 @@ deploy_create(struct store *s, struct deploy *d, const char *actor)
 		sqlite3_bind_int64(st, 15, now);
 	else
 		sqlite3_bind_null(st, 15);
+	bind_text(st, 16, d->d_subject);
+	bind_text(st, 17, d->d_author);
+	bind_int_or_null(st, 18, d->d_commit_time, 0);
+	bind_text(st, 19, d->d_path);
+	bind_text(st, 20, d->d_source);
+	bind_text(st, 21, d->d_vars_source);
+	bind_text(st, 22, d->d_base_commit);
+	bind_text(st, 23, d->d_git_change);
 	if (deploy_step_done(s, st, "insert deployment") == -1)
 		return -1;
 	d->d_id = sqlite3_last_insert_rowid(store_db(s));
@@ -286,7 +298,8 @@ deploy_set_nomad_deployment(struct store *s, int64_t id, const char *nd)
 	" cas_index, policy, state, reason, retry_of, created_at,"	\
 	" updated_at, approved_by, approved_at, approved_hash,"		\
 	" apply_started_at, timeout_at, nomad_deployment_id, eval_id,"	\
-	" job_version, ended_at"
+	" job_version, ended_at, commit_subject, commit_author,"	\
+	" commit_time, path, source, vars_source, base_commit, git_change"
 
 static int
 deploy_row(struct store *s, sqlite3_stmt *st, struct deploy *d)
@@ -325,6 +338,14 @@ deploy_row(struct store *s, sqlite3_stmt *st, struct deploy *d)
 	d->d_eval_id = col_strdup(st, 21);
 	d->d_job_version = col_int(st, 22, -1);
 	d->d_ended_at = col_int(st, 23, 0);
+	d->d_subject = col_strdup(st, 24);
+	d->d_author = col_strdup(st, 25);
+	d->d_commit_time = col_int(st, 26, 0);
+	d->d_path = col_strdup(st, 27);
+	d->d_source = col_strdup(st, 28);
+	d->d_vars_source = col_strdup(st, 29);
+	d->d_base_commit = col_strdup(st, 30);
+	d->d_git_change = col_strdup(st, 31);
 
 	hs = store_prepare(s, "SELECT phase, position, hook_id, spec,"
 	    " spec_hash, revision_job_id, timeout FROM deployment_hooks"
@@ -373,6 +394,79 @@ deploy_query_one(struct store *s, sqlite3_stmt *st, struct deploy *d)
 		return -1;
 	}
 	return 0;
+}
+
+/* One file's change, appended to *out; the vars file's path by name. */
+static void
+deploy_change_add(char **out, const char *path, const char *old,
+    const char *new)
+{
+	char	*diff, *all;
+
+	if ((diff = gitctx_diff(path, old != NULL ? old : "",
+	    new != NULL ? new : "")) == NULL)
+		return;
+	if (*out == NULL) {
+		*out = diff;
+		return;
+	}
+	if (asprintf(&all, "%s%s", *out, diff) == -1)
+		fatal("asprintf");
+	free(*out);
+	free(diff);
+	*out = all;
+}
+
+/* <dir>/<name>.vars.hcl of a job file <dir>/<name>.nomad[.hcl]. */
+static void
+deploy_vars_path(const char *path, char *out, size_t outlen)
+{
+	size_t	 n = strlen(path);
+
+	if (n > 10 && strcmp(path + n - 10, ".nomad.hcl") == 0)
+		n -= 10;
+	else if (n > 6 && strcmp(path + n - 6, ".nomad") == 0)
+		n -= 6;
+	snprintf(out, outlen, "%.*s.vars.hcl", (int)n, path);
+}
+
+int
+deploy_git_change(struct store *s, struct deploy *d)
+{
+	sqlite3_stmt	*st;
+	const char	*base, *path, *src, *vars;
+	char		 vpath[1200];
+	int		 rc;
+
+	d->d_base_commit = NULL;
+	d->d_git_change = NULL;
+	if (d->d_path == NULL || d->d_source == NULL)
+		return 0;
+	st = store_prepare(s, "SELECT commit_id, path, source, vars_source"
+	    " FROM deployments WHERE namespace = ? AND job = ? AND"
+	    " state = 'completed' AND source IS NOT NULL"
+	    " ORDER BY id DESC LIMIT 1");
+	if (st == NULL)
+		return -1;
+	bind_text(st, 1, d->d_ns);
+	bind_text(st, 2, d->d_job);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		base = (const char *)sqlite3_column_text(st, 0);
+		path = (const char *)sqlite3_column_text(st, 1);
+		src = (const char *)sqlite3_column_text(st, 2);
+		vars = (const char *)sqlite3_column_text(st, 3);
+		if (base != NULL && (d->d_base_commit = strdup(base)) == NULL)
+			fatal("strdup");
+		/* A move to another file reads as the new file's change. */
+		deploy_change_add(&d->d_git_change, d->d_path, path != NULL &&
+		    strcmp(path, d->d_path) == 0 ? src : "", d->d_source);
+		deploy_vars_path(d->d_path, vpath, sizeof(vpath));
+		deploy_change_add(&d->d_git_change, vpath, path != NULL &&
+		    strcmp(path, d->d_path) == 0 ? vars : NULL,
+		    d->d_vars_source);
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
 
 int
@@ -473,6 +567,13 @@ deploy_free(struct deploy *d)
 	free(d->d_approved_hash);
 	free(d->d_nomad_deployment);
 	free(d->d_eval_id);
+	free(d->d_subject);
+	free(d->d_author);
+	free(d->d_path);
+	free(d->d_source);
+	free(d->d_vars_source);
+	free(d->d_base_commit);
+	free(d->d_git_change);
 	for (i = 0; i < d->d_nhooks; i++) {
 		free(d->d_hooks[i].dh_phase);
 		free(d->d_hooks[i].dh_hook_id);

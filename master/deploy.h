@@ -65,6 +65,15 @@ struct deploy {
 	char		*d_eval_id;
 	int64_t		 d_job_version;		/* -1: unknown */
 	int64_t		 d_ended_at;
+	/* Git context (NULL or 0 when unknown, e.g. before version 3). */
+	char		*d_subject;
+	char		*d_author;
+	int64_t		 d_commit_time;
+	char		*d_path;		/* the job file in the repo */
+	char		*d_source;		/* its text, redacted */
+	char		*d_vars_source;		/* <name>.vars.hcl, redacted */
+	char		*d_base_commit;		/* compared with; NULL: none */
+	char		*d_git_change;		/* NULL: the same as base */
 	struct deploy_hook d_hooks[DEPLOY_HOOKS_MAX];
 	size_t		 d_nhooks;
 };
@@ -113,6 +122,14 @@ int		 deploy_set_register(struct store *, int64_t id,
 		    const char *eval_id, int64_t job_version);
 int		 deploy_set_nomad_deployment(struct store *, int64_t id,
 		    const char *);
+
+/*
+ * deploy_git_change: set d_base_commit and d_git_change of a deployment
+ * about to be created from d_path, d_source and d_vars_source, against
+ * the last completed deployment of the job that kept its source.  -1 on
+ * a store error (the deployment is made without them).
+ */
+int		 deploy_git_change(struct store *, struct deploy *);
 
 /* Reads: fill *d (deploy_free it).  0 found, 1 not found, -1 error. */
 int		 deploy_load(struct store *, int64_t id, struct deploy *);

@@ -26,6 +26,9 @@ struct store;
 #define ENGINE_INDEX_UNSURE	UINT64_MAX	/* never equal to Nomad's */
 #define ENGINE_PLAN_INFLIGHT	32	/* Nomad requests a cycle keeps going */
 
+struct repo_snap;
+struct repo_file;
+
 /* A job file's job, as the last detection cycle saw it. */
 struct ejob {
 	RB_ENTRY(ejob)	 ej_node;
@@ -35,6 +38,9 @@ struct ejob {
 	char		*ej_path;
 	char		*ej_commit;
 	json_t		*ej_job;	/* the parsed job: the spec (cycle only) */
+	/* Its snapshot (a reference) and file, for the git context. */
+	const struct repo_snap *ej_snap;
+	const struct repo_file *ej_file;
 	int		 ej_notify_completed;	/* meta nops_notify_completed */
 	struct job_meta	 ej_meta;
 	int		 ej_in_ns;	/* in a managed namespace */

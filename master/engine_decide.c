@@ -20,6 +20,8 @@
 #include "log.h"
 #include "conf.h"
 #include "store.h"
+#include "repo.h"
+#include "gitctx.h"
 #include "meta.h"
 #include "deploy.h"
 #include "engine.h"
@@ -133,6 +135,31 @@ detect_move(int64_t id, enum deploy_state from, enum deploy_state to,
 	return rc;
 }
 
+/*
+ * The commit's subject, author and time, and the job file's text and its
+ * change since the last completed deployment (gitctx.c).  The texts are
+ * the caller's to free; the rest is borrowed from the snapshot.
+ */
+static void
+detect_git_context(struct ejob *ej, struct deploy *d)
+{
+	const struct repo_file	*f = ej->ej_file;
+
+	if (ej->ej_snap == NULL || f == NULL)
+		return;
+	d->d_subject = ej->ej_snap->rs_subject;
+	d->d_author = ej->ej_snap->rs_author;
+	d->d_commit_time = ej->ej_snap->rs_time;
+	d->d_path = f->rf_path;
+	d->d_source = gitctx_redact_source((const char *)f->rf_data);
+	d->d_vars_source = f->rf_vars != NULL ?
+	    gitctx_redact_source((const char *)f->rf_vars->rf_data) : NULL;
+	if (deploy_git_change(engine_store(), d) == -1)
+		log_warnx("%s/%s: cannot read its last deployment to compare "
+		    "the job file: %s", ej->ej_ns, ej->ej_id,
+		    store_error(engine_store()));
+}
+
 static int
 detect_create(struct ejob *ej, enum deploy_state state, const char *reason,
     int64_t retry_of, const char *actor)
@@ -165,6 +192,7 @@ detect_create(struct ejob *ej, enum deploy_state state, const char *reason,
 	for (i = 0; i < ej->ej_nhooks; i++)
 		d.d_hooks[i] = ej->ej_hooks[i];
 	d.d_nhooks = ej->ej_nhooks;
+	detect_git_context(ej, &d);
 
 	rc = -1;
 	if (store_begin(s) == 0) {
@@ -176,6 +204,10 @@ detect_create(struct ejob *ej, enum deploy_state state, const char *reason,
 	explicit_bzero(specs, strlen(specs));
 	free(specs);
 	free(diffs);
+	free(d.d_source);
+	free(d.d_vars_source);
+	free(d.d_base_commit);
+	free(d.d_git_change);
 	if (rc == 0) {
 		ej->ej_deployment = d.d_id;
 		log_info("deployment %lld created for %s/%s at %.12s (%s)",

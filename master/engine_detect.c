@@ -96,6 +96,7 @@ ejob_free(struct ejob *ej)
 	free(ej->ej_path);
 	free(ej->ej_commit);
 	json_decref(ej->ej_job);
+	repo_snap_unref(ej->ej_snap);
 	meta_free(&ej->ej_meta);
 	free(ej->ej_error);
 	for (i = 0; i < ej->ej_nhooks; i++) {
@@ -282,6 +283,9 @@ detect_parsed(struct nomad_result *res, void *arg)
 	ej->ej_path = detect_strdup(dp->dp_file->rf_path);
 	ej->ej_commit = detect_strdup(dp->dp_snap->rs_commit);
 	ej->ej_job = json_incref(job);
+	repo_snap_ref(dp->dp_snap);
+	ej->ej_snap = dp->dp_snap;
+	ej->ej_file = dp->dp_file;
 	if ((old = RB_INSERT(ejobs, &dc->dc_jobs, ej)) != NULL &&
 	    old->ej_unparsed) {
 		/* The job moved to a file that parses: it wins. */

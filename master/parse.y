@@ -200,6 +200,7 @@ static unsigned int		 hosts_opts;
 #define R_MAXFILESIZE	0x100
 #define R_MAXFILES	0x200
 #define R_MAXSNAPSHOT	0x400
+#define R_COMMITURL	0x800
 /* Options of a notify block. */
 #define O_KIND		0x01
 #define O_TOPIC		0x02
@@ -223,6 +224,7 @@ static unsigned int		 notify_opts;
 %token	NOMAD ADDRESS TOKEN FILEKW CA NAMESPACES NAMESPACE
 %token	REPOSITORY URL BRANCH PATH POLLINTERVAL WEBHOOK SECRET SSH KNOWNHOSTS
 %token	FETCHTIMEOUT MAXFILESIZE MAXFILES MAXSNAPSHOTSIZE
+%token	COMMITURL
 %token	MAXBODYSIZE HOSTNAMES MAXCONNSADDR
 %token	POLICY BIND ERROR
 %token	ANONYMOUS BOOTSTRAP SESSION IDLETIMEOUT LIFETIME
@@ -487,6 +489,9 @@ repoopt		: URL STRING		{ repo_opt(R_URL, $2, @1.first_line); }
 		| KNOWNHOSTS FILEKW STRING {
 			repo_opt(R_KNOWNHOSTS, $3, @1.first_line);
 		}
+		| COMMITURL STRING	{
+			repo_opt(R_COMMITURL, $2, @1.first_line);
+		}
 		;
 
 group		: GROUP STRING			{
@@ -584,6 +589,7 @@ static const struct {
 	{ "events",		EVENTS },
 	{ "fetch-timeout",	FETCHTIMEOUT },
 	{ "command-timeout",	COMMANDTIMEOUT },
+	{ "commit-url",		COMMITURL },
 	{ "confirm-timeout",	CONFIRMTIMEOUT },
 	{ "file",		FILEKW },
 	{ "group",		GROUP },
@@ -685,6 +691,7 @@ static const struct {
 	{ "file",		"a path in quotes" },
 	{ "address",		"a URL in quotes" },
 	{ "url",		"a URL in quotes" },
+	{ "commit-url",		"a URL template with {commit}, in quotes" },
 	{ "user",		"a user name in quotes" },
 	{ "group",		"a group name in quotes" },
 	{ "branch",		"a branch name in quotes" },
@@ -1765,6 +1772,15 @@ repo_opt(unsigned int opt, const char *s, int line)
 		if (block_opt(&repo_opts, opt, "ssh key file", line) == 0)
 			conf_setfile(&r->ssh_key_file, "ssh key file", s, 1,
 			    line);
+		break;
+	case R_COMMITURL:
+		if (block_opt(&repo_opts, opt, "commit-url", line) == -1)
+			return;
+		if ((errstr = config_check_commit_url(s)) != NULL) {
+			conf_err(line, "commit-url \"%s\": %s", s, errstr);
+			return;
+		}
+		r->commit_url = conf_strdup(s);
 		break;
 	case R_KNOWNHOSTS:
 		if (block_opt(&repo_opts, opt, "known-hosts file", line) == 0)

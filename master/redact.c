@@ -284,9 +284,10 @@ redact_text(const char *s, size_t len)
 	for (i = 0; i < len;) {
 		if (in[i] == ' ' || in[i] == '\t' || in[i] == '\n' ||
 		    in[i] == '\r' || in[i] == '\0') {
-			if (in[i] == '\n')
+			/* s: the end of the word before was cut in in. */
+			if (s[i] == '\n')
 				next_secret = 0;
-			*o++ = in[i] == '\0' ? ' ' : in[i];
+			*o++ = s[i] == '\0' ? ' ' : s[i];
 			i++;
 			continue;
 		}

@@ -37,6 +37,7 @@
 #include "conf.h"
 #include "master.h"
 #include "repo.h"
+#include "gitctx.h"
 #include "authc.h"
 #include "cfile.h"
 #include "webpub.h"
@@ -62,6 +63,7 @@ struct repo {
 	uint32_t		 r_max_files;
 	uint64_t		 r_max_total;
 	char			*r_file_error;	/* key or known-hosts unread */
+	char			*r_commit_tmpl;	/* commit link; NULL: none */
 
 	int			 r_state;	/* REPO_IDLE, ... */
 	int			 r_again;	/* asked for while polling */
@@ -278,6 +280,12 @@ repo_limits(struct repo *r, const struct conf_repo *cr)
 	r->r_max_total = cr->max_snapshot_size;
 	r->r_timeout = repo_test_timeout != 0 ? repo_test_timeout :
 	    cr->fetch_timeout;
+	free(r->r_commit_tmpl);
+	if (cr->commit_url != NULL)
+		r->r_commit_tmpl = cr->commit_url[0] != '\0' ?
+		    xstrdup(cr->commit_url) : NULL;
+	else
+		r->r_commit_tmpl = gitctx_default_template(cr->url);
 }
 
 static struct repo *
@@ -320,6 +328,7 @@ repo_free(struct repo *r)
 	free(r->r_key_file);
 	free(r->r_known_file);
 	free(r->r_file_error);
+	free(r->r_commit_tmpl);
 	free(r->r_error);
 	free(r);
 }
@@ -1207,6 +1216,7 @@ repo_json(const struct repo *r)
 {
 	const struct repo_snap	*s = r->r_snap;
 	json_t			*o, *notes;
+	char			*url;
 	size_t			 i;
 
 	o = jsonb_pack("{s:s,s:s,s:s,s:s,s:i,s:s}",
@@ -1227,6 +1237,10 @@ repo_json(const struct repo *r)
 	    jsonb_str(s->rs_subject) : json_null());
 	json_object_set_new(o, "commit_time", s != NULL ?
 	    repo_time_json((time_t)s->rs_time) : json_null());
+	url = s != NULL ? gitctx_commit_url(r->r_commit_tmpl, s->rs_commit) :
+	    NULL;
+	json_object_set_new(o, "commit_url", jsonb_str(url));
+	free(url);
 	json_object_set_new(o, "fetched_at", s != NULL ?
 	    repo_time_json(s->rs_fetched_at) : json_null());
 	json_object_set_new(o, "checked_at", repo_time_json(r->r_checked_at));
@@ -1257,6 +1271,16 @@ repo_json(const struct repo *r)
 		    "text", s->rs_notes[i].rn_text));
 	json_object_set_new(o, "notes", notes);
 	return o;
+}
+
+char *
+repo_commit_url(const char *name, const char *commit)
+{
+	struct repo	*r;
+
+	if ((r = repo_find(name)) == NULL)
+		return NULL;
+	return gitctx_commit_url(r->r_commit_tmpl, commit);
 }
 
 json_t *

@@ -114,6 +114,12 @@ void	 repo_set_listener(void (*)(struct repo *, const struct repo_snap *,
 /* Poll now (nopsctl fetch, the API, a webhook); -1 if no such repo. */
 int	 repo_fetch_now(const char *name, const char *who);
 
+/*
+ * The link to a commit on the repository's web UI (commit-url, or the
+ * default for its url; gitctx.h), or NULL; the caller frees it.
+ */
+char	*repo_commit_url(const char *name, const char *commit);
+
 /* The API's view: {"items": [...], "next": null}, and one repository. */
 json_t	*repo_json_list(void);
 json_t	*repo_json_one(const char *name);	/* NULL: no such repo */

@@ -331,10 +331,28 @@ static const char store_schema_v2[] =
 	"ALTER TABLE deployments ADD COLUMN health TEXT;"
 	"ALTER TABLE hook_runs ADD COLUMN output TEXT;";
 
+/*
+ * Version 3: the git context of a deployment.  The commit's subject,
+ * author and time; the job file's path and text at the commit (redacted:
+ * env values and template bodies are never kept) with its vars file; the
+ * commit it was compared with (the last completed deployment of the job)
+ * and the change of the file since then, NULL when git did not change it.
+ */
+static const char store_schema_v3[] =
+	"ALTER TABLE deployments ADD COLUMN commit_subject TEXT;"
+	"ALTER TABLE deployments ADD COLUMN commit_author TEXT;"
+	"ALTER TABLE deployments ADD COLUMN commit_time INTEGER;"
+	"ALTER TABLE deployments ADD COLUMN path TEXT;"
+	"ALTER TABLE deployments ADD COLUMN source TEXT;"
+	"ALTER TABLE deployments ADD COLUMN vars_source TEXT;"
+	"ALTER TABLE deployments ADD COLUMN base_commit TEXT;"
+	"ALTER TABLE deployments ADD COLUMN git_change TEXT;";
+
 /* Append only; never edit a step that has been released. */
 static const struct store_migration store_migrations[] = {
 	{ "initial schema", store_schema_v1, 0 },
 	{ "health progress and hook output kept", store_schema_v2, 0 },
+	{ "git context of a deployment", store_schema_v3, 0 },
 };
 
 static int

@@ -514,6 +514,7 @@ deployment_detail(json_t *d)
 	s = ctl_actions_enabled(json_object_get(d, "actions"));
 	print_field("actions", s != NULL ? s : "none");
 	free(s);
+	print_git(json_object_get(d, "git"));
 
 	health_print(json_object_get(d, "health"));
 	printf("\ndiff:\n");

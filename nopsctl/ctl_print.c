@@ -451,3 +451,36 @@ print_diff(json_t *diff, int indent)
 		printf("%*s(%zu of Nomad's defaults not shown; -j shows "
 		    "them)\n", indent, "", diff_folded);
 }
+
+/*
+ * A deployment's git context: the commit's subject, author, time and web
+ * link, then whether the job file changed in git since the commit last
+ * deployed, with the change as a unified diff.
+ */
+void
+print_git(json_t *g)
+{
+	const char	*change;
+	char		*line, *p, *nl;
+
+	if (!json_is_object(g))
+		return;
+	print_field("subject", ctl_str(g, "subject", NULL));
+	print_field("author", ctl_str(g, "author", NULL));
+	print_field("commit time", ctl_str(g, "time", NULL));
+	print_field("commit link", ctl_str(g, "url", NULL));
+	print_field("job file", ctl_str(g, "path", NULL));
+	printf("\ngit:\n");
+	safe_printf("  %s\n", ctl_str(g, "summary", "-"));
+	if ((change = ctl_str(g, "change", NULL)) == NULL)
+		return;
+	line = xstrdup(change);
+	for (p = line; *p != '\0'; p = nl) {
+		if ((nl = strchr(p, '\n')) != NULL)
+			*nl++ = '\0';
+		else
+			nl = p + strlen(p);
+		safe_printf("  %s\n", p);
+	}
+	free(line);
+}

@@ -87,6 +87,7 @@ char		*safe_str(const char *);
 void		 safe_printf(const char *, ...)
 		    __attribute__((__format__(printf, 1, 2)));
 void		 print_field(const char *, const char *);
+void		 print_git(json_t *);
 void		 print_diff(json_t *, int);
 
 #endif

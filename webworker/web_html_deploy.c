@@ -200,6 +200,63 @@ html_diff_obj(struct wbuf *b, json_t *o, const char *kind, int depth,
 	wbuf_puts(b, "</div>");
 }
 
+/*
+ * The git context, next to Nomad's plan diff: the commit (subject,
+ * author, time, a link to the web UI when the repository has one) and
+ * the job file's change in git since the commit last deployed.
+ */
+static void
+html_git(struct wbuf *b, json_t *g)
+{
+	const char	*url, *change, *p, *nl;
+
+	if (!json_is_object(g))
+		return;
+	wbuf_puts(b, "<h2>Git</h2><section class=\"box\" id=\"git\"><p>");
+	wbuf_htmlf(b, "<strong class=\"subject\">%s</strong>",
+	    jstr(g, "subject") != NULL ? jstr(g, "subject") : "");
+	if (jstr(g, "author") != NULL)
+		wbuf_htmlf(b, " by <span class=\"author\">%s</span>",
+		    jstr(g, "author"));
+	if (json_is_string(json_object_get(g, "time"))) {
+		wbuf_puts(b, ", ");
+		html_time(b, json_object_get(g, "time"));
+	}
+	wbuf_puts(b, " &middot; commit ");
+	html_commit(b, jstr(g, "commit"));
+	/* Built by nopsd from its config and a hex id; checked anyway. */
+	url = jstr(g, "url");
+	if (url != NULL && (strncmp(url, "https://", 8) == 0 ||
+	    strncmp(url, "http://", 7) == 0))
+		wbuf_htmlf(b, " &middot; <a class=\"commit-link\" href=\"%s\" "
+		    "rel=\"noopener noreferrer\">view the commit</a>", url);
+	wbuf_puts(b, "</p>");
+	if (jstr(g, "path") != NULL)
+		wbuf_htmlf(b, "<p>Job file <code>%s</code></p>",
+		    jstr(g, "path"));
+	wbuf_htmlf(b, "<p class=\"%s\" id=\"git-summary\">%s</p>",
+	    json_is_true(json_object_get(g, "changed")) ? "git-side" :
+	    json_is_false(json_object_get(g, "changed")) ? "outside" : "muted",
+	    jstr(g, "summary") != NULL ? jstr(g, "summary") : "");
+	if ((change = jstr(g, "change")) != NULL) {
+		wbuf_puts(b, "<pre class=\"gitdiff\">");
+		for (p = change; *p != '\0'; p = nl) {
+			if ((nl = strchr(p, '\n')) != NULL)
+				nl++;
+			else
+				nl = p + strlen(p);
+			wbuf_htmlf(b, "<span class=\"%s\">",
+			    p[0] == '+' && p[1] != '+' ? "gd-add" :
+			    p[0] == '-' && p[1] != '-' ? "gd-del" :
+			    p[0] == '@' ? "gd-hunk" : "gd-ctx");
+			wbuf_htmln(b, p, nl - p);
+			wbuf_puts(b, "</span>");
+		}
+		wbuf_puts(b, "</pre>");
+	}
+	wbuf_puts(b, "</section>");
+}
+
 void
 html_diff(struct wbuf *b, json_t *diff)
 {
@@ -442,6 +499,7 @@ html_deployment(struct wbuf *b, const struct web_view *v, json_t *d,
 
 	html_health(b, json_object_get(d, "health"));
 
+	html_git(b, json_object_get(d, "git"));
 	wbuf_puts(b, "<h2>Diff (secrets redacted)</h2>");
 	html_diff(b, json_object_get(d, "diff"));
 

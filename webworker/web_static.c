@@ -45,6 +45,7 @@ static const char web_css[] =
 ".s-run{background:#dde9fb;color:#1f4f99}\n"
 ".s-bad{background:#fbe0e0;color:#9b1c1c}\n"
 ".muted{color:#6b7385}\n"
+".gd-add{color:#17683a}.gd-del{color:#9b1c1c}.gd-hunk{color:#6b7385}\n"
 ".counts{display:flex;flex-wrap:wrap;gap:.6em;margin:.4em 0 1em}\n"
 ".counts a,.counts span{background:#fff;border:1px solid #dde1e8;"
 "border-radius:6px;padding:.4em .8em}\n"

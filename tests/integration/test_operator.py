@@ -577,8 +577,8 @@ def case_hook_output():
         run = nops.deployment(did)["hooks"][0]["run"] or {}
         return run.get("output")
     out = wait_until(output, 15)
-    ok("hook output: the run's output is in the API",
-       out and "migrating schema 42" in out and
+    ok("hook output: the run's output is in the API, line by line",
+       out and "migrating schema 42\n" in out and
        "warning on stderr" in out, out)
     ok("hook output: secrets are redacted like in a diff",
        out and "hunter2" not in out and "s3cr3t" not in out and
