@@ -112,8 +112,7 @@ job_json(const struct ejob *ej, int detail)
 		json_object_set_new(o, "hooks", hooks);
 		json_object_set_new(o, "spec_hash", ej->ej_hash[0] != '\0' ?
 		    jsonb_str(ej->ej_hash) : json_null());
-		json_object_set_new(o, "diff", ej->ej_diff != NULL ?
-		    diffview(ej->ej_diff) : json_null());
+		json_object_set_new(o, "diff", engine_diffview(ej->ej_diff));
 	}
 	return o;
 }

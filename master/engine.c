@@ -97,6 +97,18 @@ engine_json_canonical(const json_t *j)
 	return s;
 }
 
+json_t *
+engine_diffview(const char *text)
+{
+	json_t	*d, *v;
+
+	if (text == NULL || (d = json_loads(text, 0, NULL)) == NULL)
+		return json_null();
+	v = diffview(d);
+	json_decref(d);
+	return v;
+}
+
 int
 engine_ns_managed(const char *ns)
 {

@@ -37,7 +37,14 @@ struct ejob {
 	char		*ej_repo;
 	char		*ej_path;
 	char		*ej_commit;
-	json_t		*ej_job;	/* the parsed job: the spec (cycle only) */
+	/*
+	 * The parsed job (the spec), during a cycle only: a tree while in
+	 * use (ejob_job()), compact text between uses (ejob_park()); a
+	 * tree costs ten times its text.  Dropped once the plan shows no
+	 * drift.
+	 */
+	json_t		*ej_job;
+	char		*ej_spec;
 	/* Its snapshot (a reference) and file, for the git context. */
 	const struct repo_snap *ej_snap;
 	const struct repo_file *ej_file;
@@ -55,16 +62,16 @@ struct ejob {
 	int		 ej_prev_role;	/* its role when it last parsed */
 
 	/* managed jobs: hooks resolved and frozen */
-	struct deploy_hook ej_hooks[DEPLOY_HOOKS_MAX];
+	struct deploy_hook *ej_hooks;	/* at most DEPLOY_HOOKS_MAX */
 	size_t		 ej_nhooks;
 	char		*ej_hook_error;	/* a hook missing or invalid */
 
 	/* managed jobs: this cycle's answers from Nomad */
-	json_t		*ej_live;	/* the live job, or NULL */
+	json_t		*ej_live;	/* the live job, kept while it drifts */
 	int		 ej_planned;	/* the plan answered */
 	char		*ej_plan_error;
 	int		 ej_drift;
-	json_t		*ej_diff;	/* redacted */
+	char		*ej_diff;	/* redacted, compact JSON text */
 	uint64_t	 ej_modify_index;	/* JobModifyIndex of the plan */
 	/*
 	 * What the plan was made against, kept for the next cycle: whether
@@ -193,6 +200,8 @@ int	 apply_busy(int64_t id);
 int	 apply_promote(int64_t id, const char *who, char *err, size_t errlen);
 /* diffview.c: a plan diff as the API shows it (a new reference). */
 json_t	*diffview(const json_t *);
+/* The same of a diff kept as text (NULL, or bad JSON: null). */
+json_t	*engine_diffview(const char *);
 /* The health progress last seen of a deployment (borrowed), or NULL. */
 json_t	*health_progress(int64_t id);
 

@@ -171,10 +171,10 @@ detect_create(struct ejob *ej, enum deploy_state state, const char *reason,
 	size_t		 i;
 	int		 rc;
 
-	spec = detect_register_spec(ej->ej_job, ej->ej_live);
+	spec = detect_register_spec(ejob_job(ej), ej->ej_live);
 	specs = engine_json_canonical(spec);
 	json_decref(spec);
-	diffs = ej->ej_diff != NULL ? engine_json_canonical(ej->ej_diff) : NULL;
+	diffs = detect_strdup(ej->ej_diff);
 
 	memset(&d, 0, sizeof(d));
 	d.d_ns = ej->ej_ns;
@@ -184,7 +184,7 @@ detect_create(struct ejob *ej, enum deploy_state state, const char *reason,
 	d.d_spec = specs;
 	d.d_diff = diffs;
 	d.d_spec_hash = ej->ej_hash;
-	d.d_cas_index = ej->ej_live != NULL ? (int64_t)ej->ej_modify_index : -1;
+	d.d_cas_index = ej->ej_live_exists ? (int64_t)ej->ej_modify_index : -1;
 	d.d_policy = (char *)(uintptr_t)meta_policy_str(ej->ej_meta.jm_policy);
 	d.d_state = state;
 	d.d_reason = (char *)(uintptr_t)reason;
@@ -340,7 +340,7 @@ detect_decide_job(struct ejob *ej)
 			}
 		} else if (strcmp(act.d_spec_hash, ej->ej_hash) != 0)
 			why = "superseded: the job or its hooks changed in git";
-		else if (act.d_cas_index != (ej->ej_live != NULL ?
+		else if (act.d_cas_index != (ej->ej_live_exists ?
 		    (int64_t)ej->ej_modify_index : -1))
 			why = "superseded: the live job changed in Nomad";
 		else if (paused)

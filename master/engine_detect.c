@@ -18,6 +18,10 @@
 #include <string.h>
 #include <time.h>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include <jansson.h>
 #include <sqlite3.h>
 
@@ -85,6 +89,30 @@ detect_asprintf(char **out, const char *fmt, ...)
 	va_end(ap);
 }
 
+json_t *
+ejob_job(struct ejob *ej)
+{
+	json_error_t	 err;
+
+	if (ej->ej_job == NULL && ej->ej_spec != NULL &&
+	    (ej->ej_job = json_loads(ej->ej_spec, 0, &err)) == NULL)
+		fatalx("job %s/%s: its own text: %s", ej->ej_ns, ej->ej_id,
+		    err.text);
+	return ej->ej_job;
+}
+
+void
+ejob_park(struct ejob *ej)
+{
+	if (ej->ej_job == NULL)
+		return;
+	free(ej->ej_spec);
+	if ((ej->ej_spec = json_dumps(ej->ej_job, JSON_COMPACT)) == NULL)
+		fatalx("json_dumps");
+	json_decref(ej->ej_job);
+	ej->ej_job = NULL;
+}
+
 void
 ejob_free(struct ejob *ej)
 {
@@ -97,6 +125,7 @@ ejob_free(struct ejob *ej)
 	free(ej->ej_commit);
 	json_decref(ej->ej_job);
 	repo_snap_unref(ej->ej_snap);
+	free(ej->ej_spec);
 	meta_free(&ej->ej_meta);
 	free(ej->ej_error);
 	for (i = 0; i < ej->ej_nhooks; i++) {
@@ -106,10 +135,11 @@ ejob_free(struct ejob *ej)
 		free(ej->ej_hooks[i].dh_spec_hash);
 		free(ej->ej_hooks[i].dh_revision);
 	}
+	free(ej->ej_hooks);
 	free(ej->ej_hook_error);
 	json_decref(ej->ej_live);
 	free(ej->ej_plan_error);
-	json_decref(ej->ej_diff);
+	free(ej->ej_diff);
 	free(ej->ej_note);
 	free(ej);
 }
@@ -286,6 +316,7 @@ detect_parsed(struct nomad_result *res, void *arg)
 	repo_snap_ref(dp->dp_snap);
 	ej->ej_snap = dp->dp_snap;
 	ej->ej_file = dp->dp_file;
+	ejob_park(ej);
 	if ((old = RB_INSERT(ejobs, &dc->dc_jobs, ej)) != NULL &&
 	    old->ej_unparsed) {
 		/* The job moved to a file that parses: it wins. */
@@ -419,7 +450,7 @@ detect_hook(struct dcycle *dc, struct ejob *ej, const char *phase, int pos,
 		    "namespace %s in git", phase, name, ej->ej_ns);
 		return -1;
 	}
-	type = json_string_value(json_object_get(h->ej_job, "Type"));
+	type = json_string_value(json_object_get(ejob_job(h), "Type"));
 	if (h->ej_meta.jm_role != META_HOOK) {
 		detect_asprintf(&ej->ej_hook_error, "%s hook %s: the job is not a "
 		    "hook (nops_role = \"hook\")", phase, name);
@@ -443,8 +474,13 @@ detect_hook(struct dcycle *dc, struct ejob *ej, const char *phase, int pos,
 		return -1;
 	}
 	spec = engine_json_canonical(h->ej_job);
+	ejob_park(h);
 	engine_sha256_hex(spec, strlen(spec), hash);
 	snprintf(rev, sizeof(rev), "%s-%.8s", name, hash);
+	if ((dh = reallocarray(ej->ej_hooks, ej->ej_nhooks + 1,
+	    sizeof(*dh))) == NULL)
+		fatal("reallocarray");
+	ej->ej_hooks = dh;
 	dh = &ej->ej_hooks[ej->ej_nhooks++];
 	dh->dh_phase = detect_strdup(phase);
 	dh->dh_position = pos;
@@ -500,7 +536,7 @@ detect_classify(struct dcycle *dc)
 	RB_FOREACH(ej, ejobs, &dc->dc_jobs) {
 		json_t	*v;
 
-		meta_read(json_object_get(ej->ej_job, "Meta"), &ej->ej_meta);
+		meta_read(json_object_get(ejob_job(ej), "Meta"), &ej->ej_meta);
 		if (ej->ej_unparsed)
 			ej->ej_meta.jm_role = ej->ej_prev_role;
 		v = json_object_get(json_object_get(ej->ej_job, "Meta"),
@@ -509,6 +545,7 @@ detect_classify(struct dcycle *dc)
 		    strcmp(json_string_value(v), "true") == 0;
 		ej->ej_in_ns = engine_ns_managed(ej->ej_ns);
 		ej->ej_suspendable = suspend_type_suspendable(ej->ej_job);
+		ejob_park(ej);
 		for (i = 0; i < ej->ej_meta.jm_nissues; i++)
 			if (ej->ej_meta.jm_issues[i].mi_severity == META_ERROR)
 				log_warnx("%s:%s: job %s/%s: %s: %s",
@@ -529,14 +566,18 @@ detect_classify(struct dcycle *dc)
 			detect_hook(dc, ej, "post", (int)i,
 			    ej->ej_meta.jm_post[i], ej->ej_meta.jm_post_timeout);
 		/* A suspend is part of the desired state (suspend.c). */
-		suspend_carry(ej->ej_ns, ej->ej_id, ej->ej_job);
+		suspend_carry(ej->ej_ns, ej->ej_id, ejob_job(ej));
 		detect_hash(ej);
+		ejob_park(ej);
 		dc->dc_queue = reallocarray(dc->dc_queue, dc->dc_nqueue + 1,
 		    sizeof(*dc->dc_queue));
 		if (dc->dc_queue == NULL)
 			fatal("reallocarray");
 		dc->dc_queue[dc->dc_nqueue++] = ej;
 	}
+	/* Hooks looked at above: text again. */
+	RB_FOREACH(ej, ejobs, &dc->dc_jobs)
+		ejob_park(ej);
 	if (dc->dc_nqueue == 0) {
 		detect_decide(dc);
 		return;
@@ -643,8 +684,21 @@ detect_planned(struct nomad_result *res, void *arg)
 		ej->ej_live_exists = ej->ej_live != NULL;
 		ej->ej_live_index = ej->ej_read_index == ej->ej_modify_index ?
 		    ej->ej_modify_index : ENGINE_INDEX_UNSURE;
-		ej->ej_diff = json_deep_copy(diff);
-		redact_diff(ej->ej_diff);
+		diff = json_deep_copy(diff);
+		redact_diff(diff);
+		ej->ej_diff = engine_json_canonical(diff);
+		json_decref(diff);
+	}
+	/*
+	 * What only a deployment needs, the spec and the live job, goes
+	 * once the plan shows none is due: memory stays a few hundred bytes
+	 * a job, not the trees of every job at once.
+	 */
+	if (!ej->ej_drift) {
+		json_decref(ej->ej_live);
+		ej->ej_live = NULL;
+		free(ej->ej_spec);
+		ej->ej_spec = NULL;
 	}
 	dc->dc_inflight--;
 	detect_pump(dc);
@@ -671,7 +725,8 @@ detect_live(struct nomad_result *res, void *arg)
 		detect_pump(dc);
 		return;
 	}
-	spec = detect_register_spec(ej->ej_job, ej->ej_live);
+	spec = detect_register_spec(ejob_job(ej), ej->ej_live);
+	ejob_park(ej);
 	dc->dc_requests++;
 	nomad_plan(ej->ej_ns, ej->ej_id, spec, detect_planned, ej);
 	json_decref(spec);
@@ -810,6 +865,8 @@ detect_finish(struct dcycle *dc)
 		ej->ej_live = NULL;
 		json_decref(ej->ej_job);
 		ej->ej_job = NULL;
+		free(ej->ej_spec);
+		ej->ej_spec = NULL;
 	}
 	file_errors_free(e->e_file_errors, e->e_nfile_errors);
 	e->e_file_errors = dc->dc_errs;
@@ -854,6 +911,10 @@ detect_finish(struct dcycle *dc)
 	free(dc);
 	cycle = NULL;
 	e->e_detecting = 0;
+#ifdef __GLIBC__
+	/* A cycle's trees are gone: hand their pages back. */
+	malloc_trim(0);
+#endif
 	webpub_changed();
 	hooks_cleanup();
 	if (e->e_rerun)

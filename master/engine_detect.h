@@ -61,6 +61,10 @@ struct dcycle {
 
 
 char	*detect_strdup(const char *);
+/* The job's spec as a tree (loaded from its text if parked), or NULL. */
+json_t	*ejob_job(struct ejob *);
+/* Keep the job's spec as text only, until ejob_job() wants it again. */
+void	 ejob_park(struct ejob *);
 void	 detect_asprintf(char **, const char *, ...)
 	    __attribute__((__format__(printf, 2, 3)));
 void	 detect_decide(struct dcycle *);	/* engine_decide.c */

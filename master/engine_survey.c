@@ -334,7 +334,7 @@ survey_decide(struct dsurvey *sv)
 			ej->ej_modify_index = old->ej_modify_index;
 			ej->ej_live_exists = old->ej_live_exists;
 			ej->ej_live_index = old->ej_live_index;
-			ej->ej_diff = json_incref(old->ej_diff);
+			ej->ej_diff = detect_strdup(old->ej_diff);
 			dc->dc_skipped++;
 		}
 		dc->dc_nqueue = n;

@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "log.h"
 #include "text.h"
 #include "meta.h"
 
@@ -33,6 +34,10 @@ meta_issue(struct job_meta *jm, int sev, const char *key, const char *fmt, ...)
 		jm->jm_errors++;
 	if (jm->jm_nissues >= META_MAX_ISSUES)
 		return;
+	/* Most jobs have none: a job table of thousands stays small. */
+	if (jm->jm_issues == NULL && (jm->jm_issues = calloc(META_MAX_ISSUES,
+	    sizeof(*jm->jm_issues))) == NULL)
+		fatal("calloc");
 	mi = &jm->jm_issues[jm->jm_nissues++];
 	mi->mi_severity = sev;
 	text_printf(mi->mi_key, sizeof(mi->mi_key), 0, "%s", key);
@@ -369,6 +374,9 @@ meta_free(struct job_meta *jm)
 	for (i = 0; i < jm->jm_npost; i++)
 		free(jm->jm_post[i]);
 	jm->jm_npre = jm->jm_npost = 0;
+	free(jm->jm_issues);
+	jm->jm_issues = NULL;
+	jm->jm_nissues = 0;
 }
 
 /* cron */

@@ -62,7 +62,7 @@ struct job_meta {
 	int		 jm_has_window;
 	struct cron	 jm_window;
 	int		 jm_window_duration;	/* seconds */
-	struct meta_issue jm_issues[META_MAX_ISSUES];
+	struct meta_issue *jm_issues;	/* META_MAX_ISSUES; NULL: none */
 	size_t		 jm_nissues;
 	int		 jm_errors;		/* number of META_ERROR issues */
 };
