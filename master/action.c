@@ -240,17 +240,19 @@ action_acknowledged(int64_t id)
 {
 	sqlite3_stmt	*st;
 	char		 target[64];
-	int		 yes = 0;
+	int		 rc;
 
 	snprintf(target, sizeof(target), "deployment/%lld", (long long)id);
 	st = store_prepare(engine_store(), "SELECT 1 FROM events WHERE"
 	    " target = ? AND action = 'deployment.acknowledge' LIMIT 1");
 	if (st == NULL)
-		return 0;
+		return -1;
 	sqlite3_bind_text(st, 1, target, -1, SQLITE_TRANSIENT);
-	yes = sqlite3_step(st) == SQLITE_ROW;
+	rc = sqlite3_step(st);
 	sqlite3_reset(st);
-	return yes;
+	if (rc == SQLITE_ROW)
+		return 1;
+	return rc == SQLITE_DONE ? 0 : -1;
 }
 
 /*
@@ -266,12 +268,16 @@ action_retry_allowed(const struct deploy *d)
 	int		 rc, ok = 1;
 
 	rc = deploy_last_terminal(s, d->d_ns, d->d_job, &last);
+	if (rc == -1)
+		return -1;
 	if (rc == 0) {
 		if (last.d_id != d->d_id && last.d_state != DS_SUPERSEDED)
 			ok = 0;
 		deploy_free(&last);
 	}
-	if (ok && deploy_active(s, d->d_ns, d->d_job, &last) == 0) {
+	if (ok && (rc = deploy_active(s, d->d_ns, d->d_job, &last)) != 1) {
+		if (rc == -1)
+			return -1;
 		ok = 0;
 		deploy_free(&last);
 	}
@@ -286,6 +292,7 @@ action_ctx_fill(struct action_ctx *ac, struct api_req *req, const char *ns,
 	struct store	*s = engine_store();
 	struct deploy	 d;
 	sqlite3_stmt	*st;
+	int		 rc;
 
 	memset(ac, 0, sizeof(*ac));
 	ac->ac_req = req;
@@ -295,15 +302,18 @@ action_ctx_fill(struct action_ctx *ac, struct api_req *req, const char *ns,
 	if (ac->ac_ej != NULL && ac->ac_ej->ej_meta.jm_role == META_MANAGED &&
 	    ac->ac_ej->ej_in_ns)
 		ac->ac_cond |= ACOND_MANAGED;
-	ac->ac_cond |= hold_get(ns, job, NULL, NULL, NULL) == 1 ?
-	    ACOND_PAUSED : ACOND_NOT_PAUSED;
-	ac->ac_cond |= suspend_get(ns, job, NULL, NULL, NULL) == 1 ?
-	    ACOND_SUSPENDED : ACOND_NOT_SUSPENDED;
-	if (deploy_active(s, ns, job, &d) == 0) {
+	if ((rc = hold_get(ns, job, NULL, NULL, NULL)) == -1)
+		ac->ac_store_err = 1;
+	ac->ac_cond |= rc == 1 ? ACOND_PAUSED : ACOND_NOT_PAUSED;
+	if ((rc = suspend_get(ns, job, NULL, NULL, NULL)) == -1)
+		ac->ac_store_err = 1;
+	ac->ac_cond |= rc == 1 ? ACOND_SUSPENDED : ACOND_NOT_SUSPENDED;
+	if ((rc = deploy_active(s, ns, job, &d)) == 0) {
 		if (d.d_state != DS_PENDING_APPROVAL)
 			ac->ac_active = d.d_id;
 		deploy_free(&d);
-	}
+	} else if (rc == -1)
+		ac->ac_store_err = 1;
 	if (ac->ac_active == 0 && !suspend_busy(ns, job))
 		ac->ac_cond |= ACOND_IDLE;
 	st = store_prepare(s, "SELECT max(id) FROM deployments WHERE"
@@ -312,20 +322,24 @@ action_ctx_fill(struct action_ctx *ac, struct api_req *req, const char *ns,
 	if (st != NULL) {
 		sqlite3_bind_text(st, 1, ns, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_text(st, 2, job, -1, SQLITE_TRANSIENT);
-		if (sqlite3_step(st) == SQLITE_ROW &&
+		if ((rc = sqlite3_step(st)) == SQLITE_ROW &&
 		    sqlite3_column_type(st, 0) != SQLITE_NULL)
 			ac->ac_last_ok = sqlite3_column_int64(st, 0);
+		else if (rc != SQLITE_ROW)
+			ac->ac_store_err = 1;
 		sqlite3_reset(st);
-	}
+	} else
+		ac->ac_store_err = 1;
 	if (ac->ac_last_ok > 0)
 		ac->ac_cond |= ACOND_DEPLOYED;
 	ac->ac_cond |= (ac->ac_cond & ACOND_SUSPENDED) ? ACOND_MAY_UNSUSPEND :
 	    ACOND_MAY_SUSPEND;
-	if (deploy_last_terminal(s, ns, job, &d) == 0) {
+	if ((rc = deploy_last_terminal(s, ns, job, &d)) == 0) {
 		if (d.d_state == DS_FAILED)
 			ac->ac_cond |= ACOND_MAY_SUSPEND | ACOND_MAY_UNSUSPEND;
 		deploy_free(&d);
-	}
+	} else if (rc == -1)
+		ac->ac_store_err = 1;
 	if (suspend_job_type_ok(ac))
 		ac->ac_cond |= ACOND_CAN_SUSPEND;
 }
@@ -338,11 +352,21 @@ static const struct action_rule *
 action_broken(const struct action_def *ad, struct action_ctx *ac,
     char *why, size_t whylen)
 {
-	static struct action_rule	 state_rule;
+	static struct action_rule	 state_rule, store_rule;
 	const struct action_rule	*r;
 	char				 states[256];
 	size_t				 i;
 
+	/* Conditions read from a failing store decide nothing. */
+	if (ac->ac_store_err) {
+		snprintf(why, whylen, "cannot read the state of job %s/%s: "
+		    "%s", ac->ac_ns, ac->ac_job, store_error(engine_store()));
+		store_rule.ar_need = ACOND_STATE;
+		store_rule.ar_status = 500;
+		store_rule.ar_code = "runtime_error";
+		store_rule.ar_why = why;
+		return &store_rule;
+	}
 	if (ad->ad_on == ACTION_ON_DEPLOYMENT && ac->ac_d != NULL &&
 	    !(ad->ad_from & DSB(ac->ac_d->d_state))) {
 		states[0] = '\0';
@@ -476,12 +500,17 @@ static void
 action_ctx_deployment(struct action_ctx *ac, struct deploy *d)
 {
 	json_t	*spec;
+	int	 rc;
 
 	ac->ac_d = d;
-	if (action_retry_allowed(d))
+	if ((rc = action_retry_allowed(d)) == 1)
 		ac->ac_cond |= ACOND_RETRYABLE;
-	if (!action_acknowledged(d->d_id))
+	else if (rc == -1)
+		ac->ac_store_err = 1;
+	if ((rc = action_acknowledged(d->d_id)) == 0)
 		ac->ac_cond |= ACOND_NOT_ACKED;
+	else if (rc == -1)
+		ac->ac_store_err = 1;
 	if (!(ac->ac_cond & ACOND_SUSPENDED))
 		return;
 	spec = json_loads(d->d_spec, 0, NULL);

@@ -72,6 +72,7 @@ struct action_ctx {
 	int64_t		 ac_active;	/* a deployment under way, or 0 */
 	int64_t		 ac_last_ok;	/* the last completed one, or 0 */
 	const char	*ac_operation;	/* operations: its name */
+	int		 ac_store_err;	/* a condition could not be read */
 };
 
 struct action_def {

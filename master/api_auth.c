@@ -193,24 +193,36 @@ auth_token_lookup(const char *token, struct acl_ident *id, const char **why)
 	    " WHERE id = ?2")) != NULL) {
 		sqlite3_bind_int64(st, 1, now);
 		sqlite3_bind_int64(st, 2, tid);
+		/* Best effort: last_used is shown, it decides nothing. */
 		(void)sqlite3_step(st);
 		sqlite3_reset(st);
 	}
 	return 1;
 }
 
-static void
+/*
+ * Delete a session row; 0, or -1 (the row may still be there).  The
+ * webworker forgets the session either way: a lookup refuses an expired
+ * row by itself, and a logout that failed says so.
+ */
+static int
 auth_session_delete(const char *hash)
 {
 	sqlite3_stmt	*st;
+	int		 rc;
 
+	webpub_forget(hash);
 	if (auth_store() == NULL || (st = store_prepare(auth_store(),
 	    "DELETE FROM sessions WHERE id_hash = ?1")) == NULL)
-		return;
+		return -1;
 	sqlite3_bind_text(st, 1, hash, -1, SQLITE_TRANSIENT);
-	(void)sqlite3_step(st);
+	rc = sqlite3_step(st);
 	sqlite3_reset(st);
-	webpub_forget(hash);
+	if (rc != SQLITE_DONE) {
+		log_warnx("session delete: %s", store_error(auth_store()));
+		return -1;
+	}
+	return 0;
 }
 
 /* 1: a live session (id set), 0: none or dead (*why), -1: error. */
@@ -243,13 +255,13 @@ auth_session_lookup(const char *sid, struct acl_ident *id, const char **why)
 	expires = sqlite3_column_int64(st, 2);
 	sqlite3_reset(st);
 	if (expires <= now || seen + conf->session_idle <= now) {
-		auth_session_delete(auth_cur.sid_hash);
+		(void)auth_session_delete(auth_cur.sid_hash);
 		*why = "the session has expired; log in again";
 		return 0;
 	}
 	/* An account removed from the users file ends its sessions. */
 	if (auth_users_hash(auth_env.users, user) == NULL) {
-		auth_session_delete(auth_cur.sid_hash);
+		(void)auth_session_delete(auth_cur.sid_hash);
 		*why = "the account no longer exists";
 		return 0;
 	}
@@ -258,6 +270,10 @@ auth_session_lookup(const char *sid, struct acl_ident *id, const char **why)
 		sqlite3_bind_int64(st, 1, now);
 		sqlite3_bind_text(st, 2, auth_cur.sid_hash, -1,
 		    SQLITE_TRANSIENT);
+		/*
+		 * Best effort: a lost touch can only end an idle session
+		 * early, never keep one alive.
+		 */
 		(void)sqlite3_step(st);
 		sqlite3_reset(st);
 	}
@@ -655,9 +671,10 @@ auth_session_id(const struct api_req *req)
 	return auth_cur.sid;
 }
 
-void
+int
 auth_session_end(const struct api_req *req)
 {
-	if (auth_session_id(req) != NULL)
-		auth_session_delete(auth_cur.sid_hash);
+	if (auth_session_id(req) == NULL)
+		return 0;
+	return auth_session_delete(auth_cur.sid_hash);
 }

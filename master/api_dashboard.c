@@ -94,14 +94,17 @@ web_col(sqlite3_stmt *st, int i)
  * the history.
  */
 static json_t *
-web_active(struct api_req *req, struct store *s, const char *sql)
+web_active(struct api_req *req, struct store *s, const char *sql, int *bad)
 {
 	sqlite3_stmt	*st;
 	json_t		*list = web_list();
+	int		 rc;
 
-	if ((st = store_prepare(s, sql)) == NULL)
+	if ((st = store_prepare(s, sql)) == NULL) {
+		*bad = 1;
 		return list;
-	while (sqlite3_step(st) == SQLITE_ROW)
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		web_list_add(req, list, web_col(st, 1), jsonb_pack(
 		    "{s:I,s:s,s:s,s:s,s:s,s:o,s:o,s:o}",
 		    "id", (json_int_t)sqlite3_column_int64(st, 0),
@@ -114,6 +117,8 @@ web_active(struct api_req *req, struct store *s, const char *sql)
 		    "reason", web_str((const char *)sqlite3_column_text(st,
 		    7))));
 	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		*bad = 1;
 	return list;
 }
 
@@ -138,14 +143,17 @@ web_active(struct api_req *req, struct store *s, const char *sql)
 	" 'deployment.acknowledge') ORDER BY d.id DESC"
 
 static json_t *
-web_failed(struct api_req *req, struct store *s)
+web_failed(struct api_req *req, struct store *s, int *bad)
 {
 	sqlite3_stmt	*st;
 	json_t		*list = web_list();
+	int		 rc;
 
-	if ((st = store_prepare(s, WEB_FAILED_SQL)) == NULL)
+	if ((st = store_prepare(s, WEB_FAILED_SQL)) == NULL) {
+		*bad = 1;
 		return list;
-	while (sqlite3_step(st) == SQLITE_ROW)
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		web_list_add(req, list, web_col(st, 1), jsonb_pack(
 		    "{s:I,s:s,s:s,s:o,s:o}",
 		    "id", (json_int_t)sqlite3_column_int64(st, 0),
@@ -154,6 +162,8 @@ web_failed(struct api_req *req, struct store *s)
 		    3)),
 		    "ended_at", api_time_json(sqlite3_column_int64(st, 4))));
 	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		*bad = 1;
 	return list;
 }
 
@@ -224,8 +234,9 @@ web_overview(struct api_req *req, struct api_resp *resp)
 	json_int_t	 njobs = 0, total = 0;
 	const char	*k;
 	size_t		 i;
+	int		 bad = 0;
 
-	failed = web_failed(req, s);
+	failed = web_failed(req, s, &bad);
 	blocked = web_list();
 	dups = web_list();
 	bystate = json_object();
@@ -284,9 +295,9 @@ web_overview(struct api_req *req, struct api_resp *resp)
 
 	att = json_object();
 	json_object_set_new(att, "awaiting_approval", web_active(req, s,
-	    WEB_ACTIVE_SQL("state = 'pending_approval'")));
+	    WEB_ACTIVE_SQL("state = 'pending_approval'"), &bad));
 	json_object_set_new(att, "awaiting_promotion", web_active(req, s,
-	    WEB_ACTIVE_SQL("state = 'awaiting_promotion'")));
+	    WEB_ACTIVE_SQL("state = 'awaiting_promotion'"), &bad));
 	json_object_set_new(att, "failed", failed);
 	json_object_set_new(att, "blocked", blocked);
 	json_object_set_new(att, "invalid_files", files);
@@ -312,7 +323,8 @@ web_overview(struct api_req *req, struct api_resp *resp)
 	json_object_set_new(o, "attention_total", json_integer(total));
 	json_object_set_new(o, "in_progress", web_active(req, s,
 	    WEB_ACTIVE_SQL("state IN ('pre_hooks', 'registering',"
-	    " 'waiting_health', 'post_hooks', 'preflight', 'deploying')")));
+	    " 'waiting_health', 'post_hooks', 'preflight', 'deploying')"),
+	    &bad));
 	json_object_set_new(o, "orphans", orphans);
 	json_object_set_new(o, "jobs", jsonb_pack("{s:I,s:o}", "total", njobs,
 	    "by_state", bystate));
@@ -321,6 +333,13 @@ web_overview(struct api_req *req, struct api_resp *resp)
 	    "last_apply", api_time_json(e->e_last_apply),
 	    "detecting", e->e_detecting,
 	    "cycles", (json_int_t)e->e_cycles));
+	if (bad) {
+		/* A partial overview would hide what needs attention. */
+		json_decref(o);
+		api_error(resp, 500, "runtime_error", "cannot read "
+		    "deployments: %s", store_error(s));
+		return;
+	}
 	resp->status = 200;
 	resp->body = o;
 }

@@ -506,13 +506,13 @@ engine_deploy_now(struct api_req *req, struct api_resp *resp, struct ejob *ej)
 	struct deploy	 act;
 	enum deploy_state to;
 	const char	*ns = ej->ej_ns, *id = ej->ej_id;
-	char		 why[160];
+	char		 why[160], target[300];
 	size_t		 i;
 	int		 rc;
 
 	if ((rc = deploy_active(s, ns, id, &act)) == -1) {
 		api_error(resp, 500, "runtime_error", "cannot read the "
-		    "deployments of %s/%s", ns, id);
+		    "deployments of %s/%s: %s", ns, id, store_error(s));
 		return;
 	}
 	if (rc == 0 && act.d_state != DS_PENDING_APPROVAL) {
@@ -544,7 +544,7 @@ engine_deploy_now(struct api_req *req, struct api_resp *resp, struct ejob *ej)
 				    "%lld moved meanwhile", (long long)act.d_id);
 			else
 				api_error(resp, 500, "runtime_error", "the store "
-				    "refused the change");
+				    "refused the change: %s", store_error(s));
 			deploy_free(&act);
 			return;
 		}
@@ -570,14 +570,16 @@ engine_deploy_now(struct api_req *req, struct api_resp *resp, struct ejob *ej)
 		    "see the job");
 		return;
 	}
-	if (store_begin(s) == 0) {
-		char	 target[300];
-
-		snprintf(target, sizeof(target), "job/%s/%s", ns, id);
-		if (store_event(s, req->ar_actor, "job.deploy_now", target,
-		    "queued for the next detection cycle") == -1 ||
-		    store_commit(s) == -1)
-			store_rollback(s);
+	/* Queued only once the audit log holds who asked. */
+	snprintf(target, sizeof(target), "job/%s/%s", ns, id);
+	if (store_begin(s) == -1 || store_event(s, req->ar_actor,
+	    "job.deploy_now", target, "queued for the next detection cycle") ==
+	    -1 || store_commit(s) == -1) {
+		api_error(resp, 500, "runtime_error", "deploy-now not queued, "
+		    "the audit event could not be written: %s",
+		    store_error(s));
+		store_rollback(s);
+		return;
 	}
 	detect_request_deploy_now(ns, id, req->ar_actor);
 	resp->status = 202;

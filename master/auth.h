@@ -186,7 +186,7 @@ void		 auth_cookie_header(struct api_resp *, const struct api_req *,
 /* The session id of req's client, or NULL if it is not a session. */
 const char	*auth_session_id(const struct api_req *);
 /* End the session of req's client (logout). */
-void		 auth_session_end(const struct api_req *);
+int		 auth_session_end(const struct api_req *);
 const struct auth_users *auth_users(void);	/* the users file loaded */
 const struct nops_conf *auth_conf(void);	/* the running config */
 struct store	*auth_store(void);

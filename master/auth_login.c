@@ -104,11 +104,15 @@ auth_audit(const char *actor, const char *action, const char *target,
 {
 	struct store	*s = auth_store();
 
-	if (s == NULL || store_begin(s) == -1)
+	if (s == NULL)
 		return;
-	if (store_event(s, actor, action, target, detail) == -1 ||
-	    store_commit(s) == -1)
+	if (store_begin(s) == -1 ||
+	    store_event(s, actor, action, target, detail) == -1 ||
+	    store_commit(s) == -1) {
+		log_warnx("audit %s %s lost: %s", action, target,
+		    store_error(s));
 		store_rollback(s);
+	}
 }
 
 /* A new session row for user; 0, or -1. */
@@ -352,9 +356,17 @@ api_logout(struct api_req *req, struct api_resp *resp)
 		    "(a token is revoked, not logged out)");
 		return;
 	}
-	auth_session_end(req);
 	snprintf(target, sizeof(target), "user/%s", id->ai_name);
-	auth_audit(id->ai_actor, "auth.logout", target, NULL);
+	if (store_begin(auth_store()) == -1 || auth_session_end(req) == -1 ||
+	    store_event(auth_store(), id->ai_actor, "auth.logout", target,
+	    NULL) == -1 || store_commit(auth_store()) == -1) {
+		/* The session may live on: say so rather than pretend. */
+		api_error(resp, 500, "runtime_error", "logout not recorded, the "
+		    "session may still be valid: %s",
+		    store_error(auth_store()));
+		store_rollback(auth_store());
+		return;
+	}
 	auth_cookie_header(resp, req, "", 0);
 	resp->status = 200;
 	resp->body = jsonb_pack("{s:b}", "logged_out", 1);

@@ -707,6 +707,19 @@ deploy_health(struct store *s, int64_t id)
 	return text;
 }
 
+int
+hookrun_clear(struct store *s, const char *token)
+{
+	sqlite3_stmt	*st;
+
+	st = store_prepare(s, "DELETE FROM hook_runs WHERE"
+	    " idempotency_token = ?");
+	if (st == NULL)
+		return -1;
+	bind_text(st, 1, token);
+	return deploy_step_done(s, st, "clear hook run");
+}
+
 void
 hookrun_free(struct hook_run *hr)
 {

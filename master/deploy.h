@@ -9,6 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifndef __must_check
+#define __must_check	__attribute__((__warn_unused_result__))
+#endif
+
 struct store;
 
 enum deploy_state {
@@ -100,7 +104,8 @@ int		 deploy_state_terminal(enum deploy_state);
  * event "deployment.create"; sets d->d_id.  Inside a transaction the
  * caller opened.  -1 on error (e.g. another active one for the job).
  */
-int		 deploy_create(struct store *, struct deploy *, const char *actor);
+int		 deploy_create(struct store *, struct deploy *, const char *actor)
+		    __must_check;
 
 /*
  * deploy_transition: from -> to, only if the deployment is still in
@@ -111,17 +116,18 @@ int		 deploy_create(struct store *, struct deploy *, const char *actor);
  */
 int		 deploy_transition(struct store *, int64_t id,
 		    enum deploy_state from, enum deploy_state to,
-		    const char *actor, const char *action, const char *reason);
+		    const char *actor, const char *action, const char *reason)
+		    __must_check;
 
 /* deploy_set_*: record a fact of the apply (inside a transaction). */
 int		 deploy_set_approval(struct store *, int64_t id,
-		    const char *who, const char *hash);
+		    const char *who, const char *hash) __must_check;
 int		 deploy_set_apply(struct store *, int64_t id, int64_t started,
-		    int64_t timeout_at);
+		    int64_t timeout_at) __must_check;
 int		 deploy_set_register(struct store *, int64_t id,
-		    const char *eval_id, int64_t job_version);
+		    const char *eval_id, int64_t job_version) __must_check;
 int		 deploy_set_nomad_deployment(struct store *, int64_t id,
-		    const char *);
+		    const char *) __must_check;
 
 /*
  * deploy_git_change: set d_base_commit and d_git_change of a deployment
@@ -132,26 +138,32 @@ int		 deploy_set_nomad_deployment(struct store *, int64_t id,
 int		 deploy_git_change(struct store *, struct deploy *);
 
 /* Reads: fill *d (deploy_free it).  0 found, 1 not found, -1 error. */
-int		 deploy_load(struct store *, int64_t id, struct deploy *);
+int		 deploy_load(struct store *, int64_t id, struct deploy *)
+		    __must_check;
 int		 deploy_active(struct store *, const char *ns, const char *job,
-		    struct deploy *);
+		    struct deploy *) __must_check;
 /* The newest terminal deployment of a job. */
 int		 deploy_last_terminal(struct store *, const char *ns,
-		    const char *job, struct deploy *);
+		    const char *job, struct deploy *) __must_check;
 /* Ids of every non-terminal job deployment, oldest first; caller frees. */
-int		 deploy_active_ids(struct store *, int64_t **ids, size_t *n);
+int		 deploy_active_ids(struct store *, int64_t **ids, size_t *n)
+		    __must_check;
 void		 deploy_free(struct deploy *);
 
 /* Hook runs. */
-int		 hookrun_get(struct store *, const char *token, struct hook_run *);
+int		 hookrun_get(struct store *, const char *token, struct hook_run *)
+		    __must_check;
 int		 hookrun_create(struct store *, int64_t deployment,
-		    const char *phase, int position, const char *token);
+		    const char *phase, int position, const char *token)
+		    __must_check;
 int		 hookrun_update(struct store *, const char *token,
 		    const char *state, const char *child, int exit_code,
-		    const char *error);
+		    const char *error) __must_check;
 /* Keep a finished run's redacted output (outside a transaction too). */
 int		 hookrun_set_output(struct store *, const char *token,
-		    const char *output);
+		    const char *output) __must_check;
+/* Delete the run of token, to dispatch it afresh (inside a transaction). */
+int		 hookrun_clear(struct store *, const char *token) __must_check;
 void		 hookrun_free(struct hook_run *);
 
 /*
@@ -159,7 +171,8 @@ void		 hookrun_free(struct hook_run *);
  * shows: deploy_set_health keeps it, deploy_health returns it (the
  * caller frees) or NULL when none is kept or the store fails.
  */
-int		 deploy_set_health(struct store *, int64_t id, const char *);
+int		 deploy_set_health(struct store *, int64_t id, const char *)
+		    __must_check;
 char		*deploy_health(struct store *, int64_t id);
 
 #endif /* NOPS_DEPLOY_H */

@@ -139,6 +139,19 @@ astep_done(struct astep *as)
 	free(as);
 }
 
+/*
+ * A write of the apply failed and was rolled back: the deployment is as
+ * it was before the step, as after a crash there, and the next apply
+ * tick takes the step again.  Say so; never silently.
+ */
+void
+apply_unsaved(int64_t id, const char *what)
+{
+	log_warnx("deployment %lld: %s not saved, the step is retried: %s",
+	    (long long)id, what, store_error(engine_store()));
+	store_rollback(engine_store());
+}
+
 /* Move a deployment, in its own transaction; 1 moved, 0 not, -1 error. */
 int
 apply_move(int64_t id, enum deploy_state from, enum deploy_state to,
@@ -213,19 +226,18 @@ register_versioned(struct nomad_result *res, void *arg)
 		astep_done(as);
 		return;
 	}
-	if (store_begin(s) == 0) {
-		if (deploy_set_register(s, as->as_id, as->as_child != NULL ?
-		    as->as_child : "", version) == -1 ||
-		    deploy_transition(s, as->as_id, DS_REGISTERING,
-		    DS_WAITING_HEALTH, "system", "registered", NULL) == -1 ||
-		    store_commit(s) == -1)
-			store_rollback(s);
-		else {
+	if (store_begin(s) == -1 ||
+	    deploy_set_register(s, as->as_id, as->as_child != NULL ?
+	    as->as_child : "", version) == -1 ||
+	    deploy_transition(s, as->as_id, DS_REGISTERING,
+	    DS_WAITING_HEALTH, "system", "registered", NULL) == -1 ||
+	    store_commit(s) == -1)
+		apply_unsaved(as->as_id, "the registration");
+	else {
 			engine_apply_kick();
-			log_info("deployment %lld: registered %s/%s version "
-			    "%lld", (long long)as->as_id, as->as_ns,
-			    as->as_job, (long long)version);
-		}
+		log_info("deployment %lld: registered %s/%s version %lld",
+		    (long long)as->as_id, as->as_ns, as->as_job,
+		    (long long)version);
 	}
 	astep_done(as);
 }
@@ -418,12 +430,16 @@ apply_register(struct deploy *d)
 		struct store	*s = engine_store();
 		int64_t		 now = time(NULL);
 
-		/* Registering straight from detection: the timeout starts. */
-		if (store_begin(s) == 0) {
-			if (deploy_set_apply(s, d->d_id, now, now +
-			    engine_conf()->apply_timeout) == -1 ||
-			    store_commit(s) == -1)
-				store_rollback(s);
+		/*
+		 * Registering straight from detection: the timeout starts,
+		 * and nothing is registered until it is saved.
+		 */
+		if (store_begin(s) == -1 || deploy_set_apply(s, d->d_id, now,
+		    now + engine_conf()->apply_timeout) == -1 ||
+		    store_commit(s) == -1) {
+			apply_unsaved(d->d_id, "the apply timeout");
+			json_decref(spec);
+			return;
 		}
 	}
 	if (apply_claim(d->d_id) == -1) {
@@ -454,13 +470,11 @@ promote_done(struct nomad_result *res, void *arg)
 
 	snprintf(target, sizeof(target), "deployment/%lld",
 	    (long long)as->as_id);
-	if (store_begin(s) == 0) {
-		if (store_event(s, as->as_hook, nomad_ok(res) ?
-		    "deployment.promote" : "deployment.promote_failed", target,
-		    nomad_ok(res) ? NULL : apply_err(res)) == -1 ||
-		    store_commit(s) == -1)
-			store_rollback(s);
-	}
+	if (store_begin(s) == -1 || store_event(s, as->as_hook,
+	    nomad_ok(res) ? "deployment.promote" : "deployment.promote_failed",
+	    target, nomad_ok(res) ? NULL : apply_err(res)) == -1 ||
+	    store_commit(s) == -1)
+		apply_unsaved(as->as_id, "the promotion's audit event");
 	astep_done(as);
 }
 

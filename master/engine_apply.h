@@ -53,6 +53,7 @@ void		 apply_fail(int64_t, enum deploy_state, const char *, ...)
 int		 apply_transient(const struct nomad_result *);
 const char	*apply_err(const struct nomad_result *);
 char		*apply_strdup(const char *);
+void		 apply_unsaved(int64_t, const char *);
 
 /* engine_health.c: wait for the registered version to be healthy. */
 void		 apply_health(struct deploy *);

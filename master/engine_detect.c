@@ -802,7 +802,7 @@ detect_orphans(struct dcycle *dc)
 	struct dorphan	*o;
 	const char	*ns, *id;
 	json_t		*stub;
-	int		 listed;
+	int		 listed, rc;
 
 	dc->dc_orphan_pending = 1;
 	if (dc->dc_incomplete)
@@ -810,9 +810,11 @@ detect_orphans(struct dcycle *dc)
 	st = store_prepare(engine_store(), "SELECT namespace, job, max(id)"
 	    " FROM deployments WHERE eval_id IS NOT NULL AND kind = 'job'"
 	    " GROUP BY namespace, job");
-	if (st == NULL)
+	if (st == NULL) {
+		dc->dc_orphans_bad = 1;
 		goto done;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		ns = (const char *)sqlite3_column_text(st, 0);
 		id = (const char *)sqlite3_column_text(st, 1);
 		memset(&key, 0, sizeof(key));
@@ -840,6 +842,11 @@ detect_orphans(struct dcycle *dc)
 		nomad_job_read(o->do_ns, o->do_id, detect_orphan_read, o);
 	}
 	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		/* Unknown, not empty: the last known list stays. */
+		log_warnx("orphans: %s", store_error(engine_store()));
+		dc->dc_orphans_bad = 1;
+	}
 done:
 	if (--dc->dc_orphan_pending == 0)
 		detect_finish(dc);
@@ -873,7 +880,7 @@ detect_finish(struct dcycle *dc)
 	e->e_nfile_errors = dc->dc_nerrs;
 	free(e->e_parse_outage);
 	e->e_parse_outage = dc->dc_outage;
-	if (!dc->dc_incomplete) {
+	if (!dc->dc_incomplete && !dc->dc_orphans_bad) {
 		orphans_free(e->e_orphans, e->e_norphans);
 		e->e_orphans = dc->dc_orphans;
 		e->e_norphans = dc->dc_norphans;

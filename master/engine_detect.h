@@ -46,6 +46,7 @@ struct dcycle {
 	struct eorphan		*dc_orphans;
 	size_t			 dc_norphans;
 	int			 dc_orphan_pending;
+	int			 dc_orphans_bad;	/* store read failed */
 	struct timespec		 dc_start;
 	uint64_t		 dc_requests;
 	const struct repo_snap	**dc_snaps;	/* referenced for the cycle */

@@ -396,11 +396,10 @@ health_note_deployment(struct astep *as, const json_t *dep)
 	if (id == NULL || (as->as_nomad_deployment != NULL &&
 	    strcmp(as->as_nomad_deployment, id) == 0))
 		return;
-	if (store_begin(s) == 0) {
-		if (deploy_set_nomad_deployment(s, as->as_id, id) == -1 ||
-		    store_commit(s) == -1)
-			store_rollback(s);
-	}
+	if (store_begin(s) == -1 ||
+	    deploy_set_nomad_deployment(s, as->as_id, id) == -1 ||
+	    store_commit(s) == -1)
+		apply_unsaved(as->as_id, "the Nomad deployment id");
 }
 
 static void
@@ -670,18 +669,15 @@ promotion_deployment(struct nomad_result *res, void *arg)
 		    "%s while canaries waited for promotion: %s", status,
 		    health_str(dep, "StatusDescription"));
 	} else if (!health_awaiting_promotion(dep)) {
-		if (store_begin(s) == 0) {
-			if (deploy_set_apply(s, as->as_id, now, now +
-			    engine_conf()->apply_timeout) == -1 ||
-			    deploy_transition(s, as->as_id,
-			    DS_AWAITING_PROMOTION, DS_WAITING_HEALTH, "system",
-			    "promoted", "canaries promoted; the apply timeout "
-			    "restarts in full") == -1 ||
-			    store_commit(s) == -1)
-				store_rollback(s);
-			else
-				engine_apply_kick();
-		}
+		if (store_begin(s) == -1 || deploy_set_apply(s, as->as_id,
+		    now, now + engine_conf()->apply_timeout) == -1 ||
+		    deploy_transition(s, as->as_id, DS_AWAITING_PROMOTION,
+		    DS_WAITING_HEALTH, "system", "promoted", "canaries "
+		    "promoted; the apply timeout restarts in full") == -1 ||
+		    store_commit(s) == -1)
+			apply_unsaved(as->as_id, "the promotion");
+		else
+			engine_apply_kick();
 	}
 	astep_done(as);
 }

@@ -54,10 +54,11 @@ hook_run_update(const char *token, const char *state, const char *child,
 {
 	struct store	*s = engine_store();
 
-	if (store_begin(s) == 0) {
-		if (hookrun_update(s, token, state, child, exit_code,
-		    error) == -1 || store_commit(s) == -1)
-			store_rollback(s);
+	if (store_begin(s) == -1 || hookrun_update(s, token, state, child,
+	    exit_code, error) == -1 || store_commit(s) == -1) {
+		log_warnx("hook run %s: %s not saved, polled again: %s", token,
+		    state, store_error(s));
+		store_rollback(s);
 	}
 }
 
@@ -645,18 +646,17 @@ apply_hooks(struct deploy *d, const char *phase)
 			 */
 			if (rc == 0) {
 				hookrun_free(&hr);
-				if (store_begin(s) == 0) {
-					sqlite3_stmt *del = store_prepare(s,
-					    "DELETE FROM hook_runs WHERE"
-					    " idempotency_token = ?");
-					if (del != NULL) {
-						sqlite3_bind_text(del, 1, token,
-						    -1, SQLITE_TRANSIENT);
-						sqlite3_step(del);
-						sqlite3_reset(del);
-					}
-					if (store_commit(s) == -1)
-						store_rollback(s);
+				if (store_begin(s) == -1 ||
+				    hookrun_clear(s, token) == -1 ||
+				    store_commit(s) == -1) {
+					/* The apply tick tries again. */
+					log_warnx("deployment %lld: cannot clear "
+					    "hook run %s: %s",
+					    (long long)d->d_id, token,
+					    store_error(s));
+					store_rollback(s);
+					astep_done(as);
+					return;
 				}
 			}
 			hook_start(as, h);
@@ -703,14 +703,12 @@ apply_hooks(struct deploy *d, const char *phase)
 	if (st == DS_PRE_HOOKS) {
 		int64_t	 now = time(NULL);
 
-		if (store_begin(s) == 0) {
-			if (deploy_set_apply(s, d->d_id, now, now +
-			    engine_conf()->apply_timeout) == -1 ||
-			    deploy_transition(s, d->d_id, DS_PRE_HOOKS,
-			    DS_REGISTERING, "system", "register", NULL) == -1 ||
-			    store_commit(s) == -1)
-				store_rollback(s);
-		}
+		if (store_begin(s) == -1 || deploy_set_apply(s, d->d_id, now,
+		    now + engine_conf()->apply_timeout) == -1 ||
+		    deploy_transition(s, d->d_id, DS_PRE_HOOKS,
+		    DS_REGISTERING, "system", "register", NULL) == -1 ||
+		    store_commit(s) == -1)
+			apply_unsaved(d->d_id, "the end of the pre hooks");
 		engine_apply_kick();
 	} else
 		apply_move(d->d_id, DS_POST_HOOKS, DS_COMPLETED, "complete",

@@ -543,7 +543,7 @@ static int
 hosts_blocked(const char *repo, const char *hash)
 {
 	sqlite3_stmt	*st;
-	int		 blocked = 0;
+	int		 blocked = 0, rc;
 
 	st = store_prepare(hosts_db, "SELECT state, spec_hash FROM deployments"
 	    " WHERE kind = 'plan' AND namespace = '' AND job = ? AND state IN"
@@ -551,9 +551,12 @@ hosts_blocked(const char *repo, const char *hash)
 	if (st == NULL)
 		return 1;
 	sqlite3_bind_text(st, 1, repo, -1, SQLITE_TRANSIENT);
-	if (sqlite3_step(st) == SQLITE_ROW &&
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW &&
 	    strcmp((const char *)sqlite3_column_text(st, 0), "completed") != 0 &&
 	    strcmp((const char *)sqlite3_column_text(st, 1), hash) == 0)
+		blocked = 1;
+	/* Unknown counts as blocked: the next tick asks again. */
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		blocked = 1;
 	sqlite3_reset(st);
 	return blocked;

@@ -67,7 +67,7 @@ int	 hoststep_running(int64_t id);
 void	 hoststep_stop_all(void);
 
 /* hosts_api.c */
-json_t	*hosts_steps_json(int64_t id);
+json_t	*hosts_steps_json(int64_t id, int *bad);
 
 
 extern const struct api_route	 hosts_routes[];

@@ -20,21 +20,27 @@
 #include "api.h"
 #include "hosts.h"
 
-/* The steps of plan deployment id, phase by phase; NULL: none. */
+/*
+ * The steps of plan deployment id, phase by phase; NULL: none, or the
+ * store failed (*bad set).
+ */
 json_t *
-hosts_steps_json(int64_t id)
+hosts_steps_json(int64_t id, int *bad)
 {
 	sqlite3_stmt	*st;
 	json_t		*items, *o, *d;
-	int		 i;
+	int		 i, rc;
 
+	*bad = 1;
 	st = store_prepare(hosts_store(), "SELECT job, state, spec_hash, commit_id"
 	    " FROM deployments WHERE id = ? AND kind = 'plan'");
 	if (st == NULL)
 		return NULL;
 	sqlite3_bind_int64(st, 1, id);
-	if (sqlite3_step(st) != SQLITE_ROW) {
+	if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
 		sqlite3_reset(st);
+		if (rc == SQLITE_DONE)
+			*bad = 0;
 		return NULL;
 	}
 	d = json_pack("{s:I, s:s, s:s, s:s, s:s}", "id", (json_int_t)id,
@@ -56,7 +62,7 @@ hosts_steps_json(int64_t id)
 	sqlite3_bind_int64(st, 1, id);
 	if ((items = json_array()) == NULL)
 		fatal("json_array");
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		o = json_pack("{s:i, s:s, s:i, s:s, s:s, s:s?, s:s?, s:s, s:s?}",
 		    "phase_index", sqlite3_column_int(st, 0),
 		    "phase", (const char *)sqlite3_column_text(st, 1),
@@ -77,7 +83,14 @@ hosts_steps_json(int64_t id)
 		json_array_append_new(items, o);
 	}
 	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		/* Half a list of steps would misstate the deployment. */
+		json_decref(items);
+		json_decref(d);
+		return NULL;
+	}
 	json_object_set_new(d, "steps", items);
+	*bad = 0;
 	return d;
 }
 
@@ -95,6 +108,7 @@ hosts_api_steps(struct api_req *req, struct api_resp *resp)
 {
 	const char	*errstr;
 	long long	 id;
+	int		 bad;
 
 	id = strtonum(req->ar_args[0], 1, INT64_MAX, &errstr);
 	if (errstr != NULL) {
@@ -102,9 +116,14 @@ hosts_api_steps(struct api_req *req, struct api_resp *resp)
 		    req->ar_args[0], errstr);
 		return;
 	}
-	if ((resp->body = hosts_steps_json(id)) == NULL) {
-		api_error(resp, 404, "not_found", "no plan deployment %lld",
-		    id);
+	if ((resp->body = hosts_steps_json(id, &bad)) == NULL) {
+		if (bad)
+			api_error(resp, 500, "runtime_error", "plan deployment "
+			    "%lld: the database: %s", (long long)id,
+			    store_error(hosts_store()));
+		else
+			api_error(resp, 404, "not_found", "no plan deployment "
+			    "%lld", (long long)id);
 		return;
 	}
 	resp->status = 200;

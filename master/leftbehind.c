@@ -194,6 +194,7 @@ lb_list(struct api_req *req, struct api_resp *resp)
 	sqlite3_stmt	*st;
 	json_t		*items;
 	int64_t		 id;
+	int		 rc;
 
 	if (lb_deployment_arg(req, resp, 0, &id) == -1)
 		return;
@@ -207,7 +208,7 @@ lb_list(struct api_req *req, struct api_resp *resp)
 	}
 	sqlite3_bind_int64(st, 1, id);
 	items = json_array();
-	while (sqlite3_step(st) == SQLITE_ROW)
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		json_array_append_new(items, jsonb_pack(
 		    "{s:I,s:I,s:s,s:s,s:s,s:o,s:o}",
 		    "id", (json_int_t)sqlite3_column_int64(st, 0),
@@ -219,6 +220,12 @@ lb_list(struct api_req *req, struct api_resp *resp)
 		    4)),
 		    "created_at", api_time_json(sqlite3_column_int64(st, 5))));
 	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		json_decref(items);
+		api_error(resp, 500, "runtime_error", "the database: %s",
+		    store_error(engine_store()));
+		return;
+	}
 	resp->status = 200;
 	resp->body = jsonb_pack("{s:I,s:o,s:o}", "deployment", (json_int_t)id,
 	    "items", items, "next", json_null());

@@ -376,7 +376,7 @@ metrics_deployments(struct metrics_out *mo)
 	int64_t		 oldest_updated[DS_MAX], now = time(NULL), age;
 	const char	*name;
 	enum deploy_state ds;
-	int		 i;
+	int		 i, rc;
 
 	memset(count, 0, sizeof(count));
 	memset(oldest_created, 0, sizeof(oldest_created));
@@ -388,7 +388,7 @@ metrics_deployments(struct metrics_out *mo)
 	    " GROUP BY state");
 	if (st == NULL)
 		return;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		name = (const char *)sqlite3_column_text(st, 0);
 		if (name == NULL || deploy_state_parse(name, &ds) == -1)
 			continue;
@@ -396,6 +396,9 @@ metrics_deployments(struct metrics_out *mo)
 		oldest_created[ds] = sqlite3_column_int64(st, 2);
 		oldest_updated[ds] = sqlite3_column_int64(st, 3);
 	}
+	if (rc != SQLITE_DONE)
+		log_warnx("metrics: deployments by state: %s",
+		    store_error(nopsd_env->n_store));
 	sqlite3_reset(st);
 
 	metrics_family(mo, "nops_deployments", "gauge",

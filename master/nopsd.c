@@ -89,8 +89,9 @@ nopsd_store_lost(const char *msg)
 static void
 nopsd_store_watch(evutil_socket_t fd, short event, void *arg)
 {
-	if (nopsd_env->n_store != NULL)
-		(void)store_check(nopsd_env->n_store);
+	/* A lost file is reported by store_lost, which ends the master. */
+	if (nopsd_env->n_store != NULL && store_check(nopsd_env->n_store) == -1)
+		log_debug("store check: %s", store_error(nopsd_env->n_store));
 }
 
 static __dead void

@@ -86,8 +86,13 @@ int		 store_schema_latest(void);
  * on a lock.  They do not nest.  store_commit() returns 0 if committed;
  * otherwise -1 and the transaction has been rolled back.
  */
-int		 store_begin(struct store *);
-int		 store_commit(struct store *);
+/* A store call whose result says whether the write happened. */
+#ifndef __must_check
+#define __must_check	__attribute__((__warn_unused_result__))
+#endif
+
+int		 store_begin(struct store *) __must_check;
+int		 store_commit(struct store *) __must_check;
 /* If set, called after every successful commit. */
 extern void	(*store_committed)(void);
 
@@ -98,7 +103,7 @@ extern void	(*store_committed)(void);
  * every write is refused, store_lost (if set) is called once with the
  * message, and store_error() gives it.  Returns 0, or -1 if lost.
  */
-int		 store_check(struct store *);
+int		 store_check(struct store *) __must_check;
 extern void	(*store_lost)(const char *);
 /* The last error: the lost file's message, else SQLite's own. */
 const char	*store_error(struct store *);
@@ -118,7 +123,8 @@ int		 store_in_transaction(struct store *);
  * (no transaction open, a field empty or too long, an SQLite error).
  */
 int64_t		 store_event(struct store *, const char *actor,
-		    const char *action, const char *target, const char *detail);
+		    const char *action, const char *target, const char *detail)
+		    __must_check;
 
 /*
  * store_events_page: the events with id < before_id (0: from the newest),

@@ -675,6 +675,7 @@ webpub_expired(struct store *s, const char *hash, time_t now)
 	sqlite3_bind_text(st, 1, hash, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(st, 2, now);
 	sqlite3_bind_int64(st, 3, now - nopsd_env->n_conf->session_idle);
+	/* Best effort: an expired row is refused when read all the same. */
 	(void)sqlite3_step(st);
 	sqlite3_reset(st);
 }
@@ -720,6 +721,7 @@ webpub_seen(struct worker *w, struct imsg *imsg)
 			continue;
 		sqlite3_bind_int64(st, 1, at);
 		sqlite3_bind_text(st, 2, hash, -1, SQLITE_TRANSIENT);
+		/* Best effort, as in auth_api.c: a lost touch ends early. */
 		(void)sqlite3_step(st);
 		sqlite3_reset(st);
 	}

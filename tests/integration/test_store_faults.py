@@ -5,6 +5,10 @@
   half-done; once space is freed the next cycle (seconds later, not the
   next drift tick) supersedes the old deployment and the branch head
   waits for approval: no deployment is left waiting for an old commit;
+- a deploy-now is queued, and the disk fills while its detection cycle
+  waits on Nomad: the decision fails, the request is carried (not lost)
+  and, once space is freed, the next cycle deploys it, recorded as the
+  person's deploy-now;
 - the database file is deleted while nopsd runs: the next write is
   refused with a clear error, the daemon says so loudly and exits
   non-zero; at the next start the write-ahead log without its database is
@@ -97,6 +101,54 @@ def case_disk_full():
         env.cleanup()
 
 
+def case_carry_deploy_now():
+    env = Env()
+    sim = Sim(env)
+    db = env.path("db-nopsd")
+    mount_tmpfs(db, "3m")
+    mount_tmpfs(os.path.join(db, "git"), "64m")
+    remote = Remote(env, "infra")
+    remote.commit({"nomad/web.nomad.hcl": job_hcl("web", policy="none")},
+                  "A")
+    nops = Nops(env, sim, [{"name": "infra", "url": "file://" + remote.bare,
+                            "path": "nomad", "poll": "1h"}])
+    try:
+        ok("carry: a policy-none job shows its drift",
+           nops.wait_job("web", "drift", 20), nops.logtext()[-2000:])
+        # The next plan of web stalls in nomadsim: the cycle that takes
+        # the request waits there while the disk fills.
+        st, f = sim.call("POST", "/_sim/faults", {
+            "Method": "POST", "Path": "^/v1/job/web/plan",
+            "Match": "regex", "Count": 1, "Action": "stall",
+            "Seconds": 3})
+        ok("carry: nomadsim took the stall", st == 200, (st, f))
+        st, j = nops.job_action("web", "deploy-now")
+        ok("carry: deploy-now is queued (202)", st == 202 and
+           j.get("queued") is True, (st, j))
+        filler = fill(db)
+        got = wait_until(lambda: nops.job_state("web") == "error", 20)
+        job = nops.job("web") or {}
+        ok("carry: the decision fails on the full disk and says so",
+           got and "full" in (job.get("note") or ""),
+           (job.get("state"), job.get("note")))
+        ok("carry: no deployment was made on the full disk",
+           nops.deployments("web") == [], nops.deployments("web"))
+        os.unlink(filler)
+        got = wait_until(lambda: nops.deployments("web") != [], 20)
+        ds = nops.deployments("web")
+        ok("carry: space freed, the carried deploy-now deploys (seconds, "
+           "not the drift interval of 1h)", got and len(ds) == 1, ds)
+        d = nops.deployment(ds[0]["id"]) if ds else None
+        ok("carry: the deployment is the person's deploy-now, not an "
+           "approval-less accident", d is not None and
+           "deploy now" in (d.get("reason") or "") and
+           d["state"] not in ("pending_approval", "failed"),
+           d and (d["state"], d.get("reason")))
+        ok("carry: the daemon stayed up", nops.proc.poll() is None)
+    finally:
+        env.cleanup()
+
+
 def case_unlinked():
     env = Env()
     sim = Sim(env)
@@ -149,4 +201,5 @@ def json_msg(j):
 
 
 case_disk_full()
+case_carry_deploy_now()
 case_unlinked()
