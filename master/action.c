@@ -145,10 +145,11 @@ static const struct action_def action_table[] = {
 	    { { ACOND_MANAGED, 404, "not_found", "is not a managed job in "
 	    "git" }, { ACOND_DEPLOYED, 409, "conflict", "has nothing "
 	    "deployed: no deployment of it completed" },
-	    { ACOND_OPERATIONS, 422, "invalid_configuration", "was deployed "
-	    "by a revision that cannot do operations" },
 	    { ACOND_HAS_OPERATION, 404, "not_found", "has no such operation "
 	    "in its deployed revision" },
+	    { ACOND_OPERATIONS, 422, "invalid_configuration", "was deployed "
+	    "by a revision that cannot do this operation (it is invalid "
+	    "there; see the job's log)" },
 	    { ACOND_NOT_SUSPENDED, 409, "conflict", "is suspended" },
 	    { ACOND_IDLE, 429, "queue_full", "has a deployment under way; "
 	    "try again when it ends" } }, NULL, operation_action },

@@ -42,6 +42,7 @@
 #include "plans.h"
 #include "jsonb.h"
 #include "hosts.h"
+#include "operation.h"
 
 
 
@@ -527,6 +528,7 @@ static const struct {
 	{ api_routes, &api_nroutes },
 	{ engine_routes, &engine_nroutes },
 	{ leftbehind_routes, &leftbehind_nroutes },
+	{ operation_routes, &operation_nroutes },
 	{ auth_routes, &auth_nroutes },
 	{ web_routes, &web_nroutes },
 	{ openapi_routes, &openapi_nroutes },

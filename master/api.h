@@ -133,6 +133,10 @@ void	 api_route_foreach(void (*)(const struct api_route *, void *),
 extern const struct api_route	 leftbehind_routes[];
 extern const size_t		 leftbehind_nroutes;
 
+/* operation.c: the run log (GET .../operations/runs[/{id}]) */
+extern const struct api_route	 operation_routes[];
+extern const size_t		 operation_nroutes;
+
 /* api_engine.c */
 extern const struct api_route	 engine_routes[];
 extern const size_t		 engine_nroutes;

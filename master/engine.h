@@ -66,6 +66,10 @@ struct ejob {
 	size_t		 ej_nhooks;
 	char		*ej_hook_error;	/* a hook missing or invalid */
 
+	/* managed jobs: operations resolved and frozen (operation.c) */
+	struct op_frozen *ej_ops;
+	size_t		 ej_nops;
+
 	/* managed jobs: this cycle's answers from Nomad */
 	json_t		*ej_live;	/* the live job, kept while it drifts */
 	int		 ej_planned;	/* the plan answered */

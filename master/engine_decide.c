@@ -28,6 +28,7 @@
 #include "engine_detect.h"
 #include "notify.h"
 #include "suspend.h"
+#include "operation.h"
 
 static struct drequest	*drequests;
 static size_t		 ndrequests;
@@ -196,7 +197,9 @@ detect_create(struct ejob *ej, enum deploy_state state, const char *reason,
 
 	rc = -1;
 	if (store_begin(s) == 0) {
-		if (deploy_create(s, &d, actor) == 0 && store_commit(s) == 0)
+		if (deploy_create(s, &d, actor) == 0 &&
+		    operation_store(s, d.d_id, ej) == 0 &&
+		    store_commit(s) == 0)
 			rc = 0;
 		else
 			store_rollback(s);
@@ -459,6 +462,8 @@ detect_decide(struct dcycle *dc)
 			    dc->dc_outage);
 		else if (ej->ej_meta.jm_role == META_HOOK)
 			detect_note(ej, "hook", NULL);
+		else if (ej->ej_meta.jm_role == META_OPERATION)
+			detect_note(ej, "operation", NULL);
 		else if (ej->ej_meta.jm_role != META_MANAGED)
 			detect_note(ej, "unmanaged", NULL);
 		else if (!ej->ej_in_ns)

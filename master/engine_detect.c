@@ -39,6 +39,7 @@
 #include "engine_detect.h"
 #include "webpub.h"
 #include "suspend.h"
+#include "operation.h"
 
 RB_GENERATE(ejobs, ejob, ej_node, ejob_cmp);
 
@@ -137,6 +138,7 @@ ejob_free(struct ejob *ej)
 	}
 	free(ej->ej_hooks);
 	free(ej->ej_hook_error);
+	operation_frozen_free(ej);
 	json_decref(ej->ej_live);
 	free(ej->ej_plan_error);
 	free(ej->ej_diff);
@@ -523,6 +525,16 @@ detect_hash(struct ejob *ej)
 		free(buf);
 		buf = line;
 	}
+	/* Operations too, once a job declares any (operation.c). */
+	if (ej->ej_nops > 0) {
+		char	*ops = operation_hash_text(ej);
+
+		if (asprintf(&line, "%s%s", buf, ops) == -1)
+			fatal("asprintf");
+		free(ops);
+		free(buf);
+		buf = line;
+	}
 	engine_sha256_hex(buf, strlen(buf), ej->ej_hash);
 	free(buf);
 }
@@ -565,6 +577,15 @@ detect_classify(struct dcycle *dc)
 		    ej->ej_hook_error == NULL; i++)
 			detect_hook(dc, ej, "post", (int)i,
 			    ej->ej_meta.jm_post[i], ej->ej_meta.jm_post_timeout);
+		for (i = 0; i < ej->ej_meta.jm_nops; i++) {
+			struct ejob	 key;
+
+			memset(&key, 0, sizeof(key));
+			key.ej_ns = ej->ej_ns;
+			key.ej_id = ej->ej_meta.jm_ops[i];
+			operation_freeze(ej, ej->ej_meta.jm_ops[i],
+			    RB_FIND(ejobs, &dc->dc_jobs, &key));
+		}
 		/* A suspend is part of the desired state (suspend.c). */
 		suspend_carry(ej->ej_ns, ej->ej_id, ejob_job(ej));
 		detect_hash(ej);

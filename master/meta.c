@@ -67,6 +67,8 @@ meta_role_str(enum meta_role r)
 		return "managed";
 	case META_HOOK:
 		return "hook";
+	case META_OPERATION:
+		return "operation";
 	default:
 		return "ignored";
 	}
@@ -171,8 +173,8 @@ meta_valid_id(const char *s)
 }
 
 static void
-meta_hooks(struct job_meta *jm, const char *key, const char *val,
-    char **list, size_t *nlist)
+meta_list(struct job_meta *jm, const char *key, const char *val,
+    char **list, size_t *nlist, const char *what, size_t max)
 {
 	char	*copy, *p, *tok, *end;
 	size_t	 i;
@@ -186,8 +188,8 @@ meta_hooks(struct job_meta *jm, const char *key, const char *val,
 		while (end > tok && isspace((unsigned char)end[-1]))
 			*--end = '\0';
 		if (*tok == '\0') {
-			meta_issue(jm, META_ERROR, key, "empty hook name in "
-			    "\"%s\"", val);
+			meta_issue(jm, META_ERROR, key, "empty %s name in "
+			    "\"%s\"", what, val);
 			continue;
 		}
 		if (!meta_valid_id(tok)) {
@@ -199,13 +201,13 @@ meta_hooks(struct job_meta *jm, const char *key, const char *val,
 			if (strcmp(list[i], tok) == 0)
 				break;
 		if (i < *nlist) {
-			meta_issue(jm, META_ERROR, key, "hook \"%s\" is "
-			    "listed twice", tok);
+			meta_issue(jm, META_ERROR, key, "%s \"%s\" is "
+			    "listed twice", what, tok);
 			continue;
 		}
-		if (*nlist >= META_MAX_HOOKS) {
-			meta_issue(jm, META_ERROR, key, "more than %d hooks",
-			    META_MAX_HOOKS);
+		if (*nlist >= max) {
+			meta_issue(jm, META_ERROR, key, "more than %zu %ss",
+			    max, what);
 			break;
 		}
 		if ((list[(*nlist)++] = strdup(tok)) == NULL)
@@ -214,18 +216,99 @@ meta_hooks(struct job_meta *jm, const char *key, const char *val,
 	free(copy);
 }
 
+static char *
+meta_strdup(const char *s)
+{
+	char	*p;
+
+	if (s == NULL)
+		return NULL;
+	if ((p = strdup(s)) == NULL)
+		abort();
+	return p;
+}
+
 static const char *const meta_known[] = {
 	"nops_managed", "nops_role", "nops_policy",
 	"nops_pre_hook", "nops_post_hook",
 	"nops_pre_hook_timeout", "nops_post_hook_timeout",
 	"nops_sync_window", "nops_sync_window_duration",
 	"nops_notify_completed",
+	"nops_operations", "nops_operation_of", "nops_input_schema",
+	"nops_sensitive", "nops_description", "nops_confirm",
 };
 
 static const char *
 meta_get(const json_t *meta, const char *key)
 {
 	return json_string_value(json_object_get(meta, key));
+}
+
+/*
+ * Operations: a managed job lists them (nops_operations); an operation
+ * job names the job it serves and may give its input's JSON Schema
+ * (checked where it is used: master/operation.c), whether its output is
+ * sensitive, a description and a confirmation question.
+ */
+static void
+meta_read_operation(struct job_meta *jm, const json_t *meta)
+{
+	static const char *const op_keys[] = { "nops_operation_of",
+	    "nops_input_schema", "nops_sensitive", "nops_description",
+	    "nops_confirm" };
+	const char	*v;
+	json_t		*schema;
+	json_error_t	 je;
+	size_t		 i;
+
+	if ((v = meta_get(meta, "nops_operations")) != NULL) {
+		if (jm->jm_role != META_MANAGED)
+			meta_issue(jm, META_WARN, "nops_operations", "ignored: "
+			    "the job is not managed");
+		else {
+			/* Most jobs have none: the list is made when needed. */
+			if ((jm->jm_ops = calloc(META_MAX_OPERATIONS,
+			    sizeof(*jm->jm_ops))) == NULL)
+				abort();
+			meta_list(jm, "nops_operations", v, jm->jm_ops,
+			    &jm->jm_nops, "operation", META_MAX_OPERATIONS);
+		}
+	}
+	if (jm->jm_role != META_OPERATION) {
+		for (i = 0; i < sizeof(op_keys) / sizeof(op_keys[0]); i++)
+			if (meta_get(meta, op_keys[i]) != NULL)
+				meta_issue(jm, META_WARN, op_keys[i], "ignored: "
+				    "the job is not an operation (nops_role = "
+				    "\"operation\")");
+		return;
+	}
+	if ((v = meta_get(meta, "nops_operation_of")) == NULL)
+		meta_issue(jm, META_ERROR, "nops_operation_of", "missing: an "
+		    "operation names the managed job it serves");
+	else if (!meta_valid_id(v))
+		meta_issue(jm, META_ERROR, "nops_operation_of", "\"%s\" is "
+		    "not a valid job ID", v);
+	else
+		jm->jm_op_of = meta_strdup(v);
+	if ((v = meta_get(meta, "nops_input_schema")) != NULL) {
+		schema = json_loads(v, 0, &je);
+		if (!json_is_object(schema) && !json_is_boolean(schema))
+			meta_issue(jm, META_ERROR, "nops_input_schema", "not a "
+			    "JSON Schema (an object): %s", schema == NULL ?
+			    je.text : "another JSON value");
+		else
+			jm->jm_input_schema = meta_strdup(v);
+		json_decref(schema);
+	}
+	if ((v = meta_get(meta, "nops_sensitive")) != NULL) {
+		if (strcmp(v, "true") == 0)
+			jm->jm_sensitive = 1;
+		else if (strcmp(v, "false") != 0)
+			meta_issue(jm, META_ERROR, "nops_sensitive", "\"%s\" is "
+			    "not \"true\" or \"false\"", v);
+	}
+	jm->jm_description = meta_strdup(meta_get(meta, "nops_description"));
+	jm->jm_confirm = meta_strdup(meta_get(meta, "nops_confirm"));
 }
 
 void
@@ -273,15 +356,17 @@ meta_read(const json_t *meta, struct job_meta *jm)
 		}
 	}
 	if ((v = meta_get(meta, "nops_role")) != NULL) {
-		if (strcmp(v, "hook") != 0)
+		if (strcmp(v, "hook") != 0 && strcmp(v, "operation") != 0)
 			meta_issue(jm, META_ERROR, "nops_role", "\"%s\" is not "
-			    "a role (the only one is \"hook\")", v);
+			    "a role (they are \"hook\" and \"operation\")", v);
 		else if (jm->jm_role == META_MANAGED)
 			meta_issue(jm, META_ERROR, "nops_role", "a job cannot be "
-			    "both managed and a hook");
+			    "both managed and a %s", v);
 		else
-			jm->jm_role = META_HOOK;
+			jm->jm_role = strcmp(v, "hook") == 0 ? META_HOOK :
+			    META_OPERATION;
 	}
+	meta_read_operation(jm, meta);
 
 	if ((v = meta_get(meta, "nops_policy")) != NULL) {
 		if (jm->jm_role != META_MANAGED)
@@ -301,16 +386,16 @@ meta_read(const json_t *meta, struct job_meta *jm)
 			meta_issue(jm, META_WARN, "nops_pre_hook", "ignored: the "
 			    "job is not managed");
 		else
-			meta_hooks(jm, "nops_pre_hook", v, jm->jm_pre,
-			    &jm->jm_npre);
+			meta_list(jm, "nops_pre_hook", v, jm->jm_pre,
+			    &jm->jm_npre, "hook", META_MAX_HOOKS);
 	}
 	if ((v = meta_get(meta, "nops_post_hook")) != NULL) {
 		if (jm->jm_role != META_MANAGED)
 			meta_issue(jm, META_WARN, "nops_post_hook", "ignored: "
 			    "the job is not managed");
 		else
-			meta_hooks(jm, "nops_post_hook", v, jm->jm_post,
-			    &jm->jm_npost);
+			meta_list(jm, "nops_post_hook", v, jm->jm_post,
+			    &jm->jm_npost, "hook", META_MAX_HOOKS);
 	}
 	if ((v = meta_get(meta, "nops_pre_hook_timeout")) != NULL) {
 		if (jm->jm_npre == 0)
@@ -373,7 +458,17 @@ meta_free(struct job_meta *jm)
 		free(jm->jm_pre[i]);
 	for (i = 0; i < jm->jm_npost; i++)
 		free(jm->jm_post[i]);
-	jm->jm_npre = jm->jm_npost = 0;
+	for (i = 0; i < jm->jm_nops; i++)
+		free(jm->jm_ops[i]);
+	free(jm->jm_ops);
+	jm->jm_ops = NULL;
+	free(jm->jm_op_of);
+	free(jm->jm_input_schema);
+	free(jm->jm_description);
+	free(jm->jm_confirm);
+	jm->jm_op_of = jm->jm_input_schema = NULL;
+	jm->jm_description = jm->jm_confirm = NULL;
+	jm->jm_npre = jm->jm_npost = jm->jm_nops = 0;
 	free(jm->jm_issues);
 	jm->jm_issues = NULL;
 	jm->jm_nissues = 0;

@@ -16,6 +16,7 @@ enum meta_role {
 	META_IGNORED = 0,	/* neither managed nor a hook */
 	META_MANAGED,		/* nops_managed = "true" */
 	META_HOOK,		/* nops_role = "hook" */
+	META_OPERATION,		/* nops_role = "operation" */
 };
 
 enum meta_policy {
@@ -25,6 +26,7 @@ enum meta_policy {
 };
 
 #define META_MAX_HOOKS		16
+#define META_MAX_OPERATIONS	32
 #define META_MAX_ISSUES		16
 #define META_HOOK_TIMEOUT	300		/* seconds, by default */
 #define META_MAX_TIMEOUT	(24 * 3600)
@@ -62,6 +64,15 @@ struct job_meta {
 	int		 jm_has_window;
 	struct cron	 jm_window;
 	int		 jm_window_duration;	/* seconds */
+	/* a managed job: its operations (nops_operations), job IDs */
+	char		**jm_ops;
+	size_t		 jm_nops;
+	/* an operation: the job it serves, its input, whether sensitive */
+	char		*jm_op_of;
+	char		*jm_input_schema;	/* JSON text, or NULL */
+	int		 jm_sensitive;
+	char		*jm_description;	/* or NULL */
+	char		*jm_confirm;		/* or NULL */
 	struct meta_issue *jm_issues;	/* META_MAX_ISSUES; NULL: none */
 	size_t		 jm_nissues;
 	int		 jm_errors;		/* number of META_ERROR issues */

@@ -104,6 +104,15 @@ static const struct openapi_op openapi_ops[] = {
 	    "resume, suspend, unsuspend, or an operation <job>.<operation>",
 	    "the action's capability (deploy-now, pause, suspend, operate)", "JobAction", 200, "JobActionDone",
 	    "202 400 401 403 404 409 415 422 429 500", NULL, 0 },
+	{ "GET", "/api/v1/jobs/*/*/operations/runs",
+	    "/api/v1/jobs/{namespace}/{job}/operations/runs", "jobs",
+	    "The run log of a job's operations, newest first (the last 100; "
+	    "never an input; a sensitive run's output is null)", "read", NULL,
+	    200, "OperationRunList", "400 401 403", "limit cursor", 0 },
+	{ "GET", "/api/v1/jobs/*/*/operations/runs/*",
+	    "/api/v1/jobs/{namespace}/{job}/operations/runs/{run}", "jobs",
+	    "One operation run", "read", NULL, 200, "OperationRun",
+	    "401 403 404", NULL, 0 },
 	{ "GET", "/api/v1/deployments", "/api/v1/deployments", "deployments",
 	    "Deployments, newest first", "read", NULL, 200,
 	    "DeploymentList", "400 401 403", "limit cursor state namespace "
@@ -285,6 +294,22 @@ static const char openapi_components[] =
 " \"LeftBehindForgotten\":{\"type\":\"object\",\"properties\":{"
 "  \"id\":{\"type\":\"integer\"},\"deployment\":{\"type\":\"integer\"},"
 "  \"forgotten\":{\"type\":\"boolean\"}}},"
+" \"OperationRun\":{\"type\":\"object\",\"properties\":{"
+"  \"id\":{\"type\":\"integer\"},\"namespace\":{\"type\":\"string\"},"
+"  \"job\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},"
+"  \"action\":{\"type\":\"string\"},\"deployment\":{\"type\":"
+"  \"integer\"},\"actor\":{\"type\":\"string\"},\"sensitive\":"
+"  {\"type\":\"boolean\"},\"state\":{\"type\":\"string\",\"enum\":"
+"  [\"running\",\"succeeded\",\"failed\",\"timed_out\",\"error\","
+"  \"lost\"]},\"exit_code\":{\"type\":\"integer\",\"nullable\":true},"
+"  \"output\":{\"type\":\"string\",\"nullable\":true},"
+"  \"error\":{\"type\":\"string\",\"nullable\":true},"
+"  \"started_at\":{\"$ref\":\"#/components/schemas/Time\"},"
+"  \"ended_at\":{\"$ref\":\"#/components/schemas/Time\"}}},"
+" \"OperationRunList\":{\"type\":\"object\",\"properties\":{"
+"  \"items\":{\"type\":\"array\",\"items\":{\"$ref\":"
+"  \"#/components/schemas/OperationRun\"}},"
+"  \"next\":{\"$ref\":\"#/components/schemas/Next\"}}},"
 " \"OpenAPI\":{\"type\":\"object\",\"description\":\"This document\"},"
 " \"DeploymentState\":{\"type\":\"string\",\"enum\":[\"pending_approval\","
 "  \"pre_hooks\",\"registering\",\"waiting_health\",\"awaiting_promotion\","

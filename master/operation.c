@@ -1,38 +1,1160 @@
 /*
- * Operations.  Not built yet: no revision declares any, so every
- * <job>.<operation> is refused as the revision not doing operations
- * (invalid_configuration), and no job lists one.
+ * Operations: one-time commands of a managed job, declared in git (never
+ * typed by a client).  Each is a parameterized batch job with
+ * nops_role = "operation" and nops_operation_of naming the job it
+ * serves, which lists it in nops_operations.  Detection freezes them
+ * with each deployment (like hook revisions, and in its spec hash), so
+ * the operations a job offers are those of its last successful
+ * deployment: an old revision never offers one it cannot do.
+ *
+ * A run, through the generic action procedure as <job>.<operation>: the
+ * input is checked against the operation's JSON Schema (master/schema.c)
+ * before anything is dispatched; the run is written to the run log (who,
+ * when; never the input) with its audit event operation.<job>.<op>; the
+ * frozen spec is registered as its revision <job>-<8 hex>, dispatched
+ * with the input as the payload (never in a command line or meta) and
+ * the idempotency token op:<run>, and waited for at most
+ * OPERATION_TIMEOUT seconds (then stopped).  The answer holds the exit
+ * code (non-zero is a result, not an error) and the last 64 KiB of its
+ * output (stdout, then stderr).  The log keeps the last
+ * OPERATION_RUNS_MAX runs of each job, with the output redacted like a
+ * hook's; a sensitive operation's output is in the answer only, as it
+ * is, and never stored or logged.
  */
 #include "config.h"
 
 #include <sys/types.h>
-#include <stdint.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
+#include <event2/event.h>
 #include <jansson.h>
+#include <sqlite3.h>
 
+#include "log.h"
 #include "conf.h"
+#include "master.h"
+#include "store.h"
+#include "nomad.h"
+#include "deploy.h"
+#include "engine.h"
+#include "apply.h"
 #include "api.h"
+#include "jsonb.h"
+#include "redact.h"
+#include "webpub.h"
 #include "action.h"
+#include "schema.h"
 #include "operation.h"
+
+#define OPERATION_INFLIGHT_MAX	64
+#define OPERATION_POLL_S	1
+#define OPERATION_DISPATCHES	4	/* tries of a dispatch unanswered */
+
+/* An operation that takes no input: an empty object. */
+#define OPERATION_NO_INPUT \
+	"{\"type\":\"object\",\"additionalProperties\":false}"
+
+static char *
+op_strdup(const char *s)
+{
+	char	*p;
+
+	if (s == NULL)
+		return NULL;
+	if ((p = strdup(s)) == NULL)
+		fatal("strdup");
+	return p;
+}
+
+/* ---- detection: freezing ---- */
+
+static void
+op_frozen_clear(struct op_frozen *of)
+{
+	free(of->of_name);
+	free(of->of_job_id);
+	free(of->of_group);
+	free(of->of_spec);
+	free(of->of_spec_hash);
+	free(of->of_revision);
+	free(of->of_schema);
+	free(of->of_description);
+	free(of->of_confirm);
+	free(of->of_error);
+	memset(of, 0, sizeof(*of));
+}
+
+void
+operation_frozen_free(struct ejob *ej)
+{
+	size_t	 i;
+
+	for (i = 0; i < ej->ej_nops; i++)
+		op_frozen_clear(&ej->ej_ops[i]);
+	free(ej->ej_ops);
+	ej->ej_ops = NULL;
+	ej->ej_nops = 0;
+}
+
+static void
+op_error(struct op_frozen *of, const char *fmt, ...)
+    __attribute__((__format__(printf, 2, 3)));
+
+static void
+op_error(struct op_frozen *of, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	 buf[512];
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	free(of->of_error);
+	of->of_error = op_strdup(buf);
+}
+
+void
+operation_freeze(struct ejob *ej, const char *jobid, struct ejob *op)
+{
+	struct op_frozen *of;
+	const struct job_meta *jm;
+	const char	*type, *name;
+	char		 hash[ENGINE_HASHLEN + 1], rev[300], err[256];
+	size_t		 n, l;
+	json_t		*schema;
+
+	ej->ej_ops = reallocarray(ej->ej_ops, ej->ej_nops + 1,
+	    sizeof(*ej->ej_ops));
+	if (ej->ej_ops == NULL)
+		fatal("reallocarray");
+	of = &ej->ej_ops[ej->ej_nops++];
+	memset(of, 0, sizeof(*of));
+	of->of_job_id = op_strdup(jobid);
+	/* shop-backup-now serving shop is its operation backup-now */
+	l = strlen(ej->ej_id);
+	name = strncmp(jobid, ej->ej_id, l) == 0 && jobid[l] == '-' &&
+	    jobid[l + 1] != '\0' ? jobid + l + 1 : jobid;
+	of->of_name = op_strdup(name);
+	n = strcspn(name, "-_");
+	if ((of->of_group = strndup(name, n)) == NULL)
+		fatal("strndup");
+
+	if (strchr(name, '.') != NULL) {
+		op_error(of, "operation %s: an operation's name has no '.' (the "
+		    "action is <job>.<operation>)", name);
+		goto bad;
+	}
+	if (op == NULL) {
+		op_error(of, "operation %s: no such job in namespace %s in git",
+		    jobid, ej->ej_ns);
+		goto bad;
+	}
+	jm = &op->ej_meta;
+	if (jm->jm_role != META_OPERATION) {
+		op_error(of, "operation %s: the job is not an operation "
+		    "(nops_role = \"operation\")", jobid);
+		goto bad;
+	}
+	if (op->ej_error != NULL || jm->jm_errors > 0) {
+		op_error(of, "operation %s is invalid: %s", jobid,
+		    op->ej_error != NULL ? op->ej_error :
+		    jm->jm_issues[0].mi_msg);
+		goto bad;
+	}
+	if (jm->jm_op_of == NULL || strcmp(jm->jm_op_of, ej->ej_id) != 0) {
+		op_error(of, "operation %s serves job %s (nops_operation_of), "
+		    "not %s", jobid, jm->jm_op_of != NULL ? jm->jm_op_of : "?",
+		    ej->ej_id);
+		goto bad;
+	}
+	type = json_string_value(json_object_get(op->ej_job, "Type"));
+	if (type == NULL || strcmp(type, "batch") != 0 ||
+	    !json_is_object(json_object_get(op->ej_job, "ParameterizedJob"))) {
+		op_error(of, "operation %s must be a batch, parameterized job",
+		    jobid);
+		goto bad;
+	}
+	of->of_schema = op_strdup(jm->jm_input_schema != NULL ?
+	    jm->jm_input_schema : OPERATION_NO_INPUT);
+	schema = json_loads(of->of_schema, 0, NULL);
+	if (schema == NULL || schema_usable(schema, err, sizeof(err)) == -1) {
+		op_error(of, "operation %s: its input schema cannot be used: %s",
+		    jobid, schema == NULL ? "not JSON" : err);
+		json_decref(schema);
+		goto bad;
+	}
+	json_decref(schema);
+	of->of_sensitive = jm->jm_sensitive;
+	of->of_description = op_strdup(jm->jm_description);
+	of->of_confirm = op_strdup(jm->jm_confirm);
+	of->of_spec = engine_json_canonical(op->ej_job);
+	engine_sha256_hex(of->of_spec, strlen(of->of_spec), hash);
+	of->of_spec_hash = op_strdup(hash);
+	snprintf(rev, sizeof(rev), "%s-%.8s", jobid, hash);
+	of->of_revision = op_strdup(rev);
+	return;
+bad:
+	log_warnx("job %s/%s: %s", ej->ej_ns, ej->ej_id, of->of_error);
+}
+
+char *
+operation_hash_text(const struct ejob *ej)
+{
+	const struct op_frozen *of;
+	char		*buf = NULL, *line;
+	size_t		 i;
+
+	if (asprintf(&buf, "%s", "") == -1)
+		fatal("asprintf");
+	for (i = 0; i < ej->ej_nops; i++) {
+		of = &ej->ej_ops[i];
+		if (asprintf(&line, "%soperation %s %s %s %s\n", buf,
+		    of->of_name, of->of_job_id, of->of_spec_hash != NULL ?
+		    of->of_spec_hash : "-", of->of_error != NULL ?
+		    of->of_error : "") == -1)
+			fatal("asprintf");
+		free(buf);
+		buf = line;
+	}
+	return buf;
+}
+
+int
+operation_store(struct store *s, int64_t id, const struct ejob *ej)
+{
+	const struct op_frozen *of;
+	sqlite3_stmt	*st;
+	size_t		 i;
+	int		 rc;
+
+	for (i = 0; i < ej->ej_nops; i++) {
+		of = &ej->ej_ops[i];
+		st = store_prepare(s, "INSERT OR REPLACE INTO"
+		    " deployment_operations (deployment_id, name, job_id, grp,"
+		    " spec, spec_hash, revision, input_schema, sensitive,"
+		    " description, confirm, error) VALUES (?1, ?2, ?3, ?4, ?5,"
+		    " ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+		if (st == NULL)
+			return -1;
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_text(st, 2, of->of_name, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 3, of->of_job_id, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 4, of->of_group, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 5, of->of_spec, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 6, of->of_spec_hash, -1,
+		    SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 7, of->of_revision, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 8, of->of_schema, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int(st, 9, of->of_sensitive);
+		sqlite3_bind_text(st, 10, of->of_description, -1,
+		    SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 11, of->of_confirm, -1,
+		    SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 12, of->of_error, -1, SQLITE_TRANSIENT);
+		rc = sqlite3_step(st);
+		sqlite3_reset(st);
+		if (rc != SQLITE_DONE)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- the frozen operations of a deployment ---- */
+
+struct op_row {
+	char		*or_name;
+	char		*or_job_id;
+	char		*or_group;
+	char		*or_spec;
+	char		*or_revision;
+	char		*or_schema;
+	int		 or_sensitive;
+	char		*or_description;
+	char		*or_confirm;
+	char		*or_error;
+};
+
+static void
+op_row_free(struct op_row *r)
+{
+	free(r->or_name);
+	free(r->or_job_id);
+	free(r->or_group);
+	free(r->or_spec);
+	free(r->or_revision);
+	free(r->or_schema);
+	free(r->or_description);
+	free(r->or_confirm);
+	free(r->or_error);
+	memset(r, 0, sizeof(*r));
+}
+
+static char *
+col(sqlite3_stmt *st, int i)
+{
+	return op_strdup((const char *)sqlite3_column_text(st, i));
+}
+
+/*
+ * The operations of deployment id (name NULL: all, else that one), into
+ * rows (*n of them; free with op_rows_free).  -1 on a store error.
+ */
+static int
+op_rows(int64_t id, const char *name, struct op_row **rows, size_t *n)
+{
+	sqlite3_stmt	*st;
+	struct op_row	*r;
+	int		 rc;
+
+	*rows = NULL;
+	*n = 0;
+	st = store_prepare(engine_store(), "SELECT name, job_id, grp, spec,"
+	    " revision, input_schema, sensitive, description, confirm, error"
+	    " FROM deployment_operations WHERE deployment_id = ?1 AND"
+	    " (?2 IS NULL OR name = ?2) ORDER BY grp, name");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_text(st, 2, name, -1, SQLITE_TRANSIENT);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*rows = reallocarray(*rows, *n + 1, sizeof(**rows));
+		if (*rows == NULL)
+			fatal("reallocarray");
+		r = &(*rows)[(*n)++];
+		r->or_name = col(st, 0);
+		r->or_job_id = col(st, 1);
+		r->or_group = col(st, 2);
+		r->or_spec = col(st, 3);
+		r->or_revision = col(st, 4);
+		r->or_schema = col(st, 5);
+		r->or_sensitive = sqlite3_column_int(st, 6);
+		r->or_description = col(st, 7);
+		r->or_confirm = col(st, 8);
+		r->or_error = col(st, 9);
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static void
+op_rows_free(struct op_row *rows, size_t n)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		op_row_free(&rows[i]);
+	free(rows);
+}
+
+/* The operation's name in an action id <job>.<operation>, or NULL. */
+static const char *
+op_name(const struct action_ctx *ac)
+{
+	const char	*dot;
+	size_t		 l = strlen(ac->ac_job);
+
+	if (ac->ac_operation == NULL ||
+	    (dot = strrchr(ac->ac_operation, '.')) == NULL ||
+	    (size_t)(dot - ac->ac_operation) != l ||
+	    strncmp(ac->ac_operation, ac->ac_job, l) != 0)
+		return NULL;
+	return dot + 1;
+}
+
+/* ---- the action list and its conditions ---- */
 
 void
 operation_conditions(struct action_ctx *ac)
 {
-	(void)ac;
+	struct op_row	*rows;
+	size_t		 n;
+	const char	*name = op_name(ac);
+
+	ac->ac_cond &= ~(ACOND_HAS_OPERATION | ACOND_OPERATIONS);
+	ac->ac_cond |= ACOND_OPERATIONS;
+	if (name == NULL || ac->ac_last_ok == 0 ||
+	    op_rows(ac->ac_last_ok, name, &rows, &n) == -1)
+		return;
+	if (n > 0) {
+		ac->ac_cond |= ACOND_HAS_OPERATION;
+		if (rows[0].or_error != NULL)
+			ac->ac_cond &= ~ACOND_OPERATIONS;
+	}
+	op_rows_free(rows, n);
 }
 
 void
 operation_list(struct action_ctx *ac, const struct action_def *ad,
     json_t *list)
 {
-	(void)ac;
-	(void)ad;
-	(void)list;
+	struct action_def tmp;
+	struct op_row	*rows;
+	json_t		*o;
+	char		 id[512], desc[512];
+	size_t		 i, n;
+
+	if (ac->ac_last_ok == 0 ||
+	    op_rows(ac->ac_last_ok, NULL, &rows, &n) == -1)
+		return;
+	for (i = 0; i < n; i++) {
+		snprintf(id, sizeof(id), "%s.%s", ac->ac_job, rows[i].or_name);
+		if (rows[i].or_description != NULL)
+			snprintf(desc, sizeof(desc), "%s",
+			    rows[i].or_description);
+		else
+			snprintf(desc, sizeof(desc), "Run %s (job %s) once%s",
+			    rows[i].or_name, rows[i].or_job_id,
+			    rows[i].or_sensitive ? "; its output is shown once "
+			    "and never stored" : "");
+		tmp = *ad;
+		tmp.ad_id = id;
+		tmp.ad_title = rows[i].or_name;
+		tmp.ad_description = desc;
+		tmp.ad_confirm = rows[i].or_confirm;
+		tmp.ad_input = rows[i].or_schema;
+		ac->ac_operation = id;
+		o = action_json_row(&tmp, ac);
+		ac->ac_operation = NULL;
+		/* an invalid schema: the action says why, and has none */
+		if (json_object_get(o, "input_schema") == NULL)
+			json_object_set_new(o, "input_schema", json_object());
+		json_object_set_new(o, "group", jsonb_str(rows[i].or_group));
+		json_object_set_new(o, "sensitive",
+		    json_boolean(rows[i].or_sensitive));
+		json_array_append_new(list, o);
+	}
+	op_rows_free(rows, n);
+}
+
+/* ---- runs ---- */
+
+struct oprun {
+	int64_t		 r_id;
+	char		*r_ns;
+	char		*r_job;
+	char		*r_name;
+	char		*r_revision;
+	json_t		*r_spec;
+	char		*r_payload;	/* the input; wiped once dispatched */
+	size_t		 r_payloadlen;
+	json_t		*r_meta;
+	char		 r_token[64];
+	char		*r_child;
+	char		*r_alloc;
+	char		*r_task;
+	char		*r_stdout;
+	int		 r_sensitive;
+	int		 r_exit;
+	int		 r_attempts;
+	time_t		 r_started;
+	int		 r_timeout;
+	struct event	*r_timer;
+	void		(*r_next)(struct oprun *);
+	struct api_later *r_later;
+};
+
+static struct oprun	*op_inflight[OPERATION_INFLIGHT_MAX];
+static size_t		 op_ninflight;
+
+static int
+op_running(int64_t id)
+{
+	size_t	 i;
+
+	for (i = 0; i < op_ninflight; i++)
+		if (op_inflight[i]->r_id == id)
+			return 1;
+	return 0;
+}
+
+static int
+op_timeout(void)
+{
+#ifdef NOPS_TEST_HOOKS
+	const char	*t = getenv("NOPS_TEST_OPERATION_TIMEOUT");
+	const char	*errstr;
+	long long	 v;
+
+	if (t != NULL) {
+		v = strtonum(t, 1, OPERATION_TIMEOUT, &errstr);
+		if (errstr == NULL)
+			return (int)v;
+	}
+#endif
+	return OPERATION_TIMEOUT;
+}
+
+static void
+oprun_free(struct oprun *r)
+{
+	size_t	 i;
+
+	for (i = 0; i < op_ninflight; i++)
+		if (op_inflight[i] == r) {
+			op_inflight[i] = op_inflight[--op_ninflight];
+			break;
+		}
+	if (r->r_timer != NULL)
+		event_free(r->r_timer);
+	if (r->r_payload != NULL)
+		freezero(r->r_payload, r->r_payloadlen);
+	if (r->r_stdout != NULL)
+		freezero(r->r_stdout, strlen(r->r_stdout));
+	json_decref(r->r_spec);
+	json_decref(r->r_meta);
+	free(r->r_ns);
+	free(r->r_job);
+	free(r->r_name);
+	free(r->r_revision);
+	free(r->r_child);
+	free(r->r_alloc);
+	free(r->r_task);
+	free(r);
+}
+
+static json_t *
+op_time(sqlite3_stmt *st, int i)
+{
+	return sqlite3_column_type(st, i) == SQLITE_NULL ? json_null() :
+	    api_time_json((time_t)sqlite3_column_int64(st, i));
+}
+
+#define OP_RUN_COLUMNS	"id, namespace, job, operation, deployment_id," \
+	" actor, sensitive, started_at, ended_at, exit_code, output, error," \
+	" state"
+
+/* A row of the run log (OP_RUN_COLUMNS) as the API gives it. */
+static json_t *
+op_run_json(sqlite3_stmt *st)
+{
+	const char	*state = (const char *)sqlite3_column_text(st, 12);
+	int64_t		 id = sqlite3_column_int64(st, 0);
+	char		 action[512];
+	json_t		*o;
+
+	/* Running, but not here: nopsd restarted while it ran. */
+	if (strcmp(state, "running") == 0 && !op_running(id))
+		state = "lost";
+	snprintf(action, sizeof(action), "%s.%s",
+	    (const char *)sqlite3_column_text(st, 2),
+	    (const char *)sqlite3_column_text(st, 3));
+	o = jsonb_pack("{s:I,s:s,s:s,s:s,s:s,s:I,s:s,s:b,s:o,s:o,s:s}",
+	    "id", (json_int_t)id,
+	    "namespace", (const char *)sqlite3_column_text(st, 1),
+	    "job", (const char *)sqlite3_column_text(st, 2),
+	    "operation", (const char *)sqlite3_column_text(st, 3),
+	    "action", action,
+	    "deployment", (json_int_t)sqlite3_column_int64(st, 4),
+	    "actor", (const char *)sqlite3_column_text(st, 5),
+	    "sensitive", sqlite3_column_int(st, 6),
+	    "started_at", op_time(st, 7), "ended_at", op_time(st, 8),
+	    "state", state);
+	json_object_set_new(o, "exit_code", sqlite3_column_type(st, 9) ==
+	    SQLITE_NULL ? json_null() : json_integer(sqlite3_column_int(st,
+	    9)));
+	json_object_set_new(o, "output", jsonb_str((const char *)
+	    sqlite3_column_text(st, 10)));
+	json_object_set_new(o, "error", jsonb_str((const char *)
+	    sqlite3_column_text(st, 11)));
+	return o;
+}
+
+static json_t *
+op_run_read(int64_t id)
+{
+	sqlite3_stmt	*st;
+	json_t		*o = NULL;
+
+	st = store_prepare(engine_store(), "SELECT " OP_RUN_COLUMNS
+	    " FROM operation_runs WHERE id = ?1");
+	if (st == NULL)
+		return NULL;
+	sqlite3_bind_int64(st, 1, id);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		o = op_run_json(st);
+	sqlite3_reset(st);
+	return o;
+}
+
+/*
+ * A run ended: save it (a sensitive run's output never), answer the
+ * caller with it (a sensitive run's output in that answer only).
+ */
+static void
+oprun_end(struct oprun *r, const char *state, int exit_code,
+    const char *output, const char *error, int status)
+{
+	struct store	*s = engine_store();
+	struct api_resp	 resp;
+	sqlite3_stmt	*st;
+	json_t		*run;
+	int		 ok = 0;
+
+	if (store_begin(s) == 0) {
+		st = store_prepare(s, "UPDATE operation_runs SET ended_at = ?2,"
+		    " exit_code = ?3, output = ?4, error = ?5, state = ?6"
+		    " WHERE id = ?1");
+		if (st != NULL) {
+			sqlite3_bind_int64(st, 1, r->r_id);
+			sqlite3_bind_int64(st, 2, time(NULL));
+			if (exit_code >= 0)
+				sqlite3_bind_int(st, 3, exit_code);
+			else
+				sqlite3_bind_null(st, 3);
+			if (!r->r_sensitive && output != NULL)
+				sqlite3_bind_text(st, 4, output, -1,
+				    SQLITE_TRANSIENT);
+			else
+				sqlite3_bind_null(st, 4);
+			sqlite3_bind_text(st, 5, error, -1, SQLITE_TRANSIENT);
+			sqlite3_bind_text(st, 6, state, -1, SQLITE_TRANSIENT);
+			ok = sqlite3_step(st) == SQLITE_DONE;
+			sqlite3_reset(st);
+		}
+		if (ok && store_commit(s) == 0)
+			ok = 1;
+		else {
+			store_rollback(s);
+			ok = 0;
+		}
+	}
+	if (!ok)
+		log_warnx("operation %s.%s run %lld: cannot save its end: %s",
+		    r->r_job, r->r_name, (long long)r->r_id, store_error(s));
+	if (exit_code >= 0)
+		log_info("operation %s/%s.%s run %lld ended: exit code %d",
+		    r->r_ns, r->r_job, r->r_name, (long long)r->r_id,
+		    exit_code);
+	else
+		log_warnx("operation %s/%s.%s run %lld: %s: %s", r->r_ns,
+		    r->r_job, r->r_name, (long long)r->r_id, state,
+		    error != NULL ? error : "?");
+	if (r->r_later != NULL) {
+		memset(&resp, 0, sizeof(resp));
+		if (status != 200)
+			resp.body = api_error_json("runtime_error", "operation "
+			    "%s.%s run %lld: %s", r->r_job, r->r_name,
+			    (long long)r->r_id, error);
+		else if ((run = op_run_read(r->r_id)) != NULL) {
+			if (r->r_sensitive)
+				json_object_set_new(run, "output",
+				    jsonb_str(output));
+			resp.body = run;
+		} else {
+			status = 500;
+			resp.body = api_error_json("runtime_error", "operation "
+			    "run %lld: cannot read it back: %s",
+			    (long long)r->r_id, store_error(s));
+		}
+		resp.status = status;
+		api_later_answer(r->r_later, &resp);
+		r->r_later = NULL;
+	}
+	webpub_changed();
+	oprun_free(r);
+}
+
+static void
+oprun_later(struct oprun *r, void (*next)(struct oprun *), int seconds)
+{
+	struct timeval	 tv = { seconds, 0 };
+
+	r->r_next = next;
+	evtimer_add(r->r_timer, &tv);
+}
+
+static void
+oprun_timer(int fd, short what, void *arg)
+{
+	struct oprun	*r = arg;
+
+	r->r_next(r);
+}
+
+static void	 oprun_dispatch(struct oprun *);
+static void	 oprun_poll(struct oprun *);
+
+static void
+oprun_registered(struct nomad_result *res, void *arg)
+{
+	struct oprun	*r = arg;
+	char		 err[512];
+
+	if (!nomad_ok(res)) {
+		snprintf(err, sizeof(err), "the command did not start: "
+		    "registering its revision %s: %s", r->r_revision,
+		    apply_err(res));
+		oprun_end(r, "error", -1, NULL, err, 500);
+		return;
+	}
+	oprun_dispatch(r);
+}
+
+static void
+oprun_dispatched(struct nomad_result *res, void *arg)
+{
+	struct oprun	*r = arg;
+	const char	*child;
+	char		 err[512];
+
+	child = nomad_ok(res) ? json_string_value(json_object_get(res->nr_json,
+	    "DispatchedJobID")) : NULL;
+	if (child == NULL) {
+		/* No answer: again with the token (never a second run). */
+		if (apply_transient(res) && res->nr_status != 500 &&
+		    ++r->r_attempts < OPERATION_DISPATCHES) {
+			oprun_later(r, oprun_dispatch, r->r_attempts);
+			return;
+		}
+		snprintf(err, sizeof(err), "the command did not start: "
+		    "dispatching %s: %s", r->r_revision, apply_err(res));
+		oprun_end(r, "error", -1, NULL, err, 500);
+		return;
+	}
+	r->r_child = op_strdup(child);
+	freezero(r->r_payload, r->r_payloadlen);
+	r->r_payload = NULL;
+	log_info("operation %s/%s.%s run %lld dispatched as %s", r->r_ns,
+	    r->r_job, r->r_name, (long long)r->r_id, child);
+	oprun_later(r, oprun_poll, OPERATION_POLL_S);
+}
+
+static void
+oprun_dispatch(struct oprun *r)
+{
+	nomad_job_dispatch(r->r_ns, r->r_revision, r->r_payload,
+	    r->r_payloadlen, r->r_meta, r->r_token, oprun_dispatched, r);
+}
+
+static void
+oprun_stopped(struct nomad_result *res, void *arg)
+{
+	struct oprun	*r = arg;
+	char		 err[256];
+
+	snprintf(err, sizeof(err), "timed out after %ds; the run %s %s",
+	    r->r_timeout, r->r_child, nomad_ok(res) ? "was stopped" :
+	    "could not be stopped");
+	oprun_end(r, "timed_out", -1, NULL, err, 200);
+}
+
+/* The output: stdout, then stderr, the last 64 KiB of the two. */
+static void
+oprun_stderr(struct nomad_result *res, void *arg)
+{
+	struct oprun	*r = arg;
+	const char	*e = nomad_ok(res) && res->nr_body != NULL ?
+			    res->nr_body : "";
+	size_t		 elen = nomad_ok(res) ? res->nr_bodylen : 0, n;
+	size_t		 olen = strlen(r->r_stdout);
+	char		*all, *out, *tail;
+
+	if (asprintf(&all, "%s%s%.*s", r->r_stdout, elen == 0 ? "" :
+	    olen > 0 && r->r_stdout[olen - 1] != '\n' ? "\n--- stderr ---\n" :
+	    "--- stderr ---\n", (int)elen, e) == -1)
+		fatal("asprintf");
+	n = strlen(all);
+	tail = n > OPERATION_OUTPUT_MAX ? all + n - OPERATION_OUTPUT_MAX : all;
+	/* sensitive: as it is, for the caller alone; else redacted */
+	if (r->r_sensitive)
+		out = op_strdup(tail);
+	else if ((out = redact_text(tail, strlen(tail))) == NULL)
+		out = op_strdup("");
+	freezero(all, n);
+	oprun_end(r, r->r_exit == 0 ? "succeeded" : "failed", r->r_exit, out,
+	    NULL, 200);
+	freezero(out, strlen(out));
+}
+
+static void
+oprun_stdout(struct nomad_result *res, void *arg)
+{
+	struct oprun		*r = arg;
+	struct nomad_args	 a;
+
+	if (nomad_ok(res) && res->nr_body != NULL) {
+		if ((r->r_stdout = strndup(res->nr_body, res->nr_bodylen)) ==
+		    NULL)
+			fatal("strndup");
+	} else
+		r->r_stdout = op_strdup("");
+	memset(&a, 0, sizeof(a));
+	a.na_ns = r->r_ns;
+	a.na_id = r->r_alloc;
+	a.na_task = r->r_task;
+	a.na_tail = OPERATION_OUTPUT_MAX;
+	a.na_flags = NOMAD_F_STDERR;
+	nomad_call(NOMAD_OP_ALLOC_LOGS, &a, oprun_stderr, r);
+}
+
+static int
+op_exit_code(const json_t *alloc)
+{
+	json_t		*ts, *ev;
+	const char	*k, *type;
+	size_t		 i;
+	int		 code = -1;
+
+	json_object_foreach(json_object_get(alloc, "TaskStates"), k, ts)
+		json_array_foreach(json_object_get(ts, "Events"), i, ev) {
+			type = json_string_value(json_object_get(ev, "Type"));
+			if (type != NULL && strcmp(type, "Terminated") == 0)
+				code = (int)json_integer_value(
+				    json_object_get(ev, "ExitCode"));
+		}
+	return code;
+}
+
+static void
+oprun_polled(struct nomad_result *res, void *arg)
+{
+	struct oprun		*r = arg;
+	struct nomad_args	 a;
+	json_t			*al, *last = NULL, *v;
+	const char		*cs, *task = NULL;
+	size_t			 i;
+	int			 running = 0, ended = 0;
+
+	if (nomad_ok(res))
+		json_array_foreach(res->nr_json, i, al) {
+			cs = json_string_value(json_object_get(al,
+			    "ClientStatus"));
+			if (cs == NULL)
+				continue;
+			if (strcmp(cs, "complete") == 0 ||
+			    strcmp(cs, "failed") == 0 ||
+			    strcmp(cs, "lost") == 0) {
+				ended++;
+				last = al;
+			} else
+				running++;
+		}
+	if (running > 0 || ended == 0) {
+		if (time(NULL) - r->r_started >= r->r_timeout) {
+			nomad_job_stop(r->r_ns, r->r_child, 0, oprun_stopped,
+			    r);
+			return;
+		}
+		oprun_later(r, oprun_poll, OPERATION_POLL_S);
+		return;
+	}
+	r->r_exit = op_exit_code(last);
+	cs = json_string_value(json_object_get(last, "ClientStatus"));
+	if (r->r_exit < 0)
+		r->r_exit = strcmp(cs, "complete") == 0 ? 0 : 1;
+	json_object_foreach(json_object_get(last, "TaskStates"), task, v)
+		break;
+	if (task == NULL || json_string_value(json_object_get(last,
+	    "ID")) == NULL) {
+		r->r_stdout = op_strdup("");
+		oprun_end(r, r->r_exit == 0 ? "succeeded" : "failed",
+		    r->r_exit, "", NULL, 200);
+		return;
+	}
+	r->r_alloc = op_strdup(json_string_value(json_object_get(last, "ID")));
+	r->r_task = op_strdup(task);
+	memset(&a, 0, sizeof(a));
+	a.na_ns = r->r_ns;
+	a.na_id = r->r_alloc;
+	a.na_task = r->r_task;
+	a.na_tail = OPERATION_OUTPUT_MAX;
+	nomad_call(NOMAD_OP_ALLOC_LOGS, &a, oprun_stdout, r);
+}
+
+static void
+oprun_poll(struct oprun *r)
+{
+	nomad_job_allocations(r->r_ns, r->r_child, oprun_polled, r);
+}
+
+/*
+ * Dispatch meta: only the keys the operation declares (Nomad refuses
+ * others), from facts of the run; never the input.
+ */
+static json_t *
+op_meta(const json_t *spec, const struct oprun *r, const char *commit)
+{
+	json_t		*pj, *meta, *k;
+	const char	*key;
+	char		 id[32];
+	size_t		 i, l;
+	const char	*lists[] = { "MetaRequired", "MetaOptional" };
+
+	meta = json_object();
+	pj = json_object_get(spec, "ParameterizedJob");
+	snprintf(id, sizeof(id), "%lld", (long long)r->r_id);
+	for (l = 0; l < 2; l++)
+		json_array_foreach(json_object_get(pj, lists[l]), i, k) {
+			if ((key = json_string_value(k)) == NULL)
+				continue;
+			if (strcmp(key, "nops_job") == 0)
+				json_object_set_new(meta, key,
+				    jsonb_str(r->r_job));
+			else if (strcmp(key, "nops_namespace") == 0)
+				json_object_set_new(meta, key,
+				    jsonb_str(r->r_ns));
+			else if (strcmp(key, "nops_operation") == 0)
+				json_object_set_new(meta, key,
+				    jsonb_str(r->r_name));
+			else if (strcmp(key, "nops_run") == 0)
+				json_object_set_new(meta, key, jsonb_str(id));
+			else if (strcmp(key, "nops_commit") == 0 &&
+			    commit != NULL)
+				json_object_set_new(meta, key,
+				    jsonb_str(commit));
+		}
+	return meta;
+}
+
+/* Save the run (never its input) and its audit event; cap the log. */
+static int64_t
+op_run_create(struct action_ctx *ac, const char *name, int sensitive)
+{
+	struct store	*s = engine_store();
+	sqlite3_stmt	*st;
+	char		 action[512], target[512], detail[64];
+	int64_t		 id = -1;
+	int		 rc;
+
+	if (store_begin(s) == -1)
+		return -1;
+	st = store_prepare(s, "INSERT INTO operation_runs (deployment_id,"
+	    " namespace, job, operation, actor, sensitive, started_at, state)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'running')");
+	if (st == NULL)
+		goto fail;
+	sqlite3_bind_int64(st, 1, ac->ac_last_ok);
+	sqlite3_bind_text(st, 2, ac->ac_ns, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 3, ac->ac_job, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 4, name, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 5, ac->ac_req->ar_actor, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(st, 6, sensitive);
+	sqlite3_bind_int64(st, 7, time(NULL));
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		goto fail;
+	id = sqlite3_last_insert_rowid(store_db(s));
+	/* The last OPERATION_RUNS_MAX runs of the job stay. */
+	st = store_prepare(s, "DELETE FROM operation_runs WHERE id IN"
+	    " (SELECT id FROM operation_runs WHERE namespace = ?1 AND"
+	    " job = ?2 ORDER BY id DESC LIMIT -1 OFFSET ?3)");
+	if (st == NULL)
+		goto fail;
+	sqlite3_bind_text(st, 1, ac->ac_ns, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, ac->ac_job, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(st, 3, OPERATION_RUNS_MAX);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		goto fail;
+	snprintf(action, sizeof(action), "operation.%s.%s", ac->ac_job, name);
+	snprintf(target, sizeof(target), "job/%s/%s", ac->ac_ns, ac->ac_job);
+	snprintf(detail, sizeof(detail), "run %lld", (long long)id);
+	if (store_event(s, ac->ac_req->ar_actor, action, target, detail) ==
+	    -1 || store_commit(s) == -1)
+		goto fail;
+	return id;
+fail:
+	store_rollback(s);
+	return -1;
 }
 
 void
 operation_action(struct action_ctx *ac, json_t *input, struct api_resp *resp)
 {
-	api_error(resp, 422, "invalid_configuration", "job %s/%s: its "
-	    "deployed revision declares no operations", ac->ac_ns, ac->ac_job);
+	struct op_row	*rows = NULL;
+	struct oprun	*r;
+	struct deploy	 d;
+	json_t		*schema = NULL, *spec = NULL, *pj;
+	const char	*name = op_name(ac), *mode;
+	char		 err[512], *payload = NULL;
+	size_t		 n = 0;
+
+	if (name == NULL || op_rows(ac->ac_last_ok, name, &rows, &n) == -1 ||
+	    n == 0) {
+		api_error(resp, 404, "not_found", "job %s/%s has no operation "
+		    "%s in its deployed revision", ac->ac_ns, ac->ac_job,
+		    ac->ac_operation);
+		goto out;
+	}
+	if (rows[0].or_error != NULL || (schema = json_loads(rows[0].or_schema,
+	    0, NULL)) == NULL || (spec = json_loads(rows[0].or_spec, 0,
+	    NULL)) == NULL) {
+		api_error(resp, 422, "invalid_configuration", "job %s/%s: the "
+		    "deployed revision cannot do %s: %s", ac->ac_ns,
+		    ac->ac_job, ac->ac_operation, rows[0].or_error != NULL ?
+		    rows[0].or_error : "its frozen spec does not parse");
+		goto out;
+	}
+	switch (schema_validate(schema, input, err, sizeof(err))) {
+	case SCHEMA_VALID:
+		break;
+	case SCHEMA_INVALID:
+		api_error(resp, 422, "invalid_configuration", "input of %s "
+		    "does not agree with its schema: at %s", ac->ac_operation,
+		    err);
+		goto out;
+	default:
+		api_error(resp, 422, "invalid_configuration", "job %s/%s: the "
+		    "input schema of %s cannot be used: %s", ac->ac_ns,
+		    ac->ac_job, ac->ac_operation, err);
+		goto out;
+	}
+	payload = json_dumps(input, JSON_COMPACT | JSON_SORT_KEYS);
+	if (payload == NULL) {
+		api_error(resp, 400, "bad_request", "the input cannot be "
+		    "encoded");
+		goto out;
+	}
+	if (strlen(payload) > OPERATION_PAYLOAD_MAX) {
+		api_error(resp, 422, "invalid_configuration", "the input of "
+		    "%s is %zu bytes; a dispatch payload is at most %d",
+		    ac->ac_operation, strlen(payload), OPERATION_PAYLOAD_MAX);
+		goto out;
+	}
+	if (op_ninflight >= OPERATION_INFLIGHT_MAX) {
+		api_error(resp, 429, "queue_full", "%d operation runs are "
+		    "under way; try again when one ends",
+		    OPERATION_INFLIGHT_MAX);
+		goto out;
+	}
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		fatal("calloc");
+	if ((r->r_id = op_run_create(ac, name, rows[0].or_sensitive)) == -1) {
+		free(r);
+		api_error(resp, 500, "runtime_error", "the store refused the "
+		    "run: %s", store_error(engine_store()));
+		goto out;
+	}
+	r->r_ns = op_strdup(ac->ac_ns);
+	r->r_job = op_strdup(ac->ac_job);
+	r->r_name = op_strdup(name);
+	r->r_revision = op_strdup(rows[0].or_revision);
+	r->r_sensitive = rows[0].or_sensitive;
+	r->r_started = time(NULL);
+	r->r_timeout = op_timeout();
+	snprintf(r->r_token, sizeof(r->r_token), "op:%lld",
+	    (long long)r->r_id);
+	/* Nomad refuses a payload the job forbids; the input is {} then. */
+	pj = json_object_get(spec, "ParameterizedJob");
+	mode = json_string_value(json_object_get(pj, "Payload"));
+	if (mode == NULL || strcmp(mode, "forbidden") != 0) {
+		r->r_payload = payload;
+		r->r_payloadlen = strlen(payload);
+		payload = NULL;
+	}
+	if (deploy_load(engine_store(), ac->ac_last_ok, &d) == 0) {
+		r->r_meta = op_meta(spec, r, d.d_commit);
+		deploy_free(&d);
+	} else
+		r->r_meta = op_meta(spec, r, NULL);
+	json_object_set_new(spec, "ID", jsonb_str(r->r_revision));
+	json_object_set_new(spec, "Name", jsonb_str(r->r_revision));
+	r->r_spec = spec;
+	spec = NULL;
+	if ((r->r_timer = evtimer_new(nopsd_env->n_base, oprun_timer, r)) ==
+	    NULL)
+		fatal("evtimer_new");
+	op_inflight[op_ninflight++] = r;
+	r->r_later = api_later(ac->ac_req);
+	log_info("operation %s/%s.%s run %lld started by %s", r->r_ns,
+	    r->r_job, r->r_name, (long long)r->r_id, ac->ac_req->ar_actor);
+	resp->status = API_DEFERRED;
+	nomad_register(r->r_ns, r->r_revision, r->r_spec, 0, 0,
+	    oprun_registered, r);
+out:
+	if (payload != NULL)
+		freezero(payload, strlen(payload));
+	json_decref(schema);
+	json_decref(spec);
+	op_rows_free(rows, n);
 }
+
+/* ---- the run log's API ---- */
+
+static void
+op_api_runs(struct api_req *req, struct api_resp *resp)
+{
+	sqlite3_stmt	*st;
+	json_t		*items;
+	char		*limit_s, *cursor_s;
+	const char	*errstr = NULL;
+	long long	 limit = 50, cursor = 0;
+	int64_t		 last = 0;
+	int		 n = 0, rc;
+
+	limit_s = api_query(req, "limit");
+	cursor_s = api_query(req, "cursor");
+	if (limit_s != NULL)
+		limit = strtonum(limit_s, 1, OPERATION_RUNS_MAX, &errstr);
+	if (errstr == NULL && cursor_s != NULL)
+		cursor = strtonum(cursor_s, 1, INT64_MAX, &errstr);
+	free(limit_s);
+	free(cursor_s);
+	if (errstr != NULL) {
+		api_error(resp, 400, "bad_request", "limit (1 to %d) or "
+		    "cursor is %s", OPERATION_RUNS_MAX, errstr);
+		return;
+	}
+	st = store_prepare(engine_store(), "SELECT " OP_RUN_COLUMNS
+	    " FROM operation_runs WHERE namespace = ?1 AND job = ?2 AND"
+	    " (?3 = 0 OR id < ?3) ORDER BY id DESC LIMIT ?4");
+	if (st == NULL) {
+		api_error(resp, 500, "runtime_error", "the database: %s",
+		    store_error(engine_store()));
+		return;
+	}
+	sqlite3_bind_text(st, 1, req->ar_args[0], -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, req->ar_args[1], -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 3, cursor);
+	sqlite3_bind_int64(st, 4, limit + 1);
+	items = json_array();
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n++ == limit)
+			break;
+		json_array_append_new(items, op_run_json(st));
+		last = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_reset(st);
+	resp->status = 200;
+	resp->body = jsonb_pack("{s:o,s:o}", "items", items, "next",
+	    rc == SQLITE_ROW ? jsonb_printf("%lld", (long long)last) :
+	    json_null());
+}
+
+static void
+op_api_run(struct api_req *req, struct api_resp *resp)
+{
+	const char	*errstr = NULL;
+	json_t		*run;
+	int64_t		 id;
+
+	id = strtonum(req->ar_args[2], 1, INT64_MAX, &errstr);
+	run = errstr == NULL ? op_run_read(id) : NULL;
+	if (run == NULL || strcmp(json_string_value(json_object_get(run,
+	    "namespace")), req->ar_args[0]) != 0 ||
+	    strcmp(json_string_value(json_object_get(run, "job")),
+	    req->ar_args[1]) != 0) {
+		json_decref(run);
+		api_error(resp, 404, "not_found", "job %s/%s has no operation "
+		    "run %s", req->ar_args[0], req->ar_args[1],
+		    req->ar_args[2]);
+		return;
+	}
+	resp->status = 200;
+	resp->body = run;
+}
+
+const struct api_route operation_routes[] = {
+	{ "GET", "/api/v1/jobs/*/*/operations/runs", 1, op_api_runs, CAP_READ,
+	    API_NS_JOB },
+	{ "GET", "/api/v1/jobs/*/*/operations/runs/*", 1, op_api_run,
+	    CAP_READ, API_NS_JOB },
+};
+const size_t operation_nroutes = sizeof(operation_routes) /
+    sizeof(operation_routes[0]);

@@ -1,16 +1,54 @@
 /*
  * Operations (master/operation.c): one-time commands declared in git as
  * parameterized batch jobs with nops_role = "operation", run through the
- * generic action procedure as <job>.<operation>.
+ * generic action procedure as <job>.<operation>.  See nops-jobs(7).
  */
 #ifndef NOPS_OPERATION_H
 #define NOPS_OPERATION_H
+
+#include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
 struct action_ctx;
 struct action_def;
 struct api_resp;
+struct api_route;
+struct ejob;
+struct store;
+
+#define OPERATION_OUTPUT_MAX	(64 * 1024)	/* the last bytes kept */
+#define OPERATION_RUNS_MAX	100		/* runs kept per job */
+#define OPERATION_TIMEOUT	300		/* seconds a run may take */
+#define OPERATION_PAYLOAD_MAX	16384		/* Nomad's dispatch limit */
+
+/* An operation of a managed job as detection resolved it. */
+struct op_frozen {
+	char		*of_name;	/* <operation> of <job>.<operation> */
+	char		*of_job_id;	/* the operation's job in git */
+	char		*of_group;	/* the first word of the name */
+	char		*of_spec;	/* canonical JSON; NULL when invalid */
+	char		*of_spec_hash;
+	char		*of_revision;	/* <job_id>-<8 hex>, as hooks */
+	char		*of_schema;	/* JSON Schema text */
+	int		 of_sensitive;
+	char		*of_description;
+	char		*of_confirm;
+	char		*of_error;	/* why it cannot run, or NULL */
+};
+
+/*
+ * Detection: resolve operation name (a job ID of nops_operations) of the
+ * managed job ej, whose job in git is op (NULL: none).  An invalid one
+ * is kept with its error (it is refused as invalid_configuration).
+ */
+void	 operation_freeze(struct ejob *ej, const char *name, struct ejob *op);
+void	 operation_frozen_free(struct ejob *);
+/* The lines the spec hash of ej covers for its operations (malloc'd). */
+char	*operation_hash_text(const struct ejob *);
+/* Store ej's operations with deployment id (inside a transaction). */
+int	 operation_store(struct store *, int64_t id, const struct ejob *);
 
 /* Set the ACOND_OPERATIONS / ACOND_HAS_OPERATION conditions of ac. */
 void	 operation_conditions(struct action_ctx *);
@@ -19,5 +57,6 @@ void	 operation_list(struct action_ctx *, const struct action_def *,
 	    json_t *list);
 /* The procedure of the action table's operation row. */
 void	 operation_action(struct action_ctx *, json_t *, struct api_resp *);
+
 
 #endif /* NOPS_OPERATION_H */

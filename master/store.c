@@ -348,11 +348,43 @@ static const char store_schema_v3[] =
 	"ALTER TABLE deployments ADD COLUMN base_commit TEXT;"
 	"ALTER TABLE deployments ADD COLUMN git_change TEXT;";
 
+/*
+ * Version 4: operations frozen with a deployment, as its revision declared them (an
+ * invalid one with why); the run log names the job it ran for, the
+ * operation's action and its state.
+ */
+static const char store_schema_v4[] =
+	"CREATE TABLE deployment_operations ("
+	"	deployment_id	INTEGER NOT NULL"
+	"			REFERENCES deployments (id) ON DELETE CASCADE,"
+	"	name		TEXT NOT NULL,"
+	"	job_id		TEXT NOT NULL,"		/* its job in git */
+	"	grp		TEXT NOT NULL,"
+	"	spec		TEXT,"			/* NULL when invalid */
+	"	spec_hash	TEXT,"
+	"	revision	TEXT,"			/* <job>-<8 hex> */
+	"	input_schema	TEXT,"
+	"	sensitive	INTEGER NOT NULL DEFAULT 0,"
+	"	description	TEXT,"
+	"	confirm		TEXT,"
+	"	error		TEXT,"			/* why it cannot run */
+	"	PRIMARY KEY (deployment_id, name)"
+	") WITHOUT ROWID;"
+	"ALTER TABLE operation_runs ADD COLUMN namespace TEXT NOT NULL"
+	"	DEFAULT '';"
+	"ALTER TABLE operation_runs ADD COLUMN job TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE operation_runs ADD COLUMN state TEXT NOT NULL"
+	"	DEFAULT 'running';"
+	"CREATE INDEX operation_runs_job ON operation_runs"
+	"	(namespace, job, id);";
+
 /* Append only; never edit a step that has been released. */
 static const struct store_migration store_migrations[] = {
 	{ "initial schema", store_schema_v1, 0 },
 	{ "health progress and hook output kept", store_schema_v2, 0 },
 	{ "git context of a deployment", store_schema_v3, 0 },
+	{ "operations frozen with deployments; run log by job", store_schema_v4,
+	    0 },
 };
 
 static int

@@ -24,6 +24,8 @@
 
 #define CTL_INPUT_MAX	(256 * 1024)
 
+static void	 ctl_run_result(json_t *);
+
 /* The API path of TARGET, with "/actions/<action>" when action is set. */
 static char *
 ctl_target_path(const char *target, const char *action)
@@ -182,7 +184,7 @@ out:
 int
 cmd_action(struct ctl *ctl, int argc, char **argv)
 {
-	json_t	*body, *input, *a = NULL, *out;
+	json_t	*body, *input, *a = NULL;
 	char	*path;
 	long	 st;
 	int	 rv;
@@ -194,6 +196,9 @@ cmd_action(struct ctl *ctl, int argc, char **argv)
 	if (ctl->reason != NULL)
 		json_object_set_new(body, "reason", json_string(ctl->reason));
 	path = ctl_target_path(argv[0], argv[1]);
+	/* An operation <job>.<op> may run for 5 minutes: wait for it. */
+	if (strchr(argv[1], '.') != NULL)
+		ctl->timeout = 330;
 	st = ctl_call(ctl, "POST", path, body, &a);
 	free(path);
 	json_decref(body);
@@ -204,22 +209,107 @@ cmd_action(struct ctl *ctl, int argc, char **argv)
 		goto out;
 	}
 	/* An operation's result: its output, then its exit code. */
-	if ((out = json_object_get(a, "output")) != NULL &&
-	    json_is_string(out)) {
-		fwrite(json_string_value(out), 1, json_string_length(out),
-		    stdout);
-		if (json_string_length(out) > 0 && json_string_value(out)[
-		    json_string_length(out) - 1] != '\n')
-			putchar('\n');
-		printf("exit code %lld\n", (long long)json_integer_value(
-		    json_object_get(a, "exit_code")));
+	if (json_is_string(json_object_get(a, "state")) &&
+	    json_object_get(a, "exit_code") != NULL) {
+		ctl_run_result(a);
 		/* A non-zero exit is a result, and nopsctl says so too. */
-		if (json_integer_value(json_object_get(a, "exit_code")) != 0)
+		if (strcmp(ctl_str(a, "state", ""), "succeeded") != 0)
 			rv = EXIT_ANSWER;
 		goto out;
 	}
 	safe_printf("%s %s: %s\n", argv[0], argv[1],
 	    json_is_true(json_object_get(a, "queued")) ? "queued" : "done");
+out:
+	json_decref(a);
+	return rv;
+}
+
+/* An operation run: its output (as it is, for a terminal), its end. */
+static void
+ctl_run_result(json_t *a)
+{
+	json_t	*out = json_object_get(a, "output");
+
+	if (json_is_string(out)) {
+		fwrite(json_string_value(out), 1, json_string_length(out),
+		    stdout);
+		if (json_string_length(out) > 0 && json_string_value(out)[
+		    json_string_length(out) - 1] != '\n')
+			putchar('\n');
+	} else if (json_is_true(json_object_get(a, "sensitive")))
+		printf("(sensitive: the output was shown once, to whoever ran "
+		    "it, and is not stored)\n");
+	if (json_is_integer(json_object_get(a, "exit_code")))
+		printf("exit code %lld\n", (long long)json_integer_value(
+		    json_object_get(a, "exit_code")));
+	else
+		safe_printf("%s: %s\n", ctl_str(a, "state", "?"),
+		    ctl_str(a, "error", "no exit code"));
+}
+
+/*
+ * runs [namespace/]job [run]: the run log of a job's operations, newest
+ * first, or one run with its output.
+ */
+int
+cmd_runs(struct ctl *ctl, int argc, char **argv)
+{
+	struct ctl_table	*t;
+	json_t			*a = NULL, *v;
+	const char		*errstr = NULL;
+	char			*path, *base, code[32], id[32];
+	long long		 run = 0;
+	size_t			 i;
+	long			 st;
+	int			 rv;
+
+	if (argc == 2) {
+		run = strtonum(argv[1], 1, LLONG_MAX, &errstr);
+		if (errstr != NULL)
+			errx(EXIT_USAGE, "run %s is %s", argv[1], errstr);
+	}
+	base = ctl_target_path(argv[0], NULL);
+	if (strncmp(base, "/api/v1/jobs/", 13) != 0)
+		errx(EXIT_USAGE, "%s: want [namespace/]job", argv[0]);
+	if ((run > 0 ? asprintf(&path, "%s/operations/runs/%lld", base, run) :
+	    asprintf(&path, "%s/operations/runs?limit=100", base)) == -1)
+		err(1, "asprintf");
+	free(base);
+	st = ctl_call(ctl, "GET", path, NULL, &a);
+	free(path);
+	if ((rv = ctl_check(ctl, st, a)) != 0)
+		goto out;
+	if (ctl->json) {
+		ctl_print_json(a);
+		goto out;
+	}
+	if (run > 0) {
+		safe_printf("run %lld of %s by %s, started %s, %s\n", run,
+		    ctl_str(a, "action", "?"), ctl_str(a, "actor", "?"),
+		    ctl_str(a, "started_at", "?"), ctl_str(a, "state", "?"));
+		ctl_run_result(a);
+		goto out;
+	}
+	if (json_array_size(json_object_get(a, "items")) == 0) {
+		printf("no operation runs\n");
+		goto out;
+	}
+	t = table_new(6, "RUN", "ACTION", "BY", "STARTED", "STATE", "EXIT");
+	json_array_foreach(json_object_get(a, "items"), i, v) {
+		snprintf(id, sizeof(id), "%lld", (long long)
+		    json_integer_value(json_object_get(v, "id")));
+		if (json_is_integer(json_object_get(v, "exit_code")))
+			snprintf(code, sizeof(code), "%lld", (long long)
+			    json_integer_value(json_object_get(v,
+			    "exit_code")));
+		else
+			snprintf(code, sizeof(code), "-");
+		table_row(t, id, ctl_str(v, "action", "?"), ctl_str(v, "actor",
+		    "?"), ctl_str(v, "started_at", "?"), ctl_str(v, "state",
+		    "?"), code);
+	}
+	table_print(t, stdout, 0);
+	table_free(t);
 out:
 	json_decref(a);
 	return rv;

@@ -112,6 +112,8 @@ static const struct ctl_cmd ctl_cmds[] = {
 	    cmd_action, "take an action (or run an operation)" },
 	{ "left-behind", 1, 3, "id [retry | forget entry]", no_opts, "",
 	    cmd_left_behind, "objects a deployment's cleanups left behind" },
+	{ "runs",	1, 2, "[namespace/]job [run]", no_opts, "", cmd_runs,
+	    "the run log of a job's operations, or one run" },
 	{ "orphans",	0, 0, "",		no_opts, "", cmd_orphans,
 	    "jobs nops deployed that are gone from git" },
 	{ "errors",	0, 0, "",		no_opts, "", cmd_errors,
@@ -272,7 +274,8 @@ ctl_call(struct ctl *ctl, const char *method, const char *path,
 		errx(EXIT_USAGE, "request too long: %.64s...", path);
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)CTL_TIMEOUT);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, ctl->timeout > 0 ? ctl->timeout :
+	    (long)CTL_TIMEOUT);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, ctl_write_cb);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &buf);

@@ -26,6 +26,7 @@ struct ctl {
 	const char	*job;		/* deployments -J */
 	long long	 limit;		/* deployments -l, 0 for all */
 	const char	*input;		/* action --input */
+	long		 timeout;	/* seconds for an answer; 0: default */
 };
 
 struct option;
@@ -73,6 +74,7 @@ int		 cmd_actions(struct ctl *, int, char **);
 int		 cmd_action(struct ctl *, int, char **);
 char		*ctl_actions_enabled(json_t *);
 int		 cmd_left_behind(struct ctl *, int, char **);
+int		 cmd_runs(struct ctl *, int, char **);
 
 /* ctl_print.c: tables, safe strings, plan diffs */
 struct ctl_table;

@@ -73,6 +73,41 @@ main(void)
 	CHECK(jm.jm_errors == 0);
 	TEST_END();
 
+	TEST_BEGIN("meta: a managed job lists its operations");
+	read_meta("{\"nops_managed\":\"true\",\"nops_operations\":"
+	    "\" db-backup-now, db-restore\"}", &jm);
+	CHECK(jm.jm_nops == 2);
+	CHECK(jm.jm_nops == 2 && strcmp(jm.jm_ops[1], "db-restore") == 0);
+	CHECK(jm.jm_errors == 0);
+	meta_free(&jm);
+	TEST_END();
+
+	TEST_BEGIN("meta: an operation names its job; sensitive is a boolean");
+	read_meta("{\"nops_role\":\"operation\",\"nops_operation_of\":"
+	    "\"db\",\"nops_sensitive\":\"true\",\"nops_input_schema\":"
+	    "\"{\\\"type\\\":\\\"object\\\"}\"}", &jm);
+	CHECK(jm.jm_role == META_OPERATION);
+	CHECK(jm.jm_sensitive == 1);
+	CHECK(jm.jm_errors == 0);
+	TEST_END();
+
+	TEST_BEGIN("meta: an operation without its job, with a bad schema");
+	read_meta("{\"nops_role\":\"operation\",\"nops_sensitive\":"
+	    "\"yes\",\"nops_input_schema\":\"[1\"}", &jm);
+	CHECK(has_issue(&jm, META_ERROR, "nops_operation_of"));
+	CHECK(has_issue(&jm, META_ERROR, "nops_sensitive"));
+	CHECK(has_issue(&jm, META_ERROR, "nops_input_schema"));
+	TEST_END();
+
+	TEST_BEGIN("meta: operation keys on another job are ignored, warned");
+	read_meta("{\"nops_managed\":\"true\",\"nops_sensitive\":"
+	    "\"true\",\"nops_operations\":\"a,a\"}", &jm);
+	CHECK(has_issue(&jm, META_WARN, "nops_sensitive"));
+	CHECK(has_issue(&jm, META_ERROR, "nops_operations"));
+	CHECK(jm.jm_sensitive == 0);
+	meta_free(&jm);
+	TEST_END();
+
 	TEST_BEGIN("meta: unknown nops_ key warns and changes nothing");
 	read_meta("{\"nops_managed\":\"true\",\"nops_polcy\":\"auto\"}", &jm);
 	CHECK(has_issue(&jm, META_WARN, "nops_polcy"));

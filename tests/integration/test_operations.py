@@ -1,0 +1,334 @@
+"""Operations end to end, against nomadsim (raw_exec tasks run for real),
+real git and the real daemon: the actions a job lists for its deployed
+revision, a run with valid input (exit code, output, the input as the
+dispatch payload), a non-zero exit code as a result, input the schema
+refuses (nothing dispatched), a run past its timeout (stopped), a
+sensitive run (output shown once, never stored or logged), the input
+kept out of the store and the log, the 100-run cap, the ACL, the audit
+event, the errors of seed 003's table, nopsctl and the run log's API."""
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from enginelib import setup, job_hcl, ok, wait_until  # noqa: E402
+from gitlib import NOPSCTL  # noqa: E402
+
+INPUT_MARK = "input-marker-7Qx9"
+SECRET = "sensitive-output-Zk42wq"
+
+
+def op_hcl(jid, serves, script, schema=None, sensitive=False, extra=""):
+    meta = ['    nops_role = "operation"',
+            '    nops_operation_of = "%s"' % serves]
+    if schema is not None:
+        meta.append("    nops_input_schema = %s" % json.dumps(
+            json.dumps(schema)))
+    if sensitive:
+        meta.append('    nops_sensitive = "true"')
+    if extra:
+        meta.append(extra)
+    return """job "%s" {
+  type = "batch"
+  datacenters = ["dc1"]
+  meta {
+%s
+  }
+  parameterized {
+    payload = "optional"
+    meta_optional = ["nops_run", "nops_job", "nops_operation"]
+  }
+  group "o" {
+    restart {
+      attempts = 0
+      mode = "fail"
+    }
+    reschedule {
+      attempts = 0
+      unlimited = false
+    }
+    task "run" {
+      driver = "raw_exec"
+      dispatch_payload {
+        file = "input.json"
+      }
+      config {
+        command = "/bin/sh"
+        args = ["-c", %s]
+      }
+    }
+  }
+}
+""" % (jid, "\n".join(meta), json.dumps(script))
+
+
+ECHO_SCHEMA = {"type": "object", "required": ["name"],
+               "additionalProperties": False,
+               "properties": {"name": {"type": "string", "minLength": 1},
+                              "count": {"type": "integer", "maximum": 5}}}
+
+FILES = {
+    "nomad/db.nomad.hcl": job_hcl(
+        "db", policy="auto", count=1, extra_meta='    nops_operations = '
+        '"db-echo, db-fail, db-slow, db-secret, db-broken"'),
+    "nomad/db-echo.nomad.hcl": op_hcl(
+        "db-echo", "db", 'echo "hello from run $NOMAD_META_nops_run"; '
+        'echo "payload $(wc -c < "$NOMAD_TASK_DIR/input.json") bytes"; '
+        'echo to-stderr >&2',
+        ECHO_SCHEMA),
+    "nomad/db-fail.nomad.hcl": op_hcl(
+        "db-fail", "db", "echo failing; exit 3"),
+    "nomad/db-slow.nomad.hcl": op_hcl("db-slow", "db", "sleep 60"),
+    "nomad/db-secret.nomad.hcl": op_hcl(
+        # printed in two halves: the job file must not hold it whole
+        "db-secret", "db", "printf '%%s%%s\\n' '%s' '%s'" % (
+            SECRET[:9], SECRET[9:]), sensitive=True),
+    "nomad/db-broken.nomad.hcl": op_hcl(
+        "db-broken", "db", "exit 0",
+        {"$ref": "http://example.com/remote.json"}),
+}
+
+
+def children(sim, rev_prefix):
+    st, j = sim.call("GET", "/v1/jobs?prefix=%s" % rev_prefix)
+    return [x["ID"] for x in (j or []) if "/dispatch-" in x["ID"]]
+
+
+def db_rows(nops, sql, args=()):
+    c = sqlite3.connect(os.path.join(nops.db, "nops.db"), timeout=10)
+    try:
+        return c.execute(sql, args).fetchall()
+    finally:
+        c.close()
+
+
+def tcp(nops, method, path, body=None, token=None):
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request("http://127.0.0.1:%d%s" % (
+        nops.http_port, path), data=data, method=method)
+    if data is not None:
+        req.add_header("Content-Type", "application/json")
+    if token:
+        req.add_header("Authorization", "Bearer " + token)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.loads(r.read() or b"null")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"null")
+
+
+class Clock:
+    """nomadsim's clock stands still in tests (--speed 0): move it a
+    second every 0.2 s while runs are under way, as time passes in a
+    real cluster (a raw_exec task still ends when its process does)."""
+
+    def __init__(self, sim):
+        self.sim = sim
+        self.stop = threading.Event()
+        self.t = threading.Thread(target=self.run, daemon=True)
+        self.t.start()
+
+    def run(self):
+        while not self.stop.wait(0.2):
+            try:
+                self.sim.advance(1)
+            except Exception:
+                pass
+
+
+def main():
+    env, sim, remote, nops = setup(
+        FILES, extra=['policy "viewer" {', '\tnamespace "*" { read }', '}'],
+        extra_env={"NOPS_TEST_OPERATION_TIMEOUT": "4"})
+    wait_until(lambda: nops.active("db") is not None or
+               nops.job_state("db") == "in_sync", 15)
+    did = nops.active("db")
+    if did is not None:
+        nops.wait_deploy_state(did, ("completed", "failed"), 30, sim_step=30)
+    ok("setup: the job's deployment completed",
+       did is not None and nops.deployment(did)["state"] == "completed",
+       nops.deployment(did) if did else nops.job("db"))
+
+    clock = Clock(sim)
+    acts = {a["id"]: a for a in nops.job("db")["actions"]}
+    ok("list: the deployed revision's operations, as <job>.<operation>",
+       all(("db." + n) in acts for n in ("echo", "fail", "slow", "secret",
+                                         "broken")), sorted(acts))
+    a = acts.get("db.echo", {})
+    ok("list: an operation is kind operation with its group, schema and "
+       "sensitive", a.get("kind") == "operation" and a.get("group") == "echo"
+       and a.get("input_schema") == ECHO_SCHEMA and a.get("sensitive") is
+       False and a.get("enabled") is True, a)
+    ok("list: a sensitive operation says so",
+       acts.get("db.secret", {}).get("sensitive") is True,
+       acts.get("db.secret"))
+    ok("list: an operation whose schema cannot be used is disabled, with "
+       "why", acts.get("db.broken", {}).get("enabled") is False and
+       "cannot do" in acts.get("db.broken", {}).get("disabled_reason", ""),
+       acts.get("db.broken"))
+
+    # A run with valid input.
+    st, j = nops.job_action("db", "db.echo", {"input": {
+        "name": INPUT_MARK, "count": 2}})
+    ok("run: valid input answers 200 with exit code 0",
+       st == 200 and j.get("exit_code") == 0 and j.get("state") ==
+       "succeeded", (st, j))
+    out = (j or {}).get("output") or ""
+    sent = json.dumps({"count": 2, "name": INPUT_MARK}, sort_keys=True,
+                      separators=(",", ":")).encode()
+    ok("run: the output holds stdout and stderr, and the input came as "
+       "the payload", "hello from run %s" % j.get("id") in out and
+       "payload %d bytes" % len(sent) in out and
+       "to-stderr" in out, out)
+    echo_run = (j or {}).get("id")
+
+    # Input the schema refuses: nothing is dispatched.
+    before = children(sim, "db-echo-")
+    st, j = nops.job_action("db", "db.echo", {"input": {"name": 5}})
+    ok("schema: a bad value is invalid_configuration (422) naming its path",
+       st == 422 and j["error"]["code"] == "invalid_configuration" and
+       "/name" in j["error"]["message"], (st, j))
+    st, j = nops.job_action("db", "db.echo", {"input": {"name": "x",
+                                                         "extra": 1}})
+    ok("schema: a property the schema does not allow is refused",
+       st == 422 and "extra" in j["error"]["message"], (st, j))
+    st, j = nops.job_action("db", "db.echo", {"input": {}})
+    ok("schema: a missing required property is refused",
+       st == 422 and "name" in j["error"]["message"], (st, j))
+    ok("schema: nothing was dispatched for refused input",
+       children(sim, "db-echo-") == before, (before,
+                                             children(sim, "db-echo-")))
+
+    st, j = nops.job_action("db", "db.fail")
+    ok("run: a non-zero exit code is a result (200), not an error",
+       st == 200 and j.get("exit_code") == 3 and j.get("state") == "failed"
+       and "failing" in (j.get("output") or ""), (st, j))
+
+    st, j = nops.job_action("db", "db.slow")
+    ok("run: past its timeout the run is stopped and says so",
+       st == 200 and j.get("state") == "timed_out" and
+       j.get("exit_code") is None and "timed out" in (j.get("error") or ""),
+       (st, j))
+    slow = [c for c in children(sim, "db-slow-")]
+    ok("run: the timed-out run is stopped in Nomad",
+       slow and all((sim.job(c) or {}).get("Stop") for c in slow), slow)
+
+    st, j = nops.job_action("db", "db.secret")
+    ok("sensitive: the answer shows the output once",
+       st == 200 and SECRET in (j.get("output") or ""), (st, j))
+    sec_run = (j or {}).get("id")
+    st, d = nops.api("GET", "/api/v1/jobs/default/db/operations/runs/%s" %
+                     sec_run)
+    ok("sensitive: the run log keeps no output", st == 200 and
+       d["output"] is None and d["sensitive"] is True and
+       d["exit_code"] == 0, (st, d))
+
+    st, j = nops.job_action("db", "db.broken")
+    ok("errors: the deployed revision cannot do it: invalid_configuration",
+       st == 422 and j["error"]["code"] == "invalid_configuration",
+       (st, j))
+    st, j = nops.job_action("db", "db.nosuch")
+    ok("errors: no such operation: not_found", st == 404 and
+       j["error"]["code"] == "not_found", (st, j))
+    st, j = nops.job_action("nosuch", "nosuch.echo")
+    ok("errors: no such job: not_found", st == 404, (st, j))
+
+    # ACL: a read-only token may list, not run.
+    rc, tok, err = nops.ctl("token", "create", "viewer-t", "--policy",
+                            "viewer")
+    tok = tok.strip().splitlines()[-1] if rc == 0 else ""
+    n_before = len(db_rows(nops, "SELECT id FROM operation_runs"))
+    st, j = tcp(nops, "POST", "/api/v1/jobs/default/db/actions/db.echo",
+                {"input": {"name": "acl"}}, tok)
+    ok("acl: running an operation needs operate (403)", st == 403, (st, j))
+    ok("acl: a refused run leaves no run", len(db_rows(
+        nops, "SELECT id FROM operation_runs")) == n_before)
+    st, j = tcp(nops, "GET", "/api/v1/jobs/default/db/operations/runs",
+                None, tok)
+    ok("acl: read may list the runs", st == 200 and len(j["items"]) >= 4,
+       (st, j))
+    acts = {a["id"]: a for a in tcp(nops, "GET", "/api/v1/jobs/default/db",
+                                    None, tok)[1]["actions"]}
+    ok("acl: the list says operate is needed",
+       acts["db.echo"]["enabled"] is False and "operate" in
+       acts["db.echo"]["disabled_reason"], acts.get("db.echo"))
+
+    ev = db_rows(nops, "SELECT actor, action, target, detail FROM events "
+                 "WHERE action LIKE 'operation.%'")
+    ok("audit: each run has its event operation.<job>.<op>",
+       ("root", "operation.db.echo", "job/default/db", "run %s" % echo_run)
+       in [tuple(x) for x in ev] and any(x[1] == "operation.db.secret"
+                                         for x in ev), ev)
+
+    # Neither the input nor the sensitive output is in the store or log.
+    dbdir = nops.db
+    blob = b""
+    for f in os.listdir(dbdir):
+        if os.path.isfile(os.path.join(dbdir, f)):
+            with open(os.path.join(dbdir, f), "rb") as fh:
+                blob += fh.read()
+    ok("store: the input is nowhere in the database files",
+       INPUT_MARK.encode() not in blob)
+    ok("store: the sensitive output is nowhere in the database files",
+       SECRET.encode() not in blob)
+    log = nops.logtext()
+    ok("log: neither the input nor the sensitive output is logged",
+       INPUT_MARK not in log and SECRET not in log)
+
+    # nopsctl
+    r = subprocess.run([NOPSCTL, "-s", nops.sock, "action", "db", "db.echo",
+                        "--input", '{"name": "from-ctl"}'],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=60)
+    ok("nopsctl action: runs an operation and prints its exit code and "
+       "output", r.returncode == 0 and "exit code 0" in r.stdout and
+       "hello from run" in r.stdout, (r.returncode, r.stdout, r.stderr))
+    r = subprocess.run([NOPSCTL, "-s", nops.sock, "action", "db", "db.fail"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=60)
+    ok("nopsctl action: a failed run exits 1 with its exit code",
+       r.returncode == 1 and "exit code 3" in r.stdout, (r.returncode,
+                                                         r.stdout, r.stderr))
+    rc, out, err = nops.ctl("runs", "db")
+    ok("nopsctl runs: the run log as a table",
+       rc == 0 and "db.fail" in out and "db.secret" in out and
+       "timed_out" in out, (rc, out, err))
+    rc, out, err = nops.ctl("runs", "default/db", str(sec_run))
+    ok("nopsctl runs JOB RUN: one run; a sensitive one shows no output",
+       rc == 0 and SECRET not in out and "not stored" in out,
+       (rc, out, err))
+    # The cap: 100 runs per job.
+    c = sqlite3.connect(os.path.join(nops.db, "nops.db"), timeout=10)
+    with c:
+        for i in range(110):
+            c.execute("INSERT INTO operation_runs (deployment_id, namespace,"
+                      " job, operation, actor, started_at, ended_at,"
+                      " exit_code, state) VALUES (?, 'default', 'db',"
+                      " 'echo', 'filler', ?, ?, 0, 'succeeded')",
+                      (did, int(time.time()), int(time.time())))
+    c.close()
+    st, j = nops.job_action("db", "db.echo", {"input": {"name": "cap"}})
+    rows = db_rows(nops, "SELECT id FROM operation_runs WHERE job = 'db' "
+                   "ORDER BY id DESC")
+    ok("cap: the log keeps the last 100 runs of a job, the newest first",
+       st == 200 and len(rows) == 100 and rows[0][0] == j.get("id"),
+       (st, len(rows)))
+    st, page = nops.api("GET", "/api/v1/jobs/default/db/operations/runs"
+                        "?limit=60")
+    st2, page2 = nops.api("GET", "/api/v1/jobs/default/db/operations/runs"
+                          "?limit=60&cursor=" + str(page["next"]))
+    ok("api: the run list pages with limit and cursor",
+       st == 200 and len(page["items"]) == 60 and page["next"] and
+       st2 == 200 and len(page2["items"]) == 40 and page2["next"] is None,
+       (st, st2))
+
+    clock.stop.set()
+    env.cleanup()
+
+
+main()
