@@ -63,5 +63,7 @@ int		 health_awaiting_promotion(const json_t *);
 /* engine_hooks.c: run the hooks of a phase, one step per call. */
 void		 apply_hooks(struct deploy *, const char *phase);
 void		 hooks_left_behind_clear(const char *ns, const char *rev);
+/* An allocation's exit code (-1: none), hooks' and operations'. */
+int		 hook_exit_code(const json_t *alloc);
 
 #endif /* NOPS_ENGINE_APPLY_H */

@@ -523,7 +523,8 @@ hook_stopped(struct nomad_result *res, void *arg)
 	astep_done(as);
 }
 
-static int
+/* The exit code of a dead allocation's task: its last Terminated event. */
+int
 hook_exit_code(const json_t *alloc)
 {
 	json_t		*states, *ts, *ev;

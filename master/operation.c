@@ -41,7 +41,7 @@
 #include "nomad.h"
 #include "deploy.h"
 #include "engine.h"
-#include "apply.h"
+#include "engine_apply.h"
 #include "api.h"
 #include "jsonb.h"
 #include "redact.h"
@@ -791,24 +791,6 @@ oprun_stdout(struct nomad_result *res, void *arg)
 	nomad_call(NOMAD_OP_ALLOC_LOGS, &a, oprun_stderr, r);
 }
 
-static int
-op_exit_code(const json_t *alloc)
-{
-	json_t		*ts, *ev;
-	const char	*k, *type;
-	size_t		 i;
-	int		 code = -1;
-
-	json_object_foreach(json_object_get(alloc, "TaskStates"), k, ts)
-		json_array_foreach(json_object_get(ts, "Events"), i, ev) {
-			type = json_string_value(json_object_get(ev, "Type"));
-			if (type != NULL && strcmp(type, "Terminated") == 0)
-				code = (int)json_integer_value(
-				    json_object_get(ev, "ExitCode"));
-		}
-	return code;
-}
-
 static void
 oprun_polled(struct nomad_result *res, void *arg)
 {
@@ -842,7 +824,7 @@ oprun_polled(struct nomad_result *res, void *arg)
 		oprun_later(r, oprun_poll, OPERATION_POLL_S);
 		return;
 	}
-	r->r_exit = op_exit_code(last);
+	r->r_exit = hook_exit_code(last);
 	cs = json_string_value(json_object_get(last, "ClientStatus"));
 	if (r->r_exit < 0)
 		r->r_exit = strcmp(cs, "complete") == 0 ? 0 : 1;
