@@ -349,9 +349,9 @@ static const char store_schema_v3[] =
 	"ALTER TABLE deployments ADD COLUMN git_change TEXT;";
 
 /*
- * Version 4: operations frozen with a deployment, as its revision declared them (an
- * invalid one with why); the run log names the job it ran for, the
- * operation's action and its state.
+ * Version 4: operations frozen with a deployment, as its revision
+ * declared them (an invalid one with why); the run log names the job it
+ * ran for and the run's state.
  */
 static const char store_schema_v4[] =
 	"CREATE TABLE deployment_operations ("
