@@ -323,6 +323,7 @@ void	 html_job(struct wbuf *, const struct web_view *, json_t *job,
 	    json_t *deployments);
 
 /* web_html_action.c: controls drawn from an "actions" list */
+void	 html_operation_run(struct wbuf *, const struct web_view *, json_t *);
 void	 html_actions(struct wbuf *, const struct web_view *, json_t *actions,
 	    const char *base);
 

@@ -506,6 +506,19 @@ web_action_done(struct web_page *pg)
 		web_page_failed(pg, wk);
 		return;
 	}
+	/* An operation's run: its result now (a sensitive one only now). */
+	if (pg->wg_what == WEB_ACT_JOB && json_is_object(wk->wk_json) &&
+	    json_is_string(json_object_get(wk->wk_json, "state")) &&
+	    json_object_get(wk->wk_json, "exit_code") != NULL) {
+		struct web_view	 v;
+
+		web_view_init(&v, pg, "Operation", "jobs");
+		wbuf_init(&b);
+		html_operation_run(&b, &v, wk->wk_json);
+		web_add_header(&pg->wg_rq, "Cache-Control", "no-store");
+		web_page_reply(pg, 200, &b);
+		return;
+	}
 	wbuf_init(&b);
 	wbuf_puts(&b, pg->wg_back);
 	wbuf_puts(&b, "?done=");

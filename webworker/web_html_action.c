@@ -148,3 +148,36 @@ html_actions(struct wbuf *b, const struct web_view *v, json_t *actions,
 	}
 	wbuf_puts(b, "</div>");
 }
+
+/*
+ * The answer to an operation: its run, drawn once.  A sensitive run's
+ * output is in this page only: nopsd keeps no copy, so it says so.
+ */
+void
+html_operation_run(struct wbuf *b, const struct web_view *v, json_t *run)
+{
+	json_t		*code = json_object_get(run, "exit_code");
+	const char	*out = jstr(run, "output"), *err = jstr(run, "error");
+
+	html_begin(b, v);
+	wbuf_htmlf(b, "<h1>Operation %s</h1>", jstr(run, "action") != NULL ?
+	    jstr(run, "action") : "?");
+	wbuf_puts(b, "<p>Job ");
+	html_job_link(b, jstr(run, "namespace"), jstr(run, "job"));
+	wbuf_htmlf(b, ", run %ld by %s: ", (long)jint(run, "id"),
+	    jstr(run, "actor") != NULL ? jstr(run, "actor") : "?");
+	html_state(b, jstr(run, "state") != NULL ? jstr(run, "state") : "?");
+	if (json_is_integer(code))
+		wbuf_htmlf(b, " <span id=\"exit-code\">exit code %ld</span>",
+		    (long)json_integer_value(code));
+	wbuf_puts(b, "</p>");
+	if (err != NULL)
+		html_message(b, "error", err);
+	if (json_is_true(json_object_get(run, "sensitive")))
+		html_message(b, "warn", "Sensitive output: shown this once. "
+		    "nops keeps no copy of it; copy what you need now.");
+	if (out != NULL)
+		wbuf_htmlf(b, "<pre class=\"output\" id=\"run-output\">%s"
+		    "</pre>", out);
+	html_end(b);
+}

@@ -52,7 +52,7 @@ static const char web_css[] =
 ".counts .hot{border-color:#e0a800;background:#fff8e1}\n"
 ".msg{padding:.6em 1em;border-radius:6px;margin:.6em 0}\n"
 ".msg.done{background:#dcf3e3}.msg.error{background:#fbe0e0}"
-".msg.info{background:#e6eefb}\n"
+".msg.info{background:#e6eefb}.msg.warn{background:#fff8e1}\n"
 ".actions{display:flex;flex-wrap:wrap;gap:.6em;align-items:flex-end;"
 "margin:.6em 0}\n"
 ".actions form{display:flex;gap:.4em;align-items:center;margin:0}\n"

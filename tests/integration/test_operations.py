@@ -265,6 +265,24 @@ def main():
        in [tuple(x) for x in ev] and any(x[1] == "operation.db.secret"
                                          for x in ev), ev)
 
+    # The dashboard: the form from the schema, the run's result page.
+    st, html = nops.curl("GET", "/jobs/default/db")
+    ok("dashboard: the job page draws the operation's form from its "
+       "schema", st == 200 and 'action="/jobs/default/db/actions/db.echo"'
+       in html and 'name="in.name"' in html and 'name="in.n.count"' in html
+       and 'data-group="echo"' in html, html[-3000:] if st == 200 else st)
+    st, html = nops.curl("POST", "/jobs/default/db/actions/db.echo",
+                         "in.name=from-the-page&in.n.count=1",
+                         "application/x-www-form-urlencoded")
+    ok("dashboard: running it shows the run: exit code and output",
+       st == 200 and 'id="exit-code">exit code 0' in html and
+       "hello from run" in html, (st, html[-1500:]))
+    st, html = nops.curl("POST", "/jobs/default/db/actions/db.secret", "",
+                         "application/x-www-form-urlencoded")
+    ok("dashboard: a sensitive run's output is shown once, saying so",
+       st == 200 and SECRET in html and "shown this once" in html,
+       (st, html[-1500:]))
+
     # Neither the input nor the sensitive output is in the store or log.
     dbdir = nops.db
     blob = b""
