@@ -125,6 +125,8 @@ int		 auth_throttle_check(const char *remote, const char *user,
 		    time_t now);
 void		 auth_throttle_failed(const char *remote, const char *user,
 		    time_t now);
+/* Everyone's failed logins over the last minute (sliding). */
+unsigned int	 auth_throttle_global(time_t now);
 /* "a:<address>" or "a:<prefix>/64", the source the limits count. */
 void		 auth_throttle_source(const char *remote, char *key,
 		    size_t keylen);

@@ -2,7 +2,8 @@
  * Login throttling that cannot be turned into a lockout (nopsd.8,
  * AUTHENTICATION).  Failures are counted per source (an address, or the
  * /64 of an IPv6 one) and per user name, in a fixed window of 5 minutes,
- * and of everyone together in a minute.  The rule that makes it safe:
+ * and of everyone together over the last minute (sliding, in 5-second
+ * steps, so that failures spread across a minute's edge still count).  The rule that makes it safe:
  * only sources that have failed are ever refused.
  *
  * - A source with 5 failures waits until its window ends.
@@ -32,15 +33,53 @@
 #include "nops.h"
 #include "auth.h"
 
-static struct auth_rl	*th_src, *th_user, *th_all;
+static struct auth_rl	*th_src, *th_user;
+
+/*
+ * Everyone's failures over the last AUTH_RL_GLOBAL_WINDOW seconds, in
+ * buckets of TH_STEP seconds: a sliding window, not one that resets.
+ */
+#define TH_STEP		5
+#define TH_BUCKETS	(AUTH_RL_GLOBAL_WINDOW / TH_STEP)
+static struct {
+	time_t		 at[TH_BUCKETS];	/* the step a bucket counts */
+	unsigned int	 n[TH_BUCKETS];
+} th_all;
+
+static void
+th_all_fail(time_t now)
+{
+	time_t	 step = now / TH_STEP;
+	size_t	 i = (size_t)(step % TH_BUCKETS);
+
+	if (th_all.at[i] != step) {
+		th_all.at[i] = step;
+		th_all.n[i] = 0;
+	}
+	th_all.n[i]++;
+}
+
+/* Failures in the steps that overlap the last window. */
+unsigned int
+auth_throttle_global(time_t now)
+{
+	time_t		 step = now / TH_STEP;
+	unsigned int	 sum = 0;
+	size_t		 i;
+
+	for (i = 0; i < TH_BUCKETS; i++)
+		if (th_all.at[i] <= step && step - th_all.at[i] < TH_BUCKETS)
+			sum += th_all.n[i];
+	return sum;
+}
 
 void
 auth_throttle_shutdown(void)
 {
 	auth_rl_free(th_src);
 	auth_rl_free(th_user);
-	auth_rl_free(th_all);
-	th_src = th_user = th_all = NULL;
+	th_src = th_user = NULL;
+	memset(&th_all, 0, sizeof(th_all));
 }
 
 static void
@@ -50,7 +89,6 @@ auth_throttle_init(void)
 		return;
 	th_src = auth_rl_new(AUTH_RL_SLOTS, AUTH_RL_FAILS, AUTH_RL_WINDOW);
 	th_user = auth_rl_new(AUTH_RL_SLOTS, AUTH_RL_FAILS, AUTH_RL_WINDOW);
-	th_all = auth_rl_new(1, AUTH_RL_GLOBAL_FAILS, AUTH_RL_GLOBAL_WINDOW);
 }
 
 void
@@ -94,8 +132,8 @@ auth_throttle_check(const char *remote, const char *user, time_t now)
 		return (int)(end - now);
 	if (auth_rl_count(th_user, ukey, now, NULL, NULL) >= AUTH_RL_FAILS)
 		return (int)(end - now);
-	if (auth_rl_count(th_all, "*", now, NULL, NULL) >=
-	    AUTH_RL_GLOBAL_FAILS && now - last < AUTH_RL_BRAKE_SPACING)
+	if (auth_throttle_global(now) >= AUTH_RL_GLOBAL_FAILS &&
+	    now - last < AUTH_RL_BRAKE_SPACING)
 		return (int)(AUTH_RL_BRAKE_SPACING - (now - last));
 	return 0;
 }
@@ -110,5 +148,5 @@ auth_throttle_failed(const char *remote, const char *user, time_t now)
 	snprintf(ukey, sizeof(ukey), "u:%s", user != NULL ? user : "?");
 	auth_rl_fail(th_src, src, now);
 	auth_rl_fail(th_user, ukey, now);
-	auth_rl_fail(th_all, "*", now);
+	th_all_fail(now);
 }

@@ -2,13 +2,15 @@
 limit holds as documented (just under, at and over it, by Content-Length
 and chunked, on the API and on a signed webhook: exact statuses, never a
 stall); strict framing; the Host allow-list; our security headers on every
-early refusal; an idle flood from one address while another is served."""
+early refusal; an idle flood from one address while another is served;
+in a network namespace of its own, IPv6 connections counted per /64."""
 import hashlib
 import hmac
 import json
 import os
 import re
 import socket
+import subprocess
 import sys
 import time
 
@@ -268,6 +270,7 @@ def case_login(w):
     # 14 addresses try alice's password 5 times each.  The first fails 5
     # times; then alice's name is under attack and each other address,
     # once it has failed, waits: one guess per address, not five.
+    t0 = time.monotonic()
     codes = []
     for i in range(14):
         for _ in range(5):
@@ -298,8 +301,12 @@ def case_login(w):
        st == 429 and 0 < int(h.get("retry-after", "0")) <= 30, (st, h))
     log = w.nops.logtext()
     n = log.count("failed login for")
-    ok("lockout: 79 failed logins made %d log lines (coalesced)" % n,
-       n <= 15, n)
+    # At most 5 lines per 10-second window (nopsd.8): a slow machine
+    # spreads the logins over more windows, so the bound is the windows'.
+    windows = int((time.monotonic() - t0) // 10) + 2
+    ok("lockout: 79 failed logins made %d log lines (coalesced, at most "
+       "5 in each of %d windows)" % (n, windows), n <= 5 * windows and
+       n < 79, n)
     st, text = w.local("GET", "/metrics")
     m = re.search(r'nops_log_events_total\{what="failed logins"\} (\d+)',
                   text)
@@ -404,6 +411,73 @@ def case_idle_flood(w):
     ok("idle flood: once they close, the address is served again", got)
 
 
+V6_NET = "fd00:6e6f:7073::"		# the daemon's /64, and a neighbour
+V6_OTHER = "fd00:6e6f:7073:1::"	# another /64
+
+
+def v6_exchange(port, src, timeout=10):
+    s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    out = b""
+    try:
+        s.bind((src, 0))
+        s.connect((V6_NET + "10", port))
+        s.sendall(b"GET /login HTTP/1.1\r\nHost: v6.test\r\n"
+                  b"Connection: close\r\n\r\n")
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            out += d
+    except (socket.timeout, ConnectionResetError):
+        pass
+    finally:
+        s.close()
+    return out
+
+
+def case_v6_prefix():
+    """Run in a network namespace of our own (main() starts it), where
+    loopback may carry any IPv6 address: two addresses of one /64 share
+    its count, another /64 has its own."""
+    for cmd in (["ip", "link", "set", "lo", "up"],
+                ["ip", "addr", "add", V6_NET + "10/64", "dev", "lo",
+                 "nodad"],
+                ["ip", "addr", "add", V6_NET + "11/64", "dev", "lo",
+                 "nodad"],
+                ["ip", "addr", "add", V6_NET + "12/64", "dev", "lo",
+                 "nodad"],
+                ["ip", "addr", "add", V6_OTHER + "10/64", "dev", "lo",
+                 "nodad"]):
+        subprocess.run(cmd, check=True)
+    port = free_port()
+    w = Web(tls=False, extra=['listen on %s10 port %d hostnames { '
+                              '"v6.test" }' % (V6_NET, port),
+                              "max-connections-per-address 2"])
+    socks = []
+    try:
+        for src in (V6_NET + "11", V6_NET + "11"):
+            s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+            s.settimeout(5)
+            s.bind((src, 0))
+            s.connect((V6_NET + "10", port))
+            socks.append(s)
+        time.sleep(1)
+        ok("v6: two idle connections from %s11 are kept" % V6_NET,
+           still_open(socks) == 2, still_open(socks))
+        r = v6_exchange(port, V6_NET + "12")
+        ok("v6: a third from another address of the same /64 (%s12) is "
+           "answered 503" % V6_NET, status_of(r) == 503 and
+           "retry-after" in headers_of(r), r[:200])
+        r = v6_exchange(port, V6_OTHER + "10")
+        ok("v6: one from another /64 (%s10) is served" % V6_OTHER,
+           status_of(r) == 200, r[:200])
+    finally:
+        for s in socks:
+            s.close()
+        w.stop()
+
+
 def main():
     port2 = free_port()
     webenv.Nops = HookNops
@@ -438,4 +512,12 @@ def main():
         env_probe.cleanup()
 
 
-main()
+if sys.argv[1:] == ["--v6"]:
+    case_v6_prefix()
+else:
+    main()
+    # Its own network namespace: its output joins ours.
+    r = subprocess.run(["unshare", "--net", sys.executable,
+                        os.path.abspath(__file__), "--v6"])
+    ok("v6: the namespaced part ran to its end", r.returncode == 0,
+       r.returncode)

@@ -461,6 +461,21 @@ test_throttle(void)
 	CHECK(auth_throttle_check("10.2.0.1:81", "carol", 2010) == 0);
 	TEST_END();
 
+	TEST_BEGIN("throttle: the brake's minute slides, it does not reset");
+	/* 10 at 4000, 40 at 4055, 20 at 4062: 60 within the last minute. */
+	for (i = 0; i < 70; i++) {
+		snprintf(a, sizeof(a), "10.9.%d.%d:1", i / 200, i % 200);
+		auth_throttle_failed(a, NULL, i < 10 ? 4000 : i < 50 ? 4055 :
+		    4062);
+	}
+	CHECK(auth_throttle_global(4062) == 60);
+	CHECK(auth_throttle_check("10.9.0.69:2", "erin", 4063) ==
+	    AUTH_RL_BRAKE_SPACING - 1);
+	/* A minute after the 40, only the 20 remain: the brake is off. */
+	CHECK(auth_throttle_global(4116) == 20);
+	CHECK(auth_throttle_check("10.9.0.69:2", "erin", 4116) == 0);
+	TEST_END();
+
 	TEST_BEGIN("throttle: unknown names share one entry");
 	for (i = 0; i < 5; i++) {
 		snprintf(a, sizeof(a), "10.3.0.%d:1", i);
