@@ -78,6 +78,19 @@ job_json(const struct ejob *ej, int detail)
 		state = "paused";
 	if (state != ej->ej_state)
 		note = "paused; detection takes it into account next cycle";
+	/*
+	 * And a sync window that closed since the cycle: held at once, as
+	 * the next cycle will find it.
+	 */
+	if (state == ej->ej_state && ej->ej_meta.jm_has_window &&
+	    ej->ej_drift && state != NULL && strcmp(state, "held") != 0 &&
+	    strcmp(state, "deploying") != 0 &&
+	    strcmp(state, "blocked") != 0 &&
+	    !meta_window_open(&ej->ej_meta, time(NULL))) {
+		state = "held";
+		note = "outside its sync window (it closed since the last "
+		    "detection cycle)";
+	}
 	o = jsonb_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:b,s:o,s:o}",
 	    "namespace", ej->ej_ns, "id", ej->ej_id,
 	    "repository", ej->ej_repo, "path", ej->ej_path,

@@ -192,11 +192,36 @@ engine_drift_cb(int fd, short ev, void *arg)
 	evtimer_add(engine_ev_drift, &tv);
 }
 
+/*
+ * A job held outside its sync window is deployed when the window opens,
+ * not at the next drift-interval: looked at every engine-interval (no
+ * call to Nomad; only the cron of each held job).
+ */
+static void
+engine_window_check(void)
+{
+	static time_t	 last;
+	struct ejob	*ej;
+	time_t		 now = time(NULL);
+
+	/* Windows open on a minute; a cycle that cannot deploy waits. */
+	if (now - last < 60)
+		return;
+	RB_FOREACH(ej, ejobs, &engine_env->e_jobs)
+		if (ej->ej_state != NULL && strcmp(ej->ej_state, "held") == 0 &&
+		    meta_window_open(&ej->ej_meta, now)) {
+			last = now;
+			engine_detect("a sync window opened");
+			return;
+		}
+}
+
 static void
 engine_apply_cb(int fd, short ev, void *arg)
 {
 	struct timeval	 tv;
 
+	engine_window_check();
 	apply_cycle();
 	tv.tv_sec = engine_cf->engine_interval;
 	tv.tv_usec = 0;

@@ -132,6 +132,9 @@ static const struct ctl_cmd ctl_cmds[] = {
 	    "hash a password from stdin for a users file" },
 	{ "gen-secret",	0, 0, "",		no_opts, "", cmd_gen_secret,
 	    "print a random secret" },
+	{ "check",	1, 1000, "file | directory ...", no_opts, "",
+	    cmd_check,
+	    "check job files offline: nops_ meta keys and hooks, FILE:LINE" },
 };
 
 static void
@@ -140,8 +143,8 @@ ctl_usage_to(FILE *f, int descs)
 	extern char	*__progname;
 	size_t		 i;
 
-	fprintf(f, "usage: %s [-jV] [-s socket | -u url -t tokenfile] "
-	    "command [argument ...]\n", __progname);
+	fprintf(f, "usage: %s [-jV] [-f file] [-s socket | -u url -t "
+	    "tokenfile] command [argument ...]\n", __progname);
 	fprintf(f, "commands (%s command --help for one):\n", __progname);
 	for (i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++) {
 		fprintf(f, "\t%s%s%s\n", ctl_cmds[i].name,
@@ -152,7 +155,8 @@ ctl_usage_to(FILE *f, int descs)
 	}
 	if (descs)
 		fprintf(f, "The control socket is -s, else $NOPS_SOCKET, else "
-		    "%s.\n", NOPS_CONTROL_SOCKET);
+		    "the control socket of the config file (-f, by default "
+		    "%s), else %s.\n", NOPS_CONF_FILE, NOPS_CONTROL_SOCKET);
 }
 
 __dead void
@@ -196,6 +200,9 @@ ctl_write_cb(char *ptr, size_t size, size_t nmemb, void *arg)
  * socket, refused (a stale socket left by a nopsd that is gone), or not
  * ours to use.
  */
+/* Where the socket's name came from, for the diagnostics. */
+static const char	*ctl_socket_origin = "the default";
+
 static void
 ctl_socket_diagnose(const char *path)
 {
@@ -204,9 +211,9 @@ ctl_socket_diagnose(const char *path)
 	int			 fd, e = 0;
 
 	if (stat(path, &sb) == -1) {
-		warnx("cannot reach nopsd: no control socket at %s (%s); is "
-		    "nopsd running?  Name the socket with -s or NOPS_SOCKET",
-		    path, strerror(errno));
+		warnx("cannot reach nopsd: no control socket at %s (%s, from "
+		    "%s); is nopsd running?  Name the socket with -s or "
+		    "NOPS_SOCKET", path, strerror(errno), ctl_socket_origin);
 		return;
 	}
 	if (!S_ISSOCK(sb.st_mode)) {
@@ -698,20 +705,22 @@ main(int argc, char *argv[])
 {
 	struct ctl		 ctl;
 	const struct ctl_cmd	*cmd = NULL;
-	const char		*tokenfile = NULL;
+	const char		*tokenfile = NULL, *conffile = NULL;
+	char			*confsock = NULL;
 	size_t			 i;
 	int			 ch, rv, n;
 
 	memset(&ctl, 0, sizeof(ctl));
-	ctl.socket = NOPS_CONTROL_SOCKET;
-	if (getenv("NOPS_SOCKET") != NULL && *getenv("NOPS_SOCKET") != '\0')
+	if (getenv("NOPS_SOCKET") != NULL && *getenv("NOPS_SOCKET") != '\0') {
 		ctl.socket = getenv("NOPS_SOCKET");
+		ctl_socket_origin = "NOPS_SOCKET";
+	}
 	if (argc > 1 && strcmp(argv[1], "--help") == 0) {
 		ctl_usage_to(stdout, 1);
 		return 0;
 	}
 	/* "+": stop at the command, whose options are its own. */
-	while ((ch = getopt(argc, argv, "+hjs:t:u:V")) != -1) {
+	while ((ch = getopt(argc, argv, "+f:hjs:t:u:V")) != -1) {
 		switch (ch) {
 		case 'h':
 			ctl_usage_to(stdout, 1);
@@ -722,8 +731,12 @@ main(int argc, char *argv[])
 		case 'j':
 			ctl.json = 1;
 			break;
+		case 'f':
+			conffile = optarg;
+			break;
 		case 's':
 			ctl.socket = optarg;
+			ctl_socket_origin = "-s";
 			break;
 		case 't':
 			tokenfile = optarg;
@@ -774,6 +787,19 @@ main(int argc, char *argv[])
 		exit(EXIT_USAGE);
 	}
 
+	/* nops.conf's control socket, when nothing named one. */
+	if (conffile != NULL && access(conffile, R_OK) == -1)
+		err(EXIT_USAGE, "-f %s", conffile);
+	if (ctl.socket == NULL) {
+		confsock = ctl_conf_socket(conffile != NULL ? conffile :
+		    NOPS_CONF_FILE);
+		if (confsock != NULL) {
+			ctl.socket = confsock;
+			ctl_socket_origin = conffile != NULL ? conffile :
+			    NOPS_CONF_FILE;
+		} else
+			ctl.socket = NOPS_CONTROL_SOCKET;
+	}
 	if (tokenfile != NULL)
 		ctl.token = ctl_read_token(tokenfile);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
@@ -784,5 +810,6 @@ main(int argc, char *argv[])
 		free(ctl.token);
 	}
 	curl_global_cleanup();
+	free(confsock);
 	return rv;
 }

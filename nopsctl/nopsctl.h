@@ -75,6 +75,10 @@ int		 cmd_action(struct ctl *, int, char **);
 char		*ctl_actions_enabled(json_t *);
 int		 cmd_left_behind(struct ctl *, int, char **);
 int		 cmd_runs(struct ctl *, int, char **);
+/* ctl_conf.c: the control socket nops.conf names, or NULL */
+char		*ctl_conf_socket(const char *path);
+/* ctl_check.c: job files checked offline */
+int		 cmd_check(struct ctl *, int, char **);
 
 /* ctl_print.c: tables, safe strings, plan diffs */
 struct ctl_table;

@@ -560,6 +560,30 @@ def case_readable_diff():
     env.cleanup()
 
 
+def case_window_opens():
+    """A job held outside its sync window shows held at once and is
+    deployed when the window opens, not at the next drift-interval (1h
+    here) or commit."""
+    import time
+    # The next minute, or the one after when this one is nearly over.
+    now = time.time()
+    t = time.gmtime(now + (120 if time.gmtime(now).tm_sec > 40 else 60))
+    win = '    nops_sync_window = "%d %d * * *"\n' \
+        '    nops_sync_window_duration = "10m"' % (t.tm_min, t.tm_hour)
+    env, sim, remote, nops = setup({
+        "nomad/web.nomad.hcl": job_hcl("web", policy="auto",
+                                       extra_meta=win)})
+    ok("window: a job outside its window is held at once",
+       nops.wait_job("web", "held", 15), nops.job("web"))
+    rc, out, err = nops.ctl("jobs")
+    ok("window: nopsctl jobs shows held", rc == 0 and "held" in out, out)
+    did = wait_until(lambda: nops.active("web"), 150, step=1)
+    ok("window: when the window opens the job is deployed without a "
+       "commit or a fetch", did and not nops.job("web")["state"] == "held",
+       nops.job("web"))
+    env.cleanup()
+
+
 def case_hook_output():
     """A hook run's output (the last 64 KiB, from Nomad's logs) is shown
     in the API, nopsctl show and the page, redacted like a diff."""
@@ -607,7 +631,8 @@ def case_hook_output():
 CASES = [case_auto_revert, case_manual_health, case_scale_during_pre_hooks,
          case_dispatch_transient, case_deploy_now, case_health_progress,
          case_failed_attention, case_unparsed, case_nopsctl,
-         case_config_check, case_readable_diff, case_hook_output]
+         case_config_check, case_readable_diff, case_hook_output,
+         case_window_opens]
 
 if __name__ == "__main__":
     only = sys.argv[1:]

@@ -1,7 +1,9 @@
 /*
  * Reading and validating the nops_* meta keys of a job, Go durations, and
  * the cron expressions of sync windows.  Pure functions: no I/O, so the
- * rules are unit-tested one by one (tests/unit/test_meta.c).
+ * rules are unit-tested one by one (tests/unit/test_meta.c).  Shared:
+ * the master reads a job Nomad parsed, nopsctl check one it parsed
+ * itself.
  */
 #include "config.h"
 
