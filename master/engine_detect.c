@@ -142,6 +142,7 @@ ejob_free(struct ejob *ej)
 	json_decref(ej->ej_live);
 	free(ej->ej_plan_error);
 	free(ej->ej_diff);
+	json_decref(ej->ej_live_groups);
 	free(ej->ej_note);
 	free(ej);
 }
@@ -678,6 +679,30 @@ detect_diff_changed(const json_t *d)
 	return 0;
 }
 
+/*
+ * What a decision needs of the live job besides its index: the count of
+ * each group (the spec to register keeps the live count of a group that
+ * scales).  Kept between cycles instead of the whole job.
+ */
+static json_t *
+detect_live_groups(const json_t *live)
+{
+	json_t		*groups, *tg;
+	size_t		 i;
+
+	if (!json_is_object(live))
+		return NULL;
+	if ((groups = json_array()) == NULL)
+		fatalx("json_array");
+	json_array_foreach(json_object_get(live, "TaskGroups"), i, tg)
+		if (json_is_string(json_object_get(tg, "Name")) &&
+		    json_is_integer(json_object_get(tg, "Count")))
+			json_array_append_new(groups, json_pack("{s:O,s:O}",
+			    "Name", json_object_get(tg, "Name"),
+			    "Count", json_object_get(tg, "Count")));
+	return groups;
+}
+
 static void
 detect_planned(struct nomad_result *res, void *arg)
 {
@@ -705,6 +730,7 @@ detect_planned(struct nomad_result *res, void *arg)
 		ej->ej_live_exists = ej->ej_live != NULL;
 		ej->ej_live_index = ej->ej_read_index == ej->ej_modify_index ?
 		    ej->ej_modify_index : ENGINE_INDEX_UNSURE;
+		ej->ej_live_groups = detect_live_groups(ej->ej_live);
 		diff = json_deep_copy(diff);
 		redact_diff(diff);
 		ej->ej_diff = engine_json_canonical(diff);

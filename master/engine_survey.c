@@ -3,18 +3,19 @@
  * managed jobs, it asks Nomad for its leader, its version and one job
  * list per managed namespace.  A job whose spec hash (git's spec, its
  * hooks, a suspend) and live JobModifyIndex are what they were when it
- * was last planned, and whose plan then showed no drift, gets no read
- * and no plan: the plan would be the same, because a plan's diff depends
- * only on the spec sent and the live job, and every change of the live
- * job's spec (a register, a scale, a stop, a revert) moves its
- * JobModifyIndex.
+ * was last planned gets no read and no plan: the plan would be the same,
+ * because a plan's diff depends only on the spec sent and the live job,
+ * and every change of the live job's spec (a register, a scale, a stop,
+ * a revert) moves its JobModifyIndex.  The decision is then made from
+ * the last plan: its drift, its diff, its JobModifyIndex and the live
+ * group counts (what the spec to register keeps of the live job).
  *
  * Every job is planned (a full re-plan) on any doubt: the first cycle
  * after a start, the survey failed, Nomad's version or leader changed, a
  * job list's index or a job's JobModifyIndex went backwards (a restore),
  * something asked for it (engine_doubt), and every replan-interval.  A
- * job that drifts, failed to plan, or has no plan in memory is always
- * planned.  See nopsd.8, DETECTION.
+ * job that failed to plan, or has no plan in memory, is always planned.
+ * See nopsd.8, DETECTION.
  */
 #include "config.h"
 
@@ -297,7 +298,7 @@ survey_same(struct dsurvey *sv, struct ejob *ej, struct ejob *old)
 	struct dsurvey_ns	*sn;
 	json_t			*stub;
 
-	if (old == NULL || !old->ej_planned || old->ej_drift ||
+	if (old == NULL || !old->ej_planned ||
 	    old->ej_plan_error != NULL || old->ej_unparsed ||
 	    old->ej_live_index == ENGINE_INDEX_UNSURE ||
 	    strcmp(old->ej_hash, ej->ej_hash) != 0 ||
@@ -327,14 +328,26 @@ survey_decide(struct dsurvey *sv)
 				dc->dc_queue[n++] = ej;
 				continue;
 			}
-			/* The last plan, as it was: in sync. */
+			/* The last plan, as it was. */
 			ej->ej_planned = 1;
 			ej->ej_skipped = 1;
-			ej->ej_drift = 0;
+			ej->ej_drift = old->ej_drift;
 			ej->ej_modify_index = old->ej_modify_index;
 			ej->ej_live_exists = old->ej_live_exists;
 			ej->ej_live_index = old->ej_live_index;
 			ej->ej_diff = detect_strdup(old->ej_diff);
+			ej->ej_live_groups = json_incref(old->ej_live_groups);
+			if (!ej->ej_drift) {
+				/* No deployment can come of it: no spec. */
+				json_decref(ej->ej_job);
+				ej->ej_job = NULL;
+				free(ej->ej_spec);
+				ej->ej_spec = NULL;
+			} else if (old->ej_live_exists && (ej->ej_live =
+			    json_pack("{s:O}", "TaskGroups",
+			    old->ej_live_groups)) == NULL)
+				/* The live job as decisions read it. */
+				fatalx("json_pack");
 			dc->dc_skipped++;
 		}
 		dc->dc_nqueue = n;

@@ -15,7 +15,8 @@
  * Documents.  The webworker says which (class, target) it holds (WANT,
  * UNWANT); each is rendered at once and again after every change
  * (a commit to the store, a detection cycle, a fetch, a worker restart),
- * at most every WEBPUB_SOON_MS (longer when rendering is slow), before
+ * at once when the last flush is WEBPUB_SOON_MS old (or four times as
+ * long as it took, when rendering is slow), else when it is, before
  * the answer to any write, and when there was none for WEBPUB_TICK
  * seconds (checked every second); only an answer whose bytes changed is
  * pushed.  A top-level "generated_at" is the time the answer last
@@ -51,7 +52,7 @@
 #include "metrics.h"
 #include "webpub.h"
 
-#define WEBPUB_SOON_MS		100	/* after a change: coalesce */
+#define WEBPUB_SOON_MS		5	/* between two flushes, at least */
 #define WEBPUB_TICK		2	/* s without a flush: flush */
 #define WEBPUB_SUBS_MAX		(2 * WEB_DOCS_MAX)	/* with races */
 #define WEBPUB_HTTP_COUNT_MAX	10000000
@@ -91,8 +92,9 @@ static struct {
 	struct event		*soon;
 	struct event		*tick;
 	int			 soon_pending;
-	long			 soon_ms;	/* after a change */
+	long			 soon_ms;	/* between two flushes */
 	time_t			 flushed;	/* monotonic s, last flush */
+	struct timespec		 flushed_at;	/* its end, monotonic */
 	uint64_t		 renders;	/* for /metrics */
 	uint64_t		 pushes;
 	uint64_t		 resets;
@@ -557,6 +559,7 @@ webpub_flush(void)
 		webpub_render(ws, 0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	wp.flushed = t1.tv_sec;
+	wp.flushed_at = t1;
 	/*
 	 * Rendering costs the master its loop: the next flush after a
 	 * change waits four times as long as this one took, so that pushes
@@ -586,15 +589,30 @@ webpub_tick_cb(int fd, short event, void *arg)
 		webpub_flush();
 }
 
+/*
+ * Something changed: flush on the next turn of the loop (what else this
+ * turn changes goes with it), unless the last flush is more recent than
+ * soon_ms; then when it is that old.  A change after a quiet spell (a
+ * webhook's deployment) is pushed at once, and a busy engine still
+ * spends at most a fifth of its time rendering.
+ */
 void
 webpub_changed(void)
 {
 	struct timeval	 tv;
+	struct timespec	 now;
+	long long	 since_us, wait_us;
 
 	if (wp.soon == NULL || wp.soon_pending || wp.nsubs == 0)
 		return;
-	tv.tv_sec = wp.soon_ms / 1000;
-	tv.tv_usec = (wp.soon_ms % 1000) * 1000;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	since_us = (long long)(now.tv_sec - wp.flushed_at.tv_sec) * 1000000 +
+	    (now.tv_nsec - wp.flushed_at.tv_nsec) / 1000;
+	wait_us = (long long)wp.soon_ms * 1000 - since_us;
+	if (wait_us < 0)
+		wait_us = 0;
+	tv.tv_sec = wait_us / 1000000;
+	tv.tv_usec = wait_us % 1000000;
 	evtimer_add(wp.soon, &tv);
 	wp.soon_pending = 1;
 }

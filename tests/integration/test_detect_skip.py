@@ -11,7 +11,8 @@ purge), pauses and resumes jobs, rejects deployments, restarts both
 daemons and plays a Nomad upgrade or a new leader.  After each step both
 run a detection cycle and every decision is compared: each job's state,
 note and deployment, and every deployment (state, spec hash, commit,
-reason).  Policies are approval and none, so that neither daemon writes
+reason, and from the database the spec to register and the check-and-set
+index).  Policies are approval and none, so that neither daemon writes
 to Nomad and the shared simulator is the same cluster for both.
 
     test_detect_skip.py [steps] [seed]
@@ -23,6 +24,7 @@ replay a failure.
 import json
 import os
 import random
+import sqlite3
 import sys
 import time
 
@@ -75,6 +77,19 @@ def register_as(sim, hcl, ns):
         raise RuntimeError("register: %s %s" % (st, body))
 
 
+def stored(n):
+    """What the API never shows: the spec to register and the
+    check-and-set index of every deployment, from the daemon's database."""
+    db = sqlite3.connect("file:%s/nops.db?mode=ro" % n.db, uri=True,
+                         timeout=10)
+    try:
+        return db.execute("SELECT id, spec, cas_index, spec_hash, state, "
+                          "reason, retry_of, suspend FROM deployments "
+                          "ORDER BY id").fetchall()
+    finally:
+        db.close()
+
+
 def decisions(n):
     jobs = {}
     for (ns, jid), j in sorted(n.jobs().items()):
@@ -84,7 +99,7 @@ def decisions(n):
     deps = [(d["id"], d["namespace"], d["job"], d["state"], d["spec_hash"],
              d["commit"], d["policy"], d["reason"], d["retry_of"])
             for d in sorted(n.deployments(), key=lambda d: d["id"])]
-    return jobs, deps
+    return jobs, deps, stored(n)
 
 
 def cycle_both(daemons, trigger=True):
@@ -138,9 +153,11 @@ def main():
     version = 6
     equal = True
     for step in range(1, steps + 1):
-        kind = rng.choice(("git", "git", "hook", "outside", "outside",
-                           "sync", "scale", "stop", "purge", "pause",
-                           "reject", "restart", "upgrade", "leader",
+        kind = rng.choice(("git", "git", "git", "hook", "outside",
+                           "outside", "outside",
+                           "sync", "scale", "scale", "stop", "purge",
+                           "pause", "reject", "reject", "retry", "retry",
+                           "restart", "upgrade", "leader",
                            "nothing", "nothing"))
         jid = rng.choice(sorted(JOBS))
         ns = JOBS[jid][0]
@@ -188,12 +205,31 @@ def main():
                     n.job_action(jid, "pause", {"reason": "step %d" % step},
                                  ns=ns)
         elif kind == "reject":
+            # A job with a deployment waiting, if there is one.
+            waiting = sorted(j for j in JOBS
+                             if skip.active(j, JOBS[j][0]) is not None)
+            if waiting:
+                jid = rng.choice(waiting)
+                ns = JOBS[jid][0]
             did = skip.active(jid, ns)
             what = "reject %s's deployment %s" % (jid, did)
             if did is not None and skip.deployment(did)["state"] == \
                     "pending_approval":
                 for n in daemons:
                     n.action(did, "reject")
+        elif kind == "retry":
+            rejected = sorted({d["job"] for d in skip.deployments()
+                               if d["state"] == "rejected"})
+            if rejected:
+                jid = rng.choice(rejected)
+                ns = JOBS[jid][0]
+            last = [d for d in skip.deployments(jid) if d["namespace"] == ns]
+            last = max(last, key=lambda d: d["id"]) if last else None
+            what = "retry %s's deployment %s" % (
+                jid, last["id"] if last else None)
+            if last is not None and last["state"] == "rejected":
+                for n in daemons:
+                    n.action(last["id"], "retry")
         elif kind == "restart":
             for n in daemons:
                 n.stop()
@@ -226,6 +262,10 @@ def main():
             if a[1] != b[1]:
                 detail.append("deployments: skip %s / full %s" % (
                     a[1][-3:], b[1][-3:]))
+            if a[2] != b[2]:
+                detail.append("stored: skip %s / full %s" % (
+                    [r for r in a[2] if r not in b[2]][:2],
+                    [r for r in b[2] if r not in a[2]][:2]))
             ok("step %d: %s: same decisions" % (step, what), False,
                "\n".join(detail))
             break
@@ -235,6 +275,12 @@ def main():
                              ", full: " + e["last_detection_full_why"]
                              if e["last_detection_full"] else ""),
               flush=True)
+    states = {}
+    for d in skip.deployments():
+        states[d["state"]] = states.get(d["state"], 0) + 1
+    print("# deployments made along the way: %s" % (
+        ", ".join("%d %s" % (v, k) for k, v in sorted(states.items())) or
+        "none"), flush=True)
     ok("%d steps (seed %d): the skip made every decision the full "
        "re-plan made" % (steps, seed), equal)
     ok("the skip answered jobs from memory (%d of %d)" % (
