@@ -385,29 +385,56 @@ proc_worker_testhooks(const struct worker_init *wi, struct imsgev *iev)
 
 /*
  * "signal-siblings": signal 0 (a probe: it harms no one if it passes)
- * and F_SETOWN of the channel towards the master and the pids around our
- * own, where the sibling workers are; each attempt and its outcome is
- * logged.
+ * and F_SETOWN of the channel towards the master, for every pid within
+ * PROC_PROBE_SPAN of our own, where the sibling workers are even on a
+ * busy machine that forks a lot meanwhile.  Refusals are summed up in
+ * one line per kind with the range they cover; anything else (allowed,
+ * or another error) is logged pid by pid.
  */
+#define PROC_PROBE_SPAN	2048
+
+static void
+proc_testhook_probe(const char *what, pid_t lo, pid_t hi, int n, int other)
+{
+	if (other == 0)
+		log_info("test hook: %s %d..%d: every one refused: %s", what,
+		    (int)lo, (int)hi, strerror(EPERM));
+	else
+		log_info("test hook: %s %d..%d: %d refused, %d not", what,
+		    (int)lo, (int)hi, n - other, other);
+}
+
 static void
 proc_testhook_signal(int fd)
 {
-	pid_t	 self = getpid(), p;
+	pid_t	 self = getpid(), p, lo, hi;
+	int	 n = 0, kother = 0, fother = 0;
 
-	for (p = self - 16; p <= self + 16; p++) {
-		if (p <= 1 || p == self)
+	lo = self - PROC_PROBE_SPAN > 1 ? self - PROC_PROBE_SPAN : 2;
+	hi = self + PROC_PROBE_SPAN;
+	for (p = lo; p <= hi; p++) {
+		if (p == self)
 			continue;
-		if (kill(p, 0) == 0)
+		n++;
+		if (kill(p, 0) == 0) {
+			kother++;
 			log_info("test hook: kill %d: allowed", (int)p);
-		else
+		} else if (errno != EPERM) {
+			kother++;
 			log_info("test hook: kill %d: %s", (int)p,
 			    strerror(errno));
-		if (fcntl(fd, F_SETOWN, p) == 0)
+		}
+		if (fcntl(fd, F_SETOWN, p) == 0) {
+			fother++;
 			log_info("test hook: F_SETOWN %d: allowed", (int)p);
-		else
+		} else if (errno != EPERM) {
+			fother++;
 			log_info("test hook: F_SETOWN %d: %s", (int)p,
 			    strerror(errno));
+		}
 	}
+	proc_testhook_probe("kill", lo, hi, n, kother);
+	proc_testhook_probe("F_SETOWN", lo, hi, n, fother);
 	if (kill(getppid(), 0) == 0)
 		log_info("test hook: kill master %d: allowed", (int)getppid());
 	else
