@@ -36,6 +36,7 @@
 #include "deploy.h"
 #include "engine.h"
 #include "engine_apply.h"
+#include "leftbehind.h"
 #include "notify.h"
 #include "suspend.h"
 
@@ -271,6 +272,8 @@ register_done(struct nomad_result *res, void *arg)
 		return;
 	}
 	engine_crashpoint("registered");
+	/* A write of the job: a suspend's stop left behind is moot. */
+	leftbehind_clear(LB_SUSPEND, as->as_ns, as->as_job);
 	eval = json_string_value(json_object_get(res->nr_json, "EvalID"));
 	as->as_child = apply_strdup(eval != NULL ? eval : "");
 	nomad_job_read(as->as_ns, as->as_job, register_versioned, as);

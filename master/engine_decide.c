@@ -381,6 +381,25 @@ detect_decide_job(struct ejob *ej)
 			detect_note(ej, "in_sync", NULL);
 		goto out;
 	}
+	/*
+	 * A suspended job whose plan saw it running, or planned a spec
+	 * without the Stop: the suspend landed while this cycle ran (its
+	 * register in flight or just done), or its stop failed (left
+	 * behind, which a retry registers again).  Stopping it is the
+	 * suspend's business, never a deployment's: none is made from this
+	 * plan.  The suspend's register starts a new cycle when it ends,
+	 * which plans the job stopped and deploys a real change with the
+	 * Stop.
+	 */
+	if (suspend_get(ej->ej_ns, ej->ej_id, NULL, NULL, NULL) == 1 &&
+	    (!json_is_true(json_object_get(ejob_job(ej), "Stop")) ||
+	    (ej->ej_live != NULL && !json_is_true(json_object_get(ej->ej_live,
+	    "Stop"))))) {
+		detect_note(ej, "suspended", "suspended while this cycle "
+		    "planned it, or its stop is left behind: no deployment "
+		    "until Nomad has it stopped");
+		goto out;
+	}
 	if (paused) {
 		detect_note(ej, "paused", "paused by %s: %s", who, reason);
 		goto out;

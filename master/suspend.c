@@ -171,8 +171,8 @@ sreg_end(struct sreg *sr, int status, const char *code, const char *err)
 		log_info("job %s/%s registered %s (the spec of deployment "
 		    "%lld)", sr->sr_ns, sr->sr_job, sr->sr_stop ? "stopped" :
 		    "running again", (long long)sr->sr_deployment);
-		if (sr->sr_stop)
-			leftbehind_clear(LB_SUSPEND, sr->sr_ns, sr->sr_job);
+		/* A write of the job: a stop left behind is moot. */
+		leftbehind_clear(LB_SUSPEND, sr->sr_ns, sr->sr_job);
 	} else {
 		log_warnx("job %s/%s: %s: %s", sr->sr_ns, sr->sr_job,
 		    sr->sr_stop ? "suspend" : "unsuspend", err);
