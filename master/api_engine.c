@@ -125,7 +125,9 @@ job_json(const struct ejob *ej, int detail)
 		json_object_set_new(o, "hooks", hooks);
 		json_object_set_new(o, "spec_hash", ej->ej_hash[0] != '\0' ?
 		    jsonb_str(ej->ej_hash) : json_null());
-		json_object_set_new(o, "diff", engine_diffview(ej->ej_diff));
+		json_object_set_new(o, "diff", engine_diffview(ej->ej_diff,
+		    ej->ej_file != NULL ? (const char *)ej->ej_file->rf_data :
+		    NULL));
 	}
 	return o;
 }
@@ -461,8 +463,8 @@ api_deployment(struct api_req *req, struct api_resp *resp)
 	json_object_set_new(o, "health", health_progress(id) != NULL ?
 	    json_deep_copy(health_progress(id)) : json_null());
 	diff = d.d_diff != NULL ? json_loads(d.d_diff, 0, NULL) : NULL;
-	json_object_set_new(o, "diff", diff != NULL ? diffview(diff) :
-	    json_null());
+	json_object_set_new(o, "diff", diff != NULL ? diffview(diff,
+	    d.d_source) : json_null());
 	json_decref(diff);
 	hooks = json_array();
 	for (i = 0; i < d.d_nhooks; i++) {

@@ -1,14 +1,18 @@
 /*
  * The plan diff as the API shows it: Nomad's diff, redacted, with
- * durations written as durations ("15s", not "15000000000"), and, in a
- * new job's diff, the fields that only repeat Nomad's defaults marked
- * "Default": true (an object of nothing else too), so that clients fold
- * them and the operator reads what git says first.  The stored diff is
- * left as Nomad gave it.
+ * durations written as durations ("15s", not "15000000000"), and, in
+ * what a diff adds (a new job, group, task or block), the fields the job
+ * file does not set marked "Default": true (an object of nothing else
+ * too): Nomad filled them in.  Clients fold them, so the operator reads
+ * what git says first.  Which fields the file sets is read from the file
+ * itself (shared/hcl.c), so a value the file spells out is never folded,
+ * even when it equals Nomad's default.  The stored diff is left as Nomad
+ * gave it.
  */
 #include "config.h"
 
 #include <sys/types.h>
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,7 +21,11 @@
 
 #include <jansson.h>
 
+#include "hcl.h"
 #include "engine.h"
+
+/* A part of the job the file does not have: all of it is Nomad's. */
+static const struct hcl_node diffview_nothing = { .hn_block = 1 };
 
 /* Fields whose values are nanoseconds (Nomad's time.Duration). */
 static const char *const diffview_durations[] = {
@@ -27,54 +35,27 @@ static const char *const diffview_durations[] = {
 	"Timeout", "Grace", "MaxKillTimeout", "CheckInterval", NULL
 };
 
-/* Nomad's defaults: object ("" for the job, group or task), field, value. */
+/*
+ * Diff names whose HCL name is not theirs in snake case (after the
+ * normalisation of diffview_norm): the diff's -> the file's.
+ */
 static const struct {
-	const char	*dd_object;
-	const char	*dd_field;
-	const char	*dd_value;
-} diffview_defaults[] = {
-	{ "", "AllAtOnce", "false" }, { "", "Dispatched", "false" },
-	{ "", "Priority", "50" }, { "", "Region", "global" },
-	{ "", "Stop", "false" }, { "", "Type", "service" },
-	{ "", "NodePool", "default" }, { "", "Namespace", "default" },
-	{ "", "PreventRescheduleOnLost", "false" },
-	{ "", "KillTimeout", "5s" }, { "", "Leader", "false" },
-	{ "", "ShutdownDelay", "0s" },
-	{ "RestartPolicy", "Attempts", "2" },
-	{ "RestartPolicy", "Delay", "15s" },
-	{ "RestartPolicy", "Interval", "30m" },
-	{ "RestartPolicy", "Mode", "fail" },
-	{ "RestartPolicy", "RenderTemplates", "false" },
-	{ "Migrate", "HealthCheck", "checks" },
-	{ "Migrate", "HealthyDeadline", "5m" },
-	{ "Migrate", "MaxParallel", "1" },
-	{ "Migrate", "MinHealthyTime", "10s" },
-	{ "ReschedulePolicy", "Attempts", "0" },
-	{ "ReschedulePolicy", "Delay", "30s" },
-	{ "ReschedulePolicy", "DelayFunction", "exponential" },
-	{ "ReschedulePolicy", "Interval", "0s" },
-	{ "ReschedulePolicy", "MaxDelay", "1h" },
-	{ "ReschedulePolicy", "Unlimited", "true" },
-	{ "EphemeralDisk", "Migrate", "false" },
-	{ "EphemeralDisk", "SizeMB", "300" },
-	{ "EphemeralDisk", "Sticky", "false" },
-	{ "Update", "AutoPromote", "false" },
-	{ "Update", "AutoRevert", "false" },
-	{ "Update", "Canary", "0" },
-	{ "Update", "HealthCheck", "checks" },
-	{ "Update", "HealthyDeadline", "5m" },
-	{ "Update", "MaxParallel", "1" },
-	{ "Update", "MinHealthyTime", "10s" },
-	{ "Update", "ProgressDeadline", "10m" },
-	{ "Update", "Stagger", "30s" },
-	{ "Resources", "CPU", "100" }, { "Resources", "Cores", "0" },
-	{ "Resources", "DiskMB", "0" }, { "Resources", "IOPS", "0" },
-	{ "Resources", "MemoryMB", "300" },
-	{ "Resources", "MemoryMaxMB", "0" },
-	{ "Resources", "SecretsMB", "0" },
-	{ "LogConfig", "Disabled", "false" },
-	{ "LogConfig", "MaxFileSizeMB", "10" },
-	{ "LogConfig", "MaxFiles", "10" },
+	const char	*da_diff;
+	const char	*da_hcl;
+} diffview_aliases[] = {
+	{ "logconfig", "logs" },
+	{ "parameterizedjob", "parameterized" },
+	{ "networks", "network" },
+	{ "services", "service" },
+	{ "constraints", "constraint" },
+	{ "affinities", "affinity" },
+	{ "spreads", "spread" },
+	{ "templates", "template" },
+	{ "volumemounts", "volumemount" },
+	{ "embeddedtmpl", "data" },
+	{ "destpath", "destination" },
+	{ "sourcepath", "source" },
+	{ "portlabel", "port" },
 };
 
 static int
@@ -123,37 +104,71 @@ diffview_duration(const char *s)
 	return json_string(buf);
 }
 
-static int
-diffview_default(const char *object, const char *field, const char *value)
+/*
+ * A name as both sides can be compared: lowercase letters and digits,
+ * without "_", an index ("args[0]") or key ("Meta[x]": meta), a unit
+ * suffix "mb" (MemoryMB: memory) or "policy" (RestartPolicy: restart).
+ */
+static void
+diffview_norm(const char *s, char *out, size_t outlen)
 {
-	size_t	 i;
+	size_t	 n = 0, i;
 
-	if (value == NULL)
-		return 0;
-	for (i = 0; i < sizeof(diffview_defaults) /
-	    sizeof(diffview_defaults[0]); i++)
-		if (strcmp(diffview_defaults[i].dd_object, object) == 0 &&
-		    strcmp(diffview_defaults[i].dd_field, field) == 0)
-			return strcmp(diffview_defaults[i].dd_value, value) ==
-			    0;
-	return 0;
+	for (; *s != '\0' && *s != '[' && n + 1 < outlen; s++)
+		if (isalnum((unsigned char)*s))
+			out[n++] = (char)tolower((unsigned char)*s);
+	out[n] = '\0';
+	if (n > 2 && strcmp(out + n - 2, "mb") == 0)
+		out[n - 2] = '\0';
+	else if (n > 6 && strcmp(out + n - 6, "policy") == 0)
+		out[n - 6] = '\0';
+	for (i = 0; i < sizeof(diffview_aliases) /
+	    sizeof(diffview_aliases[0]); i++)
+		if (strcmp(out, diffview_aliases[i].da_diff) == 0) {
+			strlcpy(out, diffview_aliases[i].da_hcl, outlen);
+			break;
+		}
+}
+
+/* The child of scope (attribute or block) the diff's name stands for. */
+static const struct hcl_node *
+diffview_in_file(const struct hcl_node *scope, const char *name)
+{
+	const struct hcl_node	*c;
+	char			 want[128], have[128];
+
+	if (scope == NULL || name == NULL)
+		return NULL;
+	diffview_norm(name, want, sizeof(want));
+	for (c = scope->hn_child; c != NULL; c = c->hn_next) {
+		diffview_norm(c->hn_name, have, sizeof(have));
+		if (strcmp(want, have) == 0)
+			return c;
+	}
+	return NULL;
 }
 
 /*
- * One level: its fields, then its objects (named), groups and tasks.
- * Returns 1 when everything in o repeats a default (and is not empty).
+ * One level: its fields, then its objects (named), groups and tasks;
+ * scope is the part of the job file that level comes from (NULL: the
+ * file has none, so all of it is Nomad's).  In what is added, a field the
+ * file does not set is marked Default.  Returns 1 when everything in o
+ * is (and it is not empty).
  */
 static int
-diffview_walk(json_t *o, const char *object, int added, int depth)
+diffview_walk(json_t *o, const struct hcl_node *scope, int added, int depth)
 {
 	static const char *const lists[] = { "TaskGroups", "Tasks" };
+	static const char *const blocks[] = { "group", "task" };
 	json_t		*f, *sub, *v;
 	const char	*name, *type;
 	size_t		 i, l;
-	int		 all = 1, any = 0;
+	int		 all = 1, any = 0, sub_added;
 
 	if (!json_is_object(o) || depth > 16)
 		return 0;
+	type = json_string_value(json_object_get(o, "Type"));
+	added = added || (type != NULL && strcmp(type, "Added") == 0);
 	json_array_foreach(json_object_get(o, "Fields"), i, f) {
 		name = json_string_value(json_object_get(f, "Name"));
 		if (name == NULL)
@@ -168,9 +183,11 @@ diffview_walk(json_t *o, const char *object, int added, int depth)
 		}
 		type = json_string_value(json_object_get(f, "Type"));
 		any = 1;
+		/* The job's ID and Name are its block's label. */
 		if (added && type != NULL && strcmp(type, "Added") == 0 &&
-		    diffview_default(object, name, json_string_value(
-		    json_object_get(f, "New"))))
+		    scope != NULL && strcmp(name, "ID") != 0 &&
+		    strcmp(name, "Name") != 0 &&
+		    diffview_in_file(scope, name) == NULL)
 			json_object_set_new(f, "Default", json_true());
 		else
 			all = 0;
@@ -178,32 +195,49 @@ diffview_walk(json_t *o, const char *object, int added, int depth)
 	json_array_foreach(json_object_get(o, "Objects"), i, sub) {
 		name = json_string_value(json_object_get(sub, "Name"));
 		any = 1;
-		if (diffview_walk(sub, name != NULL ? name : "?", added,
-		    depth + 1))
+		if (scope != NULL && diffview_walk(sub, diffview_in_file(scope,
+		    name) != NULL ? diffview_in_file(scope, name) :
+		    &diffview_nothing, added, depth + 1))
 			json_object_set_new(sub, "Default", json_true());
-		else
+		else {
+			if (scope == NULL)
+				(void)diffview_walk(sub, NULL, 0, depth + 1);
 			all = 0;
+		}
 	}
 	for (l = 0; l < sizeof(lists) / sizeof(lists[0]); l++)
 		json_array_foreach(json_object_get(o, lists[l]), i, sub) {
-			(void)diffview_walk(sub, "", added, depth + 1);
+			name = json_string_value(json_object_get(sub, "Name"));
+			type = json_string_value(json_object_get(sub, "Type"));
+			sub_added = added || (type != NULL &&
+			    strcmp(type, "Added") == 0);
+			(void)diffview_walk(sub, scope == NULL ? NULL :
+			    hcl_find(scope, blocks[l], name) != NULL ?
+			    hcl_find(scope, blocks[l], name) :
+			    &diffview_nothing, sub_added, depth + 1);
 			all = 0;	/* a group or a task is never folded */
 		}
 	return any && all;
 }
 
 json_t *
-diffview(const json_t *diff)
+diffview(const json_t *diff, const char *source)
 {
+	struct hcl_node	*file = NULL;
+	const struct hcl_node *job = NULL;
 	json_t		*d;
-	const char	*type;
+	char		 why[128];
+	int		 line;
 
 	if (!json_is_object(diff))
 		return json_null();
 	if ((d = json_deep_copy(diff)) == NULL)
 		return json_null();
-	type = json_string_value(json_object_get(d, "Type"));
-	(void)diffview_walk(d, "", type != NULL && strcmp(type, "Added") == 0,
-	    0);
+	/* Without the file (or one that does not read), nothing folds. */
+	if (source != NULL && (file = hcl_parse(source, strlen(source), why,
+	    sizeof(why), &line)) != NULL)
+		job = hcl_find(file, "job", NULL);
+	(void)diffview_walk(d, job, 0, 0);
+	hcl_free(file);
 	return d;
 }

@@ -98,13 +98,13 @@ engine_json_canonical(const json_t *j)
 }
 
 json_t *
-engine_diffview(const char *text)
+engine_diffview(const char *text, const char *source)
 {
 	json_t	*d, *v;
 
 	if (text == NULL || (d = json_loads(text, 0, NULL)) == NULL)
 		return json_null();
-	v = diffview(d);
+	v = diffview(d, source);
 	json_decref(d);
 	return v;
 }

@@ -203,10 +203,13 @@ void	 apply_cycle(void);
 int	 apply_busy(int64_t id);
 /* Promote the canaries of a deployment waiting for it (API action). */
 int	 apply_promote(int64_t id, const char *who, char *err, size_t errlen);
-/* diffview.c: a plan diff as the API shows it (a new reference). */
-json_t	*diffview(const json_t *);
+/*
+ * diffview.c: a plan diff as the API shows it (a new reference), with
+ * what the job file (source, or NULL) does not set marked Default.
+ */
+json_t	*diffview(const json_t *, const char *source);
 /* The same of a diff kept as text (NULL, or bad JSON: null). */
-json_t	*engine_diffview(const char *);
+json_t	*engine_diffview(const char *, const char *source);
 /* The health progress last seen of a deployment (borrowed), or NULL. */
 json_t	*health_progress(int64_t id);
 

@@ -1,10 +1,10 @@
 /*
  * nopsctl check FILE...: job files checked offline, as nopsd would judge
  * their nops_ meta keys and hooks, before they are pushed.  Nomad is not
- * asked: a small reader of HCL's native syntax finds the job block, its
- * namespace, type, parameterized block and meta, with the line of each,
- * and reports a syntax error (an unclosed string, block or comment) with
- * its line.  What only Nomad can judge (the job's fields, expressions
+ * asked: a small reader of HCL's native syntax (shared/hcl.c) finds the
+ * job block, its namespace, type, parameterized block and meta, with the
+ * line of each, and reports a syntax error (an unclosed string, block or
+ * comment) with its line.  What only Nomad can judge (the job's fields, expressions
  * that need variables) is left to it; a meta value set by an expression
  * is said to be unchecked.  Errors and warnings are FILE:LINE: lines.
  */
@@ -27,29 +27,13 @@
 
 #include "nopsctl.h"
 #include "meta.h"
+#include "hcl.h"
 #include "text.h"
 
 #define CHECK_FILE_MAX		(16 * 1024 * 1024)
 #define CHECK_META_MAX		64
 #define CHECK_ISSUES_MAX	64
 #define CHECK_FILES_MAX		10000
-#define CHECK_DEPTH_MAX		64
-
-enum tok_type {
-	T_EOF = 0,
-	T_NL,
-	T_IDENT,
-	T_STRING,	/* a quoted string or a heredoc */
-	T_OTHER,	/* a number, or punctuation in c */
-};
-
-struct tok {
-	enum tok_type	 type;
-	int		 line;
-	char		 c;		/* T_OTHER: the character */
-	char		*text;		/* T_IDENT, T_STRING (unescaped) */
-	int		 interp;	/* T_STRING: holds ${ or %{ */
-};
 
 struct meta_ent {
 	char		*key;
@@ -67,10 +51,6 @@ struct jobfile {
 	char		*path;
 	char		*data;
 	size_t		 len;
-	size_t		 pos;
-	int		 line;
-	int		 failed;	/* a syntax error: stop reading */
-	struct tok	 tok;		/* the current token */
 
 	/* what was found */
 	char		*job;
@@ -110,271 +90,6 @@ jf_issue(struct jobfile *jf, int line, int error, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* ------------------------------------------------------------- lexer */
-
-static int
-lx_peek(struct jobfile *jf, size_t off)
-{
-	return jf->pos + off < jf->len ? (unsigned char)jf->data[jf->pos + off] :
-	    -1;
-}
-
-static void
-lx_adv(struct jobfile *jf)
-{
-	if (jf->pos < jf->len && jf->data[jf->pos++] == '\n')
-		jf->line++;
-}
-
-static void
-buf_addc(char **b, size_t *len, size_t *cap, int c)
-{
-	if (*len + 2 > *cap) {
-		*cap = *cap == 0 ? 64 : *cap * 2;
-		if ((*b = realloc(*b, *cap)) == NULL)
-			err(1, NULL);
-	}
-	(*b)[(*len)++] = (char)c;
-	(*b)[*len] = '\0';
-}
-
-/* A quoted string; the opening quote is read.  -1 on an error. */
-static int
-lx_string(struct jobfile *jf, struct tok *t)
-{
-	char	*b = NULL;
-	size_t	 len = 0, cap = 0;
-	int	 c, start = jf->line, depth;
-
-	buf_addc(&b, &len, &cap, '\0');
-	len = 0;
-	for (;;) {
-		c = lx_peek(jf, 0);
-		if (c == -1 || c == '\n') {
-			free(b);
-			jf_issue(jf, start, 1, "syntax error: a string not "
-			    "closed on its line");
-			return -1;
-		}
-		lx_adv(jf);
-		if (c == '"')
-			break;
-		if (c == '\\') {
-			c = lx_peek(jf, 0);
-			lx_adv(jf);
-			switch (c) {
-			case 'n':
-				c = '\n';
-				break;
-			case 't':
-				c = '\t';
-				break;
-			case '"':
-			case '\\':
-				break;
-			default:
-				/* \uNNNN and friends: kept as written. */
-				buf_addc(&b, &len, &cap, '\\');
-				break;
-			}
-			buf_addc(&b, &len, &cap, c);
-			continue;
-		}
-		if (c == '$' && lx_peek(jf, 0) == '$' && lx_peek(jf, 1) == '{') {
-			/* $${ is a literal ${ */
-			lx_adv(jf);
-			buf_addc(&b, &len, &cap, '$');
-			continue;
-		}
-		if ((c == '$' || c == '%') && lx_peek(jf, 0) == '{') {
-			t->interp = 1;
-			buf_addc(&b, &len, &cap, c);
-			/* The template: to its closing brace. */
-			for (depth = 0;;) {
-				c = lx_peek(jf, 0);
-				if (c == -1 || c == '\n') {
-					free(b);
-					jf_issue(jf, start, 1, "syntax error: "
-					    "an interpolation not closed on "
-					    "its line");
-					return -1;
-				}
-				lx_adv(jf);
-				buf_addc(&b, &len, &cap, c);
-				if (c == '{')
-					depth++;
-				else if (c == '}' && --depth == 0)
-					break;
-			}
-			continue;
-		}
-		buf_addc(&b, &len, &cap, c);
-	}
-	t->type = T_STRING;
-	t->text = b;
-	return 0;
-}
-
-/* A heredoc; "<<" is read.  -1 on an error. */
-static int
-lx_heredoc(struct jobfile *jf, struct tok *t)
-{
-	char		 marker[128], *b = NULL;
-	size_t		 n = 0, len = 0, cap = 0, ls, le;
-	int		 c, start = jf->line;
-
-	if (lx_peek(jf, 0) == '-')
-		lx_adv(jf);
-	while ((c = lx_peek(jf, 0)) != -1 && (isalnum(c) || c == '_') &&
-	    n < sizeof(marker) - 1) {
-		marker[n++] = (char)c;
-		lx_adv(jf);
-	}
-	marker[n] = '\0';
-	while ((c = lx_peek(jf, 0)) == ' ' || c == '\t' || c == '\r')
-		lx_adv(jf);
-	if (n == 0 || c != '\n') {
-		jf_issue(jf, start, 1, "syntax error: a heredoc needs a "
-		    "marker and a new line after <<");
-		return -1;
-	}
-	lx_adv(jf);
-	buf_addc(&b, &len, &cap, '\0');
-	len = 0;
-	for (;;) {
-		if (jf->pos >= jf->len) {
-			free(b);
-			jf_issue(jf, start, 1, "syntax error: heredoc %s not "
-			    "closed (no line with %s alone)", marker, marker);
-			return -1;
-		}
-		ls = jf->pos;
-		while (jf->pos < jf->len && jf->data[jf->pos] != '\n')
-			jf->pos++;
-		le = jf->pos;
-		/* the marker alone on its line, indented or not */
-		while (ls < le && (jf->data[ls] == ' ' || jf->data[ls] == '\t'))
-			ls++;
-		while (le > ls && jf->data[le - 1] == '\r')
-			le--;
-		if (le - ls == n && strncmp(jf->data + ls, marker, n) == 0)
-			break;
-		if (memmem(jf->data + ls, le - ls, "${", 2) != NULL ||
-		    memmem(jf->data + ls, le - ls, "%{", 2) != NULL)
-			t->interp = 1;
-		for (; ls < jf->pos; ls++)
-			buf_addc(&b, &len, &cap, jf->data[ls]);
-		buf_addc(&b, &len, &cap, '\n');
-		lx_adv(jf);
-	}
-	t->type = T_STRING;
-	t->text = b;
-	return 0;
-}
-
-/* The next token in jf->tok.  A syntax error sets jf->failed. */
-static void
-lx_next(struct jobfile *jf)
-{
-	struct tok	*t = &jf->tok;
-	size_t		 s;
-	int		 c, start;
-
-	free(t->text);
-	memset(t, 0, sizeof(*t));
-	if (jf->failed) {
-		t->type = T_EOF;
-		return;
-	}
-	for (;;) {
-		c = lx_peek(jf, 0);
-		if (c == ' ' || c == '\t' || c == '\r')
-			lx_adv(jf);
-		else if (c == '#' || (c == '/' && lx_peek(jf, 1) == '/')) {
-			while ((c = lx_peek(jf, 0)) != -1 && c != '\n')
-				lx_adv(jf);
-		} else if (c == '/' && lx_peek(jf, 1) == '*') {
-			start = jf->line;
-			lx_adv(jf);
-			lx_adv(jf);
-			while ((c = lx_peek(jf, 0)) != -1 &&
-			    !(c == '*' && lx_peek(jf, 1) == '/'))
-				lx_adv(jf);
-			if (c == -1) {
-				jf_issue(jf, start, 1, "syntax error: a /* "
-				    "comment not closed");
-				jf->failed = 1;
-				t->type = T_EOF;
-				return;
-			}
-			lx_adv(jf);
-			lx_adv(jf);
-		} else
-			break;
-	}
-	t->line = jf->line;
-	if (c == -1) {
-		t->type = T_EOF;
-		return;
-	}
-	if (c == '\n') {
-		lx_adv(jf);
-		t->type = T_NL;
-		return;
-	}
-	if (c == '"') {
-		lx_adv(jf);
-		if (lx_string(jf, t) == -1) {
-			jf->failed = 1;
-			t->type = T_EOF;
-		}
-		return;
-	}
-	if (c == '<' && lx_peek(jf, 1) == '<') {
-		lx_adv(jf);
-		lx_adv(jf);
-		if (lx_heredoc(jf, t) == -1) {
-			jf->failed = 1;
-			t->type = T_EOF;
-		}
-		return;
-	}
-	if (isalpha(c) || c == '_' || c >= 0x80) {
-		s = jf->pos;
-		while ((c = lx_peek(jf, 0)) != -1 && (isalnum(c) || c == '_' ||
-		    c == '-' || c >= 0x80))
-			lx_adv(jf);
-		t->type = T_IDENT;
-		if ((t->text = strndup(jf->data + s, jf->pos - s)) == NULL)
-			err(1, NULL);
-		return;
-	}
-	if (isdigit(c)) {
-		while ((c = lx_peek(jf, 0)) != -1 && (isalnum(c) || c == '.'))
-			lx_adv(jf);
-		t->type = T_OTHER;
-		t->c = '0';
-		return;
-	}
-	lx_adv(jf);
-	/* "==", "=>", ">=", "<=", "!=": never an assignment */
-	if ((c == '=' || c == '!' || c == '<' || c == '>') &&
-	    (lx_peek(jf, 0) == '=' || lx_peek(jf, 0) == '>')) {
-		lx_adv(jf);
-		c = 'o';
-	}
-	t->type = T_OTHER;
-	t->c = (char)c;
-}
-
-/* ------------------------------------------------------------ parser */
-
-static int
-tok_is(struct jobfile *jf, char c)
-{
-	return jf->tok.type == T_OTHER && jf->tok.c == c;
-}
-
 static char *
 xstrdup_or_null(const char *s)
 {
@@ -387,269 +102,82 @@ xstrdup_or_null(const char *s)
 	return d;
 }
 
-/*
- * An expression, to the end of its line outside brackets.  *lit gets the
- * string when it is one literal string alone; the caller frees it.
- */
 static void
-ps_expr(struct jobfile *jf, char **lit)
-{
-	int	 depth = 0, n = 0, start = jf->tok.line;
-	char	 open[CHECK_DEPTH_MAX];
-
-	*lit = NULL;
-	for (;; lx_next(jf)) {
-		if (jf->tok.type == T_EOF) {
-			if (depth > 0 && !jf->failed) {
-				jf_issue(jf, start, 1, "syntax error: \"%c\" "
-				    "not closed", open[depth - 1]);
-				jf->failed = 1;
-			}
-			break;
-		}
-		if (jf->tok.type == T_NL && depth == 0)
-			break;
-		if (depth == 0 && tok_is(jf, '}'))
-			break;	/* the end of an inline block */
-		if (jf->tok.type == T_NL)
-			continue;
-		/* One literal string alone is a value nops can read. */
-		if (n++ == 0 && jf->tok.type == T_STRING && !jf->tok.interp)
-			*lit = xstrdup_or_null(jf->tok.text);
-		if (tok_is(jf, '(') || tok_is(jf, '[') || tok_is(jf, '{')) {
-			if (depth == CHECK_DEPTH_MAX) {
-				jf_issue(jf, jf->tok.line, 1, "nested deeper "
-				    "than %d", CHECK_DEPTH_MAX);
-				jf->failed = 1;
-				break;
-			}
-			open[depth++] = jf->tok.c;
-		} else if (tok_is(jf, ')') || tok_is(jf, ']') ||
-		    tok_is(jf, '}')) {
-			if (depth == 0 || (open[depth - 1] == '(' ?
-			    ')' : open[depth - 1] == '[' ? ']' : '}') !=
-			    jf->tok.c) {
-				jf_issue(jf, jf->tok.line, 1, "syntax error: "
-				    "unexpected \"%c\"", jf->tok.c);
-				jf->failed = 1;
-				break;
-			}
-			depth--;
-		}
-	}
-	if (n != 1) {
-		free(*lit);
-		*lit = NULL;
-	}
-}
-
-static void
-ps_meta_add(struct jobfile *jf, const char *key, char *value, int line)
+jf_meta_add(struct jobfile *jf, const struct hcl_node *k)
 {
 	struct meta_ent	*m;
 
-	if (jf->nmeta == CHECK_META_MAX) {
-		free(value);
+	if (jf->nmeta == CHECK_META_MAX)
 		return;
-	}
 	m = &jf->meta[jf->nmeta++];
-	m->key = xstrdup_or_null(key);
-	m->value = value;
-	m->line = line;
+	m->key = xstrdup_or_null(k->hn_name);
+	m->value = xstrdup_or_null(k->hn_value);
+	m->line = k->hn_line;
 }
 
-static void	 ps_body(struct jobfile *, int depth, const char *path[]);
-
-/*
- * meta = { key = "value", ... }: the job's (where NULL), or a group's or
- * task's, whose nops_ keys nops does not read.
- */
+/* nops_ keys in a group's or a task's meta: nops does not read them. */
 static void
-ps_meta_object(struct jobfile *jf, const char *where)
+jf_inner_meta(struct jobfile *jf, const struct hcl_node *n)
 {
-	char	*key, *val;
-	int	 line;
+	const struct hcl_node	*c, *k;
 
-	lx_next(jf);	/* past "{" */
-	for (;;) {
-		while (jf->tok.type == T_NL || tok_is(jf, ','))
-			lx_next(jf);
-		if (tok_is(jf, '}')) {
-			lx_next(jf);
-			return;
-		}
-		if (jf->tok.type != T_IDENT && jf->tok.type != T_STRING) {
-			if (!jf->failed)
-				jf_issue(jf, jf->tok.line, 1, "syntax error: "
-				    "expected a key in the meta object");
-			jf->failed = 1;
-			return;
-		}
-		key = xstrdup_or_null(jf->tok.text);
-		line = jf->tok.line;
-		lx_next(jf);
-		if (!tok_is(jf, '=') && !tok_is(jf, ':')) {
-			jf_issue(jf, line, 1, "syntax error: expected = after "
-			    "meta key %s", key);
-			free(key);
-			jf->failed = 1;
-			return;
-		}
-		lx_next(jf);
-		/* One value: a string, or an expression up to , } or NL. */
-		if (jf->tok.type == T_STRING && !jf->tok.interp) {
-			val = xstrdup_or_null(jf->tok.text);
-			lx_next(jf);
-			if (jf->tok.type != T_NL && !tok_is(jf, ',') &&
-			    !tok_is(jf, '}')) {
-				free(val);
-				val = NULL;
-			}
-		} else
-			val = NULL;
-		while (jf->tok.type != T_NL && !tok_is(jf, ',') &&
-		    !tok_is(jf, '}') && jf->tok.type != T_EOF)
-			lx_next(jf);
-		if (where == NULL)
-			ps_meta_add(jf, key, val, line);
-		else {
-			if (strncmp(key, "nops_", 5) == 0)
-				jf_issue(jf, line, 0, "%s in the meta of a %s: "
-				    "nops reads nops_ keys from the job's own "
-				    "meta only; ignored", key, where);
-			free(val);
-		}
-		free(key);
-		if (jf->tok.type == T_EOF)
-			return;
+	for (c = n->hn_child; c != NULL; c = c->hn_next) {
+		if (strcmp(c->hn_name, "meta") == 0 && (c->hn_block ||
+		    c->hn_object)) {
+			for (k = c->hn_child; k != NULL; k = k->hn_next)
+				if (strncmp(k->hn_name, "nops_", 5) == 0)
+					jf_issue(jf, k->hn_line, 0, "%s in the "
+					    "meta of a %s: nops reads nops_ "
+					    "keys from the job's own meta "
+					    "only; ignored", k->hn_name,
+					    n->hn_name);
+		} else if (c->hn_block)
+			jf_inner_meta(jf, c);
 	}
 }
 
-/*
- * One attribute (name = expression) or block (name labels { body }).
- * path: the block names above, "job" first.
- */
+/* What the job block says: its name, namespace, type, meta. */
 static void
-ps_item(struct jobfile *jf, int depth, const char *path[])
+jf_job(struct jobfile *jf, const struct hcl_node *root)
 {
-	char		*name, *labels[4], *lit;
-	const char	*sub[CHECK_DEPTH_MAX + 1];
-	size_t		 nl = 0, i;
-	int		 line = jf->tok.line, in_job_top, in_meta;
+	const struct hcl_node	*j = NULL, *c, *k;
 
-	name = xstrdup_or_null(jf->tok.text);
-	lx_next(jf);
-	in_job_top = depth == 1 && strcmp(path[0], "job") == 0;
-	in_meta = depth >= 2 && strcmp(path[depth - 1], "meta") == 0;
-	if (tok_is(jf, '=') || tok_is(jf, ':')) {
-		lx_next(jf);
-		if (strcmp(name, "meta") == 0 && tok_is(jf, '{') &&
-		    depth > 0) {
-			if (in_job_top)
-				jf->meta_line = line;
-			ps_meta_object(jf, in_job_top ? NULL : path[depth - 1]);
-			goto out;
-		}
-		ps_expr(jf, &lit);
-		if (in_meta && depth == 2 && strcmp(path[0], "job") == 0)
-			ps_meta_add(jf, name, lit, line);
-		else {
-			if (in_meta && strncmp(name, "nops_", 5) == 0)
-				jf_issue(jf, line, 0, "%s in the meta of a %s: "
-				    "nops reads nops_ keys from the job's own "
-				    "meta only; ignored", name,
-				    path[depth - 2]);
-			if (in_job_top && strcmp(name, "namespace") == 0) {
-				free(jf->ns);
-				jf->ns = lit;
-				lit = NULL;
-			} else if (in_job_top && strcmp(name, "type") == 0) {
-				free(jf->type);
-				jf->type = lit;
-				lit = NULL;
-			}
-			free(lit);
-		}
-		goto out;
-	}
-	while (nl < 4 && (jf->tok.type == T_STRING || jf->tok.type ==
-	    T_IDENT)) {
-		labels[nl++] = xstrdup_or_null(jf->tok.text);
-		lx_next(jf);
-	}
-	if (!tok_is(jf, '{')) {
-		if (!jf->failed)
-			jf_issue(jf, line, 1, "syntax error: expected = or a "
-			    "block after %s", name);
-		jf->failed = 1;
-		goto labels;
-	}
-	lx_next(jf);
-	if (depth == 0 && strcmp(name, "job") == 0) {
-		if (++jf->njobs == 1) {
-			jf->job = nl > 0 ? xstrdup_or_null(labels[0]) : NULL;
-			jf->job_line = line;
-			if (nl != 1)
-				jf_issue(jf, line, 1, "a job block takes one "
-				    "label, its name");
-		} else
-			jf_issue(jf, line, 1, "a second job block: a job file "
-			    "declares one job (the first is at line %d)",
+	for (c = root->hn_child; c != NULL; c = c->hn_next) {
+		if (!c->hn_block || strcmp(c->hn_name, "job") != 0)
+			continue;
+		if (++jf->njobs > 1) {
+			jf_issue(jf, c->hn_line, 1, "a second job block: a job "
+			    "file declares one job (the first is at line %d)",
 			    jf->job_line);
-	}
-	if (in_job_top && strcmp(name, "parameterized") == 0)
-		jf->parameterized = 1;
-	if (in_job_top && strcmp(name, "meta") == 0)
-		jf->meta_line = line;
-	if (depth + 1 >= CHECK_DEPTH_MAX) {
-		jf_issue(jf, line, 1, "blocks nested deeper than %d",
-		    CHECK_DEPTH_MAX);
-		jf->failed = 1;
-		goto labels;
-	}
-	for (i = 0; i < (size_t)depth; i++)
-		sub[i] = path[i];
-	sub[depth] = name;
-	ps_body(jf, depth + 1, sub);
-	if (!jf->failed) {
-		if (tok_is(jf, '}'))
-			lx_next(jf);
-		else {
-			jf_issue(jf, line, 1, "syntax error: the %s block "
-			    "opened here is not closed", name);
-			jf->failed = 1;
+			continue;
 		}
+		j = c;
+		jf->job_line = c->hn_line;
+		if (c->hn_nlabels != 1)
+			jf_issue(jf, c->hn_line, 1, "a job block takes one "
+			    "label, its name");
+		jf->job = c->hn_nlabels > 0 ?
+		    xstrdup_or_null(c->hn_labels[0]) : NULL;
 	}
- labels:
-	for (i = 0; i < nl; i++)
-		free(labels[i]);
- out:
-	free(name);
-}
-
-static void
-ps_body(struct jobfile *jf, int depth, const char *path[])
-{
-	for (;;) {
-		while (jf->tok.type == T_NL)
-			lx_next(jf);
-		if (jf->failed || jf->tok.type == T_EOF)
-			return;
-		if (tok_is(jf, '}')) {
-			if (depth == 0) {
-				jf_issue(jf, jf->tok.line, 1, "syntax error: "
-				    "\"}\" closes no block");
-				jf->failed = 1;
-			}
-			return;
-		}
-		if (jf->tok.type != T_IDENT) {
-			jf_issue(jf, jf->tok.line, 1, "syntax error: "
-			    "expected an attribute or a block name");
-			jf->failed = 1;
-			return;
-		}
-		ps_item(jf, depth, path);
+	if (j == NULL)
+		return;
+	for (c = j->hn_child; c != NULL; c = c->hn_next) {
+		if (!c->hn_block && strcmp(c->hn_name, "namespace") == 0) {
+			free(jf->ns);
+			jf->ns = xstrdup_or_null(c->hn_value);
+		} else if (!c->hn_block && strcmp(c->hn_name, "type") == 0) {
+			free(jf->type);
+			jf->type = xstrdup_or_null(c->hn_value);
+		} else if (c->hn_block && strcmp(c->hn_name,
+		    "parameterized") == 0)
+			jf->parameterized = 1;
+		else if (strcmp(c->hn_name, "meta") == 0 && (c->hn_block ||
+		    c->hn_object)) {
+			jf->meta_line = c->hn_line;
+			for (k = c->hn_child; k != NULL; k = k->hn_next)
+				jf_meta_add(jf, k);
+		} else if (c->hn_block)
+			jf_inner_meta(jf, c);
 	}
 }
 
@@ -705,19 +233,21 @@ jf_meta_line(struct jobfile *jf, const char *key)
 static void
 jf_check(struct jobfile *jf)
 {
-	const char	*root[1] = { NULL };
+	struct hcl_node	*root;
 	json_t		*meta;
+	char		 why[256];
 	size_t		 i;
+	int		 line;
 
-	jf->line = 1;
 	if (jf_read(jf) == -1)
 		return;
-	lx_next(jf);
-	ps_body(jf, 0, root);
-	free(jf->tok.text);
-	jf->tok.text = NULL;
-	if (jf->failed)
+	if ((root = hcl_parse(jf->data, jf->len, why, sizeof(why),
+	    &line)) == NULL) {
+		jf_issue(jf, line, 1, "%s", why);
 		return;
+	}
+	jf_job(jf, root);
+	hcl_free(root);
 	if (jf->njobs == 0) {
 		jf_issue(jf, 1, 1, "no job block");
 		return;

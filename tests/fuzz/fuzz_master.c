@@ -40,7 +40,7 @@
 /* FUZZ-SOURCES: shared/logflood.c shared/msg.c shared/msgtab.c */
 /* FUZZ-SOURCES: shared/plan.c shared/proc.c shared/sandbox.c */
 /* FUZZ-SOURCES: shared/text.c shared/webdoc.c shared/wire.c */
-/* FUZZ-SOURCES: master/gitctx.c */
+/* FUZZ-SOURCES: master/gitctx.c shared/hcl.c */
 /* FUZZ-LIBS: jansson sqlite3 libevent libcrypto libssl libxcrypt */
 /* FUZZ-LIBS: libseccomp libgit2 libcurl */
 #include "config.h"

@@ -545,6 +545,43 @@ def case_readable_diff():
     ok("diff: the page folds them under a details element",
        st == 200 and "of Nomad's defaults</summary>" in page and
        "15000000000" not in page, st)
+    # What the file spells out is git's, even at Nomad's default value;
+    # a block the file has folds only the fields it leaves out.
+    nops.push_and_fetch(remote, {"nomad/api.nomad.hcl": """job "api" {
+  datacenters = ["dc1"]
+  priority = 50
+  meta {
+    nops_managed = "true"
+  }
+  group "app" {
+    restart {
+      attempts = 3
+    }
+    task "server" {
+      driver = "docker"
+      kill_timeout = "5s"
+      config {
+        image = "nginx:api"
+      }
+    }
+  }
+}
+"""}, "api")
+    wait_until(lambda: (nops.job("api") or {}).get("state") == "drift", 15)
+    st, j = nops.api("GET", "/api/v1/jobs/default/api")
+    da = (j or {}).get("diff") or {}
+    kt = diff_find(da, "KillTimeout")
+    pr = diff_find(da, "Priority")
+    att = [f for p, f in diff_find(da, "Attempts") if "RestartPolicy" in p]
+    dl = [f for p, f in diff_find(da, "Delay") if "RestartPolicy" in p]
+    rpo = [o for o in (da.get("TaskGroups") or [{}])[0].get("Objects") or []
+           if o["Name"] == "RestartPolicy"]
+    ok("diff: a value the file sets is not folded, even at the default",
+       kt and not kt[0][1].get("Default") and pr and
+       not pr[0][1].get("Default"), (kt, pr))
+    ok("diff: in a block the file has, only what it leaves out folds",
+       att and not att[0].get("Default") and dl and dl[0].get("Default")
+       and rpo and not rpo[0].get("Default"), (att, dl, rpo))
     # An edit of a duration reads as one too.
     nops.action(did, "approve")
     complete(nops, did)
