@@ -140,6 +140,27 @@ async function approver() {
     const plan = await page.textContent('#plan');
     return [plan.includes('Plan job') && await page.isVisible('#approve'), plan];
   });
+  await step(page, 'browser: the git context is shown next to the plan diff',
+    async () => {
+      const git = await page.evaluate(async (id) => {
+        const r = await fetch('/api/v1/deployments/' + id,
+          { credentials: 'same-origin' });
+        return (await r.json()).git;
+      }, approveId);
+      const shown = await page.evaluate(() => {
+        const s = document.querySelector('#git');
+        const next = s && s.nextElementSibling;
+        return s === null ? null : {
+          subject: s.querySelector('.subject').textContent,
+          author: (s.querySelector('.author') || {}).textContent,
+          summary: s.querySelector('#git-summary').textContent,
+          next: next ? next.textContent : '' };
+      });
+      return [shown !== null && git.subject !== '' &&
+        shown.subject === git.subject && shown.author === git.author &&
+        shown.summary === git.summary && shown.next.startsWith('Diff'),
+        JSON.stringify({ git, shown })];
+    });
   await step(page, 'browser: the controls are drawn from the actions list ' +
     'alone', async () => {
     // The same session reads the deployment's actions from the API.

@@ -128,8 +128,17 @@ def main():
                 "TaskGroups": [{"Name": "app", "Count": 1, "Tasks": [{
                     "Name": "server", "Driver": "docker",
                     "Config": {"image": "nginx:by-hand"}}]}]}})
-    nops.push_and_fetch(remote, {"nomad/other.txt": "not a job\n"},
-                        "docs only")
+    # Its commit message is hostile: bytes that are not UTF-8, a bell.
+    remote.write({"nomad/other.txt": "not a job\n"})
+    git("add", "-A", cwd=remote.work)
+    msgfile = env.path("hostile-msg")
+    with open(msgfile, "wb") as f:
+        f.write(b"docs \xff\xfe only \x07bell\n\nbody\n")
+    git("-c", "i18n.commitEncoding=binary", "commit", "-q", "-F", msgfile,
+        cwd=remote.work)
+    remote.push()
+    nops.fetch("infra")
+    nops.wait_commit("infra", remote.head())
     d3 = wait_until(lambda: nops.active("web") not in (None, d2) and
                     nops.active("web"), 15)
     g3 = (nops.deployment(d3) or {}).get("git") or {} if d3 else {}
@@ -140,6 +149,10 @@ def main():
     rc, out, err = nops.ctl("show", str(d3))
     ok("outside: nopsctl show says so", rc == 0 and "outside change" in out,
        out[-1500:])
+    subj = g3.get("subject") or ""
+    ok("git: a subject that is not text arrives as text (no bell, bad "
+       "bytes replaced)", subj.startswith("docs ") and "only" in subj and
+       "\x07" not in subj and "\ufffd" in subj, repr(subj))
 
     # The context outlives a restart (it is stored with the deployment).
     nops.stop()
