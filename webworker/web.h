@@ -324,6 +324,8 @@ void	 html_job(struct wbuf *, const struct web_view *, json_t *job,
 
 /* web_html_action.c: controls drawn from an "actions" list */
 void	 html_operation_run(struct wbuf *, const struct web_view *, json_t *);
+void	 html_left_behind(struct wbuf *, const struct web_view *, json_t *,
+	    const char *deployment);
 void	 html_actions(struct wbuf *, const struct web_view *, json_t *actions,
 	    const char *base);
 

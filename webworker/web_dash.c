@@ -39,6 +39,8 @@ enum web_what {
 	WEB_DEPLOYMENT,
 	WEB_ACTIVITY,
 	WEB_HOSTS,
+	WEB_LEFT_BEHIND,	/* a deployment's objects left behind */
+	WEB_ACT_LEFT_BEHIND,	/* retry them, or forget one */
 	WEB_ACT_DEPLOYMENT,	/* approve, reject, retry, promote, ack. */
 	WEB_ACT_JOB,		/* pause, resume, deploy-now */
 	WEB_LOGIN,
@@ -275,6 +277,13 @@ web_render(struct web_page *pg)
 		    pg->wg_calls[2].wk_status == 200 ?
 		    pg->wg_calls[2].wk_json : NULL);
 		break;
+	case WEB_LEFT_BEHIND:
+		web_view_init(&v, pg, "Left behind", "deployments");
+		v.wv_refresh = 10;
+		v.wv_notice = html_done_text(web_form_get(&pg->wg_query,
+		    "done"));
+		html_left_behind(&b, &v, mc->wk_json, pg->wg_segs[1]);
+		break;
 	case WEB_ACTIVITY:
 		web_view_init(&v, pg, "Activity", "activity");
 		v.wv_refresh = 10;
@@ -363,6 +372,10 @@ web_page_get(struct web_page *pg)
 			goto busy;
 		web_page_then(pg, web_render);
 		return;
+	case WEB_LEFT_BEHIND:
+		wbuf_puts(&uri, "/api/v1/deployments/left-behind/");
+		wbuf_urlenc(&uri, pg->wg_segs[1]);
+		break;
 	case WEB_ACTIVITY:
 		wbuf_htmlf(&uri, "/api/v1/events?limit=%d", WEB_PAGE_SIZE);
 		web_query_add(&uri, &pg->wg_query, "cursor");
@@ -633,8 +646,11 @@ web_action_checked(struct web_page *pg)
 	json_decref(j);
 	if (body == NULL)
 		fatalx("json_dumps");
-	rc = web_call(pg, "POST", pg->wg_api, "application/json", csrf, body,
-	    strlen(body));
+	if (pg->wg_what == WEB_ACT_LEFT_BEHIND && pg->wg_nsegs == 5)
+		rc = web_call(pg, "DELETE", pg->wg_api, "", csrf, NULL, 0);
+	else
+		rc = web_call(pg, "POST", pg->wg_api, "application/json", csrf,
+		    body, strlen(body));
 	free(body);
 	if (rc == -1) {
 		web_page_error(pg, 429, "too many requests in flight");
@@ -738,6 +754,15 @@ web_dash_route(struct web_page *pg, int get, int post)
 			return -1;
 		if (n == 2)
 			return get ? WEB_DEPLOYMENT : 0;
+		/* .../left-behind, .../left-behind/<entry>/forget */
+		if (n == 3 && strcmp(s[2], "left-behind") == 0)
+			return get ? WEB_LEFT_BEHIND : post ?
+			    WEB_ACT_LEFT_BEHIND : 0;
+		if (n == 5 && strcmp(s[2], "left-behind") == 0 &&
+		    strcmp(s[4], "forget") == 0 && s[3][0] != '\0' &&
+		    strspn(s[3], "0123456789") == strlen(s[3]) &&
+		    strlen(s[3]) <= 18)
+			return post ? WEB_ACT_LEFT_BEHIND : 0;
 		if (n == 3 && web_in(s[2], web_deploy_actions))
 			return post ? WEB_ACT_DEPLOYMENT : 0;
 		if (n == 4 && strcmp(s[2], "actions") == 0 &&
@@ -774,6 +799,17 @@ web_action_paths(struct web_page *pg)
 		wbuf_urlenc(&api, pg->wg_segs[pg->wg_nsegs - 1]);
 		wbuf_puts(&back, "/deployments/");
 		wbuf_urlenc(&back, pg->wg_segs[1]);
+	} else if (pg->wg_what == WEB_ACT_LEFT_BEHIND) {
+		/* retry: POST the list; forget: DELETE the entry */
+		wbuf_puts(&api, "/api/v1/deployments/left-behind/");
+		if (pg->wg_nsegs == 5) {
+			wbuf_urlenc(&api, pg->wg_segs[3]);
+			wbuf_puts(&api, "/");
+		}
+		wbuf_urlenc(&api, pg->wg_segs[1]);
+		wbuf_puts(&back, "/deployments/");
+		wbuf_urlenc(&back, pg->wg_segs[1]);
+		wbuf_puts(&back, "/left-behind");
 	} else if (pg->wg_what == WEB_ACT_JOB) {
 		wbuf_puts(&api, "/api/v1/jobs/");
 		wbuf_urlenc(&api, pg->wg_segs[1]);
@@ -866,6 +902,7 @@ web_dash_request(struct web_rq *rq)
 		return 1;
 	case WEB_ACT_DEPLOYMENT:
 	case WEB_ACT_JOB:
+	case WEB_ACT_LEFT_BEHIND:
 	case WEB_LOGOUT:
 		if (web_action_paths(pg) == -1) {
 			web_page_error(pg, 404, "no such page");

@@ -142,6 +142,10 @@ html_done_text(const char *action)
 		{ "pause",	"Paused." },
 		{ "resume",	"Resumed." },
 		{ "deploy-now",	"Deploy now: done." },
+		{ "left-behind", "Retried: what is still listed is still "
+		    "left behind." },
+		{ "forget",	"Record forgotten; the object was not "
+		    "touched." },
 	};
 	size_t	 i;
 

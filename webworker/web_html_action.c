@@ -181,3 +181,56 @@ html_operation_run(struct wbuf *b, const struct web_view *v, json_t *run)
 		    "</pre>", out);
 	html_end(b);
 }
+
+/*
+ * The objects a deployment's cleanups left behind: a form to retry them
+ * all, and one to forget each record (the object is not touched).
+ */
+void
+html_left_behind(struct wbuf *b, const struct web_view *v, json_t *list,
+    const char *deployment)
+{
+	json_t		*items = json_object_get(list, "items"), *r;
+	size_t		 i;
+
+	html_begin(b, v);
+	wbuf_htmlf(b, "<h1>Left behind by deployment <a href=\"/deployments/"
+	    "%s\">%s</a></h1>", deployment, deployment);
+	wbuf_puts(b, "<p class=\"muted\">Objects a cleanup of this "
+	    "deployment failed to remove while the run went on.  A later "
+	    "successful write of an object removes its record.</p>");
+	if (json_array_size(items) == 0) {
+		wbuf_puts(b, "<p id=\"left-behind-none\">Nothing is left "
+		    "behind.</p>");
+		html_end(b);
+		return;
+	}
+	wbuf_puts(b, "<div class=\"actions\">");
+	wbuf_htmlf(b, "<form method=\"post\" action=\"/deployments/%s/"
+	    "left-behind\">", deployment);
+	html_csrf(b, v);
+	wbuf_puts(b, "<button type=\"submit\" id=\"left-behind-retry\" "
+	    "title=\"Try to remove each object again\">Retry</button>"
+	    "</form></div>");
+	wbuf_puts(b, "<table id=\"left-behind\"><tr><th>Kind</th><th>"
+	    "Environment</th><th>Object</th><th>Error</th><th>Since</th>"
+	    "<th></th></tr>");
+	json_array_foreach(items, i, r) {
+		wbuf_htmlf(b, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%s"
+		    "</td><td>", jstr(r, "kind") != NULL ? jstr(r, "kind") :
+		    "", jstr(r, "environment") != NULL ? jstr(r,
+		    "environment") : "", jstr(r, "object") != NULL ? jstr(r,
+		    "object") : "", jstr(r, "error") != NULL ? jstr(r,
+		    "error") : "");
+		html_time(b, json_object_get(r, "created_at"));
+		wbuf_htmlf(b, "</td><td><form method=\"post\" action=\""
+		    "/deployments/%s/left-behind/%ld/forget\">", deployment,
+		    (long)jint(r, "id"));
+		html_csrf(b, v);
+		wbuf_htmlf(b, "<button type=\"submit\" id=\"forget-%ld\" "
+		    "title=\"Forget the record; the object is not touched\">"
+		    "Forget</button></form></td></tr>", (long)jint(r, "id"));
+	}
+	wbuf_puts(b, "</table>");
+	html_end(b);
+}

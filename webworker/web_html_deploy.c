@@ -450,6 +450,10 @@ html_deployment(struct wbuf *b, const struct web_view *v, json_t *d,
 		html_message(b, state != NULL && (strcmp(state, "failed") ==
 		    0) ? "error" : "info", jstr(d, "reason"));
 	html_deploy_actions(b, v, d);
+	if (json_is_integer(json_object_get(d, "id")))
+		wbuf_htmlf(b, "<p><a id=\"left-behind-link\" href=\""
+		    "/deployments/%ld/left-behind\">Objects its cleanups left "
+		    "behind</a></p>", (long)jint(d, "id"));
 
 	/* A deploy plan's: its phases and host steps. */
 	if (steps != NULL)

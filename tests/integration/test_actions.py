@@ -377,6 +377,31 @@ def case_left_behind():
     st, j = nops.api("GET", "/api/v1/deployments/left-behind/999")
     ok("left behind: records outlive their deployment (no such "
        "deployment 999)", st == 200 and len(j["items"]) == 1, (st, j))
+
+    # The dashboard's page of them, with retry and forget.
+    form = "application/x-www-form-urlencoded"
+    st, html = nops.curl("GET", "/deployments/%d" % did)
+    ok("dashboard: a deployment links to what it left behind",
+       st == 200 and 'href="/deployments/%d/left-behind"' % did in html,
+       st)
+    st, html = nops.curl("GET", "/deployments/999/left-behind")
+    rid = j["items"][0]["id"] if j.get("items") else 0
+    ok("dashboard: the left-behind page lists each record with a forget "
+       "form and a retry form", st == 200 and "x-1" in html and
+       'action="/deployments/999/left-behind/%d/forget"' % rid in html
+       and 'id="left-behind-retry"' in html, (st, html[-2000:]))
+    st, html = nops.curl("POST", "/deployments/999/left-behind/%d/forget" %
+                         rid, "", form)
+    st2, j = nops.api("GET", "/api/v1/deployments/left-behind/999")
+    ok("dashboard: forget removes the record", st in (302, 303) and
+       st2 == 200 and j["items"] == [], (st, st2, j))
+    st, html = nops.curl("POST", "/deployments/999/left-behind", "", form)
+    ok("dashboard: retry goes back to the page, which says so",
+       st in (302, 303), (st, html))
+    st, html = nops.curl("GET", "/deployments/999/left-behind?done=forget")
+    ok("dashboard: an empty page says nothing is left behind",
+       st == 200 and 'id="left-behind-none"' in html and
+       "Record forgotten" in html, (st, html[-800:]))
     env.cleanup()
 
 
