@@ -28,6 +28,8 @@
 #include "nopsctl.h"
 #include "meta.h"
 #include "hcl.h"
+#include "nops.h"
+#include "plan.h"
 #include "text.h"
 
 #define CHECK_FILE_MAX		(16 * 1024 * 1024)
@@ -63,6 +65,10 @@ struct jobfile {
 	size_t		 nmeta;
 	int		 meta_line;
 	struct job_meta	 jm;
+
+	int		 plan;		/* a nops.plan.json */
+	size_t		 plan_hosts;
+	size_t		 plan_phases;
 
 	struct issue	 issues[CHECK_ISSUES_MAX];
 	size_t		 nissues;
@@ -230,6 +236,37 @@ jf_meta_line(struct jobfile *jf, const char *key)
 	return jf->meta_line > 0 ? jf->meta_line : jf->job_line;
 }
 
+/* A file's name is nops.plan.json: a deploy plan (nops-plan(5)). */
+static int
+jf_is_plan(const char *path)
+{
+	const char	*base = strrchr(path, '/');
+
+	return strcmp(base != NULL ? base + 1 : path, GITW_PLAN_FILE) == 0;
+}
+
+/* A deploy plan, checked as nopsd checks one (shared/plan.c). */
+static void
+jf_check_plan(struct jobfile *jf)
+{
+	struct plan	*pl;
+	size_t		 i;
+
+	if ((pl = plan_parse(jf->data, jf->len)) == NULL)
+		err(1, NULL);
+	for (i = 0; i < pl->pl_nerrors; i++)
+		jf_issue(jf, 0, 1, "%s", pl->pl_errors[i]);
+	if (pl->pl_nerrors_all > pl->pl_nerrors)
+		jf_issue(jf, 0, 1, "and %zu more errors",
+		    pl->pl_nerrors_all - pl->pl_nerrors);
+	for (i = 0; i < pl->pl_nwarnings; i++)
+		jf_issue(jf, 0, 0, "%s", pl->pl_warnings[i]);
+	jf->plan = 1;
+	jf->plan_hosts = pl->pl_nhosts;
+	jf->plan_phases = pl->pl_nphases;
+	plan_free(pl);
+}
+
 static void
 jf_check(struct jobfile *jf)
 {
@@ -241,6 +278,10 @@ jf_check(struct jobfile *jf)
 
 	if (jf_read(jf) == -1)
 		return;
+	if (jf_is_plan(jf->path)) {
+		jf_check_plan(jf);
+		return;
+	}
 	if ((root = hcl_parse(jf->data, jf->len, why, sizeof(why),
 	    &line)) == NULL) {
 		jf_issue(jf, line, 1, "%s", why);
@@ -340,7 +381,8 @@ check_is_job_name(const char *name)
 	size_t	 len = strlen(name);
 
 	return (len > 10 && strcmp(name + len - 10, ".nomad.hcl") == 0) ||
-	    (len > 6 && strcmp(name + len - 6, ".nomad") == 0);
+	    (len > 6 && strcmp(name + len - 6, ".nomad") == 0) ||
+	    strcmp(name, GITW_PLAN_FILE) == 0;
 }
 
 /* FILE, or every *.nomad.hcl and *.nomad below a directory. */
@@ -419,6 +461,11 @@ check_print(struct jobfile *jfs, size_t n, int json)
 				    jf->issues[j].error ? "error" : "warning",
 				    jf->issues[j].msg);
 		}
+		if (!json && jf->errors == 0 && jf->plan)
+			safe_printf("%s: deploy plan: %zu host%s in %zu "
+			    "phase%s\n", jf->path, jf->plan_hosts,
+			    jf->plan_hosts == 1 ? "" : "s", jf->plan_phases,
+			    jf->plan_phases == 1 ? "" : "s");
 		if (!json && jf->errors == 0 && jf->job != NULL)
 			safe_printf("%s: job %s/%s: %s%s%s\n", jf->path,
 			    jf_ns(jf), jf->job, meta_role_str(jf->jm.jm_role),
@@ -437,7 +484,7 @@ check_print(struct jobfile *jfs, size_t n, int json)
 		o = json_pack("{s:s,s:o,s:s,s:s,s:s,s:o}", "file", jf->path,
 		    "job", jf->job != NULL ? json_string(jf->job) :
 		    json_null(), "namespace", jf_ns(jf),
-		    "role", meta_role_str(jf->jm.jm_role),
+		    "role", jf->plan ? "plan" : meta_role_str(jf->jm.jm_role),
 		    "policy", meta_policy_str(jf->jm.jm_policy),
 		    "issues", iss);
 		json_array_append_new(all, o);
@@ -458,8 +505,8 @@ cmd_check(struct ctl *ctl, int argc, char **argv)
 	for (i = 0; i < (size_t)argc; i++)
 		check_collect(argv[i], &paths, &n, 1);
 	if (n == 0)
-		errx(EXIT_ANSWER, "no job files (*.nomad.hcl, *.nomad) to "
-		    "check");
+		errx(EXIT_ANSWER, "no job files (*.nomad.hcl, *.nomad) or "
+		    "nops.plan.json to check");
 	if ((jfs = calloc(n, sizeof(*jfs))) == NULL)
 		err(1, NULL);
 	for (i = 0; i < n; i++) {

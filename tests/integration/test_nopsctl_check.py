@@ -122,6 +122,25 @@ def main():
        rc == 1 and checked and checked[0]["file"] == "nomad/web.nomad.hcl"
        and all(isinstance(i["line"], int) for i in checked[0]["issues"]),
        out)
+    # A deploy plan is checked as nopsd checks one.
+    sys_path = "/nix/store/6xc5ywvjx9a6q6plflkvmmp0zb7i2q4s-nixos-system-x"
+    os.mkdir("hosts")
+    with open("hosts/nops.plan.json", "w") as f:
+        json.dump({"hosts": {"x": {"system": sys_path, "port": 0},
+                             "y": {"system": sys_path,
+                                   "address": "10.0.0.2"}},
+                   "phases": [{"name": "main"}]}, f)
+    rc, out, err = check("check", "hosts")
+    ok("check: a deploy plan's errors, naming the host",
+       rc == 1 and 'hosts/nops.plan.json: error: host "x": port' in out,
+       out)
+    with open("hosts/nops.plan.json", "w") as f:
+        json.dump({"hosts": {"y": {"system": sys_path,
+                                   "address": "10.0.0.2"}},
+                   "phases": [{"name": "main"}]}, f)
+    rc, out, err = check("check", "hosts/nops.plan.json")
+    ok("check: a valid deploy plan passes",
+       rc == 0 and "deploy plan: 1 host in 1 phase" in out, (rc, out))
     os.chdir("/")
 
     # nopsd's verdict on the same files, parsed by Nomad from git.
