@@ -282,6 +282,7 @@ engine_init(struct store *db, const struct nops_conf *conf)
 	evtimer_add(engine_ev_apply, &tv);
 	tv.tv_sec = conf->drift_interval;
 	evtimer_add(engine_ev_drift, &tv);
+	watch_configure();
 	engine_detect("start");
 }
 

@@ -240,6 +240,7 @@ watch_configure(void)
 {
 	const struct nops_conf	*cf = engine_conf();
 	struct watch		*w, *next;
+	struct worker		*wk;
 	struct conf_str		*cs;
 	int			 found, d;
 
@@ -258,6 +259,10 @@ watch_configure(void)
 			watch_send(w);
 	}
 	if (cf == NULL || cf->nomad.address == NULL)
+		return;
+	/* Not yet: nomad_worker_started() comes back here. */
+	if ((wk = supervise_worker(PROC_NOMADWORKER)) == NULL ||
+	    !wk->w_running)
 		return;
 	TAILQ_FOREACH(cs, &cf->nomad.namespaces, entry)
 		for (d = 0; d <= 1; d++) {

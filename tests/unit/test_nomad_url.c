@@ -63,6 +63,7 @@ body_json(const struct nomad_wire *w)
 
 	if (w->nw_body == NULL)
 		return NULL;
+
 	return json_loadb(w->nw_body, w->nw_bodylen, 0, &jerr);
 }
 
@@ -421,6 +422,44 @@ main(void)
 	CHECK(build(&a, &w, err, sizeof(err)) == -1);
 	CHECK_STR(nomad_op_name(NOMAD_OP_MAX), "unknown");
 	CHECK_STR(nomad_op_name(NOMAD_OP_DISPATCH), "dispatch");
+	TEST_END();
+
+	TEST_BEGIN("blocking queries: index and wait on the lists, own "
+	    "connections");
+	memset(&a, 0, sizeof(a));
+	a.na_op = NOMAD_OP_JOBS_LIST;
+	a.na_ns = "web";
+	a.na_index = 42;
+	a.na_flags = NOMAD_F_BLOCK;
+	a.na_timeout_ms = (NOMAD_BLOCK_WAIT_S + 15) * 1000;
+	CHECK(build(&a, &w, err, sizeof(err)) == 0);
+	CHECK_STR(w.nw_method, "GET");
+	CHECK_STR(w.nw_path, "/v1/jobs?namespace=web&index=42&wait=60s");
+	CHECK(w.nw_read == 1 && w.nw_block == 1);
+	nomad_wire_free(&w);
+	a.na_op = NOMAD_OP_DEPLOYMENTS_LIST;
+	a.na_index = 0;
+	CHECK(build(&a, &w, err, sizeof(err)) == 0);
+	CHECK_STR(w.nw_path, "/v1/deployments?namespace=web&index=0&wait=60s");
+	nomad_wire_free(&w);
+	/* A timeout shorter than the wait would cut every query short. */
+	a.na_timeout_ms = NOMAD_BLOCK_WAIT_S * 1000;
+	CHECK(build(&a, &w, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "longer than its wait") != NULL);
+	/* Without the flag: a plain list, on the shared connections. */
+	a.na_flags = 0;
+	CHECK(build(&a, &w, err, sizeof(err)) == 0);
+	CHECK_STR(w.nw_path, "/v1/deployments?namespace=web");
+	CHECK(w.nw_block == 0);
+	nomad_wire_free(&w);
+	a.na_op = NOMAD_OP_STATUS_LEADER;
+	CHECK(build(&a, &w, err, sizeof(err)) == 0);
+	CHECK_STR(w.nw_path, "/v1/status/leader?namespace=web");
+	nomad_wire_free(&w);
+	a.na_op = NOMAD_OP_AGENT_SELF;
+	CHECK(build(&a, &w, err, sizeof(err)) == 0);
+	CHECK_STR(w.nw_path, "/v1/agent/self?namespace=web");
+	nomad_wire_free(&w);
 	TEST_END();
 
 	TEST_EXIT();
