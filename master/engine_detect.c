@@ -830,6 +830,9 @@ detect_orphan_read(struct nomad_result *res, void *arg)
 	if (nomad_ok(res) && json_is_object(res->nr_json) &&
 	    !json_is_true(stop))
 		detect_orphan_add(dc, o->do_ns, o->do_id, o->do_last);
+	/* Gone from git and from Nomad: its operations' run log goes. */
+	if (res->nr_status == 404)
+		operation_forget(o->do_ns, o->do_id);
 	free(o->do_ns);
 	free(o->do_id);
 	free(o);
@@ -849,6 +852,8 @@ detect_orphans(struct dcycle *dc)
 	struct dorphan	*o;
 	const char	*ns, *id;
 	json_t		*stub;
+	char		**gone = NULL;
+	size_t		 ngone = 0, i;
 	int		 listed, rc;
 
 	dc->dc_orphan_pending = 1;
@@ -876,6 +881,15 @@ detect_orphans(struct dcycle *dc)
 			    !json_is_true(json_object_get(stub, "Stop")))
 				detect_orphan_add(dc, ns, id,
 				    sqlite3_column_int64(st, 2));
+			if (stub == NULL) {
+				/* gone from git and Nomad; after the scan */
+				gone = reallocarray(gone, ngone + 2,
+				    sizeof(*gone));
+				if (gone == NULL)
+					fatal("reallocarray");
+				gone[ngone++] = detect_strdup(ns);
+				gone[ngone++] = detect_strdup(id);
+			}
 			continue;
 		}
 		if ((o = calloc(1, sizeof(*o))) == NULL)
@@ -889,6 +903,12 @@ detect_orphans(struct dcycle *dc)
 		nomad_job_read(o->do_ns, o->do_id, detect_orphan_read, o);
 	}
 	sqlite3_reset(st);
+	for (i = 0; i + 1 < ngone; i += 2) {
+		operation_forget(gone[i], gone[i + 1]);
+		free(gone[i]);
+		free(gone[i + 1]);
+	}
+	free(gone);
 	if (rc != SQLITE_DONE) {
 		/* Unknown, not empty: the last known list stays. */
 		log_warnx("orphans: %s", store_error(engine_store()));

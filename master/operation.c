@@ -1058,6 +1058,39 @@ out:
 	op_rows_free(rows, n);
 }
 
+void
+operation_forget(const char *ns, const char *job)
+{
+	struct store	*s = engine_store();
+	sqlite3_stmt	*st;
+	int		 n = 0;
+
+	if (store_begin(s) == -1)
+		return;
+	st = store_prepare(s, "DELETE FROM operation_runs WHERE"
+	    " namespace = ?1 AND job = ?2");
+	if (st == NULL)
+		goto fail;
+	sqlite3_bind_text(st, 1, ns, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, job, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		sqlite3_reset(st);
+		goto fail;
+	}
+	sqlite3_reset(st);
+	n = sqlite3_changes(store_db(s));
+	if (store_commit(s) == -1)
+		goto fail;
+	if (n > 0)
+		log_info("job %s/%s is gone from git and from Nomad: the run "
+		    "log of its operations (%d runs) is deleted", ns, job, n);
+	return;
+fail:
+	store_rollback(s);
+	log_warnx("job %s/%s: cannot delete its operations' run log: %s", ns,
+	    job, store_error(s));
+}
+
 /* ---- the run log's API ---- */
 
 static void

@@ -50,6 +50,9 @@ char	*operation_hash_text(const struct ejob *);
 /* Store ej's operations with deployment id (inside a transaction). */
 int	 operation_store(struct store *, int64_t id, const struct ejob *);
 
+/* A job gone from git and from Nomad: delete its run log. */
+void	 operation_forget(const char *ns, const char *job);
+
 /* Set the ACOND_OPERATIONS / ACOND_HAS_OPERATION conditions of ac. */
 void	 operation_conditions(struct action_ctx *);
 /* Append the operations of the job's deployed revision to list. */

@@ -345,6 +345,22 @@ def main():
        st2 == 200 and len(page2["items"]) == 40 and page2["next"] is None,
        (st, st2))
 
+    # Gone from git: the log stays while Nomad still has the job.
+    gone = {k: None for k in FILES}
+    gone["nomad/other.nomad.hcl"] = job_hcl("other", policy="none")
+    nops.push_and_fetch(remote, gone, "remove db")
+    nops.wait_cycle()
+    ok("gone from git only: the run log stays", len(db_rows(
+        nops, "SELECT id FROM operation_runs WHERE job = 'db'")) == 100)
+    sim.call("POST", "/_sim/job/stop", {"Namespace": "default",
+                                        "JobID": "db", "Purge": True})
+    # a new commit starts a detection cycle
+    nops.push_and_fetch(remote, {"nomad/other.nomad.hcl": job_hcl(
+        "other", policy="none", image="nginx:1.27")}, "touch")
+    ok("gone from git and from Nomad: its run log is deleted",
+       wait_until(lambda: len(db_rows(
+           nops, "SELECT id FROM operation_runs WHERE job = 'db'")) == 0,
+           15), nops.logtext()[-3000:])
     clock.stop.set()
     env.cleanup()
 
