@@ -21,7 +21,9 @@ DRIFT = "2s"
 
 class DriftNops(Nops):
     """nopsd whose detection also runs every DRIFT, so that a test sees
-    detection resume by itself once Nomad answers again."""
+    detection resume by itself once Nomad answers again; with a
+    replan-interval of 1s every cycle plans every job (nothing is answered
+    from the last plan), so that the read and plan faults are met."""
 
     def write_conf(self, repos):
         super().write_conf(repos)
@@ -29,7 +31,8 @@ class DriftNops(Nops):
             text = f.read()
         with open(self.conf, "w") as f:
             f.write(text.replace("drift-interval 1h",
-                                 "drift-interval " + DRIFT))
+                                 "drift-interval " + DRIFT +
+                                 "\nreplan-interval 1s"))
 
 
 def start(files, sim_class=Sim, **kw):
