@@ -277,6 +277,24 @@ async function approver() {
       return [!(await page.isVisible('#retry')) &&
         !(await page.isVisible('#acknowledge')), ''];
     });
+  await step(page, 'browser: an operation runs from the form its schema '
+    + 'draws, and its output is shown', async () => {
+      await page.goto(base + '/jobs/default/web');
+      await page.fill('form[data-group="greet"] input[name="in.name"]',
+        'from-chromium');
+      // Nomad's clock moves while the run waits for its allocation.
+      const tick = setInterval(() => { advance(1); }, 200);
+      try {
+        await Promise.all([page.waitForNavigation({ timeout: 60000 }),
+          page.click('button[id="web.greet"]')]);
+      } finally {
+        clearInterval(tick);
+      }
+      const code = await page.textContent('#exit-code');
+      const out = await page.textContent('#run-output');
+      return [code === 'exit code 0' && out.includes('greeted') &&
+        out.includes('from-chromium'), code + ' ' + out];
+    });
   await step(page, 'browser: no script errors on the pages (CSP holds)',
     async () => [errors.length === 0, errors.join('\n')]);
   await step(page, 'browser: log out', async () => {

@@ -39,6 +39,41 @@ def install(dest):
     return True
 
 
+def greet_hcl():
+    """An operation of web: its input drawn as a form from its schema."""
+    schema = {"type": "object", "required": ["name"],
+              "properties": {"name": {"type": "string", "title": "Name"}}}
+    return """job "web-greet" {
+  type = "batch"
+  datacenters = ["dc1"]
+  meta {
+    nops_role = "operation"
+    nops_operation_of = "web"
+    nops_input_schema = %s
+  }
+  parameterized {
+    payload = "required"
+  }
+  group "g" {
+    restart {
+      attempts = 0
+      mode = "fail"
+    }
+    task "run" {
+      driver = "raw_exec"
+      dispatch_payload {
+        file = "in.json"
+      }
+      config {
+        command = "/bin/sh"
+        args = ["-c", "echo greeted; cat local/in.json"]
+      }
+    }
+  }
+}
+""" % json.dumps(json.dumps(schema))
+
+
 def main():
     if not os.access(CHROMIUM, os.X_OK) or shutil.which("node") is None:
         ok("browser: chromium and node are installed (scripts/deps)", False)
@@ -49,7 +84,10 @@ def main():
     if not install(dest):
         return 1
     w = Web(tls=False, files={
-        "nomad/web.nomad.hcl": job_hcl("web", pre="migrate"),
+        "nomad/web.nomad.hcl": job_hcl(
+            "web", pre="migrate",
+            extra_meta='    nops_operations = "web-greet"'),
+        "nomad/web-greet.nomad.hcl": greet_hcl(),
         "nomad/api.nomad.hcl": job_hcl("api"),
         "nomad/migrate.nomad.hcl": hook_hcl("migrate")})
     try:

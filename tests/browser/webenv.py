@@ -66,7 +66,7 @@ class Web:
                  'users file "%s"' % self.users,
                  'group "ops" { "alice" }',
                  'policy "deployer" {\n\tnamespace "*" { read approve '
-                 'promote retry deploy-now pause }\n}',
+                 'promote retry deploy-now pause operate }\n}',
                  'policy "viewer" {\n\tnamespace "*" { read }\n}',
                  'bind group "ops" policy "deployer"',
                  'bind user "rita" policy "viewer"']
