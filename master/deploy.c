@@ -523,10 +523,15 @@ deploy_active_ids(struct store *s, int64_t **idsp, size_t *np)
 	size_t		 n = 0;
 	int		 rc;
 
-	/* Plans' deployments are master/hosts.c's. */
-	st = store_prepare(s, "SELECT id FROM deployments WHERE state NOT IN"
-	    " ('completed', 'failed', 'rejected', 'superseded') AND"
-	    " kind = 'job' ORDER BY id");
+	/*
+	 * Plans' deployments are master/hosts.c's.  The states are named
+	 * (not "NOT IN" the ended ones) so that the state index finds the
+	 * few active rows among a million ended ones.
+	 */
+	st = store_prepare(s, "SELECT id FROM deployments WHERE state IN"
+	    " ('pending_approval', 'pre_hooks', 'registering',"
+	    " 'waiting_health', 'awaiting_promotion', 'post_hooks',"
+	    " 'preflight', 'deploying') AND kind = 'job' ORDER BY id");
 	if (st == NULL)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {

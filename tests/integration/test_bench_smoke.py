@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Every benchmark in bench/ runs once at a tiny size: it must exit 0 and
+print its figures (the line or table its README section quotes).  No
+figure is compared with anything: benchmarks measure, tests do not time
+(TESTING.md).  `make bench` runs them at full size.
+
+A benchmark whose tool is missing here (wrk, nginx) is reported skipped.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gitlib import ok, skip  # noqa: E402
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+BENCH = os.path.join(TOP, "bench")
+
+# name, arguments (tiny), what its output must show, tools it needs
+CASES = [
+    ("git_bench.py", ["1"], r"ratio fetch-to-snapshot/git-fetch: [\d.]+",
+     ()),
+    ("engine_detect", ["1", "1", "3"],
+     r"nothing changed: cycle \d+ ms.*\n.*\n.*ratio cycle/plain", ()),
+    ("rss_jobs", ["0", "20"],
+     r"\| 20 \| [\d.]+ / .*\nper job, 0 -> 20 jobs: [\d.]+ KiB", ()),
+    ("restart_serving", ["1", "1000"], r"\| 1000 \| \d+ ms \| \d+ ms \|",
+     ()),
+    ("web_overview", ["1", "4"],
+     r"\| GET /deployments \(HTML\) \| \d+ \| \d+ .*\| [\d.]+ \|",
+     ("wrk", "nginx")),
+    ("login_burst", ["1"], r"ratio p99 burst / quiet: [\d.]+", ()),
+    ("web_idle_flood", ["20"], r"ratio \(flood / alone\): median [\d.]+",
+     ()),
+]
+
+
+def have(tool):
+    return shutil.which(tool) is not None or os.path.exists(
+        "/usr/sbin/" + tool)
+
+
+def main():
+    listed = sorted(f for f in os.listdir(BENCH)
+                    if f not in ("README.md", "benchlib.py") and
+                    not f.startswith(".") and not f.endswith(".pyc") and
+                    os.path.isfile(os.path.join(BENCH, f)))
+    ok("bench: every benchmark has a smoke case",
+       listed == sorted(c[0] for c in CASES),
+       "in bench/: %s; here: %s" % (listed, sorted(c[0] for c in CASES)))
+    env = dict(os.environ)
+    env["PATH"] = env.get("PATH", "") + ":/usr/sbin"
+    for name, args, want, tools in CASES:
+        missing = [t for t in tools if not have(t)]
+        if missing:
+            skip("bench %s runs" % name, "missing " + ", ".join(missing))
+            continue
+        r = subprocess.run([sys.executable, os.path.join(BENCH, name)] +
+                           args, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, env=env,
+                           timeout=600)
+        ok("bench %s runs (exit 0)" % name, r.returncode == 0,
+           r.stdout[-1500:])
+        ok("bench %s prints its figures" % name,
+           re.search(want, r.stdout) is not None, r.stdout[-1500:])
+
+
+main()
