@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gitlib import ok, skip  # noqa: E402
@@ -25,6 +26,9 @@ CASES = [
      ()),
     ("engine_detect", ["1", "1", "3"],
      r"nothing changed: cycle \d+ ms.*\n.*\n.*ratio cycle/plain", ()),
+    ("detect_events", ["5", "2"],
+     r"requests per unchanged job: [\d.]+(.|\n)*push -> webhook(.|\n)*"
+     r"p50 [\d.]+ ms", ()),
     ("rss_jobs", ["0", "20"],
      r"\| 20 \| [\d.]+ / .*\nper job, 0 -> 20 jobs: [\d.]+ KiB", ()),
     ("restart_serving", ["1", "1000"], r"\| 1000 \| \d+ ms \| \d+ ms \|",
@@ -58,10 +62,13 @@ def main():
         if missing:
             skip("bench %s runs" % name, "missing " + ", ".join(missing))
             continue
+        t = time.perf_counter()
         r = subprocess.run([sys.executable, os.path.join(BENCH, name)] +
                            args, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True, env=env,
                            timeout=600)
+        print("# %s %s: %.1f s" % (name, " ".join(args),
+                                   time.perf_counter() - t))
         ok("bench %s runs (exit 0)" % name, r.returncode == 0,
            r.stdout[-1500:])
         ok("bench %s prints its figures" % name,
