@@ -10,7 +10,7 @@
 
 Run as root (nopsd must be), from a build tree:
     NOPSD=build/master/nopsd NOPSCTL=build/nopsctl/nopsctl \\
-        python3 bench/git_bench.py [rounds]
+        python3 bench/git_bench.py [rounds] [repos] [files-per-repo]
 """
 import http.client
 import json
@@ -25,9 +25,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "tests", "integration"))
 import gitlib  # noqa: E402
 
-NREPOS = 10
-NFILES = 100
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+NREPOS = int(sys.argv[2]) if len(sys.argv) > 2 else 10
+NFILES = int(sys.argv[3]) if len(sys.argv) > 3 else 100
 
 
 class UnixHTTP(http.client.HTTPConnection):
@@ -132,9 +132,10 @@ def main():
                            check=True)
         git_t.append(time.perf_counter() - t)
     a, b = statistics.median(nops_t), statistics.median(git_t)
-    print("10 repos x %d files, one file changed in each: nopsctl fetch -> "
-          "snapshots in the master %.0f ms; git fetch of the 10 %.0f ms "
-          "(medians of %d)" % (NFILES, a * 1e3, b * 1e3, rounds2))
+    print("%d repos x %d files, one file changed in each: nopsctl fetch -> "
+          "snapshots in the master %.0f ms; git fetch of the %d %.0f ms "
+          "(medians of %d)" % (NREPOS, NFILES, a * 1e3, NREPOS, b * 1e3,
+                               rounds2))
     print("ratio fetch-to-snapshot/git-fetch: %.2f" % (a / b))
     per = [x / NREPOS for x in nops_t]
     print("per repository: %.1f ms" % (statistics.median(per) * 1e3))

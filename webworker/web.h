@@ -94,6 +94,7 @@ struct web_call {
 	size_t			 wk_ncookies;
 	char			*wk_retry;	/* Retry-After, or NULL */
 	struct web_waiter	*wk_waiter;	/* waiting for a document */
+	uint64_t		 wk_docver;	/* a document's version, or 0 */
 };
 
 /* A dashboard request in flight. */
@@ -110,6 +111,9 @@ struct web_page {
 	int			 wg_what;	/* which page or action */
 	char			 wg_back[WEB_PATH_MAX];	/* after an action */
 	char			 wg_api[WEB_PATH_MAX];	/* the action's call */
+	int			 wg_classknown;	/* the session was read here */
+	uint32_t		 wg_class;	/* then: the client's class */
+	int			 wg_kind;	/* and its kind (web_kind) */
 };
 
 /* webworker.c */
@@ -285,10 +289,35 @@ SSL_CTX	*web_tls_ctx(const void *cert, size_t certlen, const void *key,
 /* web_dash.c: 1 if the request is the dashboard's (then it owns it). */
 int	 web_dash_request(struct web_rq *);
 
+/*
+ * web_pages.c: pages kept for reuse.  web_pages_reuse: 1 if pg was
+ * answered with a kept page; 0 if it may be kept (render it with sp and
+ * give it to web_pages_keep, which answers); -1 if it may not.
+ */
+struct web_splices;
+int	 web_pages_reuse(struct web_page *, struct web_splices *);
+void	 web_pages_keep(struct web_page *, struct wbuf *,
+	    const struct web_splices *);
+/* Drop the kept pages (a new identity table). */
+void	 web_pages_forget(void);
+
 /* web_static.c */
 int	 web_static(struct web_rq *, const char *name);
 
 /* web_html.c: the page frame and what every page uses. */
+/*
+ * Where a page rendered for reuse takes a session's own text (web_page
+ * cache in web_dash.c): offsets in the page, in order.
+ */
+#define WEB_SPLICES_MAX		64
+#define WEB_SPLICE_WHO		1	/* the user name, or the actor */
+#define WEB_SPLICE_CSRF		2	/* the session's CSRF token */
+struct web_splices {
+	size_t		 sp_off[WEB_SPLICES_MAX];
+	int		 sp_kind[WEB_SPLICES_MAX];
+	size_t		 sp_n;
+	int		 sp_full;	/* more than WEB_SPLICES_MAX */
+};
 struct web_view {
 	const char	*wv_title;
 	const char	*wv_nav;	/* which tab is current */
@@ -296,6 +325,7 @@ struct web_view {
 	int		 wv_refresh;	/* seconds; 0: none */
 	int		 wv_local;	/* the control socket's admin */
 	const char	*wv_notice;	/* after an action: fixed text, or NULL */
+	struct web_splices *wv_splices;	/* rendering for reuse, or NULL */
 };
 const char *html_done_text(const char *action);
 void	 html_begin(struct wbuf *, const struct web_view *);

@@ -224,9 +224,10 @@ web_page_call(struct web_page *pg, const char *method, struct wbuf *uri)
 static void
 web_render(struct web_page *pg)
 {
-	struct web_call	*mc = &pg->wg_calls[1];
-	struct web_view	 v;
-	struct wbuf	 b;
+	struct web_call		*mc = &pg->wg_calls[1];
+	struct web_view		 v;
+	struct wbuf		 b;
+	struct web_splices	 sp, *spp = NULL;
 
 	if (mc->wk_status != 200 || !json_is_object(mc->wk_json)) {
 		if (mc->wk_status == 200)
@@ -234,20 +235,30 @@ web_render(struct web_page *pg)
 		web_page_failed(pg, mc);
 		return;
 	}
+	switch (web_pages_reuse(pg, &sp)) {
+	case 1:
+		return;		/* answered */
+	case 0:
+		spp = &sp;	/* render it for reuse */
+		break;
+	}
 	wbuf_init(&b);
 	switch (pg->wg_what) {
 	case WEB_OVERVIEW:
 		web_view_init(&v, pg, "Overview", "overview");
+		v.wv_splices = spp;
 		v.wv_refresh = 5;
 		html_overview(&b, &v, mc->wk_json);
 		break;
 	case WEB_JOBS:
 		web_view_init(&v, pg, "Jobs", "jobs");
+		v.wv_splices = spp;
 		v.wv_refresh = 10;
 		html_jobs(&b, &v, mc->wk_json);
 		break;
 	case WEB_JOB:
 		web_view_init(&v, pg, "Job", "jobs");
+		v.wv_splices = spp;
 		v.wv_refresh = 5;
 		v.wv_notice = html_done_text(web_form_get(&pg->wg_query,
 		    "done"));
@@ -257,11 +268,13 @@ web_render(struct web_page *pg)
 		break;
 	case WEB_DEPLOYMENTS:
 		web_view_init(&v, pg, "Deployments", "deployments");
+		v.wv_splices = spp;
 		v.wv_refresh = 10;
 		html_deployments(&b, &v, mc->wk_json, &pg->wg_query);
 		break;
 	case WEB_DEPLOYMENT:
 		web_view_init(&v, pg, "Deployment", "deployments");
+		v.wv_splices = spp;
 		v.wv_refresh = 3;
 		v.wv_notice = html_done_text(web_form_get(&pg->wg_query,
 		    "done"));
@@ -272,6 +285,7 @@ web_render(struct web_page *pg)
 		break;
 	case WEB_HOSTS:
 		web_view_init(&v, pg, "Hosts", "hosts");
+		v.wv_splices = spp;
 		v.wv_refresh = 5;
 		html_hosts(&b, &v, mc->wk_json,
 		    pg->wg_calls[2].wk_status == 200 ?
@@ -286,12 +300,17 @@ web_render(struct web_page *pg)
 		break;
 	case WEB_ACTIVITY:
 		web_view_init(&v, pg, "Activity", "activity");
+		v.wv_splices = spp;
 		v.wv_refresh = 10;
 		html_activity(&b, &v, mc->wk_json,
 		    web_form_get(&pg->wg_query, "target"));
 		break;
 	default:
 		fatalx("page %d", pg->wg_what);
+	}
+	if (spp != NULL && !sp.sp_full && !b.wb_err) {
+		web_pages_keep(pg, &b, &sp);
+		return;
 	}
 	web_page_reply(pg, 200, &b);
 }

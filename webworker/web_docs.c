@@ -70,6 +70,7 @@ struct web_doc {
 	void			*wd_body;
 	size_t			 wd_len;
 	json_t			*wd_json;	/* the body parsed, for pages */
+	uint64_t		 wd_version;	/* new with every answer */
 	time_t			 wd_read;	/* monotonic */
 	time_t			 wd_wanted;	/* WANT sent */
 	struct web_waiters	 wd_waiters;
@@ -85,6 +86,7 @@ static size_t			 web_bytes;
 static size_t			 web_nwaiting;
 static struct event		*web_docs_ev;
 static time_t			 web_next_sweep;
+static uint64_t			 web_doc_versions;	/* the last given */
 
 int	 web_doc_cmp(struct web_doc *, struct web_doc *);
 RB_PROTOTYPE(web_docs, web_doc, wd_node, web_doc_cmp);
@@ -265,7 +267,7 @@ web_local_error(struct web_rq *rq, struct web_page *pg, size_t slot,
 static void
 web_waiters_answer(struct web_waiters *list, int status, const char *ctype,
     size_t nh, const char *const *hname, const char *const *hvalue,
-    const void *body, size_t len)
+    const void *body, size_t len, uint64_t version)
 {
 	struct web_waiter	*ww;
 
@@ -277,11 +279,13 @@ web_waiters_answer(struct web_waiters *list, int status, const char *ctype,
 			web_local_answer(ww->ww_rq, NULL, 0, ww->ww_clear,
 			    status, ctype, nh, hname, hvalue, body, len, NULL);
 			free(ww->ww_rq);
-		} else if (ww->ww_page != NULL)
+		} else if (ww->ww_page != NULL) {
+			ww->ww_page->wg_calls[ww->ww_slot].wk_docver = version;
 			/* This may end the page, or start other calls. */
 			web_local_answer(NULL, ww->ww_page, ww->ww_slot,
 			    ww->ww_clear, status, ctype, nh, hname, hvalue,
 			    body, len, NULL);
+		}
 		free(ww);
 	}
 }
@@ -363,10 +367,15 @@ web_docs_get(struct web_rq *who, struct web_rq *rq, struct web_page *pg,
 			web_local_answer(rq, NULL, 0, id.wi_clear, 200,
 			    "application/json", 0, NULL, NULL, s, len, NULL);
 			freezero(s, len);
-		} else
+		} else {
+			/* The page may be one rendered for this class. */
+			pg->wg_classknown = 1;
+			pg->wg_class = id.wi_class;
+			pg->wg_kind = id.wi_kind;
 			/* A page's call takes the object as it is. */
 			web_local_answer(NULL, pg, slot, id.wi_clear, 200,
 			    "application/json", 0, NULL, NULL, NULL, 0, o);
+		}
 		json_decref(o);
 		web_ident_clear(&id);
 		return 1;
@@ -413,6 +422,8 @@ web_docs_get(struct web_rq *who, struct web_rq *rq, struct web_page *pg,
 	}
 	web_doc_read(d);
 	if (d->wd_have) {
+		if (pg != NULL)
+			pg->wg_calls[slot].wk_docver = d->wd_version;
 		web_local_answer(rq, pg, slot, clear, d->wd_status, d->wd_ctype,
 		    d->wd_nh, (const char *const *)d->wd_hname,
 		    (const char *const *)d->wd_hvalue, d->wd_body, d->wd_len,
@@ -492,6 +503,7 @@ web_docs_dispatch(struct imsg *imsg)
 	}
 	d->wd_len = a->bodylen;
 	d->wd_status = (int)a->status;
+	d->wd_version = ++web_doc_versions;
 	d->wd_have = 1;
 	web_bytes += a->bodylen;
 	while (web_bytes > WEB_DOCS_BYTES && web_doc_evict(d) == 0)
@@ -502,7 +514,7 @@ web_docs_dispatch(struct imsg *imsg)
 	/* Answered from the message: an answer may start calls that evict d. */
 	web_doc_detach(d, &list);
 	web_waiters_answer(&list, (int)a->status, a->ctype, a->nheaders,
-	    a->hname, a->hvalue, a->body, a->bodylen);
+	    a->hname, a->hvalue, a->body, a->bodylen, d->wd_version);
 }
 
 void
@@ -515,6 +527,7 @@ web_docs_reset(void)
 		web_doc_detach(d, &list);
 		web_doc_drop(d, 0);
 	}
+	web_pages_forget();
 	web_waiters_error(&list, 503, "queue_full", "the configuration "
 	    "changed; try again");
 }

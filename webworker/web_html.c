@@ -69,11 +69,32 @@ html_nav(struct wbuf *b, const struct web_view *v, const char *id,
 	wbuf_htmlf(b, ">%s</a>", label);
 }
 
+/* A session's own text: here, or where a reused page takes it. */
+static void
+html_splice(struct wbuf *b, const struct web_view *v, int kind,
+    const char *text)
+{
+	struct web_splices	*sp = v->wv_splices;
+
+	if (sp == NULL) {
+		wbuf_htmlf(b, "%s", text);
+		return;
+	}
+	if (sp->sp_n >= WEB_SPLICES_MAX) {
+		sp->sp_full = 1;
+		return;
+	}
+	sp->sp_off[sp->sp_n] = b->wb_len;
+	sp->sp_kind[sp->sp_n++] = kind;
+}
+
 void
 html_csrf(struct wbuf *b, const struct web_view *v)
 {
-	wbuf_htmlf(b, "<input type=\"hidden\" name=\"csrf\" value=\"%s\">",
-	    v->wv_session != NULL ? jstr(v->wv_session, "csrf_token") : "");
+	wbuf_puts(b, "<input type=\"hidden\" name=\"csrf\" value=\"");
+	html_splice(b, v, WEB_SPLICE_CSRF, v->wv_session != NULL ?
+	    jstr(v->wv_session, "csrf_token") : "");
+	wbuf_puts(b, "\">");
 }
 
 void
@@ -105,7 +126,9 @@ html_begin(struct wbuf *b, const struct web_view *v)
 	    v->wv_session, "authenticated"))) {
 		if ((who = jstr(v->wv_session, "user")) == NULL)
 			who = jstr(v->wv_session, "actor");
-		wbuf_htmlf(b, "<span class=\"user\">%s</span>", who);
+		wbuf_puts(b, "<span class=\"user\">");
+		html_splice(b, v, WEB_SPLICE_WHO, who);
+		wbuf_puts(b, "</span>");
 		if (jstr(v->wv_session, "user") != NULL) {
 			wbuf_puts(b, "<form method=\"post\" action=\"/logout\">");
 			html_csrf(b, v);

@@ -22,7 +22,7 @@ BENCH = os.path.join(TOP, "bench")
 
 # name, arguments (tiny), what its output must show, tools it needs
 CASES = [
-    ("git_bench.py", ["1"], r"ratio fetch-to-snapshot/git-fetch: [\d.]+",
+    ("git_bench.py", ["1", "2", "5"], r"ratio fetch-to-snapshot/git-fetch: [\d.]+",
      ()),
     ("engine_detect", ["1", "1", "3"],
      r"nothing changed: cycle \d+ ms.*\n.*\n.*ratio cycle/plain", ()),

@@ -48,6 +48,8 @@ static int		 tcp_port;
 static char		 unix_path[64];
 static char		 sid[AUTH_SECRET_B64 + 1];	/* alice's session */
 static char		 sid_old[AUTH_SECRET_B64 + 1];	/* idle too long */
+static char		 sid_bob[AUTH_SECRET_B64 + 1];	/* alice's class */
+static char		 sid_carol[AUTH_SECRET_B64 + 1];	/* another class */
 static char		 tok[AUTH_TOKEN_LEN + 1];	/* "ci", a reader */
 static char		 tok_old[AUTH_TOKEN_LEN + 1];	/* expired */
 static char		 tok_hash[AUTH_SHA256_HEX + 1];
@@ -307,6 +309,10 @@ push_table(void)
 	    now + 3600, "[\"ops\"]");
 	push_prin(WEB_PRIN_SESSION, sid_old, "alice", CLS_READER, now - 4000,
 	    now + 3600, "[\"ops\"]");
+	push_prin(WEB_PRIN_SESSION, sid_bob, "bob", CLS_READER, now,
+	    now + 3600, "[\"ops\"]");
+	push_prin(WEB_PRIN_SESSION, sid_carol, "carol", CLS_OTHER, now,
+	    now + 3600, "[]");
 	push_prin(WEB_PRIN_TOKEN, tok, "ci", CLS_READER, now - 120, 0, "");
 	push_prin(WEB_PRIN_TOKEN, tok_old, "old", CLS_READER, now - 120,
 	    now - 10, "");
@@ -512,6 +518,8 @@ setup(void)
 	log_setverbose(getenv("TEST_VERBOSE") != NULL ? 2 : 0);
 	secret(sid, "", 1);
 	secret(sid_old, "", 2);
+	secret(sid_bob, "", 5);
+	secret(sid_carol, "", 6);
 	secret(tok, AUTH_TOKEN_PREFIX, 3);
 	secret(tok_old, AUTH_TOKEN_PREFIX, 4);
 	auth_sha256_hex(tok, strlen(tok), tok_hash);
@@ -852,6 +860,8 @@ static void
 test_pages(void)
 {
 	struct hresp	 r;
+	char		 csrf_a[AUTH_SECRET_B64 + 1];
+	char		 csrf_b[AUTH_SECRET_B64 + 1];
 	int		 fd;
 
 	TEST_BEGIN("page: built from the session and a document read here");
@@ -872,6 +882,56 @@ test_pages(void)
 	CHECK(http(0, "GET", "/jobs", NULL, &r) == 0);
 	CHECK(r.status == 303);
 	CHECK_STR(hdr(&r, "Location"), "/login?next=%2Fjobs");
+	TEST_END();
+
+	/*
+	 * Pages are rendered once per class and documents' versions and
+	 * reused: each session still sees its own name and CSRF token, a
+	 * new push is shown, and another class never gets this class's page.
+	 */
+	TEST_BEGIN("page: reused for another session of the class, with its "
+	    "own name and CSRF token");
+	auth_csrf_token(sid, csrf_a);
+	auth_csrf_token(sid_bob, csrf_b);
+	CHECK(http(0, "GET", "/", cookie(sid), &r) == 0);
+	CHECK(r.status == 200);
+	CHECK(r.body != NULL && strstr(r.body, ">alice<") != NULL &&
+	    strstr(r.body, csrf_a) != NULL);
+	CHECK(http(0, "GET", "/", cookie(sid_bob), &r) == 0);
+	CHECK(r.status == 200);
+	CHECK(r.body != NULL && strstr(r.body, ">bob<") != NULL &&
+	    strstr(r.body, csrf_b) != NULL);
+	CHECK(r.body != NULL && strstr(r.body, "alice") == NULL &&
+	    strstr(r.body, csrf_a) == NULL);
+	CHECK(m_quiet(50));
+	TEST_END();
+
+	TEST_BEGIN("page: a new push of its document is shown at once");
+	push_doc(CLS_READER, "/api/v1/overview", 200, NULL, NULL,
+	    "{\"attention\":[],\"in_progress\":[],\"repositories\":"
+	    "{\"items\":[{\"name\":\"repo-pushed-later\"}]},\"workers\":[]}");
+	CHECK(m_quiet(50));
+	CHECK(http(0, "GET", "/", cookie(sid), &r) == 0);
+	CHECK(r.status == 200);
+	CHECK(r.body != NULL && strstr(r.body, "repo-pushed-later") !=
+	    NULL && strstr(r.body, ">alice<") != NULL);
+	TEST_END();
+
+	TEST_BEGIN("page: another class gets its own document, never the "
+	    "page kept for this one");
+	fd = http_start(0, "GET", "/", cookie(sid_carol));
+	CHECK(m_want(IMSG_WEB_WANT, CLS_OTHER, "/api/v1/overview"));
+	push_doc(CLS_OTHER, "/api/v1/overview", 200, NULL, NULL,
+	    "{\"attention\":[],\"in_progress\":[],\"repositories\":"
+	    "{\"items\":[{\"name\":\"carols-only\"}]},\"workers\":[]}");
+	CHECK(http_finish(fd, &r, 3000) == 0);
+	CHECK(r.status == 200);
+	CHECK(r.body != NULL && strstr(r.body, "carols-only") != NULL &&
+	    strstr(r.body, "repo-pushed-later") == NULL &&
+	    strstr(r.body, ">carol<") != NULL);
+	CHECK(http(0, "GET", "/", cookie(sid), &r) == 0);
+	CHECK(r.body != NULL && strstr(r.body, "carols-only") == NULL &&
+	    strstr(r.body, "repo-pushed-later") != NULL);
 	TEST_END();
 }
 
