@@ -50,7 +50,8 @@ def have(tool):
 def main():
     listed = sorted(f for f in os.listdir(BENCH)
                     if f not in ("README.md", "benchlib.py") and
-                    not f.startswith(".") and not f.endswith(".pyc") and
+                    not f.startswith(".") and
+                    not f.endswith((".pyc", ".c")) and
                     os.path.isfile(os.path.join(BENCH, f)))
     ok("bench: every benchmark has a smoke case",
        listed == sorted(c[0] for c in CASES),
