@@ -21,7 +21,6 @@
 #include "addr.h"
 #include "nops.h"
 #include "conf.h"
-#include "gitctx.h"
 
 #define URL_MAX		1024
 
@@ -483,11 +482,31 @@ config_check_nomad_address(const char *s)
 	return NULL;
 }
 
-/* A repository's commit-url template (gitctx.h). */
+/*
+ * A repository's commit-url template (gitctx.c fills it in): NULL if it
+ * may be one ("" too: no link), else what is wrong.  It goes into pages
+ * as a link: http(s) only, nothing that could leave an attribute.
+ */
 const char *
-config_check_commit_url(const char *s)
+config_check_commit_url(const char *t)
 {
-	return gitctx_check_template(s);
+	const char	*p;
+	int		 n = 0;
+
+	if (*t == '\0')
+		return NULL;	/* no link */
+	if (strncmp(t, "https://", 8) != 0 && strncmp(t, "http://", 7) != 0)
+		return "must start with https:// or http://";
+	for (p = t; *p != '\0'; p++)
+		if ((unsigned char)*p <= ' ' || *p == 0x7f || *p == '"' ||
+		    *p == '<' || *p == '>' || *p == '\\')
+			return "holds a space, a quote, <, > or a control "
+			    "character";
+	for (p = t; (p = strstr(p, "{commit}")) != NULL; p += 8)
+		n++;
+	if (n == 0)
+		return "has no {commit} for the commit id";
+	return NULL;
 }
 
 const char *

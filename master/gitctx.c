@@ -160,28 +160,6 @@ gitctx_default_template(const char *url)
 	return NULL;
 }
 
-const char *
-gitctx_check_template(const char *t)
-{
-	const char	*p;
-	int		 n = 0;
-
-	if (*t == '\0')
-		return NULL;	/* no link */
-	if (strncmp(t, "https://", 8) != 0 && strncmp(t, "http://", 7) != 0)
-		return "must start with https:// or http://";
-	for (p = t; *p != '\0'; p++)
-		if ((unsigned char)*p <= ' ' || *p == 0x7f || *p == '"' ||
-		    *p == '<' || *p == '>' || *p == '\\')
-			return "holds a space, a quote, <, > or a control "
-			    "character";
-	for (p = t; (p = strstr(p, "{commit}")) != NULL; p += 8)
-		n++;
-	if (n == 0)
-		return "has no {commit} for the commit id";
-	return NULL;
-}
-
 char *
 gitctx_commit_url(const char *tmpl, const char *commit)
 {

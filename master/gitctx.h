@@ -12,8 +12,6 @@
  * for gitlab ones; NULL for any other.  Never keeps a user or password.
  */
 char		*gitctx_default_template(const char *url);
-/* NULL if t may be a commit-url ("" too: no link), else what is wrong. */
-const char	*gitctx_check_template(const char *t);
 /* The template with {commit} replaced; NULL without one. */
 char		*gitctx_commit_url(const char *tmpl, const char *commit);
 /* A job file's text with env values and template bodies redacted. */

@@ -9,6 +9,7 @@
 
 #include "test.h"
 #include "gitctx.h"
+#include "conf.h"
 
 static void
 t_default_template(void)
@@ -60,11 +61,13 @@ t_template(void)
 	char	*u;
 
 	TEST_BEGIN("commit-url: checked, and {commit} filled in");
-	CHECK(gitctx_check_template("https://x.example/c/{commit}") == NULL);
-	CHECK(gitctx_check_template("") == NULL);
-	CHECK(gitctx_check_template("javascript:alert(1)//{commit}") != NULL);
-	CHECK(gitctx_check_template("https://x.example/c/") != NULL);
-	CHECK(gitctx_check_template("https://x.example/\"><b>{commit}") !=
+	CHECK(config_check_commit_url("https://x.example/c/{commit}") ==
+	    NULL);
+	CHECK(config_check_commit_url("") == NULL);
+	CHECK(config_check_commit_url("javascript:alert(1)//{commit}") !=
+	    NULL);
+	CHECK(config_check_commit_url("https://x.example/c/") != NULL);
+	CHECK(config_check_commit_url("https://x.example/\"><b>{commit}") !=
 	    NULL);
 	u = gitctx_commit_url("https://x.example/{commit}?c={commit}",
 	    "0123abcd");
