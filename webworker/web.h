@@ -127,6 +127,10 @@ void	 web_reply(struct web_rq *, int status, const char *ctype,
 	    const void *, size_t);
 void	 web_reply_wbuf(struct web_rq *, int status, const char *ctype,
 	    struct wbuf *);
+struct evbuffer;
+/* The body as it is in buf (taken and freed; a HEAD sends its length). */
+void	 web_reply_evbuf(struct web_rq *, int status, const char *ctype,
+	    struct evbuffer *);
 void	 web_redirect(struct web_rq *, const char *location);
 void	 web_json_error(struct web_rq *, int status, const char *code,
 	    const char *message);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/buffer.h>
 #include <jansson.h>
 
 #include "log.h"
@@ -23,6 +24,16 @@
 #include "web.h"
 
 #define WEB_PAGES_KEPT		32
+
+/*
+ * A kept page's bytes, referenced (not copied) by the answers that send
+ * it: they go when the last answer using them is written out.
+ */
+struct web_blob {
+	unsigned int		 bl_refs;
+	size_t			 bl_len;
+	char			 bl_data[];
+};
 
 struct web_kept {
 	char			*wp_target;	/* NULL: a free slot */
@@ -32,8 +43,7 @@ struct web_kept {
 	int			 wp_what;
 	uint64_t		 wp_vers[WEB_CALLS_MAX];
 	size_t			 wp_nvers;
-	char			*wp_html;
-	size_t			 wp_len;
+	struct web_blob		*wp_html;
 	struct web_splices	 wp_sp;
 	uint64_t		 wp_used;	/* for the least recently used */
 };
@@ -42,10 +52,24 @@ static struct web_kept	 web_kept[WEB_PAGES_KEPT];
 static uint64_t		 web_kept_clock;
 
 static void
+web_blob_unref(struct web_blob *bl)
+{
+	if (bl != NULL && --bl->bl_refs == 0)
+		free(bl);
+}
+
+/* evbuffer_add_reference's cleanup: an answer is done with the page. */
+static void
+web_blob_sent(const void *data, size_t len, void *arg)
+{
+	web_blob_unref(arg);
+}
+
+static void
 web_kept_free(struct web_kept *k)
 {
 	free(k->wp_target);
-	free(k->wp_html);
+	web_blob_unref(k->wp_html);
 	memset(k, 0, sizeof(*k));
 }
 
@@ -135,11 +159,12 @@ web_kept_store(struct web_page *pg, struct wbuf *b,
 	k->wp_nvers = pg->wg_ncalls - 1;
 	for (i = 1; i < pg->wg_ncalls; i++)
 		k->wp_vers[i - 1] = pg->wg_calls[i].wk_docver;
-	k->wp_html = b->wb_buf;
-	k->wp_len = b->wb_len;
+	if ((k->wp_html = malloc(sizeof(*k->wp_html) + b->wb_len)) == NULL)
+		fatal("malloc");
+	k->wp_html->bl_refs = 1;
+	k->wp_html->bl_len = b->wb_len;
+	memcpy(k->wp_html->bl_data, b->wb_buf, b->wb_len);
 	k->wp_sp = *sp;
-	b->wb_buf = NULL;
-	b->wb_len = b->wb_size = 0;
 	return k;
 }
 
@@ -148,24 +173,38 @@ static void
 web_kept_reply(struct web_page *pg, struct web_kept *k)
 {
 	json_t		*s = pg->wg_calls[0].wk_json;
+	struct web_blob	*bl = k->wp_html;
+	struct evbuffer	*out;
 	const char	*text;
 	struct wbuf	 b;
-	size_t		 i, at = 0;
+	size_t		 i, at = 0, n;
 
 	k->wp_used = ++web_kept_clock;
-	wbuf_init(&b);
-	for (i = 0; i < k->wp_sp.sp_n; i++) {
-		wbuf_add(&b, k->wp_html + at, k->wp_sp.sp_off[i] - at);
+	if ((out = evbuffer_new()) == NULL)
+		fatal("evbuffer_new");
+	/* The page's bytes by reference; the session's own text copied. */
+	for (i = 0; i <= k->wp_sp.sp_n; i++) {
+		n = (i < k->wp_sp.sp_n ? k->wp_sp.sp_off[i] : bl->bl_len) - at;
+		if (n > 0) {
+			bl->bl_refs++;
+			if (evbuffer_add_reference(out, bl->bl_data + at, n,
+			    web_blob_sent, bl) == -1)
+				fatal("evbuffer_add_reference");
+		}
+		if (i == k->wp_sp.sp_n)
+			break;
 		at = k->wp_sp.sp_off[i];
 		if (k->wp_sp.sp_kind[i] == WEB_SPLICE_CSRF)
 			text = jstr(s, "csrf_token");
 		else if ((text = jstr(s, "user")) == NULL)
 			text = jstr(s, "actor");
+		wbuf_init(&b);
 		wbuf_htmlf(&b, "%s", text != NULL ? text : "");
+		if (b.wb_err || evbuffer_add(out, b.wb_buf, b.wb_len) == -1)
+			fatal("a session's text");
+		wbuf_free(&b);
 	}
-	wbuf_add(&b, k->wp_html + at, k->wp_len - at);
-	web_reply_wbuf(&pg->wg_rq, 200, "text/html; charset=utf-8", &b);
-	wbuf_free(&b);
+	web_reply_evbuf(&pg->wg_rq, 200, "text/html; charset=utf-8", out);
 	web_page_free(pg);
 }
 

@@ -151,22 +151,20 @@ web_input_header(struct web_rq *rq, const char *name)
 }
 
 void
-web_reply(struct web_rq *rq, int status, const char *ctype,
-    const void *body, size_t len)
+web_reply_evbuf(struct web_rq *rq, int status, const char *ctype,
+    struct evbuffer *buf)
 {
-	struct evbuffer	*buf;
 	char		 clen[32];
+	size_t		 len = evbuffer_get_length(buf);
 
-	if ((buf = evbuffer_new()) == NULL)
-		fatal("evbuffer_new");
 	if (evhttp_request_get_command(rq->wr_req) == EVHTTP_REQ_HEAD) {
 		/* libevent would send the body: the length, no body. */
 		snprintf(clen, sizeof(clen), "%zu", len);
 		evhttp_remove_header(evhttp_request_get_output_headers(
 		    rq->wr_req), "Content-Length");
 		web_add_header(rq, "Content-Length", clen);
-	} else if (len > 0 && evbuffer_add(buf, body, len) == -1)
-		fatal("evbuffer_add");
+		evbuffer_drain(buf, len);
+	}
 	web_headers(rq->wr_req, ctype);
 	/* If the client left meanwhile, libevent just frees the request. */
 	evhttp_send_reply(rq->wr_req, status, web_reason(status), buf);
@@ -174,6 +172,19 @@ web_reply(struct web_rq *rq, int status, const char *ctype,
 	web_conn_end(rq->wr_conn);
 	rq->wr_conn = 0;
 	rq->wr_req = NULL;
+}
+
+void
+web_reply(struct web_rq *rq, int status, const char *ctype,
+    const void *body, size_t len)
+{
+	struct evbuffer	*buf;
+
+	if ((buf = evbuffer_new()) == NULL)
+		fatal("evbuffer_new");
+	if (len > 0 && evbuffer_add(buf, body, len) == -1)
+		fatal("evbuffer_add");
+	web_reply_evbuf(rq, status, ctype, buf);
 }
 
 void
