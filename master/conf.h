@@ -73,10 +73,18 @@ struct conf_hosts {
 	char			*nix_store;	/* NIX_REMOTE for builds */
 	int			 confirm_timeout;	/* seconds */
 	int			 command_timeout;	/* seconds */
+	int			 eval_timeout;	/* a plan's evaluation, s */
+	uint64_t		 eval_memory;	/* its address space, bytes */
 	int			 check_interval;	/* drift reads, seconds */
 };
 #define NOPS_CONFIRM_TIMEOUT	30
 #define NOPS_COMMAND_TIMEOUT	600
+#define NOPS_EVAL_TIMEOUT	120
+#define NOPS_EVAL_TIMEOUT_MIN	5
+#define NOPS_EVAL_TIMEOUT_MAX	3600
+#define NOPS_EVAL_MEMORY	(2ULL * 1024 * 1024 * 1024)
+#define NOPS_EVAL_MEMORY_MIN	(256ULL * 1024 * 1024)
+#define NOPS_EVAL_MEMORY_MAX	(64ULL * 1024 * 1024 * 1024)
 #define NOPS_NIX_STORE		"daemon"
 
 struct conf_repo {

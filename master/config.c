@@ -75,6 +75,8 @@ config_new(void)
 	TAILQ_INIT(&conf->nomad.namespaces);
 	conf->hosts.confirm_timeout = NOPS_CONFIRM_TIMEOUT;
 	conf->hosts.command_timeout = NOPS_COMMAND_TIMEOUT;
+	conf->hosts.eval_timeout = NOPS_EVAL_TIMEOUT;
+	conf->hosts.eval_memory = NOPS_EVAL_MEMORY;
 	TAILQ_INIT(&conf->repos);
 	TAILQ_INIT(&conf->groups);
 	TAILQ_INIT(&conf->policies);
@@ -861,8 +863,12 @@ config_print(FILE *fp, const struct nops_conf *conf)
 		}
 		fprintf(fp, "\tconfirm-timeout %s\n", config_fmt_duration(
 		    conf->hosts.confirm_timeout, d, sizeof(d)));
-		fprintf(fp, "\tcommand-timeout %s\n}\n", config_fmt_duration(
+		fprintf(fp, "\tcommand-timeout %s\n", config_fmt_duration(
 		    conf->hosts.command_timeout, d, sizeof(d)));
+		fprintf(fp, "\teval-timeout %s\n", config_fmt_duration(
+		    conf->hosts.eval_timeout, d, sizeof(d)));
+		fprintf(fp, "\teval-memory %s\n}\n", config_fmt_size(
+		    conf->hosts.eval_memory, d, sizeof(d)));
 	}
 
 	TAILQ_FOREACH(r, &conf->repos, entry) {

@@ -1,16 +1,8 @@
 /*
- * Hosts of deploy plans: SSH runs (the nomadworker holds the sessions;
- * the master decides every command), what each host runs, drift, and
- * the deployments a plan change makes (hosts.h).
- *
- * A host drifts when the system its plan names differs from the one it
- * runs (/run/current-system, read over SSH), or when it cannot be read.
- * A valid plan with a drifting host makes one deployment of kind "plan"
- * (job = the repository), with the plan's policy: "auto" starts it,
- * "approval" waits for a person, who approves the spec hash (every
- * host's system and connection, checks and the phase layout).  Like a
- * job's, a failed or rejected deployment blocks its spec until git
- * changes it; a hold on the repository keeps new ones from starting.
+ * Hosts of deploy plans (hosts.h): SSH runs (the nomadworker holds the
+ * sessions; the master decides every command), what nops last saw of
+ * each host, and the timer that starts plan deployments and reads every
+ * plan's hosts each drift interval (hosts_drift.c decides).
  */
 #include "config.h"
 
@@ -51,25 +43,6 @@ struct hosts_run {
 	void			*hr_arg;
 };
 
-/* What nops last saw of a host (memory only: read again after a start). */
-struct hosts_host {
-	TAILQ_ENTRY(hosts_host)	 hh_entry;
-	char			*hh_repo;
-	char			*hh_name;
-	char			*hh_current;
-	char			*hh_booted;
-	char			*hh_error;
-	char			*hh_last_step;
-	time_t			 hh_seen_at;
-	int			 hh_probing;
-};
-
-struct hosts_probe {
-	char			*hp_repo;
-	char			*hp_host;
-	char			 hp_commit[GITW_COMMIT_HEXLEN + 1];
-};
-
 static TAILQ_HEAD(, hosts_run) hosts_runs = TAILQ_HEAD_INITIALIZER(hosts_runs);
 static TAILQ_HEAD(, hosts_host) hosts_hosts =
     TAILQ_HEAD_INITIALIZER(hosts_hosts);
@@ -84,9 +57,7 @@ static struct event	*hosts_timer;
 static time_t		 hosts_probed_at;
 
 #define HOSTS_TICK		2	/* seconds between looks */
-#define HOSTS_PROBE_TIMEOUT	30
 
-static void	 hosts_decide(const char *repo);
 
 const struct nops_conf *
 hosts_conf(void)
@@ -197,6 +168,7 @@ hosts_worker_exited(struct worker *w)
 	struct hosts_ssh_res	 res;
 
 	(void)w;
+	hosts_http_worker_exited();
 	while ((r = TAILQ_FIRST(&hosts_runs)) != NULL) {
 		TAILQ_REMOVE(&hosts_runs, r, hr_entry);
 		memset(&res, 0, sizeof(res));
@@ -365,7 +337,7 @@ hosts_ssh_result(struct worker *w, struct imsg *imsg)
 	free(r);
 }
 
-static struct hosts_host *
+struct hosts_host *
 hosts_host_get(const char *repo, const char *name, int create)
 {
 	struct hosts_host	*hh;
@@ -382,6 +354,18 @@ hosts_host_get(const char *repo, const char *name, int create)
 		fatal("calloc");
 	TAILQ_INSERT_TAIL(&hosts_hosts, hh, hh_entry);
 	return hh;
+}
+
+struct hosts_host *
+hosts_host_first(void)
+{
+	return TAILQ_FIRST(&hosts_hosts);
+}
+
+struct hosts_host *
+hosts_host_next(struct hosts_host *hh)
+{
+	return TAILQ_NEXT(hh, hh_entry);
 }
 
 static void
@@ -413,335 +397,6 @@ hosts_last_step(const char *repo, const char *host, const char *text)
 {
 	hosts_set(&hosts_host_get(repo, host, 1)->hh_last_step, text);
 	webpub_changed();
-}
-
-/* The first line of s (at most n bytes) into buf, for a store path. */
-static void
-hosts_line(const char **s, char *buf, size_t n)
-{
-	size_t	 len = strcspn(*s, "\n");
-
-	if (len >= n)
-		len = 0;
-	memcpy(buf, *s, len);
-	buf[len] = '\0';
-	*s += len + ((*s)[len] == '\n');
-}
-
-static void
-hosts_probe_done(const struct hosts_ssh_res *res, void *arg)
-{
-	struct hosts_probe	*hp = arg;
-	struct hosts_host	*hh;
-	const char		*p = res->hr_out;
-	char			 cur[512], boot[512], err[SSH_ERROR_MAX + 64];
-	const char		*commit;
-	int			 pending = 0;
-
-	if (res->hr_stage != SSH_STAGE_DONE || res->hr_status != 0) {
-		snprintf(err, sizeof(err), "%s", res->hr_error[0] != '\0' ?
-		    res->hr_error : "reading the current system failed");
-		hosts_seen(hp->hp_repo, hp->hp_host, NULL, NULL, err);
-	} else {
-		hosts_line(&p, cur, sizeof(cur));
-		hosts_line(&p, boot, sizeof(boot));
-		hosts_seen(hp->hp_repo, hp->hp_host,
-		    plan_store_path_ok(cur) ? cur : NULL,
-		    plan_store_path_ok(boot) ? boot : NULL, NULL);
-	}
-	if ((hh = hosts_host_get(hp->hp_repo, hp->hp_host, 0)) != NULL)
-		hh->hh_probing = 0;
-	TAILQ_FOREACH(hh, &hosts_hosts, hh_entry)
-		if (strcmp(hh->hh_repo, hp->hp_repo) == 0 && hh->hh_probing)
-			pending = 1;
-	/* Every host of the plan read: decide, if the plan is the same. */
-	if (!pending && plans_get(hp->hp_repo, &commit) != NULL &&
-	    strcmp(commit, hp->hp_commit) == 0)
-		hosts_decide(hp->hp_repo);
-	free(hp->hp_repo);
-	free(hp->hp_host);
-	free(hp);
-}
-
-/* What a host runs: /run/current-system and /run/booted-system. */
-#define HOSTS_PROBE_CMD							\
-	"readlink -f /run/current-system || echo; "			\
-	"readlink -f /run/booted-system || echo"
-
-static void
-hosts_probe_repo(const char *repo)
-{
-	const struct plan	*pl;
-	const char		*commit;
-	struct hosts_host	*hh;
-	struct hosts_probe	*hp;
-	size_t			 i;
-
-	if ((pl = plans_get(repo, &commit)) == NULL || pl->pl_nerrors_all > 0)
-		return;
-	for (i = 0; i < pl->pl_nhosts; i++) {
-		if (pl->pl_hosts[i].ph_phase < 0)
-			continue;
-		hh = hosts_host_get(repo, pl->pl_hosts[i].ph_name, 1);
-		if (hh->hh_probing)
-			continue;
-		if ((hp = calloc(1, sizeof(*hp))) == NULL ||
-		    (hp->hp_repo = strdup(repo)) == NULL ||
-		    (hp->hp_host = strdup(pl->pl_hosts[i].ph_name)) == NULL)
-			fatal("calloc");
-		strlcpy(hp->hp_commit, commit, sizeof(hp->hp_commit));
-		hh->hh_probing = 1;
-		if (hosts_ssh(&pl->pl_hosts[i], HOSTS_PROBE_CMD,
-		    HOSTS_PROBE_TIMEOUT, NULL, 0, -1, hosts_probe_done,
-		    hp) == 0) {
-			hh->hh_probing = 0;
-			free(hp->hp_repo);
-			free(hp->hp_host);
-			free(hp);
-		}
-	}
-}
-
-static void
-hosts_spec_hash(const struct plan *pl, char **spec, char hash[ENGINE_HASHLEN + 1])
-{
-	json_t	*j = plan_spec_json(pl);
-
-	*spec = engine_json_canonical(j);
-	json_decref(j);
-	engine_sha256_hex(*spec, strlen(*spec), hash);
-}
-
-/* The active plan deployment of repo: its id, state and spec hash. */
-static int
-hosts_active(const char *repo, int64_t *id, char *state, size_t statelen,
-    char hash[ENGINE_HASHLEN + 1])
-{
-	sqlite3_stmt	*st;
-	int		 rc;
-
-	st = store_prepare(hosts_db, "SELECT id, state, spec_hash FROM"
-	    " deployments WHERE kind = 'plan' AND namespace = '' AND job = ?"
-	    " AND state NOT IN ('completed', 'failed', 'rejected',"
-	    " 'superseded')");
-	if (st == NULL)
-		return -1;
-	sqlite3_bind_text(st, 1, repo, -1, SQLITE_TRANSIENT);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		*id = sqlite3_column_int64(st, 0);
-		strlcpy(state, (const char *)sqlite3_column_text(st, 1),
-		    statelen);
-		strlcpy(hash, (const char *)sqlite3_column_text(st, 2),
-		    ENGINE_HASHLEN + 1);
-	}
-	sqlite3_reset(st);
-	return rc == SQLITE_ROW ? 1 : 0;
-}
-
-/* Is this spec blocked: its last deployment failed or was rejected? */
-static int
-hosts_blocked(const char *repo, const char *hash)
-{
-	sqlite3_stmt	*st;
-	int		 blocked = 0, rc;
-
-	st = store_prepare(hosts_db, "SELECT state, spec_hash FROM deployments"
-	    " WHERE kind = 'plan' AND namespace = '' AND job = ? AND state IN"
-	    " ('completed', 'failed', 'rejected') ORDER BY id DESC LIMIT 1");
-	if (st == NULL)
-		return 1;
-	sqlite3_bind_text(st, 1, repo, -1, SQLITE_TRANSIENT);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW &&
-	    strcmp((const char *)sqlite3_column_text(st, 0), "completed") != 0 &&
-	    strcmp((const char *)sqlite3_column_text(st, 1), hash) == 0)
-		blocked = 1;
-	/* Unknown counts as blocked: the next tick asks again. */
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		blocked = 1;
-	sqlite3_reset(st);
-	return blocked;
-}
-
-static int
-hosts_create(const char *repo, const char *commit, const struct plan *pl,
-    const char *spec, const char *hash, const char *why)
-{
-	sqlite3_stmt	*st;
-	struct hosts_host *hh;
-	int64_t		 id, now = time(NULL);
-	size_t		 i, j;
-	char		 target[64], detail[512];
-	int		 insync;
-	int		 autostart = strcmp(pl->pl_policy, "auto") == 0;
-
-	if (store_begin(hosts_db) == -1)
-		return -1;
-	st = store_prepare(hosts_db, "INSERT INTO deployments (kind, namespace,"
-	    " job, repository, commit_id, spec, diff, spec_hash, policy, state,"
-	    " reason, created_at, updated_at, apply_started_at) VALUES ('plan',"
-	    " '', ?1, ?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7, ?8, ?8, ?9)");
-	if (st == NULL)
-		goto fail;
-	sqlite3_bind_text(st, 1, repo, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, commit, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, spec, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 4, hash, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 5, pl->pl_policy, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 6, autostart ? "deploying" : "pending_approval",
-	    -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 7, why, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(st, 8, now);
-	if (autostart)
-		sqlite3_bind_int64(st, 9, now);
-	else
-		sqlite3_bind_null(st, 9);
-	if (sqlite3_step(st) != SQLITE_DONE) {
-		sqlite3_reset(st);
-		goto fail;
-	}
-	sqlite3_reset(st);
-	id = sqlite3_last_insert_rowid(store_db(hosts_db));
-
-	/* One step per host, in phase order, saved before anything acts. */
-	for (i = 0; i < pl->pl_nphases; i++)
-		for (j = 0; j < pl->pl_phases[i].pp_nhosts; j++) {
-			const struct plan_host *h =
-			    &pl->pl_hosts[pl->pl_phases[i].pp_hosts[j]];
-
-			/* A host seen running its system has nothing to do. */
-			hh = hosts_host_get(repo, h->ph_name, 0);
-			insync = hh != NULL &&
-			    hh->hh_error == NULL && hh->hh_current != NULL &&
-			    strcmp(hh->hh_current, h->ph_system) == 0;
-			st = store_prepare(hosts_db, "INSERT INTO"
-			    " deployment_steps (deployment_id, phase_index,"
-			    " phase, position, host, step, system, state,"
-			    " error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
-			if (st == NULL)
-				goto fail;
-			sqlite3_bind_int64(st, 1, id);
-			sqlite3_bind_int(st, 2, (int)i);
-			sqlite3_bind_text(st, 3, pl->pl_phases[i].pp_name, -1,
-			    SQLITE_TRANSIENT);
-			sqlite3_bind_int(st, 4, (int)j);
-			sqlite3_bind_text(st, 5, h->ph_name, -1,
-			    SQLITE_TRANSIENT);
-			sqlite3_bind_text(st, 6, insync ? "record" : "copy", -1,
-			    SQLITE_STATIC);
-			sqlite3_bind_text(st, 7, h->ph_system, -1,
-			    SQLITE_TRANSIENT);
-			sqlite3_bind_text(st, 8, insync ? "skipped" : "pending",
-			    -1, SQLITE_STATIC);
-			if (insync)
-				sqlite3_bind_text(st, 9, "already runs the "
-				    "wanted system", -1, SQLITE_STATIC);
-			else
-				sqlite3_bind_null(st, 9);
-			if (sqlite3_step(st) != SQLITE_DONE) {
-				sqlite3_reset(st);
-				goto fail;
-			}
-			sqlite3_reset(st);
-		}
-	/* Preflight tests first (phase_index -1; host: the test's name). */
-	for (i = 0; i < pl->pl_ntests; i++) {
-		st = store_prepare(hosts_db, "INSERT INTO deployment_steps"
-		    " (deployment_id, phase_index, phase, position, host, step,"
-		    " system) VALUES (?, -1, 'preflight', ?, ?, 'preflight', ?)");
-		if (st == NULL)
-			goto fail;
-		sqlite3_bind_int64(st, 1, id);
-		sqlite3_bind_int(st, 2, (int)i);
-		sqlite3_bind_text(st, 3, pl->pl_tests[i].pt_name, -1,
-		    SQLITE_TRANSIENT);
-		if (pl->pl_tests[i].pt_build != NULL)
-			sqlite3_bind_text(st, 4, pl->pl_tests[i].pt_build, -1,
-			    SQLITE_TRANSIENT);
-		else
-			sqlite3_bind_null(st, 4);
-		if (sqlite3_step(st) != SQLITE_DONE) {
-			sqlite3_reset(st);
-			goto fail;
-		}
-		sqlite3_reset(st);
-	}
-	snprintf(target, sizeof(target), "deployment/%lld", (long long)id);
-	snprintf(detail, sizeof(detail), "plan %s at %.12s, state %s: %s",
-	    repo, commit, autostart ? "deploying" : "pending_approval", why);
-	if (store_event(hosts_db, "system", "deployment.create", target,
-	    detail) == -1)
-		goto fail;
-	if (store_commit(hosts_db) == -1)
-		return -1;
-	log_info("deployment %lld: plan %s at %.12s (%s)", (long long)id, repo,
-	    commit, autostart ? "deploying" : "waits for approval");
-	webpub_changed();
-	if (autostart)
-		hosts_kick();
-	return 0;
-fail:
-	log_warnx("hosts: cannot create the deployment of plan %s: %s", repo,
-	    sqlite3_errmsg(store_db(hosts_db)));
-	store_rollback(hosts_db);
-	return -1;
-}
-
-/* A plan's hosts were read: is there drift, and may it be deployed? */
-static void
-hosts_decide(const char *repo)
-{
-	const struct plan	*pl;
-	struct hosts_host	*hh;
-	const char		*commit;
-	char			*spec, hash[ENGINE_HASHLEN + 1];
-	char			 ahash[ENGINE_HASHLEN + 1], state[32], why[256];
-	int64_t			 id;
-	size_t			 i, ndrift = 0;
-	int			 rc;
-
-	if ((pl = plans_get(repo, &commit)) == NULL || pl->pl_nerrors_all > 0)
-		return;
-	for (i = 0; i < pl->pl_nhosts; i++) {
-		if (pl->pl_hosts[i].ph_phase < 0)
-			continue;
-		hh = hosts_host_get(repo, pl->pl_hosts[i].ph_name, 1);
-		if (hh->hh_error != NULL || hh->hh_current == NULL ||
-		    strcmp(hh->hh_current, pl->pl_hosts[i].ph_system) != 0)
-			ndrift++;
-	}
-	hosts_spec_hash(pl, &spec, hash);
-	rc = hosts_active(repo, &id, state, sizeof(state), ahash);
-	if (rc == 1) {
-		/* A waiting deployment of another spec is superseded. */
-		if (strcmp(ahash, hash) != 0 &&
-		    strcmp(state, "pending_approval") == 0 &&
-		    store_begin(hosts_db) == 0) {
-			if (deploy_transition(hosts_db, id, DS_PENDING_APPROVAL,
-			    DS_SUPERSEDED, "system", "supersede",
-			    "the plan changed") != 1 ||
-			    store_commit(hosts_db) == -1)
-				store_rollback(hosts_db);
-			else
-				rc = 0;
-		}
-	}
-	if (rc != 0 || ndrift == 0 || hosts_blocked(repo, hash) ||
-	    hold_get("", repo, NULL, NULL, NULL) == 1) {
-		free(spec);
-		return;
-	}
-	snprintf(why, sizeof(why), "%zu of the plan's hosts drift%s", ndrift,
-	    ndrift == 1 ? "s" : "");
-	hosts_create(repo, commit, pl, spec, hash, why);
-	free(spec);
-}
-
-/* A plan changed (master/plans.c): read its hosts, then decide. */
-void
-plans_changed_hook(const char *repo)
-{
-	hosts_probe_repo(repo);
-	hosts_kick();
 }
 
 static void
@@ -800,68 +455,4 @@ hosts_init(struct store *db, const struct nops_conf *conf)
 		fatal("evtimer_new");
 	/* Recovery: unfinished steps resume on the first tick. */
 	hosts_kick();
-}
-
-/* GET /api/v1/hosts: every host of every plan, as nops last saw it. */
-json_t *
-hosts_json(void)
-{
-	const struct plan	*pl;
-	const struct plan_host	*h;
-	struct hosts_host	*hh;
-	const char		*repo, *commit, *state;
-	json_t			*items, *o;
-	size_t			 i;
-
-	if ((items = json_array()) == NULL)
-		fatal("json_array");
-	for (repo = plans_first(); repo != NULL; repo = plans_next(repo)) {
-		if ((pl = plans_get(repo, &commit)) == NULL)
-			continue;
-		for (i = 0; i < pl->pl_nhosts; i++) {
-			h = &pl->pl_hosts[i];
-			hh = hosts_host_get(repo, h->ph_name, 0);
-			if (pl->pl_nerrors_all > 0)
-				state = "invalid_plan";
-			else if (h->ph_phase < 0)
-				state = "in_no_phase";
-			else if (hh == NULL || hh->hh_seen_at == 0)
-				state = "unknown";
-			else if (hh->hh_error != NULL)
-				state = "unreachable";
-			else if (hh->hh_current != NULL &&
-			    strcmp(hh->hh_current, h->ph_system) == 0)
-				state = "in_sync";
-			else
-				state = "drifted";
-			o = json_pack("{s:s, s:s, s:s, s:s?, s:s, s:i, s:s}",
-			    "name", h->ph_name, "repository", repo,
-			    "commit", commit, "wanted", h->ph_system,
-			    "address", h->ph_address, "port", h->ph_port,
-			    "state", state);
-			if (o == NULL)
-				fatal("json_pack");
-			json_object_set_new(o, "phase", h->ph_phase >= 0 ?
-			    json_string(pl->pl_phases[h->ph_phase].pp_name) :
-			    json_null());
-			json_object_set_new(o, "current", hh != NULL &&
-			    hh->hh_current != NULL ?
-			    json_string(hh->hh_current) : json_null());
-			json_object_set_new(o, "booted", hh != NULL &&
-			    hh->hh_booted != NULL ?
-			    json_string(hh->hh_booted) : json_null());
-			json_object_set_new(o, "error", hh != NULL &&
-			    hh->hh_error != NULL ?
-			    json_string(hh->hh_error) : json_null());
-			json_object_set_new(o, "last_step", hh != NULL &&
-			    hh->hh_last_step != NULL ?
-			    json_string(hh->hh_last_step) : json_null());
-			json_object_set_new(o, "seen_at", api_time_json(
-			    hh != NULL ? hh->hh_seen_at : 0));
-			json_array_append_new(items, o);
-		}
-	}
-	if ((o = json_pack("{s:o, s:n}", "items", items, "next")) == NULL)
-		fatal("json_pack");
-	return o;
 }

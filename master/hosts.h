@@ -1,14 +1,22 @@
 /*
  * Hosts of deploy plans (man/nops-plan.5): SSH runs through the
  * nomadworker, what each host runs (drift), plan deployments and their
- * host steps.  hosts.c: SSH, probes, drift, deployments, the API;
- * hoststep.c: one deployment's phases and host steps.
+ * host steps.
+ *
+ * hosts.c		SSH runs through the nomadworker, what nops saw of each
+ *			host, the timer that starts deployments and probes
+ * hosts_drift.c	drift, and the deployments a plan change makes
+ * hosts_api.c		GET /api/v1/hosts and a deployment's steps
+ * hoststep*.c		one deployment's phases and host steps (hoststep.h)
  */
 #ifndef NOPS_HOSTS_H
 #define NOPS_HOSTS_H
 
+#include <sys/queue.h>
+
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -30,6 +38,20 @@ struct hosts_ssh_res {
 	const char	*hr_shown;	/* the same, redacted: to show */
 };
 typedef void	(*hosts_ssh_cb)(const struct hosts_ssh_res *, void *);
+
+/* What nops last saw of a host (memory only: read again after a start). */
+struct hosts_host {
+	TAILQ_ENTRY(hosts_host)	 hh_entry;
+	char			*hh_repo;
+	char			*hh_name;
+	char			*hh_current;
+	char			*hh_booted;
+	char			*hh_error;
+	char			*hh_last_step;
+	time_t			 hh_seen_at;
+	int			 hh_probing;
+};
+
 
 /* hosts.c */
 void	 hosts_init(struct store *, const struct nops_conf *);
@@ -59,6 +81,25 @@ void	 hosts_seen(const char *repo, const char *host, const char *current,
 	    const char *booted, const char *error);
 void	 hosts_last_step(const char *repo, const char *host,
 	    const char *text);
+struct hosts_host *hosts_host_get(const char *repo, const char *name,
+	    int create);
+/* The host table, for hosts_drift.c and hosts_api.c. */
+struct hosts_host *hosts_host_first(void);
+struct hosts_host *hosts_host_next(struct hosts_host *);
+
+/* hosts_http.c: HTTP checks, made by the nomadworker */
+/* status: the HTTP status, 0 with error when there was no answer. */
+typedef void	(*hosts_http_cb)(int status, const char *error,
+		    const char *body, void *);
+/* One GET of url within timeout_ms; cb exactly once.  0: not started. */
+uint32_t hosts_http(const char *url, int timeout_ms, hosts_http_cb, void *);
+void	 hosts_http_cancel(uint32_t);
+void	 hosts_http_worker_exited(void);
+void	 hosts_probe_result(struct worker *, struct imsg *);
+
+/* hosts_drift.c */
+/* Read what every host of repo's plan runs, then decide. */
+void	 hosts_probe_repo(const char *repo);
 
 /* hoststep.c */
 /* Drive deployment id (state deploying) of repo; 0, or -1 if it cannot. */

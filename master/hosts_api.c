@@ -18,6 +18,8 @@
 #include "conf.h"
 #include "store.h"
 #include "api.h"
+#include "plan.h"
+#include "plans.h"
 #include "hosts.h"
 
 /*
@@ -92,6 +94,70 @@ hosts_steps_json(int64_t id, int *bad)
 	json_object_set_new(d, "steps", items);
 	*bad = 0;
 	return d;
+}
+
+/* GET /api/v1/hosts: every host of every plan, as nops last saw it. */
+json_t *
+hosts_json(void)
+{
+	const struct plan	*pl;
+	const struct plan_host	*h;
+	struct hosts_host	*hh;
+	const char		*repo, *commit, *state;
+	json_t			*items, *o;
+	size_t			 i;
+
+	if ((items = json_array()) == NULL)
+		fatal("json_array");
+	for (repo = plans_first(); repo != NULL; repo = plans_next(repo)) {
+		if ((pl = plans_get(repo, &commit)) == NULL)
+			continue;
+		for (i = 0; i < pl->pl_nhosts; i++) {
+			h = &pl->pl_hosts[i];
+			hh = hosts_host_get(repo, h->ph_name, 0);
+			if (pl->pl_nerrors_all > 0)
+				state = "invalid_plan";
+			else if (h->ph_phase < 0)
+				state = "in_no_phase";
+			else if (hh == NULL || hh->hh_seen_at == 0)
+				state = "unknown";
+			else if (hh->hh_error != NULL)
+				state = "unreachable";
+			else if (hh->hh_current != NULL &&
+			    strcmp(hh->hh_current, h->ph_system) == 0)
+				state = "in_sync";
+			else
+				state = "drifted";
+			o = json_pack("{s:s, s:s, s:s, s:s?, s:s, s:i, s:s}",
+			    "name", h->ph_name, "repository", repo,
+			    "commit", commit, "wanted", h->ph_system,
+			    "address", h->ph_address, "port", h->ph_port,
+			    "state", state);
+			if (o == NULL)
+				fatal("json_pack");
+			json_object_set_new(o, "phase", h->ph_phase >= 0 ?
+			    json_string(pl->pl_phases[h->ph_phase].pp_name) :
+			    json_null());
+			json_object_set_new(o, "current", hh != NULL &&
+			    hh->hh_current != NULL ?
+			    json_string(hh->hh_current) : json_null());
+			json_object_set_new(o, "booted", hh != NULL &&
+			    hh->hh_booted != NULL ?
+			    json_string(hh->hh_booted) : json_null());
+			json_object_set_new(o, "error", hh != NULL &&
+			    hh->hh_error != NULL ?
+			    json_string(hh->hh_error) : json_null());
+			json_object_set_new(o, "last_step", hh != NULL &&
+			    hh->hh_last_step != NULL ?
+			    json_string(hh->hh_last_step) : json_null());
+			json_object_set_new(o, "seen_at", api_time_json(
+			    hh != NULL ? hh->hh_seen_at : 0));
+			json_array_append_new(items, o);
+		}
+	}
+	if ((o = json_pack("{s:o, s:n}", "items", items, "next")) == NULL)
+		fatal("json_pack");
+	return o;
 }
 
 static void

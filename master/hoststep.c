@@ -48,55 +48,12 @@
 #include "plan.h"
 #include "hosts.h"
 #include "webpub.h"
-
-#define HS_BUILD	1	/* realise the system here */
-#define HS_CLOSURE	2	/* its closure */
-#define HS_PROBE	3	/* what the host runs, what it lacks */
-#define HS_COPY		4	/* export | ssh import */
-#define HS_ACTIVATE	5	/* the goal (chosen there), activation */
-#define HS_CONFIRM	6	/* a new connection within confirm-timeout */
-#define HS_CHECKS	7
-
-#define HS_BUILD_TIMEOUT	3600
-#define HS_PROBE_TIMEOUT	30
-#define HS_NIX_MEMORY		(4ULL * 1024 * 1024 * 1024)
-
-struct hoststep {
-	TAILQ_ENTRY(hoststep)	 hs_entry;
-	int64_t			 hs_id;		/* the deployment */
-	char			*hs_repo;
-	struct plan		*hs_plan;	/* its frozen spec */
-	/* the current host */
-	int64_t			 hs_step;	/* deployment_steps.id */
-	const struct plan_host	*hs_host;	/* the host it runs on */
-	const struct plan_test	*hs_test;	/* a preflight test, or NULL */
-	char			 hs_name[128];	/* "host" or "test NAME" */
-	char			*hs_phase;
-	int			 hs_sub;	/* HS_* */
-	int			 hs_resume;	/* it was in this step before */
-	char			*hs_saved_step;	/* copy activate check record */
-	int			 hs_goal;
-	char			 hs_current[512];
-	char			 hs_booted[512];
-	char			 hs_profile[512];
-	char			 hs_prev[512];
-	char			*hs_closure;	/* nix-store -qR, a line each */
-	char			*hs_missing;
-	int			 hs_copy_left;	/* export and import to end */
-	int			 hs_export_status;
-	char			 hs_copy_error[1024];
-	size_t			 hs_check;
-	time_t			 hs_confirm_until;
-	uint32_t		 hs_ssh;
-	int			 hs_nix;
-	struct event		*hs_retry;
-};
+#include "notify.h"
+#include "hoststep.h"
 
 static TAILQ_HEAD(, hoststep) hoststep_list =
     TAILQ_HEAD_INITIALIZER(hoststep_list);
 
-static void	 hoststep_next(struct hoststep *);
-static void	 hoststep_sub(struct hoststep *);
 static void	 hoststep_preflight(struct hoststep *);
 
 static struct store *
@@ -128,6 +85,8 @@ hoststep_free(struct hoststep *hs)
 	TAILQ_REMOVE(&hoststep_list, hs, hs_entry);
 	if (hs->hs_ssh != 0)
 		hosts_ssh_cancel(hs->hs_ssh);
+	if (hs->hs_http != 0)
+		hosts_http_cancel(hs->hs_http);
 	if (hs->hs_nix > 0)
 		nixrun_cancel(hs->hs_nix);
 	if (hs->hs_retry != NULL)
@@ -151,7 +110,7 @@ hoststep_stop_all(void)
 }
 
 /* Save a step's state before acting (synchronous=FULL transitions). */
-static int
+int
 hoststep_save(struct hoststep *hs, const char *step, const char *state,
     const char *error)
 {
@@ -226,26 +185,27 @@ static void
 hoststep_end(struct hoststep *hs, enum deploy_state to, const char *reason)
 {
 	struct store	*s = hs_db();
+	int		 moved = 0;
 
 	if (store_begin(s) == 0) {
 		if (deploy_transition(s, hs->hs_id, DS_DEPLOYING, to, "system",
 		    to == DS_COMPLETED ? "complete" : "fail", reason) != 1 ||
 		    store_commit(s) == -1)
 			store_rollback(s);
+		else
+			moved = 1;
 	}
 	log_info("deployment %lld (plan %s): %s%s%s", (long long)hs->hs_id,
 	    hs->hs_repo, deploy_state_str(to), reason != NULL ? ": " : "",
 	    reason != NULL ? reason : "");
+	if (moved)
+		notify_deployment(hs->hs_id, to);
 	webpub_changed();
 	hoststep_free(hs);
 	hosts_kick();
 }
 
-static void
-hoststep_fail(struct hoststep *hs, const char *fmt, ...)
-    __attribute__((__format__(printf, 2, 3)));
-
-static void
+void
 hoststep_fail(struct hoststep *hs, const char *fmt, ...)
 {
 	char	 err[2048], reason[2300];
@@ -265,7 +225,7 @@ hoststep_fail(struct hoststep *hs, const char *fmt, ...)
 }
 
 /* The last lines of output, for an error message. */
-static const char *
+const char *
 hoststep_tail(const char *out, size_t max)
 {
 	size_t	 len = strlen(out);
@@ -277,7 +237,7 @@ hoststep_tail(const char *out, size_t max)
 	return out;
 }
 
-static void
+void
 hoststep_line(const char **s, char *buf, size_t n)
 {
 	size_t	 len = strcspn(*s, "\n");
@@ -289,7 +249,7 @@ hoststep_line(const char **s, char *buf, size_t n)
 	*s += len + ((*s)[len] == '\n');
 }
 
-static int
+int
 hoststep_ssh(struct hoststep *hs, const char *cmd, int timeout,
     const char *in, int fd, hosts_ssh_cb cb)
 {
@@ -302,7 +262,7 @@ hoststep_ssh(struct hoststep *hs, const char *cmd, int timeout,
 	return 0;
 }
 
-static const char *
+const char *
 hoststep_stage(const struct hosts_ssh_res *res)
 {
 	switch (res->hr_stage) {
@@ -317,501 +277,33 @@ hoststep_stage(const struct hosts_ssh_res *res)
 	}
 }
 
-/* HS_PROBE: current, booted, profile; then what of the closure lacks. */
-static void
-hoststep_probe_done(const struct hosts_ssh_res *res, void *arg)
-{
-	struct hoststep	*hs = arg;
-	const char	*p = res->hr_out, *sys = hs->hs_host->ph_system, *q;
-	char		 path[512], *missing;
-	size_t		 len = 0;
-	int		 done;
-
-	hs->hs_ssh = 0;
-	if (res->hr_stage != SSH_STAGE_DONE || res->hr_status != 0) {
-		if (res->hr_stage < SSH_STAGE_EXEC)
-			hosts_seen(hs->hs_repo, hs->hs_host->ph_name, NULL,
-			    NULL, res->hr_error);
-		hoststep_fail(hs, "%s: %s", hoststep_stage(res),
-		    res->hr_error[0] != '\0' ? res->hr_error :
-		    hoststep_tail(res->hr_shown, 512));
-		return;
-	}
-	hoststep_line(&p, hs->hs_current, sizeof(hs->hs_current));
-	hoststep_line(&p, hs->hs_booted, sizeof(hs->hs_booted));
-	hoststep_line(&p, hs->hs_profile, sizeof(hs->hs_profile));
-	hosts_seen(hs->hs_repo, hs->hs_host->ph_name, hs->hs_current,
-	    hs->hs_booted, NULL);
-
-	/* The paths the host lacks, in the closure's order. */
-	if ((missing = calloc(1, strlen(hs->hs_closure) + 1)) == NULL)
-		fatal("calloc");
-	for (q = hs->hs_closure; *q != '\0'; ) {
-		hoststep_line(&q, path, sizeof(path));
-		if (plan_store_path_ok(path) && strstr(p, path) != NULL) {
-			memcpy(missing + len, path, strlen(path));
-			len += strlen(path);
-			missing[len++] = '\n';
-		}
-	}
-	free(hs->hs_missing);
-	hs->hs_missing = missing;
-
-	if (hs->hs_resume && strcmp(hs->hs_saved_step, "activate") == 0) {
-		/*
-		 * Was it activated before the restart?  It runs the system
-		 * (switch, test), or its profile names it (boot).
-		 */
-		done = 1;
-		if (strcmp(hs->hs_current, sys) == 0) {
-			if (hs->hs_goal != PLAN_GOAL_TEST)
-				hs->hs_goal = PLAN_GOAL_SWITCH;
-			hs->hs_sub = HS_CONFIRM;
-			hs->hs_confirm_until = time(NULL) +
-			    hosts_conf()->hosts.confirm_timeout;
-		} else if (strcmp(hs->hs_profile, sys) == 0 &&
-		    hs->hs_goal != PLAN_GOAL_SWITCH) {
-			hs->hs_goal = PLAN_GOAL_BOOT;
-			hs->hs_sub = HS_CHECKS;
-		} else
-			done = 0;
-		if (done) {
-			log_info("deployment %lld: host %s was activated "
-			    "(%s) before the restart: not again",
-			    (long long)hs->hs_id, hs->hs_host->ph_name,
-			    plan_goal_name(hs->hs_goal));
-			hoststep_sub(hs);
-			return;
-		}
-	}
-	/* Nothing to do, whatever the goal: it runs the system. */
-	if (!hs->hs_resume && strcmp(hs->hs_current, sys) == 0) {
-		hs->hs_goal = PLAN_GOAL_AUTO;
-		if (hoststep_save(hs, "record", "skipped",
-		    "already runs the wanted system") == -1) {
-			hoststep_fail(hs, "the store refused the step");
-			return;
-		}
-		hoststep_next(hs);
-		return;
-	}
-	hs->hs_sub = len > 0 ? HS_COPY : HS_ACTIVATE;
-	hoststep_sub(hs);
-}
-
-/* HS_BUILD, HS_CLOSURE, the export of HS_COPY: Nix here, sandboxed. */
-static int
-hoststep_nix(struct hoststep *hs, const char **argv, int outfd, nixrun_cb cb,
-    const char *what)
-{
-	struct nixrun_spec	 ns;
-	char			 err[256], w[256];
-	int			 i;
-
-	memset(&ns, 0, sizeof(ns));
-	snprintf(w, sizeof(w), "deployment %lld: %s for %s",
-	    (long long)hs->hs_id, what, hs->hs_name);
-	ns.ns_what = w;
-	for (i = 0; argv[i] != NULL && i < NIXRUN_ARGS_MAX - 1; i++)
-		ns.ns_argv[i] = argv[i];
-	ns.ns_argv[i] = NULL;
-	ns.ns_store = hosts_conf()->hosts.nix_store != NULL ?
-	    hosts_conf()->hosts.nix_store : NOPS_NIX_STORE;
-	ns.ns_timeout = HS_BUILD_TIMEOUT;
-	ns.ns_memory = HS_NIX_MEMORY;
-	ns.ns_stdout_fd = outfd;
-	if ((hs->hs_nix = nixrun_start(&ns, cb, hs, err, sizeof(err))) == -1) {
-		hs->hs_nix = 0;
-		hoststep_fail(hs, "%s: %s", what, err);
-		return -1;
-	}
-	return 0;
-}
-
-static void
-hoststep_build_done(int status, const char *out, size_t outlen,
-    const char *err, void *arg)
-{
-	struct hoststep	*hs = arg;
-
-	(void)outlen;
-	hs->hs_nix = 0;
-	if (status != 0) {
-		hoststep_fail(hs, "building %s failed: %s",
-		    hs->hs_host->ph_system, hoststep_tail(err, 1024));
-		return;
-	}
-	if (strstr(out, hs->hs_host->ph_system) == NULL) {
-		hoststep_fail(hs, "building gave %s, not the plan's system %s",
-		    hoststep_tail(out, 300), hs->hs_host->ph_system);
-		return;
-	}
-	hs->hs_sub = HS_CLOSURE;
-	hoststep_sub(hs);
-}
-
-static void
-hoststep_closure_done(int status, const char *out, size_t outlen,
-    const char *err, void *arg)
-{
-	struct hoststep	*hs = arg;
-
-	(void)outlen;
-	hs->hs_nix = 0;
-	if (status != 0) {
-		hoststep_fail(hs, "the closure of %s: %s",
-		    hs->hs_host->ph_system, hoststep_tail(err, 1024));
-		return;
-	}
-	free(hs->hs_closure);
-	if ((hs->hs_closure = strdup(out)) == NULL)
-		fatal("strdup");
-	hs->hs_sub = HS_PROBE;
-	hoststep_sub(hs);
-}
-
-static void
-hoststep_copy_end(struct hoststep *hs)
-{
-	if (--hs->hs_copy_left > 0)
-		return;
-	if (hs->hs_copy_error[0] != '\0') {
-		hoststep_fail(hs, "copying the closure: %s",
-		    hs->hs_copy_error);
-		return;
-	}
-	hs->hs_sub = HS_ACTIVATE;
-	hoststep_sub(hs);
-}
-
-static void
-hoststep_export_done(int status, const char *out, size_t outlen,
-    const char *err, void *arg)
-{
-	struct hoststep	*hs = arg;
-
-	(void)out;
-	(void)outlen;
-	hs->hs_nix = 0;
-	if (status != 0 && hs->hs_copy_error[0] == '\0')
-		snprintf(hs->hs_copy_error, sizeof(hs->hs_copy_error),
-		    "nix-store --export: %s", hoststep_tail(err, 512));
-	hoststep_copy_end(hs);
-}
-
-static void
-hoststep_import_done(const struct hosts_ssh_res *res, void *arg)
-{
-	struct hoststep	*hs = arg;
-
-	hs->hs_ssh = 0;
-	if ((res->hr_stage != SSH_STAGE_DONE || res->hr_status != 0) &&
-	    hs->hs_copy_error[0] == '\0')
-		snprintf(hs->hs_copy_error, sizeof(hs->hs_copy_error),
-		    "nix-store --import on the host: %s%s%s",
-		    res->hr_error, res->hr_error[0] != '\0' ? ": " : "",
-		    hoststep_tail(res->hr_shown, 512));
-	hoststep_copy_end(hs);
-}
-
-static void
-hoststep_copy(struct hoststep *hs)
-{
-	const char	*argv[NIXRUN_ARGS_MAX];
-	char		*paths, *p, bin[PATH_MAX];
-	int		 pfd[2], a = 0;
-
-	if (pipe2(pfd, O_CLOEXEC) == -1) {
-		hoststep_fail(hs, "pipe: %s", strerror(errno));
-		return;
-	}
-	/* Export the missing paths: a -- list would pass ARGS_MAX. */
-	if ((paths = strdup(hs->hs_missing)) == NULL)
-		fatal("strdup");
-	strlcpy(bin, nixrun_bin("nix-store"), sizeof(bin));
-	argv[a++] = bin;
-	argv[a++] = "--export";
-	for (p = strtok(paths, "\n"); p != NULL && a < NIXRUN_ARGS_MAX - 1;
-	    p = strtok(NULL, "\n"))
-		argv[a++] = p;
-	argv[a] = NULL;
-	if (p != NULL) {
-		free(paths);
-		close(pfd[0]);
-		close(pfd[1]);
-		hoststep_fail(hs, "more than %d paths to copy at once",
-		    NIXRUN_ARGS_MAX - 3);
-		return;
-	}
-	hs->hs_copy_left = 2;
-	hs->hs_copy_error[0] = '\0';
-	if (hoststep_nix(hs, argv, pfd[1], hoststep_export_done,
-	    "export") == -1) {
-		free(paths);
-		close(pfd[0]);
-		close(pfd[1]);
-		return;
-	}
-	free(paths);
-	close(pfd[1]);
-	hoststep_ssh(hs, "nix-store --import >/dev/null",
-	    hosts_conf()->hosts.command_timeout, NULL, pfd[0],
-	    hoststep_import_done);
-}
-
-static void
-hoststep_activate_done(const struct hosts_ssh_res *res, void *arg)
-{
-	struct hoststep	*hs = arg;
-	const char	*g;
-	char		 goal[64];
-	int		 gi;
-
-	hs->hs_ssh = 0;
-	/* The goal the host chose (auto), before anything else it says. */
-	if ((g = strstr(res->hr_out, "nops-goal ")) != NULL) {
-		hoststep_line(&g, goal, sizeof(goal));
-		if ((gi = plan_goal_parse(goal + 10)) > 0 &&
-		    gi != hs->hs_goal) {
-			hs->hs_goal = gi;
-			(void)hoststep_save(hs, "activate", "running", NULL);
-		}
-	}
-	if (res->hr_stage == SSH_STAGE_DONE && res->hr_status != 0) {
-		/* After switch/test the watchdog rolls the host back. */
-		hoststep_fail(hs, "switch-to-configuration %s exited %d%s: "
-		    "%s", plan_goal_name(hs->hs_goal), res->hr_status,
-		    hs->hs_goal == PLAN_GOAL_SWITCH ||
-		    hs->hs_goal == PLAN_GOAL_TEST ? " (the host rolls "
-		    "itself back)" : "", hoststep_tail(res->hr_shown, 1024));
-		return;
-	}
-	if (res->hr_stage < SSH_STAGE_EXEC) {
-		hoststep_fail(hs, "activation: %s: %s", hoststep_stage(res),
-		    res->hr_error);
-		return;
-	}
-	/*
-	 * The connection may have died with the activation (a new sshd, a
-	 * new network): reaching the host again says whether it is fine.
-	 */
-	if (hs->hs_goal == PLAN_GOAL_SWITCH || hs->hs_goal == PLAN_GOAL_TEST) {
-		hs->hs_confirm_until = time(NULL) +
-		    hosts_conf()->hosts.confirm_timeout;
-		hs->hs_sub = HS_CONFIRM;
-	} else if (res->hr_stage != SSH_STAGE_DONE) {
-		hoststep_fail(hs, "activation: %s", res->hr_error);
-		return;
-	} else
-		hs->hs_sub = HS_CHECKS;
-	hoststep_sub(hs);
-}
-
-static void
-hoststep_retry_cb(int fd, short ev, void *arg)
-{
-	(void)fd;
-	(void)ev;
-	hoststep_sub(arg);
-}
-
-static void
-hoststep_confirm_done(const struct hosts_ssh_res *res, void *arg)
-{
-	struct hoststep	*hs = arg;
-	struct timeval	 tv = { 1, 0 };
-	const char	*p = res->hr_out;
-	char		 cur[512];
-
-	hs->hs_ssh = 0;
-	if (res->hr_stage != SSH_STAGE_DONE || res->hr_status != 0) {
-		if (time(NULL) < hs->hs_confirm_until) {
-			evtimer_add(hs->hs_retry, &tv);
-			return;
-		}
-		hoststep_fail(hs, "not reachable again within %ds after the "
-		    "activation (%s): it rolls itself back to the previous "
-		    "system", hosts_conf()->hosts.confirm_timeout,
-		    res->hr_error[0] != '\0' ? res->hr_error :
-		    hoststep_tail(res->hr_shown, 256));
-		return;
-	}
-	hoststep_line(&p, cur, sizeof(cur));
-	hosts_seen(hs->hs_repo, hs->hs_host->ph_name, cur, NULL, NULL);
-	if (strcmp(cur, hs->hs_host->ph_system) != 0) {
-		hoststep_fail(hs, "after the activation the host runs %s, not "
-		    "%s (rolled back?)", cur, hs->hs_host->ph_system);
-		return;
-	}
-	hs->hs_sub = HS_CHECKS;
-	hoststep_sub(hs);
-}
-
-static void
-hoststep_check_done(const struct hosts_ssh_res *res, void *arg)
-{
-	struct hoststep		*hs = arg;
-	const struct plan_check	*c = &hs->hs_host->ph_checks[hs->hs_check];
-
-	hs->hs_ssh = 0;
-	if (res->hr_stage != SSH_STAGE_DONE || res->hr_status != 0) {
-		if (res->hr_stage == SSH_STAGE_DONE)
-			hoststep_fail(hs, "check %s failed (exit %d): %s",
-			    c->pc_name, res->hr_status,
-			    hoststep_tail(res->hr_shown, 1024));
-		else
-			hoststep_fail(hs, "check %s: %s: %s", c->pc_name,
-			    hoststep_stage(res), res->hr_error);
-		return;
-	}
-	hs->hs_check++;
-	hoststep_sub(hs);
-}
-
-/* The watchdog's token: one per deployment and host. */
-static void
-hoststep_token(struct hoststep *hs, char *buf, size_t len)
-{
-	snprintf(buf, len, "/run/nops-confirm-%lld-%s",
-	    (long long)hs->hs_id, hs->hs_host->ph_name);
-}
-
-/*
- * The activation, as nixos-rebuild does it, with the goal chosen on the
- * host when it is auto: boot when the new kernel, initrd or modules
- * differ from the booted ones, else switch.  For switch and test a
- * watchdog (its own session, so it outlives the connection) waits twice
- * the confirm timeout and rolls back to the previous system unless nops
- * came back and left the token.
- */
-static char *
-hoststep_activation(struct hoststep *hs)
-{
-	char	 token[256], *cmd;
-	int	 wait;
-
-	hoststep_token(hs, token, sizeof(token));
-	wait = 2 * hosts_conf()->hosts.confirm_timeout;
-	if (asprintf(&cmd,
-	    "set -e; sys='%s'; goal='%s'; token='%s'; "
-	    "if [ \"$goal\" = auto ]; then goal=switch; "
-	    "if [ -e /run/booted-system ]; then "
-	    "for f in kernel initrd kernel-modules; do "
-	    "[ \"$(readlink -f \"$sys/$f\" || true)\" = "
-	    "\"$(readlink -f /run/booted-system/$f || true)\" ] || goal=boot; "
-	    "done; fi; fi; "
-	    "echo \"nops-goal $goal\"; "
-	    "prev=$(readlink -f /run/current-system || true); "
-	    "case $goal in switch|boot) "
-	    "nix-env -p /nix/var/nix/profiles/system --set \"$sys\" ;; esac; "
-	    "case $goal in switch|test) rm -f \"$token\"; "
-	    "if [ -n \"$prev\" ] && [ \"$prev\" != \"$sys\" ]; then "
-	    "setsid sh -c 'sleep %d; [ -e \"$1\" ] && exit 0; "
-	    "echo \"$2\" > \"$1.rolled-back\"; "
-	    "if [ \"$3\" = switch ]; then "
-	    "nix-env -p /nix/var/nix/profiles/system --rollback; fi; "
-	    "\"$2\"/bin/switch-to-configuration \"$3\"' nops-watchdog "
-	    "\"$token\" \"$prev\" \"$goal\" </dev/null >/dev/null 2>&1 & "
-	    "fi ;; esac; "
-	    "\"$sys\"/bin/switch-to-configuration \"$goal\"",
-	    hs->hs_host->ph_system, plan_goal_name(hs->hs_goal), token,
-	    wait) == -1)
-		fatal("asprintf");
-	return cmd;
-}
-
-static void
+void
 hoststep_sub(struct hoststep *hs)
 {
-	const struct plan_host	*h = hs->hs_host;
-	const char		*argv[8];
-	char			*cmd, bin[PATH_MAX], token[256];
-	const char		*target;
-
 	switch (hs->hs_sub) {
 	case HS_BUILD:
-		if (h->ph_build_on_target) {
-			hoststep_fail(hs, "buildOnTarget is not supported yet: "
-			    "build here (remove it from the plan)");
-			return;
-		}
-		strlcpy(bin, nixrun_bin("nix-store"), sizeof(bin));
-		target = h->ph_drv != NULL ? h->ph_drv : h->ph_system;
-		argv[0] = bin;
-		argv[1] = "--realise";
-		argv[2] = target;
-		argv[3] = NULL;
-		hoststep_nix(hs, argv, -1, hoststep_build_done, "build");
+		hoststep_build(hs);
 		return;
 	case HS_CLOSURE:
-		strlcpy(bin, nixrun_bin("nix-store"), sizeof(bin));
-		argv[0] = bin;
-		argv[1] = "--query";
-		argv[2] = "--requisites";
-		argv[3] = h->ph_system;
-		argv[4] = NULL;
-		hoststep_nix(hs, argv, -1, hoststep_closure_done, "closure");
+		hoststep_closure(hs);
 		return;
 	case HS_PROBE:
-		/* One connection: what it runs, then what it lacks. */
-		hoststep_ssh(hs, "readlink -f /run/current-system || echo; "
-		    "readlink -f /run/booted-system || echo; "
-		    "readlink -f /nix/var/nix/profiles/system || echo; "
-		    "xargs -r nix-store --check-validity --print-invalid",
-		    HS_PROBE_TIMEOUT, hs->hs_closure, -1, hoststep_probe_done);
+		hoststep_probe(hs);
 		return;
 	case HS_COPY:
 		hoststep_copy(hs);
 		return;
 	case HS_ACTIVATE:
-		/* Forced by the plan, or chosen by the host (auto). */
-		hs->hs_goal = hs->hs_plan->pl_goal;
-		/* Saved before acting: a restart will not do it twice. */
-		if (hoststep_save(hs, "activate", "running", NULL) == -1) {
-			hoststep_fail(hs, "the store refused the step");
-			return;
-		}
-		log_info("deployment %lld: activating %s on %s (%s)",
-		    (long long)hs->hs_id, h->ph_system, h->ph_name,
-		    plan_goal_name(hs->hs_goal));
-		cmd = hoststep_activation(hs);
-		hoststep_ssh(hs, cmd, hosts_conf()->hosts.command_timeout,
-		    NULL, -1, hoststep_activate_done);
-		free(cmd);
+		hoststep_activate(hs);
 		return;
 	case HS_CONFIRM:
-		hoststep_token(hs, token, sizeof(token));
-		if (asprintf(&cmd, "touch '%s' && readlink -f "
-		    "/run/current-system", token) == -1)
-			fatal("asprintf");
-		hoststep_ssh(hs, cmd, hosts_conf()->hosts.confirm_timeout,
-		    NULL, -1, hoststep_confirm_done);
-		free(cmd);
+		hoststep_confirm(hs);
 		return;
 	case HS_CHECKS:
-		if (hs->hs_check == 0 && (hs->hs_saved_step == NULL ||
-		    strcmp(hs->hs_saved_step, "check") != 0) &&
-		    hoststep_save(hs, "check", "running", NULL) == -1) {
-			hoststep_fail(hs, "the store refused the step");
-			return;
-		}
-		if (hs->hs_check < h->ph_nchecks) {
-			const struct plan_check *c = &h->ph_checks[hs->hs_check];
-
-			if (c->pc_command == NULL) {
-				hoststep_fail(hs, "check %s: http checks are "
-				    "not supported yet", c->pc_name);
-				return;
-			}
-			hoststep_ssh(hs, c->pc_command, c->pc_timeout, NULL,
-			    -1, hoststep_check_done);
-			return;
-		}
-		if (hoststep_save(hs, "record", "succeeded", NULL) == -1) {
-			hoststep_fail(hs, "the store refused the step");
-			return;
-		}
-		hoststep_next(hs);
+		hoststep_checks(hs);
+		return;
+	case HS_REMOTE_BUILD:
+		hoststep_remote_build(hs);
 		return;
 	}
 }
@@ -881,7 +373,7 @@ hoststep_preflight(struct hoststep *hs)
 }
 
 /* The next step that is not done, in phase order; or the end. */
-static void
+void
 hoststep_next(struct hoststep *hs)
 {
 	struct store	*s = hs_db();
@@ -953,6 +445,7 @@ hoststep_next(struct hoststep *hs)
 		return;
 	}
 	hs->hs_check = 0;
+	hs->hs_check_until = 0;
 	hs->hs_copy_left = 0;
 	if (!hs->hs_resume) {
 		if (hoststep_save(hs, "copy", "running", NULL) == -1) {
@@ -1021,6 +514,17 @@ hoststep_start(int64_t id)
 		    (long long)id, pl->pl_errors[0]);
 		hoststep_end(hs, DS_FAILED, "the stored plan does not check");
 		return -1;
+	}
+	/* It applies from now on (approved, or started at once). */
+	if ((st = store_prepare(hs_db(), "UPDATE deployments SET"
+	    " apply_started_at = coalesce(apply_started_at, ?) WHERE id = ?"))
+	    != NULL) {
+		sqlite3_bind_int64(st, 1, time(NULL));
+		sqlite3_bind_int64(st, 2, id);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			log_warnx("deployment %lld: cannot note its start: %s",
+			    (long long)id, sqlite3_errmsg(store_db(hs_db())));
+		sqlite3_reset(st);
 	}
 	log_info("deployment %lld: plan %s, %zu phases", (long long)id,
 	    repo, pl->pl_nphases);

@@ -41,6 +41,8 @@
 #include "cfile.h"
 #include "webhook.h"
 #include "jsonb.h"
+#include "plan.h"
+#include "plans.h"
 
 /* An answer later than this is a failure (the worker's own timeout + slack). */
 #define NOTIFY_ANSWER_SECS	(NOTIFY_TIMEOUT_MS / 1000 + 20)
@@ -272,12 +274,33 @@ notify_time_json(int64_t t)
 	return jsonb_str(buf);
 }
 
-/* Does the job of d ask to hear of completed deployments? */
+/* A plan's deployment has no namespace; its job is the repository. */
+static int
+notify_is_plan(const struct deploy *d)
+{
+	return d->d_ns[0] == '\0';
+}
+
+/* What the deployment deploys: "NAMESPACE/JOB" or "plan REPOSITORY". */
+static void
+notify_subject(const struct deploy *d, char *buf, size_t len)
+{
+	if (notify_is_plan(d))
+		snprintf(buf, len, "plan %s", d->d_job);
+	else
+		snprintf(buf, len, "%s/%s", d->d_ns, d->d_job);
+}
+
+/* Does the job (or plan) of d ask to hear of completed deployments? */
 static int
 notify_wants_completed(const struct deploy *d)
 {
-	struct ejob	*ej;
+	struct ejob		*ej;
+	const struct plan	*pl;
 
+	if (notify_is_plan(d))
+		return (pl = plans_get(d->d_job, NULL)) != NULL &&
+		    pl->pl_notify_completed;
 	/* The job as git has it now: its meta, not the stored spec. */
 	if ((ej = engine_job(d->d_ns, d->d_job)) == NULL)
 		return 0;
@@ -294,6 +317,7 @@ notify_send(struct notifier *n, const struct deploy *d, uint32_t ev,
 	struct timeval		 tv = { 5, 0 };
 	json_t			*doc;
 	char			*body = NULL, title[NOTIFY_TITLE_MAX];
+	char			 subject[NOPS_NAME_MAX * 2 + 8];
 	uint32_t		 kind;
 
 	if (n->n_token != NULL && n->n_tokenlen == 0) {
@@ -301,7 +325,8 @@ notify_send(struct notifier *n, const struct deploy *d, uint32_t ev,
 		    "its token file could not be read");
 		return;
 	}
-	snprintf(title, sizeof(title), "nops: %s/%s %s", d->d_ns, d->d_job,
+	notify_subject(d, subject, sizeof(subject));
+	snprintf(title, sizeof(title), "nops: %s %s", subject,
 	    notify_event_words(ev));
 	notify_header_text(title);
 	switch (n->n_kind) {
@@ -317,13 +342,14 @@ notify_send(struct notifier *n, const struct deploy *d, uint32_t ev,
 		break;
 	default:
 		kind = NOTIFY_KIND_JSON;
-		doc = jsonb_pack("{s:s,s:s,s:s,s:{s:I,s:s,s:s,s:s,s:s,s:o,s:s,"
-		    "s:s,s:s,s:o,s:o},s:o,s:o}",
+		doc = jsonb_pack("{s:s,s:s,s:s,s:{s:I,s:s,s:s,s:s,s:s,s:s,s:o,"
+		    "s:s,s:s,s:s,s:o,s:o},s:o,s:o}",
 		    "event", notify_event_name(ev),
 		    "notifier", n->n_name,
 		    "text", text,
 		    "deployment",
 		    "id", (json_int_t)d->d_id,
+		    "kind", notify_is_plan(d) ? "plan" : "job",
 		    "namespace", d->d_ns,
 		    "job", d->d_job,
 		    "repository", d->d_repo,
@@ -399,6 +425,7 @@ notify_deployment(int64_t id, enum deploy_state to)
 	struct deploy	 d;
 	uint32_t	 ev;
 	char		*text, *link = NULL;
+	char		 subject[NOPS_NAME_MAX * 2 + 8];
 	int		 want = 0;
 
 	switch (to) {
@@ -436,8 +463,9 @@ notify_deployment(int64_t id, enum deploy_state to)
 	/* What the store holds is bounded; cut on a character anyway. */
 	if ((text = malloc(NOTIFY_TEXT_MAX)) == NULL)
 		fatal("malloc");
+	notify_subject(&d, subject, sizeof(subject));
 	text_printf(text, NOTIFY_TEXT_MAX, 0, "nops: deployment %lld of "
-	    "%s/%s %s (commit %.12s)%s%s%s%s", (long long)id, d.d_ns, d.d_job,
+	    "%s %s (commit %.12s)%s%s%s%s", (long long)id, subject,
 	    notify_event_words(ev), d.d_commit,
 	    d.d_reason != NULL ? ": " : "",
 	    d.d_reason != NULL ? d.d_reason : "",

@@ -188,6 +188,8 @@ static void	 dashboard_set(const char *, int);
 #define H_STORE		0x04
 #define H_CONFIRM	0x08
 #define H_COMMAND	0x10
+#define H_EVALTIMEOUT	0x20
+#define H_EVALMEMORY	0x40
 static unsigned int		 hosts_opts;
 #define R_URL		0x01
 #define R_BRANCH	0x02
@@ -231,6 +233,7 @@ static unsigned int		 notify_opts;
 %token	METRICS DASHBOARD NOTIFY SLACK NTFY TOPIC EVENTS
 %token	MASTER
 %token	HOSTS NIX STORE CONFIRMTIMEOUT COMMANDTIMEOUT
+%token	EVALTIMEOUT EVALMEMORY
 %token	<string> STRING
 
 %%
@@ -452,6 +455,12 @@ hostsopt	: SSH KEY FILEKW STRING	{ hosts_opt(H_SSHKEY, $4, @1.first_line); }
 		| COMMANDTIMEOUT STRING	{
 			hosts_opt(H_COMMAND, $2, @1.first_line);
 		}
+		| EVALTIMEOUT STRING	{
+			hosts_opt(H_EVALTIMEOUT, $2, @1.first_line);
+		}
+		| EVALMEMORY STRING	{
+			hosts_opt(H_EVALMEMORY, $2, @1.first_line);
+		}
 		;
 
 repository	: repobegin '{' repoopts blockend	{ repo_end(); }
@@ -586,6 +595,8 @@ static const struct {
 	{ "database",		DATABASE },
 	{ "drift-interval",	DRIFTINTERVAL },
 	{ "engine-interval",	ENGINEINTERVAL },
+	{ "eval-memory",	EVALMEMORY },
+	{ "eval-timeout",	EVALTIMEOUT },
 	{ "events",		EVENTS },
 	{ "fetch-timeout",	FETCHTIMEOUT },
 	{ "command-timeout",	COMMANDTIMEOUT },
@@ -682,6 +693,8 @@ static const struct {
 	{ "idle-timeout",	"a duration (e.g. 8h)" },
 	{ "lifetime",		"a duration (e.g. 7d)" },
 	{ "max-body-size",	"a size (e.g. 1M)" },
+	{ "eval-timeout",	"a duration (e.g. 2m)" },
+	{ "eval-memory",	"a size (e.g. 2G)" },
 	{ "max-file-size",	"a size (e.g. 1M)" },
 	{ "max-snapshot-size",	"a size (e.g. 64M)" },
 	{ "max-files",		"a number" },
@@ -1656,6 +1669,18 @@ hosts_opt(unsigned int opt, const char *s, int line)
 		if (block_opt(&hosts_opts, opt, "command-timeout", line) == 0)
 			(void)conf_duration("command-timeout", s, 5, 86400,
 			    line, &conf->hosts.command_timeout);
+		break;
+	case H_EVALTIMEOUT:
+		if (block_opt(&hosts_opts, opt, "eval-timeout", line) == 0)
+			(void)conf_duration("eval-timeout", s,
+			    NOPS_EVAL_TIMEOUT_MIN, NOPS_EVAL_TIMEOUT_MAX, line,
+			    &conf->hosts.eval_timeout);
+		break;
+	case H_EVALMEMORY:
+		if (block_opt(&hosts_opts, opt, "eval-memory", line) == 0)
+			(void)conf_size("eval-memory", s, NOPS_EVAL_MEMORY_MIN,
+			    NOPS_EVAL_MEMORY_MAX, line,
+			    &conf->hosts.eval_memory);
 		break;
 	}
 }

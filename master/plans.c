@@ -33,8 +33,6 @@
 #include "jsonb.h"
 #include "hosts.h"
 
-#define PLANS_EVAL_TIMEOUT	120		/* seconds */
-#define PLANS_EVAL_MEMORY	(2ULL * 1024 * 1024 * 1024)
 #define PLANS_NIX_ERROR_MAX	2048		/* of one error, shown */
 
 /*
@@ -392,8 +390,11 @@ plans_eval(struct plans_entry *pe, const char *part, const char *host)
 	ns.ns_argv[a] = NULL;
 	ns.ns_files = files;
 	ns.ns_nfiles = n;
-	ns.ns_timeout = PLANS_EVAL_TIMEOUT;
-	ns.ns_memory = PLANS_EVAL_MEMORY;
+	/* The limits of nops.conf's hosts block (defaults without one). */
+	ns.ns_timeout = hosts_conf() != NULL ?
+	    hosts_conf()->hosts.eval_timeout : NOPS_EVAL_TIMEOUT;
+	ns.ns_memory = hosts_conf() != NULL ?
+	    hosts_conf()->hosts.eval_memory : NOPS_EVAL_MEMORY;
 	ns.ns_stdout_fd = -1;
 	if ((pe->pe_run = nixrun_start(&ns, plans_eval_done, pe, err,
 	    sizeof(err))) == -1) {

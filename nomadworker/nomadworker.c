@@ -300,6 +300,7 @@ nomadworker_loop(struct proc_ctx *pc)
 	nomad_http_init(pc->pc_base, nomad_answer_cb);
 	nomad_notify_init(pc->pc_base, &nomad_iev);
 	nomad_ssh_init(pc->pc_base, &nomad_iev);
+	nomad_probe_init(pc->pc_base, &nomad_iev);
 }
 
 void

@@ -85,6 +85,11 @@ int	 nomad_http_configured(void);
 void	 nomad_http_start(uint32_t id, struct nomad_wire *,
 	    uint32_t timeout_ms);
 
+/* nomad_probe.c: HTTP checks of plan hosts. */
+struct imsg;
+void	 nomad_probe_init(struct event_base *, struct imsgev *);
+void	 nomad_probe(struct imsg *);
+
 /* nomad_ssh.c: SSH to plan hosts. */
 struct imsgev;
 struct imsg;

@@ -102,6 +102,12 @@ enum nops_proc {
 	/* nomadworker -> master */					\
 	X(IMSG_SSH_RESULT,	NOMAD,	MASTER,	hosts_ssh_result)	\
 		/* exit status, stage reached, error, output tail */	\
+	/* master -> nomadworker: an HTTP check of a plan host */	\
+	X(IMSG_HTTP_PROBE,	MASTER,	NOMAD,	nomad_probe)		\
+		/* peerid: its id; url, timeout */			\
+	/* nomadworker -> master */					\
+	X(IMSG_HTTP_PROBE_RESULT, NOMAD, MASTER, hosts_probe_result)	\
+		/* peerid: its id; HTTP status, error, body head */	\
 									\
 	/* master -> gitworker (peerid: the repository's id) */	\
 	X(IMSG_GIT_REPO,	MASTER,	GIT,	git_recv_repo)		\
@@ -349,6 +355,19 @@ const char	*nomad_op_name(uint32_t);
  *		str error, data output (stdout and stderr merged, the last
  *		SSH_OUTPUT_MAX bytes).
  */
+/*
+ * HTTP checks of plan hosts (nomadworker/nomad_probe.c).
+ *
+ * IMSG_HTTP_PROBE	str url (http or https), u32 timeout (ms, the
+ *			whole request).  One GET, no redirect, no proxy.
+ * IMSG_HTTP_PROBE_RESULT u32 HTTP status (0: no answer), str error,
+ *			data the first PROBE_BODY_MAX bytes of the body.
+ */
+#define PROBE_URL_MAX		2048
+#define PROBE_TIMEOUT_MAX_MS	(60 * 1000)
+#define PROBE_BODY_MAX		512
+#define PROBE_ERROR_MAX		1024
+
 #define SSH_F_STDIN_FD		0x01
 #define SSH_F_ALL		0x01
 #define SSH_STAGE_CONNECT	1	/* TCP and the SSH handshake */

@@ -1,6 +1,7 @@
 /*
- * The evaluated deploy plan: parsing, checking, phase assignment
- * (plan.h, man/nops-plan.5).
+ * The evaluated deploy plan (plan.h, man/nops-plan.5): the document
+ * and its top level, errors, goals, freeing; plan_parse.h names the
+ * other parts.
  */
 #include "config.h"
 
@@ -14,31 +15,19 @@
 
 #include "log.h"
 #include "plan.h"
+#include "plan_parse.h"
 
 static const char *const plan_top_keys[] = {
 	"policy", "goal", "meta", "defaults", "hosts", "phases", "tests",
-	"infra", NULL
-};
-static const char *const plan_host_keys[] = {
-	"address", "port", "user", "hostKey", "tags", "system", "checks",
-	"operations", "attrs", "buildOnTarget", "drv", NULL
-};
-static const char *const plan_check_keys[] = {
-	"name", "command", "http", "timeout", NULL
-};
-static const char *const plan_phase_keys[] = { "name", "include", NULL };
-static const char *const plan_include_keys[] = {
-	"tags", "names", "attrs", NULL
-};
-static const char *const plan_test_keys[] = {
-	"name", "build", "host", "command", "timeout", NULL
+	"infra", "notifyCompleted", NULL
 };
 static const char *const plan_meta_keys[] = { "sources", "args", NULL };
 
 static void	 plan_vadd(char ***, size_t *, size_t *, const char *,
 		    va_list) __attribute__((__format__(printf, 4, 0)));
 
-static char *
+
+char *
 plan_strdup(const char *s)
 {
 	char	*p;
@@ -99,7 +88,7 @@ plan_failed(const char *fmt, ...)
 }
 
 /* Names: [A-Za-z0-9][A-Za-z0-9._-]*, at most PLAN_NAME_MAX. */
-static int
+int
 plan_name_ok(const char *s)
 {
 	size_t	 len = strlen(s);
@@ -128,7 +117,7 @@ plan_store_path_ok(const char *s)
 	    "0123456789+-._?=") == len;
 }
 
-static int
+int
 plan_address_ok(const char *s)
 {
 	size_t	 len = strlen(s);
@@ -138,7 +127,7 @@ plan_address_ok(const char *s)
 	    "0123456789.:-") == len;
 }
 
-static int
+int
 plan_user_ok(const char *s)
 {
 	size_t	 len = strlen(s);
@@ -149,7 +138,7 @@ plan_user_ok(const char *s)
 }
 
 /* "type base64", the way known_hosts and ssh-keyscan write a key. */
-static int
+int
 plan_hostkey_ok(const char *s)
 {
 	static const char *const types[] = { "ssh-ed25519 ",
@@ -171,7 +160,7 @@ plan_hostkey_ok(const char *s)
 }
 
 /* Text a command may hold: printable or whitespace, no NUL. */
-static int
+int
 plan_command_ok(const char *s)
 {
 	size_t	 len = strlen(s);
@@ -184,7 +173,7 @@ plan_command_ok(const char *s)
 	return 1;
 }
 
-static void
+void
 plan_unknown_keys(struct plan *pl, const char *where, json_t *obj,
     const char *const *keys)
 {
@@ -202,7 +191,7 @@ plan_unknown_keys(struct plan *pl, const char *where, json_t *obj,
 	}
 }
 
-static int
+int
 plan_timeout(struct plan *pl, const char *where, json_t *v, int def)
 {
 	if (v == NULL)
@@ -216,506 +205,6 @@ plan_timeout(struct plan *pl, const char *where, json_t *v, int def)
 	return (int)json_integer_value(v);
 }
 
-static void
-plan_parse_checks(struct plan *pl, struct plan_host *h, const char *where,
-    json_t *v)
-{
-	struct plan_check	*c;
-	json_t			*e, *cmd, *http, *name;
-	char			 cw[256];
-	size_t			 i, j;
-
-	if (!json_is_array(v) || json_array_size(v) > PLAN_CHECKS_MAX) {
-		plan_error(pl, "%s: checks: not a list of at most %d checks",
-		    where, PLAN_CHECKS_MAX);
-		return;
-	}
-	if ((h->ph_checks = calloc(json_array_size(v) + 1,
-	    sizeof(*h->ph_checks))) == NULL)
-		fatal("calloc");
-	json_array_foreach(v, i, e) {
-		snprintf(cw, sizeof(cw), "%s: check %zu", where, i + 1);
-		if (!json_is_object(e)) {
-			plan_error(pl, "%s: not an object", cw);
-			continue;
-		}
-		plan_unknown_keys(pl, cw, e, plan_check_keys);
-		c = &h->ph_checks[h->ph_nchecks++];
-		name = json_object_get(e, "name");
-		if (!json_is_string(name) || !plan_name_ok(json_string_value(
-		    name)))
-			plan_error(pl, "%s: name: missing or not a name", cw);
-		else {
-			c->pc_name = plan_strdup(json_string_value(name));
-			for (j = 0; j + 1 < h->ph_nchecks; j++)
-				if (h->ph_checks[j].pc_name != NULL &&
-				    strcmp(h->ph_checks[j].pc_name,
-				    c->pc_name) == 0)
-					plan_error(pl, "%s: name \"%s\" "
-					    "twice", cw, c->pc_name);
-		}
-		cmd = json_object_get(e, "command");
-		http = json_object_get(e, "http");
-		if ((cmd == NULL) == (http == NULL))
-			plan_error(pl, "%s: needs one of command and http", cw);
-		else if (cmd != NULL) {
-			if (!json_is_string(cmd) ||
-			    !plan_command_ok(json_string_value(cmd)))
-				plan_error(pl, "%s: command: not a command "
-				    "(text of 1 to %d bytes)", cw,
-				    PLAN_COMMAND_MAX);
-			else
-				c->pc_command = plan_strdup(
-				    json_string_value(cmd));
-		} else {
-			if (!json_is_string(http) ||
-			    (strncmp(json_string_value(http), "http://", 7) != 0 &&
-			    strncmp(json_string_value(http), "https://", 8) != 0) ||
-			    !plan_command_ok(json_string_value(http)) ||
-			    strpbrk(json_string_value(http), " \t\n") != NULL)
-				plan_error(pl, "%s: http: not an http:// or "
-				    "https:// URL", cw);
-			else
-				c->pc_http = plan_strdup(
-				    json_string_value(http));
-		}
-		c->pc_timeout = plan_timeout(pl, cw, json_object_get(e,
-		    "timeout"), PLAN_CHECK_TIMEOUT);
-	}
-}
-
-static void
-plan_parse_tags(struct plan *pl, struct plan_host *h, const char *where,
-    json_t *dtags, json_t *tags)
-{
-	json_t		*lists[2] = { dtags, tags }, *e;
-	size_t		 i, j, l;
-
-	for (l = 0; l < 2; l++) {
-		if (lists[l] == NULL)
-			continue;
-		if (!json_is_array(lists[l])) {
-			plan_error(pl, "%s: tags: not a list", where);
-			continue;
-		}
-		json_array_foreach(lists[l], i, e) {
-			if (!json_is_string(e) ||
-			    !plan_name_ok(json_string_value(e))) {
-				plan_error(pl, "%s: tags: item %zu is not a "
-				    "name", where, i + 1);
-				continue;
-			}
-			for (j = 0; j < h->ph_ntags; j++)
-				if (strcmp(h->ph_tags[j],
-				    json_string_value(e)) == 0)
-					break;
-			if (j < h->ph_ntags)
-				continue;
-			if (h->ph_ntags >= PLAN_TAGS_MAX) {
-				plan_error(pl, "%s: tags: more than %d", where,
-				    PLAN_TAGS_MAX);
-				break;
-			}
-			if ((h->ph_tags = reallocarray(h->ph_tags,
-			    h->ph_ntags + 1, sizeof(char *))) == NULL)
-				fatal("reallocarray");
-			h->ph_tags[h->ph_ntags++] = plan_strdup(
-			    json_string_value(e));
-		}
-	}
-}
-
-/* The object of key in a host over the default's: the host's wins. */
-static json_t *
-plan_merged(json_t *def, json_t *host, const char *key)
-{
-	json_t	*v;
-
-	if ((v = json_object_get(host, key)) != NULL)
-		return v;
-	return def != NULL ? json_object_get(def, key) : NULL;
-}
-
-/* An object merged key by key (attrs, operations): the host's wins. */
-static json_t *
-plan_merged_object(struct plan *pl, const char *where, json_t *def,
-    json_t *host, const char *key)
-{
-	json_t	*d, *h, *out;
-
-	d = def != NULL ? json_object_get(def, key) : NULL;
-	h = json_object_get(host, key);
-	if ((d != NULL && !json_is_object(d)) ||
-	    (h != NULL && !json_is_object(h))) {
-		plan_error(pl, "%s: %s: not an object", where, key);
-		return NULL;
-	}
-	if (d == NULL && h == NULL)
-		return NULL;
-	if ((out = json_object()) == NULL)
-		fatal("json_object");
-	if (d != NULL)
-		json_object_update(out, d);
-	if (h != NULL)
-		json_object_update(out, h);
-	return out;
-}
-
-static void
-plan_parse_operations(struct plan *pl, const char *where, json_t *ops)
-{
-	const char	*k;
-	json_t		*v, *cmd;
-
-	json_object_foreach(ops, k, v) {
-		if (!plan_name_ok(k)) {
-			plan_error(pl, "%s: operations: \"%.64s\" is not a "
-			    "name", where, k);
-			continue;
-		}
-		cmd = json_is_object(v) ? json_object_get(v, "command") : NULL;
-		if (!json_is_string(cmd) ||
-		    !plan_command_ok(json_string_value(cmd)))
-			plan_error(pl, "%s: operation %s: needs a command",
-			    where, k);
-	}
-}
-
-static void
-plan_parse_host(struct plan *pl, struct plan_host *h, const char *name,
-    json_t *def, json_t *v, json_t *sources)
-{
-	json_t	*e;
-	char	 where[128];
-
-	snprintf(where, sizeof(where), "host \"%s\"", name);
-	h->ph_name = plan_strdup(name);
-	h->ph_phase = -1;
-	h->ph_port = 22;
-	if (!plan_name_ok(name))
-		plan_error(pl, "%s: not a host name (letters, digits, "
-		    "\".\", \"_\", \"-\"; at most %d)", where, PLAN_NAME_MAX);
-	if (!json_is_object(v)) {
-		plan_error(pl, "%s: not an object", where);
-		return;
-	}
-	plan_unknown_keys(pl, where, v, plan_host_keys);
-
-	if ((e = plan_merged(def, v, "address")) == NULL)
-		h->ph_address = plan_strdup(name);
-	else if (!json_is_string(e) || !plan_address_ok(json_string_value(e)))
-		plan_error(pl, "%s: address: not a host name or IP address",
-		    where);
-	else
-		h->ph_address = plan_strdup(json_string_value(e));
-
-	if ((e = plan_merged(def, v, "port")) != NULL) {
-		if (!json_is_integer(e) || json_integer_value(e) < 1 ||
-		    json_integer_value(e) > 65535)
-			plan_error(pl, "%s: port: not a port from 1 to 65535",
-			    where);
-		else
-			h->ph_port = (int)json_integer_value(e);
-	}
-	if ((e = plan_merged(def, v, "user")) == NULL)
-		h->ph_user = plan_strdup("root");
-	else if (!json_is_string(e) || !plan_user_ok(json_string_value(e)))
-		plan_error(pl, "%s: user: not a user name", where);
-	else
-		h->ph_user = plan_strdup(json_string_value(e));
-
-	if ((e = json_object_get(v, "hostKey")) != NULL) {
-		if (!json_is_string(e) ||
-		    !plan_hostkey_ok(json_string_value(e)))
-			plan_error(pl, "%s: hostKey: not \"TYPE BASE64\" "
-			    "(ssh-ed25519, ecdsa-sha2-*, ssh-rsa)", where);
-		else
-			h->ph_hostkey = plan_strdup(json_string_value(e));
-	}
-	plan_parse_tags(pl, h, where, def != NULL ?
-	    json_object_get(def, "tags") : NULL, json_object_get(v, "tags"));
-
-	if ((e = json_object_get(v, "system")) == NULL)
-		plan_error(pl, "%s: system: missing (the store path of the "
-		    "toplevel to activate)", where);
-	else if (!json_is_string(e) || !plan_store_path_ok(json_string_value(e)))
-		plan_error(pl, "%s: system: not a store path "
-		    "(/nix/store/HASH-NAME)", where);
-	else
-		h->ph_system = plan_strdup(json_string_value(e));
-
-	if ((e = json_object_get(v, "drv")) != NULL && !json_is_null(e)) {
-		if (!json_is_string(e) ||
-		    !plan_store_path_ok(json_string_value(e)) ||
-		    strlen(json_string_value(e)) < 5 ||
-		    strcmp(json_string_value(e) + strlen(json_string_value(e)) -
-		    4, ".drv") != 0)
-			plan_error(pl, "%s: drv: not the store path of a .drv",
-			    where);
-		else
-			h->ph_drv = plan_strdup(json_string_value(e));
-	}
-	if ((e = plan_merged(def, v, "buildOnTarget")) != NULL) {
-		if (!json_is_boolean(e))
-			plan_error(pl, "%s: buildOnTarget: not true or false",
-			    where);
-		else
-			h->ph_build_on_target = json_is_true(e);
-	}
-	if ((e = plan_merged(def, v, "checks")) != NULL)
-		plan_parse_checks(pl, h, where, e);
-	h->ph_attrs = plan_merged_object(pl, where, def, v, "attrs");
-	h->ph_operations = plan_merged_object(pl, where, def, v, "operations");
-	if (h->ph_operations != NULL)
-		plan_parse_operations(pl, where, h->ph_operations);
-
-	if (sources != NULL) {
-		if ((e = json_object_get(sources, name)) == NULL)
-			e = json_object_get(sources, "default");
-		if (json_is_string(e))
-			h->ph_source = plan_strdup(json_string_value(e));
-	}
-}
-
-static int
-plan_host_cmp(const void *a, const void *b)
-{
-	const struct plan_host	*ha = a, *hb = b;
-
-	return strcmp(ha->ph_name, hb->ph_name);
-}
-
-static void
-plan_parse_include(struct plan *pl, const char *where, json_t *inc)
-{
-	const char	*lists[] = { "tags", "names" };
-	json_t		*l, *e, *attrs;
-	size_t		 i, j;
-	char		 iw[160];
-
-	if (!json_is_object(inc) || json_object_size(inc) == 0) {
-		plan_error(pl, "%s: include: not an object with tags, names "
-		    "or attrs", where);
-		return;
-	}
-	snprintf(iw, sizeof(iw), "%s: include", where);
-	plan_unknown_keys(pl, iw, inc, plan_include_keys);
-	for (i = 0; i < 2; i++) {
-		if ((l = json_object_get(inc, lists[i])) == NULL)
-			continue;
-		if (!json_is_array(l) || json_array_size(l) == 0) {
-			plan_error(pl, "%s: include: %s: not a list of names",
-			    where, lists[i]);
-			continue;
-		}
-		json_array_foreach(l, j, e)
-			if (!json_is_string(e) ||
-			    !plan_name_ok(json_string_value(e)))
-				plan_error(pl, "%s: include: %s: item %zu is "
-				    "not a name", where, lists[i], j + 1);
-	}
-	if ((attrs = json_object_get(inc, "attrs")) != NULL &&
-	    (!json_is_object(attrs) || json_object_size(attrs) == 0))
-		plan_error(pl, "%s: include: attrs: not an object of "
-		    "attribute values", where);
-}
-
-static int
-plan_in_list(const json_t *list, const char *s)
-{
-	const json_t	*e;
-	size_t		 i;
-
-	json_array_foreach(list, i, e)
-		if (json_is_string(e) && strcmp(json_string_value(e), s) == 0)
-			return 1;
-	return 0;
-}
-
-/*
- * A rule matches when every criterion it has matches: names (the host
- * is one of them), tags (the host has one of them), attrs (each
- * attribute equals the host's).
- */
-int
-plan_include_matches(json_t *rule, const struct plan_host *h)
-{
-	json_t		*l;
-	const char	*k;
-	json_t		*v;
-	size_t		 i;
-
-	if ((l = json_object_get(rule, "names")) != NULL &&
-	    !plan_in_list(l, h->ph_name))
-		return 0;
-	if ((l = json_object_get(rule, "tags")) != NULL) {
-		for (i = 0; i < h->ph_ntags; i++)
-			if (plan_in_list(l, h->ph_tags[i]))
-				break;
-		if (i == h->ph_ntags)
-			return 0;
-	}
-	if ((l = json_object_get(rule, "attrs")) != NULL)
-		json_object_foreach(l, k, v)
-			if (h->ph_attrs == NULL || !json_equal(v,
-			    json_object_get(h->ph_attrs, k)))
-				return 0;
-	return 1;
-}
-
-static void
-plan_assign(struct plan *pl)
-{
-	struct plan_host	*h;
-	struct plan_phase	*p;
-	size_t			 i, j, def;
-
-	for (def = 0; def < pl->pl_nphases; def++)
-		if (pl->pl_phases[def].pp_include == NULL)
-			break;
-	for (i = 0; i < pl->pl_nhosts; i++) {
-		h = &pl->pl_hosts[i];
-		for (j = 0; j < pl->pl_nphases; j++)
-			if (pl->pl_phases[j].pp_include != NULL &&
-			    plan_include_matches(pl->pl_phases[j].pp_include,
-			    h))
-				break;
-		if (j == pl->pl_nphases)
-			j = def;
-		if (j == pl->pl_nphases) {
-			plan_warn(pl, "host \"%s\": in no phase (no rule "
-			    "matches and no phase without a rule): dropped",
-			    h->ph_name);
-			continue;
-		}
-		h->ph_phase = (int)j;
-		p = &pl->pl_phases[j];
-		if ((p->pp_hosts = reallocarray(p->pp_hosts, p->pp_nhosts + 1,
-		    sizeof(*p->pp_hosts))) == NULL)
-			fatal("reallocarray");
-		p->pp_hosts[p->pp_nhosts++] = i;
-	}
-}
-
-static void
-plan_parse_phases(struct plan *pl, json_t *v)
-{
-	struct plan_phase	*p;
-	json_t			*e, *name, *inc;
-	char			 where[128];
-	size_t			 i, j;
-
-	if (!json_is_array(v) || json_array_size(v) == 0 ||
-	    json_array_size(v) > PLAN_PHASES_MAX) {
-		plan_error(pl, "phases: not a list of 1 to %d phases",
-		    PLAN_PHASES_MAX);
-		return;
-	}
-	if ((pl->pl_phases = calloc(json_array_size(v),
-	    sizeof(*pl->pl_phases))) == NULL)
-		fatal("calloc");
-	json_array_foreach(v, i, e) {
-		snprintf(where, sizeof(where), "phase %zu", i + 1);
-		p = &pl->pl_phases[pl->pl_nphases++];
-		if (!json_is_object(e)) {
-			plan_error(pl, "%s: not an object", where);
-			p->pp_name = plan_strdup("");
-			continue;
-		}
-		name = json_object_get(e, "name");
-		if (!json_is_string(name) ||
-		    !plan_name_ok(json_string_value(name))) {
-			plan_error(pl, "%s: name: missing or not a name",
-			    where);
-			p->pp_name = plan_strdup("");
-		} else {
-			p->pp_name = plan_strdup(json_string_value(name));
-			snprintf(where, sizeof(where), "phase \"%s\"",
-			    p->pp_name);
-			for (j = 0; j < i; j++)
-				if (strcmp(pl->pl_phases[j].pp_name,
-				    p->pp_name) == 0)
-					plan_error(pl, "%s: named twice",
-					    where);
-		}
-		plan_unknown_keys(pl, where, e, plan_phase_keys);
-		if ((inc = json_object_get(e, "include")) != NULL &&
-		    !json_is_null(inc)) {
-			plan_parse_include(pl, where, inc);
-			p->pp_include = json_incref(inc);
-		}
-	}
-}
-
-static void
-plan_parse_tests(struct plan *pl, json_t *v)
-{
-	struct plan_test	*t;
-	json_t			*e, *x;
-	char			 where[128];
-	size_t			 i, j;
-
-	if (!json_is_array(v) || json_array_size(v) > PLAN_TESTS_MAX) {
-		plan_error(pl, "tests: not a list of at most %d tests",
-		    PLAN_TESTS_MAX);
-		return;
-	}
-	if ((pl->pl_tests = calloc(json_array_size(v) + 1,
-	    sizeof(*pl->pl_tests))) == NULL)
-		fatal("calloc");
-	json_array_foreach(v, i, e) {
-		snprintf(where, sizeof(where), "test %zu", i + 1);
-		if (!json_is_object(e)) {
-			plan_error(pl, "%s: not an object", where);
-			continue;
-		}
-		t = &pl->pl_tests[pl->pl_ntests++];
-		x = json_object_get(e, "name");
-		if (!json_is_string(x) || !plan_name_ok(json_string_value(x)))
-			plan_error(pl, "%s: name: missing or not a name",
-			    where);
-		else {
-			t->pt_name = plan_strdup(json_string_value(x));
-			snprintf(where, sizeof(where), "test \"%s\"",
-			    t->pt_name);
-			for (j = 0; j + 1 < pl->pl_ntests; j++)
-				if (pl->pl_tests[j].pt_name != NULL &&
-				    strcmp(pl->pl_tests[j].pt_name,
-				    t->pt_name) == 0)
-					plan_error(pl, "%s: named twice",
-					    where);
-		}
-		plan_unknown_keys(pl, where, e, plan_test_keys);
-		if ((x = json_object_get(e, "build")) != NULL) {
-			if (!json_is_string(x) ||
-			    !plan_store_path_ok(json_string_value(x)))
-				plan_error(pl, "%s: build: not a store path",
-				    where);
-			else
-				t->pt_build = plan_strdup(json_string_value(x));
-			if (json_object_get(e, "command") != NULL)
-				plan_error(pl, "%s: build and command are "
-				    "exclusive", where);
-		} else {
-			x = json_object_get(e, "command");
-			if (!json_is_string(x) ||
-			    !plan_command_ok(json_string_value(x)))
-				plan_error(pl, "%s: needs build, or command "
-				    "and host", where);
-			else
-				t->pt_command = plan_strdup(
-				    json_string_value(x));
-			x = json_object_get(e, "host");
-			if (!json_is_string(x))
-				plan_error(pl, "%s: host: the host to run the "
-				    "command on is missing", where);
-			else
-				t->pt_host = plan_strdup(json_string_value(x));
-		}
-		t->pt_timeout = plan_timeout(pl, where, json_object_get(e,
-		    "timeout"), PLAN_CHECK_TIMEOUT * 5);
-	}
-}
 
 static json_t *
 plan_parse_meta(struct plan *pl, json_t *meta)
@@ -783,6 +272,12 @@ plan_parse(const char *text, size_t len)
 			pl->pl_policy = plan_strdup(json_string_value(v));
 		}
 	}
+	if ((v = json_object_get(root, "notifyCompleted")) != NULL) {
+		if (!json_is_boolean(v))
+			plan_error(pl, "notifyCompleted: not true or false");
+		else
+			pl->pl_notify_completed = json_is_true(v);
+	}
 	if ((v = json_object_get(root, "goal")) != NULL) {
 		if (!json_is_string(v) ||
 		    (pl->pl_goal = plan_goal_parse(json_string_value(v))) ==
@@ -801,7 +296,8 @@ plan_parse(const char *text, size_t len)
 			plan_error(pl, "defaults: not an object");
 			def = NULL;
 		} else {
-			plan_unknown_keys(pl, "defaults", def, plan_host_keys);
+			plan_unknown_keys(pl, "defaults", def,
+			    plan_host_keys);
 			if (json_object_get(def, "system") != NULL)
 				plan_error(pl, "defaults: system: each host "
 				    "has its own");

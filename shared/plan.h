@@ -83,6 +83,7 @@ struct plan_test {
 struct plan {
 	char		*pl_policy;	/* "auto" or "approval" */
 	int		 pl_goal;	/* PLAN_GOAL_*: forced, or AUTO */
+	int		 pl_notify_completed;	/* notify of completed ones */
 	json_t		*pl_meta;
 	json_t		*pl_infra;	/* NULL: none */
 	struct plan_host *pl_hosts;	/* sorted by name */

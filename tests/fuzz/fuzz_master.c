@@ -34,11 +34,15 @@
 /* FUZZ-SOURCES: master/cfile.c shared/addr.c shared/hex.c */
 /* FUZZ-SOURCES: master/action.c master/leftbehind.c master/operation.c */
 /* FUZZ-SOURCES: master/suspend.c master/hosts.c master/hosts_api.c */
-/* FUZZ-SOURCES: master/schema.c */
-/* FUZZ-SOURCES: master/hoststep.c shared/plan_json.c master/diffview.c */
+/* FUZZ-SOURCES: master/schema.c master/nixrun_sandbox.c */
+/* FUZZ-SOURCES: master/hosts_drift.c master/hosts_http.c */
+/* FUZZ-SOURCES: master/hoststep.c master/hoststep_copy.c */
+/* FUZZ-SOURCES: master/hoststep_activate.c master/hoststep_check.c */
+/* FUZZ-SOURCES: shared/plan_json.c master/diffview.c */
 /* FUZZ-SOURCES: shared/authc.c shared/imsg.c shared/log.c */
 /* FUZZ-SOURCES: shared/logflood.c shared/msg.c shared/msgtab.c */
-/* FUZZ-SOURCES: shared/plan.c shared/proc.c shared/sandbox.c */
+/* FUZZ-SOURCES: shared/plan.c shared/plan_host.c shared/plan_phase.c */
+/* FUZZ-SOURCES: shared/proc.c shared/sandbox.c */
 /* FUZZ-SOURCES: shared/text.c shared/webdoc.c shared/wire.c */
 /* FUZZ-SOURCES: master/gitctx.c shared/hcl.c */
 /* FUZZ-LIBS: jansson sqlite3 libevent libcrypto libssl libxcrypt */

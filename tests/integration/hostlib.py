@@ -9,6 +9,9 @@ bin/switch-to-configuration that appends "GOAL SYSTEM TIME" to
 /run/nops-test-goals and, for switch and test, points /run/current-system
 at its system, as NixOS's activation does.  A system made with bad=True
 also stops the host's sshd when activated (for the rollback test).
+A host builds with its own Nix when the plan says buildOnTarget: its
+sshd gives sessions NIX_CONFIG="sandbox = false" (the builders are
+/bin/sh, outside the store).
 
 The deployer's Nix store is the machine's /nix, built by a nix-daemon the
 test starts on a private socket (build-users-group empty and sandbox off:
@@ -128,6 +131,7 @@ PidFile /run/sshd-listener.pid
 LogLevel VERBOSE
 StrictModes no
 MaxStartups 50
+SetEnv NIX_CONFIG="sandbox = false"
 """ % (self.port, self.hostkey, auth))
         self.log = env.path("sshd-%s.log" % name)
         self.proc = None
@@ -225,6 +229,18 @@ def build(daemon, mk_path, name, version, kernel="k1", bad=False):
     r = daemon.nix("nix-build", "--no-out-link", "-E", expr)
     if r.returncode != 0:
         raise RuntimeError("nix-build: " + r.stderr)
+    return r.stdout.strip()
+
+
+def outpath(daemon, mk_path, name, version, kernel="k1"):
+    """A toplevel's store path, without building it."""
+    expr = "(import %s) { name = %s; version = %s; kernel = %s; }" \
+        % (mk_path, json.dumps(name), json.dumps(version),
+           json.dumps(kernel))
+    r = daemon.nix("nix-instantiate", "-E", expr)
+    if r.returncode != 0:
+        raise RuntimeError("nix-instantiate: " + r.stderr)
+    r = daemon.nix("nix-store", "--query", "--outputs", r.stdout.strip())
     return r.stdout.strip()
 
 

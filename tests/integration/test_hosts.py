@@ -11,11 +11,14 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from http import server as httpserver
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gitlib  # noqa: E402
 import hostlib  # noqa: E402
+import opslib  # noqa: E402
 from gitlib import ok, wait_until  # noqa: E402
 
 missing = hostlib.have_tools()
@@ -42,8 +45,54 @@ subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", other],
 WRONG_KEY = " ".join(open(other + ".pub").read().split()[:2])
 
 
+class Health:
+    """What the hosts' HTTP checks ask: /ok answers 200, /down 503,
+    /flaky 503 twice and then 200.  Every GET is recorded."""
+
+    def __init__(self):
+        self.gets = []
+        self.flaky = 0
+        outer = self
+
+        class Handler(httpserver.BaseHTTPRequestHandler):
+            def do_GET(self):
+                outer.gets.append(self.path)
+                if self.path == "/flaky":
+                    outer.flaky += 1
+                    code = 503 if outer.flaky <= 2 else 200
+                else:
+                    code = 200 if self.path == "/ok" else 503
+                body = b"fine" if code == 200 else b"not ready TOKEN=hunter2"
+                self.send_response(code)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = httpserver.ThreadingHTTPServer(("127.0.0.1", 0),
+                                                      Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever,
+                         daemon=True).start()
+
+
+health = Health()
+notes = opslib.Receiver()
+
+
+def notes_of(did):
+    """The notifications of plan deployment did: [(event, body), ...]."""
+    out = []
+    for b in notes.json_bodies():
+        if b and b.get("deployment", {}).get("id") == did:
+            out.append((b["event"], b))
+    return out
+
+
 def plan_nix(versions, policy="auto", goal=None, checks=None, keys=None,
-             kernels=None, bad=(), tests=""):
+             kernels=None, bad=(), tests="", bot=()):
     """A plan: alpha is the spire host (first phase by its tag)."""
     checks = checks or {}
     keys = keys or {}
@@ -53,14 +102,19 @@ def plan_nix(versions, policy="auto", goal=None, checks=None, keys=None,
         sysexpr = 'mk { name = "%s"; version = "%s"; kernel = "%s"; ' \
             'bad = %s; }' % (n, versions[n], kernels.get(n, "k1"),
                              "true" if n in bad else "false")
-        cl = "".join('{ name = "%s"; command = %s; timeout = 20; } ' %
-                     (c[0], json.dumps(c[1])) for c in checks.get(n, []))
+        cl = "".join('{ name = "%s"; %s = %s; timeout = %d; } ' %
+                     (c[0], "http" if c[1].startswith("http://") else
+                      "command", json.dumps(c[1]),
+                      c[2] if len(c) > 2 else 20)
+                     for c in checks.get(n, []))
         hosts.append('    %s = { port = %d; hostKey = "%s"; system = %s; '
                      'checks = [ %s]; %s};' % (
                          n, h.port, keys.get(n, h.pubkey()), sysexpr, cl,
-                         'tags = [ "spire" ]; ' if n == "alpha" else ""))
+                         ('tags = [ "spire" ]; ' if n == "alpha" else "") +
+                         ("buildOnTarget = true; " if n in bot else "")))
     return """let mk = import ./lib/mk.nix; in {
   policy = "%s";
+  notifyCompleted = true;
 %s  defaults = { address = "127.0.0.1"; user = "root"; };
   hosts = {
 %s
@@ -82,6 +136,8 @@ class Nops(gitlib.Nopsd):
             f.write('hosts {\n\tssh key file "%s"\n\tnix store "%s"\n'
                     '\tconfirm-timeout 8s\n\tcommand-timeout 60s\n}\n' %
                     (key, daemon.store))
+            f.write('notify "plans" {\n\twebhook url "%s/n"\n}\n' %
+                    notes.url)
 
     def restart(self):
         with open(self.log, "a") as f:
@@ -142,7 +198,10 @@ def steps_of(d):
 
 
 # 1. Phases in order; the spire-tagged host first.
-c1 = push({h: "v1" for h in H})
+HEALTH = "http://{address}:%d/" % health.port
+c1 = push({h: "v1" for h in H},
+          checks={"beta": [("web", HEALTH + "flaky")],
+                  "gamma": [("web", HEALTH + "ok")]})
 n = Nops(env, [{"name": "hosts", "url": gd.url("hosts"), "poll": "1h"}])
 sys1 = {h: hostlib.build(daemon, mk, h, "v1") for h in H}
 d = new_deployment(0, 150)
@@ -175,6 +234,16 @@ ok("GET /api/v1/hosts: wanted, current, phase, state in_sync, last step",
                      sys1[h] and hs[h]["state"] == "in_sync"
                      for h in H) and hs["alpha"]["phase"] == "spire" and
    "record succeeded" in (hs["gamma"]["last_step"] or ""), json.dumps(hosts))
+ok("HTTP checks from nops: 2xx passes, a 503 is asked again until 2xx",
+   d is not None and d["state"] == "completed" and
+   health.gets.count("/flaky") == 3 and health.gets.count("/ok") == 1,
+   str(health.gets))
+nt = wait_until(lambda: notes_of(d["id"]) if d else None, 15) or []
+ok("a completed plan deployment is notified (the plan asks for it)",
+   [e for e, b in nt] == ["completed"] and
+   nt[0][1]["deployment"]["kind"] == "plan" and
+   nt[0][1]["deployment"]["job"] == "hosts" and
+   "plan hosts completed" in nt[0][1]["text"], json.dumps(nt))
 rc, out, err = n.ctl("hosts")
 ok("nopsctl hosts", rc == 0 and "alpha" in out and "in_sync" in out,
    out + err)
@@ -203,16 +272,23 @@ ok("hosts already running their system are skipped",
    st.get("alpha", {}).get("state") == "skipped" and
    st.get("gamma", {}).get("state") == "skipped", json.dumps(st))
 
-# 3. A forced goal overrides the choice.
+# 3. A forced goal overrides the choice; gamma builds its system itself.
 last = last_id()
-push({"gamma": "v3"}, goal="test", kernels={"beta": "k2"})
-sys3 = hostlib.build(daemon, mk, "gamma", "v3")
+push({"gamma": "v3"}, goal="test", kernels={"beta": "k2"}, bot=("gamma",))
+sys3 = hostlib.outpath(daemon, mk, "gamma", "v3")
 d = new_deployment(last)
 ok("a forced goal overrides (test: activated, the profile unchanged)",
    d is not None and d["state"] == "completed" and
    H["gamma"].goals()[-1][:2] == ("test", sys3) and
    H["gamma"].current() == sys3 and H["gamma"].profile() == sys1["gamma"],
    json.dumps(d) + str(H["gamma"].goals()))
+ok("buildOnTarget: the host built its system; nops did not",
+   d is not None and d["state"] == "completed" and
+   H["gamma"].current() == sys3 and
+   daemon.nix("nix-store", "--check-validity", sys3).returncode != 0 and
+   "building /nix/store/" in n.logtext() and
+   os.path.isdir(os.path.join(H["gamma"].root, sys3.lstrip("/"))),
+   n.logtext()[-2000:])
 
 # 4. A failing check stops the deployment before the next host.
 last = last_id()
@@ -228,6 +304,24 @@ ok("a failing host check fails the deployment", d is not None and
 ok("the next host is untouched (pending, not activated)",
    st.get("beta", {}).get("state") == "pending" and
    len(H["beta"].goals()) == beta_goals, json.dumps(st))
+
+nt = wait_until(lambda: notes_of(d["id"]) if d else None, 15) or []
+ok("a failed plan deployment is notified", [e for e, b in nt] == ["failed"]
+   and "check up failed" in nt[0][1]["deployment"]["reason"], json.dumps(nt))
+
+# 4b. An HTTP check that never answers 2xx fails the step at its timeout.
+last = last_id()
+push({"alpha": "v4b"}, kernels={"beta": "k2"},
+     checks={"alpha": [("web", HEALTH + "down", 3)]})
+d = new_deployment(last)
+st = steps_of(d) if d else {}
+err = st.get("alpha", {}).get("error") or ""
+ok("an HTTP check without a 2xx answer within its timeout fails the step",
+   d is not None and d["state"] == "failed" and
+   "check web failed: no 2xx answer within 3s, the last: HTTP 503" in err
+   and st.get("beta", {}).get("state") == "pending", json.dumps(st))
+ok("the answer shown is redacted", "hunter2" not in err and
+   "hunter2" not in n.logtext(), err)
 
 # 5. A wrong host key is refused before anything runs.
 last = last_id()
@@ -340,6 +434,9 @@ ok("policy approval: the deployment waits", d is not None and
 if d:
     st, j = n.api("POST", "/api/v1/deployments/%d/actions/approve" %
                   d["id"], {"spec_hash": "0" * 64})
+    nt = wait_until(lambda: notes_of(d["id"]), 15) or []
+    ok("a plan deployment waiting for approval is notified",
+       [e for e, b in nt] == ["pending-approval"], json.dumps(nt))
     ok("a stale spec hash is refused", st == 409, str(j))
     st, j = n.api("POST", "/api/v1/deployments/%d/actions/approve" %
                   d["id"], {"spec_hash": d["spec_hash"]})

@@ -73,8 +73,16 @@ r = gitlib.Remote(env, "hosts")
 c1 = r.commit({"nix/nops.plan.nix": PLAN, "nix/lib/mk.nix": MK,
                "nix/README": "not Nix\n"})
 
-n = gitlib.Nopsd(env, [{"name": "hosts", "url": gd.url("hosts"),
-                        "path": "nix"}])
+class Nops(gitlib.Nopsd):
+    """The evaluation limits from nops.conf's hosts block."""
+
+    def write_conf(self, repos):
+        super().write_conf(repos)
+        with open(self.conf, "a") as f:
+            f.write("hosts {\n\teval-timeout 10s\n\teval-memory 1G\n}\n")
+
+
+n = Nops(env, [{"name": "hosts", "url": gd.url("hosts"), "path": "nix"}])
 
 
 def plan(name="hosts"):
@@ -167,6 +175,21 @@ ok("evaluation may not read files outside the plan (restrict-eval)",
    any('host "beta"' in e and "/etc/passwd" in e for e in errs),
    json.dumps(p))
 ok("evaluation has no network", any('host "gamma"' in e for e in errs),
+   json.dumps(p))
+
+# eval-timeout: a plan that computes for minutes is killed after 10s
+# (the default of 120s would not end within the wait).
+SLOW = PLAN.replace('system = mk "beta" "k1";', 'system = mk "beta" '
+                    '(toString (builtins.foldl\' (a: i: a + builtins.foldl\' '
+                    '(b: j: b + j) 0 (builtins.genList (j: j) 100000)) 0 '
+                    '(builtins.genList (i: i) 100000)));')
+c5 = r.commit({"nix/nops.plan.nix": SLOW})
+n.fetch("hosts")
+p = wait_until(settled(c5), 60)
+errs = p["errors"] if p else []
+ok("eval-timeout of nops.conf bounds the evaluation: killed, said so",
+   p is not None and p["state"] == "invalid" and
+   any("no result within its time limit" in e for e in errs),
    json.dumps(p))
 
 # A JSON plan is checked the same way, every error at once.
