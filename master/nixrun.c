@@ -455,6 +455,8 @@ nixrun_child(const struct nixrun_spec *ns, const char *dir, int outfd,
 		envp[ne++] = env[5];
 	}
 	envp[ne] = NULL;
+	/* Its file system and system calls (nixrun_sandbox.c). */
+	nixrun_confine(dir, ns->ns_argv[0]);
 	execve(ns->ns_argv[0], (char *const *)(uintptr_t)ns->ns_argv, envp);
 	nixrun_child_fail(errfd, ns->ns_argv[0]);
 }

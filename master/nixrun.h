@@ -56,7 +56,7 @@ void		 nixrun_cancel(int id);
 /* Called by supervise_sigchld() for a pid that is not a worker. */
 int		 nixrun_reap(pid_t, int status);
 /* nixrun_sandbox.c: Landlock and a syscall list, in the child. */
-void		 nixrun_confine(const char *dir, const char *bindir);
+void		 nixrun_confine(const char *dir, const char *program);
 /* The program's path: NIXRUN_BINDIR "/" name. */
 const char	*nixrun_bin(const char *name);
 /* Test builds can point at another Nix (environment NOPS_NIX_BINDIR). */

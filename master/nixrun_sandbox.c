@@ -107,12 +107,12 @@ nixrun_seccomp(void)
 
 /*
  * Confine the calling child (already the workers' user, NO_NEW_PRIVS)
- * to dir and what running bindir's Nix needs; then the syscall list.
+ * to dir and what running the program needs; then the syscall list.
  */
 void
-nixrun_confine(const char *dir, const char *bindir)
+nixrun_confine(const char *dir, const char *program)
 {
-	char			 self[64];
+	char			 self[64], bindir[PATH_MAX], *p;
 	struct sandbox_path	 paths[] = {
 		{ dir,			SANDBOX_FS_READ | SANDBOX_FS_WRITE },
 		{ "/nix/store",		SANDBOX_FS_READ | SANDBOX_FS_EXEC },
@@ -133,6 +133,10 @@ nixrun_confine(const char *dir, const char *bindir)
 	};
 
 	snprintf(self, sizeof(self), "/proc/%ld", (long)getpid());
+	/* The program's directory: NIXRUN_BINDIR, or a test build's Nix. */
+	strlcpy(bindir, program, sizeof(bindir));
+	if ((p = strrchr(bindir, '/')) != NULL && p != bindir)
+		*p = '\0';
 	(void)sandbox_landlock_flags("nix", paths,
 	    sizeof(paths) / sizeof(paths[0]), SANDBOX_LL_NONET);
 	nixrun_seccomp();
