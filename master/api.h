@@ -74,6 +74,7 @@ enum api_ns {
 	API_NS_JOB,		/* ar_args[0] is the namespace */
 	API_NS_DEPLOYMENT,	/* ar_args[0] is a deployment id */
 	API_NS_DEPLOYMENT_ARG1,	/* ar_args[1] is a deployment id */
+	API_NS_PLAN,		/* the namespace "" of deploy plans' hosts */
 };
 
 /*

@@ -373,7 +373,7 @@ auth_route_check(const struct api_route *r, void *arg)
 {
 	int	*bad = arg;
 
-	if (r->ns < API_NS_NONE || r->ns > API_NS_DEPLOYMENT_ARG1) {
+	if (r->ns < API_NS_NONE || r->ns > API_NS_PLAN) {
 		log_warnx("route %s %s names no namespace rule (API_NS_*)",
 		    r->method, r->path);
 		*bad = 1;
@@ -424,6 +424,11 @@ auth_scope(struct api_req *req, const struct api_route *r, uint32_t *caps,
 	switch (r->ns) {
 	case API_NS_JOB:
 		strlcpy(ns, req->ar_args[0], nslen);
+		*has_ns = 1;
+		return 0;
+	case API_NS_PLAN:
+		/* Plans and their hosts have no namespace: "". */
+		strlcpy(ns, "", nslen);
 		*has_ns = 1;
 		return 0;
 	case API_NS_DEPLOYMENT:

@@ -107,6 +107,9 @@ int	 hoststep_start(int64_t id);
 int	 hoststep_running(int64_t id);
 void	 hoststep_stop_all(void);
 
+/* hosts_each.c: POST /api/v1/plans/{repository}/operations/{op} */
+void	 hosts_each_api(struct api_req *, struct api_resp *);
+
 /* hosts_api.c */
 json_t	*hosts_steps_json(int64_t id, int *bad);
 

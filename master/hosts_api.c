@@ -204,5 +204,8 @@ const struct api_route hosts_routes[] = {
 	    API_NS_NONE },
 	{ "GET",  "/api/v1/deployments/*/steps", 1, hosts_api_steps, CAP_READ,
 	    API_NS_NONE },
+	/* EachHost: acting on hosts, as a plan's deployment needs. */
+	{ "POST", "/api/v1/plans/*/operations/*", 1, hosts_each_api,
+	    CAP_HOSTS, API_NS_PLAN },
 };
 const size_t hosts_nroutes = sizeof(hosts_routes) / sizeof(hosts_routes[0]);

@@ -73,7 +73,7 @@ ctl_target_path(const char *target, const char *action)
 }
 
 /* --input: JSON text, or @file (- for standard input). */
-static json_t *
+json_t *
 ctl_input(const char *arg)
 {
 	json_error_t	 jerr;

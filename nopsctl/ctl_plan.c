@@ -1,5 +1,7 @@
 /*
- * nopsctl plan REPOSITORY, nopsctl hosts: deploy plans and their hosts.
+ * nopsctl plan REPOSITORY, nopsctl hosts: deploy plans and their hosts;
+ * nopsctl each-host REPOSITORY OPERATION: a plan's operation on each of
+ * its hosts.
  */
 #include "config.h"
 
@@ -126,6 +128,65 @@ cmd_hosts(struct ctl *ctl, int argc, char **argv)
 		    ctl_str(h, "last_step", "-"));
 	table_print(t, stdout, 0);
 	table_free(t);
+out:
+	json_decref(a);
+	return rv;
+}
+
+/* each-host repository operation [-l limit] [--input json | @file] */
+int
+cmd_each_host(struct ctl *ctl, int argc, char **argv)
+{
+	struct ctl_table	*t;
+	json_t			*body, *input, *a = NULL, *h, *ec;
+	char			 path[512], code[32];
+	size_t			 i;
+	long			 st;
+	int			 rv;
+
+	(void)argc;
+	if (!ctl_plan_name_ok(argv[0]) || !ctl_plan_name_ok(argv[1]))
+		errx(EXIT_USAGE, "%s %s: not a repository and an operation "
+		    "name", argv[0], argv[1]);
+	snprintf(path, sizeof(path), "/api/v1/plans/%s/operations/%s",
+	    argv[0], argv[1]);
+	if ((body = json_object()) == NULL)
+		err(1, "json_object");
+	if ((input = ctl_input(ctl->input)) != NULL)
+		json_object_set_new(body, "input", input);
+	if (ctl->limit > 0)
+		json_object_set_new(body, "limit", json_integer(ctl->limit));
+	st = ctl_call(ctl, "POST", path, body, &a);
+	json_decref(body);
+	if ((rv = ctl_check(ctl, st, a)) != 0)
+		goto out;
+	if (json_integer_value(json_object_get(a, "failed")) > 0 ||
+	    json_integer_value(json_object_get(a, "not_started")) > 0)
+		rv = EXIT_ANSWER;
+	if (ctl->json) {
+		ctl_print_json(a);
+		goto out;
+	}
+	t = table_new(4, "HOST", "STATE", "EXIT", "ERROR");
+	json_array_foreach(json_object_get(a, "hosts"), i, h) {
+		ec = json_object_get(h, "exit_code");
+		if (json_is_integer(ec))
+			snprintf(code, sizeof(code), "%lld",
+			    (long long)json_integer_value(ec));
+		else
+			strlcpy(code, "-", sizeof(code));
+		table_row(t, ctl_str(h, "name", "?"), ctl_str(h, "state", "?"),
+		    code, ctl_str(h, "error", ""));
+	}
+	table_print(t, stdout, 0);
+	table_free(t);
+	json_array_foreach(json_object_get(a, "hosts"), i, h)
+		if (json_is_string(json_object_get(h, "output")) &&
+		    json_string_length(json_object_get(h, "output")) > 0)
+			safe_printf("--- %s ---\n%s%s", ctl_str(h, "name", "?"),
+			    ctl_str(h, "output", ""), ctl_str(h, "output",
+			    "")[strlen(ctl_str(h, "output", "")) - 1] == '\n' ?
+			    "" : "\n");
 out:
 	json_decref(a);
 	return rv;

@@ -59,6 +59,11 @@ static const struct option action_opts[] = {
 	{ "reason",	required_argument,	NULL, 'r' },
 	{ NULL, 0, NULL, 0 }
 };
+static const struct option each_host_opts[] = {
+	{ "input",	required_argument,	NULL, 'i' },
+	{ "limit",	required_argument,	NULL, 'l' },
+	{ NULL, 0, NULL, 0 }
+};
 static const struct option reason_opts[] = {
 	{ "reason",	required_argument,	NULL, 'r' },
 	{ NULL, 0, NULL, 0 }
@@ -122,6 +127,9 @@ static const struct ctl_cmd ctl_cmds[] = {
 	    "the hosts of every deploy plan, wanted and current system" },
 	{ "plan",	1, 1, "repository",	no_opts, "", cmd_plan,
 	    "a repository's deploy plan" },
+	{ "each-host",	2, 2, "repository operation [-l limit] "
+	    "[--input json | @file]", each_host_opts, "l:", cmd_each_host,
+	    "run a plan's operation on each of its hosts" },
 	/* "+": token parses its own options (ctl_auth.c). */
 	{ "token",	1, 6, "create name --policy policy "
 	    "[--expires duration] | list | revoke name | id", no_opts, "+",

@@ -72,6 +72,9 @@ int		 cmd_hosts(struct ctl *, int, char **);
 /* ctl_action.c: the actions of a job or a deployment, as nopsd lists them */
 int		 cmd_actions(struct ctl *, int, char **);
 int		 cmd_action(struct ctl *, int, char **);
+/* --input: JSON text, or @file (- for standard input); NULL: none. */
+json_t		*ctl_input(const char *);
+int		 cmd_each_host(struct ctl *, int, char **);
 char		*ctl_actions_enabled(json_t *);
 int		 cmd_left_behind(struct ctl *, int, char **);
 int		 cmd_runs(struct ctl *, int, char **);

@@ -10,8 +10,8 @@ bin/switch-to-configuration that appends "GOAL SYSTEM TIME" to
 at its system, as NixOS's activation does.  A system made with bad=True
 also stops the host's sshd when activated (for the rollback test).
 A host builds with its own Nix when the plan says buildOnTarget: its
-sshd gives sessions NIX_CONFIG="sandbox = false" (the builders are
-/bin/sh, outside the store).
+sshd gives sessions NIX_CONF_DIR, a nix.conf without build users,
+sandbox (the builders are /bin/sh, outside the store) or substituters.
 
 The deployer's Nix store is the machine's /nix, built by a nix-daemon the
 test starts on a private socket (build-users-group empty and sandbox off:
@@ -117,6 +117,13 @@ class Host:
         with open(auth, "w") as f:
             f.write(client_pub + "\n")
         os.chmod(auth, 0o600)
+        # Its own Nix settings, for buildOnTarget: no build users, no
+        # sandbox (the builders are /bin/sh), no substituters (offline).
+        nixconf = os.path.join(self.root, "etc", "nix")
+        os.makedirs(nixconf, exist_ok=True)
+        with open(os.path.join(nixconf, "nix.conf"), "w") as f:
+            f.write("build-users-group =\nsandbox = false\n"
+                    "substituters =\n")
         self.cfg = os.path.join(self.root, "etc", "sshd_config")
         with open(self.cfg, "w") as f:
             f.write("""ListenAddress 127.0.0.1
@@ -131,8 +138,8 @@ PidFile /run/sshd-listener.pid
 LogLevel VERBOSE
 StrictModes no
 MaxStartups 50
-SetEnv NIX_CONFIG="sandbox = false"
-""" % (self.port, self.hostkey, auth))
+SetEnv NIX_CONF_DIR=%s
+""" % (self.port, self.hostkey, auth, nixconf))
         self.log = env.path("sshd-%s.log" % name)
         self.proc = None
         self.start()

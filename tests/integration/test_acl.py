@@ -281,6 +281,8 @@ def matrix(s):
         ("plan infra", "GET", "/api/v1/plans/infra/infra", None,
          ("cap", "read", None)),
         ("hosts", "GET", "/api/v1/hosts", None, ("cap", "read", None)),
+        ("each host", "POST", "/api/v1/plans/infra/operations/uptime", {},
+         ("cap", "hosts", "")),
         ("deployment steps", "GET", "/api/v1/deployments/%d/steps" % a,
          None, ("cap", "read", None)),
         ("engine", "GET", "/api/v1/engine", None, ("cap", "read", None)),

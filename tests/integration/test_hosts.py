@@ -91,6 +91,19 @@ def notes_of(did):
     return out
 
 
+# The operations every host declares (EachHost): stamp notes when it ran
+# on the host, greet echoes its input (checked by a schema), probe fails
+# on beta only.
+OPS = """{
+    stamp.command = "echo start $(date +%s.%N) >> /run/nops-each; sleep 1; \\
+echo end $(date +%s.%N) >> /run/nops-each; echo stamped";
+    greet = { command = "cat"; schema = { type = "object";
+              required = [ "name" ];
+              properties.name.type = "string"; }; };
+    probe.command = "true";
+  }"""
+
+
 def plan_nix(versions, policy="auto", goal=None, checks=None, keys=None,
              kernels=None, bad=(), tests="", bot=()):
     """A plan: alpha is the spire host (first phase by its tag)."""
@@ -111,11 +124,14 @@ def plan_nix(versions, policy="auto", goal=None, checks=None, keys=None,
                      'checks = [ %s]; %s};' % (
                          n, h.port, keys.get(n, h.pubkey()), sysexpr, cl,
                          ('tags = [ "spire" ]; ' if n == "alpha" else "") +
-                         ("buildOnTarget = true; " if n in bot else "")))
+                         ("buildOnTarget = true; " if n in bot else "") +
+                         ('operations.probe.command = "echo no; exit 5"; '
+                          if n == "beta" else "")))
     return """let mk = import ./lib/mk.nix; in {
   policy = "%s";
   notifyCompleted = true;
-%s  defaults = { address = "127.0.0.1"; user = "root"; };
+%s  defaults = { address = "127.0.0.1"; user = "root";
+                operations = %s; };
   hosts = {
 %s
   };
@@ -125,8 +141,8 @@ def plan_nix(versions, policy="auto", goal=None, checks=None, keys=None,
   ];
   tests = [ %s ];
 }
-""" % (policy, '  goal = "%s";\n' % goal if goal else "", "\n".join(hosts),
-       tests)
+""" % (policy, '  goal = "%s";\n' % goal if goal else "", OPS,
+       "\n".join(hosts), tests)
 
 
 class Nops(gitlib.Nopsd):
@@ -134,7 +150,7 @@ class Nops(gitlib.Nopsd):
         super().write_conf(repos)
         with open(self.conf, "a") as f:
             f.write('hosts {\n\tssh key file "%s"\n\tnix store "%s"\n'
-                    '\tconfirm-timeout 8s\n\tcommand-timeout 60s\n}\n' %
+                    '\tconfirm-timeout 12s\n\tcommand-timeout 60s\n}\n' %
                     (key, daemon.store))
             f.write('notify "plans" {\n\twebhook url "%s/n"\n}\n' %
                     notes.url)
@@ -282,13 +298,15 @@ ok("a forced goal overrides (test: activated, the profile unchanged)",
    H["gamma"].goals()[-1][:2] == ("test", sys3) and
    H["gamma"].current() == sys3 and H["gamma"].profile() == sys1["gamma"],
    json.dumps(d) + str(H["gamma"].goals()))
+bot = {"completed": d is not None and d["state"] == "completed",
+       "runs it": H["gamma"].current() == sys3,
+       "not built here": daemon.nix("nix-store", "--check-validity",
+                                    sys3).returncode != 0,
+       "built there": os.path.isdir(os.path.join(H["gamma"].root,
+                                                 sys3.lstrip("/"))),
+       "said so": "building /nix/store/" in n.logtext()}
 ok("buildOnTarget: the host built its system; nops did not",
-   d is not None and d["state"] == "completed" and
-   H["gamma"].current() == sys3 and
-   daemon.nix("nix-store", "--check-validity", sys3).returncode != 0 and
-   "building /nix/store/" in n.logtext() and
-   os.path.isdir(os.path.join(H["gamma"].root, sys3.lstrip("/"))),
-   n.logtext()[-2000:])
+   all(bot.values()), str(bot))
 
 # 4. A failing check stops the deployment before the next host.
 last = last_id()
@@ -446,6 +464,37 @@ if d:
     ok("approved with its spec hash, it deploys", st == 200 and
        done is not None and H["alpha"].current() ==
        hostlib.build(daemon, mk, "alpha", "v9"), str(j))
+
+# 11. EachHost: a declared operation on every host, at most limit at once.
+st, j = n.api("POST", "/api/v1/plans/hosts/operations/stamp", {"limit": 2})
+spans = []
+for h in H.values():
+    t = [float(x.split()[1]) for x in h.file("run/nops-each").splitlines()]
+    spans += [(t[i], t[i + 1]) for i in range(0, len(t) - 1, 2)]
+most = max(sum(1 for a, b in spans if a <= s0 < b) for s0, _ in spans) \
+    if spans else 0
+ok("EachHost runs the operation on every host of the plan",
+   st == 200 and j["succeeded"] == 3 and j["error"] is None and
+   all(x["output"] == "stamped\n" for x in j["hosts"]) and
+   len(spans) == 3, json.dumps(j))
+ok("EachHost: never more hosts at once than the limit", 1 <= most <= 2,
+   str(spans))
+st, j = n.api("POST", "/api/v1/plans/hosts/operations/greet",
+              {"limit": 3, "input": {"name": "nops"}})
+ok("EachHost: the input reaches the command on stdin, as JSON",
+   st == 200 and all(json.loads(x["output"]) == {"name": "nops"}
+                     for x in j["hosts"]), json.dumps(j))
+st, j = n.api("POST", "/api/v1/plans/hosts/operations/greet",
+              {"input": {"name": 7}})
+ok("EachHost: input the schema refuses runs nowhere", st == 422 and
+   "/name" in j["error"]["message"], json.dumps(j))
+rc, out, err = n.ctl("each-host", "hosts", "probe")
+ok("EachHost stops starting hosts at the first failure (nopsctl)",
+   rc == 1 and "alpha" in out and "succeeded" in out and
+   "exit 5" in out and "not_started" in out, out + err)
+st, j = n.api("POST", "/api/v1/plans/hosts/operations/reboot", {})
+ok("EachHost runs only operations the plan declares", st == 422 and
+   "declares no operation reboot" in j["error"]["message"], json.dumps(j))
 
 n.stop()
 for h in H.values():

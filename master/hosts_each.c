@@ -1,0 +1,436 @@
+/*
+ * EachHost (the seed's Plan.EachHost): one operation a plan declares,
+ * run on every host of the plan (or the hosts named), at most limit at
+ * once, regardless of phases.  Ad-hoc work over many hosts goes this way:
+ * the command is the plan's (from git, reviewed), never a client's.
+ *
+ *	POST /api/v1/plans/{repository}/operations/{operation}
+ *	{"limit": 1..64, "hosts": ["name", ...], "input": {...}}
+ *
+ * The input is checked against the operation's schema when it declares
+ * one, and is given to the command on stdin as JSON, never in its command
+ * line.  Each host's run waits at most EACH_TIMEOUT seconds.  The first
+ * host that fails (no connection, a refused key, a non-zero exit) stops
+ * the start of others, as an errgroup's context does; those already
+ * running finish.  The answer comes once every started host is done,
+ * with each host's state, exit code and output (the last 64 KiB,
+ * redacted; none for a sensitive operation), and the first failure.
+ * The start and the end are in the audit log.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/queue.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "log.h"
+#include "nops.h"
+#include "conf.h"
+#include "master.h"
+#include "store.h"
+#include "api.h"
+#include "jsonb.h"
+#include "schema.h"
+#include "plan.h"
+#include "plans.h"
+#include "hosts.h"
+
+#define EACH_TIMEOUT	300	/* seconds, one host's run */
+#define EACH_LIMIT_MAX	64
+
+#define EACH_PENDING	0	/* not started (yet) */
+#define EACH_RUNNING	1
+#define EACH_SUCCEEDED	2
+#define EACH_FAILED	3
+
+struct each_run;
+
+struct each_host {
+	struct each_run		*eh_run;
+	const struct plan_host	*eh_host;
+	const char		*eh_command;
+	uint32_t		 eh_ssh;
+	int			 eh_state;	/* EACH_* */
+	int			 eh_status;	/* exit code, -1: none */
+	char			*eh_output;	/* redacted, or NULL */
+	char			*eh_error;
+};
+
+struct each_run {
+	TAILQ_ENTRY(each_run)	 er_entry;
+	struct api_later	*er_later;
+	char			 er_actor[64];
+	char			*er_repo;
+	char			 er_commit[GITW_COMMIT_HEXLEN + 1];
+	char			*er_op;
+	struct plan		*er_plan;	/* its own copy */
+	char			*er_input;	/* JSON + "\n", or NULL */
+	int			 er_sensitive;
+	int			 er_limit;
+	struct each_host	*er_hosts;
+	size_t			 er_nhosts;
+	size_t			 er_next;	/* the next to start */
+	size_t			 er_running;
+	char			*er_first_error;
+};
+
+static TAILQ_HEAD(, each_run) each_runs = TAILQ_HEAD_INITIALIZER(each_runs);
+
+static void	 each_start(struct each_run *);
+
+static char *
+each_strdup(const char *s)
+{
+	char	*p;
+
+	if ((p = strdup(s)) == NULL)
+		fatal("strdup");
+	return p;
+}
+
+static void
+each_audit(struct each_run *er, const char *detail)
+{
+	struct store	*s = hosts_store();
+	char		 target[NOPS_NAME_MAX + 8], action[128];
+
+	snprintf(target, sizeof(target), "plan/%s", er->er_repo);
+	snprintf(action, sizeof(action), "plan_%s.%s", er->er_repo, er->er_op);
+	if (store_begin(s) == -1)
+		return;
+	if (store_event(s, er->er_actor, action, target, detail) == -1 ||
+	    store_commit(s) == -1)
+		store_rollback(s);
+}
+
+static void
+each_free(struct each_run *er)
+{
+	size_t	 i;
+
+	TAILQ_REMOVE(&each_runs, er, er_entry);
+	for (i = 0; i < er->er_nhosts; i++) {
+		if (er->er_hosts[i].eh_ssh != 0)
+			hosts_ssh_cancel(er->er_hosts[i].eh_ssh);
+		free(er->er_hosts[i].eh_output);
+		free(er->er_hosts[i].eh_error);
+	}
+	free(er->er_hosts);
+	plan_free(er->er_plan);
+	if (er->er_input != NULL)
+		freezero(er->er_input, strlen(er->er_input));
+	free(er->er_repo);
+	free(er->er_op);
+	free(er->er_first_error);
+	free(er);
+}
+
+static const char *
+each_state_name(int state)
+{
+	switch (state) {
+	case EACH_SUCCEEDED:
+		return "succeeded";
+	case EACH_FAILED:
+		return "failed";
+	case EACH_RUNNING:
+		return "running";
+	default:
+		return "not_started";
+	}
+}
+
+/* Every started host is done: answer and forget the run. */
+static void
+each_finish(struct each_run *er)
+{
+	struct api_resp	 resp;
+	json_t		*hosts, *o;
+	size_t		 i, n[4] = { 0, 0, 0, 0 };
+	char		 detail[512];
+
+	if ((hosts = json_array()) == NULL)
+		fatal("json_array");
+	for (i = 0; i < er->er_nhosts; i++) {
+		struct each_host *eh = &er->er_hosts[i];
+
+		n[eh->eh_state]++;
+		o = jsonb_pack("{s:s, s:s, s:o, s:o, s:o}",
+		    "name", eh->eh_host->ph_name,
+		    "state", each_state_name(eh->eh_state),
+		    "exit_code", eh->eh_status >= 0 ?
+		    json_integer(eh->eh_status) : json_null(),
+		    "output", jsonb_str(eh->eh_output),
+		    "error", jsonb_str(eh->eh_error));
+		json_array_append_new(hosts, o);
+	}
+	memset(&resp, 0, sizeof(resp));
+	resp.status = 200;
+	resp.body = jsonb_pack("{s:s, s:s, s:s, s:i, s:b, s:o, s:I, s:I, s:I,"
+	    " s:o}", "repository", er->er_repo, "commit", er->er_commit,
+	    "operation", er->er_op, "limit", er->er_limit,
+	    "sensitive", er->er_sensitive, "hosts", hosts,
+	    "succeeded", (json_int_t)n[EACH_SUCCEEDED],
+	    "failed", (json_int_t)n[EACH_FAILED],
+	    "not_started", (json_int_t)n[EACH_PENDING],
+	    "error", jsonb_str(er->er_first_error));
+	snprintf(detail, sizeof(detail), "operation %s on the hosts of plan "
+	    "%s: %zu succeeded, %zu failed, %zu not started", er->er_op,
+	    er->er_repo, n[EACH_SUCCEEDED], n[EACH_FAILED], n[EACH_PENDING]);
+	each_audit(er, detail);
+	log_info("%s", detail);
+	api_later_answer(er->er_later, &resp);
+	er->er_later = NULL;
+	each_free(er);
+}
+
+static void
+each_done(const struct hosts_ssh_res *res, void *arg)
+{
+	struct each_host	*eh = arg;
+	struct each_run		*er = eh->eh_run;
+	char			 err[SSH_ERROR_MAX + 64];
+
+	eh->eh_ssh = 0;
+	er->er_running--;
+	eh->eh_status = res->hr_stage == SSH_STAGE_DONE ? res->hr_status : -1;
+	if (!er->er_sensitive)
+		eh->eh_output = each_strdup(res->hr_shown);
+	if (res->hr_stage == SSH_STAGE_DONE && res->hr_status == 0)
+		eh->eh_state = EACH_SUCCEEDED;
+	else {
+		eh->eh_state = EACH_FAILED;
+		if (res->hr_stage == SSH_STAGE_DONE)
+			snprintf(err, sizeof(err), "exit %d", res->hr_status);
+		else
+			snprintf(err, sizeof(err), "%s", res->hr_error);
+		eh->eh_error = each_strdup(err);
+		if (er->er_first_error == NULL) {
+			snprintf(err, sizeof(err), "host %s: %s",
+			    eh->eh_host->ph_name, eh->eh_error);
+			er->er_first_error = each_strdup(err);
+			log_warnx("operation %s on plan %s: %s; no other host "
+			    "starts", er->er_op, er->er_repo, err);
+		}
+	}
+	each_start(er);
+}
+
+/* Start hosts up to the limit; after a failure, none. */
+static void
+each_start(struct each_run *er)
+{
+	struct each_host	*eh;
+
+	while (er->er_first_error == NULL && er->er_next < er->er_nhosts &&
+	    er->er_running < (size_t)er->er_limit) {
+		eh = &er->er_hosts[er->er_next++];
+		eh->eh_state = EACH_RUNNING;
+		er->er_running++;
+		eh->eh_ssh = hosts_ssh(eh->eh_host, eh->eh_command,
+		    EACH_TIMEOUT, er->er_input, er->er_input != NULL ?
+		    strlen(er->er_input) : 0, -1, each_done, eh);
+		if (eh->eh_ssh == 0) {
+			er->er_running--;
+			eh->eh_state = EACH_FAILED;
+			eh->eh_error = each_strdup("the nomadworker is not "
+			    "running");
+			if (er->er_first_error == NULL)
+				er->er_first_error = each_strdup("the "
+				    "nomadworker is not running");
+		}
+	}
+	if (er->er_running == 0)
+		each_finish(er);
+}
+
+/* The hosts named in the body, or every host in a phase; 0 or -1. */
+static int
+each_hosts(struct each_run *er, json_t *names, struct api_resp *resp)
+{
+	const struct plan	*pl = er->er_plan;
+	const struct plan_host	*h;
+	json_t			*v;
+	size_t			 i, j;
+
+	if ((er->er_hosts = calloc(pl->pl_nhosts + 1,
+	    sizeof(*er->er_hosts))) == NULL)
+		fatal("calloc");
+	if (names == NULL) {
+		for (i = 0; i < pl->pl_nhosts; i++)
+			if (pl->pl_hosts[i].ph_phase >= 0)
+				er->er_hosts[er->er_nhosts++].eh_host =
+				    &pl->pl_hosts[i];
+		return 0;
+	}
+	if (!json_is_array(names) || json_array_size(names) == 0) {
+		api_error(resp, 400, "bad_request", "hosts: not a list of "
+		    "host names");
+		return -1;
+	}
+	json_array_foreach(names, i, v) {
+		if (!json_is_string(v) || (h = plan_host_find(pl,
+		    json_string_value(v))) == NULL || h->ph_phase < 0) {
+			api_error(resp, 422, "invalid_input", "hosts: item %zu "
+			    "is not a host of plan %s in a phase", i + 1,
+			    er->er_repo);
+			return -1;
+		}
+		for (j = 0; j < er->er_nhosts; j++)
+			if (er->er_hosts[j].eh_host == h)
+				break;
+		if (j == er->er_nhosts && er->er_nhosts < pl->pl_nhosts)
+			er->er_hosts[er->er_nhosts++].eh_host = h;
+	}
+	return 0;
+}
+
+/*
+ * Each host's own operation (defaults merged under it): a command, an
+ * optional schema the input must agree with, sensitive.  0 or -1.
+ */
+static int
+each_operation(struct each_run *er, json_t *input, struct api_resp *resp)
+{
+	struct each_host	*eh;
+	json_t			*op, *cmd, *schema, *sens;
+	char			 err[512];
+	size_t			 i;
+	int			 rc;
+
+	for (i = 0; i < er->er_nhosts; i++) {
+		eh = &er->er_hosts[i];
+		eh->eh_run = er;
+		eh->eh_status = -1;
+		op = eh->eh_host->ph_operations != NULL ? json_object_get(
+		    eh->eh_host->ph_operations, er->er_op) : NULL;
+		cmd = json_is_object(op) ? json_object_get(op, "command") :
+		    NULL;
+		if (!json_is_string(cmd)) {
+			api_error(resp, 422, "invalid_configuration", "host %s "
+			    "of plan %s declares no operation %s",
+			    eh->eh_host->ph_name, er->er_repo, er->er_op);
+			return -1;
+		}
+		eh->eh_command = json_string_value(cmd);
+		if ((sens = json_object_get(op, "sensitive")) != NULL &&
+		    json_is_true(sens))
+			er->er_sensitive = 1;
+		if ((schema = json_object_get(op, "schema")) == NULL)
+			continue;
+		rc = schema_validate(schema, input != NULL ? input :
+		    json_null(), err, sizeof(err));
+		if (rc == SCHEMA_UNUSABLE) {
+			api_error(resp, 422, "invalid_configuration", "host %s: "
+			    "operation %s: its schema cannot be used: %s",
+			    eh->eh_host->ph_name, er->er_op, err);
+			return -1;
+		}
+		if (rc == SCHEMA_INVALID) {
+			api_error(resp, 422, "invalid_input", "host %s: "
+			    "operation %s: input: %s", eh->eh_host->ph_name,
+			    er->er_op, err);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* POST /api/v1/plans/{repository}/operations/{operation} */
+void
+hosts_each_api(struct api_req *req, struct api_resp *resp)
+{
+	const struct plan	*pl;
+	struct each_run		*er;
+	json_t			*body, *v, *input;
+	json_t			*spec;
+	const char		*commit;
+	char			*text, detail[512];
+
+	if ((body = api_json_body(req, resp)) == NULL)
+		return;
+	if ((pl = plans_get(req->ar_args[0], &commit)) == NULL) {
+		api_error(resp, 404, "not_found", "no evaluated plan in "
+		    "repository %s", req->ar_args[0]);
+		goto out;
+	}
+	if (pl->pl_nerrors_all > 0) {
+		api_error(resp, 409, "conflict", "the plan of %s at %.12s has "
+		    "errors", req->ar_args[0], commit);
+		goto out;
+	}
+	if ((er = calloc(1, sizeof(*er))) == NULL)
+		fatal("calloc");
+	TAILQ_INSERT_TAIL(&each_runs, er, er_entry);
+	er->er_repo = each_strdup(req->ar_args[0]);
+	er->er_op = each_strdup(req->ar_args[1]);
+	strlcpy(er->er_commit, commit, sizeof(er->er_commit));
+	strlcpy(er->er_actor, req->ar_actor, sizeof(er->er_actor));
+	/* Its own copy: a new commit may replace the plan meanwhile. */
+	spec = plan_spec_json(pl);
+	text = json_dumps(spec, JSON_COMPACT);
+	json_decref(spec);
+	if (text == NULL)
+		fatal("json_dumps");
+	er->er_plan = plan_parse(text, strlen(text));
+	free(text);
+	if (er->er_plan == NULL || er->er_plan->pl_nerrors_all > 0) {
+		api_error(resp, 500, "runtime_error", "the plan of %s cannot "
+		    "be copied", er->er_repo);
+		each_free(er);
+		goto out;
+	}
+	er->er_limit = 1;
+	if ((v = json_object_get(body, "limit")) != NULL) {
+		if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+		    json_integer_value(v) > EACH_LIMIT_MAX) {
+			api_error(resp, 400, "bad_request", "limit: not a "
+			    "number from 1 to %d", EACH_LIMIT_MAX);
+			each_free(er);
+			goto out;
+		}
+		er->er_limit = (int)json_integer_value(v);
+	}
+	input = json_object_get(body, "input");
+	if (each_hosts(er, json_object_get(body, "hosts"), resp) == -1 ||
+	    each_operation(er, input, resp) == -1) {
+		each_free(er);
+		goto out;
+	}
+	if (er->er_nhosts == 0) {
+		api_error(resp, 422, "invalid_configuration", "plan %s has no "
+		    "host in a phase", er->er_repo);
+		each_free(er);
+		goto out;
+	}
+	if (input != NULL) {
+		if ((text = json_dumps(input, JSON_COMPACT | JSON_ENCODE_ANY))
+		    == NULL)
+			fatal("json_dumps");
+		if (asprintf(&er->er_input, "%s\n", text) == -1)
+			fatal("asprintf");
+		freezero(text, strlen(text));
+		if (strlen(er->er_input) > SSH_STDIN_MAX) {
+			api_error(resp, 413, "too_large", "input: more than %d "
+			    "bytes", SSH_STDIN_MAX);
+			each_free(er);
+			goto out;
+		}
+	}
+	snprintf(detail, sizeof(detail), "operation %s on %zu host%s of plan "
+	    "%s at %.12s, %d at once", er->er_op, er->er_nhosts,
+	    er->er_nhosts == 1 ? "" : "s", er->er_repo, er->er_commit,
+	    er->er_limit);
+	each_audit(er, detail);
+	log_info("%s (by %s)", detail, er->er_actor);
+	er->er_later = api_later(req);
+	resp->status = API_DEFERRED;
+	each_start(er);
+out:
+	json_decref(body);
+}
