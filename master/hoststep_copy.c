@@ -132,15 +132,12 @@ hoststep_nix(struct hoststep *hs, const char **argv, int outfd, nixrun_cb cb,
 {
 	struct nixrun_spec	 ns;
 	char			 err[256], w[256];
-	int			 i;
 
 	memset(&ns, 0, sizeof(ns));
 	snprintf(w, sizeof(w), "deployment %lld: %s for %s",
 	    (long long)hs->hs_id, what, hs->hs_name);
 	ns.ns_what = w;
-	for (i = 0; argv[i] != NULL && i < NIXRUN_ARGS_MAX - 1; i++)
-		ns.ns_argv[i] = argv[i];
-	ns.ns_argv[i] = NULL;
+	ns.ns_argv = argv;
 	ns.ns_store = hosts_conf()->hosts.nix_store != NULL ?
 	    hosts_conf()->hosts.nix_store : NOPS_NIX_STORE;
 	ns.ns_timeout = HS_BUILD_TIMEOUT;
@@ -243,41 +240,50 @@ hoststep_import_done(const struct hosts_ssh_res *res, void *arg)
 void
 hoststep_copy(struct hoststep *hs)
 {
-	const char	*argv[NIXRUN_ARGS_MAX];
+	const char	**argv;
 	char		*paths, *p, bin[PATH_MAX];
-	int		 pfd[2], a = 0;
+	size_t		 a = 0, n = 0;
+	int		 pfd[2];
 
 	if (pipe2(pfd, O_CLOEXEC) == -1) {
 		hoststep_fail(hs, "pipe: %s", strerror(errno));
 		return;
 	}
-	/* Export the missing paths: a -- list would pass ARGS_MAX. */
-	if ((paths = strdup(hs->hs_missing)) == NULL)
-		fatal("strdup");
-	strlcpy(bin, nixrun_bin("nix-store"), sizeof(bin));
-	argv[a++] = bin;
-	argv[a++] = "--export";
-	for (p = strtok(paths, "\n"); p != NULL && a < NIXRUN_ARGS_MAX - 1;
-	    p = strtok(NULL, "\n"))
-		argv[a++] = p;
-	argv[a] = NULL;
-	if (p != NULL) {
-		free(paths);
+	/*
+	 * Export the missing paths, in the closure's order (what a path
+	 * refers to comes first), all in one stream: a NixOS system has
+	 * hundreds.
+	 */
+	for (p = hs->hs_missing; (p = strchr(p, '\n')) != NULL; p++)
+		n++;
+	if (n > NIXRUN_PATHS_MAX) {
 		close(pfd[0]);
 		close(pfd[1]);
 		hoststep_fail(hs, "more than %d paths to copy at once",
-		    NIXRUN_ARGS_MAX - 3);
+		    NIXRUN_PATHS_MAX);
 		return;
 	}
+	if ((paths = strdup(hs->hs_missing)) == NULL ||
+	    (argv = calloc(n + 4, sizeof(*argv))) == NULL)
+		fatal("calloc");
+	strlcpy(bin, nixrun_bin("nix-store"), sizeof(bin));
+	argv[a++] = bin;
+	argv[a++] = "--export";
+	for (p = strtok(paths, "\n"); p != NULL && a < n + 2;
+	    p = strtok(NULL, "\n"))
+		argv[a++] = p;
+	argv[a] = NULL;
 	hs->hs_copy_left = 2;
 	hs->hs_copy_error[0] = '\0';
 	if (hoststep_nix(hs, argv, pfd[1], hoststep_export_done,
 	    "export") == -1) {
+		free(argv);
 		free(paths);
 		close(pfd[0]);
 		close(pfd[1]);
 		return;
 	}
+	free(argv);
 	free(paths);
 	close(pfd[1]);
 	hoststep_ssh(hs, "nix-store --import >/dev/null",

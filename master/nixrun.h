@@ -18,7 +18,8 @@
 
 #define NIXRUN_OUT_MAX		(8 * 1024 * 1024)	/* stdout kept */
 #define NIXRUN_ERR_MAX		(64 * 1024)	/* the last of stderr */
-#define NIXRUN_ARGS_MAX		64
+#define NIXRUN_ARGS_MAX		64	/* of an evaluation's argv */
+#define NIXRUN_PATHS_MAX	20000	/* store paths one export takes */
 #define NIXRUN_FILES_MAX	100000
 /* Below the state directory: the workers' user's, mode 0700. */
 #define NIXRUN_DIR		"nix"
@@ -31,7 +32,7 @@ struct nixrun_file {
 
 struct nixrun_spec {
 	const char	*ns_what;	/* for logs: "evaluate plan of infra" */
-	const char	*ns_argv[NIXRUN_ARGS_MAX];	/* [0] the program */
+	const char *const *ns_argv;	/* [0] the program; NULL ends it */
 	const struct nixrun_file *ns_files;	/* written to the workdir */
 	size_t		 ns_nfiles;
 	const char	*ns_store;	/* NIX_REMOTE, NULL: private, read-only */

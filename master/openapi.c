@@ -87,6 +87,13 @@ static const struct openapi_op openapi_ops[] = {
 	    "/api/v1/deployments/{id}/steps", "plans",
 	    "A plan deployment's host steps, phase by phase", "read", NULL,
 	    200, "PlanSteps", "400 401 403 404", NULL, 0 },
+	/* master/hosts_each.c */
+	{ "POST", "/api/v1/plans/*/operations/*",
+	    "/api/v1/plans/{repository}/operations/{operation}", "plans",
+	    "EachHost: run a declared operation on each host of the plan, at "
+	    "most limit at once; answers when every started host is done",
+	    "hosts (namespace \"\")", "EachHostRequest", 200, "EachHostResult",
+	    "400 401 403 404 409 413 415 422", NULL, 0 },
 
 	/* master/api_engine.c */
 	{ "GET", "/api/v1/engine", "/api/v1/engine", "engine",
@@ -596,6 +603,24 @@ static const char openapi_components[] =
 "  \"last_step\":{\"type\":\"string\",\"nullable\":true},"
 "  \"error\":{\"type\":\"string\",\"nullable\":true}}}},"
 "  \"next\":{\"$ref\":\"#/components/schemas/Next\"}}},"
+" \"EachHostRequest\":{\"type\":\"object\",\"properties\":{"
+"  \"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":64},"
+"  \"hosts\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+"  \"input\":{}}},"
+" \"EachHostResult\":{\"type\":\"object\",\"properties\":{"
+"  \"repository\":{\"type\":\"string\"},\"commit\":{\"type\":\"string\"},"
+"  \"operation\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\"},"
+"  \"sensitive\":{\"type\":\"boolean\"},"
+"  \"hosts\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+"  \"properties\":{\"name\":{\"type\":\"string\"},"
+"  \"state\":{\"type\":\"string\",\"enum\":[\"succeeded\",\"failed\","
+"  \"not_started\"]},"
+"  \"exit_code\":{\"type\":\"integer\",\"nullable\":true},"
+"  \"output\":{\"type\":\"string\",\"nullable\":true},"
+"  \"error\":{\"type\":\"string\",\"nullable\":true}}}},"
+"  \"succeeded\":{\"type\":\"integer\"},\"failed\":{\"type\":\"integer\"},"
+"  \"not_started\":{\"type\":\"integer\"},"
+"  \"error\":{\"type\":\"string\",\"nullable\":true}}},"
 " \"PlanSteps\":{\"type\":\"object\",\"properties\":{"
 "  \"id\":{\"type\":\"integer\"},\"plan\":{\"type\":\"string\"},"
 "  \"state\":{\"type\":\"string\"},\"spec_hash\":{\"type\":\"string\"},"

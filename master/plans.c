@@ -303,6 +303,7 @@ plans_eval(struct plans_entry *pe, const char *part, const char *host)
 	const struct repo_snap	*s = pe->pe_snap;
 	struct nixrun_spec	 ns;
 	struct nixrun_file	*files;
+	const char		*argv[NIXRUN_ARGS_MAX];
 	char			*wrapper, *p, what[256], err[256], bin[PATH_MAX];
 	char			*paths = NULL;
 	const char		*store;
@@ -348,46 +349,47 @@ plans_eval(struct plans_entry *pe, const char *part, const char *host)
 	    host != NULL ? host : "");
 	ns.ns_what = what;
 	strlcpy(bin, nixrun_bin("nix-instantiate"), sizeof(bin));
-	ns.ns_argv[a++] = bin;
-	ns.ns_argv[a++] = "--eval";
-	ns.ns_argv[a++] = "--strict";
-	ns.ns_argv[a++] = "--json";
+	argv[a++] = bin;
+	argv[a++] = "--eval";
+	argv[a++] = "--strict";
+	argv[a++] = "--json";
 	/*
 	 * With a Nix store to build in, evaluation writes the .drv files
 	 * there (through its daemon) so that a deployment can realise
 	 * them; else it writes nothing.
 	 */
 	store = hosts_conf() != NULL ? hosts_conf()->hosts.nix_store : NULL;
-	ns.ns_argv[a++] = store != NULL ? "--read-write-mode" :
+	argv[a++] = store != NULL ? "--read-write-mode" :
 	    "--readonly-mode";
 	ns.ns_store = store;
-	ns.ns_argv[a++] = "--option";
-	ns.ns_argv[a++] = "restrict-eval";
-	ns.ns_argv[a++] = "true";
-	ns.ns_argv[a++] = "--option";
-	ns.ns_argv[a++] = "allow-import-from-derivation";
-	ns.ns_argv[a++] = "false";
-	ns.ns_argv[a++] = "-I";
-	ns.ns_argv[a++] = "nops=.";
-	ns.ns_argv[a++] = "--arg";
-	ns.ns_argv[a++] = "namesToInclude";
-	ns.ns_argv[a++] = "[ ]";
-	ns.ns_argv[a++] = "--arg";
-	ns.ns_argv[a++] = "withTests";
-	ns.ns_argv[a++] = "true";
-	ns.ns_argv[a++] = "--arg";
-	ns.ns_argv[a++] = "withDrv";
-	ns.ns_argv[a++] = store != NULL ? "true" : "false";
-	ns.ns_argv[a++] = "--argstr";
-	ns.ns_argv[a++] = "part";
-	ns.ns_argv[a++] = part;
+	argv[a++] = "--option";
+	argv[a++] = "restrict-eval";
+	argv[a++] = "true";
+	argv[a++] = "--option";
+	argv[a++] = "allow-import-from-derivation";
+	argv[a++] = "false";
+	argv[a++] = "-I";
+	argv[a++] = "nops=.";
+	argv[a++] = "--arg";
+	argv[a++] = "namesToInclude";
+	argv[a++] = "[ ]";
+	argv[a++] = "--arg";
+	argv[a++] = "withTests";
+	argv[a++] = "true";
+	argv[a++] = "--arg";
+	argv[a++] = "withDrv";
+	argv[a++] = store != NULL ? "true" : "false";
+	argv[a++] = "--argstr";
+	argv[a++] = "part";
+	argv[a++] = part;
 	if (host != NULL) {
-		ns.ns_argv[a++] = "--argstr";
-		ns.ns_argv[a++] = "host";
-		ns.ns_argv[a++] = host;
+		argv[a++] = "--argstr";
+		argv[a++] = "host";
+		argv[a++] = host;
 	}
-	ns.ns_argv[a++] = "./eval.nix";
-	ns.ns_argv[a] = NULL;
+	argv[a++] = "./eval.nix";
+	argv[a] = NULL;
+	ns.ns_argv = argv;
 	ns.ns_files = files;
 	ns.ns_nfiles = n;
 	/* The limits of nops.conf's hosts block (defaults without one). */

@@ -290,8 +290,10 @@ ok("hosts already running their system are skipped",
 
 # 3. A forced goal overrides the choice; gamma builds its system itself.
 last = last_id()
-push({"gamma": "v3"}, goal="test", kernels={"beta": "k2"}, bot=("gamma",))
-sys3 = hostlib.outpath(daemon, mk, "gamma", "v3")
+# A version no earlier run built: the deployer's store keeps what it built.
+V3 = "v3-%d-%d" % (os.getpid(), int(time.time()))
+push({"gamma": V3}, goal="test", kernels={"beta": "k2"}, bot=("gamma",))
+sys3 = hostlib.outpath(daemon, mk, "gamma", V3)
 d = new_deployment(last)
 ok("a forced goal overrides (test: activated, the profile unchanged)",
    d is not None and d["state"] == "completed" and
