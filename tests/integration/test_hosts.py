@@ -412,7 +412,7 @@ def beta_checking():
         s["beta"]["state"] == "running" else None
 
 
-mid = wait_until(beta_checking, 60, 0.1)
+mid = wait_until(beta_checking, 150, 0.1)
 ok("the deployment reached beta's checks", mid is not None,
    n.logtext()[-2000:])
 n.proc.send_signal(signal.SIGKILL)
