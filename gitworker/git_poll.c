@@ -27,6 +27,7 @@
 #include "msg.h"
 #include "nops.h"
 #include "proc.h"
+#include "wire_git.h"
 #include "git.h"
 
 #define GIT_HEAD_REF		"refs/nops/head"
@@ -43,17 +44,19 @@ git_errmsg(void)
 void
 git_send_error(struct git_repo *r, uint32_t seq, const char *fmt, ...)
 {
-	struct msgw	 m;
-	va_list		 ap;
-	char		 buf[GITW_ERROR_MAX + 1];
+	struct msgw		 m;
+	struct wire_git_error	 e;
+	va_list			 ap;
+	char			 buf[GITW_ERROR_MAX + 1];
 
 	va_start(ap, fmt);
 	text_vprintf(buf, sizeof(buf), 0, fmt, ap);
 	va_end(ap);
 	log_info("%s: %s", r->gr_name, buf);
+	e.seq = seq;
+	e.error = buf;
 	msg_init(&m);
-	msg_add_u32(&m, seq);
-	msg_add_str(&m, buf);
+	wire_put_git_error(&m, &e);
 	if (imsgev_send(git_master, &m, IMSG_GIT_ERROR, r->gr_id, -1) == -1)
 		fatal("IMSG_GIT_ERROR");
 }
@@ -61,11 +64,11 @@ git_send_error(struct git_repo *r, uint32_t seq, const char *fmt, ...)
 static void
 git_send_unchanged(struct git_repo *r, uint32_t seq, const char *hex)
 {
-	struct msgw	 m;
+	struct msgw		 m;
+	struct wire_git_poll	 p = { seq, hex };
 
 	msg_init(&m);
-	msg_add_u32(&m, seq);
-	msg_add_str(&m, hex);
+	wire_put_git_unchanged(&m, &p);
 	if (imsgev_send(git_master, &m, IMSG_GIT_UNCHANGED, r->gr_id,
 	    -1) == -1)
 		fatal("IMSG_GIT_UNCHANGED");

@@ -28,6 +28,7 @@
 #include "msg.h"
 #include "nops.h"
 #include "proc.h"
+#include "wire_git.h"
 #include "git.h"
 
 struct snap_file {
@@ -349,6 +350,11 @@ snap_send(struct snap *s, uint32_t seq, git_commit *commit, uint32_t flags)
 	const git_signature	*a;
 	struct snap_file	*f;
 	struct msgw		 m;
+	struct wire_git_begin	 b;
+	struct wire_git_file	 wf;
+	struct wire_git_data	 d;
+	struct wire_git_note	 note;
+	struct wire_git_end	 end;
 	const char		*data, *summary, *path;
 #ifdef NOPS_TEST_HOOKS
 	const char		*lie;
@@ -369,14 +375,15 @@ snap_send(struct snap *s, uint32_t seq, git_commit *commit, uint32_t flags)
 	text_printf(subject, sizeof(subject), 0, "%s",
 	    summary != NULL ? summary : "");
 
+	b.seq = seq;
+	b.commit = hex;
+	b.author = author;
+	b.time = (int64_t)git_commit_time(commit);
+	b.subject = subject;
+	b.nfiles = (uint32_t)s->s_nfiles;
+	b.total = s->s_total;
 	msg_init(&m);
-	msg_add_u32(&m, seq);
-	msg_add_str(&m, hex);
-	msg_add_str(&m, author);
-	msg_add_i64(&m, (int64_t)git_commit_time(commit));
-	msg_add_str(&m, subject);
-	msg_add_u32(&m, (uint32_t)s->s_nfiles);
-	msg_add_u64(&m, s->s_total);
+	wire_put_git_begin(&m, &b);
 	if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_BEGIN, r->gr_id,
 	    -1) == -1)
 		fatal("IMSG_GIT_SNAP_BEGIN");
@@ -399,12 +406,13 @@ snap_send(struct snap *s, uint32_t seq, git_commit *commit, uint32_t flags)
 				size--;
 		}
 #endif
+		wf.seq = seq;
+		wf.kind = (uint8_t)f->sf_kind;
+		wf.path = path;
+		wf.size = size;
+		wf.sha256 = sha;
 		msg_init(&m);
-		msg_add_u32(&m, seq);
-		msg_add_u8(&m, (uint8_t)f->sf_kind);
-		msg_add_str(&m, path);
-		msg_add_u64(&m, size);
-		msg_add_str(&m, sha);
+		wire_put_git_file(&m, &wf);
 #ifdef NOPS_TEST_HOOKS
 		size = (size_t)git_blob_rawsize(f->sf_blob);
 #endif
@@ -414,9 +422,11 @@ snap_send(struct snap *s, uint32_t seq, git_commit *commit, uint32_t flags)
 		for (off = 0; off < size; off += n) {
 			n = size - off > GITW_CHUNK_MAX ? GITW_CHUNK_MAX :
 			    size - off;
+			d.seq = seq;
+			d.data = data + off;
+			d.len = n;
 			msg_init(&m);
-			msg_add_u32(&m, seq);
-			msg_add_data(&m, data + off, n);
+			wire_put_git_data(&m, &d);
 			if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_DATA,
 			    r->gr_id, -1) == -1)
 				fatal("IMSG_GIT_SNAP_DATA");
@@ -432,17 +442,19 @@ snap_send(struct snap *s, uint32_t seq, git_commit *commit, uint32_t flags)
 #endif
 	}
 	for (i = 0; i < s->s_nnotes; i++) {
+		note.seq = seq;
+		note.path = s->s_notes[i].sn_path;
+		note.text = s->s_notes[i].sn_text;
 		msg_init(&m);
-		msg_add_u32(&m, seq);
-		msg_add_str(&m, s->s_notes[i].sn_path);
-		msg_add_str(&m, s->s_notes[i].sn_text);
+		wire_put_git_note(&m, &note);
 		if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_NOTE, r->gr_id,
 		    -1) == -1)
 			fatal("IMSG_GIT_SNAP_NOTE");
 	}
+	end.seq = seq;
+	end.flags = flags;
 	msg_init(&m);
-	msg_add_u32(&m, seq);
-	msg_add_u32(&m, flags);
+	wire_put_git_end(&m, &end);
 	if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_END, r->gr_id, -1) == -1)
 		fatal("IMSG_GIT_SNAP_END");
 	log_info("%s: snapshot of %.12s: %zu files, %llu bytes%s%s",

@@ -30,6 +30,7 @@
 #include "nops.h"
 #include "proc.h"
 #include "sandbox.h"
+#include "wire_git.h"
 #include "gitworker.h"
 #include "git.h"
 
@@ -94,37 +95,30 @@ git_blobdup(const void *p, size_t len)
 static void
 git_recv_repo(struct imsg *imsg)
 {
-	struct git_repo	*r;
-	struct msgr	 m;
-	const void	*key, *known;
-	size_t		 keylen, knownlen;
+	struct git_repo		*r;
+	struct msgr		 m;
+	struct wire_git_repo	 g;
 
+	msg_reader(&m, imsg);
+	if (wire_get_git_repo(&m, &g) == -1)
+		fatalx("gitworker: malformed IMSG_GIT_REPO (%s)", m.what);
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		fatal("calloc");
 	r->gr_id = imsg->hdr.peerid;
-	msg_reader(&m, imsg);
-	msg_get_strdup(&m, &r->gr_name, GITW_NAME_MAX);
-	msg_get_strdup(&m, &r->gr_url, GITW_URL_MAX);
-	msg_get_strdup(&m, &r->gr_branch, GITW_BRANCH_MAX);
-	msg_get_strdup(&m, &r->gr_path, GITW_PATH_MAX);
-	msg_get_u32(&m, &r->gr_max_file);
-	msg_get_u32(&m, &r->gr_max_files);
-	msg_get_u64(&m, &r->gr_max_total);
-	msg_get_data(&m, &key, &keylen, GITW_KEY_MAX);
-	msg_get_data(&m, &known, &knownlen, GITW_KNOWNHOSTS_MAX);
-	if (msg_end(&m) == -1)
-		fatalx("gitworker: malformed IMSG_GIT_REPO (%s)", m.what);
-	/* The name becomes a file name in the cache. */
-	if (r->gr_name[0] == '\0' || strcmp(r->gr_name, ".") == 0 ||
-	    strcmp(r->gr_name, "..") == 0 || strchr(r->gr_name, '/') != NULL)
-		fatalx("gitworker: bad repository name from the master");
-	if (keylen > 0) {
-		r->gr_key = git_blobdup(key, keylen);
-		r->gr_keylen = keylen;
+	r->gr_name = git_blobdup(g.name, strlen(g.name));
+	r->gr_url = git_blobdup(g.url, strlen(g.url));
+	r->gr_branch = git_blobdup(g.branch, strlen(g.branch));
+	r->gr_path = git_blobdup(g.path, strlen(g.path));
+	r->gr_max_file = g.max_file;
+	r->gr_max_files = g.max_files;
+	r->gr_max_total = g.max_total;
+	if (g.keylen > 0) {
+		r->gr_key = git_blobdup(g.key, g.keylen);
+		r->gr_keylen = g.keylen;
 	}
-	if (knownlen > 0) {
-		r->gr_known = git_blobdup(known, knownlen);
-		r->gr_knownlen = knownlen;
+	if (g.knownlen > 0) {
+		r->gr_known = git_blobdup(g.known, g.knownlen);
+		r->gr_knownlen = g.knownlen;
 	}
 	git_cache_path(r);
 	TAILQ_INSERT_TAIL(&git_next, r, gr_entry);
@@ -160,15 +154,12 @@ git_recv_end(struct imsg *imsg)
 static void
 git_recv_poll(struct imsg *imsg)
 {
-	struct git_repo	*r;
-	struct msgr	 m;
-	const char	*known;
-	uint32_t	 seq;
+	struct git_repo		*r;
+	struct msgr		 m;
+	struct wire_git_poll	 p;
 
 	msg_reader(&m, imsg);
-	msg_get_u32(&m, &seq);
-	msg_get_str(&m, &known, GITW_COMMIT_HEXLEN);
-	if (msg_end(&m) == -1)
+	if (wire_get_git_poll(&m, &p) == -1)
 		fatalx("gitworker: malformed IMSG_GIT_POLL (%s)", m.what);
 	TAILQ_FOREACH(r, &git_repos, gr_entry)
 		if (r->gr_id == imsg->hdr.peerid)
@@ -176,7 +167,7 @@ git_recv_poll(struct imsg *imsg)
 	if (r == NULL)
 		fatalx("gitworker: poll of unknown repository %u",
 		    imsg->hdr.peerid);
-	git_poll(r, seq, known);
+	git_poll(r, p.seq, p.commit);
 }
 
 #define IMSG_TO_MASTER(h)	NULL

@@ -32,6 +32,7 @@
 #include "conf.h"
 #include "master.h"
 #include "nomad.h"
+#include "wire_nomad.h"
 
 /* On top of the worker's own timeouts: its retries and some slack. */
 #define NOMAD_DEADLINE_SLACK_MS	5000
@@ -320,17 +321,18 @@ nomad_outstanding(void)
 uint32_t
 nomad_call(int op, const struct nomad_args *a, nomad_cb cb, void *arg)
 {
-	struct nomad_call	*c;
-	struct worker		*w;
-	struct msgw		 m;
-	const char		*ns, *cerr;
-	char			*job = NULL, *meta = NULL, *groups = NULL;
-	const void		*d1 = NULL, *d2 = NULL;
-	size_t			 d1len = 0, d2len = 0;
-	uint32_t		 timeout;
-	struct timeval		 tv;
-	long long		 ms;
-	uint32_t		 id;
+	struct nomad_call		*c;
+	struct worker			*w;
+	struct msgw			 m;
+	struct wire_nomad_request	 q;
+	const char			*ns, *cerr;
+	char				*job = NULL, *meta = NULL, *groups = NULL;
+	const void			*d1 = NULL, *d2 = NULL;
+	size_t				 d1len = 0, d2len = 0;
+	uint32_t			 timeout;
+	struct timeval			 tv;
+	long long			 ms;
+	uint32_t			 id;
 
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		fatal("calloc");
@@ -454,19 +456,22 @@ nomad_call(int op, const struct nomad_args *a, nomad_cb cb, void *arg)
 		return id;
 	}
 
+	q.op = (uint32_t)op;
+	q.flags = a->na_flags;
+	q.timeout_ms = timeout;
+	q.ns = ns;
+	q.id = a->na_id;
+	q.task = a->na_task;
+	q.prefix = a->na_prefix;
+	q.idem = a->na_idem;
+	q.index = a->na_index;
+	q.tail = a->na_tail;
+	q.data1 = d1;
+	q.data1len = d1len;
+	q.data2 = d2;
+	q.data2len = d2len;
 	msg_init(&m);
-	msg_add_u32(&m, (uint32_t)op);
-	msg_add_u32(&m, a->na_flags);
-	msg_add_u32(&m, timeout);
-	msg_add_str(&m, ns);
-	msg_add_str(&m, a->na_id);
-	msg_add_str(&m, a->na_task);
-	msg_add_str(&m, a->na_prefix);
-	msg_add_str(&m, a->na_idem);
-	msg_add_u64(&m, a->na_index);
-	msg_add_u64(&m, a->na_tail);
-	msg_add_data(&m, d1, d1len);
-	msg_add_data(&m, d2, d2len);
+	wire_put_nomad_request(&m, &q);
 	free(job);
 	free(meta);
 	free(groups);
@@ -736,12 +741,9 @@ nomad_lookup(struct worker *w, struct imsg *imsg)
 void
 nomad_response(struct worker *w, struct imsg *imsg)
 {
-	struct nomad_call	*c;
-	struct msgr		 r;
-	const char		*error;
-	const void		*chunk;
-	size_t			 chunklen;
-	uint64_t		 total;
+	struct nomad_call		*c;
+	struct msgr			 r;
+	struct wire_nomad_response	 a;
 
 	if ((c = nomad_lookup(w, imsg)) == NULL)
 		return;
@@ -751,40 +753,23 @@ nomad_response(struct worker *w, struct imsg *imsg)
 		return;
 	}
 	msg_reader(&r, imsg);
-	msg_get_u32(&r, &c->nc_status);
-	msg_get_u64(&r, &c->nc_index);
-	msg_get_u32(&r, &c->nc_attempts);
-	msg_get_str(&r, &error, NOMAD_ERROR_MAX);
-	msg_get_u64(&r, &total);
-	msg_get_data(&r, &chunk, &chunklen, NOMAD_CHUNK_MAX);
-	if (r.err == 0 && c->nc_status != 0 &&
-	    (c->nc_status < 100 || c->nc_status > 599))
-		msg_fail(&r, "status out of range");
-	if (r.err == 0 && c->nc_status == 0 &&
-	    (total != 0 || error[0] == '\0'))
-		msg_fail(&r, "no status, but a body or no error");
-	if (r.err == 0 && c->nc_status != 0 && error[0] != '\0')
-		msg_fail(&r, "a status and an error");
-	if (r.err == 0 && (c->nc_attempts > NOMAD_READ_ATTEMPTS ||
-	    (c->nc_status != 0 && c->nc_attempts == 0)))
-		msg_fail(&r, "attempts out of range");
-	if (r.err == 0 && (total > NOMAD_BODY_MAX ||
-	    chunklen != (total < NOMAD_CHUNK_MAX ? total : NOMAD_CHUNK_MAX)))
-		msg_fail(&r, "body length");
-	if (msg_end(&r) == -1) {
+	if (wire_get_nomad_response(&r, &a) == -1) {
 		supervise_violation(w, "malformed %s (%s)",
-		    imsg_to_str(imsg->hdr.type),
-		    r.what != NULL ? r.what : "trailing bytes");
+		    imsg_to_str(imsg->hdr.type), r.what);
 		return;
 	}
+	c->nc_status = a.status;
+	c->nc_index = a.index;
+	c->nc_attempts = a.attempts;
 	c->nc_head = 1;
 	if (c->nc_status == 0)
-		c->nc_error = text_dup(error, strlen(error), NOMAD_REASON_MAX, 0);
-	c->nc_bodytotal = (size_t)total;
+		c->nc_error = text_dup(a.error, strlen(a.error),
+		    NOMAD_REASON_MAX, 0);
+	c->nc_bodytotal = (size_t)a.total;
 	if ((c->nc_body = malloc(c->nc_bodytotal + 1)) == NULL)
 		fatal("malloc");
-	memcpy(c->nc_body, chunk, chunklen);
-	c->nc_bodylen = chunklen;
+	memcpy(c->nc_body, a.chunk, a.chunklen);
+	c->nc_bodylen = a.chunklen;
 	c->nc_body[c->nc_bodylen] = '\0';
 	if (c->nc_bodylen == c->nc_bodytotal)
 		nomad_finish(c);
@@ -795,8 +780,8 @@ nomad_body(struct worker *w, struct imsg *imsg)
 {
 	struct nomad_call	*c;
 	struct msgr		 r;
-	const void		*chunk;
-	size_t			 chunklen, left;
+	struct wire_nomad_body	 b;
+	size_t			 left;
 
 	if ((c = nomad_lookup(w, imsg)) == NULL)
 		return;
@@ -807,18 +792,16 @@ nomad_body(struct worker *w, struct imsg *imsg)
 	}
 	left = c->nc_bodytotal - c->nc_bodylen;
 	msg_reader(&r, imsg);
-	msg_get_data(&r, &chunk, &chunklen, NOMAD_CHUNK_MAX);
-	if (r.err == 0 && chunklen != (left < NOMAD_CHUNK_MAX ? left :
-	    NOMAD_CHUNK_MAX))
+	if (wire_get_nomad_body(&r, &b) == 0 && b.chunklen !=
+	    (left < NOMAD_CHUNK_MAX ? left : NOMAD_CHUNK_MAX))
 		msg_fail(&r, "chunk length");
-	if (msg_end(&r) == -1) {
+	if (r.err) {
 		supervise_violation(w, "malformed %s (%s)",
-		    imsg_to_str(imsg->hdr.type),
-		    r.what != NULL ? r.what : "trailing bytes");
+		    imsg_to_str(imsg->hdr.type), r.what);
 		return;
 	}
-	memcpy(c->nc_body + c->nc_bodylen, chunk, chunklen);
-	c->nc_bodylen += chunklen;
+	memcpy(c->nc_body + c->nc_bodylen, b.chunk, b.chunklen);
+	c->nc_bodylen += b.chunklen;
 	c->nc_body[c->nc_bodylen] = '\0';
 	if (c->nc_bodylen == c->nc_bodytotal)
 		nomad_finish(c);

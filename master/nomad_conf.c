@@ -28,6 +28,7 @@
 #include "master.h"
 #include "nomad.h"
 #include "engine.h"
+#include "wire_nomad.h"
 #include "cfile.h"
 
 /* What the master sends the nomadworker, read from the config as root. */
@@ -110,21 +111,22 @@ nomad_load_ca(const char *path, struct nomad_settings *s)
 static void
 nomad_send_config(struct worker *w)
 {
-	struct msgw	 m;
-	size_t		 i;
-	int		 usable = nomad_set.ns_error[0] == '\0' &&
-			    nomad_set.ns_address != NULL;
+	struct msgw			 m;
+	struct wire_nomad_config	 c;
+	size_t				 i;
+	int				 usable = nomad_set.ns_error[0] ==
+					    '\0' && nomad_set.ns_address != NULL;
 
+	memset(&c, 0, sizeof(c));
+	c.address = usable ? nomad_set.ns_address : "";
+	c.ca = usable ? nomad_set.ns_ca : NULL;
+	c.calen = usable ? nomad_set.ns_calen : 0;
+	for (i = 0; i < nomad_set.ns_nnames && i < NOMAD_NAMESPACES_MAX; i++)
+		c.names[c.nnames++] = nomad_set.ns_names[i];
+	c.token = usable ? nomad_set.ns_token : NULL;
+	c.tokenlen = usable ? nomad_set.ns_tokenlen : 0;
 	msg_init(&m);
-	msg_add_str(&m, usable ? nomad_set.ns_address : "");
-	msg_add_data(&m, usable ? nomad_set.ns_ca : NULL,
-	    usable ? nomad_set.ns_calen : 0);
-	msg_add_u32(&m, (uint32_t)nomad_set.ns_nnames);
-	for (i = 0; i < nomad_set.ns_nnames; i++)
-		msg_add_str(&m, nomad_set.ns_names[i]);
-	/* Last: nothing grows the buffer (and copies it) after the token. */
-	msg_add_data(&m, usable ? nomad_set.ns_token : NULL,
-	    usable ? nomad_set.ns_tokenlen : 0);
+	wire_put_nomad_config(&m, &c);
 	if (m.err)
 		fatalx("%s: out of memory", imsg_to_str(IMSG_NOMAD_CONFIG));
 	if (imsgev_compose(&w->w_iev, IMSG_NOMAD_CONFIG, 0, -1, m.buf,
@@ -191,6 +193,10 @@ nomad_configure(const struct nops_conf *conf)
 
 	TAILQ_FOREACH(cs, &conf->nomad.namespaces, entry)
 		n++;
+	/* More than the nomadworker takes (IMSG_NOMAD_CONFIG). */
+	if (n > NOMAD_NAMESPACES_MAX && s.ns_error[0] == '\0')
+		snprintf(s.ns_error, sizeof(s.ns_error), "more than %d "
+		    "namespaces", NOMAD_NAMESPACES_MAX);
 	if (n == 0) {
 		if ((s.ns_names = calloc(1, sizeof(char *))) == NULL ||
 		    (s.ns_names[0] = strdup("default")) == NULL)

@@ -38,6 +38,7 @@
 #include "engine.h"
 #include "metrics.h"
 #include "notify.h"
+#include "wire_notify.h"
 #include "cfile.h"
 #include "webhook.h"
 #include "jsonb.h"
@@ -314,6 +315,7 @@ notify_send(struct notifier *n, const struct deploy *d, uint32_t ev,
 	struct worker		*w = supervise_worker(PROC_NOMADWORKER);
 	struct notify_pending	*np;
 	struct msgw		 m;
+	struct wire_notify	 wn;
 	struct timeval		 tv = { 5, 0 };
 	json_t			*doc;
 	char			*body = NULL, title[NOTIFY_TITLE_MAX];
@@ -385,15 +387,17 @@ notify_send(struct notifier *n, const struct deploy *d, uint32_t ev,
 	}
 	if (++notify_lastid == 0)
 		notify_lastid = 1;
+	wn.kind = kind;
+	wn.url = n->n_url;
+	wn.title = kind == NOTIFY_KIND_TEXT ? title : "";
+	wn.tags = kind == NOTIFY_KIND_TEXT ? notify_event_tags(ev) : "";
+	wn.click = kind == NOTIFY_KIND_TEXT && link != NULL ? link : "";
+	wn.body = body;
+	wn.bodylen = strlen(body);
+	wn.token = n->n_token;
+	wn.tokenlen = n->n_tokenlen;
 	msg_init(&m);
-	msg_add_u32(&m, kind);
-	msg_add_str(&m, n->n_url);
-	msg_add_str(&m, kind == NOTIFY_KIND_TEXT ? title : "");
-	msg_add_str(&m, kind == NOTIFY_KIND_TEXT ? notify_event_tags(ev) : "");
-	msg_add_str(&m, kind == NOTIFY_KIND_TEXT && link != NULL ? link : "");
-	msg_add_data(&m, body, strlen(body));
-	/* Last, so that no growth of the buffer copies it. */
-	msg_add_data(&m, n->n_token, n->n_tokenlen);
+	wire_put_notify(&m, &wn);
 	free(body);
 	if (imsgev_send(&w->w_iev, &m, IMSG_NOTIFY, notify_lastid, -1) ==
 	    -1) {
@@ -484,22 +488,22 @@ notify_result(struct worker *w, struct imsg *imsg)
 {
 	struct notify_pending	*np;
 	struct notifier		*n;
-	struct msgr		 r;
-	const char		*error;
-	uint32_t		 status;
-	char			 why[NOTIFY_ERROR_MAX + 64];
+	struct msgr			 r;
+	struct wire_notify_result	 wr;
+	const char			*error;
+	uint32_t			 status;
+	char				 why[NOTIFY_ERROR_MAX + 64];
 
 	msg_reader(&r, imsg);
-	msg_get_u32(&r, &status);
-	msg_get_str(&r, &error, NOTIFY_ERROR_MAX);
-	if (msg_end(&r) == -1 || status > 599 || (status != 0 &&
-	    status < 100) || imsg->hdr.peerid == 0 ||
-	    imsg->hdr.peerid > notify_lastid) {
+	if (wire_get_notify_result(&r, &wr) == -1 ||
+	    imsg->hdr.peerid == 0 || imsg->hdr.peerid > notify_lastid) {
 		supervise_violation(w, "malformed %s (%s)",
 		    imsg_to_str(imsg->hdr.type),
-		    r.what != NULL ? r.what : "status or id");
+		    r.what != NULL ? r.what : "id");
 		return;
 	}
+	status = wr.status;
+	error = wr.error;
 	TAILQ_FOREACH(np, &pendings, np_entry)
 		if (np->np_id == imsg->hdr.peerid)
 			break;

@@ -38,6 +38,7 @@
 #include "master.h"
 #include "repo.h"
 #include "gitctx.h"
+#include "wire_git.h"
 #include "authc.h"
 #include "cfile.h"
 #include "webpub.h"
@@ -251,12 +252,6 @@ repo_check_path(const char *path, const char *top, int kind)
 	}
 }
 
-static int
-repo_check_hex(const char *s, size_t len)
-{
-	return strlen(s) == len && strspn(s, "0123456789abcdef") == len;
-}
-
 static json_t *
 repo_time_json(time_t t)
 {
@@ -427,9 +422,10 @@ repo_local_remotes(void)
 static void
 repo_send_one(struct worker *w, struct repo *r)
 {
-	struct msgw	 m;
-	char		*key = NULL, *known = NULL, err[512], why[600];
-	size_t		 keylen = 0, knownlen = 0;
+	struct wire_git_repo	 g;
+	struct msgw		 m;
+	char			*key = NULL, *known = NULL, err[512], why[600];
+	size_t			 keylen = 0, knownlen = 0;
 
 	free(r->r_file_error);
 	r->r_file_error = NULL;
@@ -452,16 +448,19 @@ repo_send_one(struct worker *w, struct repo *r)
 	 */
 	if (r->r_file_error != NULL)
 		repo_show_error(r, r->r_file_error);
+	g.name = r->r_name;
+	g.url = r->r_url;
+	g.branch = r->r_branch;
+	g.path = r->r_path;
+	g.max_file = r->r_max_file;
+	g.max_files = r->r_max_files;
+	g.max_total = r->r_max_total;
+	g.key = key;
+	g.keylen = keylen;
+	g.known = known;
+	g.knownlen = knownlen;
 	msg_init(&m);
-	msg_add_str(&m, r->r_name);
-	msg_add_str(&m, r->r_url);
-	msg_add_str(&m, r->r_branch);
-	msg_add_str(&m, r->r_path);
-	msg_add_u32(&m, r->r_max_file);
-	msg_add_u32(&m, r->r_max_files);
-	msg_add_u64(&m, r->r_max_total);
-	msg_add_data(&m, key, keylen);
-	msg_add_data(&m, known, knownlen);
+	wire_put_git_repo(&m, &g);
 	cfile_free(key, keylen);
 	cfile_free(known, knownlen);
 	/* The payload holds the key: clear it once it is queued. */
@@ -491,10 +490,11 @@ repo_send_list(struct worker *w)
 static void
 repo_run(void)
 {
-	struct worker	*w;
-	struct repo	*r;
-	struct msgw	 m;
-	struct timeval	 tv;
+	struct wire_git_poll	 p;
+	struct worker		*w;
+	struct repo		*r;
+	struct msgw		 m;
+	struct timeval		 tv;
 
 	if (repo_poll.p_repo == NULL && repo_restart &&
 	    (w = repo_gitworker()) != NULL) {
@@ -522,9 +522,10 @@ again:
 	repo_poll.p_repo = r;
 	repo_poll.p_seq = repo_nextseq++;
 	clock_gettime(CLOCK_MONOTONIC, &repo_poll.p_start);
+	p.seq = repo_poll.p_seq;
+	p.commit = r->r_snap != NULL ? r->r_snap->rs_commit : "";
 	msg_init(&m);
-	msg_add_u32(&m, repo_poll.p_seq);
-	msg_add_str(&m, r->r_snap != NULL ? r->r_snap->rs_commit : "");
+	wire_put_git_poll(&m, &p);
 	if (imsgev_send(&w->w_iev, &m, IMSG_GIT_POLL, r->r_id, -1) == -1)
 		fatal("IMSG_GIT_POLL to %s", w->w_title);
 	tv.tv_sec = r->r_timeout;
@@ -618,30 +619,17 @@ repo_violation(struct worker *w, const char *fmt, ...)
 }
 
 static void
-repo_recv_begin(struct worker *w, struct repo *r, struct msgr *m)
+repo_recv_begin(struct worker *w, struct repo *r,
+    const struct wire_git_begin *b)
 {
 	struct repo_snap	*s;
-	const char		*commit, *author, *subject;
-	int64_t			 t;
-	uint32_t		 nfiles;
-	uint64_t		 total;
+	uint32_t		 nfiles = b->nfiles;
+	uint64_t		 total = b->total;
 
-	msg_get_str(m, &commit, GITW_COMMIT_HEXLEN);
-	msg_get_str(m, &author, GITW_AUTHOR_MAX);
-	msg_get_i64(m, &t);
-	msg_get_str(m, &subject, GITW_SUBJECT_MAX);
-	msg_get_u32(m, &nfiles);
-	msg_get_u64(m, &total);
-	if (msg_end(m) == -1) {
-		repo_violation(w, "malformed IMSG_GIT_SNAP_BEGIN (%s)",
-		    m->what);
-		return;
-	}
-	if (repo_poll.p_snap != NULL || !repo_check_hex(commit,
-	    GITW_COMMIT_HEXLEN) || nfiles > r->r_max_files ||
+	if (repo_poll.p_snap != NULL || nfiles > r->r_max_files ||
 	    total > r->r_max_total || (uint64_t)nfiles * r->r_max_file <
-	    total || text_check(author, strlen(author)) != NULL ||
-	    text_check(subject, strlen(subject)) != NULL) {
+	    total || text_check(b->author, strlen(b->author)) != NULL ||
+	    text_check(b->subject, strlen(b->subject)) != NULL) {
 		repo_violation(w, "IMSG_GIT_SNAP_BEGIN out of place or out "
 		    "of bounds");
 		return;
@@ -651,10 +639,10 @@ repo_recv_begin(struct worker *w, struct repo *r, struct msgr *m)
 		fatal("calloc");
 	s->rs_refs = 1;
 	s->rs_repo = xstrdup(r->r_name);
-	strlcpy(s->rs_commit, commit, sizeof(s->rs_commit));
-	s->rs_author = xstrdup(author);
-	s->rs_time = t;
-	s->rs_subject = xstrdup(subject);
+	strlcpy(s->rs_commit, b->commit, sizeof(s->rs_commit));
+	s->rs_author = xstrdup(b->author);
+	s->rs_time = b->time;
+	s->rs_subject = xstrdup(b->subject);
 	repo_poll.p_snap = s;
 	repo_poll.p_nfiles = nfiles;
 	repo_poll.p_total = total;
@@ -672,24 +660,16 @@ repo_file_done(struct repo_file *f)
 }
 
 static void
-repo_recv_file(struct worker *w, struct repo *r, struct msgr *m)
+repo_recv_file(struct worker *w, struct repo *r,
+    const struct wire_git_file *wf)
 {
 	struct repo_snap	*s = repo_poll.p_snap;
 	struct repo_file	*f;
-	const char		*path, *sha, *errstr = NULL;
-	uint64_t		 size;
-	uint8_t			 kind;
+	const char		*path = wf->path, *errstr = NULL;
+	uint64_t		 size = wf->size;
+	uint8_t			 kind = wf->kind;
 	size_t			 i;
 
-	msg_get_u8(m, &kind);
-	msg_get_str(m, &path, GITW_PATH_MAX);
-	msg_get_u64(m, &size);
-	msg_get_str(m, &sha, GITW_SHA256_HEXLEN);
-	if (msg_end(m) == -1) {
-		repo_violation(w, "malformed IMSG_GIT_SNAP_FILE (%s)",
-		    m->what);
-		return;
-	}
 	if (s == NULL || repo_poll.p_infile ||
 	    s->rs_nfiles >= repo_poll.p_nfiles) {
 		repo_violation(w, "IMSG_GIT_SNAP_FILE out of place");
@@ -697,8 +677,7 @@ repo_recv_file(struct worker *w, struct repo *r, struct msgr *m)
 	}
 	if ((errstr = repo_check_path(path, r->r_path, kind)) != NULL ||
 	    size > r->r_max_file ||
-	    repo_poll.p_got + size > repo_poll.p_total ||
-	    !repo_check_hex(sha, GITW_SHA256_HEXLEN)) {
+	    repo_poll.p_got + size > repo_poll.p_total) {
 		repo_violation(w, "IMSG_GIT_SNAP_FILE: %s", errstr != NULL ?
 		    errstr : "size or hash out of bounds");
 		return;
@@ -718,7 +697,7 @@ repo_recv_file(struct worker *w, struct repo *r, struct msgr *m)
 	f->rf_kind = kind;
 	f->rf_path = xstrdup(path);
 	f->rf_size = (size_t)size;
-	strlcpy(f->rf_sha256, sha, sizeof(f->rf_sha256));
+	strlcpy(f->rf_sha256, wf->sha256, sizeof(f->rf_sha256));
 	if ((f->rf_data = malloc(f->rf_size + 1)) == NULL)
 		fatal("malloc");
 	f->rf_data[f->rf_size] = '\0';
@@ -736,19 +715,12 @@ repo_recv_file(struct worker *w, struct repo *r, struct msgr *m)
 }
 
 static void
-repo_recv_data(struct worker *w, struct msgr *m)
+repo_recv_data(struct worker *w, const struct wire_git_data *d)
 {
 	struct repo_snap	*s = repo_poll.p_snap;
 	struct repo_file	*f;
-	const void		*data;
-	size_t			 len;
+	size_t			 len = d->len;
 
-	msg_get_data(m, &data, &len, GITW_CHUNK_MAX);
-	if (msg_end(m) == -1) {
-		repo_violation(w, "malformed IMSG_GIT_SNAP_DATA (%s)",
-		    m->what);
-		return;
-	}
 	if (s == NULL || !repo_poll.p_infile) {
 		repo_violation(w, "IMSG_GIT_SNAP_DATA out of place");
 		return;
@@ -759,7 +731,7 @@ repo_recv_data(struct worker *w, struct msgr *m)
 		    f->rf_path);
 		return;
 	}
-	memcpy(f->rf_data + repo_poll.p_off, data, len);
+	memcpy(f->rf_data + repo_poll.p_off, d->data, len);
 	repo_poll.p_off += len;
 	if (repo_poll.p_off == f->rf_size && repo_file_done(f) == -1)
 		repo_violation(w, "IMSG_GIT_SNAP_DATA: %s: content does not "
@@ -767,19 +739,14 @@ repo_recv_data(struct worker *w, struct msgr *m)
 }
 
 static void
-repo_recv_note(struct worker *w, struct repo *r, struct msgr *m)
+repo_recv_note(struct worker *w, struct repo *r,
+    const struct wire_git_note *wn)
 {
 	struct repo_snap	*s = repo_poll.p_snap;
 	struct repo_note	*n;
-	const char		*path, *text, *errstr = NULL;
+	const char		*path = wn->path, *text = wn->text;
+	const char		*errstr = NULL;
 
-	msg_get_str(m, &path, GITW_PATH_MAX);
-	msg_get_str(m, &text, GITW_NOTE_MAX);
-	if (msg_end(m) == -1) {
-		repo_violation(w, "malformed IMSG_GIT_SNAP_NOTE (%s)",
-		    m->what);
-		return;
-	}
 	if (s == NULL || repo_poll.p_infile ||
 	    s->rs_nfiles != repo_poll.p_nfiles ||
 	    s->rs_nnotes >= GITW_NOTES_MAX ||
@@ -839,21 +806,14 @@ repo_snap_link(struct repo_snap *s)
 }
 
 static void
-repo_recv_end(struct worker *w, struct repo *r, struct msgr *m)
+repo_recv_end(struct worker *w, struct repo *r, uint32_t flags)
 {
 	struct repo_snap	*s = repo_poll.p_snap;
 	const char		*orphan;
-	uint32_t		 flags;
 
-	msg_get_u32(m, &flags);
-	if (msg_end(m) == -1) {
-		repo_violation(w, "malformed IMSG_GIT_SNAP_END (%s)", m->what);
-		return;
-	}
 	if (s == NULL || repo_poll.p_infile ||
 	    s->rs_nfiles != repo_poll.p_nfiles ||
-	    repo_poll.p_got != repo_poll.p_total ||
-	    (flags & ~(GITW_SNAP_FETCHED | GITW_SNAP_REBUILT)) != 0) {
+	    repo_poll.p_got != repo_poll.p_total) {
 		repo_violation(w, "IMSG_GIT_SNAP_END out of place or with "
 		    "counts that do not match");
 		return;
@@ -882,17 +842,20 @@ repo_recv_end(struct worker *w, struct repo *r, struct msgr *m)
 
 /*
  * Every gitworker message is about the poll in flight: its repository's
- * id in peerid, the poll's sequence number first.  The repository, with
- * the reader past the number; or NULL after a violation.
+ * id in peerid, the poll's sequence number first.  After the payload
+ * decoded (wire_git.h), the repository; or NULL after a violation.
  */
 static struct repo *
-repo_poll_msg(struct worker *w, struct imsg *imsg, struct msgr *m)
+repo_poll_msg(struct worker *w, struct imsg *imsg, struct msgr *m, int rv,
+    uint32_t seq)
 {
 	struct repo	*r = repo_poll.p_repo;
-	uint32_t	 seq;
 
-	msg_reader(m, imsg);
-	msg_get_u32(m, &seq);
+	if (rv == -1) {
+		repo_violation(w, "malformed %s (%s)",
+		    imsg_to_str(imsg->hdr.type), m->what);
+		return NULL;
+	}
 	if (r == NULL || imsg->hdr.peerid != r->r_id ||
 	    seq != repo_poll.p_seq) {
 		repo_violation(w, "%s for a poll not in flight",
@@ -902,92 +865,113 @@ repo_poll_msg(struct worker *w, struct imsg *imsg, struct msgr *m)
 	return r;
 }
 
-/* IMSG_GIT_UNCHANGED: u32 seq, str commit. */
 void
 repo_git_unchanged(struct worker *w, struct imsg *imsg)
 {
-	struct repo	*r;
-	struct msgr	 m;
-	const char	*s;
+	struct repo		*r;
+	struct msgr		 m;
+	struct wire_git_poll	 p;
+	int			 rv;
 
-	if ((r = repo_poll_msg(w, imsg, &m)) == NULL)
+	msg_reader(&m, imsg);
+	rv = wire_get_git_unchanged(&m, &p);
+	if ((r = repo_poll_msg(w, imsg, &m, rv, p.seq)) == NULL)
 		return;
-	msg_get_str(&m, &s, GITW_COMMIT_HEXLEN);
-	if (msg_end(&m) == -1 || repo_poll.p_snap != NULL ||
-	    r->r_snap == NULL || strcmp(s, r->r_snap->rs_commit) != 0) {
-		repo_violation(w, "IMSG_GIT_UNCHANGED malformed or not "
-		    "about the known commit");
+	if (repo_poll.p_snap != NULL || r->r_snap == NULL ||
+	    strcmp(p.commit, r->r_snap->rs_commit) != 0) {
+		repo_violation(w, "IMSG_GIT_UNCHANGED not about the known "
+		    "commit");
 		return;
 	}
 	repo_poll_end(NULL);
 }
 
-/* IMSG_GIT_ERROR: u32 seq, str error. */
 void
 repo_git_error(struct worker *w, struct imsg *imsg)
 {
-	struct msgr	 m;
-	const char	*s;
+	struct msgr		 m;
+	struct wire_git_error	 e;
+	int			 rv;
 
-	if (repo_poll_msg(w, imsg, &m) == NULL)
+	msg_reader(&m, imsg);
+	rv = wire_get_git_error(&m, &e);
+	if (repo_poll_msg(w, imsg, &m, rv, e.seq) == NULL)
 		return;
-	msg_get_str(&m, &s, GITW_ERROR_MAX);
-	if (msg_end(&m) == -1 || repo_poll.p_snap != NULL ||
-	    text_check(s, strlen(s)) != NULL || s[0] == '\0') {
-		repo_violation(w, "IMSG_GIT_ERROR malformed or out of "
-		    "place");
+	if (repo_poll.p_snap != NULL ||
+	    text_check(e.error, strlen(e.error)) != NULL) {
+		repo_violation(w, "IMSG_GIT_ERROR out of place or not text");
 		return;
 	}
-	repo_poll_end(s);
+	repo_poll_end(e.error);
 }
 
 void
 repo_git_snap_begin(struct worker *w, struct imsg *imsg)
 {
-	struct repo	*r;
-	struct msgr	 m;
+	struct repo		*r;
+	struct msgr		 m;
+	struct wire_git_begin	 b;
+	int			 rv;
 
-	if ((r = repo_poll_msg(w, imsg, &m)) != NULL)
-		repo_recv_begin(w, r, &m);
+	msg_reader(&m, imsg);
+	rv = wire_get_git_begin(&m, &b);
+	if ((r = repo_poll_msg(w, imsg, &m, rv, b.seq)) != NULL)
+		repo_recv_begin(w, r, &b);
 }
 
 void
 repo_git_snap_file(struct worker *w, struct imsg *imsg)
 {
-	struct repo	*r;
-	struct msgr	 m;
+	struct repo		*r;
+	struct msgr		 m;
+	struct wire_git_file	 f;
+	int			 rv;
 
-	if ((r = repo_poll_msg(w, imsg, &m)) != NULL)
-		repo_recv_file(w, r, &m);
+	msg_reader(&m, imsg);
+	rv = wire_get_git_file(&m, &f);
+	if ((r = repo_poll_msg(w, imsg, &m, rv, f.seq)) != NULL)
+		repo_recv_file(w, r, &f);
 }
 
 void
 repo_git_snap_data(struct worker *w, struct imsg *imsg)
 {
-	struct msgr	 m;
+	struct msgr		 m;
+	struct wire_git_data	 d;
+	int			 rv;
 
-	if (repo_poll_msg(w, imsg, &m) != NULL)
-		repo_recv_data(w, &m);
+	msg_reader(&m, imsg);
+	rv = wire_get_git_data(&m, &d);
+	if (repo_poll_msg(w, imsg, &m, rv, d.seq) != NULL)
+		repo_recv_data(w, &d);
 }
 
 void
 repo_git_snap_note(struct worker *w, struct imsg *imsg)
 {
-	struct repo	*r;
-	struct msgr	 m;
+	struct repo		*r;
+	struct msgr		 m;
+	struct wire_git_note	 n;
+	int			 rv;
 
-	if ((r = repo_poll_msg(w, imsg, &m)) != NULL)
-		repo_recv_note(w, r, &m);
+	msg_reader(&m, imsg);
+	rv = wire_get_git_note(&m, &n);
+	if ((r = repo_poll_msg(w, imsg, &m, rv, n.seq)) != NULL)
+		repo_recv_note(w, r, &n);
 }
 
 void
 repo_git_snap_end(struct worker *w, struct imsg *imsg)
 {
-	struct repo	*r;
-	struct msgr	 m;
+	struct repo		*r;
+	struct msgr		 m;
+	struct wire_git_end	 e;
+	int			 rv;
 
-	if ((r = repo_poll_msg(w, imsg, &m)) != NULL)
-		repo_recv_end(w, r, &m);
+	msg_reader(&m, imsg);
+	rv = wire_get_git_end(&m, &e);
+	if ((r = repo_poll_msg(w, imsg, &m, rv, e.seq)) != NULL)
+		repo_recv_end(w, r, e.flags);
 }
 
 /* ---------------------------------------------------------- lifecycle */

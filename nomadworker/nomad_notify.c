@@ -27,6 +27,7 @@
 #include "msg.h"
 #include "nops.h"
 #include "proc.h"
+#include "wire_notify.h"
 #include "nomad_notify.h"
 #include "nomad_curl.h"
 
@@ -54,11 +55,11 @@ static struct notify_reqs	 nn_reqs = TAILQ_HEAD_INITIALIZER(nn_reqs);
 static void
 nn_result(uint32_t id, uint32_t status, const char *error)
 {
-	struct msgw	 m;
+	struct msgw			 m;
+	struct wire_notify_result	 n = { status, error };
 
 	msg_init(&m);
-	msg_add_u32(&m, status);
-	msg_add_str(&m, error);
+	wire_put_notify_result(&m, &n);
 	if (imsgev_send(nn_iev, &m, IMSG_NOTIFY_RESULT, id, -1) == -1)
 		fatal("%s", imsg_to_str(IMSG_NOTIFY_RESULT));
 }
@@ -128,18 +129,6 @@ nomad_notify_init(struct event_base *base, struct imsgev *iev)
 }
 
 /* Visible ASCII and spaces: it goes into an HTTP header line. */
-static int
-nn_header_ok(const char *s, size_t len, int spaces)
-{
-	size_t	 i;
-
-	for (i = 0; i < len; i++)
-		if ((unsigned char)s[i] < (spaces ? 0x20 : 0x21) ||
-		    (unsigned char)s[i] >= 0x7f)
-			return 0;
-	return 1;
-}
-
 static void
 nn_header(struct notify_req *nr, const char *name, const char *value,
     size_t len)
@@ -163,46 +152,26 @@ nomad_notify(struct imsg *imsg)
 {
 	struct notify_req	*nr;
 	struct msgr		 r;
-	const char		*url, *title, *tags, *click;
-	const void		*body, *token;
-	size_t			 bodylen, tokenlen;
-	uint32_t		 kind;
+	struct wire_notify	 n;
 	CURL			*e;
 
 	msg_reader(&r, imsg);
-	msg_get_u32(&r, &kind);
-	msg_get_str(&r, &url, NOTIFY_URL_MAX);
-	msg_get_str(&r, &title, NOTIFY_TITLE_MAX);
-	msg_get_str(&r, &tags, NOTIFY_TAGS_MAX);
-	msg_get_str(&r, &click, NOTIFY_URL_MAX);
-	msg_get_data(&r, &body, &bodylen, NOTIFY_BODY_MAX);
-	msg_get_data(&r, &token, &tokenlen, NOTIFY_TOKEN_MAX);
-	if (r.err == 0 && kind != NOTIFY_KIND_JSON && kind != NOTIFY_KIND_TEXT)
-		msg_fail(&r, "unknown kind");
-	if (r.err == 0 && strncmp(url, "https://", 8) != 0 &&
-	    strncmp(url, "http://", 7) != 0)
-		msg_fail(&r, "not an http(s) URL");
-	if (r.err == 0 && (!nn_header_ok(title, strlen(title), 1) ||
-	    !nn_header_ok(tags, strlen(tags), 0) ||
-	    !nn_header_ok(click, strlen(click), 0) ||
-	    !nn_header_ok(token, tokenlen, 0)))
-		msg_fail(&r, "a header value with control characters");
-	if (msg_end(&r) == -1)
+	if (wire_get_notify(&r, &n) == -1)
 		fatalx("malformed %s (%s)", imsg_to_str(imsg->hdr.type),
-		    r.what != NULL ? r.what : "trailing bytes");
+		    r.what);
 
 	if ((nr = calloc(1, sizeof(*nr))) == NULL)
 		fatal("calloc");
 	nr->nr_id = imsg->hdr.peerid;
-	if ((nr->nr_body = malloc(bodylen + 1)) == NULL)
+	if ((nr->nr_body = malloc(n.bodylen + 1)) == NULL)
 		fatal("malloc");
-	memcpy(nr->nr_body, body, bodylen);
-	nr->nr_body[bodylen] = '\0';
-	nr->nr_bodylen = bodylen;
+	memcpy(nr->nr_body, n.body, n.bodylen);
+	nr->nr_body[n.bodylen] = '\0';
+	nr->nr_bodylen = n.bodylen;
 	if ((nr->nr_easy = e = curl_easy_init()) == NULL)
 		fatalx("curl_easy_init");
 
-	curl_easy_setopt(e, CURLOPT_URL, url);
+	curl_easy_setopt(e, CURLOPT_URL, n.url);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
@@ -225,26 +194,26 @@ nomad_notify(struct imsg *imsg)
 	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
 	    (curl_off_t)nr->nr_bodylen);
 
-	if (kind == NOTIFY_KIND_JSON)
+	if (n.kind == NOTIFY_KIND_JSON)
 		nn_header(nr, "Content-Type", "application/json", 16);
 	else {
 		nn_header(nr, "Content-Type", "text/plain; charset=utf-8", 25);
-		if (*title != '\0')
-			nn_header(nr, "Title", title, strlen(title));
-		if (*tags != '\0')
-			nn_header(nr, "Tags", tags, strlen(tags));
-		if (*click != '\0')
-			nn_header(nr, "Click", click, strlen(click));
+		if (*n.title != '\0')
+			nn_header(nr, "Title", n.title, strlen(n.title));
+		if (*n.tags != '\0')
+			nn_header(nr, "Tags", n.tags, strlen(n.tags));
+		if (*n.click != '\0')
+			nn_header(nr, "Click", n.click, strlen(n.click));
 	}
 	/* No "Expect: 100-continue" round trip. */
 	if ((nr->nr_headers = curl_slist_append(nr->nr_headers, "Expect:")) ==
 	    NULL)
 		fatalx("curl_slist_append");
-	if (tokenlen > 0) {
+	if (n.tokenlen > 0) {
 		char	 b[sizeof("Bearer ") + NOTIFY_TOKEN_MAX];
 
-		snprintf(b, sizeof(b), "Bearer %.*s", (int)tokenlen,
-		    (const char *)token);
+		snprintf(b, sizeof(b), "Bearer %.*s", (int)n.tokenlen,
+		    (const char *)n.token);
 		nn_header(nr, "Authorization", b, strlen(b));
 		explicit_bzero(b, sizeof(b));
 	}

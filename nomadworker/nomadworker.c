@@ -29,6 +29,7 @@
 #include "nops.h"
 #include "proc.h"
 #include "sandbox.h"
+#include "wire_nomad.h"
 #include "nomadworker.h"
 #include "nomad_notify.h"
 
@@ -89,7 +90,8 @@ nomad_config(struct imsg *imsg)
 	struct nomad_http_conf	 hc;
 	struct nomad_ns		*ns;
 	struct msgr		 r;
-	const char		*addr, *name;
+	struct wire_nomad_config c;
+	const char		*addr;
 	const void		*token, *ca;
 	size_t			 tokenlen, calen;
 	uint32_t		 n, i;
@@ -99,23 +101,21 @@ nomad_config(struct imsg *imsg)
 	memset(&hc, 0, sizeof(hc));
 	nomad_ns_clear();
 	msg_reader(&r, imsg);
-	msg_get_str(&r, &addr, NOMAD_ADDRESS_MAX);
-	msg_get_data(&r, &ca, &calen, NOMAD_CA_MAX);
-	msg_get_u32(&r, &n);
-	if (n > NOMAD_NAMESPACES_MAX)
-		msg_fail(&r, "too many namespaces");
-	for (i = 0; i < n && r.err == 0; i++) {
-		if (msg_get_str(&r, &name, NOMAD_NS_MAX) == -1)
-			break;
+	if (wire_get_nomad_config(&r, &c) == -1)
+		fatalx("malformed %s (%s)", imsg_to_str(imsg->hdr.type),
+		    r.what);
+	for (i = 0; i < c.nnames; i++) {
 		if ((ns = calloc(1, sizeof(*ns))) == NULL ||
-		    (ns->ns_name = strdup(name)) == NULL)
+		    (ns->ns_name = strdup(c.names[i])) == NULL)
 			fatal("calloc");
 		TAILQ_INSERT_TAIL(&nomad_namespaces, ns, ns_entry);
 	}
-	msg_get_data(&r, &token, &tokenlen, NOMAD_TOKEN_MAX);
-	if (msg_end(&r) == -1)
-		fatalx("malformed %s (%s)", imsg_to_str(imsg->hdr.type),
-		    r.what != NULL ? r.what : "trailing bytes");
+	addr = c.address;
+	ca = c.ca;
+	calen = c.calen;
+	token = c.token;
+	tokenlen = c.tokenlen;
+	n = c.nnames;
 
 	err[0] = '\0';
 	if (addr[0] == '\0')
@@ -165,19 +165,23 @@ nomad_config(struct imsg *imsg)
 static void
 nomad_answer_cb(const struct nomad_answer *an)
 {
-	struct msgw	 m;
-	const uint8_t	*body = an->an_body;
-	size_t		 off, n;
+	struct msgw			 m;
+	struct wire_nomad_response	 a;
+	struct wire_nomad_body		 b;
+	const uint8_t			*body = an->an_body;
+	size_t				 off, n;
 
 	n = an->an_bodylen < NOMAD_CHUNK_MAX ? an->an_bodylen :
 	    NOMAD_CHUNK_MAX;
+	a.status = an->an_status;
+	a.index = an->an_index;
+	a.attempts = an->an_attempts;
+	a.error = an->an_error;
+	a.total = (uint64_t)an->an_bodylen;
+	a.chunk = body;
+	a.chunklen = n;
 	msg_init(&m);
-	msg_add_u32(&m, an->an_status);
-	msg_add_u64(&m, an->an_index);
-	msg_add_u32(&m, an->an_attempts);
-	msg_add_str(&m, an->an_error);
-	msg_add_u64(&m, (uint64_t)an->an_bodylen);
-	msg_add_data(&m, body, n);
+	wire_put_nomad_response(&m, &a);
 	if (imsgev_send(&nomad_iev, &m, IMSG_NOMAD_RESPONSE, an->an_id,
 	    -1) == -1)
 		fatal("%s", imsg_to_str(IMSG_NOMAD_RESPONSE));
@@ -185,8 +189,10 @@ nomad_answer_cb(const struct nomad_answer *an)
 		n = an->an_bodylen - off;
 		if (n > NOMAD_CHUNK_MAX)
 			n = NOMAD_CHUNK_MAX;
+		b.chunk = body + off;
+		b.chunklen = n;
 		msg_init(&m);
-		msg_add_data(&m, body + off, n);
+		wire_put_nomad_body(&m, &b);
 		if (imsgev_send(&nomad_iev, &m, IMSG_NOMAD_BODY, an->an_id,
 		    -1) == -1)
 			fatal("%s", imsg_to_str(IMSG_NOMAD_BODY));
@@ -205,44 +211,37 @@ nomad_refuse(uint32_t id, const char *error)
 }
 
 /*
- * IMSG_NOMAD_REQUEST: u32 op, u32 flags, u32 timeout_ms, str namespace,
- * str id, str task, str prefix, str idempotency token, u64 index,
- * u64 tail, data data1, data data2.  Which fields an operation uses is in
- * shared/nops.h; the rest are empty.
+ * IMSG_NOMAD_REQUEST (shared/wire_nomad.h).  Which fields an operation
+ * uses is in shared/nops.h; the rest are empty.
  */
 static void
 nomad_request(struct imsg *imsg)
 {
-	struct nomad_ask	 a;
-	struct nomad_wire	 w;
-	struct msgr		 r;
-	char			 err[512];
+	struct nomad_ask		 a;
+	struct nomad_wire		 w;
+	struct wire_nomad_request	 q;
+	struct msgr			 r;
+	char				 err[512];
 
-	memset(&a, 0, sizeof(a));
 	msg_reader(&r, imsg);
-	msg_get_u32(&r, &a.na_op);
-	msg_get_u32(&r, &a.na_flags);
-	msg_get_u32(&r, &a.na_timeout_ms);
-	msg_get_str(&r, &a.na_ns, NOMAD_NS_MAX);
-	msg_get_str(&r, &a.na_id, NOMAD_ID_MAX);
-	msg_get_str(&r, &a.na_task, NOMAD_TASK_MAX);
-	msg_get_str(&r, &a.na_prefix, NOMAD_ID_MAX);
-	msg_get_str(&r, &a.na_idem, NOMAD_IDEM_MAX);
-	msg_get_u64(&r, &a.na_index);
-	msg_get_u64(&r, &a.na_tail);
-	msg_get_data(&r, &a.na_data1, &a.na_data1len, NOMAD_JOB_MAX);
-	msg_get_data(&r, &a.na_data2, &a.na_data2len, NOMAD_VARS_MAX);
-	if (r.err == 0 && (a.na_op == NOMAD_OP_NONE ||
-	    a.na_op >= NOMAD_OP_MAX))
-		msg_fail(&r, "unknown operation");
-	if (r.err == 0 && (a.na_flags & ~NOMAD_F_ALL) != 0)
-		msg_fail(&r, "unknown flags");
-	if (r.err == 0 && (a.na_timeout_ms == 0 ||
-	    a.na_timeout_ms > NOMAD_TIMEOUT_MAX_MS))
-		msg_fail(&r, "timeout out of range");
-	if (msg_end(&r) == -1)
+	if (wire_get_nomad_request(&r, &q) == -1)
 		fatalx("malformed %s (%s)", imsg_to_str(imsg->hdr.type),
-		    r.what != NULL ? r.what : "trailing bytes");
+		    r.what);
+	memset(&a, 0, sizeof(a));
+	a.na_op = q.op;
+	a.na_flags = q.flags;
+	a.na_timeout_ms = q.timeout_ms;
+	a.na_ns = q.ns;
+	a.na_id = q.id;
+	a.na_task = q.task;
+	a.na_prefix = q.prefix;
+	a.na_idem = q.idem;
+	a.na_index = q.index;
+	a.na_tail = q.tail;
+	a.na_data1 = q.data1;
+	a.na_data1len = q.data1len;
+	a.na_data2 = q.data2;
+	a.na_data2len = q.data2len;
 
 	if (!nomad_http_configured()) {
 		nomad_refuse(imsg->hdr.peerid, nomad_conf_error);

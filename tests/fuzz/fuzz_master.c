@@ -46,6 +46,7 @@
 /* FUZZ-SOURCES: shared/proc.c shared/sandbox.c */
 /* FUZZ-SOURCES: shared/text.c shared/webdoc.c shared/wire.c */
 /* FUZZ-SOURCES: master/gitctx.c shared/hcl.c */
+/* FUZZ-SOURCES: shared/wire_git.c shared/wire_nomad.c shared/wire_notify.c */
 /* FUZZ-LIBS: jansson sqlite3 libevent libcrypto libssl libxcrypt */
 /* FUZZ-LIBS: libseccomp libgit2 libcurl */
 #include "config.h"

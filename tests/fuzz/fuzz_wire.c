@@ -1,10 +1,12 @@
 /*
- * libFuzzer target: the payload decoders of shared/wire.c.  The first
+ * libFuzzer target: the payload decoders of shared/wire*.c.  The first
  * byte picks a layout, the rest is its payload.  Invariants (abort on
  * violation): a payload that decodes re-encodes to the same bytes; one
  * that does not says what failed.
  */
 /* FUZZ-SOURCES: shared/wire.c shared/msg.c shared/imsg.c shared/log.c */
+/* FUZZ-SOURCES: shared/wire_git.c shared/wire_nomad.c */
+/* FUZZ-SOURCES: shared/wire_notify.c */
 #include "config.h"
 
 #include <stdint.h>
@@ -15,6 +17,9 @@
 #include "msg.h"
 #include "nops.h"
 #include "wire.h"
+#include "wire_git.h"
+#include "wire_nomad.h"
+#include "wire_notify.h"
 
 int	 LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
@@ -41,12 +46,42 @@ LAYOUT(web_request)
 LAYOUT(web_answer)
 LAYOUT(web_doc)
 LAYOUT(web_want)
+LAYOUT(git_repo)
+LAYOUT(git_poll)
+LAYOUT(git_unchanged)
+LAYOUT(git_error)
+LAYOUT(git_begin)
+LAYOUT(git_file)
+LAYOUT(git_data)
+LAYOUT(git_note)
+LAYOUT(git_end)
+LAYOUT(nomad_config)
+LAYOUT(nomad_request)
+LAYOUT(nomad_response)
+LAYOUT(nomad_body)
+LAYOUT(notify)
+LAYOUT(notify_result)
 
 static const struct layout layouts[] = {
 	ROW(web_request),
 	ROW(web_answer),
 	ROW(web_doc),
 	ROW(web_want),
+	ROW(git_repo),
+	ROW(git_poll),
+	ROW(git_unchanged),
+	ROW(git_error),
+	ROW(git_begin),
+	ROW(git_file),
+	ROW(git_data),
+	ROW(git_note),
+	ROW(git_end),
+	ROW(nomad_config),
+	ROW(nomad_request),
+	ROW(nomad_response),
+	ROW(nomad_body),
+	ROW(notify),
+	ROW(notify_result),
 };
 
 /* Large enough for any wire_* struct. */
@@ -55,6 +90,13 @@ union wire_any {
 	struct wire_web_answer	 answer;
 	struct wire_web_doc	 doc;
 	struct wire_web_want	 want;
+	struct wire_git_repo	 git_repo;
+	struct wire_git_begin	 git_begin;
+	struct wire_git_file	 git_file;
+	struct wire_nomad_config nomad_config;
+	struct wire_nomad_request nomad_request;
+	struct wire_nomad_response nomad_response;
+	struct wire_notify	 notify;
 };
 
 int

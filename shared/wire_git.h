@@ -1,0 +1,117 @@
+/*
+ * Payload layouts of the git channel (master <-> gitworker): one struct
+ * and one encoder and decoder each, as wire.h for the web channel.  The
+ * peerid of every message is the repository's id.  Decoders enforce the
+ * bounds of nops.h (GITW_*) and the layout's own rules (a commit id is
+ * hex of its length, flags are known bits); whether a message fits the
+ * poll in flight is the receiver's to check.
+ */
+#ifndef NOPS_WIRE_GIT_H
+#define NOPS_WIRE_GIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "msg.h"
+#include "nops.h"
+
+/*
+ * IMSG_GIT_REPO: str name, str url, str branch, str path, u32 largest
+ * file, u32 most files, u64 largest snapshot, data SSH private key (PEM,
+ * may be empty), data known_hosts (may be empty).
+ */
+struct wire_git_repo {
+	const char	*name;
+	const char	*url;
+	const char	*branch;
+	const char	*path;
+	uint32_t	 max_file;
+	uint32_t	 max_files;
+	uint64_t	 max_total;
+	const void	*key;
+	size_t		 keylen;
+	const void	*known;
+	size_t		 knownlen;
+};
+void	 wire_put_git_repo(struct msgw *, const struct wire_git_repo *);
+int	 wire_get_git_repo(struct msgr *, struct wire_git_repo *);
+
+/*
+ * IMSG_GIT_POLL: u32 seq, str the commit the master has ("" or 40 hex).
+ * IMSG_GIT_UNCHANGED: u32 seq, str that commit (40 hex).
+ */
+struct wire_git_poll {
+	uint32_t	 seq;
+	const char	*commit;
+};
+void	 wire_put_git_poll(struct msgw *, const struct wire_git_poll *);
+int	 wire_get_git_poll(struct msgr *, struct wire_git_poll *);
+void	 wire_put_git_unchanged(struct msgw *, const struct wire_git_poll *);
+int	 wire_get_git_unchanged(struct msgr *, struct wire_git_poll *);
+
+/* IMSG_GIT_ERROR: u32 seq, str error (not empty). */
+struct wire_git_error {
+	uint32_t	 seq;
+	const char	*error;
+};
+void	 wire_put_git_error(struct msgw *, const struct wire_git_error *);
+int	 wire_get_git_error(struct msgr *, struct wire_git_error *);
+
+/*
+ * IMSG_GIT_SNAP_BEGIN: u32 seq, str commit (40 hex), str author ("Name
+ * <email>"), i64 commit time (unix s), str subject, u32 files, u64 bytes
+ * in all.
+ */
+struct wire_git_begin {
+	uint32_t	 seq;
+	const char	*commit;
+	const char	*author;
+	int64_t		 time;
+	const char	*subject;
+	uint32_t	 nfiles;
+	uint64_t	 total;
+};
+void	 wire_put_git_begin(struct msgw *, const struct wire_git_begin *);
+int	 wire_get_git_begin(struct msgr *, struct wire_git_begin *);
+
+/*
+ * IMSG_GIT_SNAP_FILE: u32 seq, u8 kind (GITW_FILE_*), str path, u64 size,
+ * str SHA-256 of the content (64 hex).
+ */
+struct wire_git_file {
+	uint32_t	 seq;
+	uint8_t		 kind;
+	const char	*path;
+	uint64_t	 size;
+	const char	*sha256;
+};
+void	 wire_put_git_file(struct msgw *, const struct wire_git_file *);
+int	 wire_get_git_file(struct msgr *, struct wire_git_file *);
+
+/* IMSG_GIT_SNAP_DATA: u32 seq, data the next piece (GITW_CHUNK_MAX). */
+struct wire_git_data {
+	uint32_t	 seq;
+	const void	*data;
+	size_t		 len;
+};
+void	 wire_put_git_data(struct msgw *, const struct wire_git_data *);
+int	 wire_get_git_data(struct msgr *, struct wire_git_data *);
+
+/* IMSG_GIT_SNAP_NOTE: u32 seq, str path, str why it was not taken. */
+struct wire_git_note {
+	uint32_t	 seq;
+	const char	*path;
+	const char	*text;
+};
+void	 wire_put_git_note(struct msgw *, const struct wire_git_note *);
+int	 wire_get_git_note(struct msgr *, struct wire_git_note *);
+
+/* IMSG_GIT_SNAP_END: u32 seq, u32 flags (GITW_SNAP_*). */
+struct wire_git_end {
+	uint32_t	 seq;
+	uint32_t	 flags;
+};
+void	 wire_put_git_end(struct msgw *, const struct wire_git_end *);
+int	 wire_get_git_end(struct msgr *, struct wire_git_end *);
+
+#endif /* NOPS_WIRE_GIT_H */

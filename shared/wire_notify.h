@@ -1,0 +1,47 @@
+/*
+ * Payload layouts of a notification (master <-> nomadworker), as wire.h
+ * for the web channel.  peerid is the notification's id.
+ */
+#ifndef NOPS_WIRE_NOTIFY_H
+#define NOPS_WIRE_NOTIFY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "msg.h"
+#include "nops.h"
+
+/*
+ * IMSG_NOTIFY: u32 kind (NOTIFY_KIND_*), str url (http:// or https://),
+ * str title, str tags, str click URL (the three "" for a JSON kind),
+ * data body, data token ("" for none; last, so that the buffer does not
+ * grow and copy it).  The decoder refuses header values with control
+ * characters (the title may hold spaces, the others not).
+ */
+struct wire_notify {
+	uint32_t	 kind;
+	const char	*url;
+	const char	*title;
+	const char	*tags;
+	const char	*click;
+	const void	*body;
+	size_t		 bodylen;
+	const void	*token;
+	size_t		 tokenlen;
+};
+void	 wire_put_notify(struct msgw *, const struct wire_notify *);
+int	 wire_get_notify(struct msgr *, struct wire_notify *);
+
+/*
+ * IMSG_NOTIFY_RESULT: u32 HTTP status (0 when there was none, else
+ * 100-599), str error.
+ */
+struct wire_notify_result {
+	uint32_t	 status;
+	const char	*error;
+};
+void	 wire_put_notify_result(struct msgw *,
+	    const struct wire_notify_result *);
+int	 wire_get_notify_result(struct msgr *, struct wire_notify_result *);
+
+#endif /* NOPS_WIRE_NOTIFY_H */

@@ -1,0 +1,343 @@
+/*
+ * The payload layouts of the git, Nomad and notification channels
+ * (shared/wire_git.h, wire_nomad.h, wire_notify.h): each round-trips,
+ * and each decoder refuses what its layout rules out, saying what.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "imsg.h"
+#include "msg.h"
+#include "nops.h"
+#include "wire_git.h"
+#include "wire_nomad.h"
+#include "wire_notify.h"
+#include "test.h"
+
+#define COMMIT	"0123456789abcdef0123456789abcdef01234567"
+#define SHA256	"0123456789abcdef0123456789abcdef" \
+		"0123456789abcdef0123456789abcdef"
+
+/* Encode with put, decode with get into out: get's result. */
+#define ROUND(put, get, in, out, r, m) (				\
+	msg_init(&(m)), put(&(m), (in)),				\
+	msg_reader_buf(&(r), (m).buf, (m).len), get(&(r), (out)))
+
+static void
+test_git(void)
+{
+	struct wire_git_repo	 g, gg;
+	struct wire_git_poll	 p, pp;
+	struct wire_git_begin	 b, bb;
+	struct wire_git_file	 f, ff;
+	struct wire_git_end	 e, ee;
+	struct wire_git_error	 x, xx;
+	struct msgw		 m;
+	struct msgr		 r;
+
+	memset(&g, 0, sizeof(g));
+	g.name = "app";
+	g.url = "https://example.org/app.git";
+	g.branch = "main";
+	g.path = "jobs";
+	g.max_file = 1024;
+	g.max_files = 10;
+	g.max_total = 4096;
+	g.key = "KEY";
+	g.keylen = 3;
+	TEST_BEGIN("git repo: round trip");
+	CHECK(ROUND(wire_put_git_repo, wire_get_git_repo, &g, &gg, r, m) == 0);
+	CHECK_STR(gg.name, "app");
+	CHECK_STR(gg.path, "jobs");
+	CHECK(gg.max_total == 4096 && gg.keylen == 3 && gg.knownlen == 0);
+	msg_free(&m);
+	TEST_END();
+
+	TEST_BEGIN("git repo: a name that is not a file name is refused");
+	g.name = "..";
+	CHECK(ROUND(wire_put_git_repo, wire_get_git_repo, &g, &gg, r, m) ==
+	    -1);
+	CHECK_STR(r.what, "repository name");
+	msg_free(&m);
+	g.name = "a/b";
+	CHECK(ROUND(wire_put_git_repo, wire_get_git_repo, &g, &gg, r, m) ==
+	    -1);
+	msg_free(&m);
+	TEST_END();
+
+	TEST_BEGIN("git poll: a commit id must be 40 hex digits or empty");
+	p.seq = 7;
+	p.commit = "";
+	CHECK(ROUND(wire_put_git_poll, wire_get_git_poll, &p, &pp, r, m) == 0);
+	CHECK(pp.seq == 7 && *pp.commit == '\0');
+	msg_free(&m);
+	p.commit = COMMIT;
+	CHECK(ROUND(wire_put_git_poll, wire_get_git_poll, &p, &pp, r, m) == 0);
+	msg_free(&m);
+	p.commit = "0123456789ABCDEF0123456789abcdef01234567";
+	CHECK(ROUND(wire_put_git_poll, wire_get_git_poll, &p, &pp, r, m) ==
+	    -1);
+	CHECK_STR(r.what, "commit id");
+	msg_free(&m);
+	p.commit = "";
+	CHECK(ROUND(wire_put_git_unchanged, wire_get_git_unchanged, &p, &pp,
+	    r, m) == -1);
+	CHECK_STR(r.what, "no commit id");
+	msg_free(&m);
+	TEST_END();
+
+	TEST_BEGIN("git error: an empty error is refused");
+	x.seq = 1;
+	x.error = "";
+	CHECK(ROUND(wire_put_git_error, wire_get_git_error, &x, &xx, r, m) ==
+	    -1);
+	CHECK_STR(r.what, "empty error");
+	msg_free(&m);
+	TEST_END();
+
+	TEST_BEGIN("git snapshot begin: round trip; counts past the limits");
+	b.seq = 3;
+	b.commit = COMMIT;
+	b.author = "A <a@example.org>";
+	b.time = 1700000000;
+	b.subject = "Deploy";
+	b.nfiles = 2;
+	b.total = 10;
+	CHECK(ROUND(wire_put_git_begin, wire_get_git_begin, &b, &bb, r, m) ==
+	    0);
+	CHECK(bb.seq == 3 && bb.time == 1700000000 && bb.nfiles == 2);
+	CHECK_STR(bb.subject, "Deploy");
+	msg_free(&m);
+	b.nfiles = GITW_LIMIT_FILES + 1;
+	CHECK(ROUND(wire_put_git_begin, wire_get_git_begin, &b, &bb, r, m) ==
+	    -1);
+	CHECK_STR(r.what, "counts past the limits");
+	msg_free(&m);
+	TEST_END();
+
+	TEST_BEGIN("git snapshot file: kind and hash are checked");
+	f.seq = 3;
+	f.kind = GITW_FILE_JOB;
+	f.path = "jobs/a.nomad.hcl";
+	f.size = 5;
+	f.sha256 = SHA256;
+	CHECK(ROUND(wire_put_git_file, wire_get_git_file, &f, &ff, r, m) == 0);
+	CHECK(ff.kind == GITW_FILE_JOB && ff.size == 5);
+	msg_free(&m);
+	f.kind = 0;
+	CHECK(ROUND(wire_put_git_file, wire_get_git_file, &f, &ff, r, m) ==
+	    -1);
+	CHECK_STR(r.what, "file kind");
+	msg_free(&m);
+	f.kind = GITW_FILE_VARS;
+	f.sha256 = "zz";
+	CHECK(ROUND(wire_put_git_file, wire_get_git_file, &f, &ff, r, m) ==
+	    -1);
+	CHECK_STR(r.what, "sha256");
+	msg_free(&m);
+	TEST_END();
+
+	TEST_BEGIN("git snapshot end: unknown flags are refused");
+	e.seq = 3;
+	e.flags = GITW_SNAP_FETCHED;
+	CHECK(ROUND(wire_put_git_end, wire_get_git_end, &e, &ee, r, m) == 0);
+	msg_free(&m);
+	e.flags = 0x80;
+	CHECK(ROUND(wire_put_git_end, wire_get_git_end, &e, &ee, r, m) == -1);
+	CHECK_STR(r.what, "unknown flags");
+	msg_free(&m);
+	TEST_END();
+}
+
+static void
+test_nomad(void)
+{
+	struct wire_nomad_config	 c, cc;
+	struct wire_nomad_request	 q, qq;
+	struct wire_nomad_response	 a, aa;
+	struct wire_nomad_body		 b, bb;
+	struct msgw			 m;
+	struct msgr			 r;
+
+	memset(&c, 0, sizeof(c));
+	c.address = "http://127.0.0.1:4646";
+	c.nnames = 2;
+	c.names[0] = "default";
+	c.names[1] = "apps";
+	c.token = "secret";
+	c.tokenlen = 6;
+	TEST_BEGIN("nomad config: round trip");
+	CHECK(ROUND(wire_put_nomad_config, wire_get_nomad_config, &c, &cc, r,
+	    m) == 0);
+	CHECK(cc.nnames == 2 && cc.tokenlen == 6 && cc.calen == 0);
+	CHECK_STR(cc.names[1], "apps");
+	msg_free(&m);
+	TEST_END();
+
+	TEST_BEGIN("nomad config: more namespaces than NOMAD_NAMESPACES_MAX");
+	msg_init(&m);
+	msg_add_str(&m, "");
+	msg_add_data(&m, NULL, 0);
+	msg_add_u32(&m, NOMAD_NAMESPACES_MAX + 1);
+	msg_reader_buf(&r, m.buf, m.len);
+	CHECK(wire_get_nomad_config(&r, &cc) == -1);
+	CHECK_STR(r.what, "too many namespaces");
+	CHECK(cc.nnames == 0);
+	msg_free(&m);
+	TEST_END();
+
+	memset(&q, 0, sizeof(q));
+	q.op = NOMAD_OP_JOB_READ;
+	q.timeout_ms = 1000;
+	q.ns = "default";
+	q.id = "web";
+	TEST_BEGIN("nomad request: round trip; op, flags and timeout checked");
+	CHECK(ROUND(wire_put_nomad_request, wire_get_nomad_request, &q, &qq,
+	    r, m) == 0);
+	CHECK(qq.op == NOMAD_OP_JOB_READ && qq.timeout_ms == 1000);
+	CHECK_STR(qq.id, "web");
+	msg_free(&m);
+	q.op = NOMAD_OP_MAX;
+	CHECK(ROUND(wire_put_nomad_request, wire_get_nomad_request, &q, &qq,
+	    r, m) == -1);
+	CHECK_STR(r.what, "unknown operation");
+	msg_free(&m);
+	q.op = NOMAD_OP_JOB_READ;
+	q.flags = 0x100;
+	CHECK(ROUND(wire_put_nomad_request, wire_get_nomad_request, &q, &qq,
+	    r, m) == -1);
+	CHECK_STR(r.what, "unknown flags");
+	msg_free(&m);
+	q.flags = 0;
+	q.timeout_ms = 0;
+	CHECK(ROUND(wire_put_nomad_request, wire_get_nomad_request, &q, &qq,
+	    r, m) == -1);
+	CHECK_STR(r.what, "timeout out of range");
+	msg_free(&m);
+	TEST_END();
+
+	memset(&a, 0, sizeof(a));
+	a.status = 200;
+	a.index = 42;
+	a.attempts = 1;
+	a.error = "";
+	a.total = 2;
+	a.chunk = "{}";
+	a.chunklen = 2;
+	TEST_BEGIN("nomad response: round trip; status, error, attempts, "
+	    "length");
+	CHECK(ROUND(wire_put_nomad_response, wire_get_nomad_response, &a, &aa,
+	    r, m) == 0);
+	CHECK(aa.status == 200 && aa.index == 42 && aa.chunklen == 2);
+	msg_free(&m);
+	a.status = 99;
+	CHECK(ROUND(wire_put_nomad_response, wire_get_nomad_response, &a, &aa,
+	    r, m) == -1);
+	CHECK_STR(r.what, "status out of range");
+	msg_free(&m);
+	a.status = 200;
+	a.error = "refused";
+	CHECK(ROUND(wire_put_nomad_response, wire_get_nomad_response, &a, &aa,
+	    r, m) == -1);
+	CHECK_STR(r.what, "a status and an error");
+	msg_free(&m);
+	a.status = 0;
+	CHECK(ROUND(wire_put_nomad_response, wire_get_nomad_response, &a, &aa,
+	    r, m) == -1);
+	CHECK_STR(r.what, "no status, but a body or no error");
+	msg_free(&m);
+	a.status = 200;
+	a.error = "";
+	a.attempts = NOMAD_READ_ATTEMPTS + 1;
+	CHECK(ROUND(wire_put_nomad_response, wire_get_nomad_response, &a, &aa,
+	    r, m) == -1);
+	CHECK_STR(r.what, "attempts out of range");
+	msg_free(&m);
+	a.attempts = 1;
+	a.total = 3;
+	CHECK(ROUND(wire_put_nomad_response, wire_get_nomad_response, &a, &aa,
+	    r, m) == -1);
+	CHECK_STR(r.what, "body length");
+	msg_free(&m);
+	TEST_END();
+
+	TEST_BEGIN("nomad body: an empty chunk is refused");
+	b.chunk = "";
+	b.chunklen = 0;
+	CHECK(ROUND(wire_put_nomad_body, wire_get_nomad_body, &b, &bb, r, m) ==
+	    -1);
+	CHECK_STR(r.what, "empty chunk");
+	msg_free(&m);
+	TEST_END();
+}
+
+static void
+test_notify(void)
+{
+	struct wire_notify		 n, nn;
+	struct wire_notify_result	 s, ss;
+	struct msgw			 m;
+	struct msgr			 r;
+
+	memset(&n, 0, sizeof(n));
+	n.kind = NOTIFY_KIND_TEXT;
+	n.url = "https://ntfy.example.org/deploys";
+	n.title = "web deployed";
+	n.tags = "ok";
+	n.click = "";
+	n.body = "done";
+	n.bodylen = 4;
+	TEST_BEGIN("notify: round trip");
+	CHECK(ROUND(wire_put_notify, wire_get_notify, &n, &nn, r, m) == 0);
+	CHECK(nn.kind == NOTIFY_KIND_TEXT && nn.bodylen == 4);
+	CHECK_STR(nn.title, "web deployed");
+	msg_free(&m);
+	TEST_END();
+
+	TEST_BEGIN("notify: kind, scheme and header values are checked");
+	n.kind = 3;
+	CHECK(ROUND(wire_put_notify, wire_get_notify, &n, &nn, r, m) == -1);
+	CHECK_STR(r.what, "unknown kind");
+	msg_free(&m);
+	n.kind = NOTIFY_KIND_JSON;
+	n.url = "file:///etc/passwd";
+	CHECK(ROUND(wire_put_notify, wire_get_notify, &n, &nn, r, m) == -1);
+	CHECK_STR(r.what, "not an http(s) URL");
+	msg_free(&m);
+	n.url = "http://127.0.0.1/";
+	n.title = "a\r\nX-Injected: 1";
+	CHECK(ROUND(wire_put_notify, wire_get_notify, &n, &nn, r, m) == -1);
+	CHECK_STR(r.what, "a header value with control characters");
+	msg_free(&m);
+	n.title = "";
+	n.tags = "two words";
+	CHECK(ROUND(wire_put_notify, wire_get_notify, &n, &nn, r, m) == -1);
+	msg_free(&m);
+	TEST_END();
+
+	TEST_BEGIN("notify result: a status is 0 or 100-599");
+	s.status = 0;
+	s.error = "connection refused";
+	CHECK(ROUND(wire_put_notify_result, wire_get_notify_result, &s, &ss,
+	    r, m) == 0);
+	CHECK_STR(ss.error, "connection refused");
+	msg_free(&m);
+	s.status = 600;
+	CHECK(ROUND(wire_put_notify_result, wire_get_notify_result, &s, &ss,
+	    r, m) == -1);
+	CHECK_STR(r.what, "HTTP status");
+	msg_free(&m);
+	TEST_END();
+}
+
+int
+main(void)
+{
+	test_git();
+	test_nomad();
+	test_notify();
+	TEST_EXIT();
+}
