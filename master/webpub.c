@@ -51,6 +51,7 @@
 #include "auth.h"
 #include "metrics.h"
 #include "webpub.h"
+#include "wire_auth.h"
 
 #define WEBPUB_SOON_MS		5	/* between two flushes, at least */
 #define WEBPUB_TICK		2	/* s without a flush: flush */
@@ -183,17 +184,20 @@ webpub_shutdown(void)
 static void
 webpub_class_send(uint32_t id)
 {
-	struct msgw	 m;
-	json_t		*view;
-	char		*s;
+	struct msgw		 m;
+	struct wire_auth_class	 c;
+	json_t			*view;
+	char			*s;
 
 	view = auth_class_view(&wp.classes[id].wc_rep);
 	if ((s = json_dumps(view, JSON_COMPACT)) == NULL)
 		fatalx("json_dumps");
 	json_decref(view);
+	c.cls = id;
+	c.json = s;
+	c.jsonlen = strlen(s);
 	msg_init(&m);
-	msg_add_u32(&m, id);
-	msg_add_data(&m, s, strlen(s));
+	wire_put_auth_class(&m, &c);
 	webpub_send(&m, IMSG_WEB_AUTH_CLASS);
 	free(s);
 }
@@ -309,21 +313,24 @@ static void
 webpub_principal(uint32_t kind, const char *hash, const char *name,
     int64_t cls, time_t seen, time_t expires, json_t *groups)
 {
-	struct msgw	 m;
-	char		*g = NULL;
+	struct msgw			 m;
+	struct wire_auth_principal	 p;
+	char				*g = NULL;
 
 	if (cls < 0)
 		return;		/* past the classes: the webworker says 401 */
 	if (groups != NULL && (g = json_dumps(groups, JSON_COMPACT)) == NULL)
 		fatalx("json_dumps");
+	p.kind = kind;
+	p.hash = hash;
+	p.name = name;
+	p.cls = (uint32_t)cls;
+	p.seen = seen;
+	p.expires = expires;
+	p.groups = g;
+	p.groupslen = g != NULL ? strlen(g) : 0;
 	msg_init(&m);
-	msg_add_u32(&m, kind);
-	msg_add_str(&m, hash);
-	msg_add_str(&m, name);
-	msg_add_u32(&m, (uint32_t)cls);
-	msg_add_i64(&m, seen);
-	msg_add_i64(&m, expires);
-	msg_add_data(&m, g, g != NULL ? strlen(g) : 0);
+	wire_put_auth_principal(&m, &p);
 	webpub_send(&m, IMSG_WEB_AUTH_PRINCIPAL);
 	free(g);
 }
@@ -355,10 +362,11 @@ webpub_token_add(const char *hash, const char *name, const char *policy,
 void
 webpub_forget(const char *hash)
 {
-	struct msgw	 m;
+	struct msgw		 m;
+	struct wire_auth_forget	 f = { hash };
 
 	msg_init(&m);
-	msg_add_str(&m, hash);
+	wire_put_auth_forget(&m, &f);
 	webpub_send(&m, IMSG_WEB_AUTH_FORGET);
 }
 
@@ -416,6 +424,7 @@ webpub_reset(void)
 	const struct nops_conf	*conf = nopsd_env->n_conf;
 	struct acl_ident	 rep;
 	struct msgw		 m;
+	struct wire_auth_begin	 b;
 	const char		*boot;
 	char			 key[NOPS_NAME_MAX + 8];
 	int64_t			 anon = 0;
@@ -427,11 +436,12 @@ webpub_reset(void)
 		return;
 	wp.resets++;
 	boot = auth_bootstrap_hash();
+	b.idle = (uint32_t)conf->session_idle;
+	b.boot = boot != NULL ? boot : "";
+	b.manage = 1;				/* the management class */
+	b.anon = conf->anonymous_policy != NULL ? 2 : 0;
 	msg_init(&m);
-	msg_add_u32(&m, (uint32_t)conf->session_idle);
-	msg_add_str(&m, boot != NULL ? boot : "");
-	msg_add_u32(&m, 1);			/* the management class */
-	msg_add_u32(&m, conf->anonymous_policy != NULL ? 2 : 0);
+	wire_put_auth_begin(&m, &b);
 	webpub_send(&m, IMSG_WEB_AUTH_BEGIN);
 
 	/* 0: nobody (public reads), 1: management, 2: anonymous. */

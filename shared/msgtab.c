@@ -1,25 +1,69 @@
 /*
  * What the message table (NOPS_IMSGS in nops.h) says of each type: its
- * name for the log, and who may send it to whom; and the names of the
- * operations IMSG_NOMAD_REQUEST carries.
+ * name for the log, who may send it to whom, and its payload's decoder;
+ * and the names of the operations IMSG_NOMAD_REQUEST carries.
  */
 #include "config.h"
 
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "msg.h"
 #include "nops.h"
+#include "wire.h"
+#include "wire_auth.h"
+#include "wire_git.h"
+#include "wire_nomad.h"
+#include "wire_notify.h"
+
+/* Run a layout's decoder on a payload: wire_check_<layout>(). */
+#define WIRE_CHECK(layout)						\
+static int								\
+wire_check_##layout(struct msgr *r)					\
+{									\
+	struct wire_##layout	 p;					\
+									\
+	memset(&p, 0, sizeof(p));					\
+	return wire_get_##layout(r, &p);				\
+}
+WIRE_CHECK(empty)
+WIRE_CHECK(web_request)
+WIRE_CHECK(web_answer)
+WIRE_CHECK(web_doc)
+WIRE_CHECK(web_want)
+WIRE_CHECK(auth_begin)
+WIRE_CHECK(auth_class)
+WIRE_CHECK(auth_principal)
+WIRE_CHECK(auth_forget)
+WIRE_CHECK(nomad_config)
+WIRE_CHECK(nomad_request)
+WIRE_CHECK(nomad_response)
+WIRE_CHECK(nomad_body)
+WIRE_CHECK(notify)
+WIRE_CHECK(notify_result)
+WIRE_CHECK(git_repo)
+WIRE_CHECK(git_poll)
+WIRE_CHECK(git_unchanged)
+WIRE_CHECK(git_error)
+WIRE_CHECK(git_begin)
+WIRE_CHECK(git_file)
+WIRE_CHECK(git_data)
+WIRE_CHECK(git_note)
+WIRE_CHECK(git_end)
+#define wire_check_unshared	NULL
 
 struct imsg_row {
 	const char	*name;
 	uint32_t	 from;		/* IMSG_P_* */
 	uint32_t	 to;
+	int		(*check)(struct msgr *);
 };
 
-#define IMSG_TABLE_ROW(type, f, t, handler)				\
-	[type] = { #type, IMSG_P_##f, IMSG_P_##t },
+#define IMSG_TABLE_ROW(type, f, t, payload, handler)			\
+	[type] = { #type, IMSG_P_##f, IMSG_P_##t, wire_check_##payload },
 static const struct imsg_row imsg_rows[IMSG_MAX] = {
-	[IMSG_NONE] = { "IMSG_NONE", 0, 0 },
+	[IMSG_NONE] = { "IMSG_NONE", 0, 0, NULL },
 	NOPS_IMSGS(IMSG_TABLE_ROW)
 };
 
@@ -41,6 +85,23 @@ imsg_permitted(uint32_t type, enum nops_proc from, enum nops_proc to)
 		return 0;
 	return (imsg_rows[type].from & (1U << from)) != 0 &&
 	    (imsg_rows[type].to & (1U << to)) != 0;
+}
+
+int
+imsg_check_payload(uint32_t type, const void *buf, size_t len,
+    const char **what)
+{
+	struct msgr	 r;
+
+	*what = NULL;
+	if (type >= IMSG_MAX || imsg_rows[type].check == NULL)
+		return 1;
+	msg_reader_buf(&r, buf, len);
+	if (imsg_rows[type].check(&r) == -1) {
+		*what = r.what != NULL ? r.what : "trailing bytes";
+		return -1;
+	}
+	return 0;
 }
 
 static const char *const nomad_op_names[NOMAD_OP_MAX] = {

@@ -24,11 +24,14 @@ enum nops_proc {
  * names in the log (imsg_to_str()), the permit check (imsg_permitted():
  * who may send a type, and to whom), and each receiver's dispatch table
  * (IMSG_HANDLERS() below).  Payload layouts, with the one encoder and
- * decoder both ends and the fuzzers use, are in shared/wire.h.
+ * decoder both ends and the fuzzers use, are in shared/wire*.h.
  *
- *	X(type, sender, receiver, handler)
+ *	X(type, sender, receiver, payload, handler)
  *
  * sender and receiver: MASTER, GIT, NOMAD, WEB, or WORKER (any worker).
+ * payload: its layout P, with struct wire_P, wire_put_P() and the decoder
+ * wire_get_P() (shared/wire*.h); imsg_check_payload() runs the decoder
+ * of a type.  "unshared": no shared codec yet, its handler decodes it.
  * handler: the receiver's function for it.  In the master it is a
  * master_handler (master/master.h), in a worker a worker_handler
  * (shared/proc.h).  Adding a message is adding a row here and writing
@@ -36,71 +39,95 @@ enum nops_proc {
  */
 #define NOPS_IMSGS(X)							\
 	/* master -> any worker */					\
-	X(IMSG_INIT,		MASTER,	WORKER,	proc_worker_reinit)	\
+	X(IMSG_INIT, MASTER, WORKER, unshared,				\
+	    proc_worker_reinit)						\
 		/* start-up parameters, before sandboxing */		\
-	X(IMSG_CTL_VERBOSE,	MASTER,	WORKER,	proc_worker_verbose)	\
+	X(IMSG_CTL_VERBOSE, MASTER, WORKER, unshared,			\
+	    proc_worker_verbose)					\
 		/* u32 log verbosity */					\
 									\
 	/* any worker -> master */					\
-	X(IMSG_WORKER_READY,	WORKER,	MASTER,	supervise_ready)	\
+	X(IMSG_WORKER_READY, WORKER, MASTER, empty,			\
+	    supervise_ready)						\
 		/* sandboxed and serving */				\
 									\
 	/* master -> webworker */					\
-	X(IMSG_WEB_LISTEN,	MASTER,	WEB,	web_listen)		\
+	X(IMSG_WEB_LISTEN, MASTER, WEB, unshared,			\
+	    web_listen)							\
 		/* fd: a listening socket: kind, name, tls, certificate	\
 		   chain and key (PEM) */				\
-	X(IMSG_WEB_RESPONSE,	MASTER,	WEB,	web_response)		\
+	X(IMSG_WEB_RESPONSE, MASTER, WEB, web_answer,			\
+	    web_response)						\
 		/* the answer to an IMSG_WEB_REQUEST */			\
 	/* the state reads are served from ("Pushed reads" below) */	\
-	X(IMSG_WEB_AUTH_BEGIN,	MASTER,	WEB,	web_auth_begin)		\
+	X(IMSG_WEB_AUTH_BEGIN, MASTER, WEB, auth_begin,			\
+	    web_auth_begin)						\
 		/* a new identity table follows */			\
-	X(IMSG_WEB_AUTH_CLASS,	MASTER,	WEB,	web_auth_class)		\
+	X(IMSG_WEB_AUTH_CLASS, MASTER, WEB, auth_class,			\
+	    web_auth_class)						\
 		/* an access class and what it may do */		\
-	X(IMSG_WEB_AUTH_PRINCIPAL, MASTER, WEB,	web_auth_principal)	\
+	X(IMSG_WEB_AUTH_PRINCIPAL, MASTER, WEB, auth_principal,		\
+	    web_auth_principal)						\
 		/* a live session or API token, by hash */		\
-	X(IMSG_WEB_AUTH_FORGET,	MASTER,	WEB,	web_auth_forget)	\
+	X(IMSG_WEB_AUTH_FORGET, MASTER, WEB, auth_forget,		\
+	    web_auth_forget)						\
 		/* a session or token is no longer good */		\
-	X(IMSG_WEB_AUTH_COMMIT,	MASTER,	WEB,	web_auth_commit)	\
+	X(IMSG_WEB_AUTH_COMMIT, MASTER, WEB, empty,			\
+	    web_auth_commit)						\
 		/* the new table replaces the old one */		\
-	X(IMSG_WEB_DOC,		MASTER,	WEB,	web_docs_dispatch)	\
+	X(IMSG_WEB_DOC, MASTER, WEB, web_doc,				\
+	    web_docs_dispatch)						\
 		/* a read's answer, for one class */			\
 									\
 	/* webworker -> master */					\
-	X(IMSG_WEB_REQUEST,	WEB,	MASTER,	api_dispatch_web)	\
+	X(IMSG_WEB_REQUEST, WEB, MASTER, web_request,			\
+	    api_dispatch_web)						\
 		/* an HTTP request for the master to answer */		\
-	X(IMSG_WEB_WANT,	WEB,	MASTER,	webpub_want)		\
+	X(IMSG_WEB_WANT, WEB, MASTER, web_want,				\
+	    webpub_want)						\
 		/* push this read for this class, and keep pushing it	\
 		   when it changes */					\
-	X(IMSG_WEB_UNWANT,	WEB,	MASTER,	webpub_unwant)		\
+	X(IMSG_WEB_UNWANT, WEB, MASTER, web_want,			\
+	    webpub_unwant)						\
 		/* stop pushing it */					\
-	X(IMSG_WEB_SEEN,	WEB,	MASTER,	webpub_seen)		\
+	X(IMSG_WEB_SEEN, WEB, MASTER, unshared,				\
+	    webpub_seen)						\
 		/* sessions and tokens used; HTTP counts */		\
 									\
 	/* master -> nomadworker */					\
-	X(IMSG_NOMAD_CONFIG,	MASTER,	NOMAD,	nomad_config)		\
+	X(IMSG_NOMAD_CONFIG, MASTER, NOMAD, nomad_config,		\
+	    nomad_config)						\
 		/* address, token, CA, namespaces */			\
-	X(IMSG_NOMAD_REQUEST,	MASTER,	NOMAD,	nomad_request)		\
+	X(IMSG_NOMAD_REQUEST, MASTER, NOMAD, nomad_request,		\
+	    nomad_request)						\
 		/* peerid: request id; a NOMAD_OP_* */			\
 	/* nomadworker -> master */					\
-	X(IMSG_NOMAD_RESPONSE,	NOMAD,	MASTER,	nomad_response)		\
+	X(IMSG_NOMAD_RESPONSE, NOMAD, MASTER, nomad_response,		\
+	    nomad_response)						\
 		/* peerid: request id; status, index, body */		\
-	X(IMSG_NOMAD_BODY,	NOMAD,	MASTER,	nomad_body)		\
+	X(IMSG_NOMAD_BODY, NOMAD, MASTER, nomad_body,			\
+	    nomad_body)							\
 		/* peerid: request id; the next body chunk */		\
 									\
 	/* master -> nomadworker: one notification (peerid: its id) */	\
-	X(IMSG_NOTIFY,		MASTER,	NOMAD,	nomad_notify)		\
+	X(IMSG_NOTIFY, MASTER, NOMAD, notify,				\
+	    nomad_notify)						\
 		/* kind, url, title, tags, body, token */		\
 	/* nomadworker -> master */					\
-	X(IMSG_NOTIFY_RESULT,	NOMAD,	MASTER,	notify_result)		\
+	X(IMSG_NOTIFY_RESULT, NOMAD, MASTER, notify_result,		\
+	    notify_result)						\
 		/* peerid: its id; HTTP status, error */		\
 									\
 	/* master -> nomadworker: SSH to plan hosts (peerid: a run) */	\
-	X(IMSG_SSH_KEY,		MASTER,	NOMAD,	nomad_ssh_key)		\
+	X(IMSG_SSH_KEY, MASTER, NOMAD, unshared,			\
+	    nomad_ssh_key)						\
 		/* data: the client's private key (PEM), or empty */	\
-	X(IMSG_SSH_RUN,		MASTER,	NOMAD,	nomad_ssh_run)		\
+	X(IMSG_SSH_RUN, MASTER, NOMAD, unshared,			\
+	    nomad_ssh_run)						\
 		/* one command on one host; fd: its stdin, optional */	\
 	/* nomadworker -> master */					\
-	X(IMSG_SSH_RESULT,	NOMAD,	MASTER,	hosts_ssh_result)	\
+	X(IMSG_SSH_RESULT, NOMAD, MASTER, unshared,			\
+	    hosts_ssh_result)						\
 		/* exit status, stage reached, error, output tail */	\
 	/* master -> nomadworker: an HTTP check of a plan host */	\
 	X(IMSG_HTTP_PROBE,	MASTER,	NOMAD,	nomad_probe)		\
@@ -110,30 +137,40 @@ enum nops_proc {
 		/* peerid: its id; HTTP status, error, body head */	\
 									\
 	/* master -> gitworker (peerid: the repository's id) */	\
-	X(IMSG_GIT_REPO,	MASTER,	GIT,	git_recv_repo)		\
+	X(IMSG_GIT_REPO, MASTER, GIT, git_repo,				\
+	    git_recv_repo)						\
 		/* a repository to watch, with its secrets */		\
-	X(IMSG_GIT_REPO_END,	MASTER,	GIT,	git_recv_end)		\
+	X(IMSG_GIT_REPO_END, MASTER, GIT, empty,			\
+	    git_recv_end)						\
 		/* end of the list: forget any other */			\
-	X(IMSG_GIT_POLL,	MASTER,	GIT,	git_recv_poll)		\
+	X(IMSG_GIT_POLL, MASTER, GIT, git_poll,				\
+	    git_recv_poll)						\
 		/* u32 seq, known commit: check, snapshot */		\
 									\
 	/* gitworker -> master (peerid: the repository's id) */	\
-	X(IMSG_GIT_UNCHANGED,	GIT,	MASTER,	repo_git_unchanged)	\
+	X(IMSG_GIT_UNCHANGED, GIT, MASTER, git_unchanged,		\
+	    repo_git_unchanged)						\
 		/* the head is the known commit */			\
-	X(IMSG_GIT_ERROR,	GIT,	MASTER,	repo_git_error)	\
+	X(IMSG_GIT_ERROR, GIT, MASTER, git_error,			\
+	    repo_git_error)						\
 		/* the poll failed, and why */				\
-	X(IMSG_GIT_SNAP_BEGIN,	GIT,	MASTER,	repo_git_snap_begin)	\
+	X(IMSG_GIT_SNAP_BEGIN, GIT, MASTER, git_begin,			\
+	    repo_git_snap_begin)					\
 		/* a snapshot: commit, author, counts */		\
-	X(IMSG_GIT_SNAP_FILE,	GIT,	MASTER,	repo_git_snap_file)		\
+	X(IMSG_GIT_SNAP_FILE, GIT, MASTER, git_file,			\
+	    repo_git_snap_file)						\
 		/* one file: kind, path, size, sha256 */		\
-	X(IMSG_GIT_SNAP_DATA,	GIT,	MASTER,	repo_git_snap_data)		\
+	X(IMSG_GIT_SNAP_DATA, GIT, MASTER, git_data,			\
+	    repo_git_snap_data)						\
 		/* the next piece of the current file */		\
-	X(IMSG_GIT_SNAP_NOTE,	GIT,	MASTER,	repo_git_snap_note)		\
+	X(IMSG_GIT_SNAP_NOTE, GIT, MASTER, git_note,			\
+	    repo_git_snap_note)						\
 		/* an entry not taken (symlink, submodule) */		\
-	X(IMSG_GIT_SNAP_END,	GIT,	MASTER,	repo_git_snap_end)		\
+	X(IMSG_GIT_SNAP_END, GIT, MASTER, git_end,			\
+	    repo_git_snap_end)						\
 		/* the snapshot is complete */
 
-#define IMSG_ENUM_ROW(type, from, to, handler)	type,
+#define IMSG_ENUM_ROW(type, from, to, payload, handler)	type,
 enum imsg_type {
 	IMSG_NONE = 0,
 	NOPS_IMSGS(IMSG_ENUM_ROW)
@@ -162,13 +199,19 @@ enum imsg_type {
  *
  * Only its own handlers are named, so only they need to exist.
  */
-#define IMSG_HANDLER_ROW(type, from, to, handler)			\
+#define IMSG_HANDLER_ROW(type, from, to, payload, handler)			\
 	[type] = IMSG_TO_##to(handler),
 
 /* Is a message of this type from this process to that one in the table? */
 int		 imsg_permitted(uint32_t type, enum nops_proc from,
 		    enum nops_proc to);
 const char	*imsg_to_str(uint32_t);
+/*
+ * Decode a payload of this type with its row's decoder: 0, or -1 with
+ * *what naming the first failure; 1 if the row has no shared decoder.
+ */
+int		 imsg_check_payload(uint32_t type, const void *, size_t,
+		    const char **what);
 
 /*
  * The largest message on each worker's channel, header included; both
@@ -258,6 +301,7 @@ const char	*imsg_to_str(uint32_t);
  */
 #define WEB_PRIN_SESSION	1
 #define WEB_PRIN_TOKEN		2
+#define WEB_PRIN_NAME_MAX	63	/* a user or token name */
 #define WEB_CLASS_NONE		0	/* public documents */
 #define WEB_CLASSES_MAX		4096
 #define WEB_PRINCIPALS_MAX	100000

@@ -44,6 +44,7 @@ struct wire_git_poll {
 	uint32_t	 seq;
 	const char	*commit;
 };
+#define wire_git_unchanged	wire_git_poll	/* the same struct */
 void	 wire_put_git_poll(struct msgw *, const struct wire_git_poll *);
 int	 wire_get_git_poll(struct msgr *, struct wire_git_poll *);
 void	 wire_put_git_unchanged(struct msgw *, const struct wire_git_poll *);

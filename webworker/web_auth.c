@@ -37,11 +37,11 @@
 #include "msg.h"
 #include "nops.h"
 #include "authc.h"
+#include "wire_auth.h"
 #include "web.h"
 
 #define WEB_TOUCH_EVERY		60	/* s: the master's AUTH_TOUCH_EVERY */
 #define WEB_SEEN_EVERY		5	/* s: between IMSG_WEB_SEEN */
-#define WEB_PRIN_NAME_MAX	63	/* a user or token name */
 #define WEB_STATUS_MIN		100
 #define WEB_STATUS_MAX		599
 
@@ -94,13 +94,6 @@ web_prin_cmp(struct web_prin *a, struct web_prin *b)
 	return strcmp(a->pr_hash, b->pr_hash);
 }
 RB_GENERATE(web_prins, web_prin, pr_node, web_prin_cmp);
-
-static int
-web_hash_valid(const char *s)
-{
-	return strlen(s) == WEB_HASH_HEX &&
-	    strspn(s, "0123456789abcdef") == WEB_HASH_HEX;
-}
 
 static struct web_table *
 web_table_new(void)
@@ -170,27 +163,21 @@ web_target_table(uint32_t type)
 void
 web_auth_begin(struct imsg *imsg)
 {
-	struct msgr	 r;
-	const char	*boot;
-	uint32_t	 idle, manage, anon;
+	struct msgr		 r;
+	struct wire_auth_begin	 b;
 
 	msg_reader(&r, imsg);
-	msg_get_u32(&r, &idle);
-	msg_get_str(&r, &boot, WEB_HASH_HEX);
-	msg_get_u32(&r, &manage);
-	msg_get_u32(&r, &anon);
-	if (msg_end(&r) == -1 || idle == 0 || manage >= WEB_CLASSES_MAX ||
-	    anon >= WEB_CLASSES_MAX || (*boot != '\0' &&
-	    !web_hash_valid(boot)))
-		fatalx("malformed %s", imsg_to_str(imsg->hdr.type));
+	if (wire_get_auth_begin(&r, &b) == -1)
+		fatalx("malformed %s (%s)", imsg_to_str(imsg->hdr.type),
+		    r.what);
 	if (web_next != NULL)
 		fatalx("%s before the last one's COMMIT",
 		    imsg_to_str(imsg->hdr.type));
 	web_next = web_table_new();
-	web_next->wt_idle = idle;
-	strlcpy(web_next->wt_boot, boot, sizeof(web_next->wt_boot));
-	web_next->wt_manage = manage;
-	web_next->wt_anon = anon;
+	web_next->wt_idle = b.idle;
+	strlcpy(web_next->wt_boot, b.boot, sizeof(web_next->wt_boot));
+	web_next->wt_manage = b.manage;
+	web_next->wt_anon = b.anon;
 	web_pushing = 1;
 }
 
@@ -231,20 +218,17 @@ web_auth_class(struct imsg *imsg)
 {
 	struct web_table	*t = web_target_table(imsg->hdr.type);
 	struct msgr		 r;
-	const void		*data;
-	size_t			 len;
-	uint32_t		 cls;
+	struct wire_auth_class	 c;
 	json_t			*j = NULL;
 
 	msg_reader(&r, imsg);
-	msg_get_u32(&r, &cls);
-	msg_get_data(&r, &data, &len, WEB_CLASS_JSON_MAX);
-	if (msg_end(&r) == 0 && cls < WEB_CLASSES_MAX && len > 0)
-		j = json_loadb(data, len, JSON_REJECT_DUPLICATES, NULL);
+	if (wire_get_auth_class(&r, &c) == 0)
+		j = json_loadb(c.json, c.jsonlen, JSON_REJECT_DUPLICATES,
+		    NULL);
 	if (j == NULL || !web_class_valid(j))
 		fatalx("malformed %s", imsg_to_str(imsg->hdr.type));
-	json_decref(t->wt_class[cls]);
-	t->wt_class[cls] = j;
+	json_decref(t->wt_class[c.cls]);
+	t->wt_class[c.cls] = j;
 }
 
 static int
@@ -259,31 +243,28 @@ web_auth_principal(struct imsg *imsg)
 	struct web_table	*t = web_target_table(imsg->hdr.type);
 	struct web_prin		*pr, *old;
 	struct msgr		 r;
+	struct wire_auth_principal p;
 	const char		*hash, *name;
-	const void		*data;
-	size_t			 len;
 	uint32_t		 kind, cls;
 	int64_t			 seen, expires;
 	json_t			*groups = NULL, *js;
 	int			 bad;
 
 	msg_reader(&r, imsg);
-	msg_get_u32(&r, &kind);
-	msg_get_str(&r, &hash, WEB_HASH_HEX);
-	msg_get_str(&r, &name, WEB_PRIN_NAME_MAX);
-	msg_get_u32(&r, &cls);
-	msg_get_i64(&r, &seen);
-	msg_get_i64(&r, &expires);
-	msg_get_data(&r, &data, &len, WEB_GROUPS_JSON_MAX);
-	bad = msg_end(&r) == -1 || (kind != WEB_PRIN_SESSION &&
-	    kind != WEB_PRIN_TOKEN) || !web_hash_valid(hash) ||
-	    *name == '\0' || cls >= WEB_CLASSES_MAX ||
-	    t->wt_class[cls] == NULL || seen < 0 || expires < 0;
-	if (!bad && len > 0) {
-		groups = json_loadb(data, len, JSON_REJECT_DUPLICATES, NULL);
+	bad = wire_get_auth_principal(&r, &p) == -1 ||
+	    t->wt_class[p.cls] == NULL;
+	kind = p.kind;
+	hash = p.hash;
+	name = p.name;
+	cls = p.cls;
+	seen = p.seen;
+	expires = p.expires;
+	/* A session has its groups, maybe []; a token has none. */
+	if (!bad && p.groupslen > 0) {
+		groups = json_loadb(p.groups, p.groupslen,
+		    JSON_REJECT_DUPLICATES, NULL);
 		bad = groups == NULL || !web_groups_valid(groups);
-	} else if (!bad && kind == WEB_PRIN_SESSION)
-		bad = 1;	/* a session has its groups, maybe [] */
+	}
 	/* Names go into JSON answers: text only. */
 	if (!bad) {
 		if ((js = json_string(name)) == NULL)
@@ -338,14 +319,16 @@ web_auth_principal(struct imsg *imsg)
 void
 web_auth_forget(struct imsg *imsg)
 {
-	struct web_prin	*pr;
-	struct msgr	 r;
-	const char	*hash;
+	struct web_prin		*pr;
+	struct msgr		 r;
+	struct wire_auth_forget	 f;
+	const char		*hash;
 
 	msg_reader(&r, imsg);
-	msg_get_str(&r, &hash, WEB_HASH_HEX);
-	if (msg_end(&r) == -1 || !web_hash_valid(hash))
-		fatalx("malformed %s", imsg_to_str(imsg->hdr.type));
+	if (wire_get_auth_forget(&r, &f) == -1)
+		fatalx("malformed %s (%s)", imsg_to_str(imsg->hdr.type),
+		    r.what);
+	hash = f.hash;
 	if (web_live == NULL && web_next == NULL)
 		fatalx("%s before any identity table",
 		    imsg_to_str(imsg->hdr.type));
@@ -359,7 +342,11 @@ web_auth_forget(struct imsg *imsg)
 void
 web_auth_commit(struct imsg *imsg)
 {
-	if (imsg->datalen != 0)
+	struct msgr		 r;
+	struct wire_empty	 e;
+
+	msg_reader(&r, imsg);
+	if (wire_get_empty(&r, &e) == -1)
 		fatalx("malformed %s", imsg_to_str(imsg->hdr.type));
 	if (web_next == NULL)
 		fatalx("%s without BEGIN", imsg_to_str(imsg->hdr.type));

@@ -6,7 +6,7 @@
  */
 /* FUZZ-SOURCES: shared/wire.c shared/msg.c shared/imsg.c shared/log.c */
 /* FUZZ-SOURCES: shared/wire_git.c shared/wire_nomad.c */
-/* FUZZ-SOURCES: shared/wire_notify.c */
+/* FUZZ-SOURCES: shared/wire_notify.c shared/wire_auth.c */
 #include "config.h"
 
 #include <stdint.h>
@@ -17,6 +17,7 @@
 #include "msg.h"
 #include "nops.h"
 #include "wire.h"
+#include "wire_auth.h"
 #include "wire_git.h"
 #include "wire_nomad.h"
 #include "wire_notify.h"
@@ -61,6 +62,11 @@ LAYOUT(nomad_response)
 LAYOUT(nomad_body)
 LAYOUT(notify)
 LAYOUT(notify_result)
+LAYOUT(auth_begin)
+LAYOUT(auth_class)
+LAYOUT(auth_principal)
+LAYOUT(auth_forget)
+LAYOUT(empty)
 
 static const struct layout layouts[] = {
 	ROW(web_request),
@@ -82,6 +88,11 @@ static const struct layout layouts[] = {
 	ROW(nomad_body),
 	ROW(notify),
 	ROW(notify_result),
+	ROW(auth_begin),
+	ROW(auth_class),
+	ROW(auth_principal),
+	ROW(auth_forget),
+	ROW(empty),
 };
 
 /* Large enough for any wire_* struct. */
@@ -97,6 +108,7 @@ union wire_any {
 	struct wire_nomad_request nomad_request;
 	struct wire_nomad_response nomad_response;
 	struct wire_notify	 notify;
+	struct wire_auth_principal auth_principal;
 };
 
 int

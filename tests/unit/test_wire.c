@@ -48,6 +48,35 @@ test_table(void)
 	CHECK(!imsg_permitted(IMSG_NONE, PROC_WEBWORKER, PROC_MASTER));
 	CHECK(!imsg_permitted(IMSG_MAX, PROC_WEBWORKER, PROC_MASTER));
 	TEST_END();
+
+	TEST_BEGIN("message table: each row's decoder runs from the table");
+	{
+		static const uint8_t	 poll[] = { 1, 0, 0, 0, 0, 0, 0, 0, 0 };
+		static const uint8_t	 bad[] = { 1, 0, 0, 0, 1, 0, 0, 0,
+		    'x', 0 };
+		const char		*what;
+		uint32_t		 t;
+		int			 unshared = 0;
+
+		CHECK(imsg_check_payload(IMSG_GIT_POLL, poll, sizeof(poll),
+		    &what) == 0);
+		CHECK(imsg_check_payload(IMSG_GIT_POLL, bad, sizeof(bad),
+		    &what) == -1);
+		CHECK_STR(what, "commit id");
+		CHECK(imsg_check_payload(IMSG_WORKER_READY, NULL, 0,
+		    &what) == 0);
+		CHECK(imsg_check_payload(IMSG_WEB_AUTH_COMMIT, poll, 1,
+		    &what) == -1);
+		CHECK(imsg_check_payload(IMSG_MAX, NULL, 0, &what) == 1);
+		/* The rows still decoded by their handlers alone. */
+		for (t = IMSG_NONE + 1; t < IMSG_MAX; t++)
+			if (imsg_check_payload(t, NULL, 0, &what) == 1)
+				unshared++;
+		CHECK(unshared == 7);
+		CHECK(imsg_check_payload(IMSG_INIT, NULL, 0, &what) == 1);
+		CHECK(imsg_check_payload(IMSG_SSH_RUN, NULL, 0, &what) == 1);
+	}
+	TEST_END();
 }
 
 static void

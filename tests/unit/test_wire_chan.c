@@ -1,6 +1,7 @@
 /*
- * The payload layouts of the git, Nomad and notification channels
- * (shared/wire_git.h, wire_nomad.h, wire_notify.h): each round-trips,
+ * The payload layouts of the git, Nomad, notification and identity
+ * channels (shared/wire_git.h, wire_nomad.h, wire_notify.h,
+ * wire_auth.h): each round-trips,
  * and each decoder refuses what its layout rules out, saying what.
  */
 #include "config.h"
@@ -12,6 +13,7 @@
 #include "imsg.h"
 #include "msg.h"
 #include "nops.h"
+#include "wire_auth.h"
 #include "wire_git.h"
 #include "wire_nomad.h"
 #include "wire_notify.h"
@@ -333,11 +335,95 @@ test_notify(void)
 	TEST_END();
 }
 
+static void
+test_auth(void)
+{
+	struct wire_auth_begin		 b, bb;
+	struct wire_auth_class		 c, cc;
+	struct wire_auth_principal	 p, pp;
+	struct wire_auth_forget		 f, ff;
+	struct msgw			 m;
+	struct msgr			 r;
+
+	b.idle = 3600;
+	b.boot = SHA256;
+	b.manage = 1;
+	b.anon = 0;
+	TEST_BEGIN("auth begin: round trip; idle, classes, hash checked");
+	CHECK(ROUND(wire_put_auth_begin, wire_get_auth_begin, &b, &bb, r, m) ==
+	    0);
+	CHECK(bb.idle == 3600 && bb.manage == 1);
+	CHECK_STR(bb.boot, SHA256);
+	msg_free(&m);
+	b.boot = "abc";
+	CHECK(ROUND(wire_put_auth_begin, wire_get_auth_begin, &b, &bb, r, m) ==
+	    -1);
+	CHECK_STR(r.what, "bootstrap hash");
+	msg_free(&m);
+	b.boot = "";
+	b.anon = WEB_CLASSES_MAX;
+	CHECK(ROUND(wire_put_auth_begin, wire_get_auth_begin, &b, &bb, r, m) ==
+	    -1);
+	CHECK_STR(r.what, "class out of range");
+	msg_free(&m);
+	TEST_END();
+
+	c.cls = 2;
+	c.json = "{}";
+	c.jsonlen = 0;
+	TEST_BEGIN("auth class: a class without its view is refused");
+	CHECK(ROUND(wire_put_auth_class, wire_get_auth_class, &c, &cc, r, m) ==
+	    -1);
+	CHECK_STR(r.what, "no view");
+	msg_free(&m);
+	c.jsonlen = 2;
+	CHECK(ROUND(wire_put_auth_class, wire_get_auth_class, &c, &cc, r, m) ==
+	    0);
+	CHECK(cc.cls == 2 && cc.jsonlen == 2);
+	msg_free(&m);
+	TEST_END();
+
+	memset(&p, 0, sizeof(p));
+	p.kind = WEB_PRIN_SESSION;
+	p.hash = SHA256;
+	p.name = "alice";
+	p.cls = 3;
+	p.groups = "[]";
+	p.groupslen = 2;
+	TEST_BEGIN("auth principal: round trip; a session needs its groups");
+	CHECK(ROUND(wire_put_auth_principal, wire_get_auth_principal, &p, &pp,
+	    r, m) == 0);
+	CHECK_STR(pp.name, "alice");
+	CHECK(pp.cls == 3 && pp.groupslen == 2);
+	msg_free(&m);
+	p.groupslen = 0;
+	CHECK(ROUND(wire_put_auth_principal, wire_get_auth_principal, &p, &pp,
+	    r, m) == -1);
+	CHECK_STR(r.what, "a session without its groups");
+	msg_free(&m);
+	p.kind = WEB_PRIN_TOKEN;
+	p.seen = -1;
+	CHECK(ROUND(wire_put_auth_principal, wire_get_auth_principal, &p, &pp,
+	    r, m) == -1);
+	CHECK_STR(r.what, "negative time");
+	msg_free(&m);
+	TEST_END();
+
+	TEST_BEGIN("auth forget: the hash is 64 hex digits");
+	f.hash = "ABC";
+	CHECK(ROUND(wire_put_auth_forget, wire_get_auth_forget, &f, &ff, r,
+	    m) == -1);
+	CHECK_STR(r.what, "hash");
+	msg_free(&m);
+	TEST_END();
+}
+
 int
 main(void)
 {
 	test_git();
 	test_nomad();
 	test_notify();
+	test_auth();
 	TEST_EXIT();
 }
