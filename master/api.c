@@ -276,8 +276,8 @@ static int
 api_path_match(const char *pattern, const char *path, struct api_req *req)
 {
 	size_t	 n, i, o, nargs = 0;
+	ssize_t	 len;
 	char	*arg;
-	int	 hi, lo;
 
 	while (*pattern != '\0' && *path != '\0') {
 		if (pattern[0] == '*' && (pattern[1] == '/' ||
@@ -286,26 +286,14 @@ api_path_match(const char *pattern, const char *path, struct api_req *req)
 			if (n == 0 || nargs >= API_ARGS_MAX)
 				return 0;
 			arg = req->ar_args[nargs++];
-			for (i = 0, o = 0; i < n; i++) {
-				if (o + 1 >= sizeof(req->ar_args[0]))
+			if ((len = hex_pct_decode(path, n, arg,
+			    sizeof(req->ar_args[0]), 0)) == -1)
+				return 0;
+			o = (size_t)len;
+			for (i = 0; i < o; i++)
+				if ((unsigned char)arg[i] < 0x20 ||
+				    arg[i] == 0x7f)
 					return 0;
-				if (path[i] == '%') {
-					if (i + 2 >= n)
-						return 0;
-					hi = hex_value(path[i + 1]);
-					lo = hex_value(path[i + 2]);
-					if (hi < 0 || lo < 0)
-						return 0;
-					arg[o] = (char)(hi << 4 | lo);
-					i += 2;
-				} else
-					arg[o] = path[i];
-				if ((unsigned char)arg[o] < 0x20 ||
-				    arg[o] == 0x7f)
-					return 0;
-				o++;
-			}
-			arg[o] = '\0';
 			/* Names are text (nopsd(8), BOUNDARY): %ff is none. */
 			if (text_check(arg, o) != NULL)
 				return 0;
@@ -325,9 +313,8 @@ char *
 api_query(const struct api_req *req, const char *name)
 {
 	const char	*q = req->ar_query, *end;
-	size_t		 nlen = strlen(name), i, o;
+	size_t		 nlen = strlen(name), o;
 	char		*v, *t;
-	int		 hi, lo;
 
 	while (*q != '\0') {
 		end = q + strcspn(q, "&");
@@ -336,18 +323,9 @@ api_query(const struct api_req *req, const char *name)
 			q += nlen + 1;
 			if ((v = malloc(end - q + 1)) == NULL)
 				fatal("malloc");
-			for (i = 0, o = 0; q + i < end; i++) {
-				if (q[i] == '%' && q + i + 2 < end &&
-				    (hi = hex_value(q[i + 1])) >= 0 &&
-				    (lo = hex_value(q[i + 2])) >= 0) {
-					v[o++] = (char)(hi << 4 | lo);
-					i += 2;
-				} else if (q[i] == '+')
-					v[o++] = ' ';
-				else
-					v[o++] = q[i];
-			}
-			v[o] = '\0';
+			/* Lenient, and never longer than what it decodes. */
+			o = (size_t)hex_pct_decode(q, (size_t)(end - q), v,
+			    (size_t)(end - q) + 1, HEX_PCT_PLUS | HEX_PCT_LENIENT);
 			if (text_check(v, o) != NULL) {
 				/* The door's policy: text, cleaned. */
 				t = text_dup(v, o, o * 3, 0);

@@ -51,3 +51,35 @@ hex_decode(const char *s, uint8_t *out, size_t outlen)
 	}
 	return 0;
 }
+
+ssize_t
+hex_pct_decode(const char *src, size_t len, char *dst, size_t dstlen,
+    int flags)
+{
+	size_t	 i, o = 0;
+	int	 hi = -1, lo = -1;
+	char	 c;
+
+	for (i = 0; i < len; i++) {
+		c = src[i];
+		if (c == '%') {
+			if (i + 2 < len) {
+				hi = hex_value((unsigned char)src[i + 1]);
+				lo = hex_value((unsigned char)src[i + 2]);
+			}
+			if (i + 2 < len && hi != -1 && lo != -1) {
+				c = (char)(hi << 4 | lo);
+				i += 2;
+			} else if (!(flags & HEX_PCT_LENIENT))
+				return -1;
+		} else if (c == '+' && (flags & HEX_PCT_PLUS))
+			c = ' ';
+		if (o + 1 >= dstlen)
+			return -1;
+		dst[o++] = c;
+	}
+	if (dstlen == 0)
+		return -1;
+	dst[o] = '\0';
+	return (ssize_t)o;
+}

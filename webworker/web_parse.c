@@ -248,32 +248,19 @@ int
 web_urldecode(const char *src, size_t len, char *dst, size_t dstlen,
     int plus)
 {
-	size_t	 i, o = 0;
-	int	 hi, lo;
-	unsigned char c;
+	ssize_t		 o;
+	size_t		 i;
+	unsigned char	 c;
 
-	if (dstlen == 0)
+	if ((o = hex_pct_decode(src, len, dst, dstlen,
+	    plus ? HEX_PCT_PLUS : 0)) == -1)
 		return -1;
-	for (i = 0; i < len; i++) {
-		c = (unsigned char)src[i];
-		if (c == '%') {
-			if (i + 2 >= len)
-				return -1;
-			if ((hi = hex_value(src[i + 1])) == -1 ||
-			    (lo = hex_value(src[i + 2])) == -1)
-				return -1;
-			c = (unsigned char)(hi << 4 | lo);
-			i += 2;
-		} else if (c == '+' && plus)
-			c = ' ';
-		/* Nothing we take needs a control byte; tab is text. */
+	/* Nothing we take needs a control byte; tab is text. */
+	for (i = 0; i < (size_t)o; i++) {
+		c = (unsigned char)dst[i];
 		if ((c < 0x20 && c != '\t') || c == 0x7f)
 			return -1;
-		if (o + 1 >= dstlen)
-			return -1;
-		dst[o++] = (char)c;
 	}
-	dst[o] = '\0';
 	return (int)o;
 }
 

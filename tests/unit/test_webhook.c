@@ -289,6 +289,25 @@ test_hex(void)
 	CHECK(hex_decode("ab 0", out, 2) == -1);
 	CHECK(hex_decode("", out, 0) == 0);
 	TEST_END();
+
+	TEST_BEGIN("percent-decoding: strict, lenient, plus, bounded");
+	{
+		char	 d[8];
+
+		CHECK(hex_pct_decode("a%2Fb", 5, d, sizeof(d), 0) == 3);
+		CHECK_STR(d, "a/b");
+		CHECK(hex_pct_decode("a%2", 3, d, sizeof(d), 0) == -1);
+		CHECK(hex_pct_decode("%zz", 3, d, sizeof(d), 0) == -1);
+		CHECK(hex_pct_decode("%zz+", 4, d, sizeof(d),
+		    HEX_PCT_LENIENT | HEX_PCT_PLUS) == 4);
+		CHECK_STR(d, "%zz ");
+		CHECK(hex_pct_decode("a+b", 3, d, sizeof(d), 0) == 3);
+		CHECK_STR(d, "a+b");
+		CHECK(hex_pct_decode("12345678", 8, d, sizeof(d), 0) == -1);
+		CHECK(hex_pct_decode("1234567", 7, d, sizeof(d), 0) == 7);
+		CHECK(hex_pct_decode("", 0, d, 0, 0) == -1);
+	}
+	TEST_END();
 }
 
 static void
