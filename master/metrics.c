@@ -209,33 +209,33 @@ metrics_process(struct metrics_out *mo)
 	metrics_family(mo, "nops_build_info", "gauge",
 	    "Always 1; the version of nopsd as a label.");
 	metrics_sample(mo, "nops_build_info", 1, "version", NOPS_VERSION,
-	    NULL);
+	    METRICS_END);
 	metrics_family(mo, "nops_start_time_seconds", "gauge",
 	    "When nopsd started, in unix seconds.");
 	metrics_sample(mo, "nops_start_time_seconds", (int64_t)env->n_started,
-	    NULL);
+	    METRICS_END);
 	metrics_family(mo, "nops_config_last_load_timestamp_seconds", "gauge",
 	    "When the running configuration was loaded, in unix seconds.");
 	metrics_sample(mo, "nops_config_last_load_timestamp_seconds",
-	    (int64_t)env->n_conf_loaded, NULL);
+	    (int64_t)env->n_conf_loaded, METRICS_END);
 	metrics_family(mo, "nops_config_reload_failures_total", "counter",
 	    "Reloads refused because the configuration had errors.");
 	metrics_sample(mo, "nops_config_reload_failures_total",
-	    (int64_t)env->n_reload_failures, NULL);
+	    (int64_t)env->n_reload_failures, METRICS_END);
 
 	metrics_family(mo, "nops_worker_up", "gauge",
 	    "1 while the worker runs and has said it is ready.");
 	for (id = PROC_GITWORKER; id < PROC_MAX; id++) {
 		w = &workers[id];
 		metrics_sample(mo, "nops_worker_up",
-		    w->w_pid != 0 && w->w_ready, "worker", w->w_title, NULL);
+		    w->w_pid != 0 && w->w_ready, "worker", w->w_title, METRICS_END);
 	}
 	metrics_family(mo, "nops_worker_restarts_total", "counter",
 	    "Restarts of each worker since nopsd started.");
 	for (id = PROC_GITWORKER; id < PROC_MAX; id++) {
 		w = &workers[id];
 		metrics_sample(mo, "nops_worker_restarts_total",
-		    (int64_t)w->w_restarts, "worker", w->w_title, NULL);
+		    (int64_t)w->w_restarts, "worker", w->w_title, METRICS_END);
 	}
 
 	metrics_family(mo, "nops_http_requests_total", "counter",
@@ -247,7 +247,7 @@ metrics_process(struct metrics_out *mo)
 			continue;
 		snprintf(code, sizeof(code), "%d", status);
 		metrics_sample(mo, "nops_http_requests_total",
-		    (int64_t)metrics_http[status], "code", code, NULL);
+		    (int64_t)metrics_http[status], "code", code, METRICS_END);
 	}
 
 	metrics_family(mo, "nops_log_events_total", "counter",
@@ -255,13 +255,13 @@ metrics_process(struct metrics_out *mo)
 	    "failed and throttled logins), each counted.");
 	for (lf = log_flood_first(); lf != NULL; lf = lf->lf_next)
 		metrics_sample(mo, "nops_log_events_total",
-		    (int64_t)lf->lf_total, "what", lf->lf_what, NULL);
+		    (int64_t)lf->lf_total, "what", lf->lf_what, METRICS_END);
 	metrics_family(mo, "nops_log_suppressed_total", "counter",
 	    "Lines of those events not logged one by one (summed up in the "
 	    "log every 10 s instead).");
 	for (lf = log_flood_first(); lf != NULL; lf = lf->lf_next)
 		metrics_sample(mo, "nops_log_suppressed_total",
-		    (int64_t)lf->lf_suppressed, "what", lf->lf_what, NULL);
+		    (int64_t)lf->lf_suppressed, "what", lf->lf_what, METRICS_END);
 }
 
 static void
@@ -281,14 +281,14 @@ metrics_repos(struct metrics_out *mo)
 		    "nops_repository_last_fetch_success_timestamp_seconds",
 		    (int64_t)metrics_iso_time(json_string_value(
 		    json_object_get(r, "checked_at"))), "repository",
-		    json_string_value(json_object_get(r, "name")), NULL);
+		    json_string_value(json_object_get(r, "name")), METRICS_END);
 	metrics_family(mo, "nops_repository_fetch_errors_total", "counter",
 	    "Polls of the repository that failed.");
 	json_array_foreach(list, i, r)
 		metrics_sample(mo, "nops_repository_fetch_errors_total",
 		    (int64_t)json_integer_value(json_object_get(r, "errors")),
 		    "repository",
-		    json_string_value(json_object_get(r, "name")), NULL);
+		    json_string_value(json_object_get(r, "name")), METRICS_END);
 	metrics_family(mo, "nops_repository_up", "gauge",
 	    "1 when the repository's last poll succeeded.");
 	json_array_foreach(list, i, r)
@@ -296,7 +296,7 @@ metrics_repos(struct metrics_out *mo)
 		    json_is_null(json_object_get(r, "last_error")) &&
 		    !json_is_null(json_object_get(r, "checked_at")),
 		    "repository",
-		    json_string_value(json_object_get(r, "name")), NULL);
+		    json_string_value(json_object_get(r, "name")), METRICS_END);
 	json_decref(all);
 }
 
@@ -320,23 +320,23 @@ metrics_engine(struct metrics_out *mo, const struct api_req *req)
 	    "gauge", "When the last complete detection cycle ended, in unix "
 	    "seconds (0: none yet).");
 	metrics_sample(mo, "nops_detection_last_success_timestamp_seconds",
-	    (int64_t)e->e_last_detect, NULL);
+	    (int64_t)e->e_last_detect, METRICS_END);
 	metrics_family(mo, "nops_detection_cycles_total", "counter",
 	    "Complete detection cycles.");
 	metrics_sample(mo, "nops_detection_cycles_total", (int64_t)e->e_cycles,
-	    NULL);
+	    METRICS_END);
 	metrics_family(mo, "nops_apply_last_success_timestamp_seconds",
 	    "gauge", "When the last apply cycle ran, in unix seconds (0: "
 	    "none yet).");
 	metrics_sample(mo, "nops_apply_last_success_timestamp_seconds",
-	    (int64_t)e->e_last_apply, NULL);
+	    (int64_t)e->e_last_apply, METRICS_END);
 	metrics_family(mo, "nops_unparsed_files", "gauge",
 	    "Job files that did not parse in the last detection cycle.");
 	metrics_sample(mo, "nops_unparsed_files", (int64_t)e->e_nfile_errors,
-	    NULL);
+	    METRICS_END);
 	metrics_family(mo, "nops_orphan_jobs", "gauge",
 	    "Jobs nops deployed that are gone from git but still run.");
-	metrics_sample(mo, "nops_orphan_jobs", (int64_t)e->e_norphans, NULL);
+	metrics_sample(mo, "nops_orphan_jobs", (int64_t)e->e_norphans, METRICS_END);
 
 	/* Per managed job: three families, one pass each. */
 	metrics_family(mo, "nops_job_drift", "gauge",
@@ -345,7 +345,7 @@ metrics_engine(struct metrics_out *mo, const struct api_req *req)
 		if (ej->ej_meta.jm_role == META_MANAGED &&
 		    metrics_ns_ok(req, ej->ej_ns))
 			metrics_sample(mo, "nops_job_drift", ej->ej_drift != 0,
-			    "namespace", ej->ej_ns, "job", ej->ej_id, NULL);
+			    "namespace", ej->ej_ns, "job", ej->ej_id, METRICS_END);
 	metrics_family(mo, "nops_job_paused", "gauge",
 	    "1 when a person paused the managed job.");
 	RB_FOREACH(ej, ejobs, &e->e_jobs) {
@@ -354,7 +354,7 @@ metrics_engine(struct metrics_out *mo, const struct api_req *req)
 			continue;
 		paused = hold_get(ej->ej_ns, ej->ej_id, NULL, NULL, NULL) == 1;
 		metrics_sample(mo, "nops_job_paused", paused, "namespace",
-		    ej->ej_ns, "job", ej->ej_id, NULL);
+		    ej->ej_ns, "job", ej->ej_id, METRICS_END);
 	}
 	metrics_family(mo, "nops_job_blocked", "gauge",
 	    "1 when a failed or rejected deployment blocks the managed job.");
@@ -364,7 +364,7 @@ metrics_engine(struct metrics_out *mo, const struct api_req *req)
 			metrics_sample(mo, "nops_job_blocked",
 			    ej->ej_state != NULL &&
 			    strcmp(ej->ej_state, "blocked") == 0,
-			    "namespace", ej->ej_ns, "job", ej->ej_id, NULL);
+			    "namespace", ej->ej_ns, "job", ej->ej_id, METRICS_END);
 }
 
 /* Deployments by state, and how long the oldest waits for a person. */
@@ -405,7 +405,7 @@ metrics_deployments(struct metrics_out *mo)
 	    "Deployments in the store, by state.");
 	for (i = 0; i < DS_MAX; i++)
 		metrics_sample(mo, "nops_deployments", count[i], "state",
-		    deploy_state_str(i), NULL);
+		    deploy_state_str(i), METRICS_END);
 	/* A pending approval waits since it was made. */
 	age = count[DS_PENDING_APPROVAL] > 0 ?
 	    now - oldest_created[DS_PENDING_APPROVAL] : 0;
@@ -413,7 +413,7 @@ metrics_deployments(struct metrics_out *mo)
 	    "How long the oldest deployment pending approval has waited "
 	    "(0: none waits).");
 	metrics_sample(mo, "nops_oldest_pending_approval_age_seconds",
-	    age > 0 ? age : 0, NULL);
+	    age > 0 ? age : 0, METRICS_END);
 	/* Awaiting promotion is entered later: its last update. */
 	age = count[DS_AWAITING_PROMOTION] > 0 ?
 	    now - oldest_updated[DS_AWAITING_PROMOTION] : 0;
@@ -421,7 +421,7 @@ metrics_deployments(struct metrics_out *mo)
 	    "gauge", "How long the oldest deployment awaiting canary "
 	    "promotion has waited (0: none waits).");
 	metrics_sample(mo, "nops_oldest_awaiting_promotion_age_seconds",
-	    age > 0 ? age : 0, NULL);
+	    age > 0 ? age : 0, METRICS_END);
 }
 
 char *

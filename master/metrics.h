@@ -26,7 +26,12 @@ struct metrics_out {
 /* "# HELP" and "# TYPE" of a family; its samples follow at once. */
 void	 metrics_family(struct metrics_out *, const char *name,
 	    const char *type, const char *help);
-/* One sample; labels as name, value pairs ending with NULL. */
+/*
+ * One sample; labels as name, value pairs ending with METRICS_END: a
+ * null pointer of the type va_arg() reads, where a bare NULL in a
+ * variadic list need not be one.
+ */
+#define METRICS_END	((const char *)NULL)
 void	 metrics_sample(struct metrics_out *, const char *name,
 	    int64_t value, ...) __attribute__((__sentinel__));
 

@@ -538,10 +538,10 @@ notify_metrics(struct metrics_out *mo)
 	    "Notifications the receiver accepted (a 2xx answer).");
 	TAILQ_FOREACH(n, &notifiers, n_entry)
 		metrics_sample(mo, "nops_notifications_sent_total",
-		    (int64_t)n->n_sent, "notifier", n->n_name, NULL);
+		    (int64_t)n->n_sent, "notifier", n->n_name, METRICS_END);
 	metrics_family(mo, "nops_notification_failures_total", "counter",
 	    "Notifications that failed (no answer, an error, not 2xx).");
 	TAILQ_FOREACH(n, &notifiers, n_entry)
 		metrics_sample(mo, "nops_notification_failures_total",
-		    (int64_t)n->n_failed, "notifier", n->n_name, NULL);
+		    (int64_t)n->n_failed, "notifier", n->n_name, METRICS_END);
 }

@@ -258,13 +258,13 @@ webhook_metrics(struct metrics_out *mo)
 	TAILQ_FOREACH(wh, &wh_repos, wh_entry) {
 		metrics_sample(mo, "nops_webhook_deliveries_total",
 		    (int64_t)wh->wh_accepted, "repository", wh->wh_name,
-		    "result", "accepted", NULL);
+		    "result", "accepted", METRICS_END);
 		metrics_sample(mo, "nops_webhook_deliveries_total",
 		    (int64_t)wh->wh_duplicates, "repository", wh->wh_name,
-		    "result", "duplicate", NULL);
+		    "result", "duplicate", METRICS_END);
 		metrics_sample(mo, "nops_webhook_deliveries_total",
 		    (int64_t)wh->wh_rejected, "repository", wh->wh_name,
-		    "result", "rejected", NULL);
+		    "result", "rejected", METRICS_END);
 	}
 }
 

@@ -776,24 +776,24 @@ webpub_metrics(struct metrics_out *mo)
 	metrics_family(mo, "nops_web_documents", "gauge",
 	    "Read documents the webworker holds and the master keeps "
 	    "current.");
-	metrics_sample(mo, "nops_web_documents", (int64_t)wp.nsubs, NULL);
+	metrics_sample(mo, "nops_web_documents", (int64_t)wp.nsubs, METRICS_END);
 	metrics_family(mo, "nops_web_access_classes", "gauge",
 	    "Access classes of the identities the webworker knows.");
 	metrics_sample(mo, "nops_web_access_classes", (int64_t)wp.nclasses,
-	    NULL);
+	    METRICS_END);
 	metrics_family(mo, "nops_web_document_renders_total", "counter",
 	    "Read documents the master rendered to see if they changed.");
 	metrics_sample(mo, "nops_web_document_renders_total",
-	    (int64_t)wp.renders, NULL);
+	    (int64_t)wp.renders, METRICS_END);
 	metrics_family(mo, "nops_web_document_pushes_total", "counter",
 	    "Read documents the master pushed to the webworker.");
 	metrics_sample(mo, "nops_web_document_pushes_total",
-	    (int64_t)wp.pushes, NULL);
+	    (int64_t)wp.pushes, METRICS_END);
 	metrics_family(mo, "nops_web_identity_resets_total", "counter",
 	    "Whole identity tables sent to the webworker (its start, "
 	    "reloads).");
 	metrics_sample(mo, "nops_web_identity_resets_total",
-	    (int64_t)wp.resets, NULL);
+	    (int64_t)wp.resets, METRICS_END);
 }
 
 void
