@@ -165,17 +165,18 @@ repo_snap_free(struct repo_snap *s)
 void
 repo_snap_ref(const struct repo_snap *cs)
 {
-	struct repo_snap	*s = (struct repo_snap *)(uintptr_t)cs;
-
-	s->rs_refs++;
+	cs->rs_self->rs_refs++;
 }
 
 void
 repo_snap_unref(const struct repo_snap *cs)
 {
-	struct repo_snap	*s = (struct repo_snap *)(uintptr_t)cs;
+	struct repo_snap	*s;
 
-	if (s != NULL && --s->rs_refs == 0)
+	if (cs == NULL)
+		return;
+	s = cs->rs_self;
+	if (--s->rs_refs == 0)
 		repo_snap_free(s);
 }
 
@@ -638,6 +639,7 @@ repo_recv_begin(struct worker *w, struct repo *r,
 	    (s->rs_files = calloc(nfiles + 1, sizeof(*s->rs_files))) == NULL)
 		fatal("calloc");
 	s->rs_refs = 1;
+	s->rs_self = s;
 	s->rs_repo = xstrdup(r->r_name);
 	strlcpy(s->rs_commit, b->commit, sizeof(s->rs_commit));
 	s->rs_author = xstrdup(b->author);
@@ -844,6 +846,8 @@ repo_recv_end(struct worker *w, struct repo *r, uint32_t flags)
  * Every gitworker message is about the poll in flight: its repository's
  * id in peerid, the poll's sequence number first.  After the payload
  * decoded (wire_git.h), the repository; or NULL after a violation.
+ * The handlers below repeat one shape on purpose (duplicates lists them):
+ * decode with the message's own typed decoder, check the poll, act.
  */
 static struct repo *
 repo_poll_msg(struct worker *w, struct imsg *imsg, struct msgr *m, int rv,

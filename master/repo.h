@@ -58,6 +58,8 @@ struct repo_note {
  */
 struct repo_snap {
 	int			 rs_refs;
+	/* Itself, writable: holders keep const pointers, and count. */
+	struct repo_snap	*rs_self;
 	char			*rs_repo;	/* repository name */
 	char			 rs_commit[GITW_COMMIT_HEXLEN + 1];
 	char			*rs_author;	/* "Name <email>" */

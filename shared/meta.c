@@ -314,7 +314,7 @@ meta_read_operation(struct job_meta *jm, const json_t *meta)
 }
 
 void
-meta_read(const json_t *meta, struct job_meta *jm)
+meta_read(json_t *meta, struct job_meta *jm)
 {
 	const char	*key, *v, *win, *dur;
 	json_t		*val;
@@ -328,7 +328,7 @@ meta_read(const json_t *meta, struct job_meta *jm)
 		return;
 
 	/* Unknown nops_* keys are likely typos: say so, change nothing. */
-	json_object_foreach((json_t *)(uintptr_t)meta, key, val) {
+	json_object_foreach(meta, key, val) {
 		if (strncmp(key, "nops_", 5) != 0)
 			continue;
 		for (i = 0; i < sizeof(meta_known) / sizeof(meta_known[0]); i++)

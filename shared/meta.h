@@ -80,10 +80,11 @@ struct job_meta {
 
 /*
  * meta_read: read the Meta object of a parsed job (may be NULL or JSON
- * null).  Never fails: problems become issues, and any error leaves the
+ * null; not const: jansson iterates an object through a plain pointer).
+ * Never fails: problems become issues, and any error leaves the
  * job with policy none, as nops-jobs(7) says.
  */
-void		 meta_read(const json_t *meta, struct job_meta *);
+void		 meta_read(json_t *meta, struct job_meta *);
 void		 meta_free(struct job_meta *);
 const char	*meta_policy_str(enum meta_policy);
 const char	*meta_role_str(enum meta_role);
