@@ -206,33 +206,25 @@ struct auth_users *
 auth_users_load(const char *path, char *err, size_t errlen)
 {
 	struct auth_users	*u;
-	struct stat		 sb;
 	FILE			*fp;
-	int			 fd;
+	char			*buf, why[512];
+	size_t			 len;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1 ||
-	    (fp = fdopen(fd, "r")) == NULL) {
+	/* One reader for every file the config names (cfile.h). */
+	if (cfile_read(path, AUTH_FILE_MAX, 0, &buf, &len, why,
+	    sizeof(why)) == -1) {
 		if (err != NULL)
-			snprintf(err, errlen, "users file %s: %s", path,
-			    strerror(errno));
-		log_warnx("users file %s: %s", path, strerror(errno));
-		if (fd != -1)
-			close(fd);
+			snprintf(err, errlen, "users file %s", why);
+		log_warnx("users file %s", why);
 		return NULL;
 	}
-	/* getline(3) would take a line as long as the file. */
-	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) ||
-	    sb.st_size > AUTH_FILE_MAX) {
-		if (err != NULL)
-			snprintf(err, errlen, "users file %s: not a regular "
-			    "file of at most %d bytes", path, AUTH_FILE_MAX);
-		log_warnx("users file %s: not a regular file of at most %d "
-		    "bytes", path, AUTH_FILE_MAX);
-		fclose(fp);
-		return NULL;
-	}
+	/* fmemopen(3) of an empty buffer fails: an empty line instead. */
+	if ((fp = len > 0 ? fmemopen(buf, len, "r") :
+	    fmemopen("\n", 1, "r")) == NULL)
+		fatal("fmemopen");
 	u = auth_users_parse(fp, path, err, errlen);
 	fclose(fp);
+	cfile_free(buf, len);
 	return u;
 }
 

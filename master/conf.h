@@ -178,7 +178,7 @@ TAILQ_HEAD(conf_notifies, conf_notify);
 struct nops_conf {
 	char			*path;		/* the file parsed */
 	char			*user;		/* workers' user, NOPS_USER */
-	char			*master_user;	/* NULL: the master keeps root */
+	char			*master_user;	/* NOPS_MASTER_USER */
 	char			*database;	/* NOPS_DB_FILE */
 	char			*control_socket;	/* NOPS_CONTROL_SOCKET */
 	char			*control_group;	/* NOPS_CONTROL_GROUP */

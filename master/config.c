@@ -60,6 +60,7 @@ config_new(void)
 	if ((conf = calloc(1, sizeof(*conf))) == NULL)
 		fatal("calloc");
 	conf->user = config_strdup(NOPS_USER);
+	conf->master_user = config_strdup(NOPS_MASTER_USER);
 	conf->database = config_strdup(NOPS_DB_FILE);
 	conf->control_socket = config_strdup(NOPS_CONTROL_SOCKET);
 	conf->control_group = config_strdup(NOPS_CONTROL_GROUP);
@@ -786,10 +787,8 @@ config_print(FILE *fp, const struct nops_conf *conf)
 
 	fputs("user ", fp);
 	config_print_str(fp, conf->user);
-	if (conf->master_user != NULL) {
-		fputs("\nmaster user ", fp);
-		config_print_str(fp, conf->master_user);
-	}
+	fputs("\nmaster user ", fp);
+	config_print_str(fp, conf->master_user);
 	fputs("\ndatabase ", fp);
 	config_print_str(fp, conf->database);
 	fputs("\ncontrol socket ", fp);

@@ -33,6 +33,7 @@
 #include "plan.h"
 #include "plans.h"
 #include "hosts.h"
+#include "cfile.h"
 #include "webpub.h"
 #include "redact.h"
 
@@ -71,40 +72,16 @@ hosts_store(void)
 	return hosts_db;
 }
 
-/* Read a file the configuration names, as root at start and reload. */
+/* Read a file the configuration names (cfile.h: kept from the start). */
 static int
 hosts_read_file(const char *path, size_t max, char **buf, size_t *len)
 {
-	struct stat	 sb;
-	ssize_t		 n;
-	size_t		 off = 0;
-	int		 fd;
+	char	 err[512];
 
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
-		log_warn("hosts: %s", path);
+	if (cfile_read(path, max, 0, buf, len, err, sizeof(err)) == -1) {
+		log_warnx("hosts: %s", err);
 		return -1;
 	}
-	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) ||
-	    (size_t)sb.st_size > max) {
-		log_warnx("hosts: %s: not a regular file of at most %zu bytes",
-		    path, max);
-		close(fd);
-		return -1;
-	}
-	if ((*buf = malloc(sb.st_size + 1)) == NULL)
-		fatal("malloc");
-	while (off < (size_t)sb.st_size) {
-		if ((n = read(fd, *buf + off, sb.st_size - off)) <= 0) {
-			log_warn("hosts: read %s", path);
-			freezero(*buf, sb.st_size + 1);
-			close(fd);
-			return -1;
-		}
-		off += n;
-	}
-	(*buf)[off] = '\0';
-	*len = off;
-	close(fd);
 	return 0;
 }
 

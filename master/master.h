@@ -66,7 +66,7 @@ struct nopsd {
 	struct store	*n_store;
 	uid_t		 n_uid;		/* workers' user */
 	gid_t		 n_gid;
-	uid_t		 n_muid;	/* master user, once root is dropped */
+	uid_t		 n_muid;	/* master user: root is dropped to it */
 	gid_t		 n_mgid;
 	gid_t		 n_ctlgid;
 	struct listener	*n_listeners;	/* kept open for worker restarts */
@@ -106,6 +106,9 @@ void	 api_dispatch_web(struct worker *, struct imsg *);
 json_t	*api_status(void);
 
 /* nopsd.c */
+struct proc_ctx;
+void	 nopsd_init(struct proc_ctx *);
+__dead void nopsd_run(struct proc_ctx *);
 int	 nopsd_reload(const char *who);
 void	 nopsd_set_verbose(int);
 

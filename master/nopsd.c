@@ -39,6 +39,7 @@
 #include "engine.h"
 #include "hosts.h"
 #include "nixrun.h"
+#include "cfile.h"
 #include "auth.h"
 #include "webhook.h"
 #include "metrics.h"
@@ -200,32 +201,74 @@ nopsd_own_database(const char *db)
 	}
 }
 
-/* Open the store as the master's user, so that what it creates is its. */
-static struct store *
-nopsd_store_open(const char *db, char *err, size_t errlen)
-{
-	struct nopsd	*env = nopsd_env;
-	struct store	*st;
+/*
+ * Every file the configuration names, for fn: the files the master reads
+ * itself (keys, tokens, certificates, the users file: dir 0) and the
+ * directories of file:// remotes the gitworker reads (dir 1).
+ */
+typedef void	(*nopsd_file_fn)(const char *, int, void *);
 
-	if (env->n_conf->master_user == NULL)
-		return store_open(db, err, errlen);
-	if (strcmp(db, ":memory:") != 0)
-		nopsd_own_database(db);
-	if (setegid(env->n_mgid) == -1 || seteuid(env->n_muid) == -1)
-		fatal("seteuid %s", env->n_conf->master_user);
-	st = store_open(db, err, errlen);
-	if (seteuid(0) == -1 || setegid(0) == -1)
-		fatal("seteuid back to root");
-	return st;
+static void
+nopsd_conf_files(struct nops_conf *conf, nopsd_file_fn fn, void *arg)
+{
+	struct conf_listen	*cl;
+	struct conf_repo	*cr;
+	struct conf_notify	*cn;
+	const char		*files[8];
+	size_t			 i, n = 0;
+
+	files[n++] = conf->nomad.token_file;
+	files[n++] = conf->nomad.ca_file;
+	files[n++] = conf->users_file;
+	files[n++] = conf->bootstrap_token_file;
+	files[n++] = conf->metrics_token_file;
+	files[n++] = conf->hosts.ssh_key_file;
+	files[n++] = conf->hosts.known_hosts_file;
+	for (i = 0; i < n; i++)
+		if (files[i] != NULL)
+			fn(files[i], 0, arg);
+	TAILQ_FOREACH(cl, &conf->listens, entry) {
+		if (cl->tls_cert != NULL)
+			fn(cl->tls_cert, 0, arg);
+		if (cl->tls_key != NULL)
+			fn(cl->tls_key, 0, arg);
+	}
+	TAILQ_FOREACH(cr, &conf->repos, entry) {
+		if (cr->webhook_secret_file != NULL)
+			fn(cr->webhook_secret_file, 0, arg);
+		if (cr->ssh_key_file != NULL)
+			fn(cr->ssh_key_file, 0, arg);
+		if (cr->known_hosts_file != NULL)
+			fn(cr->known_hosts_file, 0, arg);
+		if (strncmp(cr->url, "file://", 7) == 0)
+			fn(cr->url + 7, 1, arg);
+	}
+	TAILQ_FOREACH(cn, &conf->notifies, entry)
+		if (cn->token_file != NULL)
+			fn(cn->token_file, 0, arg);
 }
 
-/* Add the directory of file (read-only) to the master's Landlock paths. */
+/* Kept as read now, as root (cfile.h): the master may not open it later. */
 static void
-nopsd_ll_add(struct sandbox_path **paths, size_t *n, const char *path,
-    int dir, unsigned int access)
+nopsd_keep_file(const char *path, int dir, void *arg)
 {
-	struct sandbox_path	*p;
-	char			*copy, *real;
+	if (!dir)
+		(void)cfile_keep(path);
+}
+
+static void
+nopsd_mark_file(const char *path, int dir, void *arg)
+{
+	if (!dir)
+		cfile_mark(path);
+}
+
+/* A Landlock path of the master: path itself, or its directory. */
+static void
+nopsd_ll_add(struct proc_ctx *pc, const char *path, int dir,
+    unsigned int access)
+{
+	char	*copy, *real;
 
 	if (path == NULL || strcmp(path, ":memory:") == 0)
 		return;
@@ -237,80 +280,56 @@ nopsd_ll_add(struct sandbox_path **paths, size_t *n, const char *path,
 		return;
 	}
 	free(copy);
-	if ((p = reallocarray(*paths, *n + 1, sizeof(*p))) == NULL)
-		fatal("reallocarray");
-	*paths = p;
-	p[*n].path = real;
-	p[*n].access = access;
-	(*n)++;
+	proc_add_path(pc, real, access);
+	free(real);
+}
+
+/* Read the directory of each file (a reload reads them again). */
+static void
+nopsd_ll_file(const char *path, int dir, void *arg)
+{
+	nopsd_ll_add(arg, path, !dir, SANDBOX_FS_READ);
 }
 
 /*
  * What the master may touch once confined: the directories of its
  * configuration and of every file it names (read: a reload reads them
  * again; a file in another directory takes a restart), the local paths
- * of file:// remotes (read, for the gitworker it restarts), the state
- * directory (read-write) and the nopsd binary with its loader (execute).
- */
-static size_t
-nopsd_ll_paths(struct sandbox_path **paths)
-{
-	struct nopsd		*env = nopsd_env;
-	struct nops_conf	*conf = env->n_conf;
-	struct conf_repo	*cr;
-	struct conf_notify	*cn;
-	size_t			 n = 0;
-
-	*paths = NULL;
-	nopsd_ll_add(paths, &n, env->n_conffile, 1, SANDBOX_FS_READ);
-	nopsd_ll_add(paths, &n, conf->nomad.token_file, 1, SANDBOX_FS_READ);
-	nopsd_ll_add(paths, &n, conf->nomad.ca_file, 1, SANDBOX_FS_READ);
-	nopsd_ll_add(paths, &n, conf->users_file, 1, SANDBOX_FS_READ);
-	nopsd_ll_add(paths, &n, conf->bootstrap_token_file, 1,
-	    SANDBOX_FS_READ);
-	nopsd_ll_add(paths, &n, conf->metrics_token_file, 1, SANDBOX_FS_READ);
-	TAILQ_FOREACH(cr, &conf->repos, entry) {
-		nopsd_ll_add(paths, &n, cr->webhook_secret_file, 1,
-		    SANDBOX_FS_READ);
-		nopsd_ll_add(paths, &n, cr->ssh_key_file, 1, SANDBOX_FS_READ);
-		nopsd_ll_add(paths, &n, cr->known_hosts_file, 1,
-		    SANDBOX_FS_READ);
-		if (strncmp(cr->url, "file://", 7) == 0)
-			nopsd_ll_add(paths, &n, cr->url + 7, 0,
-			    SANDBOX_FS_READ);
-	}
-	TAILQ_FOREACH(cn, &conf->notifies, entry)
-		nopsd_ll_add(paths, &n, cn->token_file, 1, SANDBOX_FS_READ);
-	nopsd_ll_add(paths, &n, env->n_statedir, 0,
-	    SANDBOX_FS_READ | SANDBOX_FS_WRITE);
-	nopsd_ll_add(paths, &n, "/proc/self/exe", 0,
-	    SANDBOX_FS_READ | SANDBOX_FS_EXEC);
-	nopsd_ll_add(paths, &n, NOPSD_LOADER, 0,
-	    SANDBOX_FS_READ | SANDBOX_FS_EXEC);
-	return n;
-}
-
-/*
- * Root was for start-up: the master becomes its own user, keeping only
- * what starting and supervising workers needs: setuid/setgid to the
- * workers' ids, chroot for the webworker, signals to its children.
+ * of file:// remotes (read, for the gitworker it starts), the state
+ * directory (read-write), the nopsd binary with its loader (execute),
+ * Nix for the Nix children (execute its programs, read the store), and
+ * the control socket's directory, when it is the master's, to remove
+ * the socket at shutdown.
  */
 static void
-nopsd_drop(void)
+nopsd_ll_paths(struct proc_ctx *pc)
 {
-	struct nopsd		*env = nopsd_env;
-	struct sandbox_path	*paths;
-	size_t			 n, i;
+	struct nopsd	*env = nopsd_env;
+	struct stat	 sb;
+	char		*copy;
 
-	n = nopsd_ll_paths(&paths);
-	nopsd_sandbox_enter(env->n_muid, env->n_mgid, env->n_uid, env->n_gid,
-	    paths, n);
-	for (i = 0; i < n; i++)
-		free((void *)(uintptr_t)paths[i].path);
-	free(paths);
-	log_info("running as %s (uid %u), keeping only the capabilities to "
-	    "start the workers", env->n_conf->master_user,
-	    (unsigned int)env->n_muid);
+	nopsd_ll_add(pc, env->n_conffile, 1, SANDBOX_FS_READ);
+	nopsd_conf_files(env->n_conf, nopsd_ll_file, pc);
+	nopsd_ll_add(pc, env->n_statedir, 0,
+	    SANDBOX_FS_READ | SANDBOX_FS_WRITE);
+	nopsd_ll_add(pc, "/proc/self/exe", 0,
+	    SANDBOX_FS_READ | SANDBOX_FS_EXEC);
+	nopsd_ll_add(pc, NOPSD_LOADER, 0, SANDBOX_FS_READ | SANDBOX_FS_EXEC);
+	nopsd_ll_add(pc, nixrun_bin("nix-instantiate"), 0,
+	    SANDBOX_FS_READ | SANDBOX_FS_EXEC);
+	nopsd_ll_add(pc, nixrun_bin("nix-store"), 0,
+	    SANDBOX_FS_READ | SANDBOX_FS_EXEC);
+	nopsd_ll_add(pc, "/nix", 0, SANDBOX_FS_READ);
+	if ((copy = strdup(env->n_conf->control_socket)) == NULL)
+		fatal("strdup");
+	if (stat(dirname(copy), &sb) == 0 && sb.st_uid == env->n_muid)
+		proc_add_path(pc, copy, SANDBOX_FS_UNLINK);
+	else
+		log_info("control socket %s: its directory is not %s's, so "
+		    "the socket stays when nopsd stops (the next start "
+		    "replaces it)", env->n_conf->control_socket,
+		    env->n_conf->master_user);
+	free(copy);
 }
 
 void
@@ -384,53 +403,37 @@ nopsd_restart_only(struct nops_conf *a, struct nops_conf *b)
 }
 
 /*
- * A master that dropped root reads the files of a reload as its own
- * user: one it cannot read refuses the reload before anything changes.
- * Returns the path, or NULL when every file can be read.
+ * The master, which dropped root, reads the files of a reload as its own
+ * user, or takes the copy it kept of a file unchanged since the start
+ * (cfile.h).  The first file it can do neither for refuses the reload
+ * before anything changes.
  */
-/* open(2), not access(2): Landlock decides on open, not on access. */
-static int
-nopsd_can_read(const char *path)
+struct nopsd_unreadable {
+	const char	*nu_path;
+	int		 nu_changed;
+	int		 nu_errno;
+};
+
+static void
+nopsd_check_file(const char *path, int dir, void *arg)
 {
-	int	 fd;
+	struct nopsd_unreadable	*nu = arg;
+	int			 fd, changed = 0;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1)
-		return 0;
-	close(fd);
-	return 1;
-}
-
-static const char *
-nopsd_unreadable(struct nops_conf *conf)
-{
-	struct conf_repo	*cr;
-	struct conf_notify	*cn;
-	const char		*files[8];
-	size_t			 i, n = 0;
-
-	files[n++] = conf->nomad.token_file;
-	files[n++] = conf->nomad.ca_file;
-	files[n++] = conf->users_file;
-	files[n++] = conf->bootstrap_token_file;
-	files[n++] = conf->metrics_token_file;
-	for (i = 0; i < n; i++)
-		if (files[i] != NULL && !nopsd_can_read(files[i]))
-			return files[i];
-	TAILQ_FOREACH(cr, &conf->repos, entry) {
-		n = 0;
-		files[n++] = cr->webhook_secret_file;
-		files[n++] = cr->ssh_key_file;
-		files[n++] = cr->known_hosts_file;
-		if (strncmp(cr->url, "file://", 7) == 0)
-			files[n++] = cr->url + 7;
-		for (i = 0; i < n; i++)
-			if (files[i] != NULL && !nopsd_can_read(files[i]))
-				return files[i];
-	}
-	TAILQ_FOREACH(cn, &conf->notifies, entry)
-		if (cn->token_file != NULL && !nopsd_can_read(cn->token_file))
-			return cn->token_file;
-	return NULL;
+	if (nu->nu_path != NULL)
+		return;
+	if (dir) {
+		/* open(2), not access(2): Landlock decides on open. */
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) !=
+		    -1) {
+			close(fd);
+			return;
+		}
+	} else if (cfile_readable(path, &changed))
+		return;
+	nu->nu_path = path;
+	nu->nu_changed = changed;
+	nu->nu_errno = errno;
 }
 
 static void
@@ -456,10 +459,23 @@ nopsd_reload(const char *who)
 {
 	struct nopsd		*env = nopsd_env;
 	struct nops_conf	*conf;
+	struct nopsd_unreadable	 nu;
 	const char		*what;
 	char			 why[128];
+	int			 fd;
 
 	log_info("reloading %s (asked by %s)", env->n_conffile, who);
+	if ((fd = open(env->n_conffile, O_RDONLY | O_CLOEXEC)) == -1) {
+		log_warn("%s: cannot be read by the master's user %s; make it "
+		    "readable by that user (for example chgrp %s, mode 0640) "
+		    "or restart nopsd; the running configuration stays",
+		    env->n_conffile, env->n_conf->master_user,
+		    env->n_conf->master_user);
+		nopsd_reload_refused(who, "refused: the configuration file "
+		    "cannot be read");
+		return -1;
+	}
+	close(fd);
 	if ((conf = parse_config(env->n_conffile, 0)) == NULL) {
 		env->n_reload_failures++;
 		log_warnx("%s has errors; keeping the running configuration",
@@ -483,13 +499,15 @@ nopsd_reload(const char *who)
 		nopsd_reload_refused(who, why);
 		return -1;
 	}
-	if (conf->master_user != NULL &&
-	    (what = nopsd_unreadable(conf)) != NULL) {
-		log_warn("%s: %s cannot be read by the master's user %s (a "
-		    "file must be that user's or root-readable by it, in a "
-		    "directory in use at start); give it to that user or "
-		    "restart nopsd; nothing was changed",
-		    env->n_conffile, what, conf->master_user);
+	memset(&nu, 0, sizeof(nu));
+	nopsd_conf_files(conf, nopsd_check_file, &nu);
+	if (nu.nu_path != NULL) {
+		log_warnx("%s: %s cannot be read by the master's user %s (%s); "
+		    "give it to that user (chown %s, mode 0600) or restart "
+		    "nopsd; nothing was changed", env->n_conffile, nu.nu_path,
+		    env->n_conf->master_user, nu.nu_changed ? "it changed "
+		    "since nopsd read it as root at start" :
+		    strerror(nu.nu_errno), env->n_conf->master_user);
 		config_free(conf);
 		nopsd_reload_refused(who, "refused: a file the master's user "
 		    "cannot read");
@@ -513,6 +531,9 @@ nopsd_reload(const char *who)
 	config_free(env->n_conf);
 	env->n_conf = conf;
 	env->n_conf_loaded = time(NULL);
+	/* Copies kept of files the configuration no longer names go. */
+	nopsd_conf_files(conf, nopsd_mark_file, NULL);
+	cfile_sweep();
 	env->n_reloads++;
 	/* Re-reads the token and CA files and tells the nomadworker. */
 	nomad_configure(conf);
@@ -579,16 +600,31 @@ nopsd_shutdown(void)
 	event_base_loopbreak(env->n_base);
 }
 
-/* -n: the user and the control group the config names must exist here. */
+/*
+ * -n: the users and the control group the config names must exist here.
+ */
 static int
 nopsd_check_ids(const char *conffile, const struct nops_conf *conf)
 {
-	int	 rc = 0;
+	struct passwd	*pw;
+	uid_t		 wuid = 0;
+	int		 rc = 0;
 
-	if (getpwnam(conf->user) == NULL) {
+	if ((pw = getpwnam(conf->user)) == NULL) {
 		fprintf(stderr, "%s: user \"%s\" does not exist on this "
 		    "system (scripts/deps creates _nops)\n", conffile,
 		    conf->user);
+		rc = -1;
+	} else
+		wuid = pw->pw_uid;
+	if ((pw = getpwnam(conf->master_user)) == NULL) {
+		fprintf(stderr, "%s: master user \"%s\" does not exist on "
+		    "this system (scripts/deps creates _nopsd)\n", conffile,
+		    conf->master_user);
+		rc = -1;
+	} else if (pw->pw_uid == 0 || pw->pw_uid == wuid) {
+		fprintf(stderr, "%s: master user \"%s\" must be neither root "
+		    "nor the workers' user\n", conffile, conf->master_user);
 		rc = -1;
 	}
 	if (getgrnam(conf->control_group) == NULL) {
@@ -600,16 +636,221 @@ nopsd_check_ids(const char *conffile, const struct nops_conf *conf)
 	return rc;
 }
 
+static struct event	*nopsd_ev_hup, *nopsd_ev_term, *nopsd_ev_int,
+			*nopsd_ev_chld;
+
+/*
+ * The control socket's directory: one nopsd makes, and its run
+ * directory, belong to the master's user, so that it can remove its
+ * socket when it stops.  Another (such as /tmp) is left as it is.
+ */
+static void
+nopsd_ctldir(void)
+{
+	struct nopsd	*env = nopsd_env;
+	struct stat	 sb;
+	char		*copy, *dir;
+
+	if ((copy = strdup(env->n_conf->control_socket)) == NULL)
+		fatal("strdup");
+	dir = dirname(copy);
+	if (strcmp(dir, NOPS_RUNDIR) == 0)
+		nopsd_mkdir(dir, 0755, env->n_muid, env->n_mgid, 1);
+	else if (lstat(dir, &sb) == -1 && errno == ENOENT)
+		nopsd_mkdir(dir, 0755, env->n_muid, env->n_mgid, 0);
+	else if (lstat(dir, &sb) == -1 || !S_ISDIR(sb.st_mode))
+		fatalx("control socket %s: %s is not a directory",
+		    env->n_conf->control_socket, dir);
+	free(copy);
+}
+
+/*
+ * The master's row of the process table (master/proc.c), pd_init: all
+ * that takes root, done as root.  Read the config and every file it
+ * names (kept, cfile.h), open the listeners and the control socket,
+ * prepare the directories and the database (the master's user's), then
+ * say what the master keeps: its user, NOPSD_CAPS, its Landlock paths
+ * and the rows of its filter known only now.  proc_run() then drops and
+ * confines it before a single worker exists.
+ */
+void
+nopsd_init(struct proc_ctx *pc)
+{
+	struct nopsd	*env = nopsd_env;
+	struct passwd	*pw;
+	struct group	*gr;
+	const char	*conffile = env->n_conffile;
+	char		*copy;
+
+	if (geteuid() != 0)
+		errx(1, "need root privileges: the master must start as root "
+		    "to drop the workers' privileges");
+
+	if ((env->n_conf = parse_config(conffile, 0)) == NULL ||
+	    auth_configure(env->n_conf, 0) == -1)
+		errx(1, "%s: configuration has errors", conffile);
+	env->n_conf_loaded = time(NULL);
+
+	if ((pw = getpwnam(env->n_conf->user)) == NULL)
+		errx(1, "unknown user %s (the workers' user; see nops.conf(5))",
+		    env->n_conf->user);
+	if (pw->pw_uid == 0)
+		errx(1, "user %s is root: the workers must not run as root",
+		    env->n_conf->user);
+	env->n_uid = pw->pw_uid;
+	env->n_gid = pw->pw_gid;
+	if ((pw = getpwnam(env->n_conf->master_user)) == NULL)
+		errx(1, "unknown user %s (the master's user; scripts/deps "
+		    "creates _nopsd; see nops.conf(5))",
+		    env->n_conf->master_user);
+	if (pw->pw_uid == 0 || pw->pw_gid == 0)
+		errx(1, "master user %s is root", env->n_conf->master_user);
+	if (pw->pw_uid == env->n_uid || pw->pw_gid == env->n_gid)
+		errx(1, "master user %s must not share its uid or gid with "
+		    "the workers' user %s", env->n_conf->master_user,
+		    env->n_conf->user);
+	env->n_muid = pw->pw_uid;
+	env->n_mgid = pw->pw_gid;
+	if ((gr = getgrnam(env->n_conf->control_group)) == NULL)
+		errx(1, "unknown control group %s",
+		    env->n_conf->control_group);
+	env->n_ctlgid = gr->gr_gid;
+
+	log_init(pc->pc_debug, LOG_DAEMON);
+	log_setverbose(pc->pc_verbose);
+	log_procinit("nopsd");
+
+	nopsd_mkempty(NOPS_RUNDIR "/empty");
+	nopsd_ctldir();
+
+	/* The gitworker's cache lives next to the database, owned by it. */
+	if ((copy = strdup(env->n_conf->database)) == NULL)
+		fatal("strdup");
+	if (strcmp(env->n_conf->database, ":memory:") == 0)
+		env->n_statedir = strdup(NOPS_STATEDIR);
+	else
+		env->n_statedir = strdup(dirname(copy));
+	free(copy);
+	if (env->n_statedir == NULL)
+		fatal("strdup");
+	nopsd_own_statedir(env->n_statedir);
+	if (asprintf(&copy, "%s/git", env->n_statedir) == -1)
+		fatal("asprintf");
+	nopsd_mkdir(copy, 0700, env->n_uid, env->n_gid, 1);
+	free(copy);
+	/* The Nix children's directories, theirs too (nixrun.c). */
+	if (asprintf(&copy, "%s/" NIXRUN_DIR, env->n_statedir) == -1)
+		fatal("asprintf");
+	nopsd_mkdir(copy, 0700, env->n_uid, env->n_gid, 1);
+	free(copy);
+	if (strcmp(env->n_conf->database, ":memory:") != 0)
+		nopsd_own_database(env->n_conf->database);
+
+	if (!pc->pc_debug && daemon(0, 0) == -1)
+		fatal("daemon");
+	env->n_started = time(NULL);
+
+	if ((env->n_base = event_base_new()) == NULL)
+		fatalx("event_base_new");
+	if (control_listen_all(env->n_conf, env->n_ctlgid) == -1)
+		fatalx("cannot open the sockets of the config");
+
+	signal(SIGPIPE, SIG_IGN);
+	nopsd_ev_hup = evsignal_new(env->n_base, SIGHUP, nopsd_sig, NULL);
+	nopsd_ev_term = evsignal_new(env->n_base, SIGTERM, nopsd_sig, NULL);
+	nopsd_ev_int = evsignal_new(env->n_base, SIGINT, nopsd_sig, NULL);
+	nopsd_ev_chld = evsignal_new(env->n_base, SIGCHLD, nopsd_sig, NULL);
+	if (nopsd_ev_hup == NULL || nopsd_ev_term == NULL ||
+	    nopsd_ev_int == NULL || nopsd_ev_chld == NULL)
+		fatalx("evsignal_new");
+	evsignal_add(nopsd_ev_hup, NULL);
+	evsignal_add(nopsd_ev_term, NULL);
+	evsignal_add(nopsd_ev_int, NULL);
+	evsignal_add(nopsd_ev_chld, NULL);
+
+	supervise_init();
+	nomad_init();
+	/*
+	 * Every file the config names is read now, as root, and kept: the
+	 * modules that use them read them below and at each reload
+	 * (cfile.h), as the master's user.
+	 */
+	nopsd_conf_files(env->n_conf, nopsd_keep_file, NULL);
+	nomad_configure(env->n_conf);
+
+	nopsd_sandbox_prepare(pc, env->n_muid, env->n_mgid, env->n_uid,
+	    env->n_gid);
+	nopsd_ll_paths(pc);
+}
+
+/*
+ * pd_run: the master, confined.  Its workers start inside its sandbox
+ * (their own nests in it); then the store, the engine and the rest.
+ */
+void
+nopsd_run(struct proc_ctx *pc)
+{
+	struct nopsd	*env = nopsd_env;
+	static struct event *watch;
+	struct timeval	 tv = { NOPSD_STORE_WATCH, 0 };
+	char		 err[512];
+
+	log_info("running as %s (uid %u), keeping only the capabilities to "
+	    "start the workers", env->n_conf->master_user,
+	    (unsigned int)env->n_muid);
+	supervise_start_all();
+
+	/* Only now, with the workers forked: no connection crosses fork. */
+	if ((env->n_store = store_open(env->n_conf->database, err,
+	    sizeof(err))) == NULL) {
+		log_warnx("%s", err);
+		env->n_shutdown = 1;
+		supervise_stop_all();
+		control_close_all();
+		fatalx("cannot open the database; nothing was changed");
+	}
+	store_lost = nopsd_store_lost;
+	if ((watch = event_new(env->n_base, -1, EV_PERSIST,
+	    nopsd_store_watch, NULL)) == NULL || event_add(watch, &tv) == -1)
+		fatalx("store watch: event");
+	if (store_begin(env->n_store) == 0) {
+		if (store_event(env->n_store, "system", "daemon.start",
+		    "nopsd", NOPS_VERSION) == -1 ||
+		    store_commit(env->n_store) == -1)
+			store_rollback(env->n_store);
+	}
+	/* Key files (kept from the start); polls start now. */
+	repo_init(env->n_conf);
+	engine_init(env->n_store, env->n_conf);
+	hosts_configure(env->n_conf);
+	hosts_init(env->n_store, env->n_conf);
+	webhook_configure(env->n_conf);
+	metrics_configure(env->n_conf);
+	notify_configure(env->n_conf);
+	/* The sessions and tokens are in the store: tell the webworker. */
+	webpub_init();
+	webpub_reset();
+	log_info("nopsd %s started", NOPS_VERSION);
+
+	event_base_dispatch(env->n_base);
+
+	log_info("stopped");
+	event_free(nopsd_ev_hup);
+	event_free(nopsd_ev_term);
+	event_free(nopsd_ev_int);
+	event_free(nopsd_ev_chld);
+	config_free(env->n_conf);
+	event_base_free(env->n_base);
+	free(env);
+	exit(0);
+}
+
 int
 main(int argc, char *argv[])
 {
 	struct nopsd	*env;
-	struct passwd	*pw;
-	struct group	*gr;
-	struct event	*ev_hup, *ev_term, *ev_int, *ev_chld;
 	const struct proc_def *pd;
 	const char	*conffile = NOPS_CONF_FILE, *title = NULL;
-	char		 err[512], *copy;
 	int		 ch, debug = 0, noaction = 0, verbose = 0, dumpable = 0;
 
 	while ((ch = getopt(argc, argv, "cdD:f:FnP:v")) != -1) {
@@ -692,166 +933,6 @@ main(int argc, char *argv[])
 		exit(0);
 	}
 
-	if (geteuid() != 0)
-		errx(1, "need root privileges: the master must start as root "
-		    "to drop the workers' privileges");
-
-	if ((env->n_conf = parse_config(conffile, 0)) == NULL ||
-	    auth_configure(env->n_conf, 0) == -1)
-		errx(1, "%s: configuration has errors", conffile);
-	env->n_conf_loaded = time(NULL);
-
-	if ((pw = getpwnam(env->n_conf->user)) == NULL)
-		errx(1, "unknown user %s (the workers' user; see nops.conf(5))",
-		    env->n_conf->user);
-	if (pw->pw_uid == 0)
-		errx(1, "user %s is root: the workers must not run as root",
-		    env->n_conf->user);
-	env->n_uid = pw->pw_uid;
-	env->n_gid = pw->pw_gid;
-	if (env->n_conf->master_user != NULL) {
-		if ((pw = getpwnam(env->n_conf->master_user)) == NULL)
-			errx(1, "unknown user %s (the master's user; "
-			    "scripts/deps creates _nopsd; see nops.conf(5))",
-			    env->n_conf->master_user);
-		if (pw->pw_uid == 0 || pw->pw_gid == 0)
-			errx(1, "master user %s is root",
-			    env->n_conf->master_user);
-		if (pw->pw_uid == env->n_uid || pw->pw_gid == env->n_gid)
-			errx(1, "master user %s must not share its uid or gid "
-			    "with the workers' user %s",
-			    env->n_conf->master_user, env->n_conf->user);
-		env->n_muid = pw->pw_uid;
-		env->n_mgid = pw->pw_gid;
-	}
-	if ((gr = getgrnam(env->n_conf->control_group)) == NULL)
-		errx(1, "unknown control group %s",
-		    env->n_conf->control_group);
-	env->n_ctlgid = gr->gr_gid;
-
-	log_init(debug, LOG_DAEMON);
-	log_setverbose(verbose);
-	log_procinit("nopsd");
-
-	nopsd_mkempty(NOPS_RUNDIR "/empty");
-	if ((copy = strdup(env->n_conf->control_socket)) == NULL)
-		fatal("strdup");
-	if (mkdir(dirname(copy), 0755) == -1 && errno != EEXIST)
-		fatal("mkdir for the control socket");
-	free(copy);
-
-	/* The gitworker's cache lives next to the database, owned by it. */
-	if ((copy = strdup(env->n_conf->database)) == NULL)
-		fatal("strdup");
-	if (strcmp(env->n_conf->database, ":memory:") == 0)
-		env->n_statedir = strdup(NOPS_STATEDIR);
-	else
-		env->n_statedir = strdup(dirname(copy));
-	free(copy);
-	if (env->n_statedir == NULL)
-		fatal("strdup");
-	if (env->n_conf->master_user != NULL)
-		nopsd_own_statedir(env->n_statedir);
-	else
-		nopsd_mkdir(env->n_statedir, 0711, 0, 0, 0);
-	if (asprintf(&copy, "%s/git", env->n_statedir) == -1)
-		fatal("asprintf");
-	nopsd_mkdir(copy, 0700, env->n_uid, env->n_gid, 1);
-	free(copy);
-	/* The Nix children's directories, theirs too (nixrun.c). */
-	if (asprintf(&copy, "%s/" NIXRUN_DIR, env->n_statedir) == -1)
-		fatal("asprintf");
-	nopsd_mkdir(copy, 0700, env->n_uid, env->n_gid, 1);
-	free(copy);
-
-	if (!debug && daemon(0, 0) == -1)
-		fatal("daemon");
-	env->n_started = time(NULL);
-
-	if ((env->n_base = event_base_new()) == NULL)
-		fatalx("event_base_new");
-	if (control_listen_all(env->n_conf, env->n_ctlgid) == -1)
-		fatalx("cannot open the sockets of the config");
-
-	signal(SIGPIPE, SIG_IGN);
-	ev_hup = evsignal_new(env->n_base, SIGHUP, nopsd_sig, NULL);
-	ev_term = evsignal_new(env->n_base, SIGTERM, nopsd_sig, NULL);
-	ev_int = evsignal_new(env->n_base, SIGINT, nopsd_sig, NULL);
-	ev_chld = evsignal_new(env->n_base, SIGCHLD, nopsd_sig, NULL);
-	if (ev_hup == NULL || ev_term == NULL || ev_int == NULL ||
-	    ev_chld == NULL)
-		fatalx("evsignal_new");
-	evsignal_add(ev_hup, NULL);
-	evsignal_add(ev_term, NULL);
-	evsignal_add(ev_int, NULL);
-	evsignal_add(ev_chld, NULL);
-
-	supervise_init();
-	/* Token and CA files are read here, as root, before the workers. */
-	nomad_init();
-	nomad_configure(env->n_conf);
-	supervise_start_all();
-
-	/* Only now, with the workers forked: no connection crosses fork. */
-	if ((copy = strdup(env->n_conf->database)) == NULL)
-		fatal("strdup");
-	if (strcmp(copy, ":memory:") != 0) {
-		if (env->n_conf->master_user != NULL)
-			nopsd_own_statedir(dirname(copy));
-		else
-			nopsd_mkdir(dirname(copy), 0711, 0, 0, 0);
-	}
-	free(copy);
-	if ((env->n_store = nopsd_store_open(env->n_conf->database, err,
-	    sizeof(err))) == NULL) {
-		log_warnx("%s", err);
-		env->n_shutdown = 1;
-		supervise_stop_all();
-		control_close_all();
-		fatalx("cannot open the database; nothing was changed");
-	}
-	store_lost = nopsd_store_lost;
-	{
-		static struct event	*watch;
-		struct timeval		 tv = { NOPSD_STORE_WATCH, 0 };
-
-		if ((watch = event_new(env->n_base, -1, EV_PERSIST,
-		    nopsd_store_watch, NULL)) == NULL ||
-		    event_add(watch, &tv) == -1)
-			fatalx("store watch: event");
-	}
-	if (store_begin(env->n_store) == 0) {
-		if (store_event(env->n_store, "system", "daemon.start",
-		    "nopsd", NOPS_VERSION) == -1 ||
-		    store_commit(env->n_store) == -1)
-			store_rollback(env->n_store);
-	}
-	/* Key files are read as root; polls start now. */
-	repo_init(env->n_conf);
-	engine_init(env->n_store, env->n_conf);
-	/* The hosts' ssh key and known-hosts file, read as root. */
-	hosts_configure(env->n_conf);
-	hosts_init(env->n_store, env->n_conf);
-	/* Webhook, metrics and notification secrets, read as root. */
-	webhook_configure(env->n_conf);
-	metrics_configure(env->n_conf);
-	notify_configure(env->n_conf);
-	/* The sessions and tokens are in the store: tell the webworker. */
-	webpub_init();
-	webpub_reset();
-	if (env->n_conf->master_user != NULL)
-		nopsd_drop();
-	log_info("nopsd %s started", NOPS_VERSION);
-
-	event_base_dispatch(env->n_base);
-
-	log_info("stopped");
-	event_free(ev_hup);
-	event_free(ev_term);
-	event_free(ev_int);
-	event_free(ev_chld);
-	config_free(env->n_conf);
-	event_base_free(env->n_base);
-	free(env);
-	return 0;
+	/* The master's row: nopsd_init() as root, then nopsd_run(). */
+	proc_run(&procs[PROC_MASTER], debug, verbose, dumpable);
 }

@@ -1,6 +1,7 @@
 /*
- * The master's sandbox, loaded once it dropped root (master user in
- * nops.conf).  A seccomp filter is inherited by every child and across
+ * The master's sandbox: the profile of its row of the process table
+ * (master/proc.c), which proc_run() applies once the start-up as root is
+ * done and before the first worker starts.  A seccomp filter is inherited by every child and across
  * execve, so this one is also the ceiling of every worker: it holds the
  * rows the workers' own filters allow (they narrow it further), what a
  * re-executed worker needs until its own filter is on (the dynamic
@@ -15,6 +16,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/ioctl.h>
 #include <sys/types.h>
 
 #include <errno.h>
@@ -25,6 +27,8 @@
 #include <seccomp.h>
 
 #include "log.h"
+#include "imsg.h"
+#include "proc.h"
 #include "sandbox.h"
 #include "nopsd_sandbox.h"
 
@@ -113,6 +117,18 @@ static const struct sandbox_syscall nopsd_rows[] = {
 	SANDBOX_ALLOW(fstatfs),
 	SANDBOX_ALLOW(statfs),
 
+	/*
+	 * What the Nix children (nixrun.c) need beyond the rest: they run
+	 * under this filter too.  Nix asks its stderr's window size, chowns
+	 * its own state to itself (no CAP_CHOWN: nothing else), waits for
+	 * signals in a thread and reads its resource usage.  socket(AF_UNIX)
+	 * for the Nix daemon is allowed by the profile's flags.
+	 */
+	SANDBOX_ERRNO_ARG(ioctl, ENOTTY, 1, TIOCGWINSZ),
+	SANDBOX_ALLOW(chown),
+	SANDBOX_ALLOW(rt_sigtimedwait),
+	SANDBOX_ALLOW_ARG(getrusage, 0, RUSAGE_SELF),
+
 	/* its sockets: workers' socketpairs, the listeners it keeps */
 	SANDBOX_ALLOW_ARG(socketpair, 0, AF_UNIX),
 	SANDBOX_ALLOW(accept4),
@@ -153,9 +169,9 @@ static const struct sandbox_path nopsd_paths[] = {
 const struct sandbox_profile nopsd_profile = {
 	"nopsd",
 	nopsd_paths, sizeof(nopsd_paths) / sizeof(nopsd_paths[0]),
-	SANDBOX_LL_SIGNALS,	/* its first workers predate its domain */
+	0,		/* signals scoped: every worker nests in its domain */
 	nopsd_rows, sizeof(nopsd_rows) / sizeof(nopsd_rows[0]),
-	SANDBOX_SIGNAL_ANY
+	SANDBOX_SIGNAL_ANY | SANDBOX_UNIX_SOCKET	/* a Nix daemon's socket */
 };
 
 /* The rows of a worker's profile that allow: its refusals are its own. */
@@ -172,28 +188,24 @@ nopsd_add_allows(struct sandbox_syscall *rows, size_t n,
 }
 
 /*
- * The whole table: the master's rows, setresuid/setresgid to the
- * workers' ids only (any other id fails with EPERM), and every worker's
- * allowed rows.  The caller frees it.
+ * The rows known at run time: setresuid/setresgid to the workers' ids
+ * only (any other id fails with EPERM), and every worker's allowed rows.
+ * The caller frees them.
  */
 struct sandbox_syscall *
-nopsd_sandbox_rows(uid_t uid, gid_t gid, size_t *nrows)
+nopsd_sandbox_extra(uid_t uid, gid_t gid, size_t *nrows)
 {
 	static const struct sandbox_profile *const workers[] = {
 		&gitworker_profile, &nomadworker_profile, &webworker_profile
 	};
 	struct sandbox_syscall	*rows, *sc;
-	size_t			 max, n, i;
+	size_t			 max = 8, n = 0, i;
 	unsigned int		 j;
 
-	max = nopsd_profile.sp_nsyscalls + 8;
 	for (i = 0; i < sizeof(workers) / sizeof(workers[0]); i++)
 		max += workers[i]->sp_nsyscalls;
 	if ((rows = calloc(max, sizeof(*rows))) == NULL)
 		fatal(NULL);
-	memcpy(rows, nopsd_profile.sp_syscalls,
-	    nopsd_profile.sp_nsyscalls * sizeof(*rows));
-	n = nopsd_profile.sp_nsyscalls;
 
 	/* setresuid(uid, uid, uid) and setresgid(gid, gid, gid) only */
 	for (i = 0; i < 2; i++) {
@@ -219,17 +231,29 @@ nopsd_sandbox_rows(uid_t uid, gid_t gid, size_t *nrows)
 	return rows;
 }
 
+/*
+ * The master's part of its row's pd_init: it becomes muid/mgid keeping
+ * NOPSD_CAPS only, and its filter lets it (and what it starts) change
+ * identity only to the workers' ids (wuid/wgid).  Its Landlock paths are
+ * the caller's (the configuration's files, the state directory).
+ */
 void
-nopsd_sandbox_syscalls(uid_t uid, gid_t gid)
+nopsd_sandbox_prepare(struct proc_ctx *pc, uid_t muid, gid_t mgid,
+    uid_t wuid, gid_t wgid)
 {
 	struct sandbox_syscall	*rows;
 	size_t			 n;
 
-	rows = nopsd_sandbox_rows(uid, gid, &n);
-	sandbox_seccomp_flags("nopsd", rows, n, nopsd_profile.sp_flags);
+	pc->pc_uid = muid;
+	pc->pc_gid = mgid;
+	pc->pc_caps = NOPSD_CAPS;
+	pc->pc_chroot = NULL;
+	rows = nopsd_sandbox_extra(wuid, wgid, &n);
+	proc_add_syscalls(pc, rows, n);
 	free(rows);
 }
 
+/* The filter, as text; the golden dump uses NOPSD_DUMP_UID/GID. */
 int
 nopsd_sandbox_export(uid_t uid, gid_t gid, int fd)
 {
@@ -237,24 +261,8 @@ nopsd_sandbox_export(uid_t uid, gid_t gid, int fd)
 	size_t			 n;
 	int			 rc;
 
-	rows = nopsd_sandbox_rows(uid, gid, &n);
-	rc = sandbox_seccomp_export_flags(rows, n, nopsd_profile.sp_flags, fd);
+	rows = nopsd_sandbox_extra(uid, gid, &n);
+	rc = sandbox_profile_export_extra(&nopsd_profile, rows, n, fd);
 	free(rows);
 	return rc;
-}
-
-/*
- * The master's privilege drop, once its start-up is done: its own user
- * (muid/mgid) with NOPSD_CAPS only, NO_NEW_PRIVS, Landlock (the profile's
- * paths and extra[], those of the configuration), then the filter that
- * lets it (and the workers it starts) change identity only to the
- * workers' ids (wuid/wgid).
- */
-void
-nopsd_sandbox_enter(uid_t muid, gid_t mgid, uid_t wuid, gid_t wgid,
-    const struct sandbox_path *extra, size_t nextra)
-{
-	sandbox_drop_keep("nopsd", NULL, muid, mgid, NOPSD_CAPS);
-	sandbox_profile_landlock(&nopsd_profile, extra, nextra);
-	nopsd_sandbox_syscalls(wuid, wgid);
 }

@@ -18,15 +18,18 @@
 /* The dynamic loader the kernel runs for nopsd (execute, Landlock). */
 #define NOPSD_LOADER	"/lib64/ld-linux-x86-64.so.2"
 
+/* The workers' ids the golden dump of the filter is written with. */
+#define NOPSD_DUMP_UID	4242
+#define NOPSD_DUMP_GID	4243
+
 struct sandbox_syscall;
 struct sandbox_profile;
-struct sandbox_path;
+struct proc_ctx;
 
 extern const struct sandbox_profile nopsd_profile;
-struct sandbox_syscall *nopsd_sandbox_rows(uid_t, gid_t, size_t *);
-void	 nopsd_sandbox_enter(uid_t muid, gid_t mgid, uid_t wuid, gid_t wgid,
-	    const struct sandbox_path *extra, size_t nextra);
-void	 nopsd_sandbox_syscalls(uid_t, gid_t);
+struct sandbox_syscall *nopsd_sandbox_extra(uid_t, gid_t, size_t *);
+void	 nopsd_sandbox_prepare(struct proc_ctx *, uid_t muid, gid_t mgid,
+	    uid_t wuid, gid_t wgid);
 int	 nopsd_sandbox_export(uid_t, gid_t, int fd);
 
 #endif

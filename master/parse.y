@@ -1352,7 +1352,10 @@ conf_setfile(char **field, const char *what, const char *path, int secret,
 	*field = conf_strdup(path);
 }
 
-/* master user "NAME": the master drops root to it after start-up. */
+/*
+ * master user "NAME": the master drops root to it after start-up
+ * (default NOPS_MASTER_USER).  Root cannot be kept.
+ */
 static void
 conf_master_user(const char *name, int line)
 {
@@ -1365,8 +1368,9 @@ conf_master_user(const char *name, int line)
 		return;
 	}
 	if (strcmp(name, "root") == 0) {
-		conf_err(line, "master user \"root\": the master drops root; "
-		    "leave the statement out to keep it root");
+		conf_err(line, "master user \"root\": the master always "
+		    "drops root; name an unprivileged user, or leave the "
+		    "statement out for " NOPS_MASTER_USER);
 		return;
 	}
 	free(conf->master_user);

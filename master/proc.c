@@ -1,6 +1,7 @@
 /*
- * The process table: one row per process of nopsd, read by the runtime
- * that confines every one of them (proc_run(), shared/proc.c).  A row
+ * The process table: one row per process of nopsd, the master's first,
+ * read by the runtime that confines every one of them (proc_run(),
+ * shared/proc.c).  A row
  * says whether the process is chrooted, its sandbox profile (Landlock
  * paths and system calls, in its *_sandbox.c), its channel to the master
  * and the steps it runs: privileged set-up, event loop, service.
@@ -18,8 +19,20 @@
 #include "gitworker.h"
 #include "nomadworker.h"
 #include "webworker.h"
+#include "nopsd_sandbox.h"
+#include "master.h"
 
 const struct proc_def procs[PROC_MAX] = {
+	[PROC_MASTER] = {
+		.pd_title = "nopsd",
+		.pd_id = PROC_MASTER,
+		.pd_chroot = 0,		/* owns the database and config */
+		.pd_iev = NULL,		/* the others' channels are its */
+		.pd_profile = &nopsd_profile,
+		.pd_init = nopsd_init,	/* as root; before any worker */
+		.pd_loop = NULL,	/* its event base is made as root */
+		.pd_run = nopsd_run,	/* starts the workers, then serves */
+	},
 	[PROC_GITWORKER] = {
 		.pd_title = "gitworker",
 		.pd_id = PROC_GITWORKER,

@@ -207,6 +207,46 @@ proc_add_path(struct proc_ctx *pc, const char *path, unsigned int access)
 	p->access = access;
 }
 
+void
+proc_add_syscalls(struct proc_ctx *pc, const struct sandbox_syscall *rows,
+    size_t n)
+{
+	struct sandbox_syscall	*p;
+
+	if (n == 0)
+		return;
+	p = reallocarray(pc->pc_syscalls, pc->pc_nsyscalls + n, sizeof(*p));
+	if (p == NULL)
+		fatal(NULL);
+	memcpy(p + pc->pc_nsyscalls, rows, n * sizeof(*p));
+	pc->pc_syscalls = p;
+	pc->pc_nsyscalls += n;
+}
+
+void
+proc_confine(struct proc_ctx *pc)
+{
+	const struct proc_def	*pd = pc->pc_def;
+	size_t			 i;
+
+	sandbox_drop_keep(pd->pd_title, pc->pc_chroot, pc->pc_uid, pc->pc_gid,
+	    pc->pc_caps);
+	sandbox_nocore(pd->pd_title, pc->pc_dumpable);
+	sandbox_profile_landlock(pd->pd_profile, pc->pc_paths, pc->pc_npaths);
+	for (i = 0; i < pc->pc_npaths; i++)
+		free((void *)(uintptr_t)pc->pc_paths[i].path);
+	free(pc->pc_paths);
+	pc->pc_paths = NULL;
+	pc->pc_npaths = 0;
+	if (pd->pd_loop != NULL)
+		pd->pd_loop(pc);
+	sandbox_profile_seccomp_extra(pd->pd_profile, pc->pc_syscalls,
+	    pc->pc_nsyscalls);
+	free(pc->pc_syscalls);
+	pc->pc_syscalls = NULL;
+	pc->pc_nsyscalls = 0;
+}
+
 /*
  * The one sequence that confines a process (see proc.h): every failure
  * is fatal, nothing runs half-sandboxed.
@@ -215,7 +255,6 @@ void
 proc_run(const struct proc_def *pd, int debug, int verbose, int dumpable)
 {
 	struct proc_ctx	 pc;
-	size_t		 i;
 
 	memset(&pc, 0, sizeof(pc));
 	pc.pc_def = pd;
@@ -237,20 +276,7 @@ proc_run(const struct proc_def *pd, int debug, int verbose, int dumpable)
 		pc.pc_chroot = pd->pd_chroot ? pc.pc_wi.wi_chroot : NULL;
 	}
 	pd->pd_init(&pc);
-
-	sandbox_drop_keep(pd->pd_title, pc.pc_chroot, pc.pc_uid, pc.pc_gid,
-	    pc.pc_caps);
-	sandbox_nocore(pd->pd_title, pc.pc_dumpable);
-	sandbox_profile_landlock(pd->pd_profile, pc.pc_paths, pc.pc_npaths);
-	for (i = 0; i < pc.pc_npaths; i++)
-		free((void *)(uintptr_t)pc.pc_paths[i].path);
-	free(pc.pc_paths);
-	pc.pc_paths = NULL;
-	pc.pc_npaths = 0;
-	if (pd->pd_loop != NULL)
-		pd->pd_loop(&pc);
-	sandbox_profile_seccomp(pd->pd_profile);
-
+	proc_confine(&pc);
 	pd->pd_run(&pc);
 	exit(0);
 }

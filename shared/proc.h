@@ -44,14 +44,17 @@ struct proc_ctx;
  * A process of nopsd, one row of the process table (master/proc.c).  The
  * runtime, proc_run(), takes every process through the same steps:
  *
- *	pd_init		privileged set-up (workers: after IMSG_INIT):
- *			libraries, files, sockets; may add Landlock paths
+ *	pd_init		privileged set-up (workers: after IMSG_INIT;
+ *			the master: config, secrets, sockets,
+ *			directories): may add Landlock paths and
+ *			system calls known only at run time
  *	drop		chroot (pd_chroot), become the process's user,
  *			keep only pc_caps, NO_NEW_PRIVS, no core files
  *	Landlock	the profile's paths plus those pd_init added
  *	pd_loop		the event base and what libevent opens
- *	seccomp		the profile's system calls
- *	pd_run		serve; never returns
+ *	seccomp		the profile's system calls plus pd_init's
+ *	pd_run		serve (the master: start the workers, which
+ *			nest in its sandbox); never returns
  */
 struct proc_def {
 	const char	*pd_title;
@@ -78,6 +81,8 @@ struct proc_ctx {
 	struct worker_init pc_wi;	/* workers: what IMSG_INIT said */
 	struct sandbox_path *pc_paths;	/* Landlock paths known at run time */
 	size_t		 pc_npaths;
+	struct sandbox_syscall *pc_syscalls;	/* seccomp rows, likewise */
+	size_t		 pc_nsyscalls;
 	struct event_base *pc_base;
 };
 
@@ -88,6 +93,15 @@ __dead void proc_run(const struct proc_def *, int debug, int verbose,
 	    int dumpable);
 /* pd_init: add a Landlock path (copied). */
 void	 proc_add_path(struct proc_ctx *, const char *, unsigned int access);
+/* pd_init: add seccomp rows (copied). */
+void	 proc_add_syscalls(struct proc_ctx *, const struct sandbox_syscall *,
+	    size_t);
+/*
+ * The confinement proc_run() applies once pd_init is done: drop, no
+ * core files, Landlock, pd_loop, seccomp.  The sandbox tests call it
+ * for the master's row as proc_run() does.
+ */
+void	 proc_confine(struct proc_ctx *);
 
 void	 imsgev_init(struct imsgev *, struct event_base *, int fd, int flags,
 	    size_t maxsize, const char *name,

@@ -197,7 +197,11 @@ static const struct sandbox_syscall sandbox_base[] = {
 	 * glibc's syslog() reconnects after the log daemon restarted, and
 	 * its resolver asks nscd: fail those instead of dying.
 	 */
-	SANDBOX_ERRNO_ARG(socket, EACCES, 0, AF_UNIX),
+	SANDBOX_ERRNO_ARG(socket, EACCES, 0, AF_UNIX),	/* stays last */
+};
+
+static const struct sandbox_syscall sandbox_unix[] = {
+	SANDBOX_ALLOW_ARG(socket, 0, AF_UNIX),
 };
 
 /* ---------------------------------------------------------------- drop */
@@ -434,6 +438,8 @@ sandbox_ll_rights(unsigned int access, int abi)
 		    LANDLOCK_ACCESS_FS_TRUNCATE;
 	if (access & SANDBOX_FS_EXEC)
 		r |= LANDLOCK_ACCESS_FS_EXECUTE;
+	if (access & SANDBOX_FS_UNLINK)
+		r |= LANDLOCK_ACCESS_FS_REMOVE_FILE;
 	return r & sandbox_ll_handled(abi);
 }
 
@@ -487,9 +493,8 @@ sandbox_landlock_flags(const char *procname, const struct sandbox_path *paths,
 		attrsize += sizeof(attr.ll_net);
 	}
 	if (abi >= 6) {
-		attr.ll_scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET;
-		if (!(flags & SANDBOX_LL_SIGNALS))
-			attr.ll_scoped |= LANDLOCK_SCOPE_SIGNAL;
+		attr.ll_scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET |
+		    LANDLOCK_SCOPE_SIGNAL;
 		attrsize += sizeof(attr.ll_scoped);
 	}
 	rfd = (int)syscall(SYS_landlock_create_ruleset, &attr, attrsize, 0);
@@ -684,7 +689,7 @@ sandbox_seccomp_build(const struct sandbox_syscall *allow, size_t nallow,
 	struct sandbox_syscall	 selfrows[SANDBOX_SELF_ROWS];
 	scmp_filter_ctx		 ctx;
 	uint32_t		 deflt;
-	size_t			 nself;
+	size_t			 nself, nbase;
 	int			 rc;
 
 #ifdef SANDBOX_DEBUG
@@ -713,8 +718,16 @@ sandbox_seccomp_build(const struct sandbox_syscall *allow, size_t nallow,
 	}
 #endif
 	nself = sandbox_seccomp_self(selfrows, self, flags);
-	if (sandbox_seccomp_rows(ctx, sandbox_base,
-	    sizeof(sandbox_base) / sizeof(sandbox_base[0])) == -1 ||
+	/*
+	 * SANDBOX_UNIX_SOCKET: the base's last row (socket(AF_UNIX) fails
+	 * with EACCES) gives way to one that allows it.
+	 */
+	nbase = sizeof(sandbox_base) / sizeof(sandbox_base[0]);
+	if (flags & SANDBOX_UNIX_SOCKET)
+		nbase--;
+	if (sandbox_seccomp_rows(ctx, sandbox_base, nbase) == -1 ||
+	    ((flags & SANDBOX_UNIX_SOCKET) &&
+	    sandbox_seccomp_rows(ctx, sandbox_unix, 1) == -1) ||
 	    sandbox_seccomp_rows(ctx, selfrows, nself) == -1 ||
 	    sandbox_seccomp_rows(ctx, allow, nallow) == -1)
 		goto fail;
@@ -762,11 +775,52 @@ sandbox_profile_seccomp(const struct sandbox_profile *sp)
 	    sp->sp_nsyscalls, sp->sp_flags);
 }
 
+static struct sandbox_syscall *
+sandbox_profile_rows(const struct sandbox_profile *sp,
+    const struct sandbox_syscall *extra, size_t nextra)
+{
+	struct sandbox_syscall	*rows;
+
+	if ((rows = reallocarray(NULL, sp->sp_nsyscalls + nextra + 1,
+	    sizeof(*rows))) == NULL)
+		fatal(NULL);
+	memcpy(rows, sp->sp_syscalls, sp->sp_nsyscalls * sizeof(*rows));
+	if (nextra > 0)
+		memcpy(rows + sp->sp_nsyscalls, extra, nextra * sizeof(*rows));
+	return rows;
+}
+
+void
+sandbox_profile_seccomp_extra(const struct sandbox_profile *sp,
+    const struct sandbox_syscall *extra, size_t nextra)
+{
+	struct sandbox_syscall	*rows;
+
+	rows = sandbox_profile_rows(sp, extra, nextra);
+	sandbox_seccomp_flags(sp->sp_name, rows, sp->sp_nsyscalls + nextra,
+	    sp->sp_flags);
+	free(rows);
+}
+
 int
 sandbox_profile_export(const struct sandbox_profile *sp, int fd)
 {
 	return sandbox_seccomp_export_flags(sp->sp_syscalls,
 	    sp->sp_nsyscalls, sp->sp_flags, fd);
+}
+
+int
+sandbox_profile_export_extra(const struct sandbox_profile *sp,
+    const struct sandbox_syscall *extra, size_t nextra, int fd)
+{
+	struct sandbox_syscall	*rows;
+	int			 rc;
+
+	rows = sandbox_profile_rows(sp, extra, nextra);
+	rc = sandbox_seccomp_export_flags(rows, sp->sp_nsyscalls + nextra,
+	    sp->sp_flags, fd);
+	free(rows);
+	return rc;
 }
 
 int

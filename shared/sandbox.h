@@ -23,6 +23,7 @@
 #define SANDBOX_FS_READ		0x01	/* read files, list directories */
 #define SANDBOX_FS_WRITE	0x02	/* write, create, remove, rename below */
 #define SANDBOX_FS_EXEC		0x04	/* execute files */
+#define SANDBOX_FS_UNLINK	0x08	/* remove files directly below */
 
 struct sandbox_path {
 	const char	*path;
@@ -31,11 +32,6 @@ struct sandbox_path {
 
 /* sandbox_landlock_flags() flags. */
 #define SANDBOX_LL_NONET	0x01	/* no TCP bind/connect (ABI >= 4) */
-/*
- * Signals not scoped (ABI >= 6): the master must still signal workers it
- * started before it confined itself, which live outside its domain.
- */
-#define SANDBOX_LL_SIGNALS	0x02
 
 /*
  * seccomp: one row of an allowlist.  Rows name the system call with
@@ -103,6 +99,7 @@ struct sandbox_syscall {
 
 /* sandbox_seccomp_flags() flags. */
 #define SANDBOX_SIGNAL_ANY	0x01	/* kill/tgkill any pid (the master) */
+#define SANDBOX_UNIX_SOCKET	0x02	/* socket(AF_UNIX) allowed, not EACCES */
 #define SANDBOX_SELF_ROWS	6	/* rows naming the process itself */
 #define SANDBOX_DUMP_PID	4194304	/* "itself" in dumps: above pid_max */
 
@@ -118,7 +115,7 @@ struct sandbox_profile {
 	int				 sp_llflags;	/* SANDBOX_LL_* */
 	const struct sandbox_syscall	*sp_syscalls;
 	size_t				 sp_nsyscalls;
-	int				 sp_flags;	/* SANDBOX_SIGNAL_ANY */
+	int				 sp_flags;	/* SANDBOX_SIGNAL_ANY... */
 };
 
 /* The capabilities the master keeps (sandbox_drop_keep()). */
@@ -184,6 +181,11 @@ void	 sandbox_seccomp(const char *procname,
 void	 sandbox_seccomp_flags(const char *procname,
 	    const struct sandbox_syscall *allow, size_t nallow, int flags);
 void	 sandbox_profile_seccomp(const struct sandbox_profile *);
+/* The profile's rows and extra[] (rows known at run time), one filter. */
+void	 sandbox_profile_seccomp_extra(const struct sandbox_profile *,
+	    const struct sandbox_syscall *extra, size_t nextra);
+int	 sandbox_profile_export_extra(const struct sandbox_profile *,
+	    const struct sandbox_syscall *extra, size_t nextra, int fd);
 
 /* Write the filter sandbox_seccomp() would load, as text (PFC), to fd. */
 int	 sandbox_seccomp_export(const struct sandbox_syscall *allow,

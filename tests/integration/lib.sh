@@ -9,6 +9,9 @@
 T=$(mktemp -d /tmp/nops-test.XXXXXX)
 # The gitworker (an unprivileged user) must reach its cache below here.
 chmod 0711 "$T"
+# The control socket, in a directory nopsd makes: it is then the master's
+# user's, which removes its socket when it stops (nopsd.8, PRIVILEGES).
+SOCK=$T/run/nopsd.sock
 DAEMON_PID=
 STARTED_PIDS=
 
@@ -66,7 +69,7 @@ write_conf() {
 	cat >"$1" <<EOC
 user "_nops"
 database "$T/db/nops.db"
-control socket "$T/nopsd.sock" group "_nopsadm"
+control socket "$SOCK" group "_nopsadm"
 listen on 127.0.0.1 port ${HTTP_PORT:=$(free_port)}
 drift-interval 5m
 engine-interval 5s
@@ -74,7 +77,7 @@ apply-timeout 10m
 EOC
 }
 
-ctl() { "$NOPSCTL" -s "$T/nopsd.sock" "$@"; }
+ctl() { "$NOPSCTL" -s "$SOCK" "$@"; }
 
 # start_daemon CONF [ENV=VALUE ...]: start nopsd -d in the background and
 # wait for its control socket to answer.

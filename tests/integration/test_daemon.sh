@@ -33,11 +33,12 @@ done
 webpid=$(worker_field webworker pid)
 check "webworker is chrooted in the empty directory" \
     [ "$(readlink /proc/"$webpid"/root)" = "$NOPS_RUNDIR/empty" ]
-check "master runs as root" [ "$(proc_field "$DAEMON_PID" Uid)" = 0 ]
+check "master runs as its own user, _nopsd" \
+    [ "$(proc_field "$DAEMON_PID" Uid)" = "$(id -u _nopsd)" ]
 
 # The control socket: root-owned, group of the config, mode 0660.
 check "control socket mode 0660, group _nopsadm" \
-    [ "$(stat -c '%a %U %G' "$T/nopsd.sock")" = "660 root _nopsadm" ]
+    [ "$(stat -c '%a %U %G' "$SOCK")" = "660 root _nopsadm" ]
 
 # A killed worker is restarted within seconds and the restart counted.
 oldpid=$(worker_field gitworker pid)
@@ -50,7 +51,7 @@ restarted() {
 check "kill -9 gitworker: a new one within seconds" wait_for 10 restarted
 check "the restart is counted" [ "$(worker_field gitworker restarts)" = 1 ]
 check "last exit says it was killed by signal 9" \
-    sh -c "$(printf '%s -s %s status | grep -q "killed by signal 9"' "$NOPSCTL" "$T/nopsd.sock")"
+    sh -c "$(printf '%s -s %s status | grep -q "killed by signal 9"' "$NOPSCTL" "$SOCK")"
 
 # Reload: a broken config is refused, the old one stays.
 cp "$T/nops.conf" "$T/good.conf"
@@ -72,14 +73,14 @@ ctl log brief >/dev/null
 check "log brief" [ "$(ctl -j status | json "j['verbose']")" = 0 ]
 ctl log verbose >/dev/null
 check "log verbose" [ "$(ctl -j status | json "j['verbose']")" = 1 ]
-"$NOPSCTL" -s "$T/nopsd.sock" log loud >/dev/null 2>&1
+"$NOPSCTL" -s "$SOCK" log loud >/dev/null 2>&1
 check "nopsctl usage error exits 2" [ $? -eq 2 ]
 
 # The API answers errors as JSON with the codes of the design.
-body=$(curl -s --unix-socket "$T/nopsd.sock" http://x/api/v1/nothing)
+body=$(curl -s --unix-socket "$SOCK" http://x/api/v1/nothing)
 check "unknown endpoint: not_found" \
     [ "$(echo "$body" | json "j['error']['code']")" = not_found ]
-code=$(curl -s -o /dev/null -w '%{http_code}' --unix-socket "$T/nopsd.sock" \
+code=$(curl -s -o /dev/null -w '%{http_code}' --unix-socket "$SOCK" \
     -X POST -H 'Content-Type: text/plain' -d x http://x/api/v1/reload)
 check "a write without JSON content type is refused (415)" [ "$code" = 415 ]
 code=$(curl -s -o /dev/null -w '%{http_code}' \
@@ -97,6 +98,6 @@ check "SIGTERM: nopsd exits 0" [ $? -eq 0 ]
 alive=0
 for p in $pids; do kill -0 "$p" 2>/dev/null && alive=1; done
 check "SIGTERM: every worker is gone" [ $alive -eq 0 ]
-check "SIGTERM: the control socket is removed" [ ! -e "$T/nopsd.sock" ]
+check "SIGTERM: the control socket is removed" [ ! -e "$SOCK" ]
 check "the audit log recorded start, reloads, worker exit and stop" \
     sh -c "sqlite3 '$T/db/nops.db' 'select action from events' | tr '\n' ' ' | grep -q 'daemon.start.*worker.exit.*config.reload.*daemon.stop'"

@@ -72,15 +72,15 @@ done
 # capabilities, NO_NEW_PRIVS, its seccomp filter, no core file.
 echo 'alice:$2b$10$zFG0z3CCCcxlvaqEEC3E6u8Oyod75IM2AaifCC1b7fV4wXITsIxP.' \
     >"$T/users"
+# Root's, 0600: read as root at start and kept (nopsd.8, RELOAD).
 chmod 600 "$T/users"
-chown _nopsd "$T/users"
 MPORT=$(free_port)
 cat >"$T/master.conf" <<EOC
 user "_nops"
 master user "_nopsd"
 users file "$T/users"
 database "$T/mdb/nops.db"
-control socket "$T/nopsd.sock" group "_nopsadm"
+control socket "$SOCK" group "_nopsadm"
 listen on 127.0.0.1 port $MPORT
 EOC
 : >"$T/nopsd.log"
@@ -90,6 +90,11 @@ if ! start_daemon "$T/master.conf"; then
 fi
 ok "daemon with master user starts"
 muid=$(id -u _nopsd)
+check "master: it drops root before its first worker starts" \
+    sh -c "grep -n -e '^nopsd: running as _nopsd' -e '^gitworker: ' \
+    '$T/nopsd.log' | head -1 | grep -q 'running as _nopsd'"
+check "master: the control socket's directory, which it made, is its" \
+    [ "$(stat -c %U "$(dirname "$SOCK")")" = _nopsd ]
 check "master: Uid is _nopsd's, real, effective, saved and fs" \
     grep -q "^Uid:	$muid	$muid	$muid	$muid\$" "/proc/$DAEMON_PID/status"
 check "master: no supplementary group" \
@@ -164,9 +169,23 @@ check "the refusal names the statement and asks for a restart" \
     grep -q "listen changed, which takes a restart of nopsd; nothing was changed" \
     "$T/nopsd.log"
 check "nothing of it was applied (drift interval unchanged)" \
-    sh -c "$(printf '%s -s %s -j status' "$NOPSCTL" "$T/nopsd.sock") | grep -q '\"reload_failures\": *1'"
+    sh -c "$(printf '%s -s %s -j status' "$NOPSCTL" "$SOCK") | grep -q '\"reload_failures\": *1'"
 cp "$T/master.good" "$T/master.conf"
 check "a reload without restart-only changes succeeds" ctl reload
+check "... though the users file is root's, 0600 (the copy read at start)" \
+    [ "$(stat -c '%U %a' "$T/users")" = "root 600" ]
+
+# The users file changes and stays root's: the master cannot read the new
+# one, so the reload is refused, saying why.
+echo 'bob:$2b$10$zFG0z3CCCcxlvaqEEC3E6u8Oyod75IM2AaifCC1b7fV4wXITsIxP.' \
+    >>"$T/users"
+ctl reload >/dev/null 2>&1
+check "reload after a root-only secret changed exits 1" [ $? -eq 1 ]
+check "the refusal names the file and says it changed since the start" \
+    grep -q "$T/users cannot be read by the master's user _nopsd (it changed since nopsd read it as root at start)" \
+    "$T/nopsd.log"
+chown _nopsd "$T/users"
+check "given to the master's user, the changed file is read" ctl reload
 
 # A secret only root can read: the master, now _nopsd, refuses the reload.
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/metrics.token"

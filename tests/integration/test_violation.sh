@@ -8,7 +8,7 @@ need_test_hooks "protocol and sandbox violations (fault hooks)"
 hook_case() {
 	w=$1 hook=$2 expect=$3
 	write_conf "$T/nops.conf"
-	rm -f "$T/nopsd.sock"
+	rm -f "$SOCK"
 	if ! start_daemon "$T/nops.conf" NOPS_TEST_HOOK="$w:$hook"; then
 		notok "$w $hook: daemon starts"
 		return
@@ -16,8 +16,8 @@ hook_case() {
 	counted() { [ "$(worker_field "$w" restarts)" -ge 1 ]; }
 	check "$w $hook: the worker is killed and restarted" wait_for 10 counted
 	check "$w $hook: last exit says why" \
-	    sh -c "'$NOPSCTL' -s '$T/nopsd.sock' -j status | grep -q '$expect'"
-	[ $? -eq 0 ] || "$NOPSCTL" -s "$T/nopsd.sock" status | sed "s/^/# /"
+	    sh -c "'$NOPSCTL' -s '$SOCK' -j status | grep -q '$expect'"
+	[ $? -eq 0 ] || "$NOPSCTL" -s "$SOCK" status | sed "s/^/# /"
 	check "$w $hook: the master lives" kill -0 "$DAEMON_PID"
 	running() { [ "$(worker_field "$w" state)" = running ]; }
 	check "$w $hook: the restarted worker runs (the hook is one-shot)" \

@@ -49,6 +49,8 @@
 #include "sandbox.h"
 #include "test.h"
 #include "harness.h"
+#include "imsg.h"
+#include "proc.h"
 #include "nopsd_sandbox.h"
 
 #define P_GIT	(1 << GIT)
@@ -80,6 +82,94 @@ write_dump(int prof, const char *path)
 	}
 	if (close(fd) == -1)
 		rc = -1;
+	return rc;
+}
+
+/*
+ * The master's filter, written with the workers' ids NOPSD_DUMP_UID and
+ * NOPSD_DUMP_GID so that the dump does not depend on this machine.
+ */
+static int
+write_master_dump(const char *path)
+{
+	int	 fd, rc;
+
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644)) == -1)
+		return -1;
+	rc = nopsd_sandbox_export(NOPSD_DUMP_UID, NOPSD_DUMP_GID, fd);
+	if (close(fd) == -1)
+		rc = -1;
+	return rc;
+}
+
+static int	 compare_golden(const char *, const char *, size_t);
+
+static void
+test_master_dump(void)
+{
+	char		 path[PATH_MAX + 64], uidrow[64];
+	char		*dump;
+	size_t		 len;
+
+	TEST_BEGIN("nopsd: seccomp filter dump");
+	snprintf(path, sizeof(path), "%s/nopsd.pfc", tmpdir);
+	CHECK(write_master_dump(path) == 0);
+	dump = read_file(path, &len);
+	CHECK(dump != NULL && len > 0);
+	if (dump != NULL) {
+#ifndef SANDBOX_DEBUG
+		CHECK(strstr(dump,
+		    "# default action\n  action KILL_PROCESS;") != NULL);
+#endif
+		CHECK(strstr(dump, "\"ptrace\"") == NULL);
+		CHECK(strstr(dump, "\"process_vm_readv\"") == NULL);
+		CHECK(strstr(dump, "\"bpf\"") == NULL);
+		CHECK(strstr(dump, "\"keyctl\"") == NULL);
+		CHECK(strstr(dump, "\"mount\"") == NULL);
+		CHECK(strstr(dump, "\"init_module\"") == NULL);
+		CHECK(strstr(dump, "\"memfd_create\"") == NULL);
+		/* setresuid only to the workers' uid (4242 = 0x1092) */
+		snprintf(uidrow, sizeof(uidrow), "if ($a0.lo32 == %u)",
+		    NOPSD_DUMP_UID);
+		CHECK(strstr(dump, "\"setresuid\"") != NULL &&
+		    strstr(dump, uidrow) != NULL);
+	}
+	CHECK(compare_golden("nopsd", dump, len) == 0);
+	free(dump);
+	TEST_END();
+}
+
+/* The committed dump of name: the filter a reviewer approved. */
+static int
+compare_golden(const char *name, const char *dump, size_t len)
+{
+	char		 golden[PATH_MAX];
+	const char	*top;
+	char		*want;
+	size_t		 wlen;
+	int		 rc = 0;
+
+	if ((top = getenv("top_srcdir")) == NULL)
+		top = "..";
+	snprintf(golden, sizeof(golden), "%s/tests/sandbox/%s.pfc", top,
+	    name);
+	want = read_file(golden, &wlen);
+#ifdef SANDBOX_DEBUG
+	printf("# debug build: %s not compared\n", golden);
+#else
+	if (want == NULL) {
+		printf("# %s: %s (set top_srcdir, or write it with "
+		    "test_sandbox -g DIR)\n", golden, strerror(errno));
+		rc = -1;
+	} else if (dump == NULL || wlen != len ||
+	    memcmp(want, dump, len) != 0) {
+		printf("# %s differs from the filter built now; if the "
+		    "change is meant, review it and regenerate with -g\n",
+		    golden);
+		rc = -1;
+	}
+#endif
+	free(want);
 	return rc;
 }
 
@@ -451,9 +541,12 @@ test_forbidden(int prof)
 /* --------------------------------------------------- the master */
 
 /*
- * The master's drop and filter, through nopsd_sandbox_enter() as nopsd
- * calls it: its own user (_nopsd, made by scripts/deps) with only
- * NOPSD_CAPS, then what the filter refuses and how.
+ * The master's drop and filter, through the runtime every process of
+ * nopsd goes through: its row's profile (nopsd_profile), what its pd_init
+ * adds (nopsd_sandbox_prepare(): its own user, _nopsd made by
+ * scripts/deps, with only NOPSD_CAPS, and the rows for the workers'
+ * ids), then proc_confine() as proc_run() calls it; then what the filter
+ * refuses and how.
  */
 static uid_t	 master_uid;
 static gid_t	 master_gid;
@@ -462,13 +555,20 @@ static gid_t	 master_gid;
 static void
 master_enter(void)
 {
-	static const struct sandbox_path extra[] = {
-		{ "/bin/sh", SANDBOX_FS_READ | SANDBOX_FS_EXEC },
-		{ NOPSD_LOADER, SANDBOX_FS_READ | SANDBOX_FS_EXEC },
+	static const struct proc_def	 pd = {
+		.pd_title = "nopsd",
+		.pd_id = PROC_MASTER,
+		.pd_profile = &nopsd_profile,
 	};
+	struct proc_ctx			 pc;
 
-	nopsd_sandbox_enter(master_uid, master_gid, nops_uid, nops_gid,
-	    extra, sizeof(extra) / sizeof(extra[0]));
+	memset(&pc, 0, sizeof(pc));
+	pc.pc_def = &pd;
+	nopsd_sandbox_prepare(&pc, master_uid, master_gid, nops_uid,
+	    nops_gid);
+	proc_add_path(&pc, "/bin/sh", SANDBOX_FS_READ | SANDBOX_FS_EXEC);
+	proc_add_path(&pc, NOPSD_LOADER, SANDBOX_FS_READ | SANDBOX_FS_EXEC);
+	proc_confine(&pc);
 }
 
 static int
@@ -551,6 +651,44 @@ child_master_noexec(struct run *r)
 		    "with EACCES");
 	if (open("/etc/shadow", O_RDONLY) != -1 || errno != EACCES)
 		return cfail("/etc/shadow was not refused with EACCES");
+	return 0;
+}
+
+/*
+ * It confines itself before its first worker: every child it starts is
+ * in its Landlock domain and may be signalled; a process outside (the
+ * parent here) may not (signal scoping, ABI >= 6; seccomp allows the
+ * master any target).
+ */
+static int
+child_master_signals(struct run *r)
+{
+	pid_t	 pid;
+	int	 status, sp[2];
+	char	 c;
+
+	master_enter();
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sp) == -1)
+		return cfail("socketpair");
+	if ((pid = fork()) == -1)
+		return cfail("fork");
+	if (pid == 0) {
+		/* Waits for a byte that never comes. */
+		close(sp[0]);
+		(void)read(sp[1], &c, 1);
+		_exit(0);
+	}
+	close(sp[1]);
+	if (kill(pid, SIGTERM) == -1)
+		return cfail("signalling its own child: %s", strerror(errno));
+	if (waitpid(pid, &status, 0) != pid || !WIFSIGNALED(status) ||
+	    WTERMSIG(status) != SIGTERM)
+		return cfail("its child did not die of SIGTERM");
+	if (ll_abi < 6)
+		return 0;
+	if (kill(getppid(), 0) != -1 || errno != EPERM)
+		return cfail("a signal to a process outside its domain was "
+		    "not refused with EPERM");
 	return 0;
 }
 
@@ -656,6 +794,16 @@ test_master(void)
 	    "not given (EACCES)");
 	run_init(&r, GIT);
 	r.r_child = child_master_noexec;
+	CHECK(exited(run_case(&r), 0));
+	TEST_END();
+
+	if (ll_abi < 6)
+		printf("ok - master: signals scoped to its domain # SKIP "
+		    "Landlock ABI %d < 6\n", ll_abi);
+	TEST_BEGIN("master: signals the children it starts, and (Landlock "
+	    "ABI >= 6) nothing outside its domain (EPERM)");
+	run_init(&r, GIT);
+	r.r_child = child_master_signals;
 	CHECK(exited(run_case(&r), 0));
 	TEST_END();
 
@@ -1228,6 +1376,12 @@ generate(const char *dir)
 		}
 		printf("wrote %s\n", path);
 	}
+	snprintf(path, sizeof(path), "%s/nopsd.pfc", dir);
+	if (write_master_dump(path) == -1) {
+		fprintf(stderr, "%s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	printf("wrote %s\n", path);
 	return 0;
 }
 
@@ -1305,6 +1459,7 @@ main(int argc, char *argv[])
 	test_web_http(1);
 	test_web_passfd();
 	test_refusals();
+	test_master_dump();
 	test_master();
 
 	cleanup_dirs();
