@@ -29,6 +29,7 @@ struct cfile_kept {
 	TAILQ_ENTRY(cfile_kept)	 ck_entry;
 	char			*ck_path;
 	struct stat		 ck_sb;
+	int			 ck_fd;		/* O_PATH, opened as root */
 	char			*ck_buf;
 	size_t			 ck_len;
 	int			 ck_mark;
@@ -62,6 +63,8 @@ static void
 cfile_drop(struct cfile_kept *ck)
 {
 	TAILQ_REMOVE(&cfile_kept, ck, ck_entry);
+	if (ck->ck_fd != -1)
+		close(ck->ck_fd);
 	freezero(ck->ck_buf, ck->ck_len + 1);
 	free(ck->ck_path);
 	free(ck);
@@ -130,7 +133,16 @@ cfile_kept_copy(const char *path, int error)
 		return NULL;
 	if ((ck = cfile_find(path)) == NULL)
 		return NULL;
-	if (lstat(path, &sb) == -1 || !cfile_same(&sb, &ck->ck_sb))
+	/*
+	 * In a directory the master's user may not search, the path cannot
+	 * even be looked at: the file opened at start (O_PATH, which reads
+	 * nothing) says whether it changed; a file put in its place there
+	 * cannot be seen, nor read.
+	 */
+	if (lstat(path, &sb) == -1 && (errno != EACCES || ck->ck_fd == -1 ||
+	    fstat(ck->ck_fd, &sb) == -1))
+		return NULL;
+	if (sb.st_nlink == 0 || !cfile_same(&sb, &ck->ck_sb))
 		return NULL;
 	return ck;
 }
@@ -154,6 +166,7 @@ cfile_keep(const char *path)
 	if ((ck = calloc(1, sizeof(*ck))) == NULL ||
 	    (ck->ck_path = strdup(path)) == NULL)
 		fatal(NULL);
+	ck->ck_fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	ck->ck_sb = sb;
 	ck->ck_buf = buf;
 	ck->ck_len = len;

@@ -105,10 +105,13 @@ int	 control_peer(int, uid_t *, gid_t *, const char **);
 void	 api_dispatch_web(struct worker *, struct imsg *);
 json_t	*api_status(void);
 
-/* nopsd.c */
+/* nopsd.c, nopsd_init.c */
 struct proc_ctx;
 void	 nopsd_init(struct proc_ctx *);
 __dead void nopsd_run(struct proc_ctx *);
+/* Every file the config names: fn(path, is a directory (file://), arg). */
+typedef void	(*nopsd_file_fn)(const char *, int, void *);
+void	 nopsd_conf_files(struct nops_conf *, nopsd_file_fn, void *);
 int	 nopsd_reload(const char *who);
 void	 nopsd_set_verbose(int);
 

@@ -8,6 +8,7 @@ import atexit
 import hashlib
 import json
 import os
+import pwd
 import shutil
 import signal
 import socket
@@ -83,6 +84,14 @@ def free_port():
     port = s.getsockname()[1]
     s.close()
     return port
+
+
+def give_to_master(path):
+    """A secret file the test changes while nopsd runs: the master, which
+    dropped root to _nopsd, reads it again at a reload only if it is that
+    user's (nopsd.8, RELOAD).  One only root reads is kept from the start
+    and may not change."""
+    os.chown(path, pwd.getpwnam("_nopsd").pw_uid, -1)
 
 
 def wait_port(port, timeout=10.0):
@@ -296,7 +305,9 @@ class Sshd:
         self.env = env
         self.port = free_port()
         d = env.path("ssh")
-        os.mkdir(d, 0o700)
+        # Searchable, not listable: the master, which dropped root, sees
+        # whether the key files it kept from the start changed.
+        os.mkdir(d, 0o711)
         self.hostkey = os.path.join(d, "hostkey")
         self.clientkey = os.path.join(d, "id")
         self.otherkey = os.path.join(d, "other")

@@ -131,6 +131,12 @@ def write_secret(path, text):
     os.chmod(path, 0o600)
 
 
+def write_users_file(path, text):
+    """The users file changes while nopsd runs: the master's user's."""
+    write_secret(path, text)
+    gitlib.give_to_master(path)
+
+
 class Setup:
     def __init__(self):
         env = self.env = Env()
@@ -185,7 +191,7 @@ class Setup:
         self.dep_web = wait_until(lambda: self.pending("site", "web"), 20)
 
     def write_users(self, names):
-        write_secret(self.users, "".join(
+        write_users_file(self.users, "".join(
             "%s:%s\n" % (n, self.hashes[n]) for n in names))
 
     def pending(self, jid, ns="default"):

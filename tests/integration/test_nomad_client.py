@@ -15,6 +15,7 @@ import http.client
 import json
 import select
 import os
+import pwd
 import re
 import signal
 import socket
@@ -151,6 +152,8 @@ def write_token(content):
     with open(path, "w") as f:
         f.write(content)
     os.chmod(path, 0o600)
+    # Changed while nopsd runs: the master (_nopsd) reads it at a reload.
+    os.chown(path, pwd.getpwnam("_nopsd").pw_uid, -1)
 
 
 HTTP_PORT = free_port()

@@ -30,6 +30,8 @@ secret_path = w.env.path("infra.webhook")
 with open(secret_path, "w") as f:
     f.write(HOOK_SECRET + "\n")
 os.chmod(secret_path, 0o600)
+# Named by a reload, not at start: the master (now _nopsd) reads it itself.
+gitlib.give_to_master(secret_path)
 with open(nops.conf) as f:
     conf = f.read()
 conf = conf.replace('repository "infra" {\n', 'repository "infra" {\n'

@@ -191,7 +191,8 @@ ok("refused deliveries are logged with why", "does not match" in
 
 # --- reload: a new secret is read again
 NEW = "whsec-rotated-2-" + "b" * 20
-opslib.secret_file(env, "infra.webhook", NEW + "\n")
+# Rotated while nopsd runs: the master's user must read the new one.
+gitlib.give_to_master(opslib.secret_file(env, "infra.webhook", NEW + "\n"))
 rc = n.ctl("reload")[0]
 c6 = remote.commit({"nomad/f.nomad.hcl": 'job "f" {}\n'}, "sixth")
 body = b'{"after": "%s"}' % c6.encode()
