@@ -115,6 +115,29 @@ auth_audit(const char *actor, const char *action, const char *target,
 	}
 }
 
+/*
+ * A login's rows (its session, its audit line) do not wait for the disk
+ * (store_begin_lazy()): written in the event loop, an fsync per login
+ * would delay every other answer during a burst.  A power cut may lose
+ * the last logins: their users log in again.
+ */
+static void
+auth_audit_login(const char *actor, const char *action, const char *target,
+    const char *detail)
+{
+	struct store	*s = auth_store();
+
+	if (s == NULL)
+		return;
+	if (store_begin_lazy(s) == -1 ||
+	    store_event(s, actor, action, target, detail) == -1 ||
+	    store_commit(s) == -1) {
+		log_warnx("audit %s %s lost: %s", action, target,
+		    store_error(s));
+		store_rollback(s);
+	}
+}
+
 /* A new session row for user; 0, or -1. */
 static int
 auth_session_create(const char *user, const char *addr, char *sid,
@@ -143,7 +166,7 @@ auth_session_create(const char *user, const char *addr, char *sid,
 	if ((gs = json_dumps(groups, JSON_COMPACT)) == NULL)
 		fatalx("json_dumps");
 	json_decref(groups);
-	if (store_begin(s) == -1) {
+	if (store_begin_lazy(s) == -1) {
 		free(gs);
 		return -1;
 	}
@@ -228,7 +251,8 @@ auth_login_done(int result, void *arg)
 		    l->al_user : "?");
 		snprintf(detail, sizeof(detail), "from %s: %s", l->al_addr,
 		    l->al_known ? "wrong password" : "unknown user name");
-		auth_audit("anonymous", "auth.login_failed", target, detail);
+		auth_audit_login("anonymous", "auth.login_failed", target,
+		    detail);
 		log_flood(&auth_fail_flood, "failed login for %s from %s",
 		    l->al_known ? l->al_user : "an unknown user name",
 		    l->al_addr);

@@ -45,6 +45,7 @@ struct store {
 	int			 st_lost;	/* unlinked or replaced */
 	char			 st_lostmsg[512];
 	char			 st_lasterr[256];	/* a rolled-back write's */
+	int			 st_lazy;	/* synchronous NORMAL until the end */
 };
 
 /* Called after each commit (the master pushes what reads show). */
@@ -75,6 +76,7 @@ static int	 store_configure(struct store *, int, char *, size_t);
 static int	 store_migrate(struct store *, const struct store_migration *,
 		    int, int, char *, size_t);
 static int	 store_exec_cached(struct store *, const char *, const char *);
+static void	 store_lazy_end(struct store *);
 static int	 store_companions(const char *);
 static int	 store_orphan_wal(const char *, char *, size_t);
 static void	 store_unlitter(const char *, int);
@@ -1114,6 +1116,35 @@ store_begin(struct store *st)
 }
 
 int
+store_begin_lazy(struct store *st)
+{
+	if (store_in_transaction(st)) {
+		log_warnx("store: begin: a transaction is already open");
+		return (-1);
+	}
+	if (store_exec_cached(st, "PRAGMA synchronous = NORMAL",
+	    "synchronous") == -1)
+		return (-1);
+	st->st_lazy = 1;
+	if (store_begin(st) == -1) {
+		store_lazy_end(st);
+		return (-1);
+	}
+	return (0);
+}
+
+/* Back to the default every other transaction keeps: FULL. */
+static void
+store_lazy_end(struct store *st)
+{
+	if (!st->st_lazy)
+		return;
+	st->st_lazy = 0;
+	(void)store_exec_cached(st, "PRAGMA synchronous = FULL",
+	    "synchronous");
+}
+
+int
 store_commit(struct store *st)
 {
 	if (!store_in_transaction(st)) {
@@ -1127,6 +1158,7 @@ store_commit(struct store *st)
 	}
 	if (store_exec_cached(st, "COMMIT", "commit") == 0) {
 		st->st_lasterr[0] = '\0';
+		store_lazy_end(st);
 		if (store_committed != NULL)
 			store_committed();
 		return (0);
@@ -1134,6 +1166,7 @@ store_commit(struct store *st)
 	/* A failed COMMIT may leave the transaction open: end it. */
 	if (store_in_transaction(st))
 		(void)store_rollback(st);
+	store_lazy_end(st);
 	return (-1);
 }
 
@@ -1147,9 +1180,13 @@ store_rollback(struct store *st)
 	if (rc != SQLITE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
 		strlcpy(st->st_lasterr, sqlite3_errmsg(st->st_db),
 		    sizeof(st->st_lasterr));
-	if (!store_in_transaction(st))
+	if (!store_in_transaction(st)) {
+		store_lazy_end(st);
 		return (0);
-	return (store_exec_cached(st, "ROLLBACK", "rollback"));
+	}
+	rc = store_exec_cached(st, "ROLLBACK", "rollback");
+	store_lazy_end(st);
+	return (rc);
 }
 
 int64_t

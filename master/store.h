@@ -93,6 +93,13 @@ int		 store_schema_latest(void);
 
 int		 store_begin(struct store *) __must_check;
 int		 store_commit(struct store *) __must_check;
+/*
+ * A transaction whose commit does not wait for the disk (synchronous
+ * NORMAL for it alone): a crash of nopsd loses nothing, a power cut may
+ * lose the last such commits.  For frequent rows whose loss costs little
+ * (a login's session and its audit line), not for deployments.
+ */
+int		 store_begin_lazy(struct store *) __must_check;
 /* If set, called after every successful commit. */
 extern void	(*store_committed)(void);
 
