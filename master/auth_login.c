@@ -98,23 +98,6 @@ auth_addr_key(const char *remote, char *buf, size_t len)
 	snprintf(buf, len, "a:%.*s", (int)n, remote);
 }
 
-static void
-auth_audit(const char *actor, const char *action, const char *target,
-    const char *detail)
-{
-	struct store	*s = auth_store();
-
-	if (s == NULL)
-		return;
-	if (store_begin(s) == -1 ||
-	    store_event(s, actor, action, target, detail) == -1 ||
-	    store_commit(s) == -1) {
-		log_warnx("audit %s %s lost: %s", action, target,
-		    store_error(s));
-		store_rollback(s);
-	}
-}
-
 /*
  * A login's rows (its session, its audit line) do not wait for the disk
  * (store_begin_lazy()): written in the event loop, an fsync per login

@@ -29,7 +29,7 @@
 #include "log.h"
 #include "nops.h"
 #include "proc.h"
-#include "nopsd.h"
+#include "conf.h"
 #include "sandbox.h"
 #include "nopsd_sandbox.h"
 #include "master.h"
