@@ -130,10 +130,12 @@ enum nops_proc {
 	    hosts_ssh_result)						\
 		/* exit status, stage reached, error, output tail */	\
 	/* master -> nomadworker: an HTTP check of a plan host */	\
-	X(IMSG_HTTP_PROBE,	MASTER,	NOMAD,	nomad_probe)		\
+	X(IMSG_HTTP_PROBE, MASTER, NOMAD, unshared,			\
+	    nomad_probe)						\
 		/* peerid: its id; url, timeout */			\
 	/* nomadworker -> master */					\
-	X(IMSG_HTTP_PROBE_RESULT, NOMAD, MASTER, hosts_probe_result)	\
+	X(IMSG_HTTP_PROBE_RESULT, NOMAD, MASTER, unshared,		\
+	    hosts_probe_result)						\
 		/* peerid: its id; HTTP status, error, body head */	\
 									\
 	/* master -> gitworker (peerid: the repository's id) */	\

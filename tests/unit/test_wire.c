@@ -72,7 +72,7 @@ test_table(void)
 		for (t = IMSG_NONE + 1; t < IMSG_MAX; t++)
 			if (imsg_check_payload(t, NULL, 0, &what) == 1)
 				unshared++;
-		CHECK(unshared == 7);
+		CHECK(unshared == 9);
 		CHECK(imsg_check_payload(IMSG_INIT, NULL, 0, &what) == 1);
 		CHECK(imsg_check_payload(IMSG_SSH_RUN, NULL, 0, &what) == 1);
 	}
