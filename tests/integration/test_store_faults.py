@@ -36,7 +36,9 @@ def mount_tmpfs(path, size):
 def fill(path):
     """Write until the filesystem is full; the file's path."""
     f = os.path.join(path, "filler")
-    with open(f, "wb") as out:
+    # Unbuffered: a buffered file would try its last partial chunk again
+    # at close and raise ENOSPC from there.
+    with open(f, "wb", buffering=0) as out:
         try:
             while True:
                 out.write(b"\0" * 65536)
@@ -57,7 +59,7 @@ def case_disk_full():
     sim = Sim(env)
     db = env.path("db-nopsd")
     # The database on a small tmpfs; the git cache below it on another.
-    mount_tmpfs(db, "3m")
+    mount_tmpfs(db, "16m")
     mount_tmpfs(os.path.join(db, "git"), "64m")
     remote = Remote(env, "infra")
     remote.commit({"nomad/web.nomad.hcl": job_hcl("web")}, "A")
@@ -105,7 +107,7 @@ def case_carry_deploy_now():
     env = Env()
     sim = Sim(env)
     db = env.path("db-nopsd")
-    mount_tmpfs(db, "3m")
+    mount_tmpfs(db, "16m")
     mount_tmpfs(os.path.join(db, "git"), "64m")
     remote = Remote(env, "infra")
     remote.commit({"nomad/web.nomad.hcl": job_hcl("web", policy="none")},
@@ -115,10 +117,11 @@ def case_carry_deploy_now():
     try:
         ok("carry: a policy-none job shows its drift",
            nops.wait_job("web", "drift", 20), nops.logtext()[-2000:])
-        # The next plan of web stalls in nomadsim: the cycle that takes
-        # the request waits there while the disk fills.
+        # The next cycle's first question to Nomad (its leader: every
+        # cycle asks, even one that plans nothing) stalls in nomadsim, so
+        # the cycle that takes the request waits while the disk fills.
         st, f = sim.call("POST", "/_sim/faults", {
-            "Method": "POST", "Path": "^/v1/job/web/plan",
+            "Method": "GET", "Path": "^/v1/status/leader$",
             "Match": "regex", "Count": 1, "Action": "stall",
             "Seconds": 3})
         ok("carry: nomadsim took the stall", st == 200, (st, f))
