@@ -75,6 +75,7 @@ struct conf_hosts {
 	int			 command_timeout;	/* seconds */
 	int			 eval_timeout;	/* a plan's evaluation, s */
 	uint64_t		 eval_memory;	/* its address space, bytes */
+	int			 build_timeout;	/* a system's build, s */
 	int			 check_interval;	/* drift reads, seconds */
 };
 #define NOPS_CONFIRM_TIMEOUT	30
@@ -86,6 +87,9 @@ struct conf_hosts {
 #define NOPS_EVAL_MEMORY_MIN	(256ULL * 1024 * 1024)
 #define NOPS_EVAL_MEMORY_MAX	(64ULL * 1024 * 1024 * 1024)
 #define NOPS_NIX_STORE		"daemon"
+#define NOPS_BUILD_TIMEOUT	3600
+#define NOPS_BUILD_TIMEOUT_MIN	60
+#define NOPS_BUILD_TIMEOUT_MAX	86400	/* SSH_TIMEOUT_MAX */
 
 struct conf_repo {
 	TAILQ_ENTRY(conf_repo)	 entry;

@@ -78,6 +78,7 @@ config_new(void)
 	conf->hosts.command_timeout = NOPS_COMMAND_TIMEOUT;
 	conf->hosts.eval_timeout = NOPS_EVAL_TIMEOUT;
 	conf->hosts.eval_memory = NOPS_EVAL_MEMORY;
+	conf->hosts.build_timeout = NOPS_BUILD_TIMEOUT;
 	TAILQ_INIT(&conf->repos);
 	TAILQ_INIT(&conf->groups);
 	TAILQ_INIT(&conf->policies);
@@ -866,8 +867,10 @@ config_print(FILE *fp, const struct nops_conf *conf)
 		    conf->hosts.command_timeout, d, sizeof(d)));
 		fprintf(fp, "\teval-timeout %s\n", config_fmt_duration(
 		    conf->hosts.eval_timeout, d, sizeof(d)));
-		fprintf(fp, "\teval-memory %s\n}\n", config_fmt_size(
+		fprintf(fp, "\teval-memory %s\n", config_fmt_size(
 		    conf->hosts.eval_memory, d, sizeof(d)));
+		fprintf(fp, "\tbuild-timeout %s\n}\n", config_fmt_duration(
+		    conf->hosts.build_timeout, d, sizeof(d)));
 	}
 
 	TAILQ_FOREACH(r, &conf->repos, entry) {

@@ -33,7 +33,6 @@
 
 #define HS_HTTP_RETRY		2	/* seconds between HTTP attempts */
 #define HS_HTTP_ATTEMPT		10	/* seconds one attempt may take */
-#define HS_BUILD_TIMEOUT	3600
 #define HS_PROBE_TIMEOUT	30
 #define HS_NIX_MEMORY		(4ULL * 1024 * 1024 * 1024)
 

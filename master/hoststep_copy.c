@@ -140,7 +140,7 @@ hoststep_nix(struct hoststep *hs, const char **argv, int outfd, nixrun_cb cb,
 	ns.ns_argv = argv;
 	ns.ns_store = hosts_conf()->hosts.nix_store != NULL ?
 	    hosts_conf()->hosts.nix_store : NOPS_NIX_STORE;
-	ns.ns_timeout = HS_BUILD_TIMEOUT;
+	ns.ns_timeout = hosts_conf()->hosts.build_timeout;
 	ns.ns_memory = HS_NIX_MEMORY;
 	ns.ns_stdout_fd = outfd;
 	if ((hs->hs_nix = nixrun_start(&ns, cb, hs, err, sizeof(err))) == -1) {
@@ -382,7 +382,7 @@ hoststep_remote_build(struct hoststep *hs)
 	if (asprintf(&cmd, "nix-store --realise '%s'",
 	    hs->hs_host->ph_drv) == -1)
 		fatal("asprintf");
-	hoststep_ssh(hs, cmd, HS_BUILD_TIMEOUT, NULL, -1,
+	hoststep_ssh(hs, cmd, hosts_conf()->hosts.build_timeout, NULL, -1,
 	    hoststep_remote_build_done);
 	free(cmd);
 }

@@ -190,6 +190,7 @@ static void	 dashboard_set(const char *, int);
 #define H_COMMAND	0x10
 #define H_EVALTIMEOUT	0x20
 #define H_EVALMEMORY	0x40
+#define H_BUILDTIMEOUT	0x80
 static unsigned int		 hosts_opts;
 #define R_URL		0x01
 #define R_BRANCH	0x02
@@ -233,7 +234,7 @@ static unsigned int		 notify_opts;
 %token	METRICS DASHBOARD NOTIFY SLACK NTFY TOPIC EVENTS
 %token	MASTER
 %token	HOSTS NIX STORE CONFIRMTIMEOUT COMMANDTIMEOUT
-%token	EVALTIMEOUT EVALMEMORY
+%token	EVALTIMEOUT EVALMEMORY BUILDTIMEOUT
 %token	<string> STRING
 
 %%
@@ -461,6 +462,9 @@ hostsopt	: SSH KEY FILEKW STRING	{ hosts_opt(H_SSHKEY, $4, @1.first_line); }
 		| EVALMEMORY STRING	{
 			hosts_opt(H_EVALMEMORY, $2, @1.first_line);
 		}
+		| BUILDTIMEOUT STRING	{
+			hosts_opt(H_BUILDTIMEOUT, $2, @1.first_line);
+		}
 		;
 
 repository	: repobegin '{' repoopts blockend	{ repo_end(); }
@@ -588,6 +592,7 @@ static const struct {
 	{ "bind",		BIND },
 	{ "bootstrap",		BOOTSTRAP },
 	{ "branch",		BRANCH },
+	{ "build-timeout",	BUILDTIMEOUT },
 	{ "ca",			CA },
 	{ "certificate",	CERTIFICATE },
 	{ "control",		CONTROL },
@@ -695,6 +700,7 @@ static const struct {
 	{ "max-body-size",	"a size (e.g. 1M)" },
 	{ "eval-timeout",	"a duration (e.g. 2m)" },
 	{ "eval-memory",	"a size (e.g. 2G)" },
+	{ "build-timeout",	"a duration (e.g. 1h)" },
 	{ "max-file-size",	"a size (e.g. 1M)" },
 	{ "max-snapshot-size",	"a size (e.g. 64M)" },
 	{ "max-files",		"a number" },
@@ -1685,6 +1691,12 @@ hosts_opt(unsigned int opt, const char *s, int line)
 			(void)conf_size("eval-memory", s, NOPS_EVAL_MEMORY_MIN,
 			    NOPS_EVAL_MEMORY_MAX, line,
 			    &conf->hosts.eval_memory);
+		break;
+	case H_BUILDTIMEOUT:
+		if (block_opt(&hosts_opts, opt, "build-timeout", line) == 0)
+			(void)conf_duration("build-timeout", s,
+			    NOPS_BUILD_TIMEOUT_MIN, NOPS_BUILD_TIMEOUT_MAX,
+			    line, &conf->hosts.build_timeout);
 		break;
 	}
 }
