@@ -130,6 +130,11 @@ struct engine {
 	uint64_t	 e_last_skipped;	/* jobs planned from memory */
 	int		 e_last_full;	/* the last cycle planned every job */
 	const char	*e_last_full_why;	/* why (static text) */
+	/* The same, summed over every cycle (/metrics). */
+	uint64_t	 e_total_requests;
+	uint64_t	 e_total_planned;
+	uint64_t	 e_total_skipped;
+	uint64_t	 e_total_full;	/* cycles that planned every job */
 
 	/* engine_survey.c: what the plans in memory were made against */
 	char		*e_nomad_version;	/* NULL: plan every job */

@@ -970,6 +970,11 @@ detect_finish(struct dcycle *dc)
 	e->e_last_skipped = dc->dc_skipped;
 	e->e_last_full = dc->dc_full;
 	e->e_last_full_why = dc->dc_full_why;
+	e->e_total_requests += dc->dc_requests;
+	e->e_total_planned += dc->dc_planned;
+	e->e_total_skipped += dc->dc_skipped;
+	if (dc->dc_full)
+		e->e_total_full++;
 	e->e_last_detect = time(NULL);
 	e->e_cycles++;
 	survey_finish(dc);

@@ -325,6 +325,43 @@ metrics_engine(struct metrics_out *mo, const struct api_req *req)
 	    "Complete detection cycles.");
 	metrics_sample(mo, "nops_detection_cycles_total", (int64_t)e->e_cycles,
 	    METRICS_END);
+	/* Plan only what may have changed (engine_survey.c). */
+	metrics_family(mo, "nops_detection_nomad_requests_total", "counter",
+	    "Nomad requests made by detection cycles (parses answered from "
+	    "memory are not counted).");
+	metrics_sample(mo, "nops_detection_nomad_requests_total",
+	    (int64_t)e->e_total_requests, METRICS_END);
+	metrics_family(mo, "nops_detection_jobs_planned_total", "counter",
+	    "Managed jobs read and planned in Nomad by detection cycles.");
+	metrics_sample(mo, "nops_detection_jobs_planned_total",
+	    (int64_t)e->e_total_planned, METRICS_END);
+	metrics_family(mo, "nops_detection_jobs_unchanged_total", "counter",
+	    "Managed jobs decided from their last plan, without a request, "
+	    "because neither git nor Nomad moved.");
+	metrics_sample(mo, "nops_detection_jobs_unchanged_total",
+	    (int64_t)e->e_total_skipped, METRICS_END);
+	metrics_family(mo, "nops_detection_full_cycles_total", "counter",
+	    "Detection cycles that planned every managed job (a start, a "
+	    "doubt, replan-interval).");
+	metrics_sample(mo, "nops_detection_full_cycles_total",
+	    (int64_t)e->e_total_full, METRICS_END);
+	metrics_family(mo, "nops_detection_last_nomad_requests", "gauge",
+	    "Nomad requests of the last complete detection cycle.");
+	metrics_sample(mo, "nops_detection_last_nomad_requests",
+	    (int64_t)e->e_last_requests, METRICS_END);
+	metrics_family(mo, "nops_detection_last_jobs_planned", "gauge",
+	    "Managed jobs planned in Nomad by the last detection cycle.");
+	metrics_sample(mo, "nops_detection_last_jobs_planned",
+	    (int64_t)e->e_last_planned, METRICS_END);
+	metrics_family(mo, "nops_detection_last_jobs_unchanged", "gauge",
+	    "Managed jobs the last detection cycle decided from their last "
+	    "plan.");
+	metrics_sample(mo, "nops_detection_last_jobs_unchanged",
+	    (int64_t)e->e_last_skipped, METRICS_END);
+	metrics_family(mo, "nops_detection_last_full", "gauge",
+	    "1 when the last detection cycle planned every managed job.");
+	metrics_sample(mo, "nops_detection_last_full",
+	    (int64_t)(e->e_last_full != 0), METRICS_END);
 	metrics_family(mo, "nops_apply_last_success_timestamp_seconds",
 	    "gauge", "When the last apply cycle ran, in unix seconds (0: "
 	    "none yet).");

@@ -182,6 +182,36 @@ ok("loops: last detection and apply timestamps match the API",
    metric(s, "nops_detection_last_success_timestamp_seconds") >=
    ts(eng["last_detection"]) - 0 and
    metric(s, "nops_apply_last_success_timestamp_seconds") > 0, eng)
+# The plan skip's counters: the last cycle's as the API says them (no
+# cycle ran between the two reads: the engine's cycle count is the same),
+# and sums that hold at least the last cycle's.
+for _ in range(20):
+    s = samples()
+    eng2 = n.engine()
+    if eng2["cycles"] == metric(s, "nops_detection_cycles_total") and \
+            not eng2["detecting"]:
+        break
+    time.sleep(0.2)
+ok("detection: the last cycle's requests, planned and unchanged jobs and "
+   "full re-plan match the API, and the sums hold them",
+   eng2["cycles"] == metric(s, "nops_detection_cycles_total") and
+   metric(s, "nops_detection_last_nomad_requests") ==
+   eng2["last_detection_requests"] and
+   metric(s, "nops_detection_last_jobs_planned") ==
+   eng2["last_detection_planned"] and
+   metric(s, "nops_detection_last_jobs_unchanged") ==
+   eng2["last_detection_unchanged"] and
+   metric(s, "nops_detection_last_full") ==
+   (1.0 if eng2["last_detection_full"] else 0.0) and
+   metric(s, "nops_detection_nomad_requests_total") >=
+   eng2["last_detection_requests"] > 0 and
+   metric(s, "nops_detection_jobs_planned_total") >=
+   eng2["last_detection_planned"] and
+   metric(s, "nops_detection_jobs_unchanged_total") >=
+   eng2["last_detection_unchanged"] and
+   metric(s, "nops_detection_full_cycles_total") >= 1,
+   (eng2, [(k, v) for k, v in s.items() if k[0].startswith(
+       "nops_detection")]))
 
 # --- worker restarts
 gw = n.worker("gitworker")
