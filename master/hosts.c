@@ -31,6 +31,7 @@
 #include "deploy.h"
 #include "engine.h"
 #include "plan.h"
+#include "schema.h"
 #include "plans.h"
 #include "hosts.h"
 #include "cfile.h"
@@ -403,6 +404,8 @@ hosts_tick(int fd, short ev, void *arg)
 	/* Drift: read every plan's hosts again each drift interval. */
 	if (time(NULL) - hosts_probed_at >= hosts_cf->drift_interval) {
 		hosts_probed_at = time(NULL);
+	/* An operation's schema that cannot validate fails its plan. */
+	plan_set_schema_check(schema_usable);
 		for (repo = plans_first(); repo != NULL;
 		    repo = plans_next(repo))
 			hosts_probe_repo(repo);

@@ -30,6 +30,7 @@
 #include "hcl.h"
 #include "nops.h"
 #include "plan.h"
+#include "../master/schema.h"
 #include "text.h"
 
 #define CHECK_FILE_MAX		(16 * 1024 * 1024)
@@ -252,6 +253,7 @@ jf_check_plan(struct jobfile *jf)
 	struct plan	*pl;
 	size_t		 i;
 
+	plan_set_schema_check(schema_usable);
 	if ((pl = plan_parse(jf->data, jf->len)) == NULL)
 		err(1, NULL);
 	for (i = 0; i < pl->pl_nerrors; i++)

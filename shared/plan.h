@@ -114,6 +114,14 @@ void		 plan_error(struct plan *, const char *fmt, ...)
 void		 plan_warn(struct plan *, const char *fmt, ...)
 		    __attribute__((__format__(printf, 2, 3)));
 
+/*
+ * A program that can check a JSON Schema (master/schema.c's
+ * schema_usable) gives it here, so that plan_parse refuses an
+ * operation's schema that could not validate: 0, or -1 with err.
+ * Without it only the schema's type is checked.
+ */
+void		 plan_set_schema_check(int (*)(json_t *, char *, size_t));
+
 const struct plan_host *plan_host_find(const struct plan *, const char *);
 /* Does a phase's include rule match a host? */
 int		 plan_include_matches(json_t *rule,

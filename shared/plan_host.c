@@ -170,11 +170,32 @@ plan_merged_object(struct plan *pl, const char *where, json_t *def,
 	return out;
 }
 
+/* The attributes an operation may have (man/nops-plan.5). */
+static const char *const plan_op_keys[] = {
+	"command", "schema", "sensitive", "description", "confirm", NULL
+};
+
+static int	(*plan_schema_usable)(json_t *, char *, size_t);
+
+void
+plan_set_schema_check(int (*usable)(json_t *, char *, size_t))
+{
+	plan_schema_usable = usable;
+}
+
+/*
+ * Each operation: a command; a JSON Schema its input must agree with,
+ * usable as it is (each $ref resolved, each pattern compiled) when the
+ * program can tell; sensitive a boolean; description and confirm text.
+ * Checked here, so that a bad one fails the plan, not its first run.
+ */
 static void
 plan_parse_operations(struct plan *pl, const char *where, json_t *ops)
 {
-	const char	*k;
-	json_t		*v, *cmd;
+	const char	*k, *t;
+	json_t		*v, *cmd, *e;
+	char		 w[192], err[256];
+	size_t		 i;
 
 	json_object_foreach(ops, k, v) {
 		if (!plan_name_ok(k)) {
@@ -182,11 +203,35 @@ plan_parse_operations(struct plan *pl, const char *where, json_t *ops)
 			    "name", where, k);
 			continue;
 		}
-		cmd = json_is_object(v) ? json_object_get(v, "command") : NULL;
+		snprintf(w, sizeof(w), "%s: operation %s", where, k);
+		if (!json_is_object(v)) {
+			plan_error(pl, "%s: not an object", w);
+			continue;
+		}
+		plan_unknown_keys(pl, w, v, plan_op_keys);
+		cmd = json_object_get(v, "command");
 		if (!json_is_string(cmd) ||
 		    !plan_command_ok(json_string_value(cmd)))
-			plan_error(pl, "%s: operation %s: needs a command",
-			    where, k);
+			plan_error(pl, "%s: needs a command", w);
+		e = json_object_get(v, "sensitive");
+		if (e != NULL && !json_is_boolean(e))
+			plan_error(pl, "%s: sensitive: not true or false", w);
+		for (i = 0; i < 2; i++) {
+			t = i == 0 ? "description" : "confirm";
+			e = json_object_get(v, t);
+			if (e != NULL && (!json_is_string(e) ||
+			    !plan_command_ok(json_string_value(e))))
+				plan_error(pl, "%s: %s: not a line of text",
+				    w, t);
+		}
+		if ((e = json_object_get(v, "schema")) == NULL)
+			continue;
+		if (!json_is_object(e) && !json_is_boolean(e))
+			plan_error(pl, "%s: schema: not a JSON Schema (an "
+			    "object or a boolean)", w);
+		else if (plan_schema_usable != NULL &&
+		    plan_schema_usable(e, err, sizeof(err)) == -1)
+			plan_error(pl, "%s: schema: %s", w, err);
 	}
 }
 

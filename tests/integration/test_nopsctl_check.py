@@ -128,12 +128,17 @@ def main():
     with open("hosts/nops.plan.json", "w") as f:
         json.dump({"hosts": {"x": {"system": sys_path, "port": 0},
                              "y": {"system": sys_path,
-                                   "address": "10.0.0.2"}},
+                                   "address": "10.0.0.2",
+                                   "operations": {"op": {
+                                       "command": "cat", "schema": {
+                                           "$ref": "#/nowhere"}}}}},
                    "phases": [{"name": "main"}]}, f)
     rc, out, err = check("check", "hosts")
     ok("check: a deploy plan's errors, naming the host",
        rc == 1 and 'hosts/nops.plan.json: error: host "x": port' in out,
        out)
+    ok("check: an operation's schema that cannot validate fails the plan",
+       'host "y": operation op: schema: $ref "#/nowhere"' in out, out)
     with open("hosts/nops.plan.json", "w") as f:
         json.dump({"hosts": {"y": {"system": sys_path,
                                    "address": "10.0.0.2"}},

@@ -10,6 +10,7 @@
 
 #include "log.h"
 #include "plan.h"
+#include "schema.h"
 #include "test.h"
 
 #define SYS_A	"/nix/store/6xc5ywvjx9a6q6plflkvmmp0zb7i2q4s-nixos-system-a"
@@ -118,6 +119,44 @@ test_every_error(void)
 	CHECK(pl->pl_nerrors_all == pl->pl_nerrors && pl->pl_nerrors >= 10);
 	/* A plan with errors assigns no phase. */
 	CHECK(pl->pl_phases[0].pp_nhosts == 0 && pl->pl_hosts[0].ph_phase == -1);
+	plan_free(pl);
+	TEST_END();
+}
+
+static void
+test_operations(void)
+{
+	struct plan	*pl;
+
+	TEST_BEGIN("operations: schema and sensitive checked at parse, naming "
+	    "host and operation");
+	plan_set_schema_check(schema_usable);
+	pl = parse("{\"defaults\": {\"operations\": {\"ok\": {\"command\":"
+	    "  \"cat\", \"schema\": {\"type\": \"object\"},"
+	    "  \"sensitive\": true, \"description\": \"Reads\"}}},"
+	    " \"hosts\": {"
+	    "  \"a\": {\"system\": \"" SYS_A "\", \"operations\": {"
+	    "   \"s1\": {\"command\": \"x\", \"schema\": \"any\"},"
+	    "   \"s2\": {\"command\": \"x\", \"schema\": {\"$ref\":"
+	    "    \"#/definitions/nope\"}},"
+	    "   \"s3\": {\"command\": \"x\", \"schema\": {\"pattern\":"
+	    "    \"(\"}},"
+	    "   \"s4\": {\"command\": \"x\", \"sensitive\": \"yes\"},"
+	    "   \"s5\": {\"command\": \"x\", \"colour\": 1},"
+	    "   \"s6\": 7}},"
+	    "  \"b\": {\"system\": \"" SYS_A "\"}},"
+	    " \"phases\": [{\"name\": \"main\"}]}");
+	print_errors(pl);
+	CHECK(has_error(pl, "host \"a\": operation s1: schema: not a JSON "
+	    "Schema"));
+	CHECK(has_error(pl, "host \"a\": operation s2: schema:"));
+	CHECK(has_error(pl, "host \"a\": operation s3: schema:"));
+	CHECK(has_error(pl, "host \"a\": operation s4: sensitive: not true "
+	    "or false"));
+	CHECK(has_error(pl, "host \"a\": operation s5: unknown attribute "
+	    "\"colour\""));
+	CHECK(has_error(pl, "host \"a\": operation s6: not an object"));
+	CHECK(pl->pl_nerrors_all == 6);	/* b's and a's "ok" are fine */
 	plan_free(pl);
 	TEST_END();
 }
@@ -238,6 +277,7 @@ main(void)
 	log_init(1, LOG_DAEMON);
 	test_good();
 	test_every_error();
+	test_operations();
 	test_assignment();
 	test_bad_json();
 	test_spec();
