@@ -80,12 +80,12 @@ class FastSim(Sim):
 
     def __init__(self, env):
         self.env = env
-        code = ("import runpy, sys; sys.path.insert(0, %r); import server; "
+        code = ("import sys; sys.path.insert(0, %r); "
+                "from nomadsim import cli, server; "
                 "server.Handler.disable_nagle_algorithm = True; "
-                "sys.argv = [%r] + sys.argv[1:]; "
-                "runpy.run_path(%r, run_name='__main__')" % (
-                    os.path.dirname(enginelib.NOMADSIM), enginelib.NOMADSIM,
-                    enginelib.NOMADSIM))
+                "sys.argv = ['nomadsim'] + sys.argv[1:]; "
+                "sys.exit(cli.main())" % os.path.dirname(
+                    os.path.dirname(enginelib.NOMADSIM)))
         self.log = env.path("nomadsim.log")
         self.proc = env.start([sys.executable, "-c", code, "--port", "0",
                                "--speed", "0"],

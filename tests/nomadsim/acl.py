@@ -9,7 +9,7 @@ Namespace keys may be globs ("*", "app-*"), like Nomad's.
 import fnmatch
 import hashlib
 
-from gojson import uuid
+from .gojson import rfc3339, uuid
 
 READ = {"list-jobs", "parse-job", "read-job", "csi-list-volume",
         "csi-read-volume", "list-scaling-policies", "read-scaling-policy",
@@ -49,7 +49,6 @@ def make_token(store, name="", ttype="client", policies=None, secret=None,
 
 
 def _rfc(ns):
-    from gojson import rfc3339
     return rfc3339(ns)
 
 

@@ -7,14 +7,9 @@ endpoint is documented in README.md.
 import json
 import urllib.parse
 
-import acl
-import api_cluster
-import deployments
-import jobs
-import lifecycle
-import scheduler
-from gojson import deepcopy, rfc3339, uuid
-from jobs import CodedError
+from . import acl, api_cluster, deployments, jobs, jobspec, lifecycle, lookup
+from .errors import CodedError
+from .gojson import deepcopy, rfc3339, uuid
 
 
 def upsert_ns(store, name, description=""):
@@ -194,8 +189,8 @@ def _alloc_fail(store, body):
     else:
         ns, jid = _job_key(body)
         group = _get(body, "Group")
-        live = [a for a in scheduler.job_allocs(store, ns, jid)
-                if scheduler.is_live(a) and (not group or a["TaskGroup"] == group)]
+        live = [a for a in lookup.job_allocs(store, ns, jid)
+                if lookup.is_live(a) and (not group or a["TaskGroup"] == group)]
         # Newest first: the allocs of the version being rolled out.
         live.sort(key=lambda a: a["CreateIndex"], reverse=True)
         targets = live[:int(_get(body, "Count", default=1))]
@@ -211,10 +206,10 @@ def _deployment_fail(store, body):
     if _get(body, "DeploymentID"):
         dep = store.deployments.get(body["DeploymentID"])
     else:
-        dep = scheduler.latest_deployment(store, *_job_key(body))
+        dep = lookup.latest_deployment(store, *_job_key(body))
     if dep is None:
         raise CodedError(404, "deployment not found")
-    if dep["Status"] not in scheduler.ACTIVE_DEP:
+    if dep["Status"] not in lookup.ACTIVE_DEP:
         raise CodedError(400, "can't fail terminal deployment")
     reason = _get(body, "Reason", default="unhealthy")
     desc = {"unhealthy": deployments.DESC_UNHEALTHY,
@@ -230,7 +225,6 @@ def _register(sim, body):
     store = sim.store
     api_job = _get(body, "Job")
     if api_job is None and _get(body, "JobHCL"):
-        import jobspec
         try:
             api_job = jobspec.parse_job(body["JobHCL"], filename="input.hcl",
                                         variables=_get(body, "Variables"))

@@ -1,40 +1,37 @@
 """The /v1 endpoints beyond jobs: allocations, evaluations, deployments,
 client fs, namespaces, ACL tokens, nodes, scaling policies, validation."""
 
-import acl
-import api
-import deployments
-import jobs
-import lifecycle
-import scheduler
-import structs
-from gojson import multierror
-from jobs import CodedError
+from . import acl, deployments, jobs, lifecycle, logs, lookup, structs
+from .errors import CodedError
+from .evals import create_eval
+from .gojson import multierror
+from .request import (INVALID_METHOD, WRITE, Resp, check_method, decode_job,
+                      field, filter_items, ns_match, paginate)
 
 
 def allocs_list(sim, req):
-    api._method(req, "GET")
+    check_method(req, "GET")
     store = sim.store
     prefix = req.q("prefix") or ""
 
     def fn():
         out = []
         for a in store.allocs.values():
-            if not api._ns_match(req, a["Namespace"]) or not a["ID"].startswith(prefix):
+            if not ns_match(req, a["Namespace"]) or not a["ID"].startswith(prefix):
                 continue
             if not sim.allowed(req, a["Namespace"], "read-job"):
                 continue
             out.append(lifecycle.alloc_stub(a))
         out.sort(key=lambda a: a["ID"])
-        out = api._filter(req, out)
-        return api._paginate(req, out, lambda a: a["ID"]), store.max_index("allocs")
+        out = filter_items(req, out)
+        return paginate(req, out, lambda a: a["ID"]), store.max_index("allocs")
     return sim.blocking(req, fn)
 
 
 def alloc_specific(sim, req, rest):
     store = sim.store
     if rest.endswith("/stop"):
-        api._method(req, *api.WRITE)
+        check_method(req, *WRITE)
         aid = rest[:-len("/stop")]
         a = store.allocs.get(aid)
         if a is None:
@@ -44,10 +41,10 @@ def alloc_specific(sim, req, rest):
         index = store.next_index("allocs")
         lifecycle.stop_alloc(store, a, "alloc was stopped by user", index)
         job = store.jobs.get((a["Namespace"], a["JobID"]))
-        ev = scheduler.create_eval(store, job or a["Job"], "alloc-stop")
-        return api.Resp({"EvalID": ev["ID"], "Index": ev["CreateIndex"]},
+        ev = create_eval(store, job or a["Job"], "alloc-stop")
+        return Resp({"EvalID": ev["ID"], "Index": ev["CreateIndex"]},
                     index=ev["CreateIndex"])
-    api._method(req, "GET")
+    check_method(req, "GET")
 
     def fn():
         a = store.allocs.get(rest)
@@ -59,19 +56,19 @@ def alloc_specific(sim, req, rest):
 
 
 def evals_list(sim, req):
-    api._method(req, "GET")
+    check_method(req, "GET")
     store = sim.store
 
     def fn():
-        out = [e for e in store.evals.values() if api._ns_match(req, e["Namespace"])
+        out = [e for e in store.evals.values() if ns_match(req, e["Namespace"])
                and e["ID"].startswith(req.q("prefix") or "")]
         out.sort(key=lambda e: e["CreateIndex"], reverse=True)
-        return api._filter(req, out), store.max_index("evals")
+        return filter_items(req, out), store.max_index("evals")
     return sim.blocking(req, fn)
 
 
 def eval_specific(sim, req, rest):
-    api._method(req, "GET")
+    check_method(req, "GET")
     store = sim.store
     if rest.endswith("/allocations"):
         eid = rest[:-len("/allocations")]
@@ -91,21 +88,21 @@ def eval_specific(sim, req, rest):
 
 
 def deployments_list(sim, req):
-    api._method(req, "GET")
+    check_method(req, "GET")
     store = sim.store
 
     def fn():
         out = [d for d in store.deployments.values()
-               if api._ns_match(req, d["Namespace"])
+               if ns_match(req, d["Namespace"])
                and d["ID"].startswith(req.q("prefix") or "")]
         out.sort(key=lambda d: d["CreateIndex"], reverse=True)
-        return api._filter(req, out), store.max_index("deployment")
+        return filter_items(req, out), store.max_index("deployment")
     return sim.blocking(req, fn)
 
 
 def _dep_update_resp(store, ev, dep, reverted=None):
     index = ev["CreateIndex"] if ev else dep["ModifyIndex"]
-    return api.Resp({"EvalID": ev["ID"] if ev else "",
+    return Resp({"EvalID": ev["ID"] if ev else "",
                  "EvalCreateIndex": ev["CreateIndex"] if ev else 0,
                  "DeploymentModifyIndex": dep["ModifyIndex"],
                  "RevertedJobVersion": reverted, "Index": index}, index=index)
@@ -113,7 +110,7 @@ def _dep_update_resp(store, ev, dep, reverted=None):
 
 def _dep_body(req, dep_id):
     body = req.json()
-    did = api._field(body, "DeploymentID")
+    did = field(body, "DeploymentID")
     if not did:
         raise CodedError(400, "DeploymentID must be specified")
     if did != dep_id:
@@ -139,7 +136,7 @@ def deployment_specific(sim, req, rest):
     else:
         prefix, dep_id = "", rest
     if prefix == "allocations/":
-        api._method(req, "GET")
+        check_method(req, "GET")
 
         def fn():
             out = [lifecycle.alloc_stub(a) for a in store.allocs.values()
@@ -147,7 +144,7 @@ def deployment_specific(sim, req, rest):
             return out, store.max_index("allocs")
         return sim.blocking(req, fn)
     if prefix == "":
-        api._method(req, "GET")
+        check_method(req, "GET")
 
         def fn2():
             dep = store.deployments.get(dep_id)
@@ -156,13 +153,13 @@ def deployment_specific(sim, req, rest):
             sim.check(req, dep["Namespace"], "read-job")
             return dep, dep["ModifyIndex"]
         return sim.blocking(req, fn2)
-    api._method(req, *api.WRITE)
+    check_method(req, *WRITE)
     if prefix == "promote/":
         body = _dep_body(req, dep_id)
         dep = _dep_lookup(sim, req, dep_id, "promote-deployment")
-        if dep["Status"] not in scheduler.ACTIVE_DEP:
+        if dep["Status"] not in lookup.ACTIVE_DEP:
             raise CodedError(500, "can't promote terminal deployment")
-        groups = None if api._field(body, "All") else (api._field(body, "Groups") or [])
+        groups = None if field(body, "All") else (field(body, "Groups") or [])
         if not any(st["DesiredCanaries"] > 0 for st in dep["TaskGroups"].values()):
             raise CodedError(500, "no canaries to promote")
         err = deployments.promote_errors(store, dep, groups)
@@ -172,18 +169,18 @@ def deployment_specific(sim, req, rest):
         return _dep_update_resp(store, ev, dep)
     if prefix == "fail/":
         dep = _dep_lookup(sim, req, dep_id, "submit-job")
-        if dep["Status"] not in scheduler.ACTIVE_DEP:
+        if dep["Status"] not in lookup.ACTIVE_DEP:
             raise CodedError(500, "can't fail terminal deployment")
         reverted = deployments.fail_deployment(store, dep, deployments.DESC_MARKED)
         job = store.jobs.get((dep["Namespace"], dep["JobID"]))
-        ev = scheduler.create_eval(store, job, "deployment-watcher", dep["ID"]) if job else None
+        ev = create_eval(store, job, "deployment-watcher", dep["ID"]) if job else None
         return _dep_update_resp(store, ev, dep, reverted)
     if prefix == "pause/":
         body = _dep_body(req, dep_id)
         dep = _dep_lookup(sim, req, dep_id, "submit-job")
-        if dep["Status"] not in scheduler.ACTIVE_DEP:
+        if dep["Status"] not in lookup.ACTIVE_DEP:
             raise CodedError(500, "can't pause terminal deployment")
-        if api._field(body, "Pause"):
+        if field(body, "Pause"):
             deployments.set_dep_status(store, dep, "paused", deployments.DESC_PAUSED)
             return _dep_update_resp(store, None, dep)
         waiting = any(st["DesiredCanaries"] > 0 and not st["Promoted"]
@@ -191,16 +188,16 @@ def deployment_specific(sim, req, rest):
         deployments.set_dep_status(store, dep, "running",
                                  deployments.DESC_MANUAL if waiting else deployments.DESC_RUNNING)
         job = store.jobs.get((dep["Namespace"], dep["JobID"]))
-        ev = scheduler.create_eval(store, job, "deployment-watcher", dep["ID"])
+        ev = create_eval(store, job, "deployment-watcher", dep["ID"])
         deployments.watch_deployment(store, dep)
         return _dep_update_resp(store, ev, dep)
     if prefix == "allocation-health/":
         body = _dep_body(req, dep_id)
         dep = _dep_lookup(sim, req, dep_id, "submit-job")
-        if dep["Status"] not in scheduler.ACTIVE_DEP:
+        if dep["Status"] not in lookup.ACTIVE_DEP:
             raise CodedError(500, "can't set health of allocations for a terminal deployment")
-        for ids, healthy in ((api._field(body, "HealthyAllocationIDs"), True),
-                             (api._field(body, "UnhealthyAllocationIDs"), False)):
+        for ids, healthy in ((field(body, "HealthyAllocationIDs"), True),
+                             (field(body, "UnhealthyAllocationIDs"), False)):
             for aid in ids or []:
                 a = store.allocs.get(aid)
                 if a is None or a["DeploymentID"] != dep_id:
@@ -209,13 +206,12 @@ def deployment_specific(sim, req, rest):
                 lifecycle.set_alloc_health(store, aid, healthy,
                                            etype="DeploymentAllocHealth")
         job = store.jobs.get((dep["Namespace"], dep["JobID"]))
-        ev = scheduler.create_eval(store, job, "deployment-watcher", dep["ID"])
+        ev = create_eval(store, job, "deployment-watcher", dep["ID"])
         return _dep_update_resp(store, ev, dep)
     raise CodedError(500, "can't unblock a non-blocked deployment")
 
 
 def client_fs(sim, req, rest):
-    import logs
     if rest.startswith("logs/"):
         return logs.logs(sim, req, rest[len("logs/"):])
     if rest.startswith("cat/"):
@@ -223,11 +219,11 @@ def client_fs(sim, req, rest):
     for p in ("ls/", "stat/", "readat/", "stream/"):
         if rest.startswith(p):
             raise CodedError(501, "not simulated by nomadsim")
-    raise CodedError(404, api.INVALID_METHOD)
+    raise CodedError(404, INVALID_METHOD)
 
 
 def namespaces_list(sim, req):
-    api._method(req, "GET")
+    check_method(req, "GET")
     store = sim.store
 
     def fn():
@@ -247,16 +243,16 @@ def namespace_specific(sim, req, name):
                 return CodedError(404, "Namespace not found"), store.max_index("namespaces")
             return ns, ns["ModifyIndex"]
         return sim.blocking(req, fn)
-    if req.method in api.WRITE:
+    if req.method in WRITE:
         if not sim.is_management(req):
             raise acl.Denied()
         body = req.json()
-        nname = api._field(body, "Name") or name
+        nname = field(body, "Name") or name
         if name and nname != name:
             raise CodedError(400, "Namespace name does not match request path")
-        ns = upsert_namespace(store, nname, api._field(body, "Description") or "",
-                              api._field(body, "Meta"))
-        return api.Resp({"Index": ns["ModifyIndex"]}, index=ns["ModifyIndex"])
+        ns = upsert_namespace(store, nname, field(body, "Description") or "",
+                              field(body, "Meta"))
+        return Resp({"Index": ns["ModifyIndex"]}, index=ns["ModifyIndex"])
     if req.method == "DELETE":
         if not sim.is_management(req):
             raise acl.Denied()
@@ -267,8 +263,8 @@ def namespace_specific(sim, req, name):
                              % name)
         store.namespaces.pop(name, None)
         index = store.next_index("namespaces")
-        return api.Resp({"Index": index}, index=index)
-    raise CodedError(405, api.INVALID_METHOD)
+        return Resp({"Index": index}, index=index)
+    raise CodedError(405, INVALID_METHOD)
 
 
 def upsert_namespace(store, name, description="", meta=None):
@@ -285,28 +281,28 @@ def upsert_namespace(store, name, description="", meta=None):
 
 
 def token_self(sim, req):
-    api._method(req, "GET")
+    check_method(req, "GET")
     if not sim.acl_enabled:
         raise CodedError(400, "ACL support disabled")
     tok = req.token
     if tok is None:
         raise acl.Denied(acl.TOKEN_NOT_FOUND)
-    return api.Resp(tok, index=tok["ModifyIndex"], read=True)
+    return Resp(tok, index=tok["ModifyIndex"], read=True)
 
 
 def tokens_list(sim, req):
-    api._method(req, "GET")
+    check_method(req, "GET")
     if not sim.acl_enabled:
         raise CodedError(400, "ACL support disabled")
     if not sim.is_management(req):
         raise acl.Denied()
     out = [{k: v for k, v in t.items() if k != "SecretID"}
            for t in sim.store.tokens.values()]
-    return api.Resp(out, index=sim.store.max_index("acl_token"), read=True)
+    return Resp(out, index=sim.store.max_index("acl_token"), read=True)
 
 
 def nodes_list(sim, req):
-    api._method(req, "GET")
+    check_method(req, "GET")
     out = []
     for n in sim.store.nodes:
         out.append({"ID": n["ID"], "Name": n["Name"], "Datacenter": n["Datacenter"],
@@ -316,14 +312,14 @@ def nodes_list(sim, req):
                     "Attributes": None, "Drivers": None, "NodeResources": None,
                     "ReservedResources": None, "LastDrain": None,
                     "CreateIndex": 5, "ModifyIndex": 5})
-    return api.Resp(out, index=5, read=True)
+    return Resp(out, index=5, read=True)
 
 
 def scaling_policies(sim, req):
-    api._method(req, "GET")
+    check_method(req, "GET")
     out = []
     for (ns, jid), job in sorted(sim.store.jobs.items()):
-        if not api._ns_match(req, ns):
+        if not ns_match(req, ns):
             continue
         for tg in job["TaskGroups"]:
             s = tg["Scaling"]
@@ -331,19 +327,19 @@ def scaling_policies(sim, req):
                 out.append({"ID": s["ID"], "Enabled": s["Enabled"], "Type": s["Type"],
                             "Target": s["Target"], "CreateIndex": s["CreateIndex"],
                             "ModifyIndex": s["ModifyIndex"]})
-    return api.Resp(out, index=sim.store.max_index("scaling_policy"), read=True)
+    return Resp(out, index=sim.store.max_index("scaling_policy"), read=True)
 
 
 def validate_job(sim, req):
-    api._method(req, *api.WRITE)
+    check_method(req, *WRITE)
     body = req.json()
-    api_job = api._decode_job(body)
+    api_job = decode_job(body)
     errs = []
     try:
         job = jobs.prepare(api_job)
         errs = structs.validate(job)
     except CodedError as e:
         errs = [e.msg]
-    return api.Resp({"DriverConfigValidated": True, "ValidationErrors": errs or None,
+    return Resp({"DriverConfigValidated": True, "ValidationErrors": errs or None,
                  "Error": multierror(errs) if errs else "", "Warnings": ""},
                 index=None)

@@ -1,11 +1,17 @@
 """Deployments: creation, the watcher (health, promotion, success, failure,
 progress deadline, auto-revert) and stable versions.  Callers hold
-store.lock."""
+store.lock.
 
-import lifecycle
-import scheduler
-import structs
-from gojson import deepcopy, multierror, parse_rfc3339, uuid
+Like Nomad's deployment watcher, which reaches the job endpoint through an
+interface rather than the package, an auto-revert registers the stable
+version through store.revert_job (jobs.register, set by server.make_sim);
+evaluations go to the broker (evals.create_eval)."""
+
+from . import structs
+from .evals import create_eval
+from .gojson import deepcopy, multierror, parse_rfc3339, rfc3339, uuid
+from .lookup import job_allocs
+from .reconcile import reconcile
 
 DESC_RUNNING = "Deployment is running"
 DESC_MANUAL = "Deployment is running but requires manual promotion"
@@ -68,7 +74,7 @@ def refresh_deployment(store, dep, etype=None):
               for g, st in dep["TaskGroups"].items()}
     for g, st in dep["TaskGroups"].items():
         st["PlacedAllocs"] = st["HealthyAllocs"] = st["UnhealthyAllocs"] = 0
-    for a in scheduler.job_allocs(store, dep["Namespace"], dep["JobID"]):
+    for a in job_allocs(store, dep["Namespace"], dep["JobID"]):
         if a["DeploymentID"] != dep["ID"]:
             continue
         st = dep["TaskGroups"].get(a["TaskGroup"])
@@ -134,10 +140,10 @@ def watch_deployment(store, dep, etype=None):
     job = store.jobs.get((dep["Namespace"], dep["JobID"]))
     if job is not None and job["Version"] == dep["JobVersion"]:
         # Progress was made: let the scheduler place the next batch.
-        r = scheduler.reconcile(store, job, scheduler.job_allocs(
+        r = reconcile(store, job, job_allocs(
             store, dep["Namespace"], dep["JobID"]), dep)
         if r.place or r.stop:
-            scheduler.create_eval(store, job, "deployment-watcher", dep["ID"])
+            create_eval(store, job, "deployment-watcher", dep["ID"])
 
 
 def promote(store, dep, groups, trigger="promote"):
@@ -158,13 +164,13 @@ def promote(store, dep, groups, trigger="promote"):
     dep["ModifyIndex"] = store.next_index("deployment", "allocs")
     publish_dep(store, dep, "DeploymentPromotion")
     job = store.jobs.get((dep["Namespace"], dep["JobID"]))
-    ev = scheduler.create_eval(store, job, trigger, dep["ID"])
+    ev = create_eval(store, job, trigger, dep["ID"])
     watch_deployment(store, dep)
     return ev
 
 
 def _set_progress(store, dep, st, due):
-    st["RequireProgressBy"] = lifecycle._rfc(due)
+    st["RequireProgressBy"] = rfc3339(due)
     _arm_progress(store, dep["ID"], due)
 
 
@@ -209,8 +215,7 @@ def fail_deployment(store, dep, desc):
             reverted = stable
     set_dep_status(store, dep, "failed", desc)
     if reverted is not None:
-        import jobs
-        jobs.register(store, deepcopy(reverted), revert=True)
+        store.revert_job(store, deepcopy(reverted))
         return reverted["Version"]
     return None
 

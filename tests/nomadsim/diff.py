@@ -8,7 +8,7 @@ field and object lists are sorted; empty lists are null.
 
 import json
 
-from gojson import go_str
+from .gojson import go_str
 
 NONE, ADDED, DELETED, EDITED = "None", "Added", "Deleted", "Edited"
 _TYPE_RANK = {EDITED: 0, ADDED: 1, DELETED: 2, NONE: 3}

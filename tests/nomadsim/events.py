@@ -2,8 +2,8 @@
 
 import json
 
-import api
-from jobs import CodedError
+from .errors import CodedError
+from .request import Stream, check_method
 
 TOPIC_CAPS = {"Job": "read-job", "Deployment": "read-job",
               "Allocation": "read-job", "Evaluation": "read-job"}
@@ -32,7 +32,7 @@ def wanted(ev, topics, ns):
 
 
 def stream(sim, req):
-    api._method(req, "GET")
+    check_method(req, "GET")
     idx = req.q("index")
     start = 0
     if idx:
@@ -99,4 +99,4 @@ def stream(sim, req):
                     return
             for line in lines:
                 out.write(line)
-    return api.Stream(run)
+    return Stream(run)

@@ -1,32 +1,25 @@
-"""Job writes: register (with CAS), plan, dispatch, deregister, scale, revert.
+"""Job writes: register (with CAS), plan, dispatch, deregister, scale,
+revert, and periodic launches (forced and on the virtual clock).
 
-These are the RPC halves of Nomad's job endpoints; server.py does the HTTP
-half (decoding, ACLs, namespaces) and admin.py reuses them for changes made
-"behind nops' back".  Callers hold store.lock.
+These are the RPC halves of Nomad's job endpoints; api_jobs.py does the
+HTTP half (decoding, ACLs, namespaces) and admin.py reuses them for changes
+made "behind nops' back".  Callers hold store.lock.
 """
 
 import base64
-import diff
-import scheduler
-import structs
-from gojson import deepcopy, multierror, uuid
+
+from . import cron, diff, jobspec, lookup, scheduler, structs
+from .errors import CodedError
+from .evals import create_eval, new_eval, publish_eval
+from .gojson import deepcopy, multierror, rfc3339, uuid
+from .reconcile import reconcile
 
 TRACKED_VERSIONS = 6
 PAYLOAD_LIMIT = 16 * 1024
 
 
-class CodedError(Exception):
-    """An error Nomad returns with this HTTP status and plain-text body."""
-
-    def __init__(self, code, msg):
-        super().__init__(msg)
-        self.code = code
-        self.msg = msg
-
-
 def prepare(api_job):
     """Canonicalize an api.Job (client defaults) and shape it as structs.Job."""
-    import jobspec
     job = jobspec.canonicalize(api_job)
     return structs.to_struct_job(job)
 
@@ -91,7 +84,7 @@ def register(store, job, enforce=False, jmi=0, preserve_counts=False,
             return dict({"EvalID": "", "EvalCreateIndex": 0,
                          "JobModifyIndex": existing["ModifyIndex"],
                          "Warnings": ""}, **write_meta(existing["ModifyIndex"]))
-        ev = scheduler.create_eval(store, existing, trigger)
+        ev = create_eval(store, existing, trigger)
         return dict({"EvalID": ev["ID"], "EvalCreateIndex": ev["CreateIndex"],
                      "JobModifyIndex": existing["ModifyIndex"], "Warnings": ""},
                     **write_meta(ev["CreateIndex"]))
@@ -101,13 +94,13 @@ def register(store, job, enforce=False, jmi=0, preserve_counts=False,
     resp = {"EvalID": "", "EvalCreateIndex": 0, "JobModifyIndex": index,
             "Warnings": ""}
     if not no_eval:
-        ev = scheduler.new_eval(store, job, trigger, index)
+        ev = new_eval(store, job, trigger, index)
         store.evals[ev["ID"]] = ev
-        scheduler.publish_eval(store, ev, "JobRegistered")
+        publish_eval(store, ev, "JobRegistered")
         scheduler.evaluate(store, ev)
         resp["EvalID"], resp["EvalCreateIndex"] = ev["ID"], index
     else:
-        scheduler.refresh_job_status(store, job)
+        lookup.refresh_job_status(store, job)
     return dict(resp, **write_meta(index))
 
 
@@ -135,8 +128,7 @@ def commit(store, job, existing, index, token=None, submission=None):
     store.publish("Job", "JobRegistered", job["ID"], job["Namespace"],
                   {"Job": deepcopy(job)}, None, index)
     if job["Periodic"] is not None:
-        import periodic
-        periodic.arm(store, key)
+        periodic_arm(store, key)
 
 
 def plan(store, job, want_diff):
@@ -152,9 +144,9 @@ def plan(store, job, want_diff):
         cand["JobModifyIndex"] = -1
         cand["Version"] = existing["Version"] + 1 if existing else 0
         cand["CreateIndex"] = existing["CreateIndex"] if existing else 0
-    allocs = scheduler.job_allocs(store, *key)
-    dep = scheduler.version_deployment(store, cand) if cand is existing else None
-    r = scheduler.reconcile(store, cand, allocs, dep)
+    allocs = lookup.job_allocs(store, *key)
+    dep = lookup.version_deployment(store, cand) if cand is existing else None
+    r = reconcile(store, cand, allocs, dep)
     failed = _plan_failures(store, cand, r, allocs)
     jmi = existing["JobModifyIndex"] if existing is not None else 0
     d = None
@@ -164,15 +156,14 @@ def plan(store, job, want_diff):
         diff.annotate(d, r.desired)
     created = None
     if failed:
-        ev = scheduler.new_eval(store, job, "queued-allocs", jmi)
+        ev = new_eval(store, job, "queued-allocs", jmi)
         ev["Status"] = "blocked"
         ev["StatusDescription"] = "created due to placement conflicts"
         created = [ev]
     next_launch = None
     if job["Periodic"] is not None and job["Periodic"].get("Enabled", True):
-        import cron
         nxt = cron.next_launch(job["Periodic"], store.clock.now())
-        next_launch = _rfc(nxt) if nxt else None
+        next_launch = rfc3339(nxt) if nxt else None
     return {
         "Annotations": {"DesiredTGUpdates": r.desired, "PreemptedAllocs": None},
         "CreatedEvals": created, "Diff": d, "FailedTGAllocs": failed or None,
@@ -181,24 +172,19 @@ def plan(store, job, want_diff):
     }
 
 
-def _rfc(ns):
-    from gojson import rfc3339
-    return rfc3339(ns)
-
-
 def _plan_failures(store, job, r, allocs):
     """Dry-run placement on the simulated nodes' free resources."""
     failed = {}
     extra = {}
     stopping = {a["ID"] for a, _ in r.stop}
     for n in store.nodes:
-        cpu, mem = scheduler._node_usage(store, n["ID"])
+        cpu, mem = lookup.node_usage(store, n["ID"])
         for a in allocs:
             if a["ID"] in stopping and a["NodeID"] == n["ID"]:
                 cpu -= a["_cpu"]
                 mem -= a["_mem"]
         extra[n["ID"]] = [cpu, mem]
-    nodes = scheduler.eligible_nodes(store, job)
+    nodes = lookup.eligible_nodes(store, job)
     for group, _name, _canary, _prev in r.place:
         tg = structs.find_group(job, group)
         cpu = sum(t["Resources"]["CPU"] for t in tg["Tasks"])
@@ -212,7 +198,7 @@ def _plan_failures(store, job, r, allocs):
         if best is None:
             m = failed.get(group)
             if m is None:
-                m = failed[group] = scheduler._failed_metric(store, job, tg)
+                m = failed[group] = scheduler.failed_metric(store, job, tg)
             else:
                 m["CoalescedFailures"] += 1
             continue
@@ -238,7 +224,7 @@ def deregister(store, ns, jid, purge=False):
                       None, index)
         resp["JobModifyIndex"] = index
         if not no_eval:
-            ev = scheduler.new_eval(store, job, "job-deregister", index)
+            ev = new_eval(store, job, "job-deregister", index)
             store.evals[ev["ID"]] = ev
             scheduler.evaluate(store, ev)
             resp["EvalID"], resp["EvalCreateIndex"] = ev["ID"], index
@@ -255,12 +241,12 @@ def deregister(store, ns, jid, purge=False):
                       None, index)
     resp["JobModifyIndex"] = stopped["JobModifyIndex"]
     if not no_eval:
-        ev = scheduler.new_eval(store, stopped, "job-deregister", index)
+        ev = new_eval(store, stopped, "job-deregister", index)
         store.evals[ev["ID"]] = ev
         scheduler.evaluate(store, ev)
         resp["EvalID"], resp["EvalCreateIndex"] = ev["ID"], index
     else:
-        scheduler.refresh_job_status(store, stopped)
+        lookup.refresh_job_status(store, stopped)
     return dict(resp, **write_meta(index))
 
 
@@ -323,9 +309,9 @@ def dispatch(store, parent_key, payload_b64, meta, token, id_prefix="",
         child["Priority"] = priority
     index = store.next_index("jobs", "job_version", "job_summary", "evals")
     commit(store, child, None, index)
-    ev = scheduler.new_eval(store, child, "job-register", index)
+    ev = new_eval(store, child, "job-register", index)
     store.evals[ev["ID"]] = ev
-    scheduler.publish_eval(store, ev, "JobRegistered")
+    publish_eval(store, ev, "JobRegistered")
     scheduler.evaluate(store, ev)
     store.touch("job_summary")
     return {"DispatchedJobID": child["ID"], "EvalID": ev["ID"],
@@ -344,8 +330,8 @@ def scale(store, key, group, count, message="", error=False, meta=None):
     if count is not None:
         if count < 0:
             raise CodedError(400, "scaling action count can't be negative")
-        dep = scheduler.latest_deployment(store, *key)
-        if dep is not None and dep["Status"] in scheduler.ACTIVE_DEP:
+        dep = lookup.latest_deployment(store, *key)
+        if dep is not None and dep["Status"] in lookup.ACTIVE_DEP:
             _scaling_event(store, key, group, None, tg["Count"],
                            "job scaling blocked due to active deployment", True, meta)
             raise CodedError(400, "job scaling blocked due to active deployment")
@@ -390,7 +376,7 @@ def scale_status(store, key):
     groups = {}
     for tg in job["TaskGroups"]:
         placed = running = healthy = unhealthy = 0
-        for a in scheduler.job_allocs(store, *key):
+        for a in lookup.job_allocs(store, *key):
             if a["TaskGroup"] != tg["Name"] or a["DesiredStatus"] != "run":
                 continue
             if a["ClientStatus"] not in ("pending", "running"):
@@ -427,3 +413,57 @@ def revert(store, key, version, enforce_prior=None):
     return register(store, deepcopy(target), revert=True)
 
 
+# -- periodic launches --------------------------------------------------------
+
+def periodic_launch(store, parent, when_ns):
+    """Derive `parent/periodic-<unix>` and schedule it (Nomad's deriveJob)."""
+    child = deepcopy(parent)
+    child["ID"] = child["Name"] = "%s/periodic-%d" % (parent["ID"],
+                                                     when_ns // 1_000_000_000)
+    child["ParentID"] = parent["ID"]
+    child["Periodic"] = None
+    index = store.next_index("jobs", "job_version", "job_summary", "evals")
+    commit(store, child, store.jobs.get((child["Namespace"], child["ID"])),
+           index)
+    ev = new_eval(store, child, "periodic-job", index)
+    store.evals[ev["ID"]] = ev
+    scheduler.evaluate(store, ev)
+    return ev
+
+
+def periodic_force(store, key):
+    job = store.jobs.get(key)
+    if job is None:
+        raise CodedError(404, "job not found")
+    if job["Periodic"] is None or not job["Periodic"].get("Enabled", True):
+        raise CodedError(500, "can't force run non-periodic job")
+    ev = periodic_launch(store, job, store.clock.now())
+    return {"EvalID": ev["ID"], "EvalCreateIndex": ev["CreateIndex"],
+            "Index": ev["CreateIndex"]}
+
+
+def periodic_arm(store, key):
+    """Schedule the next launch of a periodic job on the virtual clock."""
+    job = store.jobs.get(key)
+    if job is None or job["Periodic"] is None or job["Stop"]:
+        return
+    if not job["Periodic"].get("Enabled", True):
+        return
+    nxt = cron.next_launch(job["Periodic"], store.clock.now())
+    if nxt is None:
+        return
+    version = job["JobModifyIndex"]
+
+    def fire():
+        cur = store.jobs.get(key)
+        # A newer version re-arms itself; stale timers just lapse.
+        if cur is None or cur["JobModifyIndex"] != version or cur["Stop"]:
+            return
+        if cur["Periodic"].get("ProhibitOverlap"):
+            for (ns, _), c in store.jobs.items():
+                if ns == key[0] and c["ParentID"] == key[1] and c["Status"] != "dead":
+                    periodic_arm(store, key)
+                    return
+        periodic_launch(store, cur, nxt)
+        periodic_arm(store, key)
+    store.at(nxt, fire)

@@ -29,8 +29,8 @@ import copy
 import posixpath
 import re
 
-import hcl2
-from hcl2 import (ERROR, WARNING, ConversionError, Diagnostic, UNKNOWN,
+from . import hcl2
+from .hcl2 import (ERROR, WARNING, ConversionError, Diagnostic, UNKNOWN,
                   go_quote)
 
 __all__ = ["JobParseError", "parse_job", "canonicalize", "parse_duration",

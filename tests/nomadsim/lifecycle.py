@@ -1,10 +1,12 @@
 """Allocation lifecycle on the virtual clock: start, health, exit, restart,
 failure, stop.  Callers hold store.lock."""
 
-import deployments
-import scheduler
-import structs
-from gojson import deepcopy, go_duration, rfc3339
+from . import deployments, runner, structs
+from .evals import create_eval
+from .gojson import deepcopy, go_duration, rfc3339
+from .lookup import (TERMINAL_CLIENT, is_live, job_allocs, refresh_job_status,
+                     uses_exec)
+
 
 def _task_state(state):
     return {"State": state, "Failed": False, "Restarts": 0,
@@ -41,7 +43,7 @@ def publish_alloc(store, a, etype):
 
 def sync_usage(store, a):
     """Keep per-node resource use current; called on every alloc change."""
-    live = scheduler.is_live(a)
+    live = is_live(a)
     if live == a.get("_counted", False):
         return
     cpu, mem = store.node_used.get(a["NodeID"], (0, 0))
@@ -89,7 +91,6 @@ def start_alloc(store, aid):
     a = store.allocs.get(aid)
     if a is None or a["DesiredStatus"] != "run" or a["ClientStatus"] != "pending":
         return
-    import runner
     tg = structs.find_group(a["Job"], a["TaskGroup"])
     now = store.clock.now()
     a["ClientStatus"] = "running"
@@ -100,11 +101,11 @@ def start_alloc(store, aid):
                                        "Building Task Directory",
                                        Message="Building Task Directory"))
         ts["State"] = "running"
-        ts["StartedAt"] = _rfc(now)
+        ts["StartedAt"] = rfc3339(now)
         ts["Events"].append(task_event(store, "Started",
                                        "Task started by client"))
-        if scheduler.uses_exec(t) and runner.enabled:
-            runner.start(store, a, t)
+        if uses_exec(t) and runner.enabled:
+            runner.start(store, a, t, process_exited)
         elif a["Job"]["Type"] in ("batch", "sysbatch"):
             store.after(store.config["batch_duration"],
                         lambda n=t["Name"]: task_exited(store, aid, n, 0, 0))
@@ -116,7 +117,7 @@ def start_alloc(store, aid):
         return
     if a["DeploymentID"]:
         _arm_health(store, a)
-    scheduler.refresh_job_status(store, a["Job"], by_key=True)
+    refresh_job_status(store, a["Job"], by_key=True)
 
 
 def _arm_health(store, a):
@@ -167,7 +168,7 @@ def set_alloc_health(store, aid, healthy, auto=False,
             a["_held"] = True
             return
     ds["Healthy"] = healthy
-    ds["Timestamp"] = _rfc(store.clock.now())
+    ds["Timestamp"] = rfc3339(store.clock.now())
     index = store.next_index("allocs", "deployment")
     ds["ModifyIndex"] = index
     a["DeploymentStatus"] = ds
@@ -182,15 +183,10 @@ def set_alloc_health(store, aid, healthy, auto=False,
         deployments.watch_deployment(store, dep, etype)
 
 
-def _rfc(ns):
-    from gojson import rfc3339
-    return rfc3339(ns)
-
-
 def release_health(store, ns, job_id):
     """Let held allocs become healthy now (admin: canaries stop waiting)."""
     store.hold_health.discard((ns, job_id))
-    for a in scheduler.job_allocs(store, ns, job_id):
+    for a in job_allocs(store, ns, job_id):
         if a.pop("_held", False):
             set_alloc_health(store, a["ID"], True, auto=True)
 
@@ -225,7 +221,7 @@ def task_exited(store, aid, task, exit_code, signal, message=""):
         if ts["Restarts"] < rp["Attempts"]:
             delay = rp["Delay"]
             ts["Restarts"] += 1
-            ts["LastRestart"] = _rfc(store.clock.now())
+            ts["LastRestart"] = rfc3339(store.clock.now())
             reason = "Restart within policy"
             ts["Events"].append(task_event(
                 store, "Restarting", "Task restarting in %s" % go_duration(delay),
@@ -240,34 +236,51 @@ def task_exited(store, aid, task, exit_code, signal, message=""):
                                            RestartReason=reason, FailsTask=True))
         failed = failed or service
     ts["State"] = "dead"
-    ts["FinishedAt"] = _rfc(store.clock.now())
+    ts["FinishedAt"] = rfc3339(store.clock.now())
     ts["Failed"] = bool(failed and not killed)
     if ts["Failed"]:
         # Nomad kills the sibling tasks of a failed task.
         for other, ots in a["TaskStates"].items():
             if other != task and ots["State"] != "dead":
-                import runner
                 ots["Events"].append(task_event(
                     store, "Sibling Task Failed",
                     "Task's sibling %r failed" % task, FailedSibling=task))
                 runner.kill(store, aid, other)
                 ots["State"] = "dead"
-                ots["FinishedAt"] = _rfc(store.clock.now())
+                ots["FinishedAt"] = rfc3339(store.clock.now())
     _finish_alloc_if_done(store, a)
+
+
+def process_exited(store, aid, task, exit_code, signal, launch_error=None):
+    """runner.py's report: a real process ended, or could not start."""
+    a = store.allocs.get(aid)
+    if launch_error is not None:
+        if a is not None:
+            a["TaskStates"][task]["Events"].append(task_event(
+                store, "Driver Failure", launch_error, DriverError=launch_error,
+                FailsTask=True))
+        store.after(0, lambda: task_exited(store, aid, task, 1, 0, ""))
+        return
+    killed = a is not None and a["DesiredStatus"] != "run"
+    if killed:
+        a["TaskStates"][task]["Events"].append(task_event(
+            store, "Killed", "Task successfully killed"))
+    task_exited(store, aid, task, exit_code, signal)
+    if killed:
+        _killed(store, aid)
 
 
 def _restart_task(store, aid, task):
     a = store.allocs.get(aid)
     if a is None or a["DesiredStatus"] != "run":
         return
-    import runner
     tg = structs.find_group(a["Job"], a["TaskGroup"])
     tdef = next(t for t in tg["Tasks"] if t["Name"] == task)
     ts = a["TaskStates"][task]
     ts["State"] = "running"
     ts["Events"].append(task_event(store, "Started", "Task started by client"))
-    if scheduler.uses_exec(tdef) and runner.enabled:
-        runner.start(store, a, tdef)
+    if uses_exec(tdef) and runner.enabled:
+        runner.start(store, a, tdef, process_exited)
     elif a["Job"]["Type"] in ("batch", "sysbatch"):
         store.after(store.config["batch_duration"],
                     lambda: task_exited(store, aid, task, 0, 0))
@@ -291,7 +304,7 @@ def _finish_alloc_if_done(store, a):
     _touch_alloc(store, a)
     if a["ClientStatus"] == "failed":
         _after_failure(store, a)
-    scheduler.refresh_job_status(store, a["Job"], by_key=True)
+    refresh_job_status(store, a["Job"], by_key=True)
 
 
 def _after_failure(store, a):
@@ -319,20 +332,19 @@ def _after_failure(store, a):
         x["_reschedule_due"] = True
         j = store.jobs.get((x["Namespace"], x["JobID"]))
         if j is not None and not j["Stop"]:
-            scheduler.create_eval(store, j, "alloc-failure")
+            create_eval(store, j, "alloc-failure")
     store.after(delay / 1e9, due)
 
 
 def fail_alloc(store, a, exit_code=1, message="failure injected by nomadsim"):
     """Admin fault: the alloc's tasks die with exit_code."""
-    import runner
-    if a["ClientStatus"] in scheduler.TERMINAL_CLIENT:
+    if a["ClientStatus"] in TERMINAL_CLIENT:
         return
     if a["ClientStatus"] == "pending":
         a["ClientStatus"] = "running"
         for ts in a["TaskStates"].values():
             ts["State"] = "running"
-            ts["StartedAt"] = _rfc(store.clock.now())
+            ts["StartedAt"] = rfc3339(store.clock.now())
     for name, ts in a["TaskStates"].items():
         if ts["State"] == "dead":
             continue
@@ -346,12 +358,11 @@ def fail_alloc(store, a, exit_code=1, message="failure injected by nomadsim"):
                                        RestartReason=message, FailsTask=True))
         ts["State"] = "dead"
         ts["Failed"] = True
-        ts["FinishedAt"] = _rfc(store.clock.now())
+        ts["FinishedAt"] = rfc3339(store.clock.now())
     _finish_alloc_if_done(store, a)
 
 
 def stop_alloc(store, a, desc, index):
-    import runner
     a["DesiredStatus"] = "stop"
     a["DesiredDescription"] = desc
     a["ModifyIndex"] = index
@@ -387,11 +398,11 @@ def _killed(store, aid):
                 ts["Events"].append(task_event(store, "Killed",
                                                "Task successfully killed"))
             ts["State"] = "dead"
-            ts["FinishedAt"] = _rfc(store.clock.now())
+            ts["FinishedAt"] = rfc3339(store.clock.now())
     a["ClientStatus"] = "complete"
     a["ClientDescription"] = "All tasks have completed"
     _touch_alloc(store, a)
-    scheduler.refresh_job_status(store, a["Job"], by_key=True)
+    refresh_job_status(store, a["Job"], by_key=True)
 
 
 def inplace_update(store, a, job, dep, index):

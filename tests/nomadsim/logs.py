@@ -5,9 +5,9 @@ import json
 import os
 import time
 
-import api
-import runner
-from jobs import CodedError
+from . import runner
+from .errors import CodedError
+from .request import Resp, Stream, check_method, query_bool
 
 
 def _alloc(sim, req, aid):
@@ -21,7 +21,7 @@ def _alloc(sim, req, aid):
 
 
 def logs(sim, req, aid):
-    api._method(req, "GET")
+    check_method(req, "GET")
     a = _alloc(sim, req, aid)
     task = req.q("task")
     if not task:
@@ -39,8 +39,8 @@ def logs(sim, req, aid):
         except ValueError as e:
             raise CodedError(400, "error parsing offset: strconv.ParseInt: "
                              'parsing "%s": invalid syntax' % req.q("offset")) from e
-    follow = api._bool(req, "follow")
-    plain = api._bool(req, "plain")
+    follow = query_bool(req, "follow")
+    plain = query_bool(req, "plain")
     ts = (a["TaskStates"] or {}).get(task)
     if ts is None:
         raise CodedError(400, 'unknown task name "%s"' % task)
@@ -83,7 +83,7 @@ def logs(sim, req, aid):
 
 
 def _stream(run, ctype):
-    s = api.Stream(run)
+    s = Stream(run)
     s.content_type = ctype
     return s
 
@@ -105,7 +105,7 @@ def _read(path, pos, limit=64 * 1024):
 
 
 def cat(sim, req, aid):
-    api._method(req, "GET")
+    check_method(req, "GET")
     a = _alloc(sim, req, aid)
     rel = (req.q("path") or "/").lstrip("/")
     base = os.path.realpath(runner.alloc_dir(a["ID"]))
@@ -114,5 +114,5 @@ def cat(sim, req, aid):
         raise CodedError(404, "file does not exist")
     with open(full, "rb") as f:
         data = f.read()
-    return api.Resp(None, raw=data, content_type="text/plain", read=True,
+    return Resp(None, raw=data, content_type="text/plain", read=True,
                     index=sim.store.index)

@@ -20,8 +20,6 @@ import subprocess
 import tempfile
 import threading
 
-import lifecycle
-
 enabled = True
 root = None                 # directory holding per-alloc directories
 _procs = {}                 # (alloc_id, task) -> Popen
@@ -95,8 +93,11 @@ def interpolate(s, env):
     return _VAR.sub(sub, s) if isinstance(s, str) else s
 
 
-def start(store, alloc, task):
-    """Spawn the task's command; its exit is reported to the scheduler."""
+def start(store, alloc, task, exited):
+    """Spawn the task's command.  Its end is reported with the store lock
+    held as exited(store, alloc_id, task, exit_code, signal, launch_error),
+    launch_error being the driver's message when the command could not
+    start (lifecycle.process_exited)."""
     if store.shutting_down:
         return
     aid, tname = alloc["ID"], task["Name"]
@@ -133,22 +134,18 @@ def start(store, alloc, task):
         out.close()
         err.close()
         msg = "failed to launch command with executor: %s" % e.strerror
-        ts = alloc["TaskStates"][tname]
-        ts["Events"].append(lifecycle.task_event(
-            store, "Driver Failure", msg, DriverError=msg, FailsTask=True))
-        store.after(0, lambda: lifecycle.task_exited(store, aid, tname, 1, 0,
-                                                     ""))
+        exited(store, aid, tname, 1, 0, msg)
         return
     out.close()
     err.close()
     with _plock:
         _procs[(aid, tname)] = proc
     timeout = store.config["task_timeout"]
-    threading.Thread(target=_wait, args=(store, aid, tname, proc, timeout),
+    threading.Thread(target=_wait, args=(store, aid, tname, proc, timeout, exited),
                      daemon=True, name="task-%s" % aid[:8]).start()
 
 
-def _wait(store, aid, tname, proc, timeout):
+def _wait(store, aid, tname, proc, timeout, exited):
     try:
         code = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -162,14 +159,7 @@ def _wait(store, aid, tname, proc, timeout):
     with store.lock:
         if store.shutting_down:
             return
-        a = store.allocs.get(aid)
-        if a is not None and a["DesiredStatus"] != "run":
-            ts = a["TaskStates"][tname]
-            ts["Events"].append(lifecycle.task_event(
-                store, "Killed", "Task successfully killed"))
-        lifecycle.task_exited(store, aid, tname, exit_code, sig)
-        if a is not None and a["DesiredStatus"] != "run":
-            lifecycle._killed(store, aid)
+        exited(store, aid, tname, exit_code, sig, None)
 
 
 def _signal(proc, sig):

@@ -1,279 +1,18 @@
-"""The scheduler: reconcile, evaluations, node placement, job status.
+"""The scheduler: run an evaluation (reconcile, then stop, update and
+place allocations on the simulated nodes) and create deployments.
 
-reconcile() is a pure function (plan uses it for annotations, evaluations
-to act); evaluate() applies it.  Allocation progress lives in lifecycle.py,
-deployment watching in deployments.py.  Every function here expects the
-caller to hold store.lock.
+reconcile.py decides, this module applies.  Allocation progress lives in
+lifecycle.py, deployment watching in deployments.py.  Every function here
+expects the caller to hold store.lock.
 """
 
-import fnmatch
-
-import deployments
-import lifecycle
-import structs
-from gojson import deepcopy, uuid
-
-ACTIVE_DEP = ("running", "paused", "blocked", "unblocking", "initializing",
-              "pending")
-TERMINAL_CLIENT = ("complete", "failed", "lost")
-
-
-ALLOC_NOT_NEEDED = "alloc not needed due to job update"
-ALLOC_UPDATING = "alloc is being updated due to job update"
-ALLOC_RESCHEDULED = "alloc was rescheduled because it failed"
-
-EXEC_DRIVERS = ("raw_exec", "exec")
-
-
-def new_desired():
-    return {"Ignore": 0, "Place": 0, "Migrate": 0, "Stop": 0,
-            "InPlaceUpdate": 0, "DestructiveUpdate": 0, "Canary": 0,
-            "Preemptions": 0, "Disconnect": 0, "Reconnect": 0,
-            "RescheduleNow": 0, "RescheduleLater": 0}
-
-
-# -- queries ---------------------------------------------------------------
-
-def job_allocs(store, ns, job_id):
-    return [store.allocs[a] for a in store.allocs_by_job.get((ns, job_id), ())]
-
-
-def job_deployments(store, ns, job_id):
-    deps = [store.deployments[d] for d in store.deps_by_job.get((ns, job_id), ())]
-    deps.sort(key=lambda d: d["CreateIndex"], reverse=True)
-    return deps
-
-
-def latest_deployment(store, ns, job_id):
-    deps = job_deployments(store, ns, job_id)
-    return deps[0] if deps else None
-
-
-def version_deployment(store, job):
-    """The deployment of this exact job version, if any."""
-    for d in job_deployments(store, job["Namespace"], job["ID"]):
-        if (d["JobVersion"] == job["Version"]
-                and d["JobSpecModifyIndex"] == job["JobModifyIndex"]):
-            return d
-    return None
-
-
-def is_live(a):
-    return a["DesiredStatus"] == "run" and a["ClientStatus"] in ("pending", "running")
-
-
-def uses_exec(task):
-    return task.get("Driver") in EXEC_DRIVERS
-
-
-# -- reconcile ----------------------------------------------------------------
-
-class Result:
-    def __init__(self):
-        self.desired = {}       # group -> DesiredUpdates
-        self.place = []         # (group, name, canary, previous_alloc)
-        self.stop = []          # (alloc, description)
-        self.inplace = []       # allocs
-        self.destructive = []   # (old alloc) replaced this round
-        self.canary_groups = {}  # group -> desired canaries
-        self.needs_deployment = False
-
-
-def reconcile(store, job, allocs, dep, stopped=False):
-    """What the scheduler would do for `job` given `allocs` and `dep`."""
-    r = Result()
-    groups = {tg["Name"]: tg for tg in (job["TaskGroups"] if job else [])}
-    by_group = {}
-    for a in allocs:
-        by_group.setdefault(a["TaskGroup"], []).append(a)
-    if job is None or stopped or job["Stop"]:
-        for g, al in by_group.items():
-            live = [a for a in al if is_live(a)]
-            d = r.desired.setdefault(g, new_desired())
-            for a in live:
-                r.stop.append((a, ALLOC_NOT_NEEDED))
-                d["Stop"] += 1
-        if job is not None:
-            for g in groups:
-                r.desired.setdefault(g, new_desired())
-        return r
-    # Parents of dispatched and periodic children never run themselves.
-    if ((job["ParameterizedJob"] is not None and not job["Dispatched"])
-            or job["Periodic"] is not None):
-        for g in groups:
-            r.desired[g] = new_desired()
-        return r
-    for g, al in by_group.items():
-        if g not in groups:
-            d = r.desired.setdefault(g, new_desired())
-            for a in al:
-                if is_live(a):
-                    r.stop.append((a, ALLOC_NOT_NEEDED))
-                    d["Stop"] += 1
-    for g, tg in groups.items():
-        _reconcile_group(store, job, tg, by_group.get(g, []), dep, r)
-    return r
-
-
-def _reconcile_group(store, job, tg, allocs, dep, r):
-    d = r.desired.setdefault(tg["Name"], new_desired())
-    jmi = job["JobModifyIndex"]
-    batch = job["Type"] in ("batch", "sysbatch")
-    current, old = [], []
-    for a in allocs:
-        if a["DesiredStatus"] != "run":
-            continue
-        is_current = a["_jmi"] == jmi
-        if a["ClientStatus"] in ("pending", "running"):
-            (current if is_current else old).append(a)
-        elif is_current:
-            # A terminal alloc of this version keeps its slot unless it
-            # failed and its reschedule is due.
-            if a["ClientStatus"] == "failed" and a.get("_reschedule_due"):
-                if not a["NextAllocation"]:
-                    r.place.append((tg["Name"], a["Name"], False, a))
-                    d["Place"] += 1
-                continue
-            if batch or a["ClientStatus"] == "failed":
-                current.append(a)
-        else:
-            # Terminal allocs of older versions are ignored.
-            d["Ignore"] += 1
-    # Replacements already planned above occupy slots.
-    pending_repl = sum(1 for p in r.place if p[0] == tg["Name"])
-    inplace, destructive = [], []
-    for a in old:
-        if structs.tasks_updated(a["Job"], job, tg["Name"]):
-            destructive.append(a)
-        else:
-            inplace.append(a)
-    strategy = None
-    if job["Type"] == "service" and tg["Update"] and tg["Update"]["MaxParallel"] > 0:
-        strategy = tg["Update"]
-    dstate = dep["TaskGroups"].get(tg["Name"]) if dep else None
-    dep_failed = dep is not None and dep["Status"] in ("failed", "cancelled")
-    promoted = bool(dstate and dstate["Promoted"])
-    canary_n = strategy["Canary"] if strategy else 0
-    r.inplace += inplace
-    d["InPlaceUpdate"] += len(inplace)
-    if canary_n > 0 and destructive and not promoted and not (
-            dstate and dstate["DesiredCanaries"] == 0):
-        canaries = [a for a in current
-                    if a["DeploymentStatus"] and a["DeploymentStatus"]["Canary"]]
-        need = 0 if dep_failed else max(0, canary_n - len(canaries))
-        used = {a["Name"] for a in canaries}
-        names = [a["Name"] for a in sorted(destructive, key=_name_idx)
-                 if a["Name"] not in used]
-        for i in range(need):
-            name = names[i] if i < len(names) else _free_name(job, tg, allocs, r, i)
-            r.place.append((tg["Name"], name, True, None))
-        d["Canary"] += need
-        d["Ignore"] += len(current) + len(destructive)
-        r.canary_groups[tg["Name"]] = canary_n
-        if need or inplace:
-            r.needs_deployment = strategy is not None
-        return
-    want = tg["Count"]
-    if job["Type"] in ("system", "sysbatch"):
-        # One allocation per eligible node, whatever the count says.
-        want = len(eligible_nodes(store, job))
-    total = len(current) + len(inplace) + len(destructive) + pending_repl
-    excess = total - want
-    if excess > 0:
-        # Old allocs whose name a (promoted) canary took go first.
-        taken = {a["Name"] for a in current}
-        victims = [a for a in sorted(destructive, key=_name_idx) if a["Name"] in taken]
-        victims += [a for a in sorted(destructive, key=_name_idx, reverse=True)
-                    if a not in victims]
-        victims += sorted(current + inplace, key=_name_idx, reverse=True)
-        for a in victims[:excess]:
-            r.stop.append((a, ALLOC_NOT_NEEDED))
-            d["Stop"] += 1
-            for lst in (destructive, current, inplace):
-                if a in lst:
-                    lst.remove(a)
-                    if lst is inplace:
-                        r.inplace.remove(a)
-                        d["InPlaceUpdate"] -= 1
-    missing = want - (len(current) + len(inplace) + len(destructive)
-                      + pending_repl)
-    for i in range(max(0, missing)):
-        r.place.append((tg["Name"], _free_name(job, tg, allocs, r, i), False, None))
-        d["Place"] += 1
-    if dep_failed:
-        budget = 0
-    elif strategy:
-        in_flight = sum(1 for a in current
-                        if a["DeploymentID"] and dep and a["DeploymentID"] == dep["ID"]
-                        and not (a["DeploymentStatus"] or {}).get("Healthy"))
-        budget = max(0, strategy["MaxParallel"] - in_flight)
-    else:
-        budget = len(destructive)
-    chosen = sorted(destructive, key=_name_idx)[:budget]
-    for a in chosen:
-        r.stop.append((a, ALLOC_UPDATING))
-        r.place.append((tg["Name"], a["Name"], False, None))
-        r.destructive.append(a)
-    d["DestructiveUpdate"] += len(chosen)
-    d["Ignore"] += len(current) + len(destructive) - len(chosen)
-    if strategy and (d["Place"] or d["DestructiveUpdate"] or d["InPlaceUpdate"]
-                     or destructive):
-        r.needs_deployment = True
-
-
-def _name_idx(a):
-    n = a["Name"]
-    try:
-        return int(n[n.rindex("[") + 1:-1])
-    except ValueError:
-        return 0
-
-
-def _free_name(job, tg, allocs, r, nth):
-    used = {a["Name"] for a in allocs if is_live(a) or a["ClientStatus"] == "complete"}
-    used |= {p[1] for p in r.place}
-    i = 0
-    while True:
-        name = "%s.%s[%d]" % (job["ID"], tg["Name"], i)
-        if name not in used:
-            return name
-        i += 1
-
-
-# -- evaluations -----------------------------------------------------------------
-
-def new_eval(store, job, trigger, index, deployment_id=""):
-    now = store.clock.now()
-    return {
-        "ID": uuid(), "Namespace": job["Namespace"], "Priority": job["Priority"],
-        "Type": job["Type"], "TriggeredBy": trigger, "JobID": job["ID"],
-        "JobModifyIndex": job["JobModifyIndex"], "NodeID": "",
-        "NodeModifyIndex": 0, "DeploymentID": deployment_id,
-        "Status": "pending", "StatusDescription": "", "Wait": 0,
-        "WaitUntil": None, "NextEval": "", "PreviousEval": "",
-        "BlockedEval": "", "RelatedEvals": None, "FailedTGAllocs": None,
-        "ClassEligibility": None, "QuotaLimitReached": "",
-        "EscapedComputedClass": False, "AnnotatePlan": False,
-        "QueuedAllocations": None, "LeaderACL": "", "SnapshotIndex": index,
-        "CreateIndex": index, "ModifyIndex": index, "CreateTime": now,
-        "ModifyTime": now,
-    }
-
-
-def create_eval(store, job, trigger, deployment_id=""):
-    """Insert a pending eval at a fresh index and run it."""
-    index = store.next_index("evals")
-    ev = new_eval(store, job, trigger, index, deployment_id)
-    store.evals[ev["ID"]] = ev
-    publish_eval(store, ev, "EvaluationUpdated")
-    evaluate(store, ev)
-    return ev
-
-
-def publish_eval(store, ev, etype):
-    store.publish("Evaluation", etype, ev["ID"], ev["Namespace"],
-                  {"Evaluation": deepcopy(ev)},
-                  [ev["JobID"], ev["DeploymentID"]])
+from . import deployments, lifecycle, structs
+from .evals import new_eval, publish_eval
+from .gojson import uuid
+from .lookup import (ACTIVE_DEP, eligible_nodes, is_live, job_allocs,
+                     job_deployments, node_usage, refresh_job_status,
+                     version_deployment)
+from .reconcile import reconcile
 
 
 def evaluate(store, ev):
@@ -305,7 +44,7 @@ def evaluate(store, ev):
         tg = structs.find_group(job, group)
         a = place_alloc(store, job, tg, name, canary, dep, ev, index, prev)
         if a is None:
-            m = failed.setdefault(group, _failed_metric(store, job, tg))
+            m = failed.setdefault(group, failed_metric(store, job, tg))
             m["CoalescedFailures"] += 1
     for m in failed.values():
         m["CoalescedFailures"] -= 1
@@ -332,7 +71,7 @@ def evaluate(store, ev):
     return r
 
 
-def _failed_metric(store, job, tg):
+def failed_metric(store, job, tg):
     nodes = eligible_nodes(store, job)
     dcs = {}
     for n in nodes:
@@ -349,23 +88,7 @@ def _failed_metric(store, job, tg):
     }
 
 
-# -- nodes and placement -----------------------------------------------------------
-
-def eligible_nodes(store, job):
-    out = []
-    for n in store.nodes:
-        if n["NodePool"] != job["NodePool"] and job["NodePool"] != "all":
-            continue
-        if not any(fnmatch.fnmatchcase(n["Datacenter"], dc)
-                   for dc in job["Datacenters"] or ["*"]):
-            continue
-        out.append(n)
-    return out
-
-
-def _node_usage(store, node_id):
-    return store.node_used.get(node_id, (0, 0))
-
+# -- placement ---------------------------------------------------------------------
 
 def pick_node(store, job, cpu, mem, group=None):
     best, best_free = None, -1
@@ -376,7 +99,7 @@ def pick_node(store, job, cpu, mem, group=None):
     for n in eligible_nodes(store, job):
         if n["ID"] in taken:
             continue
-        used_cpu, used_mem = _node_usage(store, n["ID"])
+        used_cpu, used_mem = node_usage(store, n["ID"])
         if used_cpu + cpu > n["CPU"] or used_mem + mem > n["MemoryMB"]:
             continue
         free = n["MemoryMB"] - used_mem - mem
@@ -460,36 +183,3 @@ def place_alloc(store, job, tg, name, canary, dep, ev, index, prev=None):
     lifecycle.publish_alloc(store, a, "PlanResult")
     store.after(store.config["start_delay"], lambda: lifecycle.start_alloc(store, aid))
     return a
-
-
-# -- job status ---------------------------------------------------------------------
-
-def refresh_job_status(store, job, by_key=False):
-    if by_key:
-        job = store.jobs.get((job["Namespace"], job["ID"]))
-        if job is None:
-            return
-    status = compute_status(store, job)
-    if status != job["Status"]:
-        job["Status"] = status
-        job["ModifyIndex"] = store.next_index("jobs", "job_summary")
-    else:
-        store.touch("job_summary")
-    if job["ParentID"]:
-        parent = store.jobs.get((job["Namespace"], job["ParentID"]))
-        if parent is not None:
-            store.touch("job_summary")
-
-
-def compute_status(store, job):
-    if ((job["ParameterizedJob"] is not None and not job["Dispatched"])
-            or job["Periodic"] is not None):
-        return "dead" if job["Stop"] else "running"
-    allocs = job_allocs(store, job["Namespace"], job["ID"])
-    if any(a["ClientStatus"] in ("pending", "running") for a in allocs):
-        return "running"
-    if job["Stop"] or allocs:
-        return "dead"
-    return "pending"
-
-

@@ -17,15 +17,12 @@ import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import acl
-import admin
-import api
-import lifecycle
-import runner
-import scheduler
-from gojson import encode
-from jobs import CodedError
-from state import Clock, Store
+from . import acl, admin, api, jobs, lifecycle, runner, scheduler
+from .errors import CodedError
+from .gojson import encode
+from .lookup import uses_exec
+from .request import Resp, Stream, parse_wait
+from .state import Clock, Store
 
 
 class Req:
@@ -108,7 +105,7 @@ class Sim:
 
     def blocking(self, req, fn, query_meta=False):
         """Run fn() until its index passes ?index= or ?wait= runs out."""
-        min_index, wait = api.parse_wait(req)
+        min_index, wait = parse_wait(req)
         # Nomad adds up to wait/16 of jitter so that many waiters spread
         # out (nomad/rpc.go blockingRPC, lib.RandomStagger).
         deadline = time.monotonic() + wait + random.uniform(0, wait / 16)
@@ -126,7 +123,7 @@ class Sim:
         if query_meta:
             body = dict(body, Index=index, LastContact=0, KnownLeader=True,
                         NextToken=req.next_token or "")
-        return api.Resp(body, index=index, read=True)
+        return Resp(body, index=index, read=True)
 
     def take_fault(self, method, path):
         with self.store.lock:
@@ -216,11 +213,11 @@ class Handler(BaseHTTPRequestHandler):
                 return self._send_error(e.code, e.msg, getattr(e, "index", None))
             except acl.Denied as e:
                 return self._send_error(403, e.msg)
-            if isinstance(resp, api.Resp) and resp.raw is None:
+            if isinstance(resp, Resp) and resp.raw is None:
                 payload = encode(resp.body, pretty=_pretty(query))
             else:
                 payload = None
-        if isinstance(resp, api.Stream):
+        if isinstance(resp, Stream):
             return self._send_stream(resp, path)
         if resp.raw is not None:
             payload = resp.raw
@@ -311,6 +308,10 @@ def make_sim(port=0, bind="127.0.0.1", acl_enabled=False, state_dir=None,
              bootstrap_token=None):
     clock = Clock(start_ns, speed)
     store = Store(clock)
+    # The eval broker and the deployment watcher's job endpoint (evals.py,
+    # deployments.py): the modules below the scheduler reach it this way.
+    store.scheduler = scheduler.evaluate
+    store.revert_job = lambda st, job: jobs.register(st, job, revert=True)
     sim = Sim(store, acl_enabled, heartbeat, state_dir)
     loaded = False
     with store.lock:
@@ -342,7 +343,7 @@ def _recover(store):
                 aid = a["ID"]
                 store.after(0, lambda aid=aid: lifecycle.start_alloc(store, aid))
             elif a["ClientStatus"] == "running" and any(
-                    scheduler.uses_exec(t) for t in
+                    uses_exec(t) for t in
                     _group(a)["Tasks"]):
                 lifecycle.fail_alloc(store, a, 1, "task lost across a nomadsim restart")
 

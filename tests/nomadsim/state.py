@@ -73,6 +73,10 @@ class Store:
         self.timers = []          # heap of (due_ns, seq, fn)
         self._seq = itertools.count()
         self.shutting_down = False
+        # Set by server.make_sim: the scheduler's evaluate(store, ev) and a
+        # revert_job(store, job) that registers an old version again.
+        self.scheduler = None
+        self.revert_job = None
         # Runtime knobs the admin API can change.
         self.config = {
             "start_delay": 1.0,       # s: pending -> running

@@ -8,7 +8,7 @@ client-side (api package) defaults; this module applies the server's.
 
 import copy
 
-from gojson import multierror
+from .gojson import multierror
 
 SEC = 1_000_000_000
 MIN = 60 * SEC

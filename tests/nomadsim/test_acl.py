@@ -2,7 +2,7 @@
 
 import unittest
 
-from simtest import SimTestCase, service_job
+from .simtest import SimTestCase, service_job
 
 ROOT = "00000000-0000-4000-8000-000000000001"
 

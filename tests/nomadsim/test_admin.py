@@ -6,7 +6,7 @@ import tempfile
 import time
 import unittest
 
-from simtest import Sim, SimTestCase, service_job
+from .simtest import Sim, SimTestCase, service_job
 
 
 class TestFaults(SimTestCase):

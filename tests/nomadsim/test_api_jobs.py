@@ -2,7 +2,7 @@
 
 import unittest
 
-from simtest import SimTestCase, service_job
+from .simtest import SimTestCase, service_job
 
 
 class TestWireFormat(SimTestCase):

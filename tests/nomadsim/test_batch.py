@@ -6,7 +6,7 @@ import re
 import unittest
 import urllib.parse
 
-from simtest import SimTestCase, batch_job
+from .simtest import SimTestCase, batch_job
 
 
 def q(jid):

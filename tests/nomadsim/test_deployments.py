@@ -2,7 +2,7 @@
 
 import unittest
 
-from simtest import SimTestCase, service_job
+from .simtest import SimTestCase, service_job
 
 
 def healthy_rollout(sim, jid, **kw):

@@ -2,9 +2,8 @@
 
 import unittest
 
-import diff
-import structs
-from simtest import service_job
+from . import diff, structs
+from .simtest import service_job
 
 
 def sjob(**kw):

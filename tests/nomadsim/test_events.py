@@ -6,7 +6,7 @@ import threading
 import time
 import unittest
 
-from simtest import SimTestCase, service_job
+from .simtest import SimTestCase, service_job
 
 
 class TestBlocking(SimTestCase):

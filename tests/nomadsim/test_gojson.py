@@ -2,7 +2,7 @@
 
 import unittest
 
-import gojson
+from . import gojson
 
 
 class TestGoFormatting(unittest.TestCase):

@@ -3,16 +3,15 @@
 
 Expected values follow Nomad: jobspec2's own tests (parse_test.go), the
 api structs and their Canonicalize methods, and hclsyntax's diagnostics.
-Run with ``python3 -m unittest test_hcl2 -v`` from tests/nomadsim.
+Run with ``python3 -m unittest nomadsim.test_hcl2 -v`` from tests/.
 """
 
 import json
 import os
 import unittest
 
-import hcl2
-import jobspec
-from jobspec import JobParseError, parse_duration, parse_job
+from . import hcl2, jobspec
+from .jobspec import JobParseError, parse_duration, parse_job
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTDATA = os.path.join(HERE, "testdata")

@@ -2,7 +2,7 @@
 
 import unittest
 
-from simtest import Sim, SimTestCase, batch_job, service_job
+from .simtest import Sim, SimTestCase, batch_job, service_job
 
 
 def periodic_job(jid):
