@@ -169,6 +169,7 @@ plans_nix_error(const char *err)
 		if (*nl == '\n')
 			nl++;
 		if (len == 0 || strncmp(line, "warning:", 8) == 0 ||
+		    strncmp(line, "GC Warning:", 11) == 0 ||
 		    strncmp(line, "(use '--show-trace'", 19) == 0)
 			continue;
 		if ((size_t)(o - out) + len + 1 > PLANS_NIX_ERROR_MAX)
@@ -188,6 +189,18 @@ plans_nix_error(const char *err)
 			*o = ' ';
 	if (out[0] == '\0')
 		strlcpy(out, "failed without a message", PLANS_NIX_ERROR_MAX);
+	/* Nix's allocator met RLIMIT_AS: say which limit it was. */
+	if (strstr(out, "out of memory") != NULL) {
+		char	 size[32];
+
+		(void)config_fmt_size(hosts_conf() != NULL ?
+		    hosts_conf()->hosts.eval_memory : NOPS_EVAL_MEMORY, size,
+		    sizeof(size));
+		len = strlen(out);
+		snprintf(out + len, PLANS_NIX_ERROR_MAX + 1 - len, "%s(the "
+		    "evaluation needs more than eval-memory %s of nops.conf)",
+		    len > 0 ? " " : "", size);
+	}
 	return out;
 }
 

@@ -193,6 +193,22 @@ ok("eval-timeout of nops.conf bounds the evaluation: killed, said so",
    any("no result within its time limit" in e for e in errs),
    json.dumps(p))
 
+# eval-memory: a host that allocates past the 1G limit fails with Nix's
+# out of memory and the limit it met; the other hosts evaluate.
+BIG = PLAN.replace('system = mk "beta" "k1";', 'system = mk "beta" '
+                   '(toString (builtins.length (builtins.genList '
+                   '(i: "x${toString i}") 100000000)));')
+c6 = r.commit({"nix/nops.plan.nix": BIG})
+n.fetch("hosts")
+p = wait_until(settled(c6), 60)
+errs = p["errors"] if p else []
+ok("eval-memory of nops.conf bounds the evaluation: out of memory, said so",
+   p is not None and p["state"] == "invalid" and
+   any('host "beta"' in e and "out of memory" in e and
+       "eval-memory 1G of nops.conf" in e for e in errs) and
+   not any('host "alpha"' in e or "GC Warning" in e for e in errs),
+   json.dumps(p))
+
 # A JSON plan is checked the same way, every error at once.
 SYS = "/nix/store/6xc5ywvjx9a6q6plflkvmmp0zb7i2q4s-nixos-system-x"
 c4 = r.commit({"nix/nops.plan.nix": None, "nix/nops.plan.json": json.dumps({
