@@ -1,7 +1,8 @@
 /*
  * A snapshot: the files nops reads from a repository at one commit, below
  * the repository's path.  Every *.nomad.hcl and *.nomad (at any depth),
- * the <name>.vars.hcl next to each, and nops.plan.json at the top of the
+ * the <name>.vars.hcl next to each, every *.schema.json (an operation's
+ * input schema, nops-jobs(7)), and nops.plan.json at the top of the
  * path.  Symlinks and submodules are never followed (they are reported as
  * notes); a name with "..", a slash, a control character or bad UTF-8
  * refuses the whole snapshot, and so does a file, a count or a total over
@@ -281,6 +282,10 @@ snap_walk(struct snap *s, git_tree *tree, const char *prefix, int depth)
 			} else if (depth == 0 &&
 			    strcmp(name, GITW_PLAN_NIX_FILE) == 0) {
 				if (snap_add(s, GITW_FILE_PLAN_NIX, prefix,
+				    name, git_tree_entry_id(e)) == -1)
+					return -1;
+			} else if (snap_endswith(name, ".schema.json")) {
+				if (snap_add(s, GITW_FILE_SCHEMA, prefix,
 				    name, git_tree_entry_id(e)) == -1)
 					return -1;
 			} else if (snap_endswith(name, ".nix")) {

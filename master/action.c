@@ -149,7 +149,7 @@ static const struct action_def action_table[] = {
 	    "in its deployed revision" },
 	    { ACOND_OPERATIONS, 422, "invalid_configuration", "was deployed "
 	    "by a revision that cannot do this operation (it is invalid "
-	    "there; see the job's log)" },
+	    "there)" },
 	    { ACOND_NOT_SUSPENDED, 409, "conflict", "is suspended" },
 	    { ACOND_IDLE, 429, "queue_full", "has a deployment under way; "
 	    "try again when it ends" } }, NULL, operation_action },
@@ -402,6 +402,12 @@ action_broken(const struct action_def *ad, struct action_ctx *ac,
 		else
 			snprintf(why, whylen, "job %s/%s %s", ac->ac_ns,
 			    ac->ac_job, r->ar_why);
+		/* An invalid operation says what is wrong with it. */
+		if (r->ar_need == ACOND_OPERATIONS &&
+		    ac->ac_op_error[0] != '\0') {
+			strlcat(why, ": ", whylen);
+			strlcat(why, ac->ac_op_error, whylen);
+		}
 		return r;
 	}
 	return NULL;

@@ -73,6 +73,7 @@ struct action_ctx {
 	int64_t		 ac_last_ok;	/* the last completed one, or 0 */
 	const char	*ac_operation;	/* operations: its name */
 	int		 ac_store_err;	/* a condition could not be read */
+	char		 ac_op_error[320]; /* why the operation is invalid */
 };
 
 struct action_def {

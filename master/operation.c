@@ -46,6 +46,7 @@
 #include "api.h"
 #include "jsonb.h"
 #include "redact.h"
+#include "repo.h"
 #include "webpub.h"
 #include "action.h"
 #include "schema.h"
@@ -83,6 +84,7 @@ op_frozen_clear(struct op_frozen *of)
 	free(of->of_spec_hash);
 	free(of->of_revision);
 	free(of->of_schema);
+	free(of->of_schema_path);
 	free(of->of_description);
 	free(of->of_confirm);
 	free(of->of_error);
@@ -116,6 +118,72 @@ op_error(struct op_frozen *of, const char *fmt, ...)
 	va_end(ap);
 	free(of->of_error);
 	of->of_error = op_strdup(buf);
+}
+
+/*
+ * An operation's schema in a file next to its job (meta
+ * nops_input_schema_file, a path relative to the job file's directory):
+ * from the snapshot the job was read from, so both are of one commit.
+ * Errors say repository:path and, for JSON, line:column.
+ */
+static int
+op_schema_file(struct op_frozen *of, const struct ejob *op, const char *rel)
+{
+	const struct repo_snap	*snap = op->ej_snap;
+	const struct repo_file	*rf = NULL;
+	const char		*slash;
+	char			*path;
+	json_t			*j;
+	json_error_t		 je;
+	size_t			 i;
+	int			 rv = -1;
+
+	slash = strrchr(op->ej_path, '/');
+	if (asprintf(&path, "%.*s%s%s", slash != NULL ?
+	    (int)(slash - op->ej_path) : 0, op->ej_path, slash != NULL ?
+	    "/" : "", rel) == -1)
+		fatal("asprintf");
+	if (asprintf(&of->of_schema_path, "%s:%s", op->ej_repo, path) == -1)
+		fatal("asprintf");
+	for (i = 0; snap != NULL && i < snap->rs_nfiles; i++)
+		if (snap->rs_files[i].rf_kind == GITW_FILE_SCHEMA &&
+		    strcmp(snap->rs_files[i].rf_path, path) == 0)
+			rf = &snap->rs_files[i];
+	if (rf == NULL) {
+		op_error(of, "%s: no such file in commit %.12s (the input "
+		    "schema of operation %s, nops_input_schema_file of %s)",
+		    of->of_schema_path, op->ej_commit != NULL ? op->ej_commit :
+		    "?", op->ej_id, op->ej_path);
+		goto out;
+	}
+	if (rf->rf_size > OPERATION_SCHEMA_MAX) {
+		op_error(of, "%s: %zu bytes; an input schema is at most %d",
+		    of->of_schema_path, rf->rf_size, OPERATION_SCHEMA_MAX);
+		goto out;
+	}
+	if ((j = json_loadb((const char *)rf->rf_data, rf->rf_size,
+	    JSON_REJECT_DUPLICATES, &je)) == NULL) {
+		op_error(of, "%s:%d:%d: not JSON: %s", of->of_schema_path,
+		    je.line, je.column, je.text);
+		goto out;
+	}
+	if (!json_is_object(j) && !json_is_boolean(j)) {
+		op_error(of, "%s: not a JSON Schema (an object or a boolean)",
+		    of->of_schema_path);
+		json_decref(j);
+		goto out;
+	}
+	/* Kept compact, as an inline schema is. */
+	if ((of->of_schema = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY)) ==
+	    NULL)
+		fatal("json_dumps");
+	engine_sha256_hex((const char *)rf->rf_data, rf->rf_size,
+	    of->of_schema_hash);
+	json_decref(j);
+	rv = 0;
+out:
+	free(path);
+	return rv;
 }
 
 void
@@ -179,12 +247,24 @@ operation_freeze(struct ejob *ej, const char *jobid, struct ejob *op)
 		    jobid);
 		goto bad;
 	}
-	of->of_schema = op_strdup(jm->jm_input_schema != NULL ?
-	    jm->jm_input_schema : OPERATION_NO_INPUT);
+	if (jm->jm_input_schema_file != NULL) {
+		if (op_schema_file(of, op, jm->jm_input_schema_file) == -1)
+			goto bad;
+	} else
+		of->of_schema = op_strdup(jm->jm_input_schema != NULL ?
+		    jm->jm_input_schema : OPERATION_NO_INPUT);
+	if (strlen(of->of_schema) > OPERATION_SCHEMA_MAX) {
+		op_error(of, "operation %s: its input schema is %zu bytes; at "
+		    "most %d", jobid, strlen(of->of_schema),
+		    OPERATION_SCHEMA_MAX);
+		goto bad;
+	}
 	schema = json_loads(of->of_schema, 0, NULL);
 	if (schema == NULL || schema_usable(schema, err, sizeof(err)) == -1) {
-		op_error(of, "operation %s: its input schema cannot be used: %s",
-		    jobid, schema == NULL ? "not JSON" : err);
+		op_error(of, "operation %s: its input schema%s%s cannot be "
+		    "used: %s", jobid, of->of_schema_path != NULL ? " " : "",
+		    of->of_schema_path != NULL ? of->of_schema_path : "",
+		    schema == NULL ? "not JSON" : err);
 		json_decref(schema);
 		goto bad;
 	}
@@ -217,6 +297,14 @@ operation_hash_text(const struct ejob *ej)
 		    of->of_name, of->of_job_id, of->of_spec_hash != NULL ?
 		    of->of_spec_hash : "-", of->of_error != NULL ?
 		    of->of_error : "") == -1)
+			fatal("asprintf");
+		free(buf);
+		buf = line;
+		/* A schema file is not in the job's spec: its hash is. */
+		if (of->of_schema_path == NULL)
+			continue;
+		if (asprintf(&line, "%sschema %s %s\n", buf,
+		    of->of_schema_path, of->of_schema_hash) == -1)
 			fatal("asprintf");
 		free(buf);
 		buf = line;
@@ -377,13 +465,17 @@ operation_conditions(struct action_ctx *ac)
 
 	ac->ac_cond &= ~(ACOND_HAS_OPERATION | ACOND_OPERATIONS);
 	ac->ac_cond |= ACOND_OPERATIONS;
+	ac->ac_op_error[0] = '\0';
 	if (name == NULL || ac->ac_last_ok == 0 ||
 	    op_rows(ac->ac_last_ok, name, &rows, &n) == -1)
 		return;
 	if (n > 0) {
 		ac->ac_cond |= ACOND_HAS_OPERATION;
-		if (rows[0].or_error != NULL)
+		if (rows[0].or_error != NULL) {
 			ac->ac_cond &= ~ACOND_OPERATIONS;
+			strlcpy(ac->ac_op_error, rows[0].or_error,
+			    sizeof(ac->ac_op_error));
+		}
 	}
 	op_rows_free(rows, n);
 }

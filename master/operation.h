@@ -22,6 +22,7 @@ struct store;
 #define OPERATION_RUNS_MAX	100		/* runs kept per job */
 #define OPERATION_TIMEOUT	300		/* seconds a run may take */
 #define OPERATION_PAYLOAD_MAX	16384		/* Nomad's dispatch limit */
+#define OPERATION_SCHEMA_MAX	(64 * 1024)	/* an input schema's bytes */
 
 /* An operation of a managed job as detection resolved it. */
 struct op_frozen {
@@ -32,6 +33,8 @@ struct op_frozen {
 	char		*of_spec_hash;
 	char		*of_revision;	/* <job_id>-<8 hex>, as hooks */
 	char		*of_schema;	/* JSON Schema text */
+	char		*of_schema_path; /* repo:path of its file, or NULL */
+	char		 of_schema_hash[64 + 1]; /* hex SHA-256 of the file */
 	int		 of_sensitive;
 	char		*of_description;
 	char		*of_confirm;

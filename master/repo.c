@@ -248,6 +248,10 @@ repo_check_path(const char *path, const char *top, int kind)
 		    strcmp(base, ".nix") == 0)
 			return "a Nix file not named *.nix";
 		return NULL;
+	case GITW_FILE_SCHEMA:
+		if (!repo_endswith(base, ".schema.json"))
+			return "a schema file not named *.schema.json";
+		return NULL;
 	default:
 		return "an unknown kind of file";
 	}
@@ -1194,6 +1198,8 @@ repo_kind_name(int kind)
 		return "plan-nix";
 	case GITW_FILE_NIX:
 		return "nix";
+	case GITW_FILE_SCHEMA:
+		return "schema";
 	default:
 		return "unknown";
 	}

@@ -237,13 +237,47 @@ static const char *const meta_known[] = {
 	"nops_sync_window", "nops_sync_window_duration",
 	"nops_notify_completed",
 	"nops_operations", "nops_operation_of", "nops_input_schema",
-	"nops_sensitive", "nops_description", "nops_confirm",
+	"nops_input_schema_file", "nops_sensitive", "nops_description", "nops_confirm",
 };
 
 static const char *
 meta_get(const json_t *meta, const char *key)
 {
 	return json_string_value(json_object_get(meta, key));
+}
+
+/*
+ * The path of an operation's schema file: relative to the job file's
+ * directory, below it, named *.schema.json (what a snapshot carries,
+ * gitworker/git_snap.c).  NULL when fine, else why not.
+ */
+static const char *
+meta_schema_path(const char *v)
+{
+	const char	*p;
+	size_t		 len, n;
+
+	len = strlen(v);
+	if (len > META_SCHEMA_PATH_MAX)
+		return "is longer than 255 bytes";
+	if (v[0] == '/')
+		return "is absolute: it is relative to the job file's "
+		    "directory";
+	for (p = v; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f || *p == '\\')
+			return "holds a control character or a backslash";
+	for (p = v; *p != '\0'; p += n + (p[n] == '/')) {
+		n = strcspn(p, "/");
+		if (n == 0 || (n == 1 && p[0] == '.') ||
+		    (n == 2 && p[0] == '.' && p[1] == '.') ||
+		    (p[n] == '/' && p[n + 1] == '\0'))
+			return "has an empty, \".\" or \"..\" part: it names a "
+			    "file below the job file's directory";
+	}
+	p = strrchr(v, '/') != NULL ? strrchr(v, '/') + 1 : v;
+	if (strlen(p) <= 12 || strcmp(p + strlen(p) - 12, ".schema.json") != 0)
+		return "is not named <name>.schema.json";
+	return NULL;
 }
 
 /*
@@ -256,8 +290,8 @@ static void
 meta_read_operation(struct job_meta *jm, const json_t *meta)
 {
 	static const char *const op_keys[] = { "nops_operation_of",
-	    "nops_input_schema", "nops_sensitive", "nops_description",
-	    "nops_confirm" };
+	    "nops_input_schema", "nops_input_schema_file", "nops_sensitive",
+	    "nops_description", "nops_confirm" };
 	const char	*v;
 	json_t		*schema;
 	json_error_t	 je;
@@ -301,6 +335,19 @@ meta_read_operation(struct job_meta *jm, const json_t *meta)
 		else
 			jm->jm_input_schema = meta_strdup(v);
 		json_decref(schema);
+	}
+	if ((v = meta_get(meta, "nops_input_schema_file")) != NULL) {
+		const char	*why;
+
+		if (meta_get(meta, "nops_input_schema") != NULL)
+			meta_issue(jm, META_ERROR, "nops_input_schema_file",
+			    "given with nops_input_schema: an operation's "
+			    "schema is inline or in a file, not both");
+		else if ((why = meta_schema_path(v)) != NULL)
+			meta_issue(jm, META_ERROR, "nops_input_schema_file",
+			    "\"%.200s\" %s", v, why);
+		else
+			jm->jm_input_schema_file = meta_strdup(v);
 	}
 	if ((v = meta_get(meta, "nops_sensitive")) != NULL) {
 		if (strcmp(v, "true") == 0)
@@ -466,6 +513,8 @@ meta_free(struct job_meta *jm)
 	jm->jm_ops = NULL;
 	free(jm->jm_op_of);
 	free(jm->jm_input_schema);
+	free(jm->jm_input_schema_file);
+	jm->jm_input_schema_file = NULL;
 	free(jm->jm_description);
 	free(jm->jm_confirm);
 	jm->jm_op_of = jm->jm_input_schema = NULL;

@@ -27,6 +27,7 @@ enum meta_policy {
 
 #define META_MAX_HOOKS		16
 #define META_MAX_OPERATIONS	32
+#define META_SCHEMA_PATH_MAX	255	/* nops_input_schema_file */
 #define META_MAX_ISSUES		16
 #define META_HOOK_TIMEOUT	300		/* seconds, by default */
 #define META_MAX_TIMEOUT	(24 * 3600)
@@ -70,6 +71,8 @@ struct job_meta {
 	/* an operation: the job it serves, its input, whether sensitive */
 	char		*jm_op_of;
 	char		*jm_input_schema;	/* JSON text, or NULL */
+	/* or a file: a path relative to the job file's directory */
+	char		*jm_input_schema_file;
 	int		 jm_sensitive;
 	char		*jm_description;	/* or NULL */
 	char		*jm_confirm;		/* or NULL */

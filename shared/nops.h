@@ -476,6 +476,7 @@ const char	*nomad_op_name(uint32_t);
 #define GITW_FILE_PLAN		3			/* nops.plan.json at the path's top */
 #define GITW_FILE_PLAN_NIX	4			/* nops.plan.nix at the path's top */
 #define GITW_FILE_NIX		5			/* another *.nix below the path */
+#define GITW_FILE_SCHEMA	6			/* *.schema.json: an operation's input */
 
 /* IMSG_GIT_SNAP_END flags */
 #define GITW_SNAP_FETCHED	0x01			/* objects came from the remote */

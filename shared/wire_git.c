@@ -164,7 +164,7 @@ wire_get_git_file(struct msgr *r, struct wire_git_file *f)
 	msg_get_str(r, &f->sha256, GITW_SHA256_HEXLEN);
 	if (msg_end(r) == -1)
 		return -1;
-	if (f->kind < GITW_FILE_JOB || f->kind > GITW_FILE_NIX)
+	if (f->kind < GITW_FILE_JOB || f->kind > GITW_FILE_SCHEMA)
 		msg_fail(r, "file kind");
 	else if (f->size > GITW_LIMIT_FILE_SIZE)
 		msg_fail(r, "file size past the limit");

@@ -72,10 +72,31 @@ ECHO_SCHEMA = {"type": "object", "required": ["name"],
                "properties": {"name": {"type": "string", "minLength": 1},
                               "count": {"type": "integer", "maximum": 5}}}
 
+# An input schema in a file of its own, below the job file's directory.
+FILED_SCHEMA = {"type": "object", "required": ["table"],
+                "additionalProperties": False,
+                "properties": {"table": {"type": "string",
+                                         "pattern": "^[a-z]+$"}}}
+
 FILES = {
     "nomad/db.nomad.hcl": job_hcl(
         "db", policy="auto", count=1, extra_meta='    nops_operations = '
-        '"db-echo, db-fail, db-slow, db-secret, db-broken"'),
+        '"db-echo, db-fail, db-slow, db-secret, db-broken, db-filed, '
+        'db-nofile, db-badfile"'),
+    "nomad/db-filed.nomad.hcl": op_hcl(
+        "db-filed", "db", 'echo "filed $(cat "$NOMAD_TASK_DIR/input.json")"',
+        extra='    nops_input_schema_file = "schemas/db-filed.schema.json"'),
+    "nomad/schemas/db-filed.schema.json": json.dumps(FILED_SCHEMA,
+                                                     indent=2) + "\n",
+    "nomad/db-nofile.nomad.hcl": op_hcl(
+        "db-nofile", "db", "exit 0",
+        extra='    nops_input_schema_file = "db-nofile.schema.json"'),
+    "nomad/db-badfile.nomad.hcl": op_hcl(
+        "db-badfile", "db", "exit 0",
+        extra='    nops_input_schema_file = "db-badfile.schema.json"'),
+    # not JSON on its third line
+    "nomad/db-badfile.schema.json": '{\n  "type": "object",\n'
+                                    '  "properties": {,\n}\n',
     "nomad/db-echo.nomad.hcl": op_hcl(
         "db-echo", "db", 'echo "hello from run $NOMAD_META_nops_run"; '
         'echo "payload $(wc -c < "$NOMAD_TASK_DIR/input.json") bytes"; '
@@ -171,6 +192,34 @@ def main():
        "why", acts.get("db.broken", {}).get("enabled") is False and
        "cannot do" in acts.get("db.broken", {}).get("disabled_reason", ""),
        acts.get("db.broken"))
+
+    # A schema in a file next to the job.
+    a = acts.get("db.filed", {})
+    ok("schema file: the action's input_schema is the file's schema",
+       a.get("input_schema") == FILED_SCHEMA and a.get("enabled") is True,
+       a)
+    st, j = nops.job_action("db", "db.filed", {"input": {"table": "BAD"}})
+    ok("schema file: input it refuses is invalid_configuration (422)",
+       st == 422 and j["error"]["code"] == "invalid_configuration" and
+       "/table" in j["error"]["message"], (st, j))
+    st, j = nops.job_action("db", "db.filed", {"input": {"table": "users"}})
+    ok("schema file: input it allows runs", st == 200 and
+       j.get("exit_code") == 0 and '"table":"users"' in (
+           j.get("output") or ""), (st, j))
+    a = acts.get("db.nofile", {})
+    ok("schema file: a missing file disables the operation, naming "
+       "repository:path", a.get("enabled") is False and
+       "nomad/db-nofile.schema.json: no such file" in
+       a.get("disabled_reason", ""), a)
+    a = acts.get("db.badfile", {})
+    ok("schema file: a file that is not JSON is named with its line and "
+       "column", a.get("enabled") is False and
+       "nomad/db-badfile.schema.json:3:" in a.get("disabled_reason", "")
+       and "not JSON" in a.get("disabled_reason", ""), a)
+    st, j = nops.job_action("db", "db.badfile")
+    ok("schema file: running it is invalid_configuration with the same "
+       "error", st == 422 and "db-badfile.schema.json:3:" in
+       j["error"]["message"], (st, j))
 
     # A run with valid input.
     st, j = nops.job_action("db", "db.echo", {"input": {

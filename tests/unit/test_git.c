@@ -98,6 +98,12 @@ main(void)
 	    GITW_FILE_PLAN_NIX) == NULL);
 	CHECK(repo_check_path("nix/hosts/a.nix", "nix", GITW_FILE_NIX) ==
 	    NULL);
+	CHECK(repo_check_path("nomad/s/a.schema.json", "nomad",
+	    GITW_FILE_SCHEMA) == NULL);
+	CHECK(repo_check_path("nomad/a.json", "nomad", GITW_FILE_SCHEMA) !=
+	    NULL);
+	CHECK(repo_check_path("nomad/.schema.json", "nomad",
+	    GITW_FILE_SCHEMA) != NULL);
 	CHECK(repo_check_path("nomad/a link", "nomad", 0) == NULL);
 	CHECK(repo_check_path("nomad/é.nomad", "nomad", GITW_FILE_JOB) ==
 	    NULL);

@@ -99,6 +99,42 @@ main(void)
 	CHECK(has_issue(&jm, META_ERROR, "nops_input_schema"));
 	TEST_END();
 
+	TEST_BEGIN("meta: an operation's schema in a file next to it");
+	read_meta("{\"nops_role\":\"operation\",\"nops_operation_of\":"
+	    "\"db\",\"nops_input_schema_file\":\"s/in.schema.json\"}", &jm);
+	CHECK(jm.jm_errors == 0);
+	CHECK(jm.jm_input_schema_file != NULL &&
+	    strcmp(jm.jm_input_schema_file, "s/in.schema.json") == 0);
+	meta_free(&jm);
+	TEST_END();
+
+	TEST_BEGIN("meta: a schema file outside, misnamed, or with the inline "
+	    "one is refused");
+	{
+		const char *bad[] = { "/etc/x.schema.json", "../x.schema.json",
+		    "a/../x.schema.json", "./x.schema.json", "a//x.schema.json",
+		    "x.json", ".schema.json", "a/", "" };
+		size_t	 i;
+		char	 buf[256];
+
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			snprintf(buf, sizeof(buf), "{\"nops_role\":"
+			    "\"operation\",\"nops_operation_of\":\"db\","
+			    "\"nops_input_schema_file\":\"%s\"}", bad[i]);
+			read_meta(buf, &jm);
+			CHECK(has_issue(&jm, META_ERROR,
+			    "nops_input_schema_file"));
+			CHECK(jm.jm_input_schema_file == NULL);
+			meta_free(&jm);
+		}
+		read_meta("{\"nops_role\":\"operation\",\"nops_operation_of\":"
+		    "\"db\",\"nops_input_schema\":\"{}\","
+		    "\"nops_input_schema_file\":\"x.schema.json\"}", &jm);
+		CHECK(has_issue(&jm, META_ERROR, "nops_input_schema_file"));
+		meta_free(&jm);
+	}
+	TEST_END();
+
 	TEST_BEGIN("meta: operation keys on another job are ignored, warned");
 	read_meta("{\"nops_managed\":\"true\",\"nops_sensitive\":"
 	    "\"true\",\"nops_operations\":\"a,a\"}", &jm);
