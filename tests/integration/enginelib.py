@@ -22,13 +22,17 @@ NOMADSIM = os.path.join(TOP, "tests", "nomadsim", "nomadsim")
 
 
 class Sim:
-    """tests/nomadsim on a free port, its clock moved only by the test."""
+    """tests/nomadsim on a free port, its clock moved only by the test
+    (speed 0) unless told otherwise; with acl, token is the SecretID of
+    its management token."""
 
-    def __init__(self, env, acl=False):
+    def __init__(self, env, acl=False, token=None, speed=0):
         self.env = env
-        args = [sys.executable, NOMADSIM, "--port", "0", "--speed", "0"]
+        args = [sys.executable, NOMADSIM, "--port", "0", "--speed", str(speed)]
         if acl:
             args.append("--acl")
+        if token:
+            args += ["--acl-bootstrap-token", token]
         self.log = env.path("nomadsim.log")
         self.proc = env.start(args, stdout=subprocess.PIPE,
                               stderr=open(self.log, "w"), text=True)

@@ -11,7 +11,6 @@ token, the https rule, reload, and a nomadworker killed with requests in
 flight.  Prints "ok - NAME" / "not ok - NAME" per case.
 """
 
-import http.client
 import json
 import select
 import os
@@ -24,24 +23,23 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SRCDIR = os.environ.get("top_srcdir") or os.path.join(HERE, "..", "..")
-NOMADSIM = os.path.join(SRCDIR, "tests", "nomadsim", "nomadsim")
-NOPSD = os.environ["NOPSD"]
 TOKEN = "4b6f0c8e-3d2a-4e51-9a7b-1c2d3e4f5a6b"
 
 sys.path.insert(0, HERE)
 import gitlib  # noqa: E402
-from gitlib import free_port  # noqa: E402
+import enginelib  # noqa: E402
 
 gitlib.need_test_hooks("the Nomad client through POST /api/v1/debug/nomad")
 
-# The one harness (gitlib): its directory, and the processes this test
-# starts, stopped by pid when it ends.
+# The one harness (gitlib, enginelib): its directory, the simulator and the
+# daemon this test starts, stopped by pid when it ends.
 env = gitlib.Env()
 T = env.dir
-started = env.procs
+SIM = None      # enginelib.Sim
+NOPS = None     # Client, below
 
 
 def ok(name):
@@ -56,30 +54,8 @@ def check(name, cond, why=""):
     return gitlib.ok(name, cond, why)
 
 
-class UnixConn(http.client.HTTPConnection):
-    def __init__(self, path, timeout=60):
-        super().__init__("localhost", timeout=timeout)
-        self.unix_path = path
-
-    def connect(self):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(self.timeout)
-        s.connect(self.unix_path)
-        self.sock = s
-
-
 def api(method, path, body=None):
-    c = UnixConn(os.path.join(T, "nopsd.sock"))
-    headers = {}
-    data = None
-    if body is not None:
-        data = json.dumps(body)
-        headers["Content-Type"] = "application/json"
-    c.request(method, path, body=data, headers=headers)
-    r = c.getresponse()
-    raw = r.read()
-    c.close()
-    return r.status, json.loads(raw)
+    return NOPS.curl(method, path, None if body is None else json.dumps(body))
 
 
 def nomad(op, **kw):
@@ -92,21 +68,8 @@ def nomad(op, **kw):
     return j
 
 
-SIM_PORT = None
-
-
-def sim(method, path, body=None, token=TOKEN):
-    c = http.client.HTTPConnection("127.0.0.1", SIM_PORT, timeout=30)
-    headers = {"X-Nomad-Token": token} if token else {}
-    data = json.dumps(body) if body is not None else None
-    c.request(method, path, body=data, headers=headers)
-    r = c.getresponse()
-    raw = r.read()
-    c.close()
-    try:
-        return r.status, json.loads(raw)
-    except ValueError:
-        return r.status, raw.decode()
+def sim(method, path, body=None):
+    return SIM.call(method, path, body)
 
 
 def fault(**f):
@@ -135,16 +98,7 @@ def worker(name):
 
 
 def wait_for(seconds, fn):
-    end = time.time() + seconds
-    while time.time() < end:
-        try:
-            v = fn()
-            if v:
-                return v
-        except Exception:
-            pass
-        time.sleep(0.1)
-    return None
+    return gitlib.wait_until(fn, seconds)
 
 
 def write_token(content):
@@ -155,8 +109,6 @@ def write_token(content):
     # Changed while nopsd runs: the master (_nopsd) reads it at a reload.
     os.chown(path, pwd.getpwnam("_nopsd").pw_uid, -1)
 
-
-HTTP_PORT = free_port()
 
 
 def tls_proxy(backend_port):
@@ -205,23 +157,29 @@ def tls_proxy(backend_port):
     return ls.getsockname()[1], crt
 
 
-def write_conf(address, ca=None):
-    with open(os.path.join(T, "nops.conf"), "w") as f:
-        f.write("""user "_nops"
-database "%(T)s/db/nops.db"
-control socket "%(T)s/nopsd.sock" group "_nopsadm"
-listen on 127.0.0.1 port %(port)d
-drift-interval 5m
-engine-interval 5s
-apply-timeout 10m
+class Client(enginelib.Nops):
+    """nopsd whose nomad block reaches the simulator with the token file,
+    an address and CA file the test changes (configure, then reload)."""
 
-nomad {
-	address "%(address)s"
-	token file "%(T)s/nomad.token"
-%(ca)s	namespaces { "default" "apps" }
-}
-""" % {"T": T, "port": HTTP_PORT, "address": address,
-       "ca": '\tca file "%s"\n' % ca if ca else ""})
+    def __init__(self, address, ca=None):
+        self.address, self.ca = address, ca
+        super().__init__(env, None, [], apply_timeout="10m")
+
+    def write_conf(self, repos):
+        gitlib.Nopsd.write_conf(self, repos)
+        with open(self.conf, "a") as f:
+            f.write("drift-interval 5m\nengine-interval 5s\n"
+                    "apply-timeout %s\n" % self.apply_timeout)
+            f.write('nomad {\n\taddress "%s"\n\ttoken file "%s"\n'
+                    % (self.address, os.path.join(T, "nomad.token")))
+            if self.ca:
+                f.write('\tca file "%s"\n' % self.ca)
+            f.write('\tnamespaces { "default" "apps" }\n}\n')
+
+
+def write_conf(address, ca=None):
+    NOPS.address, NOPS.ca = address, ca
+    NOPS.write_conf([])
 
 
 def reload():
@@ -286,35 +244,23 @@ job "report" {
 
 
 def main():
-    global SIM_PORT
-    # nomadsim with ACLs on: every call must carry the token.
-    simlog = open(os.path.join(T, "nomadsim.log"), "w")
-    p = subprocess.Popen([sys.executable, NOMADSIM, "--port", "0", "--acl",
-                          "--acl-bootstrap-token", TOKEN],
-                         stdout=subprocess.PIPE, stderr=simlog, text=True)
-    started.append(p)
-    line = p.stdout.readline()
-    m = re.match(r"nomadsim listening on http://127\.0\.0\.1:(\d+)", line)
-    if not check("nomadsim starts", m is not None, repr(line)):
-        return
-    SIM_PORT = int(m.group(1))
+    global SIM, SIM_PORT, NOPS
+    # nomadsim with ACLs on, at wall speed: every call must carry the token.
+    SIM = enginelib.Sim(env, acl=True, token=TOKEN, speed=1)
+    SIM_PORT = urllib.parse.urlsplit(SIM.url).port
     sim("POST", "/_sim/namespace", {"Name": "apps"})
     sim("POST", "/_sim/config", {"start_delay": 0.2, "batch_duration": 0.2})
 
     write_token(TOKEN + "\n")
     address = "http://127.0.0.1:%d" % SIM_PORT
-    write_conf(address)
-    log = open(os.path.join(T, "nopsd.log"), "w")
-    d = subprocess.Popen([NOPSD, "-d", "-v", "-f", os.path.join(T, "nops.conf")],
-                         stdout=log, stderr=subprocess.STDOUT)
-    started.append(d)
+    NOPS = Client(address)
     up = wait_for(10, lambda: worker("nomadworker")["state"] == "running")
     if not check("daemon with a nomad block starts; nomadworker runs", up):
-        with open(os.path.join(T, "nopsd.log")) as f:
-            sys.stdout.write("".join("# " + ln for ln in f))
+        sys.stdout.write("".join("# " + ln for ln in
+                                 NOPS.logtext().splitlines(True)))
         return
 
-    run_cases(address, d)
+    run_cases(address, NOPS.proc)
 
 
 def run_cases(address, daemon):
@@ -702,13 +648,8 @@ def run_cases(address, daemon):
           [ln for ln in text.splitlines() if "violation" in ln or "31" in ln][:3])
 
     # An answer to a request never made: the master kills the worker.
-    daemon.send_signal(signal.SIGTERM)
-    daemon.wait(15)
-    log = open(os.path.join(T, "nopsd-hook.log"), "w")
-    env = dict(os.environ, NOPS_TEST_HOOK="nomadworker:nomad-stray-answer")
-    d = subprocess.Popen([NOPSD, "-d", "-v", "-f", os.path.join(T, "nops.conf")],
-                         stdout=log, stderr=subprocess.STDOUT, env=env)
-    started.append(d)
+    env.stop(daemon)
+    NOPS.restart(hook="nomadworker:nomad-stray-answer")
     w = wait_for(15, lambda: (lambda x: x if x["restarts"] >= 1 and
                               x["state"] == "running" else None)(
         worker("nomadworker")))
