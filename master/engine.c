@@ -26,6 +26,7 @@
 #include "repo.h"
 #include "nomad.h"
 #include "engine.h"
+#include "operation.h"
 #include "plans.h"
 
 struct engine		*engine_env;
@@ -283,6 +284,8 @@ engine_init(struct store *db, const struct nops_conf *conf)
 	tv.tv_sec = conf->drift_interval;
 	evtimer_add(engine_ev_drift, &tv);
 	watch_configure();
+	/* Operation runs under way at the last stop: found again. */
+	operation_recover();
 	engine_detect("start");
 }
 

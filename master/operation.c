@@ -629,7 +629,10 @@ op_run_json(sqlite3_stmt *st)
 	char		 action[512];
 	json_t		*o;
 
-	/* Running, but not here: nopsd restarted while it ran. */
+	/*
+	 * Running, but neither here nor looked for (operation_recover()
+	 * had no room for it): nopsd restarted while it ran.
+	 */
 	if (strcmp(state, "running") == 0 && !op_running(id))
 		state = "lost";
 	snprintf(action, sizeof(action), "%s.%s",
@@ -944,6 +947,217 @@ static void
 oprun_poll(struct oprun *r)
 {
 	nomad_job_allocations(r->r_ns, r->r_child, oprun_polled, r);
+}
+
+/*
+ * After a restart: the runs the store has as running were under way when
+ * nopsd stopped.  Each is found again in Nomad by its dispatch token
+ * (op:<run>): the children of its revision are listed and read in full
+ * (a list stub has no token), newest first, until one carries it; then it
+ * is waited on as if nopsd had never stopped, within the same timeout
+ * from when it started.  Only a run Nomad has no trace of is lost: it
+ * was never dispatched, or it ended and was garbage collected.  While
+ * Nomad cannot be asked, it is asked again, and the run stays running.
+ */
+#define OPERATION_RECOVER_RETRY_MAX	30	/* s between tries, at most */
+
+static void	 oprun_search(struct oprun *);
+
+static void
+oprun_search_again(struct oprun *r, const struct nomad_result *res)
+{
+	int	 wait;
+
+	r->r_attempts++;
+	wait = r->r_attempts < 5 ? 1 << r->r_attempts :
+	    OPERATION_RECOVER_RETRY_MAX;
+	if (wait > OPERATION_RECOVER_RETRY_MAX)
+		wait = OPERATION_RECOVER_RETRY_MAX;
+	log_warnx("operation %s/%s.%s run %lld: looking for it in Nomad: %s; "
+	    "again in %d s", r->r_ns, r->r_job, r->r_name, (long long)r->r_id,
+	    apply_err(res), wait);
+	json_decref(r->r_meta);
+	r->r_meta = NULL;
+	oprun_later(r, oprun_search, wait);
+}
+
+static void	 oprun_search_next(struct oprun *);
+
+static void
+oprun_child_read(struct nomad_result *res, void *arg)
+{
+	struct oprun	*r = arg;
+	const char	*tok, *id;
+
+	/* A child gone meanwhile (garbage collected) is not ours to know. */
+	if (!nomad_ok(res) && res->nr_status != 404) {
+		oprun_search_again(r, res);
+		return;
+	}
+	tok = nomad_ok(res) ? json_string_value(json_object_get(res->nr_json,
+	    "DispatchIdempotencyToken")) : NULL;
+	id = nomad_ok(res) ? json_string_value(json_object_get(res->nr_json,
+	    "ID")) : NULL;
+	if (tok != NULL && id != NULL && strcmp(tok, r->r_token) == 0) {
+		log_info("operation %s/%s.%s run %lld: found again after a "
+		    "restart by its token %s: %s", r->r_ns, r->r_job,
+		    r->r_name, (long long)r->r_id, r->r_token, id);
+		json_decref(r->r_meta);
+		r->r_meta = NULL;
+		r->r_child = op_strdup(id);
+		r->r_attempts = 0;
+		oprun_poll(r);
+		return;
+	}
+	oprun_search_next(r);
+}
+
+/* r_meta holds, while searching, the IDs of the children not read yet. */
+static void
+oprun_search_next(struct oprun *r)
+{
+	size_t	 n = json_array_size(r->r_meta);
+	char	 err[512];
+
+	if (n > 0) {
+		const char *id = json_string_value(json_array_get(r->r_meta,
+		    n - 1));
+		char	*child = op_strdup(id);
+
+		json_array_remove(r->r_meta, n - 1);
+		nomad_job_read(r->r_ns, child, oprun_child_read, r);
+		free(child);
+		return;
+	}
+	json_decref(r->r_meta);
+	r->r_meta = NULL;
+	snprintf(err, sizeof(err), "lost: nopsd restarted while the run was "
+	    "under way, and Nomad has no run of %s with its token %s (it was "
+	    "never dispatched, or it ended and was garbage collected)",
+	    r->r_revision, r->r_token);
+	oprun_end(r, "lost", -1, NULL, err, 200);
+}
+
+static void
+oprun_found(struct nomad_result *res, void *arg)
+{
+	struct oprun	*r = arg;
+	json_t		*j;
+	const char	*parent, *id;
+	size_t		 i;
+
+	if (!nomad_ok(res) || !json_is_array(res->nr_json)) {
+		oprun_search_again(r, res);
+		return;
+	}
+	/* Oldest first in the list: read from its end, the newest. */
+	r->r_meta = json_array();
+	json_array_foreach(res->nr_json, i, j) {
+		parent = json_string_value(json_object_get(j, "ParentID"));
+		id = json_string_value(json_object_get(j, "ID"));
+		if (parent != NULL && id != NULL &&
+		    strcmp(parent, r->r_revision) == 0)
+			json_array_append_new(r->r_meta, jsonb_str(id));
+	}
+	oprun_search_next(r);
+}
+
+static void
+oprun_search(struct oprun *r)
+{
+	char	 prefix[400];
+
+	snprintf(prefix, sizeof(prefix), "%s/dispatch-", r->r_revision);
+	nomad_jobs_list(r->r_ns, prefix, oprun_found, r);
+}
+
+static void
+oprun_lost_now(int64_t id, const char *why)
+{
+	struct store	*s = engine_store();
+	sqlite3_stmt	*st;
+	int		 rc = -1;
+
+	if (store_begin(s) == -1)
+		goto fail;
+	st = store_prepare(s, "UPDATE operation_runs SET state = 'lost',"
+	    " ended_at = ?2, error = ?3 WHERE id = ?1 AND state = 'running'");
+	if (st == NULL)
+		goto fail;
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, time(NULL));
+	sqlite3_bind_text(st, 3, why, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc == SQLITE_DONE && store_commit(s) == 0)
+		return;
+fail:
+	store_rollback(s);
+	log_warnx("operation run %lld: cannot mark it lost: %s",
+	    (long long)id, store_error(s));
+}
+
+void
+operation_recover(void)
+{
+	sqlite3_stmt	*st;
+	struct oprun	*r;
+	int64_t		*lost = NULL;
+	size_t		 nlost = 0, i;
+	const char	*rev;
+
+	st = store_prepare(engine_store(), "SELECT r.id, r.namespace, r.job,"
+	    " r.operation, r.sensitive, r.started_at, o.revision FROM"
+	    " operation_runs r LEFT JOIN deployment_operations o ON"
+	    " o.deployment_id = r.deployment_id AND o.name = r.operation"
+	    " WHERE r.state = 'running' ORDER BY r.id");
+	if (st == NULL) {
+		log_warnx("operation runs under way at the restart: %s",
+		    store_error(engine_store()));
+		return;
+	}
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int64_t	 id = sqlite3_column_int64(st, 0);
+
+		if (op_running(id))
+			continue;
+		rev = (const char *)sqlite3_column_text(st, 6);
+		if (rev == NULL || op_ninflight >= OPERATION_INFLIGHT_MAX) {
+			/* Its revision is gone from the store: unknowable. */
+			if ((lost = reallocarray(lost, nlost + 1,
+			    sizeof(*lost))) == NULL)
+				fatal("reallocarray");
+			lost[nlost++] = id;
+			continue;
+		}
+		if ((r = calloc(1, sizeof(*r))) == NULL)
+			fatal("calloc");
+		r->r_id = id;
+		r->r_ns = op_strdup((const char *)sqlite3_column_text(st, 1));
+		r->r_job = op_strdup((const char *)sqlite3_column_text(st, 2));
+		r->r_name = op_strdup((const char *)sqlite3_column_text(st, 3));
+		r->r_sensitive = sqlite3_column_int(st, 4);
+		r->r_started = (time_t)sqlite3_column_int64(st, 5);
+		r->r_revision = op_strdup(rev);
+		r->r_timeout = op_timeout();
+		snprintf(r->r_token, sizeof(r->r_token), "op:%lld",
+		    (long long)id);
+		if ((r->r_timer = evtimer_new(nopsd_env->n_base, oprun_timer,
+		    r)) == NULL)
+			fatal("evtimer_new");
+		op_inflight[op_ninflight++] = r;
+		log_info("operation %s/%s.%s run %lld was under way at the "
+		    "restart: looking for it in Nomad by its token %s",
+		    r->r_ns, r->r_job, r->r_name, (long long)id, r->r_token);
+		/* A moment: the nomadworker starts with us. */
+		oprun_later(r, oprun_search, 1);
+	}
+	sqlite3_reset(st);
+	for (i = 0; i < nlost; i++)
+		oprun_lost_now(lost[i], "lost: nopsd restarted while the run "
+		    "was under way, and its operation's revision is not in the "
+		    "store (or too many runs were under way to look)");
+	free(lost);
 }
 
 /*

@@ -53,6 +53,9 @@ char	*operation_hash_text(const struct ejob *);
 /* Store ej's operations with deployment id (inside a transaction). */
 int	 operation_store(struct store *, int64_t id, const struct ejob *);
 
+/* At start: find again in Nomad the runs under way at the last stop. */
+void	 operation_recover(void);
+
 /* A job gone from git and from Nomad: delete its run log. */
 void	 operation_forget(const char *ns, const char *job);
 

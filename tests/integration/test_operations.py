@@ -8,6 +8,7 @@ kept out of the store and the log, the 100-run cap, the ACL, the audit
 event, the errors of seed 003's table, nopsctl and the run log's API."""
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -82,7 +83,9 @@ FILES = {
     "nomad/db.nomad.hcl": job_hcl(
         "db", policy="auto", count=1, extra_meta='    nops_operations = '
         '"db-echo, db-fail, db-slow, db-secret, db-broken, db-filed, '
-        'db-nofile, db-badfile"'),
+        'db-nofile, db-badfile, db-wait"'),
+    "nomad/db-wait.nomad.hcl": op_hcl(
+        "db-wait", "db", "sleep 5; echo waited-out"),
     "nomad/db-filed.nomad.hcl": op_hcl(
         "db-filed", "db", 'echo "filed $(cat "$NOMAD_TASK_DIR/input.json")"',
         extra='    nops_input_schema_file = "schemas/db-filed.schema.json"'),
@@ -394,13 +397,63 @@ def main():
        st2 == 200 and len(page2["items"]) == 40 and page2["next"] is None,
        (st, st2))
 
+    # A run under way when nopsd is killed is found again by its token.
+    def run_wait():
+        try:
+            nops.job_action("db", "db.wait")
+        except Exception:
+            pass        # the daemon is killed under it
+    t = threading.Thread(target=run_wait, daemon=True)
+    t.start()
+    ok("restart: the run is dispatched",
+       wait_until(lambda: children(sim, "db-wait-"), 20),
+       nops.logtext()[-2000:])
+    wait_row = db_rows(nops, "SELECT id, state FROM operation_runs WHERE "
+                       "operation = 'wait'")
+    nops.env.stop(nops.proc, signal.SIGKILL)
+    t.join(10)
+    # And one the store has as running that Nomad never saw.
+    c = sqlite3.connect(os.path.join(nops.db, "nops.db"), timeout=10)
+    with c:
+        ghost = c.execute(
+            "INSERT INTO operation_runs (deployment_id, namespace, job,"
+            " operation, actor, started_at, state) VALUES (?, 'default',"
+            " 'db', 'fail', 'root', ?, 'running')",
+            (did, int(time.time()))).lastrowid
+    c.close()
+    nops.restart(extra_env={"NOPS_TEST_OPERATION_TIMEOUT": "60"})
+    wid = wait_row[0][0] if wait_row else None
+
+    def run(rid):
+        st, d = nops.api("GET", "/api/v1/jobs/default/db/operations/runs/"
+                         "%s" % rid)
+        return d if st == 200 else {}
+    ok("restart: the run under way ends with its exit code and output, "
+       "not lost", wait_until(lambda: run(wid).get("state") not in (
+           None, "running"), 40) and run(wid).get("state") == "succeeded"
+       and run(wid).get("exit_code") == 0 and "waited-out" in (
+           run(wid).get("output") or ""), (wait_row, run(wid)))
+    ok("restart: it was dispatched once (found by its token, not sent "
+       "again)", len(children(sim, "db-wait-")) == 1,
+       children(sim, "db-wait-"))
+    ok("restart: a run Nomad has no trace of is lost, saying so",
+       wait_until(lambda: run(ghost).get("state") == "lost", 20) and
+       "no run of db-fail-" in (run(ghost).get("error") or "") and
+       "op:%d" % ghost in (run(ghost).get("error") or ""), run(ghost))
+    ok("restart: the log says it looked for the run by its token",
+       "found again after a restart by its token op:%s" % wid in
+       nops.logtext())
+
     # Gone from git: the log stays while Nomad still has the job.
+    nruns = len(db_rows(nops, "SELECT id FROM operation_runs WHERE job = "
+                        "'db'"))
     gone = {k: None for k in FILES}
     gone["nomad/other.nomad.hcl"] = job_hcl("other", policy="none")
     nops.push_and_fetch(remote, gone, "remove db")
     nops.wait_cycle()
-    ok("gone from git only: the run log stays", len(db_rows(
-        nops, "SELECT id FROM operation_runs WHERE job = 'db'")) == 100)
+    ok("gone from git only: the run log stays", nruns >= 100 and len(
+        db_rows(nops, "SELECT id FROM operation_runs WHERE job = 'db'")) ==
+       nruns, nruns)
     sim.call("POST", "/_sim/job/stop", {"Namespace": "default",
                                         "JobID": "db", "Purge": True})
     # a new commit starts a detection cycle
