@@ -996,6 +996,7 @@ detect_finish(struct dcycle *dc)
 #endif
 	webpub_changed();
 	hooks_cleanup();
+	operation_cleanup();
 	if (e->e_rerun)
 		engine_detect("queued while a cycle ran");
 }

@@ -30,6 +30,7 @@
 #include "jsonb.h"
 #include "suspend.h"
 #include "leftbehind.h"
+#include "operation.h"
 
 /* The last non-empty line of an error, bounded: what a record keeps. */
 static void
@@ -330,7 +331,10 @@ lb_retry(struct api_req *req, struct api_resp *resp)
 		    sqlite3_column_text(st, 2))) == NULL)
 			fatal("%s", __func__);
 		lo->lo_r = r;
-		if (strcmp(lo->lo_kind, LB_HOOK_REVISION) == 0) {
+		if (strcmp(lo->lo_kind, LB_HOOK_REVISION) == 0 ||
+		    (strcmp(lo->lo_kind, LB_OPERATION_REVISION) == 0 &&
+		    !operation_revision_busy(lo->lo_env, lo->lo_object))) {
+			/* Never an operation revision a run is under way on. */
 			r->lr_pending++;
 			nomad_job_stop(lo->lo_env, lo->lo_object, 0,
 			    lb_stopped, lo);

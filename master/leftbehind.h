@@ -13,6 +13,7 @@
 /* Kinds of object. */
 #define LB_HOOK_REVISION	"hook_revision"	/* a hook revision to stop */
 #define LB_SUSPEND		"suspend"	/* a job to register stopped */
+#define LB_OPERATION_REVISION	"operation_revision" /* one to stop */
 
 /* Record (or refresh) an object left behind; 0, or -1 on a store error. */
 int	 leftbehind_add(const char *kind, const char *env, const char *object,

@@ -47,6 +47,7 @@
 #include "jsonb.h"
 #include "redact.h"
 #include "repo.h"
+#include "leftbehind.h"
 #include "webpub.h"
 #include "action.h"
 #include "schema.h"
@@ -787,6 +788,8 @@ oprun_registered(struct nomad_result *res, void *arg)
 		oprun_end(r, "error", -1, NULL, err, 500);
 		return;
 	}
+	/* A write of the revision: a record of it left behind goes. */
+	leftbehind_clear(LB_OPERATION_REVISION, r->r_ns, r->r_revision);
 	oprun_dispatch(r);
 }
 
@@ -1362,6 +1365,126 @@ out:
 	json_decref(schema);
 	json_decref(spec);
 	op_rows_free(rows, n);
+}
+
+/*
+ * Revisions no one needs: after each detection cycle, an operation
+ * revision that was registered for a run (of the last week) is stopped
+ * when it is no operation of its job's last successful deployment nor of
+ * a deployment under way, and no run of it is under way (a stop of the
+ * parent never touches a dispatched run, but a run is left alone all the
+ * same).  A stop that fails is left behind (LB_OPERATION_REVISION).  The
+ * next run of it registers it again.
+ */
+struct opclean {
+	char		*oc_ns;
+	char		*oc_rev;
+	int64_t		 oc_deployment;
+};
+
+static int	 op_cleaning;	/* reads and stops in flight */
+
+static void
+opclean_free(struct opclean *oc)
+{
+	free(oc->oc_ns);
+	free(oc->oc_rev);
+	free(oc);
+	op_cleaning--;
+}
+
+int
+operation_revision_busy(const char *ns, const char *rev)
+{
+	sqlite3_stmt	*st;
+	int		 busy = 1;
+
+	st = store_prepare(engine_store(), "SELECT count(*) FROM"
+	    " operation_runs r JOIN deployment_operations o ON"
+	    " o.deployment_id = r.deployment_id AND o.name = r.operation"
+	    " WHERE r.state = 'running' AND r.namespace = ?1 AND"
+	    " o.revision = ?2");
+	if (st == NULL)
+		return 1;
+	sqlite3_bind_text(st, 1, ns, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, rev, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		busy = sqlite3_column_int(st, 0) > 0;
+	sqlite3_reset(st);
+	return busy;
+}
+
+static void
+opclean_stopped(struct nomad_result *res, void *arg)
+{
+	struct opclean	*oc = arg;
+
+	if (nomad_ok(res) || res->nr_status == 404) {
+		log_info("stopped operation revision %s/%s: no deployment "
+		    "offers it and no run of it is under way", oc->oc_ns,
+		    oc->oc_rev);
+		leftbehind_clear(LB_OPERATION_REVISION, oc->oc_ns, oc->oc_rev);
+	} else {
+		log_warnx("stopping operation revision %s/%s: %s; left behind",
+		    oc->oc_ns, oc->oc_rev, apply_err(res));
+		leftbehind_add(LB_OPERATION_REVISION, oc->oc_ns, oc->oc_rev,
+		    oc->oc_deployment, apply_err(res));
+	}
+	opclean_free(oc);
+}
+
+static void
+opclean_read(struct nomad_result *res, void *arg)
+{
+	struct opclean	*oc = arg;
+
+	/* Gone, stopped, or unknown now (asked again after a cycle). */
+	if (!nomad_ok(res) || json_is_true(json_object_get(res->nr_json,
+	    "Stop")) || operation_revision_busy(oc->oc_ns, oc->oc_rev)) {
+		opclean_free(oc);
+		return;
+	}
+	nomad_job_stop(oc->oc_ns, oc->oc_rev, 0, opclean_stopped, oc);
+}
+
+void
+operation_cleanup(void)
+{
+	sqlite3_stmt	*st;
+	struct opclean	*oc;
+
+	if (op_cleaning > 0)
+		return;
+	st = store_prepare(engine_store(), "SELECT o.revision, r.namespace,"
+	    " max(o.deployment_id) FROM operation_runs r JOIN"
+	    " deployment_operations o ON o.deployment_id = r.deployment_id AND"
+	    " o.name = r.operation WHERE r.started_at > ?1 AND"
+	    " o.revision IS NOT NULL AND o.revision NOT IN ("
+	    "  SELECT o2.revision FROM deployment_operations o2 JOIN"
+	    "  deployments d ON d.id = o2.deployment_id WHERE o2.revision IS"
+	    "  NOT NULL AND (d.state NOT IN ('completed', 'failed',"
+	    "  'rejected', 'superseded') OR d.id = (SELECT max(d3.id) FROM"
+	    "  deployments d3 WHERE d3.namespace = d.namespace AND"
+	    "  d3.job = d.job AND d3.state = 'completed')))"
+	    " AND NOT EXISTS (SELECT 1 FROM operation_runs r4 JOIN"
+	    "  deployment_operations o4 ON o4.deployment_id = r4.deployment_id"
+	    "  AND o4.name = r4.operation WHERE r4.state = 'running' AND"
+	    "  r4.namespace = r.namespace AND o4.revision = o.revision)"
+	    " GROUP BY o.revision, r.namespace");
+	if (st == NULL)
+		return;
+	sqlite3_bind_int64(st, 1, time(NULL) - 7 * 86400);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if ((oc = calloc(1, sizeof(*oc))) == NULL)
+			fatal("calloc");
+		oc->oc_rev = op_strdup((const char *)sqlite3_column_text(st,
+		    0));
+		oc->oc_ns = op_strdup((const char *)sqlite3_column_text(st, 1));
+		oc->oc_deployment = sqlite3_column_int64(st, 2);
+		op_cleaning++;
+		nomad_job_read(oc->oc_ns, oc->oc_rev, opclean_read, oc);
+	}
+	sqlite3_reset(st);
 }
 
 void

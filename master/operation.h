@@ -56,6 +56,11 @@ int	 operation_store(struct store *, int64_t id, const struct ejob *);
 /* At start: find again in Nomad the runs under way at the last stop. */
 void	 operation_recover(void);
 
+/* After each cycle: stop the revisions no deployment offers. */
+void	 operation_cleanup(void);
+/* A run of revision rev is under way (or the store cannot tell). */
+int	 operation_revision_busy(const char *ns, const char *rev);
+
 /* A job gone from git and from Nomad: delete its run log. */
 void	 operation_forget(const char *ns, const char *job);
 

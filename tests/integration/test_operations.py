@@ -83,7 +83,9 @@ FILES = {
     "nomad/db.nomad.hcl": job_hcl(
         "db", policy="auto", count=1, extra_meta='    nops_operations = '
         '"db-echo, db-fail, db-slow, db-secret, db-broken, db-filed, '
-        'db-nofile, db-badfile, db-wait"'),
+        'db-nofile, db-badfile, db-wait, db-long"'),
+    "nomad/db-long.nomad.hcl": op_hcl(
+        "db-long", "db", "sleep 15; echo long-done"),
     "nomad/db-wait.nomad.hcl": op_hcl(
         "db-wait", "db", "sleep 5; echo waited-out"),
     "nomad/db-filed.nomad.hcl": op_hcl(
@@ -443,6 +445,60 @@ def main():
     ok("restart: the log says it looked for the run by its token",
        "found again after a restart by its token op:%s" % wid in
        nops.logtext())
+
+    # Revisions no deployment offers are stopped; never under a run.
+    def revisions(prefix):
+        return [j["ID"] for j in sim.jobs(prefix) if "/dispatch-" not in
+                j["ID"]]
+
+    def stopped(rev):
+        return bool((sim.job(rev) or {}).get("Stop"))
+    old_echo = revisions("db-echo-")
+    old_fail = revisions("db-fail-")
+    lt = threading.Thread(target=lambda: nops.job_action("db", "db.long"),
+                          daemon=True)
+    lt.start()
+    ok("cleanup: a long run is under way", wait_until(
+        lambda: children(sim, "db-long-"), 20))
+    old_long = revisions("db-long-")
+    changed = dict(FILES)
+    changed["nomad/db.nomad.hcl"] = FILES["nomad/db.nomad.hcl"].replace(
+        "nginx:1.26", "nginx:1.27")
+    changed["nomad/db-echo.nomad.hcl"] = FILES[
+        "nomad/db-echo.nomad.hcl"].replace("hello from", "hello again from")
+    changed["nomad/db-long.nomad.hcl"] = FILES[
+        "nomad/db-long.nomad.hcl"].replace("long-done", "long-done-2")
+    nops.push_and_fetch(remote, changed, "new echo and long")
+    long_row = db_rows(nops, "SELECT id FROM operation_runs WHERE "
+                       "operation = 'long' ORDER BY id DESC LIMIT 1")
+    long_id = long_row[0][0] if long_row else None
+    seen_stopped_while_running = []
+
+    def echo_cleaned():
+        if run(long_id).get("state") == "running" and old_long and \
+                stopped(old_long[0]):
+            seen_stopped_while_running.append(old_long[0])
+        return old_echo and all(stopped(r) for r in old_echo)
+    ok("cleanup: the old revision of a changed operation is stopped once a "
+       "new deployment offers another", wait_until(echo_cleaned, 30),
+       (old_echo, nops.logtext()[-2000:]))
+    ok("cleanup: it happened while the long run was still under way (so "
+       "the next case means something)", run(long_id).get("state") ==
+       "running", run(long_id))
+    ok("cleanup: the revision a run is under way on is not stopped",
+       old_long and not stopped(old_long[0]) and
+       not seen_stopped_while_running, (old_long, seen_stopped_while_running))
+    ok("cleanup: the revision of an unchanged operation stays",
+       old_fail and not any(stopped(r) for r in old_fail), old_fail)
+    lt.join(40)
+    ok("cleanup: the long run ends as it should", run(long_id).get(
+        "state") == "succeeded" and "long-done" in (run(long_id).get(
+            "output") or ""), run(long_id))
+    nops.push_and_fetch(remote, {"nomad/other.nomad.hcl": job_hcl(
+        "other", policy="none")}, "a cycle")
+    ok("cleanup: once the run ended, its old revision is stopped too",
+       wait_until(lambda: old_long and stopped(old_long[0]), 20),
+       old_long)
 
     # Gone from git: the log stays while Nomad still has the job.
     nruns = len(db_rows(nops, "SELECT id FROM operation_runs WHERE job = "
