@@ -859,9 +859,9 @@ detect_orphans(struct dcycle *dc)
 	dc->dc_orphan_pending = 1;
 	if (dc->dc_incomplete)
 		goto done;
-	st = store_prepare(engine_store(), "SELECT namespace, job, max(id)"
-	    " FROM deployments WHERE eval_id IS NOT NULL AND kind = 'job'"
-	    " GROUP BY namespace, job");
+	/* The last registered deployment per job (store.c, version 5). */
+	st = store_prepare(engine_store(), "SELECT namespace, job, last_id"
+	    " FROM registered_jobs ORDER BY namespace, job");
 	if (st == NULL) {
 		dc->dc_orphans_bad = 1;
 		goto done;

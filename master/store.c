@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <sys/types.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/tree.h>
 
@@ -13,7 +14,9 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +49,22 @@ struct store {
 	char			 st_lostmsg[512];
 	char			 st_lasterr[256];	/* a rolled-back write's */
 	int			 st_lazy;	/* synchronous NORMAL until the end */
+	int			 st_accepted;	/* opened and migrated */
+	/* The integrity check after a clean stop, in a thread. */
+	sqlite3			*st_bgdb;
+	pthread_t		 st_bgthread;
+	int			 st_bgstarted;
+	atomic_int		 st_bgstate;	/* STORE_BG_* */
+	char			 st_bgmsg[256];	/* set before the state */
 };
+
+#define STORE_BG_NONE		0	/* not started, or checked at open */
+#define STORE_BG_RUNNING	1
+#define STORE_BG_OK		2
+#define STORE_BG_FAILED		3
+#define STORE_BG_NICE		10
+#define STORE_CLEAN_SUFFIX	"-clean"
+
 
 /* Called after each commit (the master pushes what reads show). */
 void	(*store_committed)(void);
@@ -71,7 +89,8 @@ static int	 store_check_dir(const char *, char *, size_t);
 static int	 store_check_file(const char *, char *, size_t);
 static int	 store_pragma_int(sqlite3 *, const char *, int *);
 static int	 store_quick_check(sqlite3 *, char *, size_t);
-static int	 store_refuse_checks(struct store *, int, int *, char *, size_t);
+static int	 store_refuse_checks(struct store *, int, int *, int, char *,
+		    size_t);
 static int	 store_configure(struct store *, int, char *, size_t);
 static int	 store_migrate(struct store *, const struct store_migration *,
 		    int, int, char *, size_t);
@@ -80,6 +99,11 @@ static void	 store_lazy_end(struct store *);
 static int	 store_companions(const char *);
 static int	 store_orphan_wal(const char *, char *, size_t);
 static void	 store_unlitter(const char *, int);
+static int	 store_clean_path(const char *, char *, size_t);
+static int	 store_clean_matches(const char *);
+static int	 store_bg_start(struct store *);
+static void	*store_bg_thread(void *);
+static void	 store_bg_stop(struct store *);
 
 /*
  * Schema version 1, designed for the whole of DESIGN §3.  Times are unix
@@ -380,6 +404,64 @@ static const char store_schema_v4[] =
 	"CREATE INDEX operation_runs_job ON operation_runs"
 	"	(namespace, job, id);";
 
+/*
+ * Version 5: what each detection cycle asks of the deployments, without
+ * reading a million ended ones every cycle.
+ * - The orphan search wants, per job, the last deployment nops
+ *   registered in Nomad (eval_id set): registered_jobs keeps it, one
+ *   row per job, kept by triggers from the partial index of registered
+ *   deployments (each change looks up the last one of its job alone).
+ * - The hook revisions to clean up are those of deployments that ended
+ *   in the last week: an index by state and end.
+ */
+static const char store_schema_v5[] =
+	"CREATE INDEX deployments_registered ON deployments"
+	"	(namespace, job, id) WHERE eval_id IS NOT NULL AND kind = 'job';"
+	"CREATE INDEX deployments_ended ON deployments (state, ended_at);"
+	"CREATE TABLE registered_jobs ("
+	"	namespace	TEXT NOT NULL,"
+	"	job		TEXT NOT NULL,"
+	"	last_id		INTEGER NOT NULL,"
+	"	PRIMARY KEY (namespace, job)"
+	") WITHOUT ROWID;"
+	"INSERT INTO registered_jobs (namespace, job, last_id)"
+	"	SELECT namespace, job, max(id) FROM deployments"
+	"	WHERE eval_id IS NOT NULL AND kind = 'job'"
+	"	GROUP BY namespace, job;"
+	/* A job's row again from the index: after any change to its rows. */
+	"CREATE TRIGGER registered_jobs_insert AFTER INSERT ON deployments"
+	"	WHEN NEW.eval_id IS NOT NULL AND NEW.kind = 'job' BEGIN"
+	"	INSERT OR REPLACE INTO registered_jobs (namespace, job, last_id)"
+	"	    SELECT namespace, job, id FROM deployments"
+	"	    WHERE namespace = NEW.namespace AND job = NEW.job AND"
+	"	    eval_id IS NOT NULL AND kind = 'job' ORDER BY id DESC LIMIT 1;"
+	"	END;"
+	"CREATE TRIGGER registered_jobs_update AFTER UPDATE OF eval_id, kind,"
+	"	namespace, job ON deployments"
+	"	WHEN (OLD.eval_id IS NOT NULL) IS NOT (NEW.eval_id IS NOT NULL) OR"
+	"	OLD.kind IS NOT NEW.kind OR OLD.namespace IS NOT NEW.namespace OR"
+	"	OLD.job IS NOT NEW.job BEGIN"
+	"	DELETE FROM registered_jobs WHERE namespace = OLD.namespace AND"
+	"	    job = OLD.job;"
+	"	INSERT OR REPLACE INTO registered_jobs (namespace, job, last_id)"
+	"	    SELECT namespace, job, id FROM deployments"
+	"	    WHERE namespace = OLD.namespace AND job = OLD.job AND"
+	"	    eval_id IS NOT NULL AND kind = 'job' ORDER BY id DESC LIMIT 1;"
+	"	INSERT OR REPLACE INTO registered_jobs (namespace, job, last_id)"
+	"	    SELECT namespace, job, id FROM deployments"
+	"	    WHERE namespace = NEW.namespace AND job = NEW.job AND"
+	"	    eval_id IS NOT NULL AND kind = 'job' ORDER BY id DESC LIMIT 1;"
+	"	END;"
+	"CREATE TRIGGER registered_jobs_delete AFTER DELETE ON deployments"
+	"	WHEN OLD.eval_id IS NOT NULL AND OLD.kind = 'job' BEGIN"
+	"	DELETE FROM registered_jobs WHERE namespace = OLD.namespace AND"
+	"	    job = OLD.job;"
+	"	INSERT OR REPLACE INTO registered_jobs (namespace, job, last_id)"
+	"	    SELECT namespace, job, id FROM deployments"
+	"	    WHERE namespace = OLD.namespace AND job = OLD.job AND"
+	"	    eval_id IS NOT NULL AND kind = 'job' ORDER BY id DESC LIMIT 1;"
+	"	END;";
+
 /* Append only; never edit a step that has been released. */
 static const struct store_migration store_migrations[] = {
 	{ "initial schema", store_schema_v1, 0 },
@@ -387,6 +469,8 @@ static const struct store_migration store_migrations[] = {
 	{ "git context of a deployment", store_schema_v3, 0 },
 	{ "operations frozen with deployments; run log by job", store_schema_v4,
 	    0 },
+	{ "the last registered deployment of each job; ended deployments "
+	    "by end", store_schema_v5, 0 },
 };
 
 static int
@@ -572,6 +656,163 @@ store_unlitter(const char *path, int had)
 		(void)unlink(p);
 }
 
+/*
+ * The clean-stop marker, <database>-clean: written after a close that
+ * checkpointed the whole log into the file and removed it, it holds the
+ * file's device, inode, size, mtime and ctime.  A start that finds it
+ * matching the file exactly, and no write-ahead log, knows nothing wrote
+ * the file since nopsd last closed it after checking it, and runs the
+ * integrity check in a thread while it serves instead of before.  Any
+ * change (a write, a copy put back, a touch: the ctime moves) or a crash
+ * (no marker, or a log left) makes the check run at open.
+ */
+static int
+store_clean_path(const char *path, char *p, size_t len)
+{
+	return ((size_t)snprintf(p, len, "%s" STORE_CLEAN_SUFFIX, path) <
+	    len ? 0 : -1);
+}
+
+static void
+store_clean_line(const struct stat *sb, char *buf, size_t len)
+{
+	(void)snprintf(buf, len, "nops-clean 1 %llu %llu %lld %lld %ld %lld "
+	    "%ld\n", (unsigned long long)sb->st_dev,
+	    (unsigned long long)sb->st_ino, (long long)sb->st_size,
+	    (long long)sb->st_mtim.tv_sec, (long)sb->st_mtim.tv_nsec,
+	    (long long)sb->st_ctim.tv_sec, (long)sb->st_ctim.tv_nsec);
+}
+
+/* 1 if path's marker describes the file as it is now. */
+static int
+store_clean_matches(const char *path)
+{
+	struct stat	 sb, msb;
+	char		 p[PATH_MAX], want[160], got[160];
+	ssize_t		 n;
+	int		 fd;
+
+	if (store_clean_path(path, p, sizeof(p)) == -1 ||
+	    lstat(path, &sb) == -1 || !S_ISREG(sb.st_mode))
+		return (0);
+	if ((fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return (0);
+	n = -1;
+	/* Ours alone, like the database. */
+	if (fstat(fd, &msb) == 0 && S_ISREG(msb.st_mode) &&
+	    msb.st_uid == geteuid() && !(msb.st_mode & (S_IWGRP | S_IWOTH)))
+		n = read(fd, got, sizeof(got) - 1);
+	(void)close(fd);
+	if (n <= 0)
+		return (0);
+	got[n] = '\0';
+	store_clean_line(&sb, want, sizeof(want));
+	return (strcmp(got, want) == 0);
+}
+
+int
+store_clean_mark(const char *path)
+{
+	struct stat	 sb;
+	char		 p[PATH_MAX], line[160];
+	size_t		 len;
+	int		 fd, rv = 0;
+
+	if (store_clean_path(path, p, sizeof(p)) == -1 ||
+	    lstat(path, &sb) == -1)
+		return (-1);
+	store_clean_line(&sb, line, sizeof(line));
+	len = strlen(line);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+	    0600);
+	if (fd == -1)
+		return (-1);
+	if (write(fd, line, len) != (ssize_t)len || fsync(fd) == -1)
+		rv = -1;
+	if (close(fd) == -1)
+		rv = -1;
+	if (rv == -1)
+		(void)unlink(p);
+	return (rv);
+}
+
+/*
+ * The integrity check of a start after a clean stop, on a read-only
+ * connection of its own, below the event loop's priority.  Its result
+ * is taken by store_check(): a failure makes the store lost.
+ */
+static void *
+store_bg_thread(void *arg)
+{
+	struct store	*st = arg;
+	char		 msg[sizeof(st->st_bgmsg)];
+	int		 rc;
+
+	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), STORE_BG_NICE);
+	rc = store_quick_check(st->st_bgdb, msg, sizeof(msg));
+	(void)sqlite3_db_release_memory(st->st_bgdb);
+	if (rc == -1 && sqlite3_errcode(st->st_bgdb) == SQLITE_INTERRUPT) {
+		/* stopped by store_close: no verdict */
+		atomic_store(&st->st_bgstate, STORE_BG_NONE);
+		return (NULL);
+	}
+	(void)strlcpy(st->st_bgmsg, msg, sizeof(st->st_bgmsg));
+	atomic_store(&st->st_bgstate, rc == 0 ? STORE_BG_OK :
+	    STORE_BG_FAILED);
+	return (NULL);
+}
+
+static int
+store_bg_start(struct store *st)
+{
+	if (sqlite3_open_v2(st->st_path, &st->st_bgdb, SQLITE_OPEN_READONLY |
+	    SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK ||
+	    sqlite3_db_config(st->st_bgdb, SQLITE_DBCONFIG_DEFENSIVE, 1,
+	    NULL) != SQLITE_OK ||
+	    sqlite3_db_config(st->st_bgdb, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0,
+	    NULL) != SQLITE_OK) {
+		log_warnx("database %s: a connection for the integrity check: "
+		    "%s", st->st_path, st->st_bgdb != NULL ?
+		    sqlite3_errmsg(st->st_bgdb) : "out of memory");
+		goto fail;
+	}
+	(void)sqlite3_busy_timeout(st->st_bgdb, STORE_BUSY_TIMEOUT_MS);
+	atomic_store(&st->st_bgstate, STORE_BG_RUNNING);
+	if ((errno = pthread_create(&st->st_bgthread, NULL, store_bg_thread,
+	    st)) != 0) {
+		log_warn("database %s: integrity check thread", st->st_path);
+		atomic_store(&st->st_bgstate, STORE_BG_NONE);
+		goto fail;
+	}
+	st->st_bgstarted = 1;
+	return (0);
+ fail:
+	(void)sqlite3_close(st->st_bgdb);
+	st->st_bgdb = NULL;
+	return (-1);
+}
+
+static void
+store_bg_stop(struct store *st)
+{
+	if (st->st_bgstarted) {
+		if (atomic_load(&st->st_bgstate) == STORE_BG_RUNNING)
+			sqlite3_interrupt(st->st_bgdb);
+		(void)pthread_join(st->st_bgthread, NULL);
+		st->st_bgstarted = 0;
+	}
+	if (st->st_bgdb != NULL) {
+		(void)sqlite3_close(st->st_bgdb);
+		st->st_bgdb = NULL;
+	}
+}
+
+int
+store_verify_pending(struct store *st)
+{
+	return (atomic_load(&st->st_bgstate) == STORE_BG_RUNNING);
+}
+
 /* Read an integer PRAGMA; returns the SQLite result code. */
 static int
 store_pragma_int(sqlite3 *db, const char *pragma, int *value)
@@ -626,8 +867,8 @@ store_quick_check(sqlite3 *db, char *msg, size_t msglen)
  * written to it.  Only reads: a refused file keeps its bytes.
  */
 static int
-store_refuse_checks(struct store *st, int nmigs, int *version, char *err,
-    size_t errlen)
+store_refuse_checks(struct store *st, int nmigs, int *version, int verify,
+    char *err, size_t errlen)
 {
 	sqlite3		*db = st->st_db;
 	const char	*path = st->st_path;
@@ -700,7 +941,7 @@ store_refuse_checks(struct store *st, int nmigs, int *version, char *err,
 			return (-1);
 		}
 	}
-	if (store_quick_check(db, msg, sizeof(msg)) == -1) {
+	if (verify && store_quick_check(db, msg, sizeof(msg)) == -1) {
 		store_seterr(err, errlen, "database %s failed its integrity "
 		    "check (%s): refusing to open", path, msg);
 		return (-1);
@@ -717,6 +958,12 @@ store_configure(struct store *st, int memory, char *err, size_t errlen)
 		"PRAGMA foreign_keys = ON",
 		/* specs may hold secrets (env values): wipe deleted rows */
 		"PRAGMA secure_delete = ON",
+		/*
+		 * Sorts too big for the cache (an index built by a migration
+		 * over a million rows) in memory: the master's sandbox lets
+		 * it open no temporary file.
+		 */
+		"PRAGMA temp_store = MEMORY",
 	};
 	sqlite3_stmt	*stmt;
 	const char	*mode;
@@ -857,7 +1104,8 @@ store_open_migrations(const char *path, const struct store_migration *migs,
     size_t nmigs, char *err, size_t errlen)
 {
 	struct store	*st;
-	int		 memory, flags, version, had = 0;
+	char		 marker[PATH_MAX], msg[256];
+	int		 memory, flags, version, had = 0, clean = 0;
 
 	store_seterr(err, errlen, "%s", "");
 	if (path == NULL || *path == '\0') {
@@ -914,8 +1162,19 @@ store_open_migrations(const char *path, const struct store_migration *migs,
 	}
 	(void)sqlite3_busy_timeout(st->st_db, STORE_BUSY_TIMEOUT_MS);
 
-	if (store_refuse_checks(st, (int)nmigs, &version, err, errlen) == -1)
+	/* After a clean stop, nothing wrote the file: check it later. */
+	if (!memory && !(had & STORE_HAD_WAL))
+		clean = store_clean_matches(path);
+	if (store_refuse_checks(st, (int)nmigs, &version, !clean, err,
+	    errlen) == -1)
 		goto refused;
+	/* Accepted: from here on it is written, the marker must go first. */
+	if (!memory && store_clean_path(path, marker, sizeof(marker)) == 0 &&
+	    unlink(marker) == -1 && errno != ENOENT) {
+		store_seterr(err, errlen, "database %s: unlink %s: %s", path,
+		    marker, strerror(errno));
+		goto refused;
+	}
 	(void)sqlite3_db_config(st->st_db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
 	    0, NULL);
 	if (store_configure(st, memory, err, errlen) == -1)
@@ -934,6 +1193,15 @@ store_open_migrations(const char *path, const struct store_migration *migs,
 		st->st_dev = sb.st_dev;
 		st->st_ino = sb.st_ino;
 	}
+	if (clean && store_bg_start(st) == -1) {
+		if (store_quick_check(st->st_db, msg, sizeof(msg)) == -1) {
+			store_seterr(err, errlen, "database %s failed its "
+			    "integrity check (%s)", path, msg);
+			goto fail;
+		}
+		clean = 0;
+	}
+	st->st_accepted = 1;
 	return (st);
 
  refused:
@@ -951,18 +1219,33 @@ void
 store_close(struct store *st)
 {
 	struct store_stmt	*ss, *next;
+	int			 mark;
 
 	if (st == NULL)
 		return;
+	store_bg_stop(st);
+	/*
+	 * Clean: accepted, still ours, not found damaged, and the close
+	 * below leaves no log.  A check stopped before its end gave no
+	 * verdict: the next clean start runs it again in the thread.
+	 */
+	mark = st->st_accepted && !st->st_memory && !st->st_lost &&
+	    !store_in_transaction(st) &&
+	    atomic_load(&st->st_bgstate) != STORE_BG_FAILED;
 	RB_FOREACH_SAFE(ss, store_stmts, &st->st_stmts, next) {
 		RB_REMOVE(store_stmts, &st->st_stmts, ss);
 		(void)sqlite3_finalize(ss->ss_stmt);
 		free(ss->ss_buf);
 		free(ss);
 	}
-	if (st->st_db != NULL && sqlite3_close(st->st_db) != SQLITE_OK)
+	if (st->st_db != NULL && sqlite3_close(st->st_db) != SQLITE_OK) {
 		log_warnx("store: close %s: %s", st->st_path,
 		    sqlite3_errmsg(st->st_db));
+		mark = 0;
+	}
+	if (mark && !(store_companions(st->st_path) & STORE_HAD_WAL) &&
+	    store_clean_mark(st->st_path) == -1)
+		log_warn("store: %s" STORE_CLEAN_SUFFIX, st->st_path);
 	free(st->st_path);
 	free(st);
 }
@@ -1067,6 +1350,17 @@ store_check(struct store *st)
 
 	if (st->st_lost)
 		return (-1);
+	if (atomic_load(&st->st_bgstate) == STORE_BG_FAILED) {
+		st->st_lost = 1;
+		snprintf(st->st_lostmsg, sizeof(st->st_lostmsg), "database %s "
+		    "failed its integrity check (%s), run while nopsd served "
+		    "after a clean stop: writes are refused", st->st_path,
+		    st->st_bgmsg);
+		log_warnx("FATAL: %s", st->st_lostmsg);
+		if (store_lost != NULL)
+			store_lost(st->st_lostmsg);
+		return (-1);
+	}
 	if (st->st_memory)
 		return (0);
 	if (lstat(st->st_path, &sb) == -1)

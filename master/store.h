@@ -74,7 +74,17 @@ struct store	*store_open(const char *path, char *err, size_t errlen);
 struct store	*store_open_migrations(const char *path,
 		    const struct store_migration *, size_t nmigrations,
 		    char *err, size_t errlen);
+/*
+ * Closing a database that was not found damaged, with no transaction
+ * open and no write-ahead log left, leaves the marker <path>-clean,
+ * which lets the next open check it in a thread while serving (nopsd.8,
+ * DATABASE).
+ */
 void		 store_close(struct store *);
+/* Write the marker for the file as it is now (tests); 0 or -1. */
+int		 store_clean_mark(const char *path);
+/* 1 while the integrity check of a clean start is still running. */
+int		 store_verify_pending(struct store *);
 
 /* The version the database is at (user_version), or -1. */
 int		 store_schema_version(struct store *);
@@ -108,7 +118,9 @@ extern void	(*store_committed)(void);
  * path's device and inode with it (store_begin() and store_commit() do,
  * and the master every few seconds).  Once it was unlinked or replaced,
  * every write is refused, store_lost (if set) is called once with the
- * message, and store_error() gives it.  Returns 0, or -1 if lost.
+ * message, and store_error() gives it.  So it is once the integrity
+ * check of a clean start, run in a thread, found the file damaged.
+ * Returns 0, or -1 if lost.
  */
 int		 store_check(struct store *) __must_check;
 extern void	(*store_lost)(const char *);

@@ -53,6 +53,27 @@ exists(const char *path)
 	return (lstat(path, &sb) == 0);
 }
 
+/* The clean-stop marker of a database. */
+static char *
+marker(const char *path)
+{
+	static char	 p[600];
+
+	(void)snprintf(p, sizeof(p), "%s-clean", path);
+	return (p);
+}
+
+/* Wait for the integrity check of a clean start; 0 once it is done. */
+static int
+verify_wait(struct store *st)
+{
+	int	 i;
+
+	for (i = 0; i < 3000 && store_verify_pending(st); i++)
+		usleep(10000);
+	return (store_verify_pending(st) ? -1 : 0);
+}
+
 /* Remove a database and its companions. */
 static void
 rmdb(const char *path)
@@ -65,6 +86,8 @@ rmdb(const char *path)
 	(void)snprintf(p, sizeof(p), "%s-shm", path);
 	(void)unlink(p);
 	(void)snprintf(p, sizeof(p), "%s-journal", path);
+	(void)unlink(p);
+	(void)snprintf(p, sizeof(p), "%s-clean", path);
 	(void)unlink(p);
 }
 
@@ -514,6 +537,8 @@ t_corrupt_page(void)
 	CHECK(pgsz > 0 && pgsz <= (int)sizeof(junk));
 	CHECK(stat(path, &sb) == 0 && sb.st_size > 40 * pgsz);
 	memset(junk, 0xa5, sizeof(junk));
+	/* Closed cleanly: the marker is there, but the write changes mtime. */
+	CHECK(exists(marker(path)));
 	fd = open(path, O_WRONLY);
 	CHECK(fd != -1);
 	/* the last pages hold events, far from the schema */
@@ -528,6 +553,200 @@ t_corrupt_page(void)
 	CHECK(no_litter(path));
 	snap_free(&sn);
 	rmdb(path);
+	TEST_END();
+}
+
+/*
+ * A clean stop leaves a marker; the next open takes it, checks the file
+ * in a thread, and the close after a sound check leaves it again.  A
+ * file that changed, or a store that was not closed, has no valid one.
+ */
+static void
+t_clean_marker(void)
+{
+	struct store	*st;
+	char		 err[512], *path = tpath("clean.db");
+
+	TEST_BEGIN("a clean stop's marker defers the check to a thread");
+	CHECK(make_big_db(path) == 0);
+	CHECK(exists(marker(path)));
+	st = store_open(path, err, sizeof(err));
+	CHECK(st != NULL);
+	if (st == NULL) {
+		printf("# %s\n", err);
+		rmdb(path);
+		TEST_END();
+		return;
+	}
+	/* open: a crash from here on leaves no marker */
+	CHECK(!exists(marker(path)));
+	CHECK(verify_wait(st) == 0);
+	CHECK(store_check(st) == 0);
+	CHECK(store_begin(st) == 0);
+	CHECK(store_event(st, "system", "test.after", NULL, NULL) > 0);
+	CHECK(store_commit(st) == 0);
+	store_close(st);
+	CHECK(exists(marker(path)));
+	CHECK(no_litter(path));
+
+	/*
+	 * Closed at once (the check may not have ended: no verdict is not
+	 * a failure): the marker is left, the next start checks in the
+	 * thread again.
+	 */
+	st = store_open(path, err, sizeof(err));
+	CHECK(st != NULL);
+	store_close(st);
+	CHECK(exists(marker(path)));
+	st = store_open(path, err, sizeof(err));
+	CHECK(st != NULL);
+	CHECK(verify_wait(st) == 0 && store_check(st) == 0);
+	store_close(st);
+
+	/* Touched since (mtime and ctime move): checked at open. */
+	CHECK(exists(marker(path)));
+	CHECK(utimensat(AT_FDCWD, path, NULL, 0) == 0);
+	st = store_open(path, err, sizeof(err));
+	CHECK(st != NULL);
+	CHECK(!store_verify_pending(st));
+	store_close(st);
+	rmdb(path);
+	TEST_END();
+}
+
+/*
+ * Damage the filesystem does not see (the marker is made again after
+ * it, as if a disk had changed the bytes): the open is not refused,
+ * but the thread's check finds it, the store is lost, writes are
+ * refused with the reason, and no marker is left for the next start.
+ */
+static void
+t_clean_marker_corrupt(void)
+{
+	struct store	*st;
+	struct stat	 sb;
+	unsigned char	 junk[4096];
+	char		 err[512], *path = tpath("bgcheck.db");
+	int		 fd, pgsz;
+
+	TEST_BEGIN("the thread's check after a clean stop finds a bad page");
+	CHECK(make_big_db(path) == 0);
+	pgsz = (int)rawint(path, "PRAGMA page_size");
+	CHECK(pgsz > 0 && pgsz <= (int)sizeof(junk));
+	CHECK(stat(path, &sb) == 0 && sb.st_size > 40 * pgsz);
+	memset(junk, 0xa5, sizeof(junk));
+	fd = open(path, O_WRONLY);
+	CHECK(fd != -1);
+	CHECK(pwrite(fd, junk, pgsz, sb.st_size - 3 * pgsz) == pgsz);
+	close(fd);
+	CHECK(store_clean_mark(path) == 0);
+	st = store_open(path, err, sizeof(err));
+	CHECK(st != NULL);
+	if (st == NULL) {
+		printf("# %s\n", err);
+		rmdb(path);
+		TEST_END();
+		return;
+	}
+	CHECK(verify_wait(st) == 0);
+	CHECK(store_check(st) == -1);
+	CHECK(strstr(store_error(st), "failed its integrity check") != NULL);
+	CHECK(store_begin(st) == -1);
+	store_close(st);
+	CHECK(!exists(marker(path)));
+	/* and the next start checks at open, and refuses it */
+	st = store_open(path, err, sizeof(err));
+	CHECK(st == NULL);
+	store_close(st);
+	CHECK(strstr(err, "failed its integrity check") != NULL);
+	rmdb(path);
+	TEST_END();
+}
+
+/* The two texts the orphan search can read are the same. */
+static int
+registered_same(sqlite3 *db)
+{
+	long long	 diff;
+
+	diff = qint(db, "SELECT count(*) FROM ("
+	    "SELECT namespace, job, last_id FROM registered_jobs EXCEPT "
+	    "SELECT namespace, job, max(id) FROM deployments WHERE eval_id IS "
+	    "NOT NULL AND kind = 'job' GROUP BY namespace, job)");
+	diff += qint(db, "SELECT count(*) FROM ("
+	    "SELECT namespace, job, max(id) FROM deployments WHERE eval_id IS "
+	    "NOT NULL AND kind = 'job' GROUP BY namespace, job EXCEPT "
+	    "SELECT namespace, job, last_id FROM registered_jobs)");
+	return (diff == 0);
+}
+
+/*
+ * registered_jobs, kept by triggers, says what the grouping of every
+ * deployment says, after each of a random sequence of inserts, eval_id
+ * set and cleared, renames and deletes (and plans, which it skips).
+ */
+static void
+t_registered_jobs(void)
+{
+	struct store	*st;
+	sqlite3		*db;
+	char		 err[512], sql[512];
+	unsigned int	 seed = 15;
+	int		 i, op, bad = 0, nonempty = 0;
+
+	TEST_BEGIN("registered_jobs follows the deployments it sums up");
+	st = store_open(":memory:", err, sizeof(err));
+	CHECK(st != NULL);
+	if (st == NULL) {
+		TEST_END();
+		return;
+	}
+	db = store_db(st);
+	for (i = 0; i < 400 && !bad; i++) {
+		op = rand_r(&seed) % 6;
+		if (op <= 1)
+			(void)snprintf(sql, sizeof(sql), "INSERT INTO deployments "
+			    "(kind, namespace, job, repository, commit_id, spec, "
+			    "spec_hash, policy, state, created_at, updated_at, "
+			    "eval_id) VALUES ('job', 'ns%d', 'j%d', 'r', 'c', "
+			    "'{}', 'h', 'auto', 'completed', 1, 1, %s)",
+			    rand_r(&seed) % 2, rand_r(&seed) % 5,
+			    op == 0 ? "'e'" : "NULL");
+		else if (op == 2)
+			(void)snprintf(sql, sizeof(sql), "UPDATE deployments SET "
+			    "eval_id = %s WHERE id = (SELECT id FROM deployments "
+			    "ORDER BY random() LIMIT 1)",
+			    rand_r(&seed) % 3 ? "'e2'" : "NULL");
+		else if (op == 3)
+			(void)snprintf(sql, sizeof(sql), "DELETE FROM deployments "
+			    "WHERE id = (SELECT id FROM deployments ORDER BY "
+			    "random() LIMIT 1)");
+		else if (op == 4)
+			(void)snprintf(sql, sizeof(sql), "UPDATE deployments SET "
+			    "job = 'j%d' WHERE id = (SELECT id FROM deployments "
+			    "WHERE kind = 'job' ORDER BY random() LIMIT 1)",
+			    rand_r(&seed) % 5);
+		else
+			(void)snprintf(sql, sizeof(sql), "INSERT INTO deployments "
+			    "(kind, namespace, job, repository, commit_id, spec, "
+			    "spec_hash, policy, state, created_at, updated_at, "
+			    "eval_id) VALUES ('plan', '', 'j%d', 'r', 'c', '{}', "
+			    "'h', 'auto', 'completed', 1, 1, 'e')",
+			    rand_r(&seed) % 5);
+		if (exec(db, sql) == -1) {
+			printf("# %s: %s\n", sql, sqlite3_errmsg(db));
+			bad = 1;
+		}
+		if (!registered_same(db)) {
+			printf("# differs after: %s\n", sql);
+			bad = 1;
+		}
+		if (qint(db, "SELECT count(*) FROM registered_jobs") > 3)
+			nonempty = 1;
+	}
+	CHECK(!bad);
+	CHECK(nonempty);
+	store_close(st);
 	TEST_END();
 }
 
@@ -1200,6 +1419,7 @@ t_orphan_wal(void)
 	unlink(tpath("orphan.db-wal"));
 	unlink(tpath("orphan.db-shm"));
 	unlink(tpath("orphan.db-wal.orphan"));
+	unlink(tpath("orphan.db-clean"));
 	TEST_END();
 }
 
@@ -1220,6 +1440,9 @@ main(void)
 	t_corrupt_random();
 	t_corrupt_truncated();
 	t_corrupt_page();
+	t_clean_marker();
+	t_clean_marker_corrupt();
+	t_registered_jobs();
 	t_foreign_refused();
 	t_unsafe_paths();
 	t_event_needs_tx();
