@@ -98,24 +98,6 @@ class Nops(gitlib.Nopsd):
             for line in self.extra:
                 f.write(line + "\n")
 
-    def restart(self, hook=None, extra_env=None):
-        e = dict(os.environ)
-        e.pop("NOPS_TEST_HOOK", None)
-        if hook:
-            e["NOPS_TEST_HOOK"] = hook
-        e.update(extra_env or {})
-        with open(self.log, "a") as f:
-            f.write("---- restart ----\n")
-        self.proc = self.env.start([NOPSD, "-d", "-v", "-f", self.conf],
-                                   stdout=open(self.log, "a"),
-                                   stderr=subprocess.STDOUT, env=e)
-        if not wait_until(lambda: self.ctl("-j", "status")[0] == 0, 15):
-            raise RuntimeError("nopsd did not restart:\n" + self.logtext())
-
-    def api(self, method, path, body=None):
-        return self.curl(method, path, None if body is None and
-                         method == "GET" else json.dumps(body or {}))
-
     def jobs(self):
         st, j = self.api("GET", "/api/v1/jobs?limit=500")
         return {(x["namespace"], x["id"]): x for x in j["items"]}

@@ -155,19 +155,6 @@ class Nops(gitlib.Nopsd):
             f.write('notify "plans" {\n\twebhook url "%s/n"\n}\n' %
                     notes.url)
 
-    def restart(self):
-        with open(self.log, "a") as f:
-            f.write("---- restart ----\n")
-        self.proc = self.env.start([gitlib.NOPSD, "-d", "-v", "-f",
-                                    self.conf], stdout=open(self.log, "a"),
-                                   stderr=subprocess.STDOUT)
-        if not wait_until(lambda: self.ctl("-j", "status")[0] == 0, 15):
-            raise RuntimeError("nopsd did not restart:\n" + self.logtext())
-
-    def api(self, method, path, body=None):
-        return self.curl(method, path, None if body is None and
-                         method == "GET" else json.dumps(body or {}))
-
     def plan_deployments(self):
         st, j = self.api("GET", "/api/v1/deployments?job=hosts&limit=100")
         return [d for d in j["items"] if d["namespace"] == ""] \

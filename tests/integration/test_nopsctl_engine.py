@@ -17,16 +17,13 @@ import re
 import subprocess
 import sys
 import time
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import enginelib  # noqa: E402
 import gitlib  # noqa: E402
-from gitlib import Env, Remote, free_port, ok, wait_until  # noqa: E402
+from gitlib import Env, Remote, ok, wait_until  # noqa: E402
+from enginelib import Sim  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SRCDIR = os.environ.get("top_srcdir") or os.path.join(HERE, "..", "..")
-NOMADSIM = os.path.join(SRCDIR, "tests", "nomadsim", "nomadsim")
-NOPSD = os.environ["NOPSD"]
 NOPSCTL = os.environ["NOPSCTL"]
 
 # The secret in the job's env must never reach nopsctl's output.
@@ -114,78 +111,23 @@ def simple_hcl(name, policy):
 BROKEN_HCL = 'job "broken" {\n  group "g" {\n'
 
 
-class Sim:
-    """nomadsim on a free port with the manual clock."""
+class Daemon(enginelib.Nops):
+    """nopsd reading the remote's nomad/ directory every second, drift
+    checked every 2 s, against the simulator."""
 
-    def __init__(self, env):
-        out = env.path("nomadsim.out")
-        self.proc = env.start([sys.executable, NOMADSIM, "--port", "0",
-                               "--speed", "0"], stdout=open(out, "w"),
-                              stderr=subprocess.STDOUT)
-
-        def listening():
-            with open(out) as f:
-                m = re.search(r"listening on http://127\.0\.0\.1:(\d+)",
-                              f.read())
-            return m and int(m.group(1))
-        self.port = wait_until(listening, 15)
-        if not self.port:
-            raise RuntimeError("nomadsim did not start")
-        self.url = "http://127.0.0.1:%d" % self.port
-
-    def post(self, path, body):
-        req = urllib.request.Request(self.url + path, method="POST",
-                                     data=json.dumps(body).encode(),
-                                     headers={"Content-Type":
-                                              "application/json"})
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return json.loads(r.read())
-
-    def get(self, path):
-        with urllib.request.urlopen(self.url + path, timeout=30) as r:
-            return json.loads(r.read())
-
-    def advance(self, seconds=1):
-        self.post("/_sim/clock", {"Advance": seconds})
-
-
-class Daemon:
     def __init__(self, env, sim, remote):
-        self.env = env
-        self.sock = env.path("nopsd.sock")
-        self.conf = env.path("nops.conf")
-        self.log = env.path("nopsd.log")
-        with open(self.conf, "w") as f:
-            f.write("""user "_nops"
-database "%(d)s/db/nops.db"
-control socket "%(sock)s" group "_nopsadm"
-listen on 127.0.0.1 port %(port)d
-drift-interval 2s
-engine-interval 1s
-apply-timeout 10m
+        super().__init__(env, sim, [{"name": "infra",
+                                     "url": "file://" + remote.bare,
+                                     "branch": "main", "path": "nomad",
+                                     "poll": "1s"}])
 
-nomad {
-	address "%(nomad)s"
-	namespaces { "default" }
-}
-
-repository "infra" {
-	url "file://%(bare)s"
-	branch "main"
-	path "nomad"
-	poll-interval 1s
-}
-""" % {"d": env.dir, "sock": self.sock, "port": free_port(),
-                "nomad": sim.url, "bare": remote.bare})
-        self.proc = env.start([NOPSD, "-d", "-v", "-f", self.conf],
-                              stdout=open(self.log, "w"),
-                              stderr=subprocess.STDOUT)
-        if not wait_until(lambda: self.ctl("status")[0] == 0, 15):
-            raise RuntimeError("nopsd did not start:\n" + self.logtext())
-
-    def logtext(self):
-        with open(self.log, errors="replace") as f:
-            return f.read()
+    def write_conf(self, repos):
+        gitlib.Nopsd.write_conf(self, repos)
+        with open(self.conf, "a") as f:
+            f.write("drift-interval 2s\nengine-interval 1s\n"
+                    "apply-timeout 10m\n")
+            f.write('nomad {\n\taddress "%s"\n\tnamespaces { "default" }'
+                    "\n}\n" % self.sim.url)
 
     def ctl(self, *args, page=None):
         env = dict(os.environ)
@@ -403,13 +345,13 @@ def main():
         # While canaries wait, the engine polls the Nomad deployment every
         # engine-interval; stall one poll so that the promote surely lands
         # while it is in flight.  A person's promote must still be taken.
-        sim.post("/_sim/faults", {"Method": "GET", "Match": "exact",
-                                  "Path": "/v1/job/web/deployment",
-                                  "Count": 1, "Action": "stall",
-                                  "Seconds": 3})
+        sim.call("POST", "/_sim/faults", {"Method": "GET", "Match": "exact",
+                                          "Path": "/v1/job/web/deployment",
+                                          "Count": 1, "Action": "stall",
+                                          "Seconds": 3})
         time.sleep(1.5)
         rc, out, err = d.ctl("promote", str(web2))
-        pending = sim.get("/_sim/faults")
+        pending = sim.call("GET", "/_sim/faults")[1]
         ok("promote while nops polls the Nomad deployment: queued, not "
            "409 busy", rc == 0 and "queued" in out,
            (rc, out, err, "faults not yet taken: %s" % pending))
