@@ -39,6 +39,8 @@ struct evhttp_request;
 #define WEB_HEADERS_SIZE	(16 * 1024)	/* request line + headers: 431 */
 #define WEB_HEADERS_HARD	(64 * 1024)	/* libevent's, never reached */
 #define WEB_IDLE_TIMEOUT	30	/* s: no byte either way; keep-alive */
+/* WEB_IDLE_TIMEOUT, or a test hook's "idle-timeout:N" (1 to 30 s). */
+int	 web_idle_timeout(void);
 #define WEB_HEADER_DEADLINE	10	/* s: accept to a whole request */
 #define WEB_REFUSED_DEADLINE	2	/* s: for a connection past the cap */
 #define WEB_CONN_MAX		256	/* TCP connections served at once */

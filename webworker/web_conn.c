@@ -377,7 +377,7 @@ web_conn_end(uint64_t tok)
 		return;
 	if (wn->wn_busy > 0)
 		wn->wn_busy--;
-	wn->wn_deadline = web_now() + WEB_IDLE_TIMEOUT;
+	wn->wn_deadline = web_now() + web_idle_timeout();
 }
 
 /* A PEM callback that never asks: an encrypted key is refused. */

@@ -246,7 +246,7 @@ web_edge_refuse(struct web_conn *wn, int status, const char *why,
 	struct web_edge		*we = &wn->wn_edge;
 	struct bufferevent	*bev = wn->wn_bev;
 	struct evbuffer		*in, *body, *out;
-	struct timeval		 tv = { WEB_IDLE_TIMEOUT, 0 };
+	struct timeval		 tv = { web_idle_timeout(), 0 };
 	size_t			 i;
 
 	in = bufferevent_get_input(bev);

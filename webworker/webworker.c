@@ -698,7 +698,7 @@ web_http_new(struct web_listener *wl)
 	 */
 	evhttp_set_max_headers_size(http, WEB_HEADERS_HARD);
 	evhttp_set_max_body_size(http, wl->wl_body_max);
-	evhttp_set_timeout(http, WEB_IDLE_TIMEOUT);
+	evhttp_set_timeout(http, web_idle_timeout());
 	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
 	    EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
 	    EVHTTP_REQ_PATCH);
@@ -858,6 +858,29 @@ web_testhooks(const struct worker_init *wi)
 #endif
 
 static struct worker_init web_wi;
+
+/*
+ * The idle timeout.  A test-hooks build takes "idle-timeout:N" (from
+ * NOPS_TEST_HOOK=webworker:idle-timeout:N), so that the suite can wait
+ * past it in seconds rather than half a minute.
+ */
+int
+web_idle_timeout(void)
+{
+#ifdef NOPS_TEST_HOOKS
+	const char	*errstr;
+	long long	 v;
+
+	if (proc_testhook(&web_wi, "idle-timeout") &&
+	    web_wi.wi_testhook[strlen("idle-timeout")] == ':') {
+		v = strtonum(web_wi.wi_testhook + strlen("idle-timeout:"), 1,
+		    WEB_IDLE_TIMEOUT, &errstr);
+		if (errstr == NULL)
+			return (int)v;
+	}
+#endif
+	return WEB_IDLE_TIMEOUT;
+}
 
 /* As root, after IMSG_INIT: OpenSSL reads its configuration now. */
 void

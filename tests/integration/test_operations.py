@@ -168,9 +168,14 @@ class Clock:
 
 
 def main():
+    # The webworker's idle timeout is 2 s here (30 s in use): the runs
+    # below that take longer wait past it in seconds.
     env, sim, remote, nops = setup(
-        FILES, extra=['policy "viewer" {', '\tnamespace "*" { read }', '}'],
-        extra_env={"NOPS_TEST_OPERATION_TIMEOUT": "4"})
+        FILES, extra=['policy "viewer" {', '\tnamespace "*" { read }', '}',
+                      'policy "runner" {',
+                      '\tnamespace "*" { read operate }', '}'],
+        hook="webworker:idle-timeout:2",
+        extra_env={"NOPS_TEST_OPERATION_TIMEOUT": "8"})
     wait_until(lambda: nops.active("db") is not None or
                nops.job_state("db") == "in_sync", 15)
     did = nops.active("db")
@@ -399,19 +404,50 @@ def main():
        st2 == 200 and len(page2["items"]) == 40 and page2["next"] is None,
        (st, st2))
 
+    # Waits past the webworker's idle timeout (2 s here): first, that an
+    # idle keep-alive connection is indeed cut after it.
+    import http.client
+    hc = http.client.HTTPConnection("127.0.0.1", nops.http_port, timeout=20)
+    hc.request("GET", "/api/v1/openapi.json")
+    hc.getresponse().read()
+    t0 = time.monotonic()
+    try:
+        cut = hc.sock.recv(1) == b""
+    except OSError:
+        cut = False
+    idle = time.monotonic() - t0
+    hc.close()
+    ok("idle: an idle keep-alive connection is closed after the test's "
+       "short idle timeout (not the 30 s one)", cut and idle < 15, idle)
+    rc, tok, err = nops.ctl("token", "create", "runner-t", "--policy",
+                            "runner")
+    tok = tok.strip().splitlines()[-1] if rc == 0 else ""
+    st, j = tcp(nops, "POST", "/api/v1/jobs/default/db/actions/db.wait",
+                {}, tok)
+    ok("idle: a run of 5 s over TCP waits past the idle timeout and gets "
+       "its answer", st == 200 and j.get("exit_code") == 0 and
+       "waited-out" in (j.get("output") or ""), (st, j))
+    r = subprocess.run([NOPSCTL, "-s", nops.sock, "action", "db", "db.wait"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=60)
+    ok("idle: nopsctl action over the control socket waits past it too",
+       r.returncode == 0 and "waited-out" in r.stdout,
+       (r.returncode, r.stdout, r.stderr))
+
     # A run under way when nopsd is killed is found again by its token.
     def run_wait():
         try:
             nops.job_action("db", "db.wait")
         except Exception:
             pass        # the daemon is killed under it
+    kids = len(children(sim, "db-wait-"))
     t = threading.Thread(target=run_wait, daemon=True)
     t.start()
     ok("restart: the run is dispatched",
-       wait_until(lambda: children(sim, "db-wait-"), 20),
+       wait_until(lambda: len(children(sim, "db-wait-")) > kids, 20),
        nops.logtext()[-2000:])
     wait_row = db_rows(nops, "SELECT id, state FROM operation_runs WHERE "
-                       "operation = 'wait'")
+                       "operation = 'wait' ORDER BY id DESC LIMIT 1")
     nops.env.stop(nops.proc, signal.SIGKILL)
     t.join(10)
     # And one the store has as running that Nomad never saw.
@@ -436,7 +472,7 @@ def main():
        and run(wid).get("exit_code") == 0 and "waited-out" in (
            run(wid).get("output") or ""), (wait_row, run(wid)))
     ok("restart: it was dispatched once (found by its token, not sent "
-       "again)", len(children(sim, "db-wait-")) == 1,
+       "again)", len(children(sim, "db-wait-")) == kids + 1,
        children(sim, "db-wait-"))
     ok("restart: a run Nomad has no trace of is lost, saying so",
        wait_until(lambda: run(ghost).get("state") == "lost", 20) and
