@@ -41,6 +41,10 @@ struct evhttp_request;
 #define WEB_IDLE_TIMEOUT	30	/* s: no byte either way; keep-alive */
 /* WEB_IDLE_TIMEOUT, or a test hook's "idle-timeout:N" (1 to 30 s). */
 int	 web_idle_timeout(void);
+#ifdef NOPS_TEST_HOOKS
+/* The worker's test hook NAME[:ARG]: ARG ("" without), or NULL. */
+const char *web_testhook(const char *name);
+#endif
 #define WEB_HEADER_DEADLINE	10	/* s: accept to a whole request */
 #define WEB_REFUSED_DEADLINE	2	/* s: for a connection past the cap */
 #define WEB_CONN_MAX		256	/* TCP connections served at once */

@@ -45,6 +45,8 @@ enum web_what {
 	WEB_ACT_JOB,		/* pause, resume, deploy-now */
 	WEB_LOGIN,
 	WEB_LOGOUT,
+	/* A test hook's: a form no case below knows (web_dash_request). */
+	WEB_TEST_UNKNOWN = 999,
 };
 
 static const char *const web_deploy_actions[] = {
@@ -855,6 +857,25 @@ web_action_paths(struct web_page *pg)
 	return rc;
 }
 
+/* The pages web_page_get() draws: a GET of one of these, and only that. */
+static int
+web_dash_page(int what)
+{
+	switch (what) {
+	case WEB_OVERVIEW:
+	case WEB_JOBS:
+	case WEB_JOB:
+	case WEB_DEPLOYMENTS:
+	case WEB_DEPLOYMENT:
+	case WEB_ACTIVITY:
+	case WEB_HOSTS:
+	case WEB_LEFT_BEHIND:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 int
 web_dash_request(struct web_rq *rq)
 {
@@ -902,6 +923,11 @@ web_dash_request(struct web_rq *rq)
 		web_page_error(pg, 405, "method not allowed");
 		return 1;
 	}
+#ifdef NOPS_TEST_HOOKS
+	/* "dash-unknown-kind": as a route added without its case would. */
+	if (post && web_testhook("dash-unknown-kind") != NULL)
+		what = WEB_TEST_UNKNOWN;
+#endif
 	pg->wg_what = what;
 	switch (what) {
 	case WEB_LOGIN:
@@ -930,6 +956,18 @@ web_dash_request(struct web_rq *rq)
 		web_form_post(pg);
 		return 1;
 	default:
+		/*
+		 * Only a GET of a page goes on to draw it; anything else is
+		 * a kind this switch does not know: refused, nothing done.
+		 */
+		if (!get || !web_dash_page(what)) {
+			log_warnx("dashboard: %s %s: no handler for a request "
+			    "of kind %d; refused", m, pg->wg_nsegs > 0 ?
+			    pg->wg_segs[0] : "/", what);
+			web_page_error(pg, 400, "The dashboard cannot take "
+			    "this request here: nothing was done.");
+			return 1;
+		}
 		web_page_get(pg);
 		return 1;
 	}

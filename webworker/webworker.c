@@ -859,6 +859,19 @@ web_testhooks(const struct worker_init *wi)
 
 static struct worker_init web_wi;
 
+#ifdef NOPS_TEST_HOOKS
+const char *
+web_testhook(const char *name)
+{
+	size_t	 len = strlen(name);
+
+	if (!proc_testhook(&web_wi, name))
+		return NULL;
+	return web_wi.wi_testhook[len] == ':' ? web_wi.wi_testhook + len + 1 :
+	    "";
+}
+#endif
+
 /*
  * The idle timeout.  A test-hooks build takes "idle-timeout:N" (from
  * NOPS_TEST_HOOK=webworker:idle-timeout:N), so that the suite can wait
