@@ -167,6 +167,36 @@ class Clock:
                 pass
 
 
+def schema_errors(item, schema, where):
+    """The ways item breaks the OpenAPI schema (the subset ActionItem
+    uses: type, required, properties, additionalProperties, enum,
+    oneOf), as strings; [] when it agrees."""
+    errs = []
+    types = {"object": dict, "string": str, "boolean": bool,
+             "integer": int, "array": list}
+    if "oneOf" in schema:
+        n = sum(1 for s in schema["oneOf"]
+                if not schema_errors(item, s, where))
+        if n != 1:
+            errs.append("%s: matches %d of oneOf" % (where, n))
+    t = schema.get("type")
+    if t and not isinstance(item, types[t]):
+        return errs + ["%s: not %s" % (where, t)]
+    if "enum" in schema and item not in schema["enum"]:
+        errs.append("%s: %r not in %r" % (where, item, schema["enum"]))
+    if t == "object" and "properties" in schema:
+        for k in schema.get("required", []):
+            if k not in item:
+                errs.append("%s: lacks %s" % (where, k))
+        for k, v in item.items():
+            if k in schema["properties"]:
+                errs += schema_errors(v, schema["properties"][k],
+                                      where + "." + k)
+            elif schema.get("additionalProperties") is False:
+                errs.append("%s: %s is not in the document" % (where, k))
+    return errs
+
+
 def main():
     # The webworker's idle timeout is 2 s here (30 s in use): the runs
     # below that take longer wait past it in seconds.
@@ -202,6 +232,25 @@ def main():
        "why", acts.get("db.broken", {}).get("enabled") is False and
        "cannot do" in acts.get("db.broken", {}).get("disabled_reason", ""),
        acts.get("db.broken"))
+
+    # The actions as served agree with the OpenAPI document's ActionItem.
+    st, doc = nops.api("GET", "/api/v1/openapi.json")
+    item = doc["components"]["schemas"]["ActionItem"] if st == 200 else {}
+    errs = []
+    for a in nops.job("db")["actions"]:
+        errs += schema_errors(a, item, "job db: " + a.get("id", "?"))
+    for a in nops.deployment(did)["actions"]:
+        errs += schema_errors(a, item, "deployment: " + a.get("id", "?"))
+    ok("openapi: every action the job and deployment details serve agrees "
+       "with ActionItem (no field it does not list)", st == 200 and
+       item.get("additionalProperties") is False and not errs, errs)
+    ok("openapi: ActionItem lists group, sensitive and input_schema",
+       all(k in item.get("properties", {}) for k in
+           ("group", "sensitive", "input_schema")), item)
+    detail = doc["components"]["schemas"]
+    ok("openapi: JobDetail and DeploymentDetail give actions as ActionItem",
+       all('"#/components/schemas/ActionItem"' in json.dumps(detail[n])
+           for n in ("JobDetail", "DeploymentDetail")))
 
     # A schema in a file next to the job.
     a = acts.get("db.filed", {})
