@@ -643,7 +643,8 @@ api_engine(struct api_req *req, struct api_resp *resp)
 	struct engine	*e = engine_env;
 
 	resp->status = 200;
-	resp->body = jsonb_pack("{s:I,s:o,s:o,s:f,s:I,s:I,s:I,s:b,s:o,s:b}",
+	resp->body = jsonb_pack("{s:I,s:o,s:o,s:f,s:I,s:I,s:I,s:I,s:b,s:o,"
+	    "s:b}",
 	    "cycles", (json_int_t)e->e_cycles,
 	    "last_detection", api_time_json(e->e_last_detect),
 	    "last_apply", api_time_json(e->e_last_apply),
@@ -651,6 +652,7 @@ api_engine(struct api_req *req, struct api_resp *resp)
 	    "last_detection_requests", (json_int_t)e->e_last_requests,
 	    "last_detection_planned", (json_int_t)e->e_last_planned,
 	    "last_detection_unchanged", (json_int_t)e->e_last_skipped,
+	    "last_detection_files_reused", (json_int_t)e->e_last_files_reused,
 	    "last_detection_full", e->e_last_full,
 	    "last_detection_full_why", e->e_last_full_why != NULL ?
 	    json_string(e->e_last_full_why) : json_null(),

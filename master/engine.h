@@ -28,6 +28,7 @@ struct store;
 
 struct repo_snap;
 struct repo_file;
+struct dmemo;
 
 /* A job file's job, as the last detection cycle saw it. */
 struct ejob {
@@ -48,6 +49,8 @@ struct ejob {
 	/* Its snapshot (a reference) and file, for the git context. */
 	const struct repo_snap *ej_snap;
 	const struct repo_file *ej_file;
+	/* What its file's content gave (engine_memo.c), this cycle only. */
+	struct dmemo	*ej_memo;
 	int		 ej_notify_completed;	/* meta nops_notify_completed */
 	struct job_meta	 ej_meta;
 	int		 ej_in_ns;	/* in a managed namespace */
@@ -130,6 +133,8 @@ struct engine {
 	uint64_t	 e_last_skipped;	/* jobs planned from memory */
 	int		 e_last_full;	/* the last cycle planned every job */
 	const char	*e_last_full_why;	/* why (static text) */
+	size_t		 e_last_queued;	/* managed jobs it had to decide */
+	size_t		 e_last_files_reused;	/* files not parsed again */
 	/* The same, summed over every cycle (/metrics). */
 	uint64_t	 e_total_requests;
 	uint64_t	 e_total_planned;
@@ -174,7 +179,8 @@ struct ens_index {
 	uint64_t	 ni_index;	/* X-Nomad-Index of its job list */
 };
 struct dcycle;
-void	 survey_start(struct dcycle *);	/* then detect_plan() */
+void	 survey_start(struct dcycle *);	/* ask Nomad */
+void	 survey_classified(struct dcycle *);	/* then detect_plan() */
 void	 survey_finish(struct dcycle *);	/* the cycle ended */
 void	 survey_free(struct dcycle *);
 /* The live job as this cycle's list has it (borrowed), or NULL. */

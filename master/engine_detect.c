@@ -24,6 +24,7 @@
 
 #include <jansson.h>
 #include <sqlite3.h>
+#include <openssl/evp.h>
 
 #include "log.h"
 #include "text.h"
@@ -256,48 +257,57 @@ detect_unparsed(struct dcycle *dc, const struct dparse *dp, const char *err,
 	}
 }
 
-/* One parse answer: a job, or an error for the file. */
+/* A file that did not parse: Nomad's 4xx error, or an outage. */
 static void
-detect_parsed(struct nomad_result *res, void *arg)
+detect_parse_failed(struct dcycle *dc, const struct dparse *dp,
+    int status, const char *error)
 {
-	struct dparse	*dp = arg;
-	struct dcycle	*dc = dp->dp_cycle;
+	char	*err;
+
+	err = detect_parse_error(error != NULL ? error :
+	    "Nomad's answer to parse is not a job", dp->dp_file->rf_path);
+	if (status == 0 || status >= 500) {
+		/*
+		 * No answer, or no leader: Nomad is out, the file may be
+		 * fine.  Nothing is decided this cycle.
+		 */
+		if (dc->dc_outage == NULL)
+			detect_asprintf(&dc->dc_outage, "parsing %s:%s: %s",
+			    dp->dp_snap->rs_repo, dp->dp_file->rf_path, err);
+		dc->dc_incomplete = 1;
+		detect_unparsed(dc, dp, err, 1);
+	} else {
+		cycle_error(dc, dp->dp_snap->rs_repo, dp->dp_file->rf_path,
+		    err);
+		detect_unparsed(dc, dp, err, 0);
+	}
+	free(err);
+}
+
+/*
+ * A file's job: from Nomad's answer (job), or from what its content gave
+ * before (dm; its namespace, ID and spec text).
+ */
+static void
+detect_job_add(struct dcycle *dc, const struct dparse *dp, json_t *job,
+    struct dmemo *dm)
+{
 	struct ejob	*ej, *old;
 	const char	*ns, *id;
-	json_t		*job = res->nr_json;
-	char		*err;
 
-	if (!nomad_ok(res) || !json_is_object(job)) {
-		err = detect_parse_error(res->nr_error != NULL ?
-		    res->nr_error : "Nomad's answer to parse is not a job",
-		    dp->dp_file->rf_path);
-		if (res->nr_status == 0 || res->nr_status >= 500) {
-			/*
-			 * No answer, or no leader: Nomad is out, the file may
-			 * be fine.  Nothing is decided this cycle.
-			 */
-			if (dc->dc_outage == NULL)
-				detect_asprintf(&dc->dc_outage, "parsing %s:%s: "
-				    "%s", dp->dp_snap->rs_repo,
-				    dp->dp_file->rf_path, err);
-			dc->dc_incomplete = 1;
-			detect_unparsed(dc, dp, err, 1);
-		} else {
-			cycle_error(dc, dp->dp_snap->rs_repo,
-			    dp->dp_file->rf_path, err);
-			detect_unparsed(dc, dp, err, 0);
-		}
-		free(err);
-		goto done;
+	if (dm != NULL) {
+		ns = dm->dm_ns;
+		id = dm->dm_id;
+	} else {
+		ns = json_string_value(json_object_get(job, "Namespace"));
+		if (ns == NULL || *ns == '\0')
+			ns = "default";
+		id = json_string_value(json_object_get(job, "ID"));
 	}
-	ns = json_string_value(json_object_get(job, "Namespace"));
-	if (ns == NULL || *ns == '\0')
-		ns = "default";
-	id = json_string_value(json_object_get(job, "ID"));
 	if (id == NULL || *id == '\0') {
 		cycle_error(dc, dp->dp_snap->rs_repo, dp->dp_file->rf_path,
 		    "the job has no ID");
-		goto done;
+		return;
 	}
 	/* Names are shown and stored everywhere: text only (BOUNDARY). */
 	if (text_check(id, strlen(id)) != NULL ||
@@ -306,7 +316,7 @@ detect_parsed(struct nomad_result *res, void *arg)
 		cycle_error(dc, dp->dp_snap->rs_repo, dp->dp_file->rf_path,
 		    "the job's ID or namespace is not text of at most 200 "
 		    "bytes");
-		goto done;
+		return;
 	}
 	if ((ej = calloc(1, sizeof(*ej))) == NULL)
 		fatal("calloc");
@@ -315,11 +325,17 @@ detect_parsed(struct nomad_result *res, void *arg)
 	ej->ej_repo = detect_strdup(dp->dp_snap->rs_repo);
 	ej->ej_path = detect_strdup(dp->dp_file->rf_path);
 	ej->ej_commit = detect_strdup(dp->dp_snap->rs_commit);
-	ej->ej_job = json_incref(job);
+	if (dm != NULL) {
+		/* The same text ejob_park() would have made of the answer. */
+		ej->ej_spec = detect_strdup(dm->dm_spec);
+		ej->ej_memo = dm;
+	} else {
+		ej->ej_job = json_incref(job);
+		ejob_park(ej);
+	}
 	repo_snap_ref(dp->dp_snap);
 	ej->ej_snap = dp->dp_snap;
 	ej->ej_file = dp->dp_file;
-	ejob_park(ej);
 	if ((old = RB_INSERT(ejobs, &dc->dc_jobs, ej)) != NULL &&
 	    old->ej_unparsed) {
 		/* The job moved to a file that parses: it wins. */
@@ -335,18 +351,41 @@ detect_parsed(struct nomad_result *res, void *arg)
 		log_warnx("job %s/%s is %s", ns, id, old->ej_error);
 		ejob_free(ej);
 	}
-done:
-	/* A parse answered from the cache cost Nomad nothing. */
-	if (!res->nr_cached)
-		dc->dc_requests++;
-	free(dp);
-	dc->dc_parse_inflight--;
+}
+
+/* A file answered: the next, or the classification after the last. */
+static void
+detect_parse_next(struct dcycle *dc)
+{
 	if (--dc->dc_parse_pending == 0) {
 		free(dc->dc_parses);
 		dc->dc_parses = NULL;
 		detect_classify(dc);
 	} else
 		detect_parse_pump(dc);
+}
+
+/* One parse answer: a job, or an error for the file. */
+static void
+detect_parsed(struct nomad_result *res, void *arg)
+{
+	struct dparse	*dp = arg;
+	struct dcycle	*dc = dp->dp_cycle;
+	json_t		*job = res->nr_json;
+
+	if (!nomad_ok(res) || !json_is_object(job)) {
+		/* What the parse cache keeps, and no more: a 400. */
+		if (res->nr_status == 400 && res->nr_error != NULL)
+			memo_put(dp->dp_file, NULL, res->nr_error);
+		detect_parse_failed(dc, dp, res->nr_status, res->nr_error);
+	} else
+		detect_job_add(dc, dp, job, memo_put(dp->dp_file, job, NULL));
+	/* A parse answered from the cache cost Nomad nothing. */
+	if (!res->nr_cached)
+		dc->dc_requests++;
+	free(dp);
+	dc->dc_parse_inflight--;
+	detect_parse_next(dc);
 }
 
 /*
@@ -359,11 +398,28 @@ detect_parse_pump(struct dcycle *dc)
 {
 	struct dparse		*dp;
 	const struct repo_file	*rf;
+	struct dmemo		*dm;
 
 	while (dc->dc_parse_inflight < ENGINE_PLAN_INFLIGHT &&
 	    dc->dc_pnext < dc->dc_nparses) {
 		dp = dc->dc_parses[dc->dc_pnext++];
 		rf = dp->dp_file;
+		if ((dm = memo_find(rf)) != NULL) {
+			/* Its content was read before: no parse. */
+			if (dm->dm_ok)
+				detect_job_add(dc, dp, NULL, dm);
+			else
+				detect_parse_failed(dc, dp, 400, dm->dm_error);
+			dc->dc_memo_hits++;
+			free(dp);
+			if (--dc->dc_parse_pending == 0) {
+				free(dc->dc_parses);
+				dc->dc_parses = NULL;
+				detect_classify(dc);
+				return;
+			}
+			continue;
+		}
 		dc->dc_parse_inflight++;
 		nomad_parse(NULL, (const char *)rf->rf_data, rf->rf_size,
 		    rf->rf_vars != NULL ? (const char *)rf->rf_vars->rf_data :
@@ -389,6 +445,7 @@ detect_start(void)
 	engine_env->e_detecting = 1;
 	webpub_changed();
 	engine_env->e_rerun = 0;
+	memo_begin();
 	if ((dc = calloc(1, sizeof(*dc))) == NULL)
 		fatal("calloc");
 	RB_INIT(&dc->dc_jobs);
@@ -423,6 +480,13 @@ detect_start(void)
 			dc->dc_parses[dc->dc_nparses++] = dp;
 		}
 	}
+	/*
+	 * Nomad's leader, version and job lists are asked while the files
+	 * are read, when the last cycle had managed jobs to decide: one
+	 * round trip less between a push and its plan.
+	 */
+	if (engine_env->e_last_queued > 0)
+		survey_start(dc);
 	/* Counted before any is sent; answers come later, never inside. */
 	dc->dc_parse_pending = (int)dc->dc_nparses;
 	if (dc->dc_parse_pending == 0) {
@@ -497,47 +561,64 @@ detect_hook(struct dcycle *dc, struct ejob *ej, const char *phase, int pos,
 
 /*
  * The spec hash covers the job as git has it and every hook it runs, so
- * that an approval covers the hooks too and a hook change supersedes.
+ * that an approval covers the hooks too and a hook change supersedes:
+ * SHA-256 of its canonical text and a newline, a line per hook, the hook
+ * error, the operations.  The start comes from what the file's content
+ * gave before, unless a suspend changed the spec this cycle.
  */
 static void
-detect_hash(struct ejob *ej)
+detect_hash(struct ejob *ej, int carried)
 {
-	char	*spec, *buf = NULL, *line = NULL;
-	size_t	 i;
+	static const char	 hex[] = "0123456789abcdef";
+	EVP_MD_CTX		*ctx;
+	unsigned char		 md[EVP_MAX_MD_SIZE];
+	unsigned int		 mdlen = 0, i;
+	char			*spec, *line;
 
-	spec = engine_json_canonical(ej->ej_job);
-	if (asprintf(&buf, "%s\n", spec) == -1)
-		fatal("asprintf");
-	free(spec);
+	if (ej->ej_memo != NULL && !carried)
+		ctx = memo_spec_hash(ej->ej_memo);
+	else {
+		spec = engine_json_canonical(ejob_job(ej));
+		if ((ctx = EVP_MD_CTX_new()) == NULL ||
+		    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1 ||
+		    EVP_DigestUpdate(ctx, spec, strlen(spec)) != 1 ||
+		    EVP_DigestUpdate(ctx, "\n", 1) != 1)
+			fatalx("EVP_Digest sha256");
+		free(spec);
+	}
 	for (i = 0; i < ej->ej_nhooks; i++) {
 		struct deploy_hook *h = &ej->ej_hooks[i];
 
-		if (asprintf(&line, "%s%s %d %s %s %d\n", buf, h->dh_phase,
+		if (asprintf(&line, "%s %d %s %s %d\n", h->dh_phase,
 		    h->dh_position, h->dh_hook_id, h->dh_spec_hash,
 		    h->dh_timeout) == -1)
 			fatal("asprintf");
-		free(buf);
-		buf = line;
+		if (EVP_DigestUpdate(ctx, line, strlen(line)) != 1)
+			fatalx("EVP_DigestUpdate");
+		free(line);
 	}
 	if (ej->ej_hook_error != NULL) {
-		if (asprintf(&line, "%shook error: %s\n", buf,
-		    ej->ej_hook_error) == -1)
+		if (asprintf(&line, "hook error: %s\n", ej->ej_hook_error) == -1)
 			fatal("asprintf");
-		free(buf);
-		buf = line;
+		if (EVP_DigestUpdate(ctx, line, strlen(line)) != 1)
+			fatalx("EVP_DigestUpdate");
+		free(line);
 	}
 	/* Operations too, once a job declares any (operation.c). */
 	if (ej->ej_nops > 0) {
-		char	*ops = operation_hash_text(ej);
-
-		if (asprintf(&line, "%s%s", buf, ops) == -1)
-			fatal("asprintf");
-		free(ops);
-		free(buf);
-		buf = line;
+		line = operation_hash_text(ej);
+		if (EVP_DigestUpdate(ctx, line, strlen(line)) != 1)
+			fatalx("EVP_DigestUpdate");
+		free(line);
 	}
-	engine_sha256_hex(buf, strlen(buf), ej->ej_hash);
-	free(buf);
+	if (EVP_DigestFinal_ex(ctx, md, &mdlen) != 1 || mdlen != 32)
+		fatalx("EVP_DigestFinal_ex");
+	EVP_MD_CTX_free(ctx);
+	for (i = 0; i < mdlen; i++) {
+		ej->ej_hash[i * 2] = hex[md[i] >> 4];
+		ej->ej_hash[i * 2 + 1] = hex[md[i] & 0xf];
+	}
+	ej->ej_hash[ENGINE_HASHLEN] = '\0';
 }
 
 static void
@@ -545,19 +626,27 @@ detect_classify(struct dcycle *dc)
 {
 	struct ejob	*ej;
 	size_t		 i;
+	int		 carried;
 
 	RB_FOREACH(ej, ejobs, &dc->dc_jobs) {
-		json_t	*v;
+		json_t	*meta, *v;
 
-		meta_read(json_object_get(ejob_job(ej), "Meta"), &ej->ej_meta);
+		/* Its content's meta and type, kept or from the tree. */
+		if (ej->ej_memo != NULL) {
+			meta = ej->ej_memo->dm_meta;
+			ej->ej_suspendable = ej->ej_memo->dm_suspendable;
+		} else {
+			meta = json_object_get(ejob_job(ej), "Meta");
+			ej->ej_suspendable = suspend_type_suspendable(
+			    ej->ej_job);
+		}
+		meta_read(meta, &ej->ej_meta);
 		if (ej->ej_unparsed)
 			ej->ej_meta.jm_role = ej->ej_prev_role;
-		v = json_object_get(json_object_get(ej->ej_job, "Meta"),
-		    "nops_notify_completed");
+		v = json_object_get(meta, "nops_notify_completed");
 		ej->ej_notify_completed = json_is_string(v) &&
 		    strcmp(json_string_value(v), "true") == 0;
 		ej->ej_in_ns = engine_ns_managed(ej->ej_ns);
-		ej->ej_suspendable = suspend_type_suspendable(ej->ej_job);
 		ejob_park(ej);
 		for (i = 0; i < ej->ej_meta.jm_nissues; i++)
 			if (ej->ej_meta.jm_issues[i].mi_severity == META_ERROR)
@@ -587,9 +676,16 @@ detect_classify(struct dcycle *dc)
 			operation_freeze(ej, ej->ej_meta.jm_ops[i],
 			    RB_FIND(ejobs, &dc->dc_jobs, &key));
 		}
-		/* A suspend is part of the desired state (suspend.c). */
-		suspend_carry(ej->ej_ns, ej->ej_id, ejob_job(ej));
-		detect_hash(ej);
+		/*
+		 * A suspend is part of the desired state (suspend.c).  The
+		 * spec is made a tree only for a job that has one.
+		 */
+		carried = 0;
+		if (ej->ej_memo == NULL || suspend_get(ej->ej_ns, ej->ej_id,
+		    NULL, NULL, NULL) == 1)
+			carried = suspend_carry(ej->ej_ns, ej->ej_id,
+			    ejob_job(ej));
+		detect_hash(ej, carried);
 		ejob_park(ej);
 		dc->dc_queue = reallocarray(dc->dc_queue, dc->dc_nqueue + 1,
 		    sizeof(*dc->dc_queue));
@@ -600,12 +696,9 @@ detect_classify(struct dcycle *dc)
 	/* Hooks looked at above: text again. */
 	RB_FOREACH(ej, ejobs, &dc->dc_jobs)
 		ejob_park(ej);
-	if (dc->dc_nqueue == 0) {
-		detect_decide(dc);
-		return;
-	}
 	/* Which jobs may have changed: engine_survey.c, then detect_plan(). */
-	survey_start(dc);
+	engine_env->e_last_queued = dc->dc_nqueue;
+	survey_classified(dc);
 }
 
 /* Plan the queued jobs (those the survey could not answer from memory). */
@@ -941,7 +1034,10 @@ detect_finish(struct dcycle *dc)
 		ej->ej_job = NULL;
 		free(ej->ej_spec);
 		ej->ej_spec = NULL;
+		ej->ej_memo = NULL;
 	}
+	/* What the files' contents gave stays for the next cycle. */
+	memo_sweep();
 	file_errors_free(e->e_file_errors, e->e_nfile_errors);
 	e->e_file_errors = dc->dc_errs;
 	e->e_nfile_errors = dc->dc_nerrs;
@@ -970,6 +1066,7 @@ detect_finish(struct dcycle *dc)
 	e->e_last_skipped = dc->dc_skipped;
 	e->e_last_full = dc->dc_full;
 	e->e_last_full_why = dc->dc_full_why;
+	e->e_last_files_reused = dc->dc_memo_hits;
 	e->e_total_requests += dc->dc_requests;
 	e->e_total_planned += dc->dc_planned;
 	e->e_total_skipped += dc->dc_skipped;
@@ -979,11 +1076,12 @@ detect_finish(struct dcycle *dc)
 	e->e_cycles++;
 	survey_finish(dc);
 	survey_free(dc);
-	log_debug("detection cycle %llu: %.1f ms, %llu requests, %llu jobs "
-	    "planned, %llu unchanged%s%s, %zu file errors",
+	log_debug("detection cycle %llu: %.1f ms, %llu requests, %zu of %zu "
+	    "files read before, %llu jobs planned, %llu unchanged%s%s, %zu "
+	    "file errors",
 	    (unsigned long long)e->e_cycles, e->e_last_detect_ms,
-	    (unsigned long long)dc->dc_requests,
-	    (unsigned long long)dc->dc_planned,
+	    (unsigned long long)dc->dc_requests, dc->dc_memo_hits,
+	    dc->dc_nparses, (unsigned long long)dc->dc_planned,
 	    (unsigned long long)dc->dc_skipped,
 	    dc->dc_full ? "; full: " : "",
 	    dc->dc_full ? dc->dc_full_why : "", dc->dc_nerrs);

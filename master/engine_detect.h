@@ -6,9 +6,12 @@
 #define NOPS_ENGINE_DETECT_H
 
 #include <sys/types.h>
+#include <sys/tree.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+
+#include <jansson.h>
 
 #include "engine.h"
 
@@ -37,6 +40,7 @@ struct dcycle {
 	int			 dc_parse_pending;	/* not answered yet */
 	struct dparse		**dc_parses;	/* the files, in order */
 	size_t			 dc_nparses;
+	size_t			 dc_memo_hits;	/* files read before */
 	size_t			 dc_pnext;	/* the next to send */
 	int			 dc_parse_inflight;
 	struct ejob		**dc_queue;
@@ -54,12 +58,41 @@ struct dcycle {
 
 	/* engine_survey.c */
 	struct dsurvey		*dc_survey;
+	int			 dc_classified;	/* the queue is complete */
 	int			 dc_full;	/* every job planned */
 	const char		*dc_full_why;
 	uint64_t		 dc_planned;
 	uint64_t		 dc_skipped;
 };
 
+
+/*
+ * What a job file's content gave, kept between cycles (engine_memo.c).
+ * Valid until memo_sweep() at the end of the cycle that found it.
+ */
+#define DMEMO_KEYLEN	(2 * 64 + 1)	/* two SHA-256 in hex, a colon */
+struct dmemo {
+	RB_ENTRY(dmemo)	 dm_node;
+	char		 dm_key[DMEMO_KEYLEN + 1];
+	uint64_t	 dm_cycle;	/* the last cycle that read it */
+	int		 dm_ok;		/* 1: a job; 0: Nomad's 400 */
+	char		*dm_error;	/* the 400's error, as Nomad said it */
+	char		*dm_ns;		/* "default" when the job says none */
+	char		*dm_id;		/* NULL when the job has none */
+	char		*dm_spec;	/* the job, compact JSON text */
+	json_t		*dm_meta;	/* its Meta, or NULL */
+	int		 dm_suspendable;
+	struct evp_md_ctx_st *dm_canon;	/* after canonical text + "\n" */
+};
+
+void		 memo_begin(void);
+void		 memo_sweep(void);
+void		 memo_flush(void);
+size_t		 memo_size(void);
+struct dmemo	*memo_find(const struct repo_file *);
+struct dmemo	*memo_put(const struct repo_file *, const json_t *,
+		    const char *);
+struct evp_md_ctx_st *memo_spec_hash(struct dmemo *);
 
 char	*detect_strdup(const char *);
 /* The job's spec as a tree (loaded from its text if parked), or NULL. */

@@ -45,6 +45,7 @@ struct dsurvey {
 	struct dcycle		*sv_cycle;
 	int			 sv_pending;
 	int			 sv_failed;	/* an answer missing */
+	int			 sv_unused;	/* asked early, nothing to plan */
 	char			*sv_version;
 	char			*sv_leader;
 	struct dsurvey_ns	*sv_ns;
@@ -78,11 +79,30 @@ survey_ns_index(const char *ns)
 	return 0;
 }
 
+/*
+ * Both the answers and the jobs to plan are in: decide.  A survey asked
+ * at the start of a cycle that then has no job to plan is not used, so
+ * that the cycle is what it would have been without it.
+ */
+static void
+survey_go(struct dsurvey *sv)
+{
+	struct dcycle	*dc = sv->sv_cycle;
+
+	if (sv->sv_pending > 0 || !dc->dc_classified)
+		return;
+	if (dc->dc_nqueue == 0) {
+		sv->sv_unused = 1;
+		detect_decide(dc);
+	} else
+		survey_decide(sv);
+}
+
 static void
 survey_answered(struct dsurvey *sv)
 {
 	if (--sv->sv_pending == 0)
-		survey_decide(sv);
+		survey_go(sv);
 }
 
 static void
@@ -217,6 +237,24 @@ survey_start(struct dcycle *dc)
 	survey_answered(sv);
 }
 
+/*
+ * The cycle's jobs are classified and queued.  The survey was asked at
+ * the start of the cycle when the last cycle had jobs to plan (its
+ * answers come while the files are read), else it is asked now, when
+ * there is a job to plan.
+ */
+void
+survey_classified(struct dcycle *dc)
+{
+	dc->dc_classified = 1;
+	if (dc->dc_survey != NULL)
+		survey_go(dc->dc_survey);
+	else if (dc->dc_nqueue == 0)
+		detect_decide(dc);
+	else
+		survey_start(dc);
+}
+
 static struct dsurvey_ns *
 survey_ns(struct dsurvey *sv, const char *ns)
 {
@@ -233,8 +271,10 @@ survey_ns(struct dsurvey *sv, const char *ns)
 json_t *
 survey_stub(struct dcycle *dc, const char *ns, const char *id, int *listed)
 {
-	struct dsurvey_ns	*sn = survey_ns(dc->dc_survey, ns);
+	struct dsurvey_ns	*sn = NULL;
 
+	if (dc->dc_survey != NULL && !dc->dc_survey->sv_unused)
+		sn = survey_ns(dc->dc_survey, ns);
 	*listed = sn != NULL && sn->sn_ok;
 	return *listed ? json_object_get(sn->sn_jobs, id) : NULL;
 }
@@ -363,7 +403,7 @@ survey_finish(struct dcycle *dc)
 	struct dsurvey	*sv = dc->dc_survey;
 	size_t		 i;
 
-	if (sv == NULL)
+	if (sv == NULL || sv->sv_unused)
 		return;
 	free(e->e_nomad_version);
 	free(e->e_nomad_leader);

@@ -140,6 +140,7 @@ int	 nomad_cas_error(const struct nomad_result *, uint64_t *sent,
 /* The parse cache: SHA-256 of (HCL, variables) -> Nomad's answer. */
 void	 nomad_parse_cache_flush(void);
 size_t	 nomad_parse_cache_size(void);
+uint64_t nomad_parse_cache_generation(void);
 
 /* Between master/nomad*.c only. */
 #define NOMAD_KEY_LEN		32	/* SHA-256 */

@@ -33,6 +33,7 @@ static struct nomad_cache	 nomad_cache =
     TAILQ_HEAD_INITIALIZER(nomad_cache);
 static size_t			 nomad_ncached;
 static size_t			 nomad_cachebytes;
+static uint64_t			 nomad_cachegen;	/* flushes */
 
 static void
 nomad_cached_free(struct nomad_cached *pc)
@@ -53,6 +54,14 @@ nomad_parse_cache_flush(void)
 	}
 	nomad_ncached = 0;
 	nomad_cachebytes = 0;
+	nomad_cachegen++;
+}
+
+/* Changes with every flush: what was kept from a parse is stale. */
+uint64_t
+nomad_parse_cache_generation(void)
+{
+	return nomad_cachegen;
 }
 
 size_t

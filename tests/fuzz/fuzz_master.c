@@ -23,7 +23,7 @@
 /* FUZZ-SOURCES: master/engine_decide.c master/deploy.c master/engine_detect.c */
 /* FUZZ-SOURCES: master/engine.c master/api_engine.c master/engine_health.c */
 /* FUZZ-SOURCES: master/engine_hooks.c master/jsonb.c shared/meta.c */
-/* FUZZ-SOURCES: master/engine_survey.c master/engine_watch.c */
+/* FUZZ-SOURCES: master/engine_survey.c master/engine_memo.c master/engine_watch.c */
 /* FUZZ-SOURCES: master/metrics.c master/nixrun.c master/nomad.c */
 /* FUZZ-SOURCES: master/nomad_cache.c master/nomad_conf.c */
 /* FUZZ-SOURCES: master/nomad_debug.c master/notify.c master/openapi.c */

@@ -3,9 +3,11 @@
 
 Two nopsd read the same git repository and the same nomadsim: one with
 the skip (a job whose spec hash and live JobModifyIndex did not move is
-not planned again), one with the test hook NOPS_TEST_NO_SKIP, which plans
-every job every cycle as the seed says.  A random sequence of steps,
-seeded and reproducible, changes git (an image, a hook), changes Nomad
+not planned again, and a file whose content did not change is not parsed
+or hashed again), one with the test hook NOPS_TEST_NO_SKIP, which parses
+and plans every job every cycle as the seed says.  A random sequence of steps,
+seeded and reproducible, changes git (an image, a hook, a policy, a file
+that does not parse, a job declared in two files), changes Nomad
 behind their back (another image, git's spec again, a scale, a stop, a
 purge), pauses and resumes jobs, rejects deployments, restarts both
 daemons and plays a Nomad upgrade or a new leader.  After each step both
@@ -52,10 +54,18 @@ class World:
         self.rng = random.Random(seed)
         self.image = {j: IMAGES[0] for j in JOBS}
         self.hook_script = "exit 0"
+        # Changes of one file among unchanged ones, which the skip's
+        # daemon reads from what their content gave before: a policy
+        # (the meta), a file that does not parse, a second file that
+        # declares the same job.
+        self.policy = {}
+        self.broken = None
+        self.twice = None
 
     def hcl(self, jid, image=None):
         ns, policy, extra, pre = JOBS[jid]
-        return job_hcl(jid, image=image or self.image[jid], policy=policy,
+        return job_hcl(jid, image=image or self.image[jid],
+                       policy=self.policy.get(jid, policy),
                        count=2, pre=pre, group_extra=extra,
                        ns=ns if ns != "default" else None)
 
@@ -63,7 +73,17 @@ class World:
         f = {"nomad/%s.nomad.hcl" % j: self.hcl(j) for j in JOBS}
         f["nomad/pre-hook.nomad.hcl"] = hook_hcl("pre-hook",
                                                  self.hook_script)
+        if self.broken is not None:
+            f["nomad/%s.nomad.hcl" % self.broken] = \
+                'job "%s" {\n  group "app" {\n' % self.broken
+        # The second file goes again (None: delete it) when it is undone.
+        for j in JOBS:
+            f["nomad/more/%s-again.nomad.hcl" % j] = \
+                self.hcl(j) if j == self.twice else None
         return f
+
+    def nfiles(self):
+        return len([c for c in self.files().values() if c is not None])
 
 
 def register_as(sim, hcl, ns):
@@ -153,7 +173,8 @@ def main():
     version = 6
     equal = True
     for step in range(1, steps + 1):
-        kind = rng.choice(("git", "git", "git", "hook", "outside",
+        kind = rng.choice(("git", "git", "git", "hook", "policy",
+                           "broken", "twice", "outside",
                            "outside", "outside",
                            "sync", "scale", "scale", "stop", "purge",
                            "pause", "reject", "reject", "retry", "retry",
@@ -172,6 +193,26 @@ def main():
         elif kind == "hook":
             world.hook_script = "exit %d" % rng.randrange(3)
             what = "git: hook %s" % world.hook_script
+            commit = remote.commit(world.files(), what)
+            for n in daemons:
+                n.fetch("infra")
+                n.wait_commit("infra", commit)
+        elif kind in ("policy", "broken", "twice"):
+            if kind == "policy":
+                base = JOBS[jid][1]
+                other = "none" if base == "approval" else "approval"
+                if world.policy.pop(jid, None) is None:
+                    world.policy[jid] = other
+                what = "git: %s policy %s" % (
+                    jid, world.policy.get(jid, base))
+            elif kind == "broken":
+                world.broken = None if world.broken else jid
+                what = "git: %s" % ("%s does not parse" % jid
+                                    if world.broken else "every file parses")
+            else:
+                world.twice = None if world.twice else jid
+                what = "git: %s" % ("%s declared twice" % jid
+                                    if world.twice else "declared once")
             commit = remote.commit(world.files(), what)
             for n in daemons:
                 n.fetch("infra")
@@ -295,6 +336,15 @@ def main():
                                      e["last_detection_unchanged"]),
        e["last_detection_requests"] <= 2 + 2 + e["last_detection_planned"] * 2
        and e["last_detection_unchanged"] > 0, json.dumps(e))
+    # What the files' contents gave is kept by the skip's daemon only:
+    # the reference parses every file every cycle, as the seed says.
+    ok("an unchanged cycle reads no file again (%d of %d files from what "
+       "their content gave before; the reference: %d)" % (
+           e["last_detection_files_reused"], world.nfiles(),
+           full.engine()["last_detection_files_reused"]),
+       e["last_detection_files_reused"] == world.nfiles() and
+       full.engine()["last_detection_files_reused"] == 0,
+       json.dumps([e, full.engine()]))
     for n in daemons:
         n.stop()
     return 1 if gitlib.failures else 0
