@@ -197,6 +197,61 @@ def schema_errors(item, schema, where):
     return errs
 
 
+def case_errors():
+    """The rows of seed 003's operations table the main case does not
+    reach, with the clock standing still so that deployments wait."""
+    files = {
+        "nomad/api.nomad.hcl": job_hcl(
+            "api", policy="auto", count=1,
+            extra_meta='    nops_operations = "api-x, api-refused"'),
+        "nomad/api-x.nomad.hcl": op_hcl("api-x", "api", "echo x"),
+        # Nomad refuses its dispatch: a meta key nops never sends.
+        "nomad/api-refused.nomad.hcl": op_hcl(
+            "api-refused", "api", "exit 0").replace(
+                "meta_optional = [", 'meta_required = ["customer"]\n'
+                "    meta_optional = ["),
+        "nomad/idle.nomad.hcl": job_hcl(
+            "idle", policy="none", count=1,
+            extra_meta='    nops_operations = "idle-x"'),
+        "nomad/idle-x.nomad.hcl": op_hcl("idle-x", "idle", "echo x"),
+    }
+    env, sim, remote, nops = setup(files)
+    try:
+        st, j = nops.job_action("idle", "idle.x")
+        ok("errors: nothing deployed: conflict (409)", st == 409 and
+           j["error"]["code"] == "conflict" and "nothing deployed" in
+           j["error"]["message"], (st, j))
+        wait_until(lambda: nops.active("api") is not None, 15)
+        did = nops.active("api")
+        nops.wait_deploy_state(did, ("completed", "failed"), 30,
+                               sim_step=30)
+        nops.push_and_fetch(remote, {"nomad/api.nomad.hcl": files[
+            "nomad/api.nomad.hcl"].replace("nginx:1.26", "nginx:1.27")})
+        wait_until(lambda: nops.active("api") not in (None, did), 15)
+        d2 = nops.active("api")
+        nops.wait_deploy_state(d2, "waiting_health", 15)
+        st, j = nops.job_action("api", "api.x")
+        ok("errors: a deployment of the job under way: queue_full (429)",
+           st == 429 and j["error"]["code"] == "queue_full", (st, j))
+        nops.wait_deploy_state(d2, ("completed", "failed"), 30,
+                               sim_step=30)
+        n = len(children(sim, "api-refused-"))
+        st, j = nops.job_action("api", "api.refused")
+        ok("errors: the command did not start (Nomad refused the "
+           "dispatch): runtime_error (500)", st == 500 and
+           j["error"]["code"] == "runtime_error" and "did not start" in
+           j["error"]["message"], (st, j))
+        ok("errors: and nothing runs", len(children(sim, "api-refused-"))
+           == n)
+        st, j = nops.job_action("api", "suspend", {"reason": "test"})
+        st, j = nops.job_action("api", "api.x")
+        ok("errors: the job is suspended: conflict (409)", st == 409 and
+           j["error"]["code"] == "conflict" and "suspended" in
+           j["error"]["message"], (st, j))
+    finally:
+        env.cleanup()
+
+
 def main():
     # The webworker's idle timeout is 2 s here (30 s in use): the runs
     # below that take longer wait past it in seconds.
@@ -609,3 +664,4 @@ def main():
 
 
 main()
+case_errors()
