@@ -27,6 +27,8 @@ struct drequest {
 };
 /* A job ID or namespace from a parse answer, at most (bytes of text). */
 #define DETECT_NAME_MAX	200
+/* Seconds after a cycle before the heap is trimmed. */
+#define DETECT_TRIM_DELAY	1
 
 #define DREQ_RETRY	1
 #define DREQ_DEPLOY_NOW	2
