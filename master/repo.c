@@ -196,8 +196,8 @@ repo_endswith(const char *s, const char *suffix)
 const char *
 repo_check_path(const char *path, const char *top, int kind)
 {
-	const char	*p, *errstr, *base;
-	size_t		 len, toplen = strlen(top);
+	const char	*errstr, *base;
+	size_t		 toplen = strlen(top);
 	char		 plan[GITW_PATH_MAX + 32];
 
 	if (path[0] == '\0' || strlen(path) > GITW_PATH_MAX)
@@ -206,13 +206,8 @@ repo_check_path(const char *path, const char *top, int kind)
 		return errstr;
 	if (path[0] == '/')
 		return "an absolute path";
-	for (p = path; *p != '\0'; p += len + (p[len] == '/')) {
-		len = strcspn(p, "/");
-		if (len == 0 || (len == 1 && p[0] == '.') ||
-		    (len == 2 && p[0] == '.' && p[1] == '.') ||
-		    (p[len] == '/' && p[len + 1] == '\0'))
-			return "an empty, \".\" or \"..\" part";
-	}
+	if (!text_path_parts_ok(path))
+		return "an empty, \".\" or \"..\" part";
 	if (toplen > 0 && (strncmp(path, top, toplen) != 0 ||
 	    path[toplen] != '/'))
 		return "a path outside the repository's path";

@@ -255,7 +255,7 @@ static const char *
 meta_schema_path(const char *v)
 {
 	const char	*p;
-	size_t		 len, n;
+	size_t		 len;
 
 	len = strlen(v);
 	if (len > META_SCHEMA_PATH_MAX)
@@ -266,14 +266,9 @@ meta_schema_path(const char *v)
 	for (p = v; *p != '\0'; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f || *p == '\\')
 			return "holds a control character or a backslash";
-	for (p = v; *p != '\0'; p += n + (p[n] == '/')) {
-		n = strcspn(p, "/");
-		if (n == 0 || (n == 1 && p[0] == '.') ||
-		    (n == 2 && p[0] == '.' && p[1] == '.') ||
-		    (p[n] == '/' && p[n + 1] == '\0'))
-			return "has an empty, \".\" or \"..\" part: it names a "
-			    "file below the job file's directory";
-	}
+	if (!text_path_parts_ok(v))
+		return "has an empty, \".\" or \"..\" part: it names a file "
+		    "below the job file's directory";
 	p = strrchr(v, '/') != NULL ? strrchr(v, '/') + 1 : v;
 	if (strlen(p) <= 12 || strcmp(p + strlen(p) - 12, ".schema.json") != 0)
 		return "is not named <name>.schema.json";

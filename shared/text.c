@@ -198,3 +198,19 @@ text_printf(char *dst, size_t size, int flags, const char *fmt, ...)
 	va_end(ap);
 	return len;
 }
+
+int
+text_path_parts_ok(const char *path)
+{
+	const char	*p;
+	size_t		 n;
+
+	for (p = path; *p != '\0'; p += n + (p[n] == '/')) {
+		n = strcspn(p, "/");
+		if (n == 0 || (n == 1 && p[0] == '.') ||
+		    (n == 2 && p[0] == '.' && p[1] == '.') ||
+		    (p[n] == '/' && p[n + 1] == '\0'))
+			return 0;
+	}
+	return 1;
+}

@@ -19,6 +19,8 @@ size_t		 text_utf8_len(const void *, size_t);
 int		 text_is_control(const void *, size_t);
 /* NULL if s[0..len) is valid UTF-8 without controls, else why not. */
 const char	*text_check(const void *, size_t);
+/* A relative path's parts: none empty, ".", ".." or after a last "/". */
+int		 text_path_parts_ok(const char *);
 /* Is s[0..len) valid UTF-8 (controls allowed)? */
 int		 text_valid(const void *, size_t);
 /* The longest prefix of s[0..len) of at most max bytes that ends on a
