@@ -5,7 +5,14 @@
  * on one thread as the webworker does.  What is left between it and
  * nginx is evhttp's own cost; what is left between nopsd and it is ours.
  *
- *	bare_evhttp port path file content-type [path file content-type ...]
+ *	bare_evhttp [-m mode] port path file content-type [...]
+ *
+ * mode (what evhttp allows, measured apart):
+ *	copy	the body copied into each answer (evbuffer_add), 7 headers
+ *	ref	the body by reference (evbuffer_add_reference), 7 headers,
+ *		Content-Length made once: as the webworker answers now
+ *	min	by reference, Content-Type alone: evhttp's floor
+ *	cl	as ref, with libevent's epoll changelist (fewer epoll_ctl)
  *
  * Built by bench/web_overview with the C compiler; not installed.
  */
@@ -28,10 +35,12 @@ struct doc {
 	const char	*ctype;
 	char		*body;
 	size_t		 len;
+	char		 clen[24];
 };
 
 static struct doc	*docs;
 static int		 ndocs;
+static int		 mode_ref, mode_min;
 
 static const char *const sec[][2] = {
 	{ "Content-Security-Policy", "default-src 'self'; "
@@ -67,11 +76,19 @@ answer(struct evhttp_request *req, void *arg)
 		return;
 	}
 	evhttp_add_header(h, "Content-Type", docs[d].ctype);
-	evhttp_add_header(h, "Cache-Control", "no-store");
-	for (i = 0; i < sizeof(sec) / sizeof(sec[0]); i++)
-		evhttp_add_header(h, sec[i][0], sec[i][1]);
-	if ((buf = evbuffer_new()) == NULL ||
-	    evbuffer_add(buf, docs[d].body, docs[d].len) == -1)
+	if (!mode_min) {
+		evhttp_add_header(h, "Cache-Control", "no-store");
+		for (i = 0; i < sizeof(sec) / sizeof(sec[0]); i++)
+			evhttp_add_header(h, sec[i][0], sec[i][1]);
+	}
+	if ((buf = evbuffer_new()) == NULL)
+		errx(1, "evbuffer");
+	if (mode_ref) {
+		evhttp_add_header(h, "Content-Length", docs[d].clen);
+		if (evbuffer_add_reference(buf, docs[d].body, docs[d].len,
+		    NULL, NULL) == -1)
+			errx(1, "evbuffer");
+	} else if (evbuffer_add(buf, docs[d].body, docs[d].len) == -1)
 		errx(1, "evbuffer");
 	evhttp_send_reply(req, 200, "OK", buf);
 	evbuffer_free(buf);
@@ -93,8 +110,24 @@ main(int argc, char *argv[])
 	long			 n;
 	int			 i;
 
+	struct event_config	*cfg;
+	int			 changelist = 0;
+
+	if (argc > 2 && strcmp(argv[1], "-m") == 0) {
+		if (strcmp(argv[2], "ref") == 0)
+			mode_ref = 1;
+		else if (strcmp(argv[2], "min") == 0)
+			mode_ref = mode_min = 1;
+		else if (strcmp(argv[2], "cl") == 0)
+			mode_ref = changelist = 1;
+		else if (strcmp(argv[2], "copy") != 0)
+			errx(2, "bad mode %s", argv[2]);
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc < 5 || (argc - 2) % 3 != 0)
-		errx(2, "usage: bare_evhttp port path file type ...");
+		errx(2, "usage: bare_evhttp [-m copy|ref|min|cl] port path "
+		    "file type ...");
 	ndocs = (argc - 2) / 3;
 	if ((docs = calloc(ndocs, sizeof(*docs))) == NULL)
 		err(1, "calloc");
@@ -110,11 +143,19 @@ main(int argc, char *argv[])
 		    fread(docs[i].body, 1, n, f) != (size_t)n)
 			err(1, "%s", argv[3 + 3 * i]);
 		docs[i].len = n;
+		snprintf(docs[i].clen, sizeof(docs[i].clen), "%ld", n);
 		fclose(f);
 	}
-	if ((base = event_base_new()) == NULL ||
+	if ((cfg = event_config_new()) == NULL)
+		errx(1, "libevent");
+	/* Environment variables would change what is measured. */
+	event_config_set_flag(cfg, EVENT_BASE_FLAG_IGNORE_ENV);
+	if (changelist)
+		event_config_set_flag(cfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
+	if ((base = event_base_new_with_config(cfg)) == NULL ||
 	    (http = evhttp_new(base)) == NULL)
 		errx(1, "libevent");
+	event_config_free(cfg);
 	evhttp_set_bevcb(http, newbev, NULL);
 	evhttp_set_gencb(http, answer, NULL);
 	if (evhttp_bind_socket(http, "127.0.0.1",

@@ -134,9 +134,17 @@ void	 web_reply(struct web_rq *, int status, const char *ctype,
 void	 web_reply_wbuf(struct web_rq *, int status, const char *ctype,
 	    struct wbuf *);
 struct evbuffer;
+struct web_blob;
 /* The body as it is in buf (taken and freed; a HEAD sends its length). */
 void	 web_reply_evbuf(struct web_rq *, int status, const char *ctype,
 	    struct evbuffer *);
+/*
+ * A pushed document's answer: its headers, its Content-Length as made
+ * once per version, its body by reference.
+ */
+void	 web_reply_blob(struct web_rq *, int status, const char *ctype,
+	    size_t nh, const char *const *hname, const char *const *hvalue,
+	    const char *clen, struct web_blob *);
 void	 web_redirect(struct web_rq *, const char *location);
 void	 web_json_error(struct web_rq *, int status, const char *code,
 	    const char *message);
@@ -298,6 +306,21 @@ SSL_CTX	*web_tls_ctx(const void *cert, size_t certlen, const void *key,
 
 /* web_dash.c: 1 if the request is the dashboard's (then it owns it). */
 int	 web_dash_request(struct web_rq *);
+
+/*
+ * web_pages.c: bytes kept here and sent by reference (not copied) by
+ * the answers that send them; they go when the last reference does.
+ */
+struct web_blob {
+	unsigned int		 bl_refs;
+	size_t			 bl_len;
+	char			 bl_data[];
+};
+struct web_blob	*web_blob_new(const void *, size_t);
+void		 web_blob_unref(struct web_blob *);
+/* Add len bytes of bl from off to buf, by reference. */
+void		 web_blob_add(struct evbuffer *, struct web_blob *, size_t off,
+		    size_t len);
 
 /*
  * web_pages.c: pages kept for reuse.  web_pages_reuse: 1 if pg was

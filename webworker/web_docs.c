@@ -67,8 +67,9 @@ struct web_doc {
 	size_t			 wd_nh;
 	char			*wd_hname[WEB_HEADERS_MAX];
 	char			*wd_hvalue[WEB_HEADERS_MAX];
-	void			*wd_body;
+	struct web_blob		*wd_body;	/* sent by reference */
 	size_t			 wd_len;
+	char			 wd_clen[24];	/* its Content-Length */
 	json_t			*wd_json;	/* the body parsed, for pages */
 	uint64_t		 wd_version;	/* new with every answer */
 	time_t			 wd_read;	/* monotonic */
@@ -133,7 +134,8 @@ web_doc_content_free(struct web_doc *d)
 	d->wd_nh = 0;
 	free(d->wd_ctype);
 	d->wd_ctype = NULL;
-	free(d->wd_body);
+	/* Answers still being written keep their reference. */
+	web_blob_unref(d->wd_body);
 	d->wd_body = NULL;
 	json_decref(d->wd_json);
 	d->wd_json = NULL;
@@ -150,7 +152,8 @@ static json_t *
 web_doc_json(struct web_doc *d)
 {
 	if (d->wd_json == NULL && web_is_json(d->wd_ctype) && d->wd_len > 0)
-		d->wd_json = json_loadb(d->wd_body, d->wd_len, 0, NULL);
+		d->wd_json = json_loadb(d->wd_body->bl_data, d->wd_len, 0,
+		    NULL);
 	return d->wd_json;
 }
 
@@ -421,12 +424,21 @@ web_docs_get(struct web_rq *who, struct web_rq *rq, struct web_page *pg,
 		web_want_send(IMSG_WEB_WANT, cls, target);
 	}
 	web_doc_read(d);
+	if (d->wd_have && rq != NULL && !clear) {
+		/* The common read: prebuilt, nothing copied. */
+		web_count(d->wd_status);
+		web_reply_blob(rq, d->wd_status, d->wd_ctype, d->wd_nh,
+		    (const char *const *)d->wd_hname,
+		    (const char *const *)d->wd_hvalue, d->wd_clen, d->wd_body);
+		return 1;
+	}
 	if (d->wd_have) {
 		if (pg != NULL)
 			pg->wg_calls[slot].wk_docver = d->wd_version;
 		web_local_answer(rq, pg, slot, clear, d->wd_status, d->wd_ctype,
 		    d->wd_nh, (const char *const *)d->wd_hname,
-		    (const char *const *)d->wd_hvalue, d->wd_body, d->wd_len,
+		    (const char *const *)d->wd_hvalue,
+		    d->wd_body != NULL ? d->wd_body->bl_data : NULL, d->wd_len,
 		    pg != NULL ? web_doc_json(d) : NULL);
 		return 1;
 	}
@@ -496,12 +508,10 @@ web_docs_dispatch(struct imsg *imsg)
 		    (d->wd_hvalue[i] = strdup(a->hvalue[i])) == NULL)
 			fatal("strdup");
 	d->wd_nh = a->nheaders;
-	if (a->bodylen > 0) {
-		if ((d->wd_body = malloc(a->bodylen)) == NULL)
-			fatal("malloc");
-		memcpy(d->wd_body, a->body, a->bodylen);
-	}
+	if (a->bodylen > 0)
+		d->wd_body = web_blob_new(a->body, a->bodylen);
 	d->wd_len = a->bodylen;
+	(void)snprintf(d->wd_clen, sizeof(d->wd_clen), "%zu", a->bodylen);
 	d->wd_status = (int)a->status;
 	d->wd_version = ++web_doc_versions;
 	d->wd_have = 1;

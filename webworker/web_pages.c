@@ -25,16 +25,6 @@
 
 #define WEB_PAGES_KEPT		32
 
-/*
- * A kept page's bytes, referenced (not copied) by the answers that send
- * it: they go when the last answer using them is written out.
- */
-struct web_blob {
-	unsigned int		 bl_refs;
-	size_t			 bl_len;
-	char			 bl_data[];
-};
-
 struct web_kept {
 	char			*wp_target;	/* NULL: a free slot */
 	uint32_t		 wp_class;
@@ -51,18 +41,44 @@ struct web_kept {
 static struct web_kept	 web_kept[WEB_PAGES_KEPT];
 static uint64_t		 web_kept_clock;
 
-static void
+struct web_blob *
+web_blob_new(const void *data, size_t len)
+{
+	struct web_blob	*bl;
+
+	if ((bl = malloc(sizeof(*bl) + len)) == NULL)
+		fatal("malloc");
+	bl->bl_refs = 1;
+	bl->bl_len = len;
+	if (len > 0)
+		memcpy(bl->bl_data, data, len);
+	return bl;
+}
+
+void
 web_blob_unref(struct web_blob *bl)
 {
 	if (bl != NULL && --bl->bl_refs == 0)
 		free(bl);
 }
 
-/* evbuffer_add_reference's cleanup: an answer is done with the page. */
+/* evbuffer_add_reference's cleanup: an answer is done with the bytes. */
 static void
 web_blob_sent(const void *data, size_t len, void *arg)
 {
 	web_blob_unref(arg);
+}
+
+void
+web_blob_add(struct evbuffer *buf, struct web_blob *bl, size_t off,
+    size_t len)
+{
+	if (len == 0)
+		return;
+	bl->bl_refs++;
+	if (evbuffer_add_reference(buf, bl->bl_data + off, len, web_blob_sent,
+	    bl) == -1)
+		fatal("evbuffer_add_reference");
 }
 
 static void
@@ -159,11 +175,7 @@ web_kept_store(struct web_page *pg, struct wbuf *b,
 	k->wp_nvers = pg->wg_ncalls - 1;
 	for (i = 1; i < pg->wg_ncalls; i++)
 		k->wp_vers[i - 1] = pg->wg_calls[i].wk_docver;
-	if ((k->wp_html = malloc(sizeof(*k->wp_html) + b->wb_len)) == NULL)
-		fatal("malloc");
-	k->wp_html->bl_refs = 1;
-	k->wp_html->bl_len = b->wb_len;
-	memcpy(k->wp_html->bl_data, b->wb_buf, b->wb_len);
+	k->wp_html = web_blob_new(b->wb_buf, b->wb_len);
 	k->wp_sp = *sp;
 	return k;
 }
@@ -185,12 +197,7 @@ web_kept_reply(struct web_page *pg, struct web_kept *k)
 	/* The page's bytes by reference; the session's own text copied. */
 	for (i = 0; i <= k->wp_sp.sp_n; i++) {
 		n = (i < k->wp_sp.sp_n ? k->wp_sp.sp_off[i] : bl->bl_len) - at;
-		if (n > 0) {
-			bl->bl_refs++;
-			if (evbuffer_add_reference(out, bl->bl_data + at, n,
-			    web_blob_sent, bl) == -1)
-				fatal("evbuffer_add_reference");
-		}
+		web_blob_add(out, bl, at, n);
 		if (i == k->wp_sp.sp_n)
 			break;
 		at = k->wp_sp.sp_off[i];

@@ -150,6 +150,9 @@ web_input_header(struct web_rq *rq, const char *name)
 	    rq->wr_req), name);
 }
 
+static void	 web_send_reply(struct web_rq *, int, const char *,
+		    struct evbuffer *);
+
 void
 web_reply_evbuf(struct web_rq *rq, int status, const char *ctype,
     struct evbuffer *buf)
@@ -165,6 +168,14 @@ web_reply_evbuf(struct web_rq *rq, int status, const char *ctype,
 		web_add_header(rq, "Content-Length", clen);
 		evbuffer_drain(buf, len);
 	}
+	web_send_reply(rq, status, ctype, buf);
+}
+
+/* The answer with its headers; buf is freed. */
+static void
+web_send_reply(struct web_rq *rq, int status, const char *ctype,
+    struct evbuffer *buf)
+{
 	web_headers(rq->wr_req, ctype);
 	/* If the client left meanwhile, libevent just frees the request. */
 	evhttp_send_reply(rq->wr_req, status, web_reason(status), buf);
@@ -172,6 +183,27 @@ web_reply_evbuf(struct web_rq *rq, int status, const char *ctype,
 	web_conn_end(rq->wr_conn);
 	rq->wr_conn = 0;
 	rq->wr_req = NULL;
+}
+
+void
+web_reply_blob(struct web_rq *rq, int status, const char *ctype, size_t nh,
+    const char *const *hname, const char *const *hvalue, const char *clen,
+    struct web_blob *bl)
+{
+	struct evbuffer	*buf;
+	size_t		 i;
+
+	if ((buf = evbuffer_new()) == NULL)
+		fatal("evbuffer_new");
+	for (i = 0; i < nh; i++)
+		if (strcasecmp(hname[i], "Content-Length") != 0)
+			web_add_header(rq, hname[i], hvalue[i]);
+	/* evhttp would print it for every answer; a HEAD sends no body. */
+	web_add_header(rq, "Content-Length", clen);
+	if (bl != NULL &&
+	    evhttp_request_get_command(rq->wr_req) != EVHTTP_REQ_HEAD)
+		web_blob_add(buf, bl, 0, bl->bl_len);
+	web_send_reply(rq, status, ctype, buf);
 }
 
 void
