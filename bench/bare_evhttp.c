@@ -58,16 +58,10 @@ answer(struct evhttp_request *req, void *arg)
 	struct evkeyvalq	*h = evhttp_request_get_output_headers(req);
 	struct evbuffer		*buf;
 	const char		*uri = evhttp_request_get_uri(req);
-	struct bufferevent	*bev;
 	size_t			 i;
-	int			 d, fd, on = 1;
+	int			 d;
 
 	(void)arg;
-	/* As the webworker: no Nagle wait between headers and body. */
-	if ((bev = evhttp_connection_get_bufferevent(
-	    evhttp_request_get_connection(req))) != NULL &&
-	    (fd = bufferevent_getfd(bev)) != -1)
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
 	for (d = 0; d < ndocs; d++)
 		if (strcmp(uri, docs[d].path) == 0)
 			break;
@@ -111,7 +105,8 @@ main(int argc, char *argv[])
 	int			 i;
 
 	struct event_config	*cfg;
-	int			 changelist = 0;
+	struct evhttp_bound_socket *bound;
+	int			 changelist = 0, on = 1;
 
 	if (argc > 2 && strcmp(argv[1], "-m") == 0) {
 		if (strcmp(argv[2], "ref") == 0)
@@ -158,9 +153,17 @@ main(int argc, char *argv[])
 	event_config_free(cfg);
 	evhttp_set_bevcb(http, newbev, NULL);
 	evhttp_set_gencb(http, answer, NULL);
-	if (evhttp_bind_socket(http, "127.0.0.1",
-	    (unsigned short)atoi(argv[1])) == -1)
+	if ((bound = evhttp_bind_socket_with_handle(http, "127.0.0.1",
+	    (unsigned short)atoi(argv[1]))) == NULL)
 		errx(1, "bind port %s", argv[1]);
+	/*
+	 * As the webworker: no Nagle wait between headers and body.  Set
+	 * once on the listener, which Linux passes to each accepted socket
+	 * (the webworker sets it once per connection).
+	 */
+	if (setsockopt(evhttp_bound_socket_get_fd(bound), IPPROTO_TCP,
+	    TCP_NODELAY, &on, sizeof(on)) == -1)
+		err(1, "TCP_NODELAY");
 	printf("ready\n");
 	fflush(stdout);
 	event_base_dispatch(base);
