@@ -49,13 +49,28 @@ auth_b64url(const void *in, size_t len, char *out)
 	out[o] = '\0';
 }
 
+/*
+ * SHA-256 fetched from its provider once: EVP_sha256() looks it up again
+ * on every use, which the webworker did twice per request (the session's
+ * hash and its CSRF token).
+ */
+static const EVP_MD *
+auth_sha256(void)
+{
+	static EVP_MD	*md;
+
+	if (md == NULL && (md = EVP_MD_fetch(NULL, "SHA256", NULL)) == NULL)
+		fatalx("EVP_MD_fetch sha256");
+	return md;
+}
+
 void
 auth_sha256_hex(const void *data, size_t len, char out[AUTH_SHA256_HEX + 1])
 {
 	unsigned char	 md[EVP_MAX_MD_SIZE];
 	unsigned int	 mdlen = 0;
 
-	if (EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) != 1 ||
+	if (EVP_Digest(data, len, md, &mdlen, auth_sha256(), NULL) != 1 ||
 	    mdlen != 32)
 		fatalx("EVP_Digest sha256");
 	hex_encode(md, mdlen, out);
@@ -105,7 +120,7 @@ auth_csrf_token(const char *sid, char out[AUTH_SECRET_B64 + 1])
 	unsigned char		 md[EVP_MAX_MD_SIZE];
 	unsigned int		 mdlen = 0;
 
-	if (HMAC(EVP_sha256(), sid, (int)strlen(sid),
+	if (HMAC(auth_sha256(), sid, (int)strlen(sid),
 	    (const unsigned char *)label, sizeof(label) - 1, md, &mdlen) ==
 	    NULL || mdlen != 32)
 		fatalx("HMAC sha256");
