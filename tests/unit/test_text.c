@@ -46,6 +46,17 @@ main(void)
 	CHECK(text_utf8_len("", 0) == 0);
 	TEST_END();
 
+	TEST_BEGIN("text_path_parts_ok: no empty, \".\" or \"..\" part");
+	CHECK(text_path_parts_ok("a"));
+	CHECK(text_path_parts_ok("a/b.c/..d"));
+	CHECK(!text_path_parts_ok("a//b"));
+	CHECK(!text_path_parts_ok("./a"));
+	CHECK(!text_path_parts_ok("a/../b"));
+	CHECK(!text_path_parts_ok(".."));
+	CHECK(!text_path_parts_ok("a/"));
+	CHECK(!text_path_parts_ok("/a"));
+	TEST_END();
+
 	TEST_BEGIN("text_check: names text, refuses controls and bad bytes");
 	CHECK(text_check("Tess Ter <tess@example.org>", 27) == NULL);
 	CHECK(text_check("h\xc3\xa9llo \xe2\x80\x93 \xe2\x9c\x93", 14) ==
