@@ -553,6 +553,8 @@ struct oprun {
 
 static struct oprun	*op_inflight[OPERATION_INFLIGHT_MAX];
 static size_t		 op_ninflight;
+/* Runs to find again after a restart wait for room in op_inflight. */
+static int		 op_recover_more;
 
 static int
 op_running(int64_t id)
@@ -594,6 +596,11 @@ oprun_free(struct oprun *r)
 		}
 	if (r->r_timer != NULL)
 		event_free(r->r_timer);
+	if (op_recover_more) {
+		/* Room now: the next of those left to find again. */
+		op_recover_more = 0;
+		operation_recover();
+	}
 	if (r->r_payload != NULL)
 		freezero(r->r_payload, r->r_payloadlen);
 	if (r->r_stdout != NULL)
@@ -631,11 +638,10 @@ op_run_json(sqlite3_stmt *st)
 	json_t		*o;
 
 	/*
-	 * Running, but neither here nor looked for (operation_recover()
-	 * had no room for it): nopsd restarted while it ran.
+	 * A run the store has as running is under way here, or is being
+	 * looked for since a restart, or waits for room to be
+	 * (operation_recover()): running, in every case.
 	 */
-	if (strcmp(state, "running") == 0 && !op_running(id))
-		state = "lost";
 	snprintf(action, sizeof(action), "%s.%s",
 	    (const char *)sqlite3_column_text(st, 2),
 	    (const char *)sqlite3_column_text(st, 3));
@@ -1124,8 +1130,13 @@ operation_recover(void)
 
 		if (op_running(id))
 			continue;
+		if (op_ninflight >= OPERATION_INFLIGHT_MAX) {
+			/* Looked for when a run ends (oprun_free()). */
+			op_recover_more = 1;
+			break;
+		}
 		rev = (const char *)sqlite3_column_text(st, 6);
-		if (rev == NULL || op_ninflight >= OPERATION_INFLIGHT_MAX) {
+		if (rev == NULL) {
 			/* Its revision is gone from the store: unknowable. */
 			if ((lost = reallocarray(lost, nlost + 1,
 			    sizeof(*lost))) == NULL)
@@ -1159,7 +1170,7 @@ operation_recover(void)
 	for (i = 0; i < nlost; i++)
 		oprun_lost_now(lost[i], "lost: nopsd restarted while the run "
 		    "was under way, and its operation's revision is not in the "
-		    "store (or too many runs were under way to look)");
+		    "store, so it cannot be looked for in Nomad");
 	free(lost);
 }
 
