@@ -89,6 +89,7 @@ struct ejob {
 	int		 ej_live_exists;
 	uint64_t	 ej_live_index;
 	uint64_t	 ej_read_index;	/* the read's JobModifyIndex (cycle) */
+	int		 ej_noread;	/* this cycle: live job known, no read */
 	json_t		*ej_live_groups;	/* [{Name, Count}] of the live job */
 	int		 ej_skipped;	/* this cycle: planned from memory */
 

@@ -845,12 +845,13 @@ detect_planned(struct nomad_result *res, void *arg)
 	detect_pump(dc);
 }
 
+static void	 detect_plan_one(struct dcycle *, struct ejob *);
+
 static void
 detect_live(struct nomad_result *res, void *arg)
 {
 	struct ejob	*ej = arg;
 	struct dcycle	*dc = cycle;
-	json_t		*spec;
 
 	if (res->nr_status == 404) {
 		ej->ej_live = NULL;
@@ -866,6 +867,15 @@ detect_live(struct nomad_result *res, void *arg)
 		detect_pump(dc);
 		return;
 	}
+	detect_plan_one(dc, ej);
+}
+
+/* Plan git's spec against the live job (read, or known: the survey). */
+static void
+detect_plan_one(struct dcycle *dc, struct ejob *ej)
+{
+	json_t	*spec;
+
 	spec = detect_register_spec(ejob_job(ej), ej->ej_live);
 	ejob_park(ej);
 	dc->dc_requests++;
@@ -882,8 +892,12 @@ detect_pump(struct dcycle *dc)
 	    dc->dc_qnext < dc->dc_nqueue) {
 		ej = dc->dc_queue[dc->dc_qnext++];
 		dc->dc_inflight++;
-		dc->dc_requests++;
 		dc->dc_planned++;
+		if (ej->ej_noread) {
+			detect_plan_one(dc, ej);
+			continue;
+		}
+		dc->dc_requests++;
 		nomad_job_read(ej->ej_ns, ej->ej_id, detect_live, ej);
 	}
 	if (dc->dc_inflight == 0 && dc->dc_qnext == dc->dc_nqueue)

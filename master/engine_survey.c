@@ -331,24 +331,68 @@ survey_full(struct dsurvey *sv)
 	return NULL;
 }
 
-/* Can this job's last plan stand for a new one? */
+/*
+ * Is the live job what this job's last plan was made against?  *stubp
+ * is its entry in the job list, or NULL.
+ */
 static int
-survey_same(struct dsurvey *sv, struct ejob *ej, struct ejob *old)
+survey_live_same(struct dsurvey *sv, struct ejob *ej, struct ejob *old,
+    json_t **stubp)
 {
 	struct dsurvey_ns	*sn;
 	json_t			*stub;
 
+	*stubp = NULL;
 	if (old == NULL || !old->ej_planned ||
 	    old->ej_plan_error != NULL || old->ej_unparsed ||
 	    old->ej_live_index == ENGINE_INDEX_UNSURE ||
-	    strcmp(old->ej_hash, ej->ej_hash) != 0 ||
 	    (sn = survey_ns(sv, ej->ej_ns)) == NULL || !sn->sn_ok)
 		return 0;
-	stub = json_object_get(sn->sn_jobs, ej->ej_id);
+	*stubp = stub = json_object_get(sn->sn_jobs, ej->ej_id);
 	if (stub == NULL)
 		return !old->ej_live_exists;
 	return old->ej_live_exists && (uint64_t)json_integer_value(
 	    json_object_get(stub, "JobModifyIndex")) == old->ej_live_index;
+}
+
+/* Can this job's last plan stand for a new one? */
+static int
+survey_same(struct dsurvey *sv, struct ejob *ej, struct ejob *old)
+{
+	json_t	*stub;
+
+	return old != NULL && strcmp(old->ej_hash, ej->ej_hash) == 0 &&
+	    survey_live_same(sv, ej, old, &stub);
+}
+
+/*
+ * A job whose spec changed in git but whose live job did not move since
+ * its last plan is planned without reading the live job again: what a
+ * plan and a decision take of it, the count of each group and whether it
+ * is stopped, are the last plan's groups and the job list's Stop (a stop,
+ * like a scale, moves JobModifyIndex).
+ */
+static void
+survey_live_known(struct dsurvey *sv, struct ejob *ej, struct ejob *old)
+{
+	json_t	*stub, *stop;
+
+	if (!survey_live_same(sv, ej, old, &stub))
+		return;
+	if (stub == NULL) {
+		ej->ej_noread = 1;		/* not live: a read says 404 */
+		ej->ej_live = NULL;
+		ej->ej_read_index = 0;
+		return;
+	}
+	stop = json_object_get(stub, "Stop");
+	if (!json_is_array(old->ej_live_groups) || !json_is_boolean(stop))
+		return;
+	if ((ej->ej_live = json_pack("{s:O,s:O}", "TaskGroups",
+	    old->ej_live_groups, "Stop", stop)) == NULL)
+		fatalx("json_pack");
+	ej->ej_noread = 1;
+	ej->ej_read_index = old->ej_live_index;
 }
 
 static void
@@ -365,6 +409,7 @@ survey_decide(struct dsurvey *sv)
 			ej = dc->dc_queue[i];
 			old = engine_job(ej->ej_ns, ej->ej_id);
 			if (!survey_same(sv, ej, old)) {
+				survey_live_known(sv, ej, old);
 				dc->dc_queue[n++] = ej;
 				continue;
 			}
