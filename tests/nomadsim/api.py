@@ -12,7 +12,7 @@ from .errors import CodedError
 from .request import Resp
 
 
-# -- routing ---------------------------------------------------------------------
+# -- routing -----------------------------------------------------------------
 
 def route(sim, req):
     p = req.path

@@ -13,7 +13,7 @@ from .request import (INVALID_METHOD, WRITE, Resp, check_method, decode_job,
                       ns_match)
 
 
-# -- /v1/jobs --------------------------------------------------------------------
+# -- /v1/jobs ----------------------------------------------------------------
 
 def jobs_root(sim, req):
     if req.method == "GET":
@@ -88,7 +88,7 @@ def job_register(sim, req, path_id):
     return Resp(resp, index=resp["Index"])
 
 
-# -- /v1/job/<id>/... --------------------------------------------------------------
+# -- /v1/job/<id>/... --------------------------------------------------------
 
 _SUFFIXES = ("/evaluate", "/allocations", "/evaluations", "/periodic/force",
              "/plan", "/summary", "/dispatch/payload", "/dispatch", "/versions",

@@ -413,7 +413,7 @@ def revert(store, key, version, enforce_prior=None):
     return register(store, deepcopy(target), revert=True)
 
 
-# -- periodic launches --------------------------------------------------------
+# -- periodic launches -------------------------------------------------------
 
 def periodic_launch(store, parent, when_ns):
     """Derive `parent/periodic-<unix>` and schedule it (Nomad's deriveJob)."""

@@ -11,7 +11,7 @@ TERMINAL_CLIENT = ("complete", "failed", "lost")
 EXEC_DRIVERS = ("raw_exec", "exec")
 
 
-# -- queries ---------------------------------------------------------------
+# -- queries -----------------------------------------------------------------
 
 def job_allocs(store, ns, job_id):
     return [store.allocs[a] for a in store.allocs_by_job.get((ns, job_id), ())]
@@ -45,7 +45,7 @@ def uses_exec(task):
     return task.get("Driver") in EXEC_DRIVERS
 
 
-# -- nodes -----------------------------------------------------------
+# -- nodes -------------------------------------------------------------------
 
 def eligible_nodes(store, job):
     out = []
@@ -63,7 +63,7 @@ def node_usage(store, node_id):
     return store.node_used.get(node_id, (0, 0))
 
 
-# -- job status ---------------------------------------------------------------------
+# -- job status --------------------------------------------------------------
 
 def refresh_job_status(store, job, by_key=False):
     if by_key:

@@ -88,7 +88,7 @@ def failed_metric(store, job, tg):
     }
 
 
-# -- placement ---------------------------------------------------------------------
+# -- placement ---------------------------------------------------------------
 
 def pick_node(store, job, cpu, mem, group=None):
     best, best_free = None, -1
