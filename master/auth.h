@@ -78,16 +78,20 @@ int		 auth_password_verify(const char *password, size_t len,
 		    const char *hash);
 
 /*
- * auth_hash.c: auth_password_verify() in a pool of threads, the result
- * handed to cb in the event loop (1, 0 or -1 as above).  The password is
- * copied (and wiped once hashed).  -1 when AUTH_HASH_QUEUE_MAX checks
- * wait already: the caller refuses the login for now.
+ * auth_hash.c: auth_password_verify() in a pool of hashing processes, the
+ * result handed to cb in the event loop (1, 0 or -1 as above).  The
+ * password is sent to them (and wiped).  -1 when AUTH_HASH_QUEUE_MAX
+ * checks wait already (or the pool cannot start): the caller refuses the
+ * login for now.  auth_hash_reap(): 1 when pid was a hashing process
+ * (the master's SIGCHLD path asks).
  */
-#define AUTH_HASH_THREADS	2
+#define AUTH_HASH_PROCS		2
 #define AUTH_HASH_QUEUE_MAX	32
 typedef void	(*auth_hash_cb)(int, void *);
 int		 auth_hash_verify(const char *, size_t, const char *,
 		    auth_hash_cb, void *);
+int		 auth_hash_reap(pid_t, int);
+void		 auth_hash_init(void);	/* at start: the pool, before the store */
 
 /* auth.c: secrets. */
 void		 auth_random(void *, size_t);	/* getrandom(2); fatal */

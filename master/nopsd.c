@@ -446,6 +446,7 @@ nopsd_run(struct proc_ctx *pc)
 	evsignal_add(nopsd_ev_int, NULL);
 	evsignal_add(nopsd_ev_chld, NULL);
 	supervise_start_all();
+	auth_hash_init();
 
 	/* Only now, with the workers forked: no connection crosses fork. */
 	if ((env->n_store = store_open(env->n_conf->database, err,

@@ -43,8 +43,14 @@ static const struct sandbox_syscall nopsd_rows[] = {
 	SANDBOX_ALLOW_MASK(clone, 0, NOPSD_NS_FLAGS | NOPSD_THREAD,
 	    NOPSD_THREAD),
 	SANDBOX_ALLOW(sched_getaffinity),
-	/* the hashing threads lower their own priority (auth_hash.c) */
+	/* the store's integrity check thread lowers its priority (store.c) */
 	SANDBOX_ALLOW_ARG(setpriority, 0, PRIO_PROCESS),
+	/*
+	 * the hashing processes (auth_hash.c): a session of their own, and
+	 * SCHED_IDLE for themselves (pid 0) only, no other policy
+	 */
+	SANDBOX_ALLOW(setsid),
+	SANDBOX_ALLOW_ARG2(sched_setscheduler, 0, 0, 1, SCHED_IDLE),
 	SANDBOX_ALLOW(execve),
 	SANDBOX_ALLOW(wait4),
 	SANDBOX_ALLOW(waitid),

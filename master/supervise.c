@@ -36,6 +36,7 @@
 #include "store.h"
 #include "notify.h"
 #include "nixrun.h"
+#include "auth.h"
 #include "hosts.h"
 
 #define RESTART_MIN_MS		500
@@ -548,8 +549,8 @@ supervise_sigchld(void)
 				break;
 			}
 		}
-		if (w == &workers[PROC_MAX])
-			nixrun_reap(pid, status);	/* a Nix child */
+		if (w == &workers[PROC_MAX] && !nixrun_reap(pid, status))
+			(void)auth_hash_reap(pid, status);	/* or hashing */
 	}
 }
 

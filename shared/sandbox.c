@@ -247,6 +247,18 @@ sandbox_caps(void)
 	    ((uint64_t)data[1].effective << 32);
 }
 
+/* Every capability, ambient ones included, gone for good. */
+void
+sandbox_caps_clear(void)
+{
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == -1)
+		fatal("PR_CAP_AMBIENT_CLEAR_ALL");
+	sandbox_capset(0, 0, 0);
+	if (sandbox_caps() != 0)
+		fatalx("capabilities %#llx remain",
+		    (unsigned long long)sandbox_caps());
+}
+
 void
 sandbox_drop_keep(const char *procname, const char *chroot_dir, uid_t uid,
     gid_t gid, uint64_t caps)

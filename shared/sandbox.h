@@ -141,6 +141,8 @@ void	 sandbox_drop_keep(const char *procname, const char *chroot_dir,
 	    uid_t uid, gid_t gid, uint64_t caps);
 /* The effective capabilities of the process, as SANDBOX_CAP() bits. */
 uint64_t sandbox_caps(void);
+/* Clear every capability (effective, permitted, inheritable, ambient). */
+void	 sandbox_caps_clear(void);
 /*
  * No core files: RLIMIT_CORE 0 and not dumpable (which also keeps
  * processes of the same uid from ptrace(2)).  With dumpable set (a debug

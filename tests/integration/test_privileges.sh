@@ -126,13 +126,51 @@ for w in gitworker nomadworker webworker; do
 	    [ "$(proc_field "$pid" CapEff)$(proc_field "$pid" CapPrm)$(proc_field "$pid" CapAmb)" = 000000000000000000000000000000000000000000000000 ]
 	check "$w: Seccomp 2" [ "$(proc_field "$pid" Seccomp)" = 2 ]
 done
-# A login: bcrypt runs in the master's hashing threads, under its filter.
-code=$(curl -s -o /dev/null -w '%{http_code}' -X POST \
-    -H 'Content-Type: application/json' \
-    -d '{"username":"alice","password":"not her password"}' \
-    "http://127.0.0.1:$MPORT/api/v1/login")
-check "a login under the master's filter is answered (401)" [ "$code" = 401 ]
-check "the master still runs after the hashing threads" kill -0 "$DAEMON_PID"
+# Logins: bcrypt runs in the master's hashing processes (auth_hash.c):
+# children of the master, each a session of its own, under SCHED_IDLE,
+# the master's filter and their own, holding no descriptor but their
+# socket (and 0-2).  A field of /proc/PID/stat after the command name.
+stat_field() {
+	sed 's/.*) //' "/proc/$1/stat" | awk -v n="$2" '{ print $(n - 2) }'
+}
+hashers() {
+	for p in $(cat /proc/"$DAEMON_PID"/task/*/children); do
+		[ "$(stat_field "$p" 6)" = "$p" ] && echo "$p"
+	done
+}
+login() {
+	curl -s -o /dev/null -w '%{http_code}' -X POST \
+	    -H 'Content-Type: application/json' \
+	    -d '{"username":"alice","password":"not her password"}' \
+	    "http://127.0.0.1:$MPORT/api/v1/login"
+}
+hpids=$(hashers)
+check "two hashing processes, each the leader of a session of its own" \
+    [ "$(echo $hpids | wc -w)" = 2 ]
+for p in $hpids; do
+	check "hashing process $p: SCHED_IDLE (policy 5)" \
+	    [ "$(stat_field "$p" 41)" = 5 ]
+	check "hashing process $p: the master's filter and its own" \
+	    [ "$(proc_field "$p" Seccomp_filters)" = 2 ]
+	check "hashing process $p: the master's user, no capability" \
+	    [ "$(proc_field "$p" Uid | cut -f1)$(proc_field "$p" CapEff)" = "${muid}0000000000000000" ]
+	check "hashing process $p: descriptors 0-3 only (3: its socket)" \
+	    [ "$(ls /proc/"$p"/fd | sort -n | tr '\n' ' ')" = "0 1 2 3 " ]
+done
+check "a login under the master's filter is answered (401)" \
+    [ "$(login)" = 401 ]
+check "the master still runs after the login" kill -0 "$DAEMON_PID"
+# One dies: the pool is dropped (the other killed) and the next login
+# starts a new one.
+set -- $hpids
+kill -9 "$1"
+gone() { ! kill -0 "$2" 2>/dev/null; }
+check "when one hashing process dies the master kills the other" \
+    wait_for 10 gone "$1" "$2"
+check "... and says so" grep -q "password hashing: hashing process $1 killed by signal 9" "$T/nopsd.log"
+check "the next login is answered (401) by a new pool" [ "$(login)" = 401 ]
+check "... of two new hashing processes" \
+    [ "$(hashers | grep -cvx -e "$1" -e "$2")" = 2 ]
 
 oldpid=$(worker_field nomadworker pid)
 kill -9 "$oldpid"

@@ -671,6 +671,58 @@ child_master_signals(struct run *r)
 	return 0;
 }
 
+/*
+ * A hashing process (master/auth_hash.c): a fork of the master puts
+ * itself in a session of its own and under SCHED_IDLE.
+ */
+static int
+child_master_idle(struct run *r)
+{
+	struct sched_param	 sp;
+	pid_t			 pid;
+	int			 status;
+
+	master_enter();
+	if ((pid = fork()) == -1)
+		return cfail("fork");
+	if (pid == 0) {
+		memset(&sp, 0, sizeof(sp));
+		if (setsid() == -1)
+			_exit(10);
+		if (sched_setscheduler(0, SCHED_IDLE, &sp) == -1)
+			_exit(11);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return cfail("waitpid");
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 10)
+		return cfail("setsid failed");
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 11)
+		return cfail("sched_setscheduler(0, SCHED_IDLE) failed");
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return cfail("the hashing stand-in ended with status %#x",
+		    status);
+	return 0;
+}
+
+static void
+call_sched_other(struct run *r)
+{
+	struct sched_param	 sp;
+
+	memset(&sp, 0, sizeof(sp));
+	sched_setscheduler(0, SCHED_OTHER, &sp);
+}
+
+static void
+call_sched_idle_parent(struct run *r)
+{
+	struct sched_param	 sp;
+
+	memset(&sp, 0, sizeof(sp));
+	sched_setscheduler(getppid(), SCHED_IDLE, &sp);
+}
+
 static void
 call_process_vm(struct run *r)
 {
@@ -741,6 +793,8 @@ test_master(void)
 		{ "mmap writable and executable", call_mmap_wx },
 		{ "io_uring_setup", call_io_uring },
 		{ "memfd_create", call_memfd },
+		{ "sched_setscheduler to SCHED_OTHER", call_sched_other },
+		{ "sched_setscheduler of another process", call_sched_idle_parent },
 	};
 	struct run	 r;
 	struct passwd	*pw;
@@ -783,6 +837,13 @@ test_master(void)
 	    "ABI >= 6) nothing outside its domain (EPERM)");
 	run_init(&r, GIT);
 	r.r_child = child_master_signals;
+	CHECK(exited(run_case(&r), 0));
+	TEST_END();
+
+	TEST_BEGIN("master: a fork of it (a hashing process) takes a session "
+	    "of its own and SCHED_IDLE for itself");
+	run_init(&r, GIT);
+	r.r_child = child_master_idle;
 	CHECK(exited(run_case(&r), 0));
 	TEST_END();
 
