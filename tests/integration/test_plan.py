@@ -8,6 +8,7 @@ so, when nix-instantiate is not installed.
 import json
 import os
 import pwd
+import re
 import shutil
 import tempfile
 import subprocess
@@ -226,20 +227,79 @@ ok("a JSON plan: every error, each naming its host",
 
 # The Nix child's Landlock rules and syscall list, seen from inside: a
 # test build runs a stand-in nix-instantiate (NOPS_NIX_BINDIR) that tries
-# what the child may not do and says what happened.
-# The Nix child's own sandbox seen from inside needs a stand-in
-# nix-instantiate that probes it; a shell script cannot run there since
-# the master drops root: every child keeps the master's Landlock (exec of
-# nopsd and Nix only) and seccomp allowlist (which kills vfork and
-# getpgrp, as the shells use them).  Until the stand-in is a small static
-# program, these three cases are skipped, never passed.
-for name in ("the Nix child reads its own directory",
-             "Landlock: nothing outside the store, the system's files and "
-             "its own directory (not /etc/hostname, not another process's "
-             "/proc, not /tmp)",
-             "seccomp: no namespaces (user, mount)"):
-    gitlib.skip(name, "a shell stand-in for Nix cannot run under the "
-                "master's sandbox (needs a static probe program)")
+# what the child may not do and says what happened.  The stand-in is a
+# static C program (tests/sandbox/nix_probe.c): a shell cannot run there,
+# since every child keeps the master's Landlock (exec of nopsd and Nix
+# only) and seccomp allowlist (which kills the shells' vfork and getpgrp).
+PROBE_CASES = (
+    "the Nix child reads and writes its own directory, as the workers' "
+    "user, and reads the store and the system's files",
+    "Landlock: nothing outside the store, the system's files and its own "
+    "directory (not the state directory, /etc/resolv.conf, /etc/hostname, "
+    "another process's /proc, /tmp): EACCES",
+    "seccomp: no network socket but a Unix one (EACCES), no namespaces or "
+    "identity change (EPERM), ptrace, mount, bpf and keyctl kill it "
+    "(SIGSYS)")
+probe = os.path.join(os.environ.get("top_builddir", "."), "tests", "sandbox",
+                     "nix_probe")
+if not gitlib.test_hooks_built():
+    for name in PROBE_CASES:
+        gitlib.skip(name, gitlib.NO_TEST_HOOKS)
+else:
+    fake = tempfile.mkdtemp(prefix="nops-fakenix.")
+    os.chmod(fake, 0o755)
+    if os.path.exists(probe):
+        shutil.copy(probe, os.path.join(fake, "nix-instantiate"))
+        os.chmod(os.path.join(fake, "nix-instantiate"), 0o755)
+    fr = gitlib.Remote(env, "fake")
+    fr.commit({"nops.plan.nix": "{ }\n"})
+    n2 = gitlib.Nopsd(env, [{"name": "fake", "url": gd.url("fake")}],
+                      extra_env={"NOPS_NIX_BINDIR": fake}, tag="fakenix")
+
+    def fake_plan():
+        st, j = n2.curl("GET", "/api/v1/plans/fake")
+        return j if st == 200 and j.get("state") == "invalid" else None
+
+    p = wait_until(fake_plan, 30)
+    e = "\n".join(p["errors"]) if p else ""
+    # "probe NAME: allowed|refused ERRNO|killed SIGNAL", one after another
+    # (the plan's error joins the lines of standard error).
+    lines = dict(re.findall(r"probe ([^:]+): (allowed|refused [A-Z0-9]+|"
+                            r"killed [A-Z0-9]+)", e))
+    m = re.search(r"probe uid: (\d+)", e)
+    lines["uid"] = m.group(1) if m else None
+    why = "built %s: %s\n%s\n%s" % (probe, os.path.exists(probe), e,
+                                    n2.logtext()[-1500:])
+
+    def says(pairs):
+        return all(lines.get(k) == v for k, v in pairs)
+
+    ok(PROBE_CASES[0],
+       "the probe is done" in e and
+       lines.get("uid") == str(pwd.getpwnam("_nops").pw_uid) and
+       says((("write own dir", "allowed"), ("read own dir", "allowed"),
+             ("read the plan nopsd wrote", "allowed"),
+             ("list /nix/store", "allowed"), ("read /etc/passwd", "allowed"),
+             ("list /usr/lib", "allowed"))), why)
+    ok(PROBE_CASES[1],
+       says((("list the state directory", "refused EACCES"),
+             ("read /etc/resolv.conf", "refused EACCES"),
+             ("list /etc/ssl/certs", "refused EACCES"),
+             ("read /etc/hostname", "refused EACCES"),
+             ("read /proc/1/status", "refused EACCES"),
+             ("write /tmp", "refused EACCES"))), why)
+    ok(PROBE_CASES[2],
+       says((("socket AF_INET", "refused EACCES"),
+             ("socket AF_INET6", "refused EACCES"),
+             ("socket AF_NETLINK", "refused EACCES"),
+             ("socket AF_UNIX", "allowed"),
+             ("unshare user", "refused EPERM"),
+             ("unshare mount", "refused EPERM"),
+             ("setuid 0", "refused EPERM"),
+             ("ptrace", "killed SYS"), ("mount", "killed SYS"),
+             ("bpf", "killed SYS"), ("keyctl", "killed SYS"))), why)
+    n2.stop()
+    shutil.rmtree(fake, ignore_errors=True)
 
 n.stop()
 nixdir = os.path.join(n.db, "nix")
