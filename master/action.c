@@ -153,6 +153,16 @@ static const struct action_def action_table[] = {
 	    { ACOND_NOT_SUSPENDED, 409, "conflict", "is suspended" },
 	    { ACOND_IDLE, 429, "queue_full", "has a deployment under way; "
 	    "try again when it ends" } }, NULL, operation_action },
+	/* Every operation <host>.<operation> of a plan's host, as deployed. */
+	{ "*", ACTION_ON_HOST, CAP_OPERATE | CAP_HOSTS, ACTION_OPERATION,
+	    NULL, NULL, NULL, 0, -1,
+	    { { ACOND_DEPLOYED, 409, "conflict", "has nothing deployed: no "
+	    "deployment of its plan completed" },
+	    { ACOND_HAS_OPERATION, 404, "not_found", "has no such operation "
+	    "in its plan as deployed" },
+	    { ACOND_IDLE, 429, "queue_full", "has a deployment of its plan "
+	    "under way; try again when it ends" } }, NULL,
+	    hosts_action_run },
 };
 static const size_t action_ntable = sizeof(action_table) /
     sizeof(action_table[0]);
@@ -187,7 +197,8 @@ action_table_check(void)
 		if (ad->ad_id == NULL || ad->ad_cap == 0 ||
 		    (ad->ad_cap & ~CAP_MANAGEMENT & 0xffff) == 0 ||
 		    (ad->ad_on != ACTION_ON_JOB &&
-		    ad->ad_on != ACTION_ON_DEPLOYMENT) || ad->ad_run == NULL) {
+		    ad->ad_on != ACTION_ON_DEPLOYMENT &&
+		    ad->ad_on != ACTION_ON_HOST) || ad->ad_run == NULL) {
 			log_warnx("action table: row %zu (%s) names no "
 			    "capability, target or procedure", i,
 			    ad->ad_id != NULL ? ad->ad_id : "?");
@@ -360,8 +371,10 @@ action_broken(const struct action_def *ad, struct action_ctx *ac,
 
 	/* Conditions read from a failing store decide nothing. */
 	if (ac->ac_store_err) {
-		snprintf(why, whylen, "cannot read the state of job %s/%s: "
-		    "%s", ac->ac_ns, ac->ac_job, store_error(engine_store()));
+		snprintf(why, whylen, "cannot read the state of %s %s/%s: %s",
+		    ac->ac_host != NULL ? "host" : "job", ac->ac_host != NULL ?
+		    ac->ac_job : ac->ac_ns, ac->ac_host != NULL ? ac->ac_host :
+		    ac->ac_job, store_error(engine_store()));
 		store_rule.ar_need = ACOND_STATE;
 		store_rule.ar_status = 500;
 		store_rule.ar_code = "runtime_error";
@@ -387,7 +400,7 @@ action_broken(const struct action_def *ad, struct action_ctx *ac,
 		state_rule.ar_why = why;
 		return &state_rule;
 	}
-	if (ad->ad_kind == ACTION_OPERATION)
+	if (ad->ad_kind == ACTION_OPERATION && ad->ad_on == ACTION_ON_JOB)
 		operation_conditions(ac);
 	for (i = 0; i < ACTION_RULES_MAX; i++) {
 		r = &ad->ad_rules[i];
@@ -395,7 +408,10 @@ action_broken(const struct action_def *ad, struct action_ctx *ac,
 			break;
 		if (ac->ac_cond & r->ar_need)
 			continue;
-		if (ad->ad_on == ACTION_ON_DEPLOYMENT)
+		if (ad->ad_on == ACTION_ON_HOST)
+			snprintf(why, whylen, "host %s of plan %s %s",
+			    ac->ac_host, ac->ac_job, r->ar_why);
+		else if (ad->ad_on == ACTION_ON_DEPLOYMENT)
 			snprintf(why, whylen, "job %s/%s of deployment %lld "
 			    "%s", ac->ac_ns, ac->ac_job,
 			    (long long)ac->ac_d->d_id, r->ar_why);
@@ -416,9 +432,8 @@ action_broken(const struct action_def *ad, struct action_ctx *ac,
 static const char *
 action_scope_str(const struct action_def *ad)
 {
-	/* A Nomad job is one instance of itself; hosts have several. */
-	(void)ad;
-	return "target";
+	/* A Nomad job is one instance of itself; a plan has hosts. */
+	return ad->ad_on == ACTION_ON_HOST ? "instance" : "target";
 }
 
 static const char *
@@ -449,6 +464,8 @@ action_json(const struct action_def *ad, struct action_ctx *ac)
 		    snprintf(need, sizeof(need), "%s",
 		    config_cap_name(ad->ad_cap)) :
 		    snprintf(need, sizeof(need), "management");
+		if (ad->ad_cap == (CAP_OPERATE | CAP_HOSTS))
+			snprintf(need, sizeof(need), "operate and hosts");
 		snprintf(why, sizeof(why), "needs the %s capability in "
 		    "namespace %s", need, ac->ac_ns);
 	}
@@ -591,6 +608,13 @@ action_run(const struct action_def *ad, struct action_ctx *ac,
 }
 
 void
+action_take(const struct action_def *ad, struct action_ctx *ac, json_t *body,
+    struct api_resp *resp)
+{
+	action_run(ad, ac, body, resp);
+}
+
+void
 action_not_found(struct api_resp *resp, enum action_on on, const char *id)
 {
 	char	 list[512];
@@ -609,11 +633,13 @@ action_not_found(struct api_resp *resp, enum action_on on, const char *id)
 			continue;
 		if (list[0] != '\0')
 			strlcat(list, ", ", sizeof(list));
-		strlcat(list, strcmp(action_table[i].ad_id, "*") == 0 ?
-		    "<job>.<operation>" : action_table[i].ad_id, sizeof(list));
+		strlcat(list, strcmp(action_table[i].ad_id, "*") != 0 ?
+		    action_table[i].ad_id : on == ACTION_ON_HOST ?
+		    "<host>.<operation>" : "<job>.<operation>", sizeof(list));
 	}
 	api_error(resp, 404, "not_found", "no action %s on a %s (%s)", id,
-	    on == ACTION_ON_JOB ? "job" : "deployment", list);
+	    on == ACTION_ON_JOB ? "job" : on == ACTION_ON_HOST ? "host" :
+	    "deployment", list);
 }
 
 void

@@ -22,6 +22,7 @@ struct ejob;
 enum action_on {
 	ACTION_ON_JOB = 1,		/* /api/v1/jobs/{ns}/{job}/actions/ */
 	ACTION_ON_DEPLOYMENT,		/* /api/v1/deployments/{id}/actions/ */
+	ACTION_ON_HOST,			/* /api/v1/hosts/{repo}/{host}/actions/ */
 };
 
 enum action_kind {
@@ -72,6 +73,8 @@ struct action_ctx {
 	int64_t		 ac_active;	/* a deployment under way, or 0 */
 	int64_t		 ac_last_ok;	/* the last completed one, or 0 */
 	const char	*ac_operation;	/* operations: its name */
+	const char	*ac_host;	/* host actions: the host (ac_job: its
+					   plan's repository, ac_ns: "") */
 	int		 ac_store_err;	/* a condition could not be read */
 	char		 ac_op_error[320]; /* why the operation is invalid */
 };
@@ -105,6 +108,10 @@ json_t	*action_list_deployment(struct api_req *, struct deploy *);
 
 /* One row as an action object of a detail (operations use it). */
 json_t	*action_json_row(const struct action_def *, struct action_ctx *);
+
+/* Check the rules of ad in ac, then run it (host actions, hosts_ops.c). */
+void	 action_take(const struct action_def *, struct action_ctx *,
+	    json_t *body, struct api_resp *);
 
 /* Answer 404 for an action no row names, saying which there are. */
 void	 action_not_found(struct api_resp *, enum action_on, const char *);

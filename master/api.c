@@ -514,6 +514,7 @@ static const struct {
 	{ metrics_routes, &metrics_nroutes },
 	{ plans_routes, &plans_nroutes },
 	{ hosts_routes, &hosts_nroutes },
+	{ hosts_ops_routes, &hosts_ops_nroutes },
 };
 
 void

@@ -416,7 +416,8 @@ auth_scope(struct api_req *req, const struct api_route *r, uint32_t *caps,
 	*has_ns = 0;
 	if (r->cap & ACL_ROUTE_ACTION) {
 		if (req->ar_nargs == 0 || (ad = action_find(r->ns ==
-		    API_NS_JOB ? ACTION_ON_JOB : ACTION_ON_DEPLOYMENT,
+		    API_NS_JOB ? ACTION_ON_JOB : r->ns == API_NS_PLAN ?
+		    ACTION_ON_HOST : ACTION_ON_DEPLOYMENT,
 		    req->ar_args[req->ar_nargs - 1])) == NULL)
 			return 1;
 		*caps = ad->ad_cap;

@@ -406,6 +406,7 @@ hosts_tick(int fd, short ev, void *arg)
 		hosts_probed_at = time(NULL);
 	/* An operation's schema that cannot validate fails its plan. */
 	plan_set_schema_check(schema_usable);
+	hosts_runs_lost();
 		for (repo = plans_first(); repo != NULL;
 		    repo = plans_next(repo))
 			hosts_probe_repo(repo);

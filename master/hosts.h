@@ -112,6 +112,30 @@ void	 hosts_each_api(struct api_req *, struct api_resp *);
 
 /* hosts_api.c */
 json_t	*hosts_steps_json(int64_t id, int *bad);
+json_t	*hosts_host_json(const char *repo, const char *host);
+
+/*
+ * hosts_ops.c: a host's operations as actions (scope instance), and the
+ * run log of operations run on hosts (by a host action or EachHost).
+ */
+struct action_ctx;
+/* The plan of repo's last completed deployment (its id), or NULL. */
+struct plan *hosts_deployed(const char *repo, int64_t *id, char *commit,
+	    size_t commitlen, int *bad);
+int	 hosts_plan_busy(const char *repo);
+int64_t	 hosts_run_create(const char *repo, const char *host, const char *op,
+	    const char *actor, int sensitive, int64_t deployment, int audit);
+void	 hosts_run_end(int64_t id, const char *state, int exit_code,
+	    const char *output, const char *error, int sensitive);
+void	 hosts_runs_lost(void);
+json_t	*hosts_each_actions_json(struct api_req *, const char *repo);
+json_t	*hosts_run_read(int64_t id);
+json_t	*hosts_actions_json(struct api_req *, const char *repo,
+	    const char *host);
+void	 hosts_action_run(struct action_ctx *, json_t *input,
+	    struct api_resp *);
+extern const struct api_route	 hosts_ops_routes[];
+extern const size_t		 hosts_ops_nroutes;
 
 
 extern const struct api_route	 hosts_routes[];

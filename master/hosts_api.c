@@ -96,14 +96,76 @@ hosts_steps_json(int64_t id, int *bad)
 	return d;
 }
 
+/* One host of repo's plan pl at commit, as nops last saw it. */
+static json_t *
+hosts_item_json(const char *repo, const char *commit, const struct plan *pl,
+    const struct plan_host *h)
+{
+	struct hosts_host	*hh;
+	const char		*state;
+	json_t			*o;
+
+	hh = hosts_host_get(repo, h->ph_name, 0);
+	if (pl->pl_nerrors_all > 0)
+		state = "invalid_plan";
+	else if (h->ph_phase < 0)
+		state = "in_no_phase";
+	else if (hh == NULL || hh->hh_seen_at == 0)
+		state = "unknown";
+	else if (hh->hh_error != NULL)
+		state = "unreachable";
+	else if (hh->hh_current != NULL &&
+	    strcmp(hh->hh_current, h->ph_system) == 0)
+		state = "in_sync";
+	else
+		state = "drifted";
+	o = json_pack("{s:s, s:s, s:s, s:s?, s:s, s:i, s:s}",
+	    "name", h->ph_name, "repository", repo,
+	    "commit", commit, "wanted", h->ph_system,
+	    "address", h->ph_address, "port", h->ph_port,
+	    "state", state);
+	if (o == NULL)
+		fatal("json_pack");
+	json_object_set_new(o, "phase", h->ph_phase >= 0 ?
+	    json_string(pl->pl_phases[h->ph_phase].pp_name) :
+	    json_null());
+	json_object_set_new(o, "current", hh != NULL &&
+	    hh->hh_current != NULL ?
+	    json_string(hh->hh_current) : json_null());
+	json_object_set_new(o, "booted", hh != NULL &&
+	    hh->hh_booted != NULL ?
+	    json_string(hh->hh_booted) : json_null());
+	json_object_set_new(o, "error", hh != NULL &&
+	    hh->hh_error != NULL ?
+	    json_string(hh->hh_error) : json_null());
+	json_object_set_new(o, "last_step", hh != NULL &&
+	    hh->hh_last_step != NULL ?
+	    json_string(hh->hh_last_step) : json_null());
+	json_object_set_new(o, "seen_at", api_time_json(
+	    hh != NULL ? hh->hh_seen_at : 0));
+	return o;
+}
+
+/* GET /api/v1/hosts/{repository}/{host} without its actions; NULL: none. */
+json_t *
+hosts_host_json(const char *repo, const char *name)
+{
+	const struct plan	*pl;
+	const struct plan_host	*h;
+	const char		*commit;
+
+	if ((pl = plans_get(repo, &commit)) == NULL ||
+	    (h = plan_host_find(pl, name)) == NULL)
+		return NULL;
+	return hosts_item_json(repo, commit, pl, h);
+}
+
 /* GET /api/v1/hosts: every host of every plan, as nops last saw it. */
 json_t *
 hosts_json(void)
 {
 	const struct plan	*pl;
-	const struct plan_host	*h;
-	struct hosts_host	*hh;
-	const char		*repo, *commit, *state;
+	const char		*repo, *commit;
 	json_t			*items, *o;
 	size_t			 i;
 
@@ -112,48 +174,9 @@ hosts_json(void)
 	for (repo = plans_first(); repo != NULL; repo = plans_next(repo)) {
 		if ((pl = plans_get(repo, &commit)) == NULL)
 			continue;
-		for (i = 0; i < pl->pl_nhosts; i++) {
-			h = &pl->pl_hosts[i];
-			hh = hosts_host_get(repo, h->ph_name, 0);
-			if (pl->pl_nerrors_all > 0)
-				state = "invalid_plan";
-			else if (h->ph_phase < 0)
-				state = "in_no_phase";
-			else if (hh == NULL || hh->hh_seen_at == 0)
-				state = "unknown";
-			else if (hh->hh_error != NULL)
-				state = "unreachable";
-			else if (hh->hh_current != NULL &&
-			    strcmp(hh->hh_current, h->ph_system) == 0)
-				state = "in_sync";
-			else
-				state = "drifted";
-			o = json_pack("{s:s, s:s, s:s, s:s?, s:s, s:i, s:s}",
-			    "name", h->ph_name, "repository", repo,
-			    "commit", commit, "wanted", h->ph_system,
-			    "address", h->ph_address, "port", h->ph_port,
-			    "state", state);
-			if (o == NULL)
-				fatal("json_pack");
-			json_object_set_new(o, "phase", h->ph_phase >= 0 ?
-			    json_string(pl->pl_phases[h->ph_phase].pp_name) :
-			    json_null());
-			json_object_set_new(o, "current", hh != NULL &&
-			    hh->hh_current != NULL ?
-			    json_string(hh->hh_current) : json_null());
-			json_object_set_new(o, "booted", hh != NULL &&
-			    hh->hh_booted != NULL ?
-			    json_string(hh->hh_booted) : json_null());
-			json_object_set_new(o, "error", hh != NULL &&
-			    hh->hh_error != NULL ?
-			    json_string(hh->hh_error) : json_null());
-			json_object_set_new(o, "last_step", hh != NULL &&
-			    hh->hh_last_step != NULL ?
-			    json_string(hh->hh_last_step) : json_null());
-			json_object_set_new(o, "seen_at", api_time_json(
-			    hh != NULL ? hh->hh_seen_at : 0));
-			json_array_append_new(items, o);
-		}
+		for (i = 0; i < pl->pl_nhosts; i++)
+			json_array_append_new(items, hosts_item_json(repo,
+			    commit, pl, &pl->pl_hosts[i]));
 	}
 	if ((o = json_pack("{s:o, s:n}", "items", items, "next")) == NULL)
 		fatal("json_pack");

@@ -7,6 +7,11 @@
  *	POST /api/v1/plans/{repository}/operations/{operation}
  *	{"limit": 1..64, "hosts": ["name", ...], "input": {...}}
  *
+ * The operation is that of the plan as last deployed (its last completed
+ * deployment), as for a host's actions (hosts_ops.c); none while a
+ * deployment of the plan is under way.  Each host's run is written to
+ * the run log (hosts_ops.c), never its input.
+ *
  * The input is checked against the operation's schema when it declares
  * one, and is given to the command on stdin as JSON, never in its command
  * line.  Each host's run waits at most EACH_TIMEOUT seconds.  The first
@@ -57,6 +62,7 @@ struct each_host {
 	uint32_t		 eh_ssh;
 	int			 eh_state;	/* EACH_* */
 	int			 eh_status;	/* exit code, -1: none */
+	int64_t			 eh_run_id;	/* in the run log, or 0 */
 	char			*eh_output;	/* redacted, or NULL */
 	char			*eh_error;
 };
@@ -67,6 +73,7 @@ struct each_run {
 	char			 er_actor[64];
 	char			*er_repo;
 	char			 er_commit[GITW_COMMIT_HEXLEN + 1];
+	int64_t			 er_deployment;	/* the plan's, deployed */
 	char			*er_op;
 	struct plan		*er_plan;	/* its own copy */
 	char			*er_input;	/* JSON + "\n", or NULL */
@@ -160,8 +167,9 @@ each_finish(struct each_run *er)
 		struct each_host *eh = &er->er_hosts[i];
 
 		n[eh->eh_state]++;
-		o = jsonb_pack("{s:s, s:s, s:o, s:o, s:o}",
-		    "name", eh->eh_host->ph_name,
+		o = jsonb_pack("{s:s, s:o, s:s, s:o, s:o, s:o}",
+		    "name", eh->eh_host->ph_name, "run", eh->eh_run_id > 0 ?
+		    json_integer(eh->eh_run_id) : json_null(),
 		    "state", each_state_name(eh->eh_state),
 		    "exit_code", eh->eh_status >= 0 ?
 		    json_integer(eh->eh_status) : json_null(),
@@ -201,6 +209,16 @@ each_done(const struct hosts_ssh_res *res, void *arg)
 	eh->eh_status = res->hr_stage == SSH_STAGE_DONE ? res->hr_status : -1;
 	if (!er->er_sensitive)
 		eh->eh_output = each_strdup(res->hr_shown);
+	if (res->hr_stage == SSH_STAGE_DONE)
+		hosts_run_end(eh->eh_run_id, res->hr_status == 0 ? "succeeded" :
+		    "failed", res->hr_status, res->hr_shown, NULL,
+		    er->er_sensitive);
+	else {
+		snprintf(err, sizeof(err), "the command did not start: %s",
+		    res->hr_error);
+		hosts_run_end(eh->eh_run_id, "error", -1, NULL, err,
+		    er->er_sensitive);
+	}
 	if (res->hr_stage == SSH_STAGE_DONE && res->hr_status == 0)
 		eh->eh_state = EACH_SUCCEEDED;
 	else {
@@ -232,6 +250,16 @@ each_start(struct each_run *er)
 		eh = &er->er_hosts[er->er_next++];
 		eh->eh_state = EACH_RUNNING;
 		er->er_running++;
+		eh->eh_run_id = hosts_run_create(er->er_repo,
+		    eh->eh_host->ph_name, er->er_op, er->er_actor,
+		    er->er_sensitive, er->er_deployment, 0);
+		if (eh->eh_run_id == -1) {
+			log_warnx("operation %s on %s of plan %s: the run log "
+			    "refused the run: %s", er->er_op,
+			    eh->eh_host->ph_name, er->er_repo,
+			    store_error(hosts_store()));
+			eh->eh_run_id = 0;
+		}
 		eh->eh_ssh = hosts_ssh(eh->eh_host, eh->eh_command,
 		    EACH_TIMEOUT, er->er_input, er->er_input != NULL ?
 		    strlen(er->er_input) : 0, -1, each_done, eh);
@@ -240,6 +268,9 @@ each_start(struct each_run *er)
 			eh->eh_state = EACH_FAILED;
 			eh->eh_error = each_strdup("the nomadworker is not "
 			    "running");
+			hosts_run_end(eh->eh_run_id, "error", -1, NULL, "the "
+			    "command did not start: the nomadworker is not "
+			    "running", er->er_sensitive);
 			if (er->er_first_error == NULL)
 				er->er_first_error = each_strdup("the "
 				    "nomadworker is not running");
@@ -346,22 +377,45 @@ void
 hosts_each_api(struct api_req *req, struct api_resp *resp)
 {
 	const struct plan	*pl;
+	struct plan		*deployed;
 	struct each_run		*er;
 	json_t			*body, *v, *input;
-	json_t			*spec;
 	const char		*commit;
-	char			*text, detail[512];
+	char			*text, detail[512], dcommit[GITW_COMMIT_HEXLEN + 1];
+	int64_t			 did;
+	int			 bad, busy;
 
 	if ((body = api_json_body(req, resp)) == NULL)
 		return;
-	if ((pl = plans_get(req->ar_args[0], &commit)) == NULL) {
-		api_error(resp, 404, "not_found", "no evaluated plan in "
-		    "repository %s", req->ar_args[0]);
+	deployed = hosts_deployed(req->ar_args[0], &did, dcommit,
+	    sizeof(dcommit), &bad);
+	if (bad) {
+		api_error(resp, 500, "runtime_error", "plan %s: cannot read its "
+		    "last deployment: %s", req->ar_args[0],
+		    store_error(hosts_store()));
 		goto out;
 	}
-	if (pl->pl_nerrors_all > 0) {
-		api_error(resp, 409, "conflict", "the plan of %s at %.12s has "
-		    "errors", req->ar_args[0], commit);
+	if (deployed == NULL) {
+		pl = plans_get(req->ar_args[0], &commit);
+		if (pl == NULL)
+			api_error(resp, 404, "not_found", "no plan in "
+			    "repository %s", req->ar_args[0]);
+		else
+			api_error(resp, 409, "conflict", "the plan of %s has "
+			    "nothing deployed: no deployment of it completed",
+			    req->ar_args[0]);
+		goto out;
+	}
+	if ((busy = hosts_plan_busy(req->ar_args[0])) != 0) {
+		plan_free(deployed);
+		if (busy == -1)
+			api_error(resp, 500, "runtime_error", "plan %s: the "
+			    "database: %s", req->ar_args[0],
+			    store_error(hosts_store()));
+		else
+			api_error(resp, 429, "queue_full", "a deployment of "
+			    "plan %s is under way; try again when it ends",
+			    req->ar_args[0]);
 		goto out;
 	}
 	if ((er = calloc(1, sizeof(*er))) == NULL)
@@ -369,22 +423,11 @@ hosts_each_api(struct api_req *req, struct api_resp *resp)
 	TAILQ_INSERT_TAIL(&each_runs, er, er_entry);
 	er->er_repo = each_strdup(req->ar_args[0]);
 	er->er_op = each_strdup(req->ar_args[1]);
-	strlcpy(er->er_commit, commit, sizeof(er->er_commit));
+	strlcpy(er->er_commit, dcommit, sizeof(er->er_commit));
 	strlcpy(er->er_actor, req->ar_actor, sizeof(er->er_actor));
-	/* Its own copy: a new commit may replace the plan meanwhile. */
-	spec = plan_spec_json(pl);
-	text = json_dumps(spec, JSON_COMPACT);
-	json_decref(spec);
-	if (text == NULL)
-		fatal("json_dumps");
-	er->er_plan = plan_parse(text, strlen(text));
-	free(text);
-	if (er->er_plan == NULL || er->er_plan->pl_nerrors_all > 0) {
-		api_error(resp, 500, "runtime_error", "the plan of %s cannot "
-		    "be copied", er->er_repo);
-		each_free(er);
-		goto out;
-	}
+	/* Its own: a new deployment may come meanwhile. */
+	er->er_plan = deployed;
+	er->er_deployment = did;
 	er->er_limit = 1;
 	if ((v = json_object_get(body, "limit")) != NULL) {
 		if (!json_is_integer(v) || json_integer_value(v) < 1 ||

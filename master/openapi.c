@@ -93,7 +93,28 @@ static const struct openapi_op openapi_ops[] = {
 	    "EachHost: run a declared operation on each host of the plan, at "
 	    "most limit at once; answers when every started host is done",
 	    "hosts (namespace \"\")", "EachHostRequest", 200, "EachHostResult",
-	    "400 401 403 404 409 413 415 422", NULL, 0 },
+	    "400 401 403 404 409 413 415 422 429", NULL, 0 },
+	/* master/hosts_ops.c */
+	{ "GET", "/api/v1/hosts/*/*", "/api/v1/hosts/{repository}/{host}",
+	    "plans", "One host of a plan, as in the list, with its actions "
+	    "(the operations of its plan as last deployed, scope instance)",
+	    "read", NULL, 200, "HostDetail", "401 403 404", NULL, 0 },
+	{ "POST", "/api/v1/hosts/*/*/actions/*",
+	    "/api/v1/hosts/{repository}/{host}/actions/{host_action}", "plans",
+	    "The generic action procedure of a host: an operation "
+	    "<host>.<operation>; answers the run once it ended",
+	    "operate and hosts (namespace \"\")", "JobAction", 200,
+	    "HostRun", "400 401 403 404 409 413 415 422 429 500", NULL, 0 },
+	{ "GET", "/api/v1/plans/*/operations/runs",
+	    "/api/v1/plans/{repository}/operations/runs", "plans",
+	    "The run log of operations on the plan's hosts (host actions and "
+	    "EachHost), newest first; each host keeps its last 100; never an "
+	    "input; a sensitive run's output is null", "read", NULL, 200,
+	    "HostRunList", "400 401 403", "limit cursor host", 0 },
+	{ "GET", "/api/v1/plans/*/operations/runs/*",
+	    "/api/v1/plans/{repository}/operations/runs/{run}", "plans",
+	    "One operation run on a host", "read", NULL, 200, "HostRun",
+	    "401 403 404", NULL, 0 },
 
 	/* master/api_engine.c */
 	{ "GET", "/api/v1/engine", "/api/v1/engine", "engine",
@@ -610,6 +631,26 @@ static const char openapi_components[] =
 "  \"unreachable\",\"unknown\",\"in_no_phase\",\"invalid_plan\"]},"
 "  \"last_step\":{\"type\":\"string\",\"nullable\":true},"
 "  \"error\":{\"type\":\"string\",\"nullable\":true}}}},"
+"  \"next\":{\"$ref\":\"#/components/schemas/Next\"}}},"
+" \"HostDetail\":{\"type\":\"object\",\"description\":\"An item of "
+"  HostList, with actions\",\"properties\":{\"name\":{\"type\":"
+"  \"string\"},\"repository\":{\"type\":\"string\"},\"actions\":{"
+"  \"type\":\"array\",\"items\":{\"type\":\"object\"}}}},"
+" \"HostRun\":{\"type\":\"object\",\"properties\":{"
+"  \"id\":{\"type\":\"integer\"},\"repository\":{\"type\":\"string\"},"
+"  \"host\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},"
+"  \"action\":{\"type\":\"string\"},\"deployment\":{\"type\":"
+"  \"integer\"},\"actor\":{\"type\":\"string\"},\"sensitive\":"
+"  {\"type\":\"boolean\"},\"state\":{\"type\":\"string\",\"enum\":"
+"  [\"running\",\"succeeded\",\"failed\",\"error\",\"lost\"]},"
+"  \"exit_code\":{\"type\":\"integer\",\"nullable\":true},"
+"  \"output\":{\"type\":\"string\",\"nullable\":true},"
+"  \"error\":{\"type\":\"string\",\"nullable\":true},"
+"  \"started_at\":{\"$ref\":\"#/components/schemas/Time\"},"
+"  \"ended_at\":{\"$ref\":\"#/components/schemas/Time\"}}},"
+" \"HostRunList\":{\"type\":\"object\",\"properties\":{"
+"  \"items\":{\"type\":\"array\",\"items\":{\"$ref\":"
+"  \"#/components/schemas/HostRun\"}},"
 "  \"next\":{\"$ref\":\"#/components/schemas/Next\"}}},"
 " \"EachHostRequest\":{\"type\":\"object\",\"properties\":{"
 "  \"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":64},"

@@ -540,12 +540,13 @@ plans_api_list(struct api_req *req, struct api_resp *resp)
 	struct plans_entry	*pe;
 	json_t			*items, *o;
 
-	(void)req;
 	if ((items = json_array()) == NULL)
 		fatal("json_array");
 	TAILQ_FOREACH(pe, &plans_list, pe_entry) {
 		o = plans_json(pe->pe_repo);
 		json_object_del(o, "hosts");
+		json_object_set_new(o, "actions", hosts_each_actions_json(req,
+		    pe->pe_repo));
 		json_array_append_new(items, o);
 	}
 	resp->body = jsonb_pack("{s:o, s:n}", "items", items, "next");
@@ -560,6 +561,8 @@ plans_api_one(struct api_req *req, struct api_resp *resp)
 		    req->ar_args[0]);
 		return;
 	}
+	json_object_set_new(resp->body, "actions", hosts_each_actions_json(req,
+	    req->ar_args[0]));
 	resp->status = 200;
 }
 

@@ -4,7 +4,8 @@
  * action procedure.  Nothing here knows one action from another: the
  * list comes from nopsd, so a new action needs no new code.
  *
- * TARGET is a deployment id (digits) or [namespace/]job.
+ * TARGET is a deployment id (digits), [namespace/]job, or
+ * host:repository/host for a host of a deploy plan.
  */
 #include "config.h"
 
@@ -37,7 +38,23 @@ ctl_target_path(const char *target, const char *action)
 
 	if (action != NULL)
 		act = ctl_escape(action);
-	if (target[0] != '\0' && strspn(target, "0123456789") ==
+	/* host:repository/host, a host of a deploy plan */
+	if (strncmp(target, "host:", 5) == 0) {
+		if ((slash = strchr(target + 5, '/')) == NULL ||
+		    slash == target + 5 || slash[1] == '\0')
+			errx(EXIT_USAGE, "%s: want host:repository/host",
+			    target);
+		if ((n = strndup(target + 5, slash - target - 5)) == NULL)
+			err(1, "strndup");
+		ns = ctl_escape(n);
+		job = ctl_escape(slash + 1);
+		free(n);
+		r = act != NULL ? asprintf(&path, "/api/v1/hosts/%s/%s/actions/"
+		    "%s", ns, job, act) : asprintf(&path, "/api/v1/hosts/%s/%s",
+		    ns, job);
+		free(ns);
+		free(job);
+	} else if (target[0] != '\0' && strspn(target, "0123456789") ==
 	    strlen(target)) {
 		id = strtonum(target, 1, LLONG_MAX, &errstr);
 		if (errstr != NULL)

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <err.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,7 +139,7 @@ int
 cmd_each_host(struct ctl *ctl, int argc, char **argv)
 {
 	struct ctl_table	*t;
-	json_t			*body, *input, *a = NULL, *h, *ec;
+	json_t			*body, *input, *a = NULL, *h, *ec, *names;
 	char			 path[512], code[32];
 	size_t			 i;
 	long			 st;
@@ -156,6 +157,18 @@ cmd_each_host(struct ctl *ctl, int argc, char **argv)
 		json_object_set_new(body, "input", input);
 	if (ctl->limit > 0)
 		json_object_set_new(body, "limit", json_integer(ctl->limit));
+	if (ctl->nhosts > 0) {
+		if ((names = json_array()) == NULL)
+			err(1, "json_array");
+		for (i = 0; i < ctl->nhosts; i++) {
+			if (!ctl_plan_name_ok(ctl->hosts[i]))
+				errx(EXIT_USAGE, "--host %s: not a host name",
+				    ctl->hosts[i]);
+			json_array_append_new(names,
+			    json_string(ctl->hosts[i]));
+		}
+		json_object_set_new(body, "hosts", names);
+	}
 	st = ctl_call(ctl, "POST", path, body, &a);
 	json_decref(body);
 	if ((rv = ctl_check(ctl, st, a)) != 0)
@@ -187,6 +200,87 @@ cmd_each_host(struct ctl *ctl, int argc, char **argv)
 			    ctl_str(h, "output", ""), ctl_str(h, "output",
 			    "")[strlen(ctl_str(h, "output", "")) - 1] == '\n' ?
 			    "" : "\n");
+out:
+	json_decref(a);
+	return rv;
+}
+
+/*
+ * host-runs repository [host] [run]: the run log of operations on a
+ * plan's hosts (host actions and EachHost), newest first, or one run.
+ */
+int
+cmd_host_runs(struct ctl *ctl, int argc, char **argv)
+{
+	struct ctl_table	*t;
+	json_t			*a = NULL, *v, *ec;
+	const char		*errstr = NULL;
+	char			 path[512], id[32], code[32];
+	long long		 run = 0;
+	size_t			 i;
+	long			 st;
+	int			 rv;
+
+	if (!ctl_plan_name_ok(argv[0]) || (argc >= 2 &&
+	    strspn(argv[1], "0123456789") != strlen(argv[1]) &&
+	    !ctl_plan_name_ok(argv[1])))
+		errx(EXIT_USAGE, "%s: not a repository and a host name",
+		    argv[0]);
+	/* The last word in digits is a run. */
+	if (argc >= 2 && strspn(argv[argc - 1], "0123456789") ==
+	    strlen(argv[argc - 1])) {
+		run = strtonum(argv[argc - 1], 1, LLONG_MAX, &errstr);
+		if (errstr != NULL)
+			errx(EXIT_USAGE, "run %s is %s", argv[argc - 1],
+			    errstr);
+		argc--;
+	}
+	if (run > 0)
+		snprintf(path, sizeof(path), "/api/v1/plans/%s/operations/"
+		    "runs/%lld", argv[0], run);
+	else
+		snprintf(path, sizeof(path), "/api/v1/plans/%s/operations/"
+		    "runs?limit=100%s%s", argv[0], argc >= 2 ? "&host=" : "",
+		    argc >= 2 ? argv[1] : "");
+	st = ctl_call(ctl, "GET", path, NULL, &a);
+	if ((rv = ctl_check(ctl, st, a)) != 0)
+		goto out;
+	if (ctl->json) {
+		ctl_print_json(a);
+		goto out;
+	}
+	if (run > 0) {
+		printf("run %lld: %s on %s by %s: %s\n", run,
+		    ctl_str(a, "operation", "?"), ctl_str(a, "host", "?"),
+		    ctl_str(a, "actor", "?"), ctl_str(a, "state", "?"));
+		if (json_is_string(json_object_get(a, "error")))
+			printf("error: %s\n", ctl_str(a, "error", ""));
+		if (json_is_string(json_object_get(a, "output")))
+			safe_printf("%s", ctl_str(a, "output", ""));
+		goto out;
+	}
+	if (json_array_size(json_object_get(a, "items")) == 0) {
+		printf("no operation runs\n");
+		goto out;
+	}
+	t = table_new(7, "RUN", "HOST", "OPERATION", "BY", "STARTED", "STATE",
+	    "EXIT");
+	json_array_foreach(json_object_get(a, "items"), i, v) {
+		snprintf(id, sizeof(id), "%lld", (long long)json_integer_value(
+		    json_object_get(v, "id")));
+		ec = json_object_get(v, "exit_code");
+		if (json_is_integer(ec))
+			snprintf(code, sizeof(code), "%lld",
+			    (long long)json_integer_value(ec));
+		else
+			strlcpy(code, "-", sizeof(code));
+		table_row(t, id, ctl_str(v, "host", "?"),
+		    ctl_str(v, "operation", "?"), ctl_str(v, "actor", "?"),
+		    ctl_str(v, "started_at", "-"), ctl_str(v, "state", "?"),
+		    code);
+	}
+	table_print(t, stdout, 0);
+	table_free(t);
 out:
 	json_decref(a);
 	return rv;

@@ -60,6 +60,7 @@ static const struct option action_opts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 static const struct option each_host_opts[] = {
+	{ "host",	required_argument,	NULL, 'h' },
 	{ "input",	required_argument,	NULL, 'i' },
 	{ "limit",	required_argument,	NULL, 'l' },
 	{ NULL, 0, NULL, 0 }
@@ -128,8 +129,12 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "plan",	1, 1, "repository",	no_opts, "", cmd_plan,
 	    "a repository's deploy plan" },
 	{ "each-host",	2, 2, "repository operation [-l limit] "
-	    "[--input json | @file]", each_host_opts, "l:", cmd_each_host,
-	    "run a plan's operation on each of its hosts" },
+	    "[--host name ...] [--input json | @file]", each_host_opts, "l:",
+	    cmd_each_host,
+	    "run a plan's operation on each of its hosts, or those named" },
+	{ "host-runs",	1, 3, "repository [host] [run]", no_opts, "",
+	    cmd_host_runs,
+	    "the run log of operations on a plan's hosts, or one run" },
 	/* "+": token parses its own options (ctl_auth.c). */
 	{ "token",	1, 6, "create name --policy policy "
 	    "[--expires duration] | list | revoke name | id", no_opts, "+",
@@ -674,6 +679,12 @@ ctl_cmd_opts(struct ctl *ctl, const struct ctl_cmd *cmd, int argc,
 			break;
 		case 'J':
 			ctl->job = optarg;
+			break;
+		case 'h':
+			if (ctl->nhosts == CTL_HOSTS_MAX)
+				errx(EXIT_USAGE, "more than %d --host",
+				    CTL_HOSTS_MAX);
+			ctl->hosts[ctl->nhosts++] = optarg;
 			break;
 		case 'i':
 			ctl->input = optarg;

@@ -26,6 +26,9 @@ struct ctl {
 	const char	*job;		/* deployments -J */
 	long long	 limit;		/* deployments -l, 0 for all */
 	const char	*input;		/* action --input */
+#define CTL_HOSTS_MAX	64
+	const char	*hosts[CTL_HOSTS_MAX];	/* each-host --host */
+	size_t		 nhosts;
 	long		 timeout;	/* seconds for an answer; 0: default */
 };
 
@@ -75,6 +78,7 @@ int		 cmd_action(struct ctl *, int, char **);
 /* --input: JSON text, or @file (- for standard input); NULL: none. */
 json_t		*ctl_input(const char *);
 int		 cmd_each_host(struct ctl *, int, char **);
+int		 cmd_host_runs(struct ctl *, int, char **);
 char		*ctl_actions_enabled(json_t *);
 int		 cmd_left_behind(struct ctl *, int, char **);
 int		 cmd_runs(struct ctl *, int, char **);

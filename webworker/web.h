@@ -405,5 +405,8 @@ void	 html_diff(struct wbuf *, json_t *diff);
 void	 html_hosts(struct wbuf *, const struct web_view *, json_t *hosts,
 	    json_t *plans);
 void	 html_plan_steps(struct wbuf *, json_t *steps);
+void	 html_host(struct wbuf *, const struct web_view *, json_t *host);
+void	 html_each_result(struct wbuf *, const struct web_view *, json_t *);
+void	 html_host_link(struct wbuf *, const char *repo, const char *host);
 
 #endif /* NOPS_WEB_H */

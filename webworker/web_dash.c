@@ -39,10 +39,13 @@ enum web_what {
 	WEB_DEPLOYMENT,
 	WEB_ACTIVITY,
 	WEB_HOSTS,
+	WEB_HOST,		/* one host of a plan, with its actions */
 	WEB_LEFT_BEHIND,	/* a deployment's objects left behind */
 	WEB_ACT_LEFT_BEHIND,	/* retry them, or forget one */
 	WEB_ACT_DEPLOYMENT,	/* approve, reject, retry, promote, ack. */
 	WEB_ACT_JOB,		/* pause, resume, deploy-now */
+	WEB_ACT_HOST,		/* a host's operation <host>.<operation> */
+	WEB_ACT_EACH,		/* EachHost: a plan's operation on its hosts */
 	WEB_LOGIN,
 	WEB_LOGOUT,
 	/* A test hook's: a form no case below knows (web_dash_request). */
@@ -293,6 +296,13 @@ web_render(struct web_page *pg)
 		    pg->wg_calls[2].wk_status == 200 ?
 		    pg->wg_calls[2].wk_json : NULL);
 		break;
+	case WEB_HOST:
+		web_view_init(&v, pg, "Host", "hosts");
+		v.wv_refresh = 10;
+		v.wv_notice = html_done_text(web_form_get(&pg->wg_query,
+		    "done"));
+		html_host(&b, &v, mc->wk_json);
+		break;
 	case WEB_LEFT_BEHIND:
 		web_view_init(&v, pg, "Left behind", "deployments");
 		v.wv_refresh = 10;
@@ -393,6 +403,12 @@ web_page_get(struct web_page *pg)
 			goto busy;
 		web_page_then(pg, web_render);
 		return;
+	case WEB_HOST:
+		wbuf_puts(&uri, "/api/v1/hosts/");
+		wbuf_urlenc(&uri, pg->wg_segs[1]);
+		wbuf_puts(&uri, "/");
+		wbuf_urlenc(&uri, pg->wg_segs[2]);
+		break;
 	case WEB_LEFT_BEHIND:
 		wbuf_puts(&uri, "/api/v1/deployments/left-behind/");
 		wbuf_urlenc(&uri, pg->wg_segs[1]);
@@ -540,13 +556,27 @@ web_action_done(struct web_page *pg)
 		web_page_failed(pg, wk);
 		return;
 	}
+	/* EachHost's answer: each host's result, now. */
+	if (pg->wg_what == WEB_ACT_EACH && json_is_object(wk->wk_json) &&
+	    json_is_array(json_object_get(wk->wk_json, "hosts"))) {
+		struct web_view	 v;
+
+		web_view_init(&v, pg, "Operation", "hosts");
+		wbuf_init(&b);
+		html_each_result(&b, &v, wk->wk_json);
+		web_add_header(&pg->wg_rq, "Cache-Control", "no-store");
+		web_page_reply(pg, 200, &b);
+		return;
+	}
 	/* An operation's run: its result now (a sensitive one only now). */
-	if (pg->wg_what == WEB_ACT_JOB && json_is_object(wk->wk_json) &&
+	if ((pg->wg_what == WEB_ACT_JOB || pg->wg_what == WEB_ACT_HOST) &&
+	    json_is_object(wk->wk_json) &&
 	    json_is_string(json_object_get(wk->wk_json, "state")) &&
 	    json_object_get(wk->wk_json, "exit_code") != NULL) {
 		struct web_view	 v;
 
-		web_view_init(&v, pg, "Operation", "jobs");
+		web_view_init(&v, pg, "Operation", pg->wg_what == WEB_ACT_HOST ?
+		    "hosts" : "jobs");
 		wbuf_init(&b);
 		html_operation_run(&b, &v, wk->wk_json);
 		web_add_header(&pg->wg_rq, "Cache-Control", "no-store");
@@ -791,6 +821,18 @@ web_dash_route(struct web_page *pg, int get, int post)
 			return post ? WEB_ACT_DEPLOYMENT : 0;
 		return -1;
 	}
+	if (strcmp(s[0], "hosts") == 0 && n > 1) {
+		/* /hosts/<repository>/<host>[/actions/<action>] */
+		if (n == 3)
+			return get ? WEB_HOST : 0;
+		if (n == 4 && strcmp(s[2], "actions") == 0 &&
+		    web_action_id_ok(s[3]))
+			return post ? WEB_ACT_EACH : 0;
+		if (n == 5 && strcmp(s[3], "actions") == 0 &&
+		    web_action_id_ok(s[4]))
+			return post ? WEB_ACT_HOST : 0;
+		return -1;
+	}
 	if (n != 1)
 		return -1;
 	if (strcmp(s[0], "activity") == 0)
@@ -831,6 +873,23 @@ web_action_paths(struct web_page *pg)
 		wbuf_puts(&back, "/deployments/");
 		wbuf_urlenc(&back, pg->wg_segs[1]);
 		wbuf_puts(&back, "/left-behind");
+	} else if (pg->wg_what == WEB_ACT_EACH) {
+		wbuf_puts(&api, "/api/v1/plans/");
+		wbuf_urlenc(&api, pg->wg_segs[1]);
+		wbuf_puts(&api, "/operations/");
+		wbuf_urlenc(&api, pg->wg_segs[3]);
+		wbuf_puts(&back, "/hosts");
+	} else if (pg->wg_what == WEB_ACT_HOST) {
+		wbuf_puts(&api, "/api/v1/hosts/");
+		wbuf_urlenc(&api, pg->wg_segs[1]);
+		wbuf_puts(&api, "/");
+		wbuf_urlenc(&api, pg->wg_segs[2]);
+		wbuf_puts(&api, "/actions/");
+		wbuf_urlenc(&api, pg->wg_segs[4]);
+		wbuf_puts(&back, "/hosts/");
+		wbuf_urlenc(&back, pg->wg_segs[1]);
+		wbuf_puts(&back, "/");
+		wbuf_urlenc(&back, pg->wg_segs[2]);
 	} else if (pg->wg_what == WEB_ACT_JOB) {
 		wbuf_puts(&api, "/api/v1/jobs/");
 		wbuf_urlenc(&api, pg->wg_segs[1]);
@@ -947,6 +1006,8 @@ web_dash_request(struct web_rq *rq)
 		return 1;
 	case WEB_ACT_DEPLOYMENT:
 	case WEB_ACT_JOB:
+	case WEB_ACT_HOST:
+	case WEB_ACT_EACH:
 	case WEB_ACT_LEFT_BEHIND:
 	case WEB_LOGOUT:
 		if (web_action_paths(pg) == -1) {

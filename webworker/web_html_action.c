@@ -162,8 +162,13 @@ html_operation_run(struct wbuf *b, const struct web_view *v, json_t *run)
 	html_begin(b, v);
 	wbuf_htmlf(b, "<h1>Operation %s</h1>", jstr(run, "action") != NULL ?
 	    jstr(run, "action") : "?");
-	wbuf_puts(b, "<p>Job ");
-	html_job_link(b, jstr(run, "namespace"), jstr(run, "job"));
+	if (jstr(run, "host") != NULL) {
+		wbuf_puts(b, "<p>Host ");
+		html_host_link(b, jstr(run, "repository"), jstr(run, "host"));
+	} else {
+		wbuf_puts(b, "<p>Job ");
+		html_job_link(b, jstr(run, "namespace"), jstr(run, "job"));
+	}
 	wbuf_htmlf(b, ", run %ld by %s: ", (long)jint(run, "id"),
 	    jstr(run, "actor") != NULL ? jstr(run, "actor") : "?");
 	html_state(b, jstr(run, "state") != NULL ? jstr(run, "state") : "?");

@@ -55,6 +55,18 @@ html_hosts(struct wbuf *b, const struct web_view *v, json_t *hosts,
 			html_message(b, "error", json_string_value(e));
 		json_array_foreach(json_object_get(it, "warnings"), j, e)
 			html_message(b, "info", json_string_value(e));
+		/* EachHost, drawn from the plan's actions like any other. */
+		if (json_array_size(json_object_get(it, "actions")) > 0) {
+			struct wbuf	 base;
+
+			wbuf_init(&base);
+			wbuf_puts(&base, "/hosts/");
+			wbuf_urlenc(&base, HS(jstr(it, "repository")));
+			if (!base.wb_err)
+				html_actions(b, v, json_object_get(it,
+				    "actions"), base.wb_buf);
+			wbuf_free(&base);
+		}
 		if (json_array_size(json_object_get(it, "phases")) > 0) {
 			wbuf_puts(b, "<ol class=\"phases\">");
 			json_array_foreach(json_object_get(it, "phases"), j,
@@ -82,8 +94,10 @@ html_hosts(struct wbuf *b, const struct web_view *v, json_t *hosts,
 	    "<th>Phase</th><th>State</th><th>Wanted</th><th>Current</th>"
 	    "<th>Last step</th></tr>");
 	json_array_foreach(json_object_get(hosts, "items"), i, it) {
-		wbuf_htmlf(b, "<tr><td>%s</td><td>%s</td><td>%s</td><td>",
-		    HS(jstr(it, "name")), HS(jstr(it, "repository")),
+		wbuf_puts(b, "<tr><td>");
+		html_host_link(b, jstr(it, "repository"), jstr(it, "name"));
+		wbuf_htmlf(b, "</td><td>%s</td><td>%s</td><td>",
+		    HS(jstr(it, "repository")),
 		    jstr(it, "phase") != NULL ? jstr(it, "phase") : "—");
 		html_state(b, jstr(it, "state"));
 		wbuf_puts(b, "</td><td>");
@@ -97,6 +111,100 @@ html_hosts(struct wbuf *b, const struct web_view *v, json_t *hosts,
 	wbuf_puts(b, "</table>");
 	if (json_array_size(json_object_get(hosts, "items")) == 0)
 		wbuf_puts(b, "<p class=\"muted\">No deploy plan in git.</p>");
+	html_end(b);
+}
+
+void
+html_host_link(struct wbuf *b, const char *repo, const char *host)
+{
+	if (repo == NULL || host == NULL) {
+		wbuf_puts(b, "<span class=\"muted\">—</span>");
+		return;
+	}
+	wbuf_puts(b, "<a class=\"host\" href=\"/hosts/");
+	wbuf_urlenc(b, repo);
+	wbuf_puts(b, "/");
+	wbuf_urlenc(b, host);
+	wbuf_htmlf(b, "\">%s</a>", host);
+}
+
+/*
+ * One host: what nops saw of it, and its actions (the operations of its
+ * plan as deployed), drawn from the list like a job's.
+ */
+void
+html_host(struct wbuf *b, const struct web_view *v, json_t *h)
+{
+	struct wbuf	 base;
+
+	html_begin(b, v);
+	wbuf_htmlf(b, "<h1>Host %s <span class=\"muted\">of plan %s</span> ",
+	    HS(jstr(h, "name")), HS(jstr(h, "repository")));
+	html_state(b, jstr(h, "state"));
+	wbuf_puts(b, "</h1><table id=\"host\"><tr><th>Phase</th><td>");
+	wbuf_htmlf(b, "%s</td></tr><tr><th>Address</th><td>%s:%ld</td></tr>"
+	    "<tr><th>Wanted</th><td>", jstr(h, "phase") != NULL ?
+	    jstr(h, "phase") : "—", HS(jstr(h, "address")),
+	    (long)jint(h, "port"));
+	html_store_path(b, jstr(h, "wanted"));
+	wbuf_puts(b, "</td></tr><tr><th>Current</th><td>");
+	html_store_path(b, jstr(h, "current"));
+	wbuf_htmlf(b, "</td></tr><tr><th>Last step</th><td>%s</td></tr>"
+	    "</table>", jstr(h, "error") != NULL ? jstr(h, "error") :
+	    HS(jstr(h, "last_step")));
+	wbuf_init(&base);
+	wbuf_puts(&base, "/hosts/");
+	wbuf_urlenc(&base, HS(jstr(h, "repository")));
+	wbuf_puts(&base, "/");
+	wbuf_urlenc(&base, HS(jstr(h, "name")));
+	wbuf_puts(b, "<h2>Operations</h2>");
+	if (json_array_size(json_object_get(h, "actions")) == 0)
+		wbuf_puts(b, "<p class=\"muted\">None: the plan as deployed "
+		    "declares no operation for this host, or nothing of it "
+		    "is deployed.</p>");
+	else if (!base.wb_err)
+		html_actions(b, v, json_object_get(h, "actions"),
+		    base.wb_buf);
+	wbuf_free(&base);
+	html_end(b);
+}
+
+/* EachHost's answer: each host's state, exit code and output. */
+void
+html_each_result(struct wbuf *b, const struct web_view *v, json_t *r)
+{
+	json_t		*it, *code;
+	size_t		 i;
+
+	html_begin(b, v);
+	wbuf_htmlf(b, "<h1>Operation %s on the hosts of plan %s</h1>",
+	    HS(jstr(r, "operation")), HS(jstr(r, "repository")));
+	wbuf_htmlf(b, "<p id=\"each-counts\">%ld succeeded, %ld failed, %ld "
+	    "not started.</p>", (long)jint(r, "succeeded"),
+	    (long)jint(r, "failed"), (long)jint(r, "not_started"));
+	if (jstr(r, "error") != NULL)
+		html_message(b, "error", jstr(r, "error"));
+	if (json_is_true(json_object_get(r, "sensitive")))
+		html_message(b, "warn", "Sensitive: no output is shown or "
+		    "kept.");
+	wbuf_puts(b, "<table id=\"each\"><tr><th>Host</th><th>State</th>"
+	    "<th>Exit code</th><th>Output</th></tr>");
+	json_array_foreach(json_object_get(r, "hosts"), i, it) {
+		wbuf_puts(b, "<tr><td>");
+		html_host_link(b, jstr(r, "repository"), jstr(it, "name"));
+		wbuf_puts(b, "</td><td>");
+		html_state(b, jstr(it, "state"));
+		code = json_object_get(it, "exit_code");
+		if (json_is_integer(code))
+			wbuf_htmlf(b, "</td><td>%ld</td>",
+			    (long)json_integer_value(code));
+		else
+			wbuf_htmlf(b, "</td><td>%s</td>",
+			    HS(jstr(it, "error")));
+		wbuf_htmlf(b, "<td><pre class=\"output\">%s</pre></td></tr>",
+		    HS(jstr(it, "output")));
+	}
+	wbuf_puts(b, "</table>");
 	html_end(b);
 }
 

@@ -36,7 +36,7 @@
 /* FUZZ-SOURCES: master/suspend.c master/hosts.c master/hosts_api.c */
 /* FUZZ-SOURCES: master/schema.c master/nixrun_sandbox.c */
 /* FUZZ-SOURCES: master/hosts_drift.c master/hosts_http.c */
-/* FUZZ-SOURCES: master/hosts_each.c */
+/* FUZZ-SOURCES: master/hosts_each.c master/hosts_ops.c */
 /* FUZZ-SOURCES: master/hoststep.c master/hoststep_copy.c */
 /* FUZZ-SOURCES: master/hoststep_activate.c master/hoststep_check.c */
 /* FUZZ-SOURCES: shared/plan_json.c master/diffview.c */

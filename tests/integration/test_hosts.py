@@ -91,9 +91,9 @@ def notes_of(did):
     return out
 
 
-# The operations every host declares (EachHost): stamp notes when it ran
-# on the host, greet echoes its input (checked by a schema), probe fails
-# on beta only.
+# The operations every host declares (EachHost, and each host's actions):
+# stamp notes when it ran on the host, greet echoes its input (checked by
+# a schema), probe fails on beta only, secret is sensitive.
 OPS = """{
     stamp.command = "echo start $(date +%s.%N) >> /run/nops-each; sleep 1; \\
 echo end $(date +%s.%N) >> /run/nops-each; echo stamped";
@@ -101,6 +101,7 @@ echo end $(date +%s.%N) >> /run/nops-each; echo stamped";
               required = [ "name" ];
               properties.name.type = "string"; }; };
     probe.command = "true";
+    secret = { command = "echo s3cr3t-$((6 * 7))"; sensitive = true; };
   }"""
 
 
@@ -484,6 +485,78 @@ ok("EachHost stops starting hosts at the first failure (nopsctl)",
 st, j = n.api("POST", "/api/v1/plans/hosts/operations/reboot", {})
 ok("EachHost runs only operations the plan declares", st == 422 and
    "declares no operation reboot" in j["error"]["message"], json.dumps(j))
+rc, out, err = n.ctl("each-host", "hosts", "greet", "--host", "gamma",
+                     "--host", "beta", "--input", '{"name": "g"}')
+ok("nopsctl each-host --host: only the hosts named",
+   rc == 0 and "gamma" in out and "beta" in out and "alpha" not in out,
+   out + err)
+st, runs = n.api("GET", "/api/v1/plans/hosts/operations/runs")
+items = runs.get("items", []) if st == 200 else []
+ok("EachHost's run log: each host's run, exit code, output, who, when",
+   len([r for r in items if r["operation"] == "stamp"]) == 3 and
+   all(r["actor"] and r["started_at"] and r["ended_at"] and
+       r["deployment"] and r["state"] in ("succeeded", "failed")
+       for r in items) and
+   [r["exit_code"] for r in items if r["operation"] == "probe"] == [5, 0] and
+   any(r["output"] == "stamped\n" for r in items), json.dumps(runs))
+rc, out, err = n.ctl("host-runs", "hosts", "gamma")
+ok("nopsctl host-runs REPOSITORY HOST", rc == 0 and "greet" in out and
+   "stamp" in out and "alpha" not in out, out + err)
+
+# 12. A host's operations are its actions (scope instance).
+st, j = n.api("GET", "/api/v1/hosts/hosts/beta")
+acts = {a["id"]: a for a in j.get("actions", [])} if st == 200 else {}
+g = acts.get("beta.greet", {})
+ok("a host's detail lists its operations as actions of the seed's shape",
+   sorted(acts) == ["beta.greet", "beta.probe", "beta.secret",
+                    "beta.stamp"] and g.get("scope") == "instance" and
+   g.get("kind") == "operation" and g.get("enabled") is True and
+   g.get("input_schema", {}).get("required") == ["name"] and
+   g.get("group") == "greet" and g.get("sensitive") is False and
+   acts["beta.secret"]["sensitive"] is True and
+   all(k in g for k in ("title", "description")), json.dumps(j))
+st, j = n.api("POST", "/api/v1/hosts/hosts/beta/actions/beta.greet",
+              {"input": {"name": "b"}})
+ok("the generic procedure runs the operation on that host",
+   st == 200 and json.loads(j["output"]) == {"name": "b"} and
+   j["exit_code"] == 0 and j["host"] == "beta", json.dumps(j))
+st, j = n.api("POST", "/api/v1/hosts/hosts/beta/actions/beta.probe", {})
+ok("a non-zero exit is a result", st == 200 and j["exit_code"] == 5 and
+   j["state"] == "failed", json.dumps(j))
+st, j = n.api("POST", "/api/v1/hosts/hosts/beta/actions/beta.greet",
+              {"input": {"name": 1}})
+st2, j2 = n.api("POST", "/api/v1/hosts/hosts/beta/actions/beta.reboot", {})
+ok("bad input: invalid_configuration; no such operation: not_found",
+   st == 422 and j["error"]["code"] == "invalid_configuration" and
+   st2 == 404 and j2["error"]["code"] == "not_found", json.dumps([j, j2]))
+st, j = n.api("POST", "/api/v1/hosts/hosts/alpha/actions/alpha.secret", {})
+_, run = n.api("GET", "/api/v1/plans/hosts/operations/runs/%s" %
+               j.get("id"))
+ok("a sensitive run's output is in the answer only, never stored",
+   st == 200 and j["output"] == "s3cr3t-42\n" and run["output"] is None
+   and run["sensitive"] is True and "s3cr3t-42" not in n.logtext() and
+   b"s3cr3t-42" not in open(n.db + "/nops.db", "rb").read(),
+   json.dumps([j, run]))
+rc, out, err = n.ctl("action", "host:hosts/gamma", "gamma.greet",
+                     "--input", '{"name": "c"}')
+ok("nopsctl action host:REPOSITORY/HOST and the audit event",
+   rc == 0 and '"name": "c"' in out.replace('":"', '": "') and
+   "operation.gamma.greet" in subprocess.run(
+       ["sqlite3", "-readonly", "%s/nops.db" % n.db,
+        "SELECT action FROM events"], stdout=subprocess.PIPE,
+       text=True).stdout, out + err)
+
+st, j = n.api("GET", "/api/v1/plans/hosts")
+each = {a["id"]: a for a in j.get("actions", [])} if st == 200 else {}
+st, page = n.curl("GET", "/hosts")
+st2, hpage = n.curl("GET", "/hosts/hosts/beta")
+ok("the dashboard draws EachHost and each host's operations from the "
+   "actions lists (no per-action code)",
+   sorted(each) == ["greet", "probe", "secret", "stamp"] and
+   each["greet"]["kind"] == "operation" and each["stamp"]["enabled"] and
+   st == 200 and 'action="/hosts/hosts/actions/stamp"' in page and
+   st2 == 200 and 'action="/hosts/hosts/beta/actions/beta.greet"' in hpage
+   and 'name="in.name"' in hpage, json.dumps(each) + str(hpage)[:1500])
 
 n.stop()
 for h in H.values():
