@@ -928,6 +928,7 @@ web_dash_page(int what)
 	case WEB_DEPLOYMENT:
 	case WEB_ACTIVITY:
 	case WEB_HOSTS:
+	case WEB_HOST:
 	case WEB_LEFT_BEHIND:
 		return 1;
 	default:
