@@ -123,6 +123,24 @@ hosts_plan_busy(const char *repo)
 
 /* ---- the run log ---- */
 
+/* The runs each host keeps; a test-hooks build may lower it. */
+static int
+hosts_runs_max(void)
+{
+#ifdef NOPS_TEST_HOOKS
+	const char	*t = getenv("NOPS_TEST_HOST_RUNS_MAX");
+	const char	*errstr;
+	long long	 v;
+
+	if (t != NULL) {
+		v = strtonum(t, 1, OPERATION_RUNS_MAX, &errstr);
+		if (errstr == NULL)
+			return (int)v;
+	}
+#endif
+	return OPERATION_RUNS_MAX;
+}
+
 int64_t
 hosts_run_create(const char *repo, const char *host, const char *op,
     const char *actor, int sensitive, int64_t deployment, int audit)
@@ -162,7 +180,7 @@ hosts_run_create(const char *repo, const char *host, const char *op,
 		goto fail;
 	sqlite3_bind_text(st, 1, repo, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 2, host, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int(st, 3, OPERATION_RUNS_MAX);
+	sqlite3_bind_int(st, 3, hosts_runs_max());
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)

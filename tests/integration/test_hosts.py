@@ -206,6 +206,9 @@ HEALTH = "http://{address}:%d/" % health.port
 c1 = push({h: "v1" for h in H},
           checks={"beta": [("web", HEALTH + "flaky")],
                   "gamma": [("web", HEALTH + "ok")]})
+# Each host keeps its last 100 runs; 5 here (test-hooks build), so that
+# the cap shows within a few runs.
+os.environ["NOPS_TEST_HOST_RUNS_MAX"] = "5"
 n = Nops(env, [{"name": "hosts", "url": gd.url("hosts"), "poll": "1h"}])
 sys1 = {h: hostlib.build(daemon, mk, h, "v1") for h in H}
 d = new_deployment(0, 150)
@@ -546,6 +549,14 @@ ok("nopsctl action host:REPOSITORY/HOST and the audit event",
         "SELECT action FROM events"], stdout=subprocess.PIPE,
        text=True).stdout, out + err)
 
+st, j = n.api("GET", "/api/v1/plans/hosts/operations/runs?host=beta")
+if gitlib.test_hooks_built():
+    ops = [r["operation"] for r in j.get("items", [])] if st == 200 else []
+    ok("the run log is bounded per host: the oldest runs go",
+       len(ops) == 5 and "stamp" not in ops and ops[0] == "probe",
+       json.dumps(j))
+else:
+    gitlib.skip("the run log is bounded per host", gitlib.NO_TEST_HOOKS)
 st, j = n.api("GET", "/api/v1/plans/hosts")
 each = {a["id"]: a for a in j.get("actions", [])} if st == 200 else {}
 st, page = n.curl("GET", "/hosts")
