@@ -16,7 +16,8 @@
  * the untrusted gitworker.  A Nomad answer that may change (no answer, a
  * 5xx, a 403) is never kept.  Entries no cycle used are dropped at the
  * end of each cycle, and all of them when the parse cache is flushed
- * (another Nomad cluster).  The test hook NOPS_TEST_NO_SKIP turns this
+ * (another Nomad cluster).  A job's answer leaves the parse cache once
+ * it is kept here (one copy of its text).  The test hook NOPS_TEST_NO_SKIP turns this
  * off, so that the equivalence test's reference parses every file every
  * cycle as the seed says.
  */
@@ -154,6 +155,7 @@ memo_put(const struct repo_file *rf, const json_t *job, const char *error)
 {
 	struct dmemo	*dm, *old;
 	const char	*ns, *id;
+	uint8_t		 ckey[NOMAD_KEY_LEN];
 
 	if (memo_off() || (job == NULL && error == NULL))
 		return NULL;
@@ -177,6 +179,16 @@ memo_put(const struct repo_file *rf, const json_t *job, const char *error)
 		    "Meta"))) == NULL)
 			fatalx("json_deep_copy");
 		dm->dm_suspendable = suspend_type_suspendable(job);
+	}
+	if (job != NULL) {
+		/*
+		 * The spec's text is here now: the parse cache's copy of it
+		 * would only double the memory a job costs.
+		 */
+		nomad_cache_key(rf->rf_data, rf->rf_size, rf->rf_vars != NULL ?
+		    rf->rf_vars->rf_data : NULL, rf->rf_vars != NULL ?
+		    rf->rf_vars->rf_size : 0, ckey);
+		nomad_cache_forget(ckey);
 	}
 	if ((old = RB_INSERT(dmemos, &memos, dm)) != NULL) {
 		/* Two files of the same content in one cycle: one entry. */

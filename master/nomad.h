@@ -141,6 +141,8 @@ int	 nomad_cas_error(const struct nomad_result *, uint64_t *sent,
 void	 nomad_parse_cache_flush(void);
 size_t	 nomad_parse_cache_size(void);
 uint64_t nomad_parse_cache_generation(void);
+/* The parse cache's answer for a key (nomad_cache_key) goes. */
+void	 nomad_cache_forget(const uint8_t *);
 
 /* Between master/nomad*.c only. */
 #define NOMAD_KEY_LEN		32	/* SHA-256 */

@@ -134,6 +134,20 @@ nomad_cache_get(const uint8_t *key, uint32_t *status, uint64_t *index,
 	return 1;
 }
 
+/* Drop the answer for a key: its caller keeps what it needs itself. */
+void
+nomad_cache_forget(const uint8_t *key)
+{
+	struct nomad_cached	*pc;
+
+	if ((pc = nomad_cache_find(key)) == NULL)
+		return;
+	TAILQ_REMOVE(&nomad_cache, pc, pc_entry);
+	nomad_ncached--;
+	nomad_cachebytes -= pc->pc_size;
+	nomad_cached_free(pc);
+}
+
 /*
  * Keep what Nomad's parser said: a job (200) or a parse error (400) are
  * functions of the input.  Anything else (403, 5xx) may change.  size is
