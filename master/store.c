@@ -414,6 +414,13 @@ static const char store_schema_v4[] =
  * - The hook revisions to clean up are those of deployments that ended
  *   in the last week: an index by state and end.
  */
+/* The row of the job of a deployment's row (OLD or NEW), looked up again. */
+#define STORE_REGISTERED_AGAIN(row)					\
+	"	INSERT OR REPLACE INTO registered_jobs (namespace, job, last_id)" \
+	"	    SELECT namespace, job, id FROM deployments"			\
+	"	    WHERE namespace = " row ".namespace AND job = " row ".job AND" \
+	"	    eval_id IS NOT NULL AND kind = 'job' ORDER BY id DESC LIMIT 1;"
+
 static const char store_schema_v5[] =
 	"CREATE INDEX deployments_registered ON deployments"
 	"	(namespace, job, id) WHERE eval_id IS NOT NULL AND kind = 'job';"
@@ -431,10 +438,7 @@ static const char store_schema_v5[] =
 	/* A job's row again from the index: after any change to its rows. */
 	"CREATE TRIGGER registered_jobs_insert AFTER INSERT ON deployments"
 	"	WHEN NEW.eval_id IS NOT NULL AND NEW.kind = 'job' BEGIN"
-	"	INSERT OR REPLACE INTO registered_jobs (namespace, job, last_id)"
-	"	    SELECT namespace, job, id FROM deployments"
-	"	    WHERE namespace = NEW.namespace AND job = NEW.job AND"
-	"	    eval_id IS NOT NULL AND kind = 'job' ORDER BY id DESC LIMIT 1;"
+	STORE_REGISTERED_AGAIN("NEW")
 	"	END;"
 	"CREATE TRIGGER registered_jobs_update AFTER UPDATE OF eval_id, kind,"
 	"	namespace, job ON deployments"
@@ -443,23 +447,14 @@ static const char store_schema_v5[] =
 	"	OLD.job IS NOT NEW.job BEGIN"
 	"	DELETE FROM registered_jobs WHERE namespace = OLD.namespace AND"
 	"	    job = OLD.job;"
-	"	INSERT OR REPLACE INTO registered_jobs (namespace, job, last_id)"
-	"	    SELECT namespace, job, id FROM deployments"
-	"	    WHERE namespace = OLD.namespace AND job = OLD.job AND"
-	"	    eval_id IS NOT NULL AND kind = 'job' ORDER BY id DESC LIMIT 1;"
-	"	INSERT OR REPLACE INTO registered_jobs (namespace, job, last_id)"
-	"	    SELECT namespace, job, id FROM deployments"
-	"	    WHERE namespace = NEW.namespace AND job = NEW.job AND"
-	"	    eval_id IS NOT NULL AND kind = 'job' ORDER BY id DESC LIMIT 1;"
+	STORE_REGISTERED_AGAIN("OLD")
+	STORE_REGISTERED_AGAIN("NEW")
 	"	END;"
 	"CREATE TRIGGER registered_jobs_delete AFTER DELETE ON deployments"
 	"	WHEN OLD.eval_id IS NOT NULL AND OLD.kind = 'job' BEGIN"
 	"	DELETE FROM registered_jobs WHERE namespace = OLD.namespace AND"
 	"	    job = OLD.job;"
-	"	INSERT OR REPLACE INTO registered_jobs (namespace, job, last_id)"
-	"	    SELECT namespace, job, id FROM deployments"
-	"	    WHERE namespace = OLD.namespace AND job = OLD.job AND"
-	"	    eval_id IS NOT NULL AND kind = 'job' ORDER BY id DESC LIMIT 1;"
+	STORE_REGISTERED_AGAIN("OLD")
 	"	END;";
 
 /* Append only; never edit a step that has been released. */

@@ -486,6 +486,32 @@ make_big_db(const char *path)
 	return (rv);
 }
 
+/*
+ * Overwrite a data page of a database made by make_big_db: the last
+ * pages hold events, far from the schema.  0, or -1 (said why).
+ */
+static int
+damage_page(const char *path)
+{
+	struct stat	 sb;
+	unsigned char	 junk[4096];
+	int		 fd, pgsz, rv = -1;
+
+	pgsz = (int)rawint(path, "PRAGMA page_size");
+	if (pgsz <= 0 || pgsz > (int)sizeof(junk) || stat(path, &sb) == -1 ||
+	    sb.st_size <= 40 * pgsz) {
+		printf("# %s: page size %d, too small to damage\n", path, pgsz);
+		return (-1);
+	}
+	memset(junk, 0xa5, sizeof(junk));
+	if ((fd = open(path, O_WRONLY)) == -1)
+		return (-1);
+	if (pwrite(fd, junk, pgsz, sb.st_size - 3 * pgsz) == pgsz)
+		rv = 0;
+	close(fd);
+	return (rv);
+}
+
 static void
 t_corrupt_truncated(void)
 {
@@ -526,24 +552,13 @@ t_corrupt_page(void)
 {
 	struct store	*st;
 	struct snap	 sn;
-	struct stat	 sb;
-	unsigned char	 junk[4096];
 	char		 err[512], *path = tpath("page.db");
-	int		 fd, pgsz;
 
 	TEST_BEGIN("a database with a damaged page fails quick_check at open");
 	CHECK(make_big_db(path) == 0);
-	pgsz = (int)rawint(path, "PRAGMA page_size");
-	CHECK(pgsz > 0 && pgsz <= (int)sizeof(junk));
-	CHECK(stat(path, &sb) == 0 && sb.st_size > 40 * pgsz);
-	memset(junk, 0xa5, sizeof(junk));
 	/* Closed cleanly: the marker is there, but the write changes mtime. */
 	CHECK(exists(marker(path)));
-	fd = open(path, O_WRONLY);
-	CHECK(fd != -1);
-	/* the last pages hold events, far from the schema */
-	CHECK(pwrite(fd, junk, pgsz, sb.st_size - 3 * pgsz) == pgsz);
-	close(fd);
+	CHECK(damage_page(path) == 0);
 	CHECK(snap_take(path, &sn) == 0);
 	st = store_open(path, err, sizeof(err));
 	CHECK(st == NULL);
@@ -624,21 +639,11 @@ static void
 t_clean_marker_corrupt(void)
 {
 	struct store	*st;
-	struct stat	 sb;
-	unsigned char	 junk[4096];
 	char		 err[512], *path = tpath("bgcheck.db");
-	int		 fd, pgsz;
 
 	TEST_BEGIN("the thread's check after a clean stop finds a bad page");
 	CHECK(make_big_db(path) == 0);
-	pgsz = (int)rawint(path, "PRAGMA page_size");
-	CHECK(pgsz > 0 && pgsz <= (int)sizeof(junk));
-	CHECK(stat(path, &sb) == 0 && sb.st_size > 40 * pgsz);
-	memset(junk, 0xa5, sizeof(junk));
-	fd = open(path, O_WRONLY);
-	CHECK(fd != -1);
-	CHECK(pwrite(fd, junk, pgsz, sb.st_size - 3 * pgsz) == pgsz);
-	close(fd);
+	CHECK(damage_page(path) == 0);
 	CHECK(store_clean_mark(path) == 0);
 	st = store_open(path, err, sizeof(err));
 	CHECK(st != NULL);
