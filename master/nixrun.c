@@ -366,23 +366,10 @@ nixrun_child_write(const struct nixrun_file *f)
  * fails with EACCES.  A network namespace would take root or a user
  * namespace, and the master has neither.
  */
-static void
-nixrun_child_nonet(int errfd)
-{
-	scmp_filter_ctx	 ctx;
-
-	if ((ctx = seccomp_init(SCMP_ACT_ALLOW)) == NULL)
-		nixrun_child_fail(errfd, "seccomp_init");
-	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1,
-	    SCMP_A0(SCMP_CMP_NE, AF_UNIX)) < 0 ||
-	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES),
-	    SCMP_SYS(socketpair), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX)) < 0 ||
-	    seccomp_load(ctx) < 0) {
-		errno = EPERM;
-		nixrun_child_fail(errfd, "a filter without network");
-	}
-	seccomp_release(ctx);
-}
+static const struct sandbox_syscall nixrun_nonet[] = {
+	SANDBOX_ERRNO_NE(socket, EACCES, 0, AF_UNIX),
+	SANDBOX_ERRNO_NE(socketpair, EACCES, 0, AF_UNIX),
+};
 
 static __dead void
 nixrun_child(const struct nixrun_spec *ns, const char *dir, int outfd,
@@ -428,7 +415,8 @@ nixrun_child(const struct nixrun_spec *ns, const char *dir, int outfd,
 	 * cannot be regained); fatal() says why on stderr.
 	 */
 	sandbox_drop("nix", NULL, nopsd_env->n_uid, nopsd_env->n_gid);
-	nixrun_child_nonet(errfd);
+	sandbox_seccomp_deny("nix", nixrun_nonet,
+	    sizeof(nixrun_nonet) / sizeof(nixrun_nonet[0]));
 	/* Its directory, below the workers' own (nopsd made it, 0700). */
 	if (mkdir(dir, 0700) == -1)
 		nixrun_child_fail(errfd, "its directory");

@@ -41,69 +41,48 @@
 #include "sandbox.h"
 #include "nixrun.h"
 
-/* The system calls a Nix child may not make (EPERM). */
-static const int nixrun_denied[] = {
-	SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv),
-	SCMP_SYS(process_vm_writev), SCMP_SYS(kcmp),
-	SCMP_SYS(mount), SCMP_SYS(umount2), SCMP_SYS(pivot_root),
-	SCMP_SYS(chroot), SCMP_SYS(move_mount), SCMP_SYS(open_tree),
-	SCMP_SYS(fsopen), SCMP_SYS(fsconfig), SCMP_SYS(fsmount),
-	SCMP_SYS(fspick), SCMP_SYS(mount_setattr),
-	SCMP_SYS(unshare), SCMP_SYS(setns),
-	SCMP_SYS(keyctl), SCMP_SYS(add_key), SCMP_SYS(request_key),
-	SCMP_SYS(bpf), SCMP_SYS(perf_event_open), SCMP_SYS(userfaultfd),
-	SCMP_SYS(io_uring_setup), SCMP_SYS(io_uring_enter),
-	SCMP_SYS(io_uring_register),
-	SCMP_SYS(init_module), SCMP_SYS(finit_module),
-	SCMP_SYS(delete_module), SCMP_SYS(kexec_load),
-	SCMP_SYS(kexec_file_load), SCMP_SYS(reboot),
-	SCMP_SYS(swapon), SCMP_SYS(swapoff), SCMP_SYS(acct),
-	SCMP_SYS(quotactl), SCMP_SYS(syslog), SCMP_SYS(iopl),
-	SCMP_SYS(ioperm), SCMP_SYS(open_by_handle_at),
-	SCMP_SYS(name_to_handle_at), SCMP_SYS(settimeofday),
-	SCMP_SYS(clock_settime), SCMP_SYS(adjtimex),
-	SCMP_SYS(clock_adjtime), SCMP_SYS(sethostname),
-	SCMP_SYS(setdomainname), SCMP_SYS(vhangup),
-	SCMP_SYS(lookup_dcookie), SCMP_SYS(nfsservctl),
-};
-
 /* clone(2) flags that make namespaces. */
 #define NIXRUN_CLONE_NS	(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | \
 	CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWCGROUP)
 
-static void
-nixrun_seccomp(void)
-{
-	scmp_filter_ctx	 ctx;
-	size_t		 i;
+#define NIXRUN_DENY(name)	SANDBOX_ERRNO(name, EPERM)
 
-	if ((ctx = seccomp_init(SCMP_ACT_ALLOW)) == NULL)
-		fatalx("nix: seccomp_init failed");
-	for (i = 0; i < sizeof(nixrun_denied) / sizeof(nixrun_denied[0]); i++)
-		if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
-		    nixrun_denied[i], 0) < 0)
-			fatalx("nix: seccomp rule for syscall %d",
-			    nixrun_denied[i]);
+/* The system calls a Nix child may not make (EPERM). */
+static const struct sandbox_syscall nixrun_denied[] = {
+	NIXRUN_DENY(ptrace), NIXRUN_DENY(process_vm_readv),
+	NIXRUN_DENY(process_vm_writev), NIXRUN_DENY(kcmp),
+	NIXRUN_DENY(mount), NIXRUN_DENY(umount2), NIXRUN_DENY(pivot_root),
+	NIXRUN_DENY(chroot), NIXRUN_DENY(move_mount), NIXRUN_DENY(open_tree),
+	NIXRUN_DENY(fsopen), NIXRUN_DENY(fsconfig), NIXRUN_DENY(fsmount),
+	NIXRUN_DENY(fspick), NIXRUN_DENY(mount_setattr),
+	NIXRUN_DENY(unshare), NIXRUN_DENY(setns),
+	NIXRUN_DENY(keyctl), NIXRUN_DENY(add_key), NIXRUN_DENY(request_key),
+	NIXRUN_DENY(bpf), NIXRUN_DENY(perf_event_open),
+	NIXRUN_DENY(userfaultfd),
+	NIXRUN_DENY(io_uring_setup), NIXRUN_DENY(io_uring_enter),
+	NIXRUN_DENY(io_uring_register),
+	NIXRUN_DENY(init_module), NIXRUN_DENY(finit_module),
+	NIXRUN_DENY(delete_module), NIXRUN_DENY(kexec_load),
+	NIXRUN_DENY(kexec_file_load), NIXRUN_DENY(reboot),
+	NIXRUN_DENY(swapon), NIXRUN_DENY(swapoff), NIXRUN_DENY(acct),
+	NIXRUN_DENY(quotactl), NIXRUN_DENY(syslog), NIXRUN_DENY(iopl),
+	NIXRUN_DENY(ioperm), NIXRUN_DENY(open_by_handle_at),
+	NIXRUN_DENY(name_to_handle_at), NIXRUN_DENY(settimeofday),
+	NIXRUN_DENY(clock_settime), NIXRUN_DENY(adjtimex),
+	NIXRUN_DENY(clock_adjtime), NIXRUN_DENY(sethostname),
+	NIXRUN_DENY(setdomainname), NIXRUN_DENY(vhangup),
+	NIXRUN_DENY(lookup_dcookie), NIXRUN_DENY(nfsservctl),
 	/*
 	 * No new namespaces through clone(2) either; clone3(2) passes its
 	 * flags in memory a filter cannot read, so it is "not there" and
 	 * glibc falls back to clone(2).
 	 */
-	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-	    SCMP_A0(SCMP_CMP_MASKED_EQ, NIXRUN_CLONE_NS, NIXRUN_CLONE_NS)) < 0 ||
-	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-	    SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER)) < 0 ||
-	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-	    SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWNS, CLONE_NEWNS)) < 0 ||
-	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-	    SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWNET, CLONE_NEWNET)) < 0 ||
-	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3),
-	    0) < 0)
-		fatalx("nix: seccomp rule for clone");
-	if (seccomp_load(ctx) < 0)
-		fatalx("nix: seccomp_load failed");
-	seccomp_release(ctx);
-}
+	SANDBOX_ERRNO_MASK(clone, EPERM, 0, NIXRUN_CLONE_NS, NIXRUN_CLONE_NS),
+	SANDBOX_ERRNO_MASK(clone, EPERM, 0, CLONE_NEWUSER, CLONE_NEWUSER),
+	SANDBOX_ERRNO_MASK(clone, EPERM, 0, CLONE_NEWNS, CLONE_NEWNS),
+	SANDBOX_ERRNO_MASK(clone, EPERM, 0, CLONE_NEWNET, CLONE_NEWNET),
+	SANDBOX_ERRNO(clone3, ENOSYS),
+};
 
 /*
  * Confine the calling child (already the workers' user, NO_NEW_PRIVS)
@@ -139,5 +118,6 @@ nixrun_confine(const char *dir, const char *program)
 		*p = '\0';
 	(void)sandbox_landlock_flags("nix", paths,
 	    sizeof(paths) / sizeof(paths[0]), SANDBOX_LL_NONET);
-	nixrun_seccomp();
+	sandbox_seccomp_deny("nix", nixrun_denied,
+	    sizeof(nixrun_denied) / sizeof(nixrun_denied[0]));
 }

@@ -774,6 +774,31 @@ sandbox_seccomp_flags(const char *procname,
 }
 
 void
+sandbox_seccomp_deny(const char *procname, const struct sandbox_syscall *deny,
+    size_t ndeny)
+{
+	scmp_filter_ctx	 ctx;
+	size_t		 i;
+	int		 rc;
+
+	/* An allowing row would mean nothing in a filter that allows. */
+	for (i = 0; i < ndeny; i++)
+		if (deny[i].sc_errno == 0)
+			fatalx("%s: seccomp denylist row %zu allows", procname, i);
+	if ((ctx = seccomp_init(SCMP_ACT_ALLOW)) == NULL)
+		fatalx("%s: seccomp_init failed", procname);
+	if (sandbox_seccomp_rows(ctx, deny, ndeny) == -1)
+		fatalx("%s: cannot build the seccomp denylist", procname);
+	if ((rc = seccomp_load(ctx)) < 0) {
+		errno = -rc;
+		fatal("%s: seccomp_load", procname);
+	}
+	seccomp_release(ctx);
+	log_debug("sandbox: %s seccomp denylist loaded (%zu rows)", procname,
+	    ndeny);
+}
+
+void
 sandbox_seccomp(const char *procname, const struct sandbox_syscall *allow,
     size_t nallow)
 {

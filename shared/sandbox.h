@@ -92,6 +92,11 @@ struct sandbox_syscall {
 	{ SCMP_SYS(name), 0, 1,						\
 	    { { (idx), SANDBOX_CMP_MASKED_EQ, (mask), (val) },		\
 	    SANDBOX_NOARG, SANDBOX_NOARG } }
+/* Fail with err when (argument idx & mask) == val (a denylist's row). */
+#define SANDBOX_ERRNO_MASK(name, err, idx, mask, val)			\
+	{ SCMP_SYS(name), (err), 1,					\
+	    { { (idx), SANDBOX_CMP_MASKED_EQ, (mask), (val) },		\
+	    SANDBOX_NOARG, SANDBOX_NOARG } }
 #define SANDBOX_ALLOW_ARG2(name, i0, v0, i1, v1)			\
 	{ SCMP_SYS(name), 0, 2,						\
 	    { { (i0), SANDBOX_CMP_EQ, 0, (v0) },			\
@@ -183,6 +188,13 @@ void	 sandbox_seccomp(const char *procname,
 void	 sandbox_seccomp_flags(const char *procname,
 	    const struct sandbox_syscall *allow, size_t nallow, int flags);
 void	 sandbox_profile_seccomp(const struct sandbox_profile *);
+/*
+ * A filter on top of those loaded that allows every call but deny[], each
+ * row of which fails with its errno: for a program (Nix) whose own list
+ * of calls is not ours to know.  Fatal on failure.
+ */
+void	 sandbox_seccomp_deny(const char *procname,
+	    const struct sandbox_syscall *deny, size_t ndeny);
 /* The profile's rows and extra[] (rows known at run time), one filter. */
 void	 sandbox_profile_seccomp_extra(const struct sandbox_profile *,
 	    const struct sandbox_syscall *extra, size_t nextra);
