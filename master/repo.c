@@ -110,6 +110,7 @@ static char		*repo_localsig;	/* its file:// remotes at start */
 static uint32_t		 repo_nextid = 1;
 static uint32_t		 repo_nextseq = 1;
 static int		 repo_test_timeout;	/* test builds: overrides */
+static char		 repo_test_timeout_of[64];	/* ... of this repo only */
 static void		(*repo_listener)(struct repo *,
 			    const struct repo_snap *, void *);
 static void		*repo_listener_arg;
@@ -273,7 +274,9 @@ repo_limits(struct repo *r, const struct conf_repo *cr)
 	r->r_max_file = cr->max_file_size;
 	r->r_max_files = cr->max_files;
 	r->r_max_total = cr->max_snapshot_size;
-	r->r_timeout = repo_test_timeout != 0 ? repo_test_timeout :
+	r->r_timeout = repo_test_timeout != 0 &&
+	    (repo_test_timeout_of[0] == '\0' ||
+	    strcmp(repo_test_timeout_of, cr->name) == 0) ? repo_test_timeout :
 	    cr->fetch_timeout;
 	free(r->r_commit_tmpl);
 	if (cr->commit_url != NULL)
@@ -1013,17 +1016,31 @@ repo_init(const struct nops_conf *conf)
 	struct worker		*w;
 #ifdef NOPS_TEST_HOOKS
 	const char		*t, *errstr;
+	char			 secs[16];
+	size_t			 n;
 #endif
 
 	if ((repo_deadline = evtimer_new(nopsd_env->n_base, repo_deadline_cb,
 	    NULL)) == NULL)
 		fatal("evtimer_new");
 #ifdef NOPS_TEST_HOOKS
-	/* Tests of the deadline cannot wait two minutes. */
+	/*
+	 * Tests of the deadline cannot wait two minutes: SECONDS, or
+	 * SECONDS:REPOSITORY for one repository only (the others keep
+	 * theirs, so a loaded machine does not kill their polls).
+	 */
 	if ((t = getenv("NOPS_TEST_GIT_TIMEOUT")) != NULL) {
-		repo_test_timeout = (int)strtonum(t, 1, 3600, &errstr);
+		n = strcspn(t, ":");
+		if (n >= sizeof(secs) || (t[n] == ':' &&
+		    strlcpy(repo_test_timeout_of, t + n + 1,
+		    sizeof(repo_test_timeout_of)) >=
+		    sizeof(repo_test_timeout_of)))
+			fatalx("%s: NOPS_TEST_GIT_TIMEOUT too long", __func__);
+		memcpy(secs, t, n);
+		secs[n] = '\0';
+		repo_test_timeout = (int)strtonum(secs, 1, 3600, &errstr);
 		if (errstr != NULL)
-			fatalx("NOPS_TEST_GIT_TIMEOUT %s", errstr);
+			fatalx("%s: NOPS_TEST_GIT_TIMEOUT %s", __func__, errstr);
 	}
 #endif
 	TAILQ_FOREACH(cr, &conf->repos, entry) {

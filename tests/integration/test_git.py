@@ -64,7 +64,9 @@ n = gitlib.Nopsd(env, repos)
 # --- first snapshots, every scheme
 for name, remote, top in (("gitd", a, "nomad"), ("http", b, ""),
                           ("local", c, "jobs"), ("ssh", d, "ops")):
-    got = n.wait_commit(name, remote.head())
+    # Over ssh a poll is a key exchange and a git-upload-pack started by
+    # sshd: seconds on a loaded machine, so that one may take longer.
+    got = n.wait_commit(name, remote.head(), 45 if name == "ssh" else 15)
     ok("%s: first snapshot at the pushed commit" % name, got,
        n.repo(name) if not got else "")
     snap = n.repo(name)
@@ -152,7 +154,7 @@ ok("http: follows a push", n.wait_commit("http", hb) and
    files_match(n.repo("http"), b.files_at(hb, "")) == "")
 hd = d.commit({"ops/ssh.nomad.hcl": JOB % "ssh2"}, "d: second")
 n.fetch("ssh")
-ok("ssh: follows a push", n.wait_commit("ssh", hd))
+ok("ssh: follows a push", n.wait_commit("ssh", hd, 45))
 
 # --- force push: history rewritten
 before = a.head()

@@ -196,7 +196,7 @@ hole.start()
 n = gitlib.Nopsd(env, [{"name": "stuck", "poll": "1m",
                         "url": "git://127.0.0.1:%d/x.git" % hole.port},
                        dict(REPO, poll="1m")],
-                 extra_env={"NOPS_TEST_GIT_TIMEOUT": "2"}, tag="deadline")
+                 extra_env={"NOPS_TEST_GIT_TIMEOUT": "2:stuck"}, tag="deadline")
 ok("a remote that never answers: the deadline ends the poll",
    n.wait_error("stuck", "no answer within 2 s"), n.repo("stuck"))
 w = n.worker("gitworker")
