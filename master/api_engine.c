@@ -239,40 +239,35 @@ deploy_json(const struct deploy *d)
 }
 
 /*
- * A listed row, as a struct deploy whose strings point into the row (valid
- * until the next step); only the fields deploy_json() shows are set.
+ * A listed row, as a struct deploy (free with deploy_free()); only the
+ * fields deploy_json() shows are set.
  */
 static void
 deploy_list_row(sqlite3_stmt *st, struct deploy *d)
 {
 	const char	*state;
 
-#define COL_TEXT(i)	((char *)(uintptr_t)sqlite3_column_text(st, (i)))
-#define COL_INT(i, null) (sqlite3_column_type(st, (i)) == SQLITE_NULL ? \
-	(null) : sqlite3_column_int64(st, (i)))
 	memset(d, 0, sizeof(*d));
 	d->d_id = sqlite3_column_int64(st, 0);
-	d->d_ns = COL_TEXT(1);
-	d->d_job = COL_TEXT(2);
-	d->d_repo = COL_TEXT(3);
+	d->d_ns = store_col_strdup(st, 1);
+	d->d_job = store_col_strdup(st, 2);
+	d->d_repo = store_col_strdup(st, 3);
 	state = (const char *)sqlite3_column_text(st, 4);
 	if (state == NULL || deploy_state_parse(state, &d->d_state) == -1)
 		d->d_state = DS_FAILED;
-	d->d_commit = COL_TEXT(5);
-	d->d_spec_hash = COL_TEXT(6);
-	d->d_policy = COL_TEXT(7);
-	d->d_created_at = COL_INT(8, 0);
-	d->d_updated_at = COL_INT(9, 0);
-	d->d_reason = COL_TEXT(10);
-	d->d_approved_by = COL_TEXT(11);
-	d->d_approved_at = COL_INT(12, 0);
-	d->d_retry_of = COL_INT(13, 0);
-	d->d_nomad_deployment = COL_TEXT(14);
-	d->d_job_version = COL_INT(15, -1);
-	d->d_timeout_at = COL_INT(16, 0);
-	d->d_ended_at = COL_INT(17, 0);
-#undef COL_TEXT
-#undef COL_INT
+	d->d_commit = store_col_strdup(st, 5);
+	d->d_spec_hash = store_col_strdup(st, 6);
+	d->d_policy = store_col_strdup(st, 7);
+	d->d_created_at = store_col_int(st, 8, 0);
+	d->d_updated_at = store_col_int(st, 9, 0);
+	d->d_reason = store_col_strdup(st, 10);
+	d->d_approved_by = store_col_strdup(st, 11);
+	d->d_approved_at = store_col_int(st, 12, 0);
+	d->d_retry_of = store_col_int(st, 13, 0);
+	d->d_nomad_deployment = store_col_strdup(st, 14);
+	d->d_job_version = store_col_int(st, 15, -1);
+	d->d_timeout_at = store_col_int(st, 16, 0);
+	d->d_ended_at = store_col_int(st, 17, 0);
 }
 
 static void
@@ -341,6 +336,7 @@ api_deployments(struct api_req *req, struct api_resp *resp)
 		deploy_list_row(st, &d);
 		json_array_append_new(items, deploy_json(&d));
 		last = d.d_id;
+		deploy_free(&d);
 		n++;
 	}
 	sqlite3_reset(st);

@@ -341,10 +341,7 @@ api_login(struct api_req *req, struct api_resp *resp)
 	resp->status = API_DEFERRED;
 out:
 	free(l);
-	/* jansson frees its copy of the password without wiping it. */
-	if (json_is_string(jp = json_object_get(body, "password")))
-		explicit_bzero((char *)(uintptr_t)json_string_value(jp),
-		    json_string_length(jp));
+	/* jsonwipe_init() (nopsd.c) has jansson wipe the password. */
 	json_decref(body);
 }
 

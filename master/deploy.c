@@ -75,27 +75,6 @@ bind_int_or_null(sqlite3_stmt *st, int i, int64_t v, int64_t null_value)
 	return sqlite3_bind_int64(st, i, v);
 }
 
-static char *
-col_strdup(sqlite3_stmt *st, int i)
-{
-	const unsigned char	*s = sqlite3_column_text(st, i);
-	char			*d;
-
-	if (s == NULL)
-		return NULL;
-	if ((d = strdup((const char *)s)) == NULL)
-		fatal("strdup");
-	return d;
-}
-
-static int64_t
-col_int(sqlite3_stmt *st, int i, int64_t null_value)
-{
-	if (sqlite3_column_type(st, i) == SQLITE_NULL)
-		return null_value;
-	return sqlite3_column_int64(st, i);
-}
-
 static int
 deploy_step_done(struct store *s, sqlite3_stmt *st, const char *what)
 {
@@ -310,42 +289,42 @@ deploy_row(struct store *s, sqlite3_stmt *st, struct deploy *d)
 
 	memset(d, 0, sizeof(*d));
 	d->d_id = sqlite3_column_int64(st, 0);
-	d->d_ns = col_strdup(st, 1);
-	d->d_job = col_strdup(st, 2);
-	d->d_repo = col_strdup(st, 3);
-	d->d_commit = col_strdup(st, 4);
-	d->d_spec = col_strdup(st, 5);
-	d->d_diff = col_strdup(st, 6);
-	d->d_spec_hash = col_strdup(st, 7);
-	d->d_cas_index = col_int(st, 8, -1);
-	d->d_policy = col_strdup(st, 9);
+	d->d_ns = store_col_strdup(st, 1);
+	d->d_job = store_col_strdup(st, 2);
+	d->d_repo = store_col_strdup(st, 3);
+	d->d_commit = store_col_strdup(st, 4);
+	d->d_spec = store_col_strdup(st, 5);
+	d->d_diff = store_col_strdup(st, 6);
+	d->d_spec_hash = store_col_strdup(st, 7);
+	d->d_cas_index = store_col_int(st, 8, -1);
+	d->d_policy = store_col_strdup(st, 9);
 	state = (const char *)sqlite3_column_text(st, 10);
 	if (state == NULL || deploy_state_parse(state, &d->d_state) == -1) {
 		log_warnx("deployment %lld has an unknown state %s",
 		    (long long)d->d_id, state != NULL ? state : "NULL");
 		return -1;
 	}
-	d->d_reason = col_strdup(st, 11);
-	d->d_retry_of = col_int(st, 12, 0);
-	d->d_created_at = col_int(st, 13, 0);
-	d->d_updated_at = col_int(st, 14, 0);
-	d->d_approved_by = col_strdup(st, 15);
-	d->d_approved_at = col_int(st, 16, 0);
-	d->d_approved_hash = col_strdup(st, 17);
-	d->d_apply_started_at = col_int(st, 18, 0);
-	d->d_timeout_at = col_int(st, 19, 0);
-	d->d_nomad_deployment = col_strdup(st, 20);
-	d->d_eval_id = col_strdup(st, 21);
-	d->d_job_version = col_int(st, 22, -1);
-	d->d_ended_at = col_int(st, 23, 0);
-	d->d_subject = col_strdup(st, 24);
-	d->d_author = col_strdup(st, 25);
-	d->d_commit_time = col_int(st, 26, 0);
-	d->d_path = col_strdup(st, 27);
-	d->d_source = col_strdup(st, 28);
-	d->d_vars_source = col_strdup(st, 29);
-	d->d_base_commit = col_strdup(st, 30);
-	d->d_git_change = col_strdup(st, 31);
+	d->d_reason = store_col_strdup(st, 11);
+	d->d_retry_of = store_col_int(st, 12, 0);
+	d->d_created_at = store_col_int(st, 13, 0);
+	d->d_updated_at = store_col_int(st, 14, 0);
+	d->d_approved_by = store_col_strdup(st, 15);
+	d->d_approved_at = store_col_int(st, 16, 0);
+	d->d_approved_hash = store_col_strdup(st, 17);
+	d->d_apply_started_at = store_col_int(st, 18, 0);
+	d->d_timeout_at = store_col_int(st, 19, 0);
+	d->d_nomad_deployment = store_col_strdup(st, 20);
+	d->d_eval_id = store_col_strdup(st, 21);
+	d->d_job_version = store_col_int(st, 22, -1);
+	d->d_ended_at = store_col_int(st, 23, 0);
+	d->d_subject = store_col_strdup(st, 24);
+	d->d_author = store_col_strdup(st, 25);
+	d->d_commit_time = store_col_int(st, 26, 0);
+	d->d_path = store_col_strdup(st, 27);
+	d->d_source = store_col_strdup(st, 28);
+	d->d_vars_source = store_col_strdup(st, 29);
+	d->d_base_commit = store_col_strdup(st, 30);
+	d->d_git_change = store_col_strdup(st, 31);
 
 	hs = store_prepare(s, "SELECT phase, position, hook_id, spec,"
 	    " spec_hash, revision_job_id, timeout FROM deployment_hooks"
@@ -358,12 +337,12 @@ deploy_row(struct store *s, sqlite3_stmt *st, struct deploy *d)
 	    d->d_nhooks < DEPLOY_HOOKS_MAX) {
 		struct deploy_hook *h = &d->d_hooks[d->d_nhooks++];
 
-		h->dh_phase = col_strdup(hs, 0);
+		h->dh_phase = store_col_strdup(hs, 0);
 		h->dh_position = sqlite3_column_int(hs, 1);
-		h->dh_hook_id = col_strdup(hs, 2);
-		h->dh_spec = col_strdup(hs, 3);
-		h->dh_spec_hash = col_strdup(hs, 4);
-		h->dh_revision = col_strdup(hs, 5);
+		h->dh_hook_id = store_col_strdup(hs, 2);
+		h->dh_spec = store_col_strdup(hs, 3);
+		h->dh_spec_hash = store_col_strdup(hs, 4);
+		h->dh_revision = store_col_strdup(hs, 5);
 		h->dh_timeout = sqlite3_column_int(hs, 6);
 	}
 	sqlite3_reset(hs);
@@ -609,14 +588,14 @@ hookrun_get(struct store *s, const char *token, struct hook_run *hr)
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		hr->hr_id = sqlite3_column_int64(st, 0);
-		hr->hr_token = col_strdup(st, 1);
-		hr->hr_child = col_strdup(st, 2);
-		hr->hr_state = col_strdup(st, 3);
-		hr->hr_exit_code = (int)col_int(st, 4, -1);
-		hr->hr_error = col_strdup(st, 5);
-		hr->hr_started_at = col_int(st, 6, 0);
-		hr->hr_ended_at = col_int(st, 7, 0);
-		hr->hr_output = col_strdup(st, 8);
+		hr->hr_token = store_col_strdup(st, 1);
+		hr->hr_child = store_col_strdup(st, 2);
+		hr->hr_state = store_col_strdup(st, 3);
+		hr->hr_exit_code = (int)store_col_int(st, 4, -1);
+		hr->hr_error = store_col_strdup(st, 5);
+		hr->hr_started_at = store_col_int(st, 6, 0);
+		hr->hr_ended_at = store_col_int(st, 7, 0);
+		hr->hr_output = store_col_strdup(st, 8);
 	}
 	sqlite3_reset(st);
 	if (rc == SQLITE_ROW)
@@ -707,7 +686,7 @@ deploy_health(struct store *s, int64_t id)
 		return NULL;
 	sqlite3_bind_int64(st, 1, id);
 	if (sqlite3_step(st) == SQLITE_ROW)
-		text = col_strdup(st, 0);
+		text = store_col_strdup(st, 0);
 	sqlite3_reset(st);
 	return text;
 }

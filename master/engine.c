@@ -126,12 +126,7 @@ engine_ns_managed(const char *ns)
 struct ejob *
 engine_job(const char *ns, const char *id)
 {
-	struct ejob	 key;
-
-	memset(&key, 0, sizeof(key));
-	key.ej_ns = (char *)(uintptr_t)ns;
-	key.ej_id = (char *)(uintptr_t)id;
-	return RB_FIND(ejobs, &engine_env->e_jobs, &key);
+	return ejob_find(&engine_env->e_jobs, ns, id);
 }
 
 static void

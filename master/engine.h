@@ -173,6 +173,7 @@ void	 detect_start(void);
 void	 ejob_free(struct ejob *);
 int	 ejob_cmp(struct ejob *, struct ejob *);
 RB_PROTOTYPE(ejobs, ejob, ej_node, ejob_cmp);
+struct ejob	*ejob_find(struct ejobs *, const char *ns, const char *id);
 
 /* engine_survey.c: plan only what may have changed */
 struct ens_index {

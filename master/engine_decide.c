@@ -168,7 +168,7 @@ detect_create(struct ejob *ej, enum deploy_state state, const char *reason,
 	struct store	*s = engine_store();
 	struct deploy	 d;
 	json_t		*spec;
-	char		*specs, *diffs;
+	char		*specs, *diffs, *why, policy[16];
 	size_t		 i;
 	int		 rc;
 
@@ -186,9 +186,11 @@ detect_create(struct ejob *ej, enum deploy_state state, const char *reason,
 	d.d_diff = diffs;
 	d.d_spec_hash = ej->ej_hash;
 	d.d_cas_index = ej->ej_live_exists ? (int64_t)ej->ej_modify_index : -1;
-	d.d_policy = (char *)(uintptr_t)meta_policy_str(ej->ej_meta.jm_policy);
+	(void)strlcpy(policy, meta_policy_str(ej->ej_meta.jm_policy),
+	    sizeof(policy));
+	d.d_policy = policy;
 	d.d_state = state;
-	d.d_reason = (char *)(uintptr_t)reason;
+	d.d_reason = why = detect_strdup(reason);
 	d.d_retry_of = retry_of;
 	for (i = 0; i < ej->ej_nhooks; i++)
 		d.d_hooks[i] = ej->ej_hooks[i];
@@ -207,6 +209,7 @@ detect_create(struct ejob *ej, enum deploy_state state, const char *reason,
 	explicit_bzero(specs, strlen(specs));
 	free(specs);
 	free(diffs);
+	free(why);
 	free(d.d_source);
 	free(d.d_vars_source);
 	free(d.d_base_commit);

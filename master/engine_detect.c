@@ -68,6 +68,23 @@ ejob_cmp(struct ejob *a, struct ejob *b)
 	return strcmp(a->ej_id, b->ej_id);
 }
 
+/* RB_FIND by name: a key struct would need its const dropped. */
+struct ejob *
+ejob_find(struct ejobs *head, const char *ns, const char *id)
+{
+	struct ejob	*ej = RB_ROOT(head);
+	int		 c;
+
+	while (ej != NULL) {
+		if ((c = strcmp(ns, ej->ej_ns)) == 0)
+			c = strcmp(id, ej->ej_id);
+		if (c == 0)
+			return ej;
+		ej = c < 0 ? RB_LEFT(ej, ej_node) : RB_RIGHT(ej, ej_node);
+	}
+	return NULL;
+}
+
 char *
 detect_strdup(const char *s)
 {
@@ -503,16 +520,13 @@ static int
 detect_hook(struct dcycle *dc, struct ejob *ej, const char *phase, int pos,
     const char *name, int timeout)
 {
-	struct ejob		 key, *h;
+	struct ejob		*h;
 	struct deploy_hook	*dh;
 	const char		*type;
 	char			*spec, hash[ENGINE_HASHLEN + 1];
 	char			 rev[256];
 
-	memset(&key, 0, sizeof(key));
-	key.ej_ns = ej->ej_ns;
-	key.ej_id = (char *)(uintptr_t)name;
-	h = RB_FIND(ejobs, &dc->dc_jobs, &key);
+	h = ejob_find(&dc->dc_jobs, ej->ej_ns, name);
 	if (h == NULL) {
 		detect_asprintf(&ej->ej_hook_error, "%s hook %s: no such job in "
 		    "namespace %s in git", phase, name, ej->ej_ns);
@@ -668,15 +682,10 @@ detect_classify(struct dcycle *dc)
 		    ej->ej_hook_error == NULL; i++)
 			detect_hook(dc, ej, "post", (int)i,
 			    ej->ej_meta.jm_post[i], ej->ej_meta.jm_post_timeout);
-		for (i = 0; i < ej->ej_meta.jm_nops; i++) {
-			struct ejob	 key;
-
-			memset(&key, 0, sizeof(key));
-			key.ej_ns = ej->ej_ns;
-			key.ej_id = ej->ej_meta.jm_ops[i];
+		for (i = 0; i < ej->ej_meta.jm_nops; i++)
 			operation_freeze(ej, ej->ej_meta.jm_ops[i],
-			    RB_FIND(ejobs, &dc->dc_jobs, &key));
-		}
+			    ejob_find(&dc->dc_jobs, ej->ej_ns,
+			    ej->ej_meta.jm_ops[i]));
 		/*
 		 * A suspend is part of the desired state (suspend.c).  The
 		 * spec is made a tree only for a job that has one.
@@ -956,7 +965,6 @@ void
 detect_orphans(struct dcycle *dc)
 {
 	sqlite3_stmt	*st;
-	struct ejob	 key;
 	struct dorphan	*o;
 	const char	*ns, *id;
 	json_t		*stub;
@@ -977,10 +985,7 @@ detect_orphans(struct dcycle *dc)
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		ns = (const char *)sqlite3_column_text(st, 0);
 		id = (const char *)sqlite3_column_text(st, 1);
-		memset(&key, 0, sizeof(key));
-		key.ej_ns = (char *)(uintptr_t)ns;
-		key.ej_id = (char *)(uintptr_t)id;
-		if (RB_FIND(ejobs, &dc->dc_jobs, &key) != NULL)
+		if (ejob_find(&dc->dc_jobs, ns, id) != NULL)
 			continue;
 		/* This cycle's job list answers without a read. */
 		stub = survey_stub(dc, ns, id, &listed);

@@ -89,10 +89,12 @@ nixrun_find(int id)
 static void
 nixrun_rmtree(const char *dir)
 {
-	char		*paths[2] = { (char *)(uintptr_t)dir, NULL };
+	char		 path[PATH_MAX], *paths[2] = { path, NULL };
 	FTS		*fts;
 	FTSENT		*e;
 
+	if (strlcpy(path, dir, sizeof(path)) >= sizeof(path))
+		return;
 	if ((fts = fts_open(paths, FTS_PHYSICAL | FTS_NOCHDIR, NULL)) == NULL)
 		return;
 	while ((e = fts_read(fts)) != NULL) {
@@ -376,8 +378,8 @@ nixrun_child(const struct nixrun_spec *ns, const char *dir, int outfd,
     int errfd)
 {
 	struct rlimit	 rl;
-	char		*envp[8], env[6][PATH_MAX + 32];
-	size_t		 i;
+	char		*envp[8], env[6][PATH_MAX + 32], **argv;
+	size_t		 i, n;
 	int		 nullfd, ne = 0;
 
 	/* Its own process group, so a timeout kills all of it. */
@@ -445,7 +447,15 @@ nixrun_child(const struct nixrun_spec *ns, const char *dir, int outfd,
 	envp[ne] = NULL;
 	/* Its file system and system calls (nixrun_sandbox.c). */
 	nixrun_confine(dir, ns->ns_argv[0]);
-	execve(ns->ns_argv[0], (char *const *)(uintptr_t)ns->ns_argv, envp);
+	/* execve() wants writable strings: copies of the spec's. */
+	for (n = 0; ns->ns_argv[n] != NULL; n++)
+		;
+	if ((argv = calloc(n + 1, sizeof(*argv))) == NULL)
+		nixrun_child_fail(errfd, "argv");
+	for (i = 0; i < n; i++)
+		if ((argv[i] = strdup(ns->ns_argv[i])) == NULL)
+			nixrun_child_fail(errfd, "argv");
+	execve(argv[0], argv, envp);
 	nixrun_child_fail(errfd, ns->ns_argv[0]);
 }
 

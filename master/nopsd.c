@@ -25,6 +25,7 @@
 
 #include <event2/event.h>
 
+#include "jsonwipe.h"
 #include "log.h"
 #include "nops.h"
 #include "proc.h"
@@ -542,6 +543,7 @@ main(int argc, char *argv[])
 	 * our uid (unless -c asks for core dumps, to debug a crash).
 	 */
 	sandbox_nocore("nopsd", dumpable);
+	jsonwipe_init();
 	if (title != NULL) {
 		if ((pd = proc_find(title)) == NULL ||
 		    pd->pd_id == PROC_MASTER)

@@ -1270,6 +1270,27 @@ store_db(struct store *st)
 	return (st->st_db);
 }
 
+char *
+store_col_strdup(sqlite3_stmt *st, int i)
+{
+	const unsigned char	*s = sqlite3_column_text(st, i);
+	char			*d;
+
+	if (s == NULL)
+		return (NULL);
+	if ((d = strdup((const char *)s)) == NULL)
+		fatal("%s", __func__);
+	return (d);
+}
+
+int64_t
+store_col_int(sqlite3_stmt *st, int i, int64_t null_value)
+{
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return (null_value);
+	return (sqlite3_column_int64(st, i));
+}
+
 sqlite3_stmt *
 store_prepare(struct store *st, const char *sql)
 {

@@ -175,5 +175,8 @@ int		 store_backup(struct store *, const char *dest_path);
 sqlite3_stmt	*store_prepare(struct store *, const char *sql);
 /* The connection, for queries of other master modules. */
 sqlite3		*store_db(struct store *);
+/* A column as a copy (NULL stays NULL), or as an integer (NULL: null_value). */
+char		*store_col_strdup(sqlite3_stmt *, int);
+int64_t		 store_col_int(sqlite3_stmt *, int, int64_t null_value);
 
 #endif /* NOPS_STORE_H */

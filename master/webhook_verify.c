@@ -245,17 +245,31 @@ seen_drop(struct webhook_seen *ws, struct seen_entry *se)
 	free(se);
 }
 
+/* RB_FIND by key, walked by hand: a key struct would drop const. */
+static struct seen_entry *
+seen_find(struct webhook_seen *ws, const char *key)
+{
+	struct seen_entry	*se = RB_ROOT(&ws->ws_tree);
+	int			 c;
+
+	while (se != NULL) {
+		if ((c = strcmp(key, se->se_key)) == 0)
+			return se;
+		se = c < 0 ? RB_LEFT(se, se_node) : RB_RIGHT(se, se_node);
+	}
+	return NULL;
+}
+
 int
 webhook_seen_add(struct webhook_seen *ws, const char *key, time_t now)
 {
-	struct seen_entry	*se, find;
+	struct seen_entry	*se;
 
 	/* Forget what expired; the list is in the order of arrival. */
 	while ((se = TAILQ_FIRST(&ws->ws_age)) != NULL &&
 	    (se->se_at + ws->ws_ttl <= now || se->se_at > now))
 		seen_drop(ws, se);
-	find.se_key = (char *)(uintptr_t)key;
-	if (RB_FIND(seen_tree, &ws->ws_tree, &find) != NULL)
+	if (seen_find(ws, key) != NULL)
 		return 1;
 	if (ws->ws_count >= ws->ws_max)
 		seen_drop(ws, TAILQ_FIRST(&ws->ws_age));

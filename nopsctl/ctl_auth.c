@@ -83,11 +83,7 @@ token_create(struct ctl *ctl, int argc, char **argv)
 		printf("%s\n", ctl_str(a, "token", "?"));
 	}
 out:
-	/* The answer held the token: wipe it. */
-	if (a != NULL && json_is_string(json_object_get(a, "token")))
-		explicit_bzero((char *)(uintptr_t)json_string_value(
-		    json_object_get(a, "token")), json_string_length(
-		    json_object_get(a, "token")));
+	/* The answer held the token: jsonwipe_init() wipes it. */
 	json_decref(a);
 	return rv;
 }

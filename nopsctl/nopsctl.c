@@ -25,6 +25,7 @@
 
 #include "nopsctl.h"
 #include "ctl_auth.h"
+#include "jsonwipe.h"
 
 #define CTL_MAX_ANSWER	(64 * 1024 * 1024)
 #define CTL_TIMEOUT	60
@@ -729,6 +730,7 @@ main(int argc, char *argv[])
 	size_t			 i;
 	int			 ch, rv, n;
 
+	jsonwipe_init();
 	memset(&ctl, 0, sizeof(ctl));
 	if (getenv("NOPS_SOCKET") != NULL && *getenv("NOPS_SOCKET") != '\0') {
 		ctl.socket = getenv("NOPS_SOCKET");

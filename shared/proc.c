@@ -196,14 +196,20 @@ void
 proc_add_path(struct proc_ctx *pc, const char *path, unsigned int access)
 {
 	struct sandbox_path	*p;
+	char			**c;
 
 	p = reallocarray(pc->pc_paths, pc->pc_npaths + 1, sizeof(*p));
 	if (p == NULL)
-		fatal(NULL);
+		fatal("%s", __func__);
 	pc->pc_paths = p;
-	p = &pc->pc_paths[pc->pc_npaths++];
-	if ((p->path = strdup(path)) == NULL)
-		fatal(NULL);
+	c = reallocarray(pc->pc_pathcopies, pc->pc_npaths + 1, sizeof(*c));
+	if (c == NULL)
+		fatal("%s", __func__);
+	pc->pc_pathcopies = c;
+	if ((c[pc->pc_npaths] = strdup(path)) == NULL)
+		fatal("%s", __func__);
+	p = &pc->pc_paths[pc->pc_npaths];
+	p->path = c[pc->pc_npaths++];
 	p->access = access;
 }
 
@@ -234,8 +240,10 @@ proc_confine(struct proc_ctx *pc)
 	sandbox_nocore(pd->pd_title, pc->pc_dumpable);
 	sandbox_profile_landlock(pd->pd_profile, pc->pc_paths, pc->pc_npaths);
 	for (i = 0; i < pc->pc_npaths; i++)
-		free((void *)(uintptr_t)pc->pc_paths[i].path);
+		free(pc->pc_pathcopies[i]);
+	free(pc->pc_pathcopies);
 	free(pc->pc_paths);
+	pc->pc_pathcopies = NULL;
 	pc->pc_paths = NULL;
 	pc->pc_npaths = 0;
 	if (pd->pd_loop != NULL)

@@ -80,6 +80,7 @@ struct proc_ctx {
 	const char	*pc_chroot;
 	struct worker_init pc_wi;	/* workers: what IMSG_INIT said */
 	struct sandbox_path *pc_paths;	/* Landlock paths known at run time */
+	char		**pc_pathcopies; /* the strings they point at (owned) */
 	size_t		 pc_npaths;
 	struct sandbox_syscall *pc_syscalls;	/* seccomp rows, likewise */
 	size_t		 pc_nsyscalls;

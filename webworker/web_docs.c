@@ -115,11 +115,20 @@ web_want_send(uint32_t type, uint32_t cls, const char *target)
 static struct web_doc *
 web_doc_find(uint32_t cls, const char *target)
 {
-	struct web_doc	 key;
+	struct web_doc	*d = RB_ROOT(&web_docs);
+	int		 c;
 
-	key.wd_class = cls;
-	key.wd_target = (char *)(uintptr_t)target;	/* only read */
-	return RB_FIND(web_docs, &web_docs, &key);
+	/* web_doc_cmp's order, walked by hand: a key would drop const. */
+	while (d != NULL) {
+		if (cls != d->wd_class)
+			c = cls < d->wd_class ? -1 : 1;
+		else
+			c = strcmp(target, d->wd_target);
+		if (c == 0)
+			return d;
+		d = c < 0 ? RB_LEFT(d, wd_node) : RB_RIGHT(d, wd_node);
+	}
+	return NULL;
 }
 
 static void
