@@ -28,6 +28,7 @@
 
 #include <jansson.h>
 
+#include "hex.h"
 #include "schema.h"
 
 #define SCHEMA_DEPTH_MAX	128	/* nested subschemas, $refs included */
@@ -364,20 +365,15 @@ pointer_get(json_t *doc, const char *frag)
 	char		 tok[256], dec[SCHEMA_URI_MAX];
 	const char	*p;
 	json_t	*cur = doc;
-	size_t		 n, d;
+	size_t		 n;
+	ssize_t		 d;
 	char		*end;
 	unsigned long	 idx;
 
-	for (d = 0, p = frag; *p != '\0' && d + 1 < sizeof(dec); p++) {
-		if (p[0] == '%' && isxdigit((unsigned char)p[1]) &&
-		    isxdigit((unsigned char)p[2])) {
-			char hex[3] = { p[1], p[2], '\0' };
-			dec[d++] = (char)strtol(hex, NULL, 16);
-			p += 2;
-		} else
-			dec[d++] = *p;
-	}
-	dec[d] = '\0';
+	/* A '%' without two hex digits stays as it is (RFC 3986 leniency). */
+	if ((d = hex_pct_decode(frag, strlen(frag), dec, sizeof(dec),
+	    HEX_PCT_LENIENT)) == -1 || memchr(dec, '\0', d) != NULL)
+		return NULL;
 	p = dec;
 	while (*p == '/') {
 		p++;
