@@ -25,6 +25,7 @@
 #include "msg.h"
 #include "nops.h"
 #include "proc.h"
+#include "wire.h"
 #include "conf.h"
 #include "master.h"
 #include "api_dashboard.h"
@@ -262,25 +263,30 @@ static void
 control_send_one(struct worker *w, const struct listener *l,
     const struct web_tls *t, const struct control_hosts *ch)
 {
-	struct msgw	 m;
-	size_t		 i;
-	int		 dupfd;
+	struct wire_web_listen	 wl;
+	struct msgw		 m;
+	size_t			 i;
+	int			 dupfd;
 
+	memset(&wl, 0, sizeof(wl));
+	wl.kind = l->l_kind;
+	wl.name = l->l_name;
+	wl.tls = t->wt_key != NULL;
+	wl.cert = t->wt_cert;
+	wl.certlen = t->wt_certlen;
+	wl.key = t->wt_key;
+	wl.keylen = t->wt_keylen;
+	wl.bodymax = (uint32_t)nopsd_env->n_conf->max_body_size;
+	wl.hflags = ch->ch_flags;
+	wl.nhosts = (uint32_t)ch->ch_n;
+	for (i = 0; i < ch->ch_n; i++)
+		wl.hosts[i] = ch->ch_names[i];
+	wl.persrc = (uint32_t)nopsd_env->n_conf->max_conns_per_address;
 	/* The channel closes what it sends; the master keeps its own. */
 	if ((dupfd = fcntl(l->l_fd, F_DUPFD_CLOEXEC, 0)) == -1)
 		fatal("dup listener");
 	msg_init(&m);
-	msg_add_u32(&m, l->l_kind);
-	msg_add_str(&m, l->l_name);
-	msg_add_u32(&m, t->wt_key != NULL);
-	msg_add_data(&m, t->wt_cert, t->wt_certlen);
-	msg_add_data(&m, t->wt_key, t->wt_keylen);
-	msg_add_u32(&m, (uint32_t)nopsd_env->n_conf->max_body_size);
-	msg_add_u32(&m, ch->ch_flags);
-	msg_add_u32(&m, (uint32_t)ch->ch_n);
-	for (i = 0; i < ch->ch_n; i++)
-		msg_add_str(&m, ch->ch_names[i]);
-	msg_add_u32(&m, (uint32_t)nopsd_env->n_conf->max_conns_per_address);
+	wire_put_web_listen(&m, &wl);
 	/* The payload may hold a key: msg_send() frees it zeroed. */
 	if (msg_send(&m, &w->w_iev.ibuf, IMSG_WEB_LISTEN, 0, dupfd) == -1)
 		fatal("IMSG_WEB_LISTEN");

@@ -37,6 +37,7 @@
 #include "cfile.h"
 #include "webpub.h"
 #include "redact.h"
+#include "wire_hosts.h"
 
 struct hosts_run {
 	TAILQ_ENTRY(hosts_run)	 hr_entry;
@@ -89,13 +90,16 @@ hosts_read_file(const char *path, size_t max, char **buf, size_t *len)
 static void
 hosts_send_key(void)
 {
-	struct worker	*w = supervise_worker(PROC_NOMADWORKER);
-	struct msgw	 m;
+	struct worker		*w = supervise_worker(PROC_NOMADWORKER);
+	struct wire_ssh_key	 k;
+	struct msgw		 m;
 
 	if (w == NULL || !w->w_running)
 		return;
+	k.key = hosts_key;
+	k.keylen = hosts_key != NULL ? hosts_keylen : 0;
 	msg_init(&m);
-	msg_add_data(&m, hosts_key, hosts_key != NULL ? hosts_keylen : 0);
+	wire_put_ssh_key(&m, &k);
 	if (imsgev_send(&w->w_iev, &m, IMSG_SSH_KEY, 0, -1) == -1)
 		fatal("%s", imsg_to_str(IMSG_SSH_KEY));
 }
@@ -175,6 +179,7 @@ hosts_ssh(const struct plan_host *h, const char *command, int timeout,
 {
 	struct worker		*w = supervise_worker(PROC_NOMADWORKER);
 	struct hosts_run	*r;
+	struct wire_ssh_run	 sr;
 	struct msgw		 m;
 	char			*known = NULL;
 	size_t			 knownlen = 0;
@@ -204,19 +209,23 @@ hosts_ssh(const struct plan_host *h, const char *command, int timeout,
 		hosts_nextid = 1;
 	r->hr_cb = cb;
 	r->hr_arg = arg;
+	sr.address = h->ph_address;
+	sr.port = (uint32_t)h->ph_port;
+	sr.user = h->ph_user;
+	if (known != NULL) {
+		sr.known = known;
+		sr.knownlen = knownlen;
+	} else {
+		sr.known = hosts_known;
+		sr.knownlen = hosts_known != NULL ? hosts_knownlen : 0;
+	}
+	sr.command = command;
+	sr.timeout = (uint32_t)timeout;
+	sr.flags = fd != -1 ? SSH_F_STDIN_FD : 0;
+	sr.in = in;
+	sr.inlen = inlen;
 	msg_init(&m);
-	msg_add_str(&m, h->ph_address);
-	msg_add_u32(&m, h->ph_port);
-	msg_add_str(&m, h->ph_user);
-	if (known != NULL)
-		msg_add_data(&m, known, knownlen);
-	else
-		msg_add_data(&m, hosts_known, hosts_known != NULL ?
-		    hosts_knownlen : 0);
-	msg_add_str(&m, command);
-	msg_add_u32(&m, timeout);
-	msg_add_u32(&m, fd != -1 ? SSH_F_STDIN_FD : 0);
-	msg_add_data(&m, in, inlen);
+	wire_put_ssh_run(&m, &sr);
 	if (imsgev_send(&w->w_iev, &m, IMSG_SSH_RUN, r->hr_id, fd) == -1)
 		fatal("%s", imsg_to_str(IMSG_SSH_RUN));
 	free(known);
@@ -260,24 +269,13 @@ hosts_ssh_result(struct worker *w, struct imsg *imsg)
 {
 	struct hosts_run	*r;
 	struct hosts_ssh_res	 res;
+	struct wire_ssh_result	 sr;
 	struct msgr		 m;
-	const char		*error;
-	const void		*out;
 	size_t			 outlen;
-	int32_t			 status;
-	uint32_t		 stage;
 	char			*text, *shown;
 
 	msg_reader(&m, imsg);
-	msg_get_i32(&m, &status);
-	msg_get_u32(&m, &stage);
-	msg_get_str(&m, &error, SSH_ERROR_MAX);
-	msg_get_data(&m, &out, &outlen, SSH_OUTPUT_MAX);
-	if (m.err == 0 && (stage < SSH_STAGE_CONNECT ||
-	    stage > SSH_STAGE_DONE || status < -1 || status > 255 ||
-	    (stage == SSH_STAGE_DONE) != (status != -1)))
-		msg_fail(&m, "stage or status out of range");
-	if (msg_end(&m) == -1) {
+	if (wire_get_ssh_result(&m, &sr) == -1) {
 		supervise_violation(w, "malformed %s (%s)",
 		    imsg_to_str(imsg->hdr.type), m.what);
 		return;
@@ -289,9 +287,10 @@ hosts_ssh_result(struct worker *w, struct imsg *imsg)
 	}
 	TAILQ_REMOVE(&hosts_runs, r, hr_entry);
 	/* Output is shown and stored: valid text, secrets out. */
+	outlen = sr.outlen;
 	if ((text = malloc(outlen + 1)) == NULL)
 		fatal("malloc");
-	memcpy(text, out, outlen);
+	memcpy(text, sr.out, outlen);
 	text[outlen] = '\0';
 	for (size_t i = 0; i < outlen; i++)
 		if (((unsigned char)text[i] < 0x20 && text[i] != '\n' &&
@@ -302,9 +301,9 @@ hosts_ssh_result(struct worker *w, struct imsg *imsg)
 		fatal("strdup");
 	hosts_redact(shown);
 	memset(&res, 0, sizeof(res));
-	res.hr_status = status;
-	res.hr_stage = stage;
-	res.hr_error = error;
+	res.hr_status = sr.status;
+	res.hr_stage = sr.stage;
+	res.hr_error = sr.error;
 	res.hr_out = text;
 	res.hr_outlen = strlen(text);
 	res.hr_shown = shown;

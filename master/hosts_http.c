@@ -23,6 +23,7 @@
 #include "conf.h"
 #include "master.h"
 #include "hosts.h"
+#include "wire_hosts.h"
 
 struct hosts_http_run {
 	TAILQ_ENTRY(hosts_http_run) hh_entry;
@@ -51,6 +52,7 @@ hosts_http(const char *url, int timeout_ms, hosts_http_cb cb, void *arg)
 {
 	struct worker		*w = supervise_worker(PROC_NOMADWORKER);
 	struct hosts_http_run	*r;
+	struct wire_http_probe	 p;
 	struct msgw		 m;
 
 	if (w == NULL || !w->w_running)
@@ -66,9 +68,10 @@ hosts_http(const char *url, int timeout_ms, hosts_http_cb cb, void *arg)
 		hosts_http_nextid = 1;
 	r->hh_cb = cb;
 	r->hh_arg = arg;
+	p.url = url;
+	p.timeout = (uint32_t)timeout_ms;
 	msg_init(&m);
-	msg_add_str(&m, url);
-	msg_add_u32(&m, (uint32_t)timeout_ms);
+	wire_put_http_probe(&m, &p);
 	if (imsgev_send(&w->w_iev, &m, IMSG_HTTP_PROBE, r->hh_id, -1) == -1)
 		fatal("%s", imsg_to_str(IMSG_HTTP_PROBE));
 	TAILQ_INSERT_TAIL(&hosts_http_runs, r, hh_entry);
@@ -103,22 +106,14 @@ hosts_http_worker_exited(void)
 void
 hosts_probe_result(struct worker *w, struct imsg *imsg)
 {
-	struct hosts_http_run	*r;
-	struct msgr		 m;
-	const char		*error;
-	const void		*body;
-	size_t			 bodylen, i;
-	uint32_t		 status;
-	char			 text[PROBE_BODY_MAX + 1];
+	struct hosts_http_run		*r;
+	struct wire_http_probe_result	 p;
+	struct msgr			 m;
+	size_t				 i;
+	char				 text[PROBE_BODY_MAX + 1];
 
 	msg_reader(&m, imsg);
-	msg_get_u32(&m, &status);
-	msg_get_str(&m, &error, PROBE_ERROR_MAX);
-	msg_get_data(&m, &body, &bodylen, PROBE_BODY_MAX);
-	if (m.err == 0 && (status > 999 || (status != 0 && status < 100) ||
-	    (status == 0) != (error[0] != '\0')))
-		msg_fail(&m, "status out of range, or an error with a status");
-	if (msg_end(&m) == -1) {
+	if (wire_get_http_probe_result(&m, &p) == -1) {
 		supervise_violation(w, "malformed %s (%s)",
 		    imsg_to_str(imsg->hdr.type), m.what);
 		return;
@@ -130,14 +125,14 @@ hosts_probe_result(struct worker *w, struct imsg *imsg)
 	}
 	TAILQ_REMOVE(&hosts_http_runs, r, hh_entry);
 	/* The body is shown: one line of plain text, secrets out. */
-	memcpy(text, body, bodylen);
-	text[bodylen] = '\0';
-	for (i = 0; i < bodylen; i++)
+	memcpy(text, p.body, p.bodylen);
+	text[p.bodylen] = '\0';
+	for (i = 0; i < p.bodylen; i++)
 		if ((unsigned char)text[i] < 0x20 ||
 		    (unsigned char)text[i] >= 0x7f)
 			text[i] = ' ';
 	hosts_redact(text);
 	if (r->hh_cb != NULL)
-		r->hh_cb((int)status, error, text, r->hh_arg);
+		r->hh_cb((int)p.status, p.error, text, r->hh_arg);
 	free(r);
 }

@@ -34,6 +34,7 @@
 #include "nopsd_sandbox.h"
 #include "master.h"
 #include "webpub.h"
+#include "wire_proc.h"
 #include "nomad.h"
 #include "repo.h"
 #include "store.h"
@@ -108,11 +109,17 @@ usage(void)
 void
 nopsd_set_verbose(int v)
 {
-	uint32_t	 level = (uint32_t)v;
+	struct wire_verbose	 w = { .level = (uint32_t)v };
+	struct msgw		 m;
 
 	nopsd_env->n_verbose = v;
 	log_setverbose(v);
-	supervise_broadcast(IMSG_CTL_VERBOSE, &level, sizeof(level));
+	msg_init(&m);
+	wire_put_verbose(&m, &w);
+	if (m.err)
+		fatalx("%s", __func__);
+	supervise_broadcast(IMSG_CTL_VERBOSE, m.buf, m.len);
+	msg_free(&m);
 }
 
 static int

@@ -56,7 +56,6 @@
 #define WEBPUB_SOON_MS		5	/* between two flushes, at least */
 #define WEBPUB_TICK		2	/* s without a flush: flush */
 #define WEBPUB_SUBS_MAX		(2 * WEB_DOCS_MAX)	/* with races */
-#define WEBPUB_HTTP_COUNT_MAX	10000000
 
 /* An access class: an identity renders its reads. */
 struct webpub_class {
@@ -711,37 +710,30 @@ webpub_expired(struct store *s, const char *hash, time_t now)
 void
 webpub_seen(struct worker *w, struct imsg *imsg)
 {
-	struct store	*s = nopsd_env->n_store;
-	struct msgr	 r;
-	sqlite3_stmt	*st;
-	const char	*hash;
-	uint32_t	 n, i, kind, status, count;
-	int64_t		 at;
-	time_t		 now = time(NULL);
+	static struct wire_web_seen	 ws;
+	struct store			*s = nopsd_env->n_store;
+	struct msgr			 r;
+	sqlite3_stmt			*st;
+	const char			*hash;
+	uint32_t			 i;
+	int64_t				 at;
+	time_t				 now = time(NULL);
 
 	msg_reader(&r, imsg);
-	msg_get_u32(&r, &n);
-	if (n > WEB_SEEN_MAX)
-		msg_fail(&r, "too many entries");
-	for (i = 0; i < n && r.err == 0; i++) {
-		msg_get_u32(&r, &kind);
-		msg_get_str(&r, &hash, WEB_HASH_HEX);
-		msg_get_i64(&r, &at);
-		if (r.err != 0)
-			break;
-		if ((kind != WEB_PRIN_SESSION && kind != WEB_PRIN_TOKEN) ||
-		    strlen(hash) != WEB_HASH_HEX || at < 0 ||
-		    (at == 0 && kind != WEB_PRIN_SESSION)) {
-			msg_fail(&r, "bad entry");
-			break;
-		}
-		if (at == 0) {
+	if (wire_get_web_seen(&r, &ws) == -1) {
+		supervise_violation(w, "malformed %s (%s)",
+		    imsg_to_str(imsg->hdr.type), r.what);
+		return;
+	}
+	for (i = 0; i < ws.nseen; i++) {
+		hash = ws.seen[i].hash;
+		if ((at = ws.seen[i].at) == 0) {
 			webpub_expired(s, hash, now);
 			continue;
 		}
 		if (at > now)
 			at = now;
-		if (s == NULL || (st = store_prepare(s, kind ==
+		if (s == NULL || (st = store_prepare(s, ws.seen[i].kind ==
 		    WEB_PRIN_SESSION ? "UPDATE sessions SET last_seen = ?1"
 		    " WHERE id_hash = ?2 AND last_seen < ?1" :
 		    "UPDATE api_tokens SET last_used = ?1 WHERE hash = ?2"
@@ -753,21 +745,8 @@ webpub_seen(struct worker *w, struct imsg *imsg)
 		(void)sqlite3_step(st);
 		sqlite3_reset(st);
 	}
-	msg_get_u32(&r, &n);
-	if (n > WEB_CODES_MAX)
-		msg_fail(&r, "too many statuses");
-	for (i = 0; i < n && r.err == 0; i++) {
-		msg_get_u32(&r, &status);
-		msg_get_u32(&r, &count);
-		if (r.err == 0 && (status < 100 || status > 599 ||
-		    count > WEBPUB_HTTP_COUNT_MAX))
-			msg_fail(&r, "bad status count");
-		else if (r.err == 0)
-			metrics_http_add((int)status, count);
-	}
-	if (msg_end(&r) == -1)
-		supervise_violation(w, "malformed %s (%s)",
-		    imsg_to_str(imsg->hdr.type), r.what);
+	for (i = 0; i < ws.ncodes; i++)
+		metrics_http_add((int)ws.codes[i].status, ws.codes[i].count);
 }
 
 void

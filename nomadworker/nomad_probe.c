@@ -30,6 +30,7 @@
 #include "proc.h"
 #include "nomadworker.h"
 #include "nomad_curl.h"
+#include "wire_hosts.h"
 
 #define PROBE_CONNECT_MS	5000
 #define PROBE_READ_MAX		(64 * 1024)	/* read, the rest dropped */
@@ -53,12 +54,15 @@ static void
 np_result(uint32_t id, uint32_t status, const char *error, const void *body,
     size_t bodylen)
 {
-	struct msgw	 m;
+	struct wire_http_probe_result	 p;
+	struct msgw			 m;
 
+	p.status = status;
+	p.error = error;
+	p.body = body;
+	p.bodylen = bodylen;
 	msg_init(&m);
-	msg_add_u32(&m, status);
-	msg_add_str(&m, error);
-	msg_add_data(&m, body, bodylen);
+	wire_put_http_probe_result(&m, &p);
 	if (imsgev_send(np_iev, &m, IMSG_HTTP_PROBE_RESULT, id, -1) == -1)
 		fatal("%s", imsg_to_str(IMSG_HTTP_PROBE_RESULT));
 }
@@ -111,27 +115,23 @@ nomad_probe_init(struct event_base *base, struct imsgev *iev)
 	curl_loop_init(&np_loop, base, np_ended);
 }
 
-/* IMSG_HTTP_PROBE: str url, u32 timeout (ms).  See shared/nops.h. */
+/* IMSG_HTTP_PROBE: see shared/wire_hosts.h. */
 void
 nomad_probe(struct imsg *imsg)
 {
 	struct probe_req	*pr;
 	struct msgr		 r;
+	struct wire_http_probe	 p;
 	const char		*url;
 	uint32_t		 timeout;
 	CURL			*e;
 
 	msg_reader(&r, imsg);
-	msg_get_str(&r, &url, PROBE_URL_MAX);
-	msg_get_u32(&r, &timeout);
-	if (r.err == 0 && strncmp(url, "https://", 8) != 0 &&
-	    strncmp(url, "http://", 7) != 0)
-		msg_fail(&r, "not an http(s) URL");
-	if (r.err == 0 && (timeout == 0 || timeout > PROBE_TIMEOUT_MAX_MS))
-		msg_fail(&r, "timeout out of range");
-	if (msg_end(&r) == -1)
+	if (wire_get_http_probe(&r, &p) == -1)
 		fatalx("malformed %s (%s)", imsg_to_str(imsg->hdr.type),
-		    r.what != NULL ? r.what : "trailing bytes");
+		    r.what);
+	url = p.url;
+	timeout = p.timeout;
 
 	if ((pr = calloc(1, sizeof(*pr))) == NULL)
 		fatal("calloc");

@@ -42,6 +42,7 @@
 #include "proc.h"
 #include "knownhosts.h"
 #include "nomadworker.h"
+#include "wire_hosts.h"
 
 struct ssh_run {
 	TAILQ_ENTRY(ssh_run)	 sr_entry;
@@ -388,10 +389,11 @@ ssh_thread(void *arg)
 static void
 ssh_wake_cb(int fd, short ev, void *arg)
 {
-	struct ssh_run	*sr;
-	struct msgw	 m;
-	char		 buf[64], *out;
-	size_t		 len, start;
+	struct ssh_run		*sr;
+	struct wire_ssh_result	 res;
+	struct msgw		 m;
+	char			 buf[64], *out;
+	size_t			 len, start;
 
 	(void)ev;
 	(void)arg;
@@ -412,11 +414,13 @@ ssh_wake_cb(int fd, short ev, void *arg)
 			fatal("malloc");
 		memcpy(out, sr->sr_out + start, len - start);
 		memcpy(out + (len - start), sr->sr_out, start);
+		res.status = sr->sr_status;
+		res.stage = sr->sr_stage;
+		res.error = sr->sr_error;
+		res.out = out;
+		res.outlen = len;
 		msg_init(&m);
-		msg_add_i32(&m, sr->sr_status);
-		msg_add_u32(&m, sr->sr_stage);
-		msg_add_str(&m, sr->sr_error);
-		msg_add_data(&m, out, len);
+		wire_put_ssh_result(&m, &res);
 		if (imsgev_send(ssh_iev, &m, IMSG_SSH_RESULT, sr->sr_id,
 		    -1) == -1)
 			fatal("%s", imsg_to_str(IMSG_SSH_RESULT));
@@ -442,19 +446,21 @@ nomad_ssh_init(struct event_base *base, struct imsgev *iev)
 		fatalx("event_new");
 }
 
-/* IMSG_SSH_KEY: data key. */
+/* IMSG_SSH_KEY: see shared/wire_hosts.h. */
 void
 nomad_ssh_key(struct imsg *imsg)
 {
-	struct msgr	 r;
-	const void	*key;
-	size_t		 keylen;
+	struct msgr		 r;
+	struct wire_ssh_key	 k;
+	const void		*key;
+	size_t			 keylen;
 
 	msg_reader(&r, imsg);
-	msg_get_data(&r, &key, &keylen, SSH_KEY_MAX);
-	if (msg_end(&r) == -1)
+	if (wire_get_ssh_key(&r, &k) == -1)
 		fatalx("malformed %s (%s)", imsg_to_str(imsg->hdr.type),
-		    r.what != NULL ? r.what : "trailing bytes");
+		    r.what);
+	key = k.key;
+	keylen = k.keylen;
 	pthread_mutex_lock(&ssh_mtx);
 	if (ssh_key != NULL)
 		freezero(ssh_key, ssh_keylen);
@@ -471,58 +477,43 @@ nomad_ssh_key(struct imsg *imsg)
 		explicit_bzero(imsg->data, imsg->datalen);
 }
 
-/* IMSG_SSH_RUN: see shared/nops.h. */
+/* IMSG_SSH_RUN: see shared/wire_hosts.h. */
 void
 nomad_ssh_run(struct imsg *imsg)
 {
-	struct ssh_run	*sr;
-	struct msgr	 r;
-	const char	*addr, *user, *cmd;
-	const void	*known, *in;
-	size_t		 knownlen, inlen;
-	uint32_t	 port, timeout, flags;
-	pthread_t	 t;
-	int		 fd;
+	struct ssh_run		*sr;
+	struct msgr		 r;
+	struct wire_ssh_run	 w;
+	pthread_t		 t;
+	int			 fd;
 
 	fd = imsg->fd;
 	msg_reader(&r, imsg);
-	msg_get_str(&r, &addr, SSH_ADDRESS_MAX);
-	msg_get_u32(&r, &port);
-	msg_get_str(&r, &user, SSH_USER_MAX);
-	msg_get_data(&r, &known, &knownlen, SSH_KNOWN_MAX);
-	msg_get_str(&r, &cmd, SSH_COMMAND_MAX);
-	msg_get_u32(&r, &timeout);
-	msg_get_u32(&r, &flags);
-	msg_get_data(&r, &in, &inlen, SSH_STDIN_MAX);
-	if (r.err == 0 && (port == 0 || port > 65535 || timeout == 0 ||
-	    timeout > SSH_TIMEOUT_MAX || (flags & ~SSH_F_ALL) != 0 ||
-	    addr[0] == '\0' || addr[0] == '-' || user[0] == '\0' ||
-	    cmd[0] == '\0'))
-		msg_fail(&r, "a field out of range");
-	if (r.err == 0 && (((flags & SSH_F_STDIN_FD) != 0) != (fd != -1)))
-		msg_fail(&r, "a descriptor without SSH_F_STDIN_FD or the "
-		    "other way round");
-	if (msg_end(&r) == -1)
+	if (wire_get_ssh_run(&r, &w) == -1)
 		fatalx("malformed %s (%s)", imsg_to_str(imsg->hdr.type),
-		    r.what != NULL ? r.what : "trailing bytes");
+		    r.what);
+	if (((w.flags & SSH_F_STDIN_FD) != 0) != (fd != -1))
+		fatalx("malformed %s (a descriptor without SSH_F_STDIN_FD or "
+		    "the other way round)", imsg_to_str(imsg->hdr.type));
 
 	if ((sr = calloc(1, sizeof(*sr))) == NULL ||
-	    (sr->sr_address = strdup(addr)) == NULL ||
-	    (sr->sr_user = strdup(user)) == NULL ||
-	    (sr->sr_command = strdup(cmd)) == NULL ||
-	    (sr->sr_known = malloc(knownlen + 1)) == NULL ||
-	    (sr->sr_stdin = malloc(inlen + 1)) == NULL ||
+	    (sr->sr_address = strdup(w.address)) == NULL ||
+	    (sr->sr_user = strdup(w.user)) == NULL ||
+	    (sr->sr_command = strdup(w.command)) == NULL ||
+	    (sr->sr_known = malloc(w.knownlen + 1)) == NULL ||
+	    (sr->sr_stdin = malloc(w.inlen + 1)) == NULL ||
 	    (sr->sr_out = malloc(SSH_OUTPUT_MAX)) == NULL)
 		fatal("calloc");
-	memcpy(sr->sr_known, known, knownlen);
-	sr->sr_knownlen = knownlen;
-	memcpy(sr->sr_stdin, in, inlen);
-	sr->sr_stdinlen = inlen;
+	memcpy(sr->sr_known, w.known, w.knownlen);
+	sr->sr_knownlen = w.knownlen;
+	memcpy(sr->sr_stdin, w.in, w.inlen);
+	sr->sr_stdinlen = w.inlen;
 	sr->sr_id = imsg->hdr.peerid;
-	sr->sr_port = port;
-	sr->sr_timeout = timeout;
+	sr->sr_port = w.port;
+	sr->sr_timeout = w.timeout;
 	sr->sr_fd = fd;
-	log_debug("ssh run %u: %s@%s:%u", sr->sr_id, user, addr, port);
+	log_debug("ssh run %u: %s@%s:%u", sr->sr_id, w.user, w.address,
+	    w.port);
 
 	pthread_mutex_lock(&ssh_mtx);
 	TAILQ_INSERT_TAIL(&ssh_todo, sr, sr_entry);

@@ -14,8 +14,10 @@
 #include "wire.h"
 #include "wire_auth.h"
 #include "wire_git.h"
+#include "wire_hosts.h"
 #include "wire_nomad.h"
 #include "wire_notify.h"
+#include "wire_proc.h"
 
 /* Run a layout's decoder on a payload: wire_check_<layout>(). */
 #define WIRE_CHECK(layout)						\
@@ -51,7 +53,24 @@ WIRE_CHECK(git_file)
 WIRE_CHECK(git_data)
 WIRE_CHECK(git_note)
 WIRE_CHECK(git_end)
-#define wire_check_unshared	NULL
+WIRE_CHECK(init)
+WIRE_CHECK(verbose)
+WIRE_CHECK(web_listen)
+WIRE_CHECK(ssh_key)
+WIRE_CHECK(ssh_run)
+WIRE_CHECK(ssh_result)
+WIRE_CHECK(http_probe)
+WIRE_CHECK(http_probe_result)
+
+/* IMSG_WEB_SEEN's layout is large (4096 entries): not on the stack. */
+static int
+wire_check_web_seen(struct msgr *r)
+{
+	static struct wire_web_seen	 p;
+
+	memset(&p, 0, sizeof(p));
+	return wire_get_web_seen(r, &p);
+}
 
 struct imsg_row {
 	const char	*name;

@@ -31,7 +31,7 @@ enum nops_proc {
  * sender and receiver: MASTER, GIT, NOMAD, WEB, or WORKER (any worker).
  * payload: its layout P, with struct wire_P, wire_put_P() and the decoder
  * wire_get_P() (shared/wire*.h); imsg_check_payload() runs the decoder
- * of a type.  "unshared": no shared codec yet, its handler decodes it.
+ * of a type.
  * handler: the receiver's function for it.  In the master it is a
  * master_handler (master/master.h), in a worker a worker_handler
  * (shared/proc.h).  Adding a message is adding a row here and writing
@@ -39,10 +39,10 @@ enum nops_proc {
  */
 #define NOPS_IMSGS(X)							\
 	/* master -> any worker */					\
-	X(IMSG_INIT, MASTER, WORKER, unshared,				\
+	X(IMSG_INIT, MASTER, WORKER, init,				\
 	    proc_worker_reinit)						\
 		/* start-up parameters, before sandboxing */		\
-	X(IMSG_CTL_VERBOSE, MASTER, WORKER, unshared,			\
+	X(IMSG_CTL_VERBOSE, MASTER, WORKER, verbose,			\
 	    proc_worker_verbose)					\
 		/* u32 log verbosity */					\
 									\
@@ -52,7 +52,7 @@ enum nops_proc {
 		/* sandboxed and serving */				\
 									\
 	/* master -> webworker */					\
-	X(IMSG_WEB_LISTEN, MASTER, WEB, unshared,			\
+	X(IMSG_WEB_LISTEN, MASTER, WEB, web_listen,			\
 	    web_listen)							\
 		/* fd: a listening socket: kind, name, tls, certificate	\
 		   chain and key (PEM) */				\
@@ -90,7 +90,7 @@ enum nops_proc {
 	X(IMSG_WEB_UNWANT, WEB, MASTER, web_want,			\
 	    webpub_unwant)						\
 		/* stop pushing it */					\
-	X(IMSG_WEB_SEEN, WEB, MASTER, unshared,				\
+	X(IMSG_WEB_SEEN, WEB, MASTER, web_seen,				\
 	    webpub_seen)						\
 		/* sessions and tokens used; HTTP counts */		\
 									\
@@ -119,22 +119,22 @@ enum nops_proc {
 		/* peerid: its id; HTTP status, error */		\
 									\
 	/* master -> nomadworker: SSH to plan hosts (peerid: a run) */	\
-	X(IMSG_SSH_KEY, MASTER, NOMAD, unshared,			\
+	X(IMSG_SSH_KEY, MASTER, NOMAD, ssh_key,			\
 	    nomad_ssh_key)						\
 		/* data: the client's private key (PEM), or empty */	\
-	X(IMSG_SSH_RUN, MASTER, NOMAD, unshared,			\
+	X(IMSG_SSH_RUN, MASTER, NOMAD, ssh_run,			\
 	    nomad_ssh_run)						\
 		/* one command on one host; fd: its stdin, optional */	\
 	/* nomadworker -> master */					\
-	X(IMSG_SSH_RESULT, NOMAD, MASTER, unshared,			\
+	X(IMSG_SSH_RESULT, NOMAD, MASTER, ssh_result,			\
 	    hosts_ssh_result)						\
 		/* exit status, stage reached, error, output tail */	\
 	/* master -> nomadworker: an HTTP check of a plan host */	\
-	X(IMSG_HTTP_PROBE, MASTER, NOMAD, unshared,			\
+	X(IMSG_HTTP_PROBE, MASTER, NOMAD, http_probe,			\
 	    nomad_probe)						\
 		/* peerid: its id; url, timeout */			\
 	/* nomadworker -> master */					\
-	X(IMSG_HTTP_PROBE_RESULT, NOMAD, MASTER, unshared,		\
+	X(IMSG_HTTP_PROBE_RESULT, NOMAD, MASTER, http_probe_result,		\
 	    hosts_probe_result)						\
 		/* peerid: its id; HTTP status, error, body head */	\
 									\

@@ -24,6 +24,7 @@
 #include "msg.h"
 #include "nops.h"
 #include "proc.h"
+#include "wire_proc.h"
 #include "sandbox.h"
 
 void
@@ -117,15 +118,17 @@ int
 proc_send_init(struct imsgbuf *ibuf, const struct worker_init *wi)
 {
 	struct msgw	 m;
+	struct wire_init w;
 
+	w.uid = wi->wi_uid;
+	w.gid = wi->wi_gid;
+	w.verbose = wi->wi_verbose;
+	w.user = wi->wi_user;
+	w.statedir = wi->wi_statedir;
+	w.chroot = wi->wi_chroot;
+	w.testhook = wi->wi_testhook;
 	msg_init(&m);
-	msg_add_u32(&m, wi->wi_uid);
-	msg_add_u32(&m, wi->wi_gid);
-	msg_add_u32(&m, wi->wi_verbose);
-	msg_add_str(&m, wi->wi_user);
-	msg_add_str(&m, wi->wi_statedir);
-	msg_add_str(&m, wi->wi_chroot);
-	msg_add_str(&m, wi->wi_testhook);
+	wire_put_init(&m, &w);
 	return msg_send(&m, ibuf, IMSG_INIT, 0, -1);
 }
 
@@ -172,6 +175,7 @@ proc_worker_init(const char *title, struct imsgbuf *ibuf,
 {
 	struct imsg	 imsg;
 	struct msgr	 r;
+	struct wire_init w;
 
 	memset(wi, 0, sizeof(*wi));
 	proc_worker_wait(title, ibuf, &imsg);
@@ -179,15 +183,16 @@ proc_worker_init(const char *title, struct imsgbuf *ibuf,
 		fatalx("%s: expected IMSG_INIT, got %s", title,
 		    imsg_to_str(imsg.hdr.type));
 	msg_reader(&r, &imsg);
-	msg_get_u32(&r, &wi->wi_uid);
-	msg_get_u32(&r, &wi->wi_gid);
-	msg_get_u32(&r, &wi->wi_verbose);
-	msg_get_strdup(&r, &wi->wi_user, 256);
-	msg_get_strdup(&r, &wi->wi_statedir, 1024);
-	msg_get_strdup(&r, &wi->wi_chroot, 1024);
-	msg_get_strdup(&r, &wi->wi_testhook, 256);
-	if (msg_end(&r) == -1)
-		fatalx("%s: malformed IMSG_INIT", title);
+	if (wire_get_init(&r, &w) == -1)
+		fatalx("%s: malformed IMSG_INIT (%s)", title, r.what);
+	wi->wi_uid = w.uid;
+	wi->wi_gid = w.gid;
+	wi->wi_verbose = w.verbose;
+	if ((wi->wi_user = strdup(w.user)) == NULL ||
+	    (wi->wi_statedir = strdup(w.statedir)) == NULL ||
+	    (wi->wi_chroot = strdup(w.chroot)) == NULL ||
+	    (wi->wi_testhook = strdup(w.testhook)) == NULL)
+		fatal("%s: %s", title, __func__);
 	imsg_free(&imsg);
 	log_setverbose(wi->wi_verbose);
 }
@@ -309,18 +314,17 @@ proc_worker_reinit(struct imsg *imsg)
 	fatalx("a second IMSG_INIT");
 }
 
-/* IMSG_CTL_VERBOSE: u32 level. */
+/* IMSG_CTL_VERBOSE: see shared/wire_proc.h. */
 void
 proc_worker_verbose(struct imsg *imsg)
 {
 	struct msgr	 r;
-	uint32_t	 level;
+	struct wire_verbose w;
 
 	msg_reader(&r, imsg);
-	msg_get_u32(&r, &level);
-	if (msg_end(&r) == -1)
+	if (wire_get_verbose(&r, &w) == -1)
 		fatalx("malformed IMSG_CTL_VERBOSE (%s)", r.what);
-	log_setverbose((int)level);
+	log_setverbose((int)w.level);
 }
 
 /*

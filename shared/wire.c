@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "msg.h"
 #include "nops.h"
@@ -148,4 +149,110 @@ wire_get_web_want(struct msgr *r, struct wire_web_want *w)
 	if (w->cls >= WEB_CLASSES_MAX)
 		msg_fail(r, "class out of range");
 	return r->err ? -1 : 0;
+}
+
+void
+wire_put_web_listen(struct msgw *m, const struct wire_web_listen *l)
+{
+	uint32_t	 i;
+
+	msg_add_u32(m, l->kind);
+	msg_add_str(m, l->name);
+	msg_add_u32(m, l->tls);
+	msg_add_data(m, l->cert, l->certlen);
+	msg_add_data(m, l->key, l->keylen);
+	msg_add_u32(m, l->bodymax);
+	msg_add_u32(m, l->hflags);
+	msg_add_u32(m, l->nhosts);
+	for (i = 0; i < l->nhosts; i++)
+		msg_add_str(m, l->hosts[i]);
+	msg_add_u32(m, l->persrc);
+}
+
+int
+wire_get_web_listen(struct msgr *r, struct wire_web_listen *l)
+{
+	uint32_t	 i;
+
+	msg_get_u32(r, &l->kind);
+	msg_get_str(r, &l->name, WEB_NAME_MAX);
+	msg_get_u32(r, &l->tls);
+	msg_get_data(r, &l->cert, &l->certlen, WEB_TLS_PEM_MAX);
+	msg_get_data(r, &l->key, &l->keylen, WEB_TLS_PEM_MAX);
+	msg_get_u32(r, &l->bodymax);
+	msg_get_u32(r, &l->hflags);
+	msg_get_u32(r, &l->nhosts);
+	if (r->err == 0 && l->nhosts > WEB_HOSTS_MAX)
+		msg_fail(r, "too many hostnames");
+	for (i = 0; i < l->nhosts && r->err == 0; i++)
+		msg_get_str(r, &l->hosts[i], WEB_NAME_MAX);
+	msg_get_u32(r, &l->persrc);
+	if (msg_end(r) == -1)
+		return -1;
+	if (l->kind != WEB_LISTEN_CONTROL && l->kind != WEB_LISTEN_TCP)
+		msg_fail(r, "listener kind");
+	else if (l->tls > 1 || (l->tls && (l->kind != WEB_LISTEN_TCP ||
+	    l->certlen == 0 || l->keylen == 0)) ||
+	    (!l->tls && (l->certlen != 0 || l->keylen != 0)))
+		msg_fail(r, "tls flag, certificate and key");
+	else if (l->bodymax < WEB_BODY_MIN || l->bodymax > WEB_BODY_MAX)
+		msg_fail(r, "max-body-size out of range");
+	else if (l->persrc < 1 || l->persrc > WEB_CONN_SOURCE_MAX)
+		msg_fail(r, "connections per source out of range");
+	else if ((l->hflags & ~WEB_HOSTS_IPLITERAL) != 0)
+		msg_fail(r, "host flags");
+	return r->err ? -1 : 0;
+}
+
+void
+wire_put_web_seen(struct msgw *m, const struct wire_web_seen *s)
+{
+	uint32_t	 i;
+
+	msg_add_u32(m, s->nseen);
+	for (i = 0; i < s->nseen; i++) {
+		msg_add_u32(m, s->seen[i].kind);
+		msg_add_str(m, s->seen[i].hash);
+		msg_add_i64(m, s->seen[i].at);
+	}
+	msg_add_u32(m, s->ncodes);
+	for (i = 0; i < s->ncodes; i++) {
+		msg_add_u32(m, s->codes[i].status);
+		msg_add_u32(m, s->codes[i].count);
+	}
+}
+
+int
+wire_get_web_seen(struct msgr *r, struct wire_web_seen *s)
+{
+	struct wire_web_seen_entry	*e;
+	struct wire_web_seen_code	*c;
+	uint32_t			 i;
+
+	msg_get_u32(r, &s->nseen);
+	if (r->err == 0 && s->nseen > WEB_SEEN_MAX)
+		msg_fail(r, "too many entries");
+	for (i = 0; i < s->nseen && r->err == 0; i++) {
+		e = &s->seen[i];
+		msg_get_u32(r, &e->kind);
+		msg_get_str(r, &e->hash, WEB_HASH_HEX);
+		msg_get_i64(r, &e->at);
+		if (r->err == 0 && ((e->kind != WEB_PRIN_SESSION &&
+		    e->kind != WEB_PRIN_TOKEN) ||
+		    strlen(e->hash) != WEB_HASH_HEX || e->at < 0 ||
+		    (e->at == 0 && e->kind != WEB_PRIN_SESSION)))
+			msg_fail(r, "bad entry");
+	}
+	msg_get_u32(r, &s->ncodes);
+	if (r->err == 0 && s->ncodes > WEB_CODES_MAX)
+		msg_fail(r, "too many statuses");
+	for (i = 0; i < s->ncodes && r->err == 0; i++) {
+		c = &s->codes[i];
+		msg_get_u32(r, &c->status);
+		msg_get_u32(r, &c->count);
+		if (r->err == 0 && (c->status < 100 || c->status > 599 ||
+		    c->count > WEB_SEEN_COUNT_MAX))
+			msg_fail(r, "bad status count");
+	}
+	return msg_end(r);
 }

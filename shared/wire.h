@@ -79,4 +79,52 @@ struct wire_web_want {
 void	 wire_put_web_want(struct msgw *, const struct wire_web_want *);
 int	 wire_get_web_want(struct msgr *, struct wire_web_want *);
 
+/*
+ * IMSG_WEB_LISTEN (fd: the listening socket, which the receiver checks is
+ * there): u32 kind (WEB_LISTEN_*), str name, u32 tls (0 or 1; only for
+ * TCP, and then with a certificate and a key), data certificate chain
+ * (PEM), data key (PEM), u32 max-body-size, u32 host flags
+ * (WEB_HOSTS_*), u32 n, n x str hostname, u32 connections per source.
+ */
+struct wire_web_listen {
+	uint32_t	 kind;
+	const char	*name;
+	uint32_t	 tls;
+	const void	*cert;
+	size_t		 certlen;
+	const void	*key;
+	size_t		 keylen;
+	uint32_t	 bodymax;
+	uint32_t	 hflags;
+	uint32_t	 nhosts;
+	const char	*hosts[WEB_HOSTS_MAX];
+	uint32_t	 persrc;
+};
+void	 wire_put_web_listen(struct msgw *, const struct wire_web_listen *);
+int	 wire_get_web_listen(struct msgr *, struct wire_web_listen *);
+
+/*
+ * IMSG_WEB_SEEN: u32 n, n x (u32 kind (WEB_PRIN_*), str hash (64
+ * characters), i64 at (0: a session found expired)), u32 m, m x (u32
+ * HTTP status, u32 count).  See nops.h.
+ */
+#define WEB_SEEN_COUNT_MAX	10000000	/* answers of one status */
+struct wire_web_seen_entry {
+	uint32_t	 kind;
+	const char	*hash;
+	int64_t		 at;
+};
+struct wire_web_seen_code {
+	uint32_t	 status;
+	uint32_t	 count;
+};
+struct wire_web_seen {
+	uint32_t	 nseen;
+	struct wire_web_seen_entry seen[WEB_SEEN_MAX];
+	uint32_t	 ncodes;
+	struct wire_web_seen_code codes[WEB_CODES_MAX];
+};
+void	 wire_put_web_seen(struct msgw *, const struct wire_web_seen *);
+int	 wire_get_web_seen(struct msgr *, struct wire_web_seen *);
+
 #endif /* NOPS_WIRE_H */

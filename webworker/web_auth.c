@@ -38,6 +38,7 @@
 #include "nops.h"
 #include "authc.h"
 #include "wire_auth.h"
+#include "wire.h"
 #include "web.h"
 
 #define WEB_TOUCH_EVERY		60	/* s: the master's AUTH_TOUCH_EVERY */
@@ -418,9 +419,10 @@ web_count(int status)
 static void
 web_seen_flush(void)
 {
-	struct msgw	 m;
-	size_t		 i, n, off = 0;
-	int		 code = WEB_STATUS_MIN, ncodes, c;
+	static struct wire_web_seen	 ws;
+	struct msgw			 m;
+	size_t				 i, n, off = 0;
+	int				 code = WEB_STATUS_MIN;
 
 	/* A master that does not push reads does not expect this. */
 	if (!web_pushing)
@@ -433,28 +435,23 @@ web_seen_flush(void)
 		n = web_nseen - off;
 		if (n > WEB_SEEN_MAX)
 			n = WEB_SEEN_MAX;
-		msg_init(&m);
-		msg_add_u32(&m, (uint32_t)n);
-		for (i = off; i < off + n; i++) {
-			msg_add_u32(&m, web_seen[i].ws_kind);
-			msg_add_str(&m, web_seen[i].ws_hash);
-			msg_add_i64(&m, web_seen[i].ws_at);
+		for (i = 0; i < n; i++) {
+			ws.seen[i].kind = web_seen[off + i].ws_kind;
+			ws.seen[i].hash = web_seen[off + i].ws_hash;
+			ws.seen[i].at = web_seen[off + i].ws_at;
 		}
+		ws.nseen = (uint32_t)n;
 		off += n;
-		ncodes = 0;
-		for (c = code; c <= WEB_STATUS_MAX && ncodes < WEB_CODES_MAX;
-		    c++)
-			if (web_codes[c] != 0)
-				ncodes++;
-		msg_add_u32(&m, (uint32_t)ncodes);
-		for (; ncodes > 0; code++) {
+		for (ws.ncodes = 0; code <= WEB_STATUS_MAX &&
+		    ws.ncodes < WEB_CODES_MAX; code++) {
 			if (web_codes[code] == 0)
 				continue;
-			msg_add_u32(&m, (uint32_t)code);
-			msg_add_u32(&m, web_codes[code]);
+			ws.codes[ws.ncodes].status = (uint32_t)code;
+			ws.codes[ws.ncodes++].count = web_codes[code];
 			web_codes[code] = 0;
-			ncodes--;
 		}
+		msg_init(&m);
+		wire_put_web_seen(&m, &ws);
 		web_master_send(&m, IMSG_WEB_SEEN);
 	}
 	web_nseen = 0;

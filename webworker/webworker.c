@@ -747,53 +747,34 @@ web_listen(struct imsg *imsg)
 	struct web_listener		*wl;
 	struct evhttp_bound_socket	*bound;
 	struct msgr			 r;
+	struct wire_web_listen		 l;
 	const char			*name;
-	const char			*hosts[WEB_HOSTS_MAX];
-	const void			*cert, *key;
-	size_t				 certlen, keylen;
-	uint32_t			 kind, tls, bodymax, hflags, nhosts = 0;
-	uint32_t			 persrc = 0;
-	uint32_t			 i;
+	uint32_t			 i, tls;
 
 	msg_reader(&r, imsg);
-	msg_get_u32(&r, &kind);
-	msg_get_str(&r, &name, WEB_NAME_MAX);
-	msg_get_u32(&r, &tls);
-	msg_get_data(&r, &cert, &certlen, WEB_TLS_PEM_MAX);
-	msg_get_data(&r, &key, &keylen, WEB_TLS_PEM_MAX);
-	msg_get_u32(&r, &bodymax);
-	msg_get_u32(&r, &hflags);
-	msg_get_u32(&r, &nhosts);
-	if (nhosts > WEB_HOSTS_MAX)
-		msg_fail(&r, "too many hostnames");
-	for (i = 0; i < nhosts && r.err == 0; i++)
-		msg_get_str(&r, &hosts[i], WEB_NAME_MAX);
-	msg_get_u32(&r, &persrc);
-	if (msg_end(&r) == -1 || imsg->fd == -1 ||
-	    (kind != WEB_LISTEN_CONTROL && kind != WEB_LISTEN_TCP) ||
-	    tls > 1 || (tls && (kind != WEB_LISTEN_TCP || certlen == 0 ||
-	    keylen == 0)) || (!tls && (certlen != 0 || keylen != 0)) ||
-	    bodymax < WEB_BODY_MIN || bodymax > WEB_BODY_MAX ||
-	    persrc < 1 || persrc > WEB_CONN_SOURCE_MAX ||
-	    (hflags & ~WEB_HOSTS_IPLITERAL) != 0)
-		fatalx("malformed %s", imsg_to_str(imsg->hdr.type));
+	if (wire_get_web_listen(&r, &l) == -1 || imsg->fd == -1)
+		fatalx("malformed %s (%s)", imsg_to_str(imsg->hdr.type),
+		    r.what != NULL ? r.what : "no socket");
+	name = l.name;
+	tls = l.tls;
 
 	if ((wl = calloc(1, sizeof(*wl))) == NULL)
 		fatal("calloc");
-	wl->wl_body_max = bodymax;
-	wl->wl_per_source = (int)persrc;
-	wl->wl_hostflags = hflags;
-	if (nhosts > 0 && (wl->wl_hosts = calloc(nhosts,
+	wl->wl_body_max = l.bodymax;
+	wl->wl_per_source = (int)l.persrc;
+	wl->wl_hostflags = l.hflags;
+	if (l.nhosts > 0 && (wl->wl_hosts = calloc(l.nhosts,
 	    sizeof(*wl->wl_hosts))) == NULL)
 		fatal("calloc");
-	for (i = 0; i < nhosts; i++)
-		if ((wl->wl_hosts[wl->wl_nhosts++] = strdup(hosts[i])) == NULL)
+	for (i = 0; i < l.nhosts; i++)
+		if ((wl->wl_hosts[wl->wl_nhosts++] = strdup(l.hosts[i])) ==
+		    NULL)
 			fatal("strdup");
-	wl->wl_peer = kind == WEB_LISTEN_CONTROL ? WEB_PEER_LOCAL :
+	wl->wl_peer = l.kind == WEB_LISTEN_CONTROL ? WEB_PEER_LOCAL :
 	    WEB_PEER_TCP;
 	strlcpy(wl->wl_name, name, sizeof(wl->wl_name));
-	if (tls && (wl->wl_ssl = web_tls_ctx(cert, certlen, key,
-	    keylen)) == NULL)
+	if (tls && (wl->wl_ssl = web_tls_ctx(l.cert, l.certlen, l.key,
+	    l.keylen)) == NULL)
 		fatalx("%s: the tls certificate or key does not load", name);
 	/* The key is in the SSL_CTX now: no copy of it stays around. */
 	explicit_bzero(imsg->data, imsg->datalen);

@@ -7,6 +7,7 @@
 /* FUZZ-SOURCES: shared/wire.c shared/msg.c shared/imsg.c shared/log.c */
 /* FUZZ-SOURCES: shared/wire_git.c shared/wire_nomad.c */
 /* FUZZ-SOURCES: shared/wire_notify.c shared/wire_auth.c */
+/* FUZZ-SOURCES: shared/wire_proc.c shared/wire_hosts.c */
 #include "config.h"
 
 #include <stdint.h>
@@ -19,8 +20,10 @@
 #include "wire.h"
 #include "wire_auth.h"
 #include "wire_git.h"
+#include "wire_hosts.h"
 #include "wire_nomad.h"
 #include "wire_notify.h"
+#include "wire_proc.h"
 
 int	 LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
@@ -67,6 +70,15 @@ LAYOUT(auth_class)
 LAYOUT(auth_principal)
 LAYOUT(auth_forget)
 LAYOUT(empty)
+LAYOUT(init)
+LAYOUT(verbose)
+LAYOUT(web_listen)
+LAYOUT(web_seen)
+LAYOUT(ssh_key)
+LAYOUT(ssh_run)
+LAYOUT(ssh_result)
+LAYOUT(http_probe)
+LAYOUT(http_probe_result)
 
 static const struct layout layouts[] = {
 	ROW(web_request),
@@ -93,6 +105,15 @@ static const struct layout layouts[] = {
 	ROW(auth_principal),
 	ROW(auth_forget),
 	ROW(empty),
+	ROW(init),
+	ROW(verbose),
+	ROW(web_listen),
+	ROW(web_seen),
+	ROW(ssh_key),
+	ROW(ssh_run),
+	ROW(ssh_result),
+	ROW(http_probe),
+	ROW(http_probe_result),
 };
 
 /* Large enough for any wire_* struct. */
@@ -109,13 +130,17 @@ union wire_any {
 	struct wire_nomad_response nomad_response;
 	struct wire_notify	 notify;
 	struct wire_auth_principal auth_principal;
+	struct wire_init	 init;
+	struct wire_web_listen	 web_listen;
+	struct wire_web_seen	 web_seen;
+	struct wire_ssh_run	 ssh_run;
 };
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static union wire_any	 v;	/* web_seen is large */
 	const struct layout	*l;
-	union wire_any		 v;
 	struct msgr		 r;
 	struct msgw		 w;
 

@@ -1,7 +1,8 @@
 /*
- * The payload layouts of the git, Nomad, notification and identity
- * channels (shared/wire_git.h, wire_nomad.h, wire_notify.h,
- * wire_auth.h): each round-trips,
+ * The payload layouts of the git, Nomad, notification, identity, start-up,
+ * plan hosts' and web listener channels (shared/wire_git.h, wire_nomad.h,
+ * wire_notify.h, wire_auth.h, wire_proc.h, wire_hosts.h, wire.h): each
+ * round-trips,
  * and each decoder refuses what its layout rules out, saying what.
  */
 #include "config.h"
@@ -14,9 +15,12 @@
 #include "msg.h"
 #include "nops.h"
 #include "wire_auth.h"
+#include "wire.h"
 #include "wire_git.h"
+#include "wire_hosts.h"
 #include "wire_nomad.h"
 #include "wire_notify.h"
+#include "wire_proc.h"
 #include "test.h"
 
 #define COMMIT	"0123456789abcdef0123456789abcdef01234567"
@@ -418,6 +422,284 @@ test_auth(void)
 	TEST_END();
 }
 
+static void
+test_proc(void)
+{
+	struct wire_init	 i, ii;
+	struct wire_verbose	 v, vv;
+	struct msgw		 m;
+	struct msgr		 r;
+	char			 big[WIRE_INIT_USER_MAX + 2];
+
+	TEST_BEGIN("init: round trip");
+	i.uid = 1000;
+	i.gid = 1001;
+	i.verbose = 2;
+	i.user = "_nops";
+	i.statedir = "/var/lib/nops";
+	i.chroot = "/var/empty";
+	i.testhook = "";
+	CHECK(ROUND(wire_put_init, wire_get_init, &i, &ii, r, m) == 0);
+	CHECK(ii.uid == 1000 && ii.gid == 1001 && ii.verbose == 2);
+	CHECK_STR(ii.user, "_nops");
+	CHECK_STR(ii.chroot, "/var/empty");
+	CHECK_STR(ii.testhook, "");
+	msg_free(&m);
+	TEST_END();
+
+	TEST_BEGIN("init: a user name past its bound is refused");
+	memset(big, 'u', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	i.user = big;
+	CHECK(ROUND(wire_put_init, wire_get_init, &i, &ii, r, m) == -1);
+	CHECK(r.what != NULL);
+	msg_free(&m);
+	TEST_END();
+
+	TEST_BEGIN("verbose: round trip; trailing bytes are refused");
+	v.level = 3;
+	CHECK(ROUND(wire_put_verbose, wire_get_verbose, &v, &vv, r, m) == 0);
+	CHECK(vv.level == 3);
+	msg_add_u32(&m, 1);
+	msg_reader_buf(&r, m.buf, m.len);
+	CHECK(wire_get_verbose(&r, &vv) == -1);
+	CHECK_STR(r.what, "trailing bytes");
+	msg_free(&m);
+	TEST_END();
+}
+
+static void
+test_hosts(void)
+{
+	struct wire_ssh_key		 k, kk;
+	struct wire_ssh_run		 s, ss;
+	struct wire_ssh_result		 x, xx;
+	struct wire_http_probe		 p, pp;
+	struct wire_http_probe_result	 q, qq;
+	struct msgw			 m;
+	struct msgr			 r;
+
+	TEST_BEGIN("ssh key: round trip, also empty");
+	k.key = "PEM";
+	k.keylen = 3;
+	CHECK(ROUND(wire_put_ssh_key, wire_get_ssh_key, &k, &kk, r, m) == 0);
+	CHECK(kk.keylen == 3 && memcmp(kk.key, "PEM", 3) == 0);
+	msg_free(&m);
+	k.keylen = 0;
+	CHECK(ROUND(wire_put_ssh_key, wire_get_ssh_key, &k, &kk, r, m) == 0);
+	CHECK(kk.keylen == 0);
+	msg_free(&m);
+	TEST_END();
+
+	memset(&s, 0, sizeof(s));
+	s.address = "192.0.2.1";
+	s.port = 22;
+	s.user = "root";
+	s.known = "192.0.2.1 ssh-ed25519 AAAA\n";
+	s.knownlen = strlen(s.known);
+	s.command = "true";
+	s.timeout = 30;
+	s.flags = SSH_F_STDIN_FD;
+	s.in = "";
+	s.inlen = 0;
+	TEST_BEGIN("ssh run: round trip");
+	CHECK(ROUND(wire_put_ssh_run, wire_get_ssh_run, &s, &ss, r, m) == 0);
+	CHECK(ss.port == 22 && ss.timeout == 30 && ss.flags == SSH_F_STDIN_FD);
+	CHECK_STR(ss.address, "192.0.2.1");
+	CHECK_STR(ss.command, "true");
+	msg_free(&m);
+	TEST_END();
+
+	TEST_BEGIN("ssh run: an address like an option, port 0, an unknown "
+	    "flag are refused");
+	s.address = "-oProxyCommand=x";
+	CHECK(ROUND(wire_put_ssh_run, wire_get_ssh_run, &s, &ss, r, m) == -1);
+	CHECK_STR(r.what, "a field out of range");
+	msg_free(&m);
+	s.address = "192.0.2.1";
+	s.port = 0;
+	CHECK(ROUND(wire_put_ssh_run, wire_get_ssh_run, &s, &ss, r, m) == -1);
+	msg_free(&m);
+	s.port = 22;
+	s.flags = 0x80;
+	CHECK(ROUND(wire_put_ssh_run, wire_get_ssh_run, &s, &ss, r, m) == -1);
+	msg_free(&m);
+	TEST_END();
+
+	TEST_BEGIN("ssh result: round trip; a status before the end is "
+	    "refused");
+	x.status = 3;
+	x.stage = SSH_STAGE_DONE;
+	x.error = "";
+	x.out = "out\n";
+	x.outlen = 4;
+	CHECK(ROUND(wire_put_ssh_result, wire_get_ssh_result, &x, &xx, r,
+	    m) == 0);
+	CHECK(xx.status == 3 && xx.stage == SSH_STAGE_DONE && xx.outlen == 4);
+	msg_free(&m);
+	x.stage = SSH_STAGE_EXEC;
+	CHECK(ROUND(wire_put_ssh_result, wire_get_ssh_result, &x, &xx, r,
+	    m) == -1);
+	CHECK_STR(r.what, "stage or status out of range");
+	msg_free(&m);
+	x.status = -1;
+	CHECK(ROUND(wire_put_ssh_result, wire_get_ssh_result, &x, &xx, r,
+	    m) == 0);
+	msg_free(&m);
+	TEST_END();
+
+	TEST_BEGIN("http probe: round trip; not http(s), no timeout refused");
+	p.url = "https://192.0.2.1/health";
+	p.timeout = 2000;
+	CHECK(ROUND(wire_put_http_probe, wire_get_http_probe, &p, &pp, r,
+	    m) == 0);
+	CHECK(pp.timeout == 2000);
+	CHECK_STR(pp.url, "https://192.0.2.1/health");
+	msg_free(&m);
+	p.url = "file:///etc/passwd";
+	CHECK(ROUND(wire_put_http_probe, wire_get_http_probe, &p, &pp, r,
+	    m) == -1);
+	CHECK_STR(r.what, "not an http(s) URL");
+	msg_free(&m);
+	p.url = "http://192.0.2.1/";
+	p.timeout = 0;
+	CHECK(ROUND(wire_put_http_probe, wire_get_http_probe, &p, &pp, r,
+	    m) == -1);
+	CHECK_STR(r.what, "timeout out of range");
+	msg_free(&m);
+	TEST_END();
+
+	TEST_BEGIN("http probe result: a status with an error is refused");
+	q.status = 200;
+	q.error = "";
+	q.body = "ok";
+	q.bodylen = 2;
+	CHECK(ROUND(wire_put_http_probe_result, wire_get_http_probe_result,
+	    &q, &qq, r, m) == 0);
+	CHECK(qq.status == 200 && qq.bodylen == 2);
+	msg_free(&m);
+	q.error = "refused";
+	CHECK(ROUND(wire_put_http_probe_result, wire_get_http_probe_result,
+	    &q, &qq, r, m) == -1);
+	msg_free(&m);
+	q.status = 0;
+	CHECK(ROUND(wire_put_http_probe_result, wire_get_http_probe_result,
+	    &q, &qq, r, m) == 0);
+	CHECK_STR(qq.error, "refused");
+	msg_free(&m);
+	TEST_END();
+}
+
+static void
+test_web(void)
+{
+	static struct wire_web_seen	 w, ww;
+	struct wire_web_listen		 l, ll;
+	struct msgw			 m;
+	struct msgr			 r;
+
+	memset(&l, 0, sizeof(l));
+	l.kind = WEB_LISTEN_TCP;
+	l.name = "127.0.0.1:8080";
+	l.tls = 1;
+	l.cert = "CERT";
+	l.certlen = 4;
+	l.key = "KEY";
+	l.keylen = 3;
+	l.bodymax = WEB_BODY_MIN;
+	l.nhosts = 2;
+	l.hosts[0] = "nops.example.org";
+	l.hosts[1] = "localhost";
+	l.persrc = 8;
+	TEST_BEGIN("web listen: round trip");
+	CHECK(ROUND(wire_put_web_listen, wire_get_web_listen, &l, &ll, r,
+	    m) == 0);
+	CHECK(ll.kind == WEB_LISTEN_TCP && ll.tls == 1 && ll.nhosts == 2 &&
+	    ll.persrc == 8 && ll.keylen == 3);
+	CHECK_STR(ll.hosts[1], "localhost");
+	msg_free(&m);
+	TEST_END();
+
+	TEST_BEGIN("web listen: tls on the control socket, a key without tls "
+	    "are refused");
+	l.kind = WEB_LISTEN_CONTROL;
+	CHECK(ROUND(wire_put_web_listen, wire_get_web_listen, &l, &ll, r,
+	    m) == -1);
+	CHECK_STR(r.what, "tls flag, certificate and key");
+	msg_free(&m);
+	l.kind = WEB_LISTEN_TCP;
+	l.tls = 0;
+	CHECK(ROUND(wire_put_web_listen, wire_get_web_listen, &l, &ll, r,
+	    m) == -1);
+	msg_free(&m);
+	TEST_END();
+
+	TEST_BEGIN("web listen: too many hostnames, a body size out of "
+	    "range are refused");
+	l.tls = 1;
+	l.nhosts = WEB_HOSTS_MAX + 1;
+	msg_init(&m);
+	msg_add_u32(&m, l.kind);
+	msg_add_str(&m, l.name);
+	msg_add_u32(&m, 0);
+	msg_add_data(&m, NULL, 0);
+	msg_add_data(&m, NULL, 0);
+	msg_add_u32(&m, WEB_BODY_MIN);
+	msg_add_u32(&m, 0);
+	msg_add_u32(&m, l.nhosts);
+	msg_reader_buf(&r, m.buf, m.len);
+	CHECK(wire_get_web_listen(&r, &ll) == -1);
+	CHECK_STR(r.what, "too many hostnames");
+	msg_free(&m);
+	l.nhosts = 0;
+	l.bodymax = WEB_BODY_MAX + 1;
+	CHECK(ROUND(wire_put_web_listen, wire_get_web_listen, &l, &ll, r,
+	    m) == -1);
+	CHECK_STR(r.what, "max-body-size out of range");
+	msg_free(&m);
+	TEST_END();
+
+	memset(&w, 0, sizeof(w));
+	w.nseen = 2;
+	w.seen[0].kind = WEB_PRIN_SESSION;
+	w.seen[0].hash = SHA256;
+	w.seen[0].at = 0;
+	w.seen[1].kind = WEB_PRIN_TOKEN;
+	w.seen[1].hash = SHA256;
+	w.seen[1].at = 1700000000;
+	w.ncodes = 1;
+	w.codes[0].status = 404;
+	w.codes[0].count = 7;
+	TEST_BEGIN("web seen: round trip");
+	CHECK(ROUND(wire_put_web_seen, wire_get_web_seen, &w, &ww, r, m) ==
+	    0);
+	CHECK(ww.nseen == 2 && ww.seen[1].at == 1700000000 &&
+	    ww.ncodes == 1 && ww.codes[0].status == 404 &&
+	    ww.codes[0].count == 7);
+	msg_free(&m);
+	TEST_END();
+
+	TEST_BEGIN("web seen: an expired token, a short hash, a status out "
+	    "of range are refused");
+	w.seen[1].at = 0;
+	CHECK(ROUND(wire_put_web_seen, wire_get_web_seen, &w, &ww, r, m) ==
+	    -1);
+	CHECK_STR(r.what, "bad entry");
+	msg_free(&m);
+	w.seen[1].at = 1;
+	w.seen[0].hash = "abc";
+	CHECK(ROUND(wire_put_web_seen, wire_get_web_seen, &w, &ww, r, m) ==
+	    -1);
+	msg_free(&m);
+	w.seen[0].hash = SHA256;
+	w.codes[0].status = 99;
+	CHECK(ROUND(wire_put_web_seen, wire_get_web_seen, &w, &ww, r, m) ==
+	    -1);
+	CHECK_STR(r.what, "bad status count");
+	msg_free(&m);
+	TEST_END();
+}
+
 int
 main(void)
 {
@@ -425,5 +707,8 @@ main(void)
 	test_nomad();
 	test_notify();
 	test_auth();
+	test_proc();
+	test_hosts();
+	test_web();
 	TEST_EXIT();
 }

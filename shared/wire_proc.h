@@ -1,0 +1,40 @@
+/*
+ * Payload layouts of the start-up channel (master -> any worker), as
+ * wire.h for the web channel.
+ */
+#ifndef NOPS_WIRE_PROC_H
+#define NOPS_WIRE_PROC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "msg.h"
+#include "nops.h"
+
+#define WIRE_INIT_USER_MAX	256
+#define WIRE_INIT_PATH_MAX	1024
+
+/*
+ * IMSG_INIT: u32 uid, u32 gid, u32 verbose, str user, str state
+ * directory, str chroot, str test hooks ("" in a build without them).
+ */
+struct wire_init {
+	uint32_t	 uid;
+	uint32_t	 gid;
+	uint32_t	 verbose;
+	const char	*user;
+	const char	*statedir;
+	const char	*chroot;
+	const char	*testhook;
+};
+void	 wire_put_init(struct msgw *, const struct wire_init *);
+int	 wire_get_init(struct msgr *, struct wire_init *);
+
+/* IMSG_CTL_VERBOSE: u32 level (that of -v given n times). */
+struct wire_verbose {
+	uint32_t	 level;
+};
+void	 wire_put_verbose(struct msgw *, const struct wire_verbose *);
+int	 wire_get_verbose(struct msgr *, struct wire_verbose *);
+
+#endif /* NOPS_WIRE_PROC_H */
