@@ -50,7 +50,7 @@ struct snap {
 	size_t		 s_nfiles;
 	size_t		 s_cap;
 	uint64_t	 s_total;
-	struct snap_note s_notes[GITW_NOTES_MAX];
+	struct snap_note *s_notes;	/* GITW_NOTES_MAX of them */
 	size_t		 s_nnotes;
 	char		*s_err;
 	size_t		 s_errlen;
@@ -209,11 +209,16 @@ static void
 snap_note(struct snap *s, const char *prefix, const char *name,
     const char *text)
 {
+	struct snap_note	*n;
+
 	if (s->s_nnotes == GITW_NOTES_MAX)
 		return;
-	s->s_notes[s->s_nnotes].sn_path = snap_join(prefix, name);
-	s->s_notes[s->s_nnotes].sn_text = text;
-	s->s_nnotes++;
+	if (s->s_notes == NULL && (s->s_notes = calloc(GITW_NOTES_MAX,
+	    sizeof(*s->s_notes))) == NULL)
+		fatal("%s", __func__);
+	n = &s->s_notes[s->s_nnotes++];
+	n->sn_text = text;
+	n->sn_path = snap_join(prefix, name);
 }
 
 static int
@@ -499,6 +504,7 @@ git_snapshot(struct git_repo *r, uint32_t seq, git_repository *repo,
 	free(s.s_files);
 	for (i = 0; i < s.s_nnotes; i++)
 		free(s.s_notes[i].sn_path);
+	free(s.s_notes);
 	git_tree_free(root);
 	git_commit_free(commit);
 	return rv;

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include <assert.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdint.h>
@@ -344,6 +345,8 @@ imsgbuf_consume(struct imsgbuf *ibuf, size_t n)
 		}
 		n -= left;
 		TAILQ_REMOVE(&ibuf->wq, b, entry);
+		/* For scan-build, which misses that tqe_prev is the head's. */
+		assert(TAILQ_FIRST(&ibuf->wq) != b);
 		ibuf_free(b);
 		ibuf->wqueued--;
 	}

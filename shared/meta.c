@@ -301,6 +301,7 @@ meta_read_operation(struct job_meta *jm, const json_t *meta)
 			if ((jm->jm_ops = calloc(META_MAX_OPERATIONS,
 			    sizeof(*jm->jm_ops))) == NULL)
 				abort();
+			jm->jm_nops = 0;	/* a fresh list */
 			meta_list(jm, "nops_operations", v, jm->jm_ops,
 			    &jm->jm_nops, "operation", META_MAX_OPERATIONS);
 		}

@@ -23,8 +23,8 @@ static const char *const plan_top_keys[] = {
 };
 static const char *const plan_meta_keys[] = { "sources", "args", NULL };
 
-static void	 plan_vadd(char ***, size_t *, size_t *, const char *,
-		    va_list) __attribute__((__format__(printf, 4, 0)));
+static void	 plan_vadd(struct plan *, int, const char *,
+		    va_list) __attribute__((__format__(printf, 3, 0)));
 
 
 char *
@@ -37,12 +37,15 @@ plan_strdup(const char *s)
 	return p;
 }
 
+/* An error (counted, and kept up to PLAN_ERRORS_MAX) or a warning. */
 static void
-plan_vadd(char ***list, size_t *n, size_t *all, const char *fmt, va_list ap)
+plan_vadd(struct plan *pl, int error, const char *fmt, va_list ap)
 {
-	char	*s;
+	char	***list = error ? &pl->pl_errors : &pl->pl_warnings;
+	size_t	  *n = error ? &pl->pl_nerrors : &pl->pl_nwarnings;
+	char	  *s;
 
-	if (all != NULL && (*all)++ >= PLAN_ERRORS_MAX)
+	if (error && pl->pl_nerrors_all++ >= PLAN_ERRORS_MAX)
 		return;
 	if (vasprintf(&s, fmt, ap) == -1)
 		fatal("vasprintf");
@@ -57,8 +60,7 @@ plan_error(struct plan *pl, const char *fmt, ...)
 	va_list	 ap;
 
 	va_start(ap, fmt);
-	plan_vadd(&pl->pl_errors, &pl->pl_nerrors, &pl->pl_nerrors_all,
-	    fmt, ap);
+	plan_vadd(pl, 1, fmt, ap);
 	va_end(ap);
 }
 
@@ -68,7 +70,7 @@ plan_warn(struct plan *pl, const char *fmt, ...)
 	va_list	 ap;
 
 	va_start(ap, fmt);
-	plan_vadd(&pl->pl_warnings, &pl->pl_nwarnings, NULL, fmt, ap);
+	plan_vadd(pl, 0, fmt, ap);
 	va_end(ap);
 }
 
@@ -81,8 +83,7 @@ plan_failed(const char *fmt, ...)
 	if ((pl = calloc(1, sizeof(*pl))) == NULL)
 		return NULL;
 	va_start(ap, fmt);
-	plan_vadd(&pl->pl_errors, &pl->pl_nerrors, &pl->pl_nerrors_all,
-	    fmt, ap);
+	plan_vadd(pl, 1, fmt, ap);
 	va_end(ap);
 	return pl;
 }

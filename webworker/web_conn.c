@@ -128,6 +128,7 @@ web_conn_source(int fd, unsigned char *key, char *addr, size_t addrlen)
 	char			 a[INET6_ADDRSTRLEN];
 
 	memset(key, 0, 9);
+	memset(&ss, 0, sizeof(ss));
 	if (getpeername(fd, (struct sockaddr *)&ss, &len) == -1)
 		return -1;
 	if (ss.ss_family == AF_INET6 &&

@@ -430,7 +430,6 @@ web_path_split(const char *target, char segs[][WEB_SEG_MAX], size_t maxsegs)
 {
 	const char	*p = target, *end, *slash;
 	size_t		 n = 0;
-	int		 len;
 
 	if (*p != '/')
 		return -1;
@@ -443,8 +442,8 @@ web_path_split(const char *target, char segs[][WEB_SEG_MAX], size_t maxsegs)
 			return -1;
 		if (n >= maxsegs)
 			return -1;
-		if ((len = web_urldecode(p, slash - p, segs[n], WEB_SEG_MAX,
-		    0)) <= 0 || strchr(segs[n], '/') != NULL ||
+		if (web_urldecode(p, slash - p, segs[n], WEB_SEG_MAX,
+		    0) <= 0 || strchr(segs[n], '/') != NULL ||
 		    strcmp(segs[n], ".") == 0 || strcmp(segs[n], "..") == 0)
 			return -1;
 		n++;
