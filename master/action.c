@@ -849,7 +849,7 @@ act_retry(struct action_ctx *ac, json_t *input, struct api_resp *resp)
 		    target, NULL) == -1 || store_commit(s) == -1)
 			store_rollback(s);
 	}
-	detect_request_retry(d->d_ns, d->d_job, d->d_id);
+	decide_request_retry(d->d_ns, d->d_job, d->d_id);
 	act_queued(resp, d->d_id, "retry");
 }
 

@@ -592,7 +592,7 @@ engine_deploy_now(struct api_req *req, struct api_resp *resp, struct ejob *ej)
 		store_rollback(s);
 		return;
 	}
-	detect_request_deploy_now(ns, id, req->ar_actor);
+	decide_request_deploy_now(ns, id, req->ar_actor);
 	resp->status = 202;
 	resp->body = jsonb_pack("{s:s,s:s,s:s,s:b}", "namespace", ns,
 	    "id", id, "action", "deploy-now", "queued", 1);

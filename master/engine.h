@@ -204,8 +204,8 @@ json_t	*detect_register_spec(const json_t *spec, const json_t *live);
 int	 detect_diff_changed(const json_t *);
 
 /* Requests from people, applied by the next detection cycle. */
-void	 detect_request_retry(const char *ns, const char *id, int64_t of);
-void	 detect_request_deploy_now(const char *ns, const char *id,
+void	 decide_request_retry(const char *ns, const char *id, int64_t of);
+void	 decide_request_deploy_now(const char *ns, const char *id,
 	    const char *who);
 
 /* engine_hooks.c: stop hook revisions only ended deployments used */

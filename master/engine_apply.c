@@ -574,19 +574,19 @@ apply_step(struct deploy *d)
 {
 	switch (d->d_state) {
 	case DS_PRE_HOOKS:
-		apply_hooks(d, "pre");
+		hooks_apply(d, "pre");
 		break;
 	case DS_REGISTERING:
 		apply_register(d);
 		break;
 	case DS_WAITING_HEALTH:
-		apply_health(d);
+		health_apply(d);
 		break;
 	case DS_AWAITING_PROMOTION:
-		apply_promotion(d);
+		health_promotion(d);
 		break;
 	case DS_POST_HOOKS:
-		apply_hooks(d, "post");
+		hooks_apply(d, "post");
 		break;
 	default:
 		/* pending_approval waits for a person; terminal: nothing. */

@@ -56,14 +56,14 @@ char		*apply_strdup(const char *);
 void		 apply_unsaved(int64_t, const char *);
 
 /* engine_health.c: wait for the registered version to be healthy. */
-void		 apply_health(struct deploy *);
-void		 apply_promotion(struct deploy *);
+void		 health_apply(struct deploy *);
+void		 health_promotion(struct deploy *);
 int		 health_awaiting_promotion(const json_t *);
 
 /* engine_hooks.c: run the hooks of a phase, one step per call. */
-void		 apply_hooks(struct deploy *, const char *phase);
+void		 hooks_apply(struct deploy *, const char *phase);
 void		 hooks_left_behind_clear(const char *ns, const char *rev);
 /* An allocation's exit code (-1: none), hooks' and operations'. */
-int		 hook_exit_code(const json_t *alloc);
+int		 hooks_exit_code(const json_t *alloc);
 
 #endif /* NOPS_ENGINE_APPLY_H */

@@ -35,7 +35,7 @@ static size_t		 ndrequests;
 /* A request whose decision failed on a store error: kept for the retry. */
 static struct drequest	*dcarry;
 static size_t		 ndcarry;
-static int		 detect_failed;	/* set by detect_fail() */
+static int		 decide_failed;	/* set by decide_fail() */
 
 static void
 drequest_carry(const char *ns, const char *id, int kind, int64_t of,
@@ -73,14 +73,14 @@ drequest_add(const char *ns, const char *id, int kind, int64_t of,
 }
 
 void
-detect_request_retry(const char *ns, const char *id, int64_t of)
+decide_request_retry(const char *ns, const char *id, int64_t of)
 {
 	drequest_add(ns, id, DREQ_RETRY, of, "system");
 	engine_detect("retry");
 }
 
 void
-detect_request_deploy_now(const char *ns, const char *id, const char *who)
+decide_request_deploy_now(const char *ns, const char *id, const char *who)
 {
 	drequest_add(ns, id, DREQ_DEPLOY_NOW, 0, who);
 	engine_detect("deploy-now");
@@ -115,7 +115,7 @@ drequest_take(const char *ns, const char *id, int kind, int64_t *of,
 
 /* Transition in its own transaction; logs and returns -1 on error. */
 static int
-detect_move(int64_t id, enum deploy_state from, enum deploy_state to,
+decide_move(int64_t id, enum deploy_state from, enum deploy_state to,
     const char *action, const char *reason)
 {
 	struct store	*s = engine_store();
@@ -142,7 +142,7 @@ detect_move(int64_t id, enum deploy_state from, enum deploy_state to,
  * the caller's to free; the rest is borrowed from the snapshot.
  */
 static void
-detect_git_context(struct ejob *ej, struct deploy *d)
+decide_git_context(struct ejob *ej, struct deploy *d)
 {
 	const struct repo_file	*f = ej->ej_file;
 
@@ -162,7 +162,7 @@ detect_git_context(struct ejob *ej, struct deploy *d)
 }
 
 static int
-detect_create(struct ejob *ej, enum deploy_state state, const char *reason,
+decide_create(struct ejob *ej, enum deploy_state state, const char *reason,
     int64_t retry_of, const char *actor)
 {
 	struct store	*s = engine_store();
@@ -195,7 +195,7 @@ detect_create(struct ejob *ej, enum deploy_state state, const char *reason,
 	for (i = 0; i < ej->ej_nhooks; i++)
 		d.d_hooks[i] = ej->ej_hooks[i];
 	d.d_nhooks = ej->ej_nhooks;
-	detect_git_context(ej, &d);
+	decide_git_context(ej, &d);
 
 	rc = -1;
 	if (store_begin(s) == 0) {
@@ -229,7 +229,7 @@ detect_create(struct ejob *ej, enum deploy_state state, const char *reason,
  * 1 or 0, or -1 on a store error.
  */
 static int
-detect_blocked(struct ejob *ej, int64_t *last)
+decide_blocked(struct ejob *ej, int64_t *last)
 {
 	sqlite3_stmt	*st;
 	const char	*state, *hash;
@@ -256,11 +256,11 @@ detect_blocked(struct ejob *ej, int64_t *last)
 }
 
 static void
-detect_note(struct ejob *ej, const char *state, const char *fmt, ...)
+decide_note(struct ejob *ej, const char *state, const char *fmt, ...)
 	__attribute__((__format__(printf, 3, 4)));
 
 static void
-detect_note(struct ejob *ej, const char *state, const char *fmt, ...)
+decide_note(struct ejob *ej, const char *state, const char *fmt, ...)
 {
 	va_list	 ap;
 
@@ -281,12 +281,12 @@ detect_note(struct ejob *ej, const char *state, const char *fmt, ...)
  * cycle runs again soon rather than at the next drift tick.
  */
 static void
-detect_fail(struct ejob *ej, const char *what)
+decide_fail(struct ejob *ej, const char *what)
 {
 	const char	*err = store_error(engine_store());
 
-	detect_failed = 1;
-	detect_note(ej, "error", "%s: %s; trying again in %d s", what, err,
+	decide_failed = 1;
+	decide_note(ej, "error", "%s: %s; trying again in %d s", what, err,
 	    ENGINE_STORE_RETRY);
 	log_warnx("%s/%s: %s: %s", ej->ej_ns, ej->ej_id, what, err);
 	engine_detect_retry("a store error");
@@ -294,7 +294,7 @@ detect_fail(struct ejob *ej, const char *what)
 
 /* Decide for one managed, planned job.  See nopsd.8, DETECTION. */
 static void
-detect_decide_job(struct ejob *ej)
+decide_job(struct ejob *ej)
 {
 	struct store	*s = engine_store();
 	struct deploy	 act;
@@ -305,42 +305,42 @@ detect_decide_job(struct ejob *ej)
 	enum deploy_state first;
 
 	if (ej->ej_plan_error != NULL) {
-		detect_note(ej, "error", "%s", ej->ej_plan_error);
+		decide_note(ej, "error", "%s", ej->ej_plan_error);
 		return;
 	}
-	detect_failed = 0;
+	decide_failed = 0;
 	retry = drequest_take(ej->ej_ns, ej->ej_id, DREQ_RETRY, &retry_of,
 	    NULL);
 	now_req = drequest_take(ej->ej_ns, ej->ej_id, DREQ_DEPLOY_NOW, NULL,
 	    &nowho);
 	if ((paused = hold_get(ej->ej_ns, ej->ej_id, &who, &reason,
 	    NULL)) == -1) {
-		detect_fail(ej, "reading the job's hold");
+		decide_fail(ej, "reading the job's hold");
 		goto out;
 	}
 	held = !meta_window_open(&ej->ej_meta, time(NULL));
 
 	have = deploy_active(s, ej->ej_ns, ej->ej_id, &act);
 	if (have == -1) {
-		detect_fail(ej, "reading its waiting deployment");
+		decide_fail(ej, "reading its waiting deployment");
 		goto out;
 	}
 	if (have == 0) {
 		ej->ej_deployment = act.d_id;
 		if (act.d_state != DS_PENDING_APPROVAL) {
 			/* Started: apply carries it to its end. */
-			detect_note(ej, "deploying", "deployment %lld is %s",
+			decide_note(ej, "deploying", "deployment %lld is %s",
 			    (long long)act.d_id, deploy_state_str(act.d_state));
 			deploy_free(&act);
 			goto out;
 		}
 		why = NULL;
 		if (!ej->ej_drift) {
-			if (detect_move(act.d_id, DS_PENDING_APPROVAL,
+			if (decide_move(act.d_id, DS_PENDING_APPROVAL,
 			    DS_COMPLETED, "complete", "already in sync: nothing "
 			    "to deploy") == -1) {
 				deploy_free(&act);
-				detect_fail(ej, "completing its waiting "
+				decide_fail(ej, "completing its waiting "
 				    "deployment");
 				goto out;
 			}
@@ -356,7 +356,7 @@ detect_decide_job(struct ejob *ej)
 		else if (ej->ej_meta.jm_policy != POLICY_APPROVAL && !now_req)
 			why = "superseded: the job's policy changed";
 		if (why == NULL && ej->ej_drift) {
-			detect_note(ej, "pending_approval", "deployment %lld "
+			decide_note(ej, "pending_approval", "deployment %lld "
 			    "waits for approval", (long long)act.d_id);
 			deploy_free(&act);
 			goto out;
@@ -366,10 +366,10 @@ detect_decide_job(struct ejob *ej)
 		 * a new one would only fail on the one-active rule.  Stop
 		 * here; the retry supersedes it and creates the new one.
 		 */
-		if (why != NULL && detect_move(act.d_id, DS_PENDING_APPROVAL,
+		if (why != NULL && decide_move(act.d_id, DS_PENDING_APPROVAL,
 		    DS_SUPERSEDED, "supersede", why) == -1) {
 			deploy_free(&act);
-			detect_fail(ej, "superseding its waiting deployment");
+			decide_fail(ej, "superseding its waiting deployment");
 			goto out;
 		}
 		ej->ej_deployment = 0;
@@ -378,10 +378,10 @@ detect_decide_job(struct ejob *ej)
 
 	if (!ej->ej_drift) {
 		if (suspend_get(ej->ej_ns, ej->ej_id, NULL, NULL, NULL) == 1)
-			detect_note(ej, "suspended", "suspended: registered "
+			decide_note(ej, "suspended", "suspended: registered "
 			    "stopped until it is unsuspended");
 		else
-			detect_note(ej, "in_sync", NULL);
+			decide_note(ej, "in_sync", NULL);
 		goto out;
 	}
 	/*
@@ -398,62 +398,62 @@ detect_decide_job(struct ejob *ej)
 	    (!json_is_true(json_object_get(ejob_job(ej), "Stop")) ||
 	    (ej->ej_live != NULL && !json_is_true(json_object_get(ej->ej_live,
 	    "Stop"))))) {
-		detect_note(ej, "suspended", "suspended while this cycle "
+		decide_note(ej, "suspended", "suspended while this cycle "
 		    "planned it, or its stop is left behind: no deployment "
 		    "until Nomad has it stopped");
 		goto out;
 	}
 	if (paused) {
-		detect_note(ej, "paused", "paused by %s: %s", who, reason);
+		decide_note(ej, "paused", "paused by %s: %s", who, reason);
 		goto out;
 	}
 	if (ej->ej_meta.jm_policy == POLICY_NONE && !now_req) {
-		detect_note(ej, "drift", ej->ej_meta.jm_errors > 0 ?
+		decide_note(ej, "drift", ej->ej_meta.jm_errors > 0 ?
 		    "invalid nops_ meta: policy none until it is fixed" :
 		    "policy none: nops shows the drift and deploys nothing");
 		goto out;
 	}
 	if (held && !now_req) {
-		detect_note(ej, "held", "outside its sync window");
+		decide_note(ej, "held", "outside its sync window");
 		goto out;
 	}
-	if ((blocked = detect_blocked(ej, &last)) == -1) {
-		detect_fail(ej, "reading its last deployment");
+	if ((blocked = decide_blocked(ej, &last)) == -1) {
+		decide_fail(ej, "reading its last deployment");
 		goto out;
 	}
 	if (blocked && !(retry && retry_of == last)) {
-		detect_note(ej, "blocked", "deployment %lld failed or was "
+		decide_note(ej, "blocked", "deployment %lld failed or was "
 		    "rejected for this spec; retry it or push a new commit",
 		    (long long)last);
 		goto out;
 	}
 	if (ej->ej_hook_error != NULL) {
 		/* A missing or invalid hook fails the deployment now. */
-		if (detect_create(ej, DS_FAILED, ej->ej_hook_error,
+		if (decide_create(ej, DS_FAILED, ej->ej_hook_error,
 		    retry ? retry_of : 0, "system") == -1)
-			detect_fail(ej, "recording the failed deployment");
+			decide_fail(ej, "recording the failed deployment");
 		else
-			detect_note(ej, "blocked", "%s", ej->ej_hook_error);
+			decide_note(ej, "blocked", "%s", ej->ej_hook_error);
 		goto out;
 	}
 	if (now_req || ej->ej_meta.jm_policy == POLICY_AUTO)
 		first = ej->ej_meta.jm_npre > 0 ? DS_PRE_HOOKS : DS_REGISTERING;
 	else
 		first = DS_PENDING_APPROVAL;
-	if (detect_create(ej, first, now_req ? "deploy now" : NULL,
+	if (decide_create(ej, first, now_req ? "deploy now" : NULL,
 	    retry ? retry_of : 0, now_req ? nowho : "system") == 0) {
-		detect_note(ej, first == DS_PENDING_APPROVAL ?
+		decide_note(ej, first == DS_PENDING_APPROVAL ?
 		    "pending_approval" : "deploying", "deployment %lld",
 		    (long long)ej->ej_deployment);
 		engine_apply_kick();
 	} else
-		detect_fail(ej, "creating its deployment");
+		decide_fail(ej, "creating its deployment");
 out:
 	/* A person's retry or deploy-now is not lost to a store error. */
-	if (detect_failed && retry)
+	if (decide_failed && retry)
 		drequest_carry(ej->ej_ns, ej->ej_id, DREQ_RETRY, retry_of,
 		    detect_strdup("system"));
-	if (detect_failed && now_req) {
+	if (decide_failed && now_req) {
 		drequest_carry(ej->ej_ns, ej->ej_id, DREQ_DEPLOY_NOW, 0, nowho);
 		nowho = NULL;
 	}
@@ -463,7 +463,7 @@ out:
 }
 
 void
-detect_decide(struct dcycle *dc)
+decide_cycle(struct dcycle *dc)
 {
 	struct ejob	*ej;
 	size_t		 i;
@@ -474,27 +474,27 @@ detect_decide(struct dcycle *dc)
 
 	RB_FOREACH(ej, ejobs, &dc->dc_jobs) {
 		if (ej->ej_unparsed == 1)
-			detect_note(ej, "unparsed", "%s does not parse: %s",
+			decide_note(ej, "unparsed", "%s does not parse: %s",
 			    ej->ej_path, ej->ej_error);
 		else if (ej->ej_unparsed == 2 || (dc->dc_outage != NULL &&
 		    ej->ej_meta.jm_role == META_MANAGED))
 			/* An outage: nothing is decided until Nomad is back. */
-			detect_note(ej, "error", "Nomad could not parse the "
+			decide_note(ej, "error", "Nomad could not parse the "
 			    "job files (%s); nothing is decided until it can",
 			    dc->dc_outage);
 		else if (ej->ej_meta.jm_role == META_HOOK)
-			detect_note(ej, "hook", NULL);
+			decide_note(ej, "hook", NULL);
 		else if (ej->ej_meta.jm_role == META_OPERATION)
-			detect_note(ej, "operation", NULL);
+			decide_note(ej, "operation", NULL);
 		else if (ej->ej_meta.jm_role != META_MANAGED)
-			detect_note(ej, "unmanaged", NULL);
+			decide_note(ej, "unmanaged", NULL);
 		else if (!ej->ej_in_ns)
-			detect_note(ej, "unmanaged", "namespace %s is not "
+			decide_note(ej, "unmanaged", "namespace %s is not "
 			    "managed (see namespaces in nops.conf)", ej->ej_ns);
 		else if (ej->ej_error != NULL)
-			detect_note(ej, "error", "%s", ej->ej_error);
+			decide_note(ej, "error", "%s", ej->ej_error);
 		else
-			detect_decide_job(ej);
+			decide_job(ej);
 	}
 
 	/*
@@ -527,7 +527,7 @@ detect_decide(struct dcycle *dc)
 				ej = RB_FIND(ejobs, &dc->dc_jobs, &key);
 				if ((ej == NULL ||
 				    ej->ej_meta.jm_role != META_MANAGED) &&
-				    detect_move(d.d_id, DS_PENDING_APPROVAL,
+				    decide_move(d.d_id, DS_PENDING_APPROVAL,
 				    DS_SUPERSEDED, "supersede",
 				    "superseded: the job is no longer "
 				    "managed in git") == -1)

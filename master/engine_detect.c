@@ -910,7 +910,7 @@ detect_pump(struct dcycle *dc)
 		nomad_job_read(ej->ej_ns, ej->ej_id, detect_live, ej);
 	}
 	if (dc->dc_inflight == 0 && dc->dc_qnext == dc->dc_nqueue)
-		detect_decide(dc);
+		decide_cycle(dc);
 }
 
 struct dorphan {

@@ -103,7 +103,7 @@ json_t	*ejob_job(struct ejob *);
 void	 ejob_park(struct ejob *);
 void	 detect_asprintf(char **, const char *, ...)
 	    __attribute__((__format__(printf, 2, 3)));
-void	 detect_decide(struct dcycle *);	/* engine_decide.c */
+void	 decide_cycle(struct dcycle *);	/* engine_decide.c */
 void	 detect_orphans(struct dcycle *);	/* engine_detect.c */
 void	 detect_plan(struct dcycle *);		/* engine_detect.c: after the survey */
 

@@ -617,7 +617,7 @@ health_latest(struct nomad_result *res, void *arg)
 }
 
 void
-apply_health(struct deploy *d)
+health_apply(struct deploy *d)
 {
 	struct astep	*as;
 	json_t		*p;
@@ -683,7 +683,7 @@ promotion_deployment(struct nomad_result *res, void *arg)
 }
 
 void
-apply_promotion(struct deploy *d)
+health_promotion(struct deploy *d)
 {
 	struct astep	*as;
 

@@ -525,7 +525,7 @@ hook_stopped(struct nomad_result *res, void *arg)
 
 /* The exit code of a dead allocation's task: its last Terminated event. */
 int
-hook_exit_code(const json_t *alloc)
+hooks_exit_code(const json_t *alloc)
 {
 	json_t		*states, *ts, *ev;
 	const char	*k, *type;
@@ -570,7 +570,7 @@ hook_polled(struct nomad_result *res, void *arg)
 			complete++;
 		else if (strcmp(cs, "failed") == 0 || strcmp(cs, "lost") == 0) {
 			failed++;
-			code = hook_exit_code(a);
+			code = hooks_exit_code(a);
 		} else
 			running++;
 	}
@@ -595,7 +595,7 @@ hook_polled(struct nomad_result *res, void *arg)
 }
 
 void
-apply_hooks(struct deploy *d, const char *phase)
+hooks_apply(struct deploy *d, const char *phase)
 {
 	struct store		*s = engine_store();
 	struct deploy_hook	*h;

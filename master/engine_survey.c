@@ -93,7 +93,7 @@ survey_go(struct dsurvey *sv)
 		return;
 	if (dc->dc_nqueue == 0) {
 		sv->sv_unused = 1;
-		detect_decide(dc);
+		decide_cycle(dc);
 	} else
 		survey_decide(sv);
 }
@@ -250,7 +250,7 @@ survey_classified(struct dcycle *dc)
 	if (dc->dc_survey != NULL)
 		survey_go(dc->dc_survey);
 	else if (dc->dc_nqueue == 0)
-		detect_decide(dc);
+		decide_cycle(dc);
 	else
 		survey_start(dc);
 }

@@ -929,7 +929,7 @@ oprun_polled(struct nomad_result *res, void *arg)
 		oprun_later(r, oprun_poll, OPERATION_POLL_S);
 		return;
 	}
-	r->r_exit = hook_exit_code(last);
+	r->r_exit = hooks_exit_code(last);
 	cs = json_string_value(json_object_get(last, "ClientStatus"));
 	if (r->r_exit < 0)
 		r->r_exit = strcmp(cs, "complete") == 0 ? 0 : 1;
