@@ -49,6 +49,7 @@ plan_vadd(struct plan *pl, int error, const char *fmt, va_list ap)
 		return;
 	if (vasprintf(&s, fmt, ap) == -1)
 		fatal("vasprintf");
+	/* cppcheck-suppress memleakOnRealloc ; fatal() exits */
 	if ((*list = reallocarray(*list, *n + 1, sizeof(**list))) == NULL)
 		fatal("reallocarray");
 	(*list)[(*n)++] = s;
