@@ -331,9 +331,26 @@ each_operation(struct each_run *er, json_t *input, struct api_resp *resp)
 	struct each_host	*eh;
 	json_t			*op, *cmd, *schema, *sens;
 	char			 err[512];
-	size_t			 i;
+	size_t			 i, declared;
 	int			 rc;
 
+	/*
+	 * An operation no chosen host declares is unknown (404, as seed
+	 * 003's table says); one that only some declare cannot run on the
+	 * others (422 below).
+	 */
+	for (i = declared = 0; i < er->er_nhosts; i++) {
+		op = er->er_hosts[i].eh_host->ph_operations != NULL ?
+		    json_object_get(er->er_hosts[i].eh_host->ph_operations,
+		    er->er_op) : NULL;
+		if (json_is_object(op))
+			declared++;
+	}
+	if (declared == 0 && er->er_nhosts > 0) {
+		api_error(resp, 404, "not_found", "no host of plan %s "
+		    "declares an operation %s", er->er_repo, er->er_op);
+		return -1;
+	}
 	for (i = 0; i < er->er_nhosts; i++) {
 		eh = &er->er_hosts[i];
 		eh->eh_run = er;

@@ -486,8 +486,9 @@ ok("EachHost stops starting hosts at the first failure (nopsctl)",
    rc == 1 and "alpha" in out and "succeeded" in out and
    "exit 5" in out and "not_started" in out, out + err)
 st, j = n.api("POST", "/api/v1/plans/hosts/operations/reboot", {})
-ok("EachHost runs only operations the plan declares", st == 422 and
-   "declares no operation reboot" in j["error"]["message"], json.dumps(j))
+ok("EachHost runs only operations the plan declares (404 when no host "
+   "declares it)", st == 404 and j["error"]["code"] == "not_found" and
+   "declares an operation reboot" in j["error"]["message"], json.dumps(j))
 rc, out, err = n.ctl("each-host", "hosts", "greet", "--host", "gamma",
                      "--host", "beta", "--input", '{"name": "g"}')
 ok("nopsctl each-host --host: only the hosts named",
