@@ -28,11 +28,14 @@ cleanup() {
 		kill -KILL "$p" 2>/dev/null
 	done
 	rm -rf "$T"
+	# A script that reported a failure exits 1, whatever ran last.
+	[ -z "$NOTOK" ] || exit 1
 }
 trap cleanup EXIT INT TERM
 
+NOTOK=
 ok() { echo "ok - $*"; }
-notok() { echo "not ok - $*"; }
+notok() { echo "not ok - $*"; NOTOK=1; }
 # check NAME COMMAND...: one test case from a command's exit status.
 check() {
 	name=$1

@@ -61,3 +61,14 @@ printf 'print("ok - x")\nprint("ok - y # SKIP why")\n' \
     >"$F/tests/nomadsim/run-tests"
 run_all "man nomadsim"
 check "groups add up" [ "$(last)" = "1 passed, 0 failed, 2 skipped" ]
+check "each program's line says how long it took" \
+    grep -Eq '^PASS: nomadsim \(1 passed, 1 skipped\) [0-9]+ s$' "$T/out"
+
+# The shell tests' own helpers: a script that printed "not ok" exits 1
+# even when its last command succeeded.
+printf '. "%s/integration/lib.sh"\nnotok "a"\nok "b"\n' \
+    "$top_srcdir/tests" >"$T/notok.sh"
+sh "$T/notok.sh" >/dev/null 2>&1
+check "a shell test that reported a failure exits 1" [ $? -eq 1 ]
+printf '. "%s/integration/lib.sh"\nok "a"\n' "$top_srcdir/tests" >"$T/allok.sh"
+check "... and one that did not exits 0" sh "$T/allok.sh"
