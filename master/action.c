@@ -458,7 +458,7 @@ action_json(const struct action_def *ad, struct action_ctx *ac)
 	int		 enabled;
 
 	enabled = action_broken(ad, ac, why, sizeof(why)) == NULL;
-	if (enabled && !auth_allows(ac->ac_req, ad->ad_cap, ac->ac_ns)) {
+	if (enabled && !api_auth_allows(ac->ac_req, ad->ad_cap, ac->ac_ns)) {
 		enabled = 0;
 		config_cap_name(ad->ad_cap) != NULL ?
 		    snprintf(need, sizeof(need), "%s",

@@ -557,10 +557,10 @@ api_route(struct api_req *req, struct api_resp *resp)
 	if ((r = api_lookup(req, resp)) == NULL)
 		return;
 	/* Who asks, and may they (master/api_auth.c): 401, 403, 415. */
-	if (auth_request(req, r, resp) == -1)
+	if (api_auth_request(req, r, resp) == -1)
 		return;
 	r->fn(req, resp);
-	auth_request_done(req, resp);
+	api_auth_request_done(req, resp);
 }
 
 /* Split "path?query" into pathbuf (WEB_PATH_MAX + 1) and req. */
@@ -594,9 +594,9 @@ api_render(const char *target, const struct acl_ident *as,
 	req.ar_remote = "pushed";
 	api_target(&req, target, pathbuf);
 	if ((r = api_lookup(&req, resp)) != NULL &&
-	    auth_request_as(&req, r, resp, as) == 0) {
+	    api_auth_request_as(&req, r, resp, as) == 0) {
 		r->fn(&req, resp);
-		auth_request_done(&req, resp);
+		api_auth_request_done(&req, resp);
 	}
 	if (resp->status == API_DEFERRED || (resp->body == NULL &&
 	    resp->raw == NULL)) {

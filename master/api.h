@@ -66,7 +66,7 @@ json_t	*api_error_json(const char *code, const char *fmt, ...)
 /*
  * How the ACL finds the namespace a request acts in.  Every route names
  * one (with its capability): a row that names none is refused when nopsd
- * starts (auth_tables_check()), never silently allowed.
+ * starts (api_auth_tables_check()), never silently allowed.
  */
 enum api_ns {
 	API_NS_UNSET = 0,	/* forgotten: refused at start-up */

@@ -56,25 +56,25 @@ static struct {
 } auth_cur;
 
 struct store *
-auth_store(void)
+api_auth_store(void)
 {
 	return nopsd_env != NULL ? nopsd_env->n_store : NULL;
 }
 
 const struct nops_conf *
-auth_conf(void)
+api_auth_conf(void)
 {
 	return nopsd_env->n_conf;
 }
 
 const char *
-auth_bootstrap_hash(void)
+api_auth_bootstrap_hash(void)
 {
 	return auth_env.has_boot ? auth_env.boot_hash : NULL;
 }
 
 const struct auth_users *
-auth_users(void)
+api_auth_users(void)
 {
 	return auth_env.users;
 }
@@ -82,7 +82,7 @@ auth_users(void)
 /* Configuration. */
 
 int
-auth_configure(const struct nops_conf *conf, int check)
+api_auth_configure(const struct nops_conf *conf, int check)
 {
 	struct auth_users	*users = NULL;
 	char			 err[512], tok[AUTH_BOOTSTRAP_MAX + 1];
@@ -90,7 +90,7 @@ auth_configure(const struct nops_conf *conf, int check)
 	int			 has_boot = 0, rv = 0;
 
 	/* A route or action without its row never runs: refuse to start. */
-	if (auth_tables_check() == -1)
+	if (api_auth_tables_check() == -1)
 		fatalx("the route or action table has a row without its "
 		    "capability or namespace rule");
 	if (conf->users_file != NULL) {
@@ -127,7 +127,7 @@ auth_configure(const struct nops_conf *conf, int check)
 }
 
 void
-auth_shutdown(void)
+api_auth_shutdown(void)
 {
 	auth_users_free(auth_env.users);
 	auth_env.users = NULL;
@@ -139,7 +139,7 @@ auth_shutdown(void)
 /* Identity. */
 
 static void
-auth_ident_set(struct acl_ident *id, enum acl_kind kind, const char *name,
+api_auth_ident_set(struct acl_ident *id, enum acl_kind kind, const char *name,
     const char *policy, const char *actor)
 {
 	memset(id, 0, sizeof(*id));
@@ -153,9 +153,9 @@ auth_ident_set(struct acl_ident *id, enum acl_kind kind, const char *name,
 
 /* 1: a live token (id set), 0: none, -1: a store error. */
 static int
-auth_token_lookup(const char *token, struct acl_ident *id, const char **why)
+api_auth_token_lookup(const char *token, struct acl_ident *id, const char **why)
 {
-	struct store	*s = auth_store();
+	struct store	*s = api_auth_store();
 	sqlite3_stmt	*st;
 	char		 hash[AUTH_SHA256_HEX + 1], actor[ACL_ACTOR_MAX];
 	time_t		 now = time(NULL);
@@ -180,7 +180,8 @@ auth_token_lookup(const char *token, struct acl_ident *id, const char **why)
 	used = sqlite3_column_int64(st, 4);
 	snprintf(actor, sizeof(actor), "token:%s",
 	    (const char *)sqlite3_column_text(st, 1));
-	auth_ident_set(id, ACL_TOKEN, (const char *)sqlite3_column_text(st, 1),
+	api_auth_ident_set(id, ACL_TOKEN,
+	    (const char *)sqlite3_column_text(st, 1),
 	    (const char *)sqlite3_column_text(st, 2), actor);
 	id->ai_token_id = tid;
 	sqlite3_reset(st);
@@ -206,20 +207,20 @@ auth_token_lookup(const char *token, struct acl_ident *id, const char **why)
  * row by itself, and a logout that failed says so.
  */
 static int
-auth_session_delete(const char *hash)
+api_auth_session_delete(const char *hash)
 {
 	sqlite3_stmt	*st;
 	int		 rc;
 
 	webpub_forget(hash);
-	if (auth_store() == NULL || (st = store_prepare(auth_store(),
+	if (api_auth_store() == NULL || (st = store_prepare(api_auth_store(),
 	    "DELETE FROM sessions WHERE id_hash = ?1")) == NULL)
 		return -1;
 	sqlite3_bind_text(st, 1, hash, -1, SQLITE_TRANSIENT);
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE) {
-		log_warnx("session delete: %s", store_error(auth_store()));
+		log_warnx("session delete: %s", store_error(api_auth_store()));
 		return -1;
 	}
 	return 0;
@@ -227,10 +228,10 @@ auth_session_delete(const char *hash)
 
 /* 1: a live session (id set), 0: none or dead (*why), -1: error. */
 static int
-auth_session_lookup(const char *sid, struct acl_ident *id, const char **why)
+api_auth_session_lookup(const char *sid, struct acl_ident *id, const char **why)
 {
-	const struct nops_conf	*conf = auth_conf();
-	struct store		*s = auth_store();
+	const struct nops_conf	*conf = api_auth_conf();
+	struct store		*s = api_auth_store();
 	sqlite3_stmt		*st;
 	char			 user[NOPS_NAME_MAX + 1];
 	time_t			 now = time(NULL);
@@ -255,13 +256,13 @@ auth_session_lookup(const char *sid, struct acl_ident *id, const char **why)
 	expires = sqlite3_column_int64(st, 2);
 	sqlite3_reset(st);
 	if (expires <= now || seen + conf->session_idle <= now) {
-		(void)auth_session_delete(auth_cur.sid_hash);
+		(void)api_auth_session_delete(auth_cur.sid_hash);
 		*why = "the session has expired; log in again";
 		return 0;
 	}
 	/* An account removed from the users file ends its sessions. */
 	if (auth_users_hash(auth_env.users, user) == NULL) {
-		(void)auth_session_delete(auth_cur.sid_hash);
+		(void)api_auth_session_delete(auth_cur.sid_hash);
 		*why = "the account no longer exists";
 		return 0;
 	}
@@ -277,7 +278,7 @@ auth_session_lookup(const char *sid, struct acl_ident *id, const char **why)
 		(void)sqlite3_step(st);
 		sqlite3_reset(st);
 	}
-	auth_ident_set(id, ACL_USER, user, NULL, user);
+	api_auth_ident_set(id, ACL_USER, user, NULL, user);
 	strlcpy(auth_cur.sid, sid, sizeof(auth_cur.sid));
 	return 1;
 }
@@ -287,9 +288,9 @@ auth_session_lookup(const char *sid, struct acl_ident *id, const char **why)
  * with *why when a credential was presented and is not good.
  */
 static int
-auth_identify(struct api_req *req, const char **why)
+api_auth_identify(struct api_req *req, const char **why)
 {
-	const struct nops_conf	*conf = auth_conf();
+	const struct nops_conf	*conf = api_auth_conf();
 	struct acl_ident	*id = &auth_cur.id;
 	const char		*h, *tok;
 	char			 actor[ACL_ACTOR_MAX], hash[AUTH_SHA256_HEX + 1];
@@ -302,7 +303,7 @@ auth_identify(struct api_req *req, const char **why)
 			strlcpy(actor, "root", sizeof(actor));
 		else
 			snprintf(actor, sizeof(actor), "uid:%u", req->ar_uid);
-		auth_ident_set(id, ACL_LOCAL, NULL, NULL, actor);
+		api_auth_ident_set(id, ACL_LOCAL, NULL, NULL, actor);
 		return 0;
 	}
 	if ((h = api_header(req, "Authorization")) != NULL) {
@@ -313,45 +314,46 @@ auth_identify(struct api_req *req, const char **why)
 		if (auth_env.has_boot) {
 			auth_sha256_hex(tok, strlen(tok), hash);
 			if (auth_equal(hash, auth_env.boot_hash)) {
-				auth_ident_set(id, ACL_BOOTSTRAP, "bootstrap",
-				    CONF_POLICY_MANAGEMENT, "token:bootstrap");
+				api_auth_ident_set(id, ACL_BOOTSTRAP,
+				    "bootstrap", CONF_POLICY_MANAGEMENT,
+				    "token:bootstrap");
 				return 0;
 			}
 		}
 		*why = "invalid, expired or revoked token";
 		if (!auth_token_wellformed(tok))
 			return -1;
-		if ((rc = auth_token_lookup(tok, id, why)) == 1)
+		if ((rc = api_auth_token_lookup(tok, id, why)) == 1)
 			return 0;
 		if (rc == -1)
 			*why = "cannot check the token now";
-		auth_ident_set(id, ACL_NONE, NULL, NULL, "anonymous");
+		api_auth_ident_set(id, ACL_NONE, NULL, NULL, "anonymous");
 		return -1;
 	}
 	if ((h = api_header(req, "Cookie")) != NULL &&
 	    auth_cookie_get(h, AUTH_SESSION_COOKIE, sid, sizeof(sid))) {
 		*why = "no such session; log in again";
 		if (auth_session_wellformed(sid)) {
-			if ((rc = auth_session_lookup(sid, id, why)) == 1)
+			if ((rc = api_auth_session_lookup(sid, id, why)) == 1)
 				return 0;
 			if (rc == -1)
 				*why = "cannot check the session now";
 		}
 		explicit_bzero(sid, sizeof(sid));
 		auth_cur.clear_cookie = 1;
-		auth_ident_set(id, ACL_NONE, NULL, NULL, "anonymous");
+		api_auth_ident_set(id, ACL_NONE, NULL, NULL, "anonymous");
 		return -1;
 	}
 	if (conf->anonymous_policy != NULL)
-		auth_ident_set(id, ACL_ANONYMOUS, NULL, conf->anonymous_policy,
-		    "anonymous");
+		api_auth_ident_set(id, ACL_ANONYMOUS, NULL,
+		    conf->anonymous_policy, "anonymous");
 	else
-		auth_ident_set(id, ACL_NONE, NULL, NULL, "anonymous");
+		api_auth_ident_set(id, ACL_NONE, NULL, NULL, "anonymous");
 	return 0;
 }
 
 void
-auth_cookie_header(struct api_resp *resp, const struct api_req *req,
+api_auth_cookie_header(struct api_resp *resp, const struct api_req *req,
     const char *sid, int maxage)
 {
 	char	 buf[256];
@@ -369,7 +371,7 @@ auth_cookie_header(struct api_resp *resp, const struct api_req *req,
  * here, at start-up, never allowed.
  */
 static void
-auth_route_check(const struct api_route *r, void *arg)
+api_auth_route_check(const struct api_route *r, void *arg)
 {
 	int	*bad = arg;
 
@@ -387,11 +389,11 @@ auth_route_check(const struct api_route *r, void *arg)
 }
 
 int
-auth_tables_check(void)
+api_auth_tables_check(void)
 {
 	int	 bad = 0;
 
-	api_route_foreach(auth_route_check, &bad);
+	api_route_foreach(api_auth_route_check, &bad);
 	if (action_table_check() == -1)
 		bad = 1;
 	return bad ? -1 : 0;
@@ -403,7 +405,7 @@ auth_tables_check(void)
  * request is answered 404: never allowed, never guessed).
  */
 static int
-auth_scope(struct api_req *req, const struct api_route *r, uint32_t *caps,
+api_auth_scope(struct api_req *req, const struct api_route *r, uint32_t *caps,
     char *ns, size_t nslen, int *has_ns)
 {
 	const struct action_def	*ad;
@@ -442,9 +444,9 @@ auth_scope(struct api_req *req, const struct api_route *r, uint32_t *caps,
 		return 0;
 	}
 	id = strtonum(req->ar_args[arg], 1, INT64_MAX, &errstr);
-	if (errstr != NULL || auth_store() == NULL)
+	if (errstr != NULL || api_auth_store() == NULL)
 		return 0;	/* the handler answers 404 */
-	st = store_prepare(auth_store(), "SELECT kind, namespace FROM"
+	st = store_prepare(api_auth_store(), "SELECT kind, namespace FROM"
 	    " deployments WHERE id = ?1");
 	if (st == NULL)
 		return -1;
@@ -462,14 +464,14 @@ auth_scope(struct api_req *req, const struct api_route *r, uint32_t *caps,
 }
 
 static int
-auth_is_write(const struct api_req *req)
+api_auth_is_write(const struct api_req *req)
 {
 	return strcmp(req->ar_method, "GET") != 0 &&
 	    strcmp(req->ar_method, "HEAD") != 0;
 }
 
 static void
-auth_caps_str(uint32_t caps, char *buf, size_t len)
+api_auth_caps_str(uint32_t caps, char *buf, size_t len)
 {
 	uint32_t	 c;
 
@@ -483,11 +485,11 @@ auth_caps_str(uint32_t caps, char *buf, size_t len)
 	}
 }
 
-static int	 auth_check(struct api_req *, const struct api_route *,
+static int	 api_auth_check(struct api_req *, const struct api_route *,
 		    struct api_resp *, int, const char *);
 
 int
-auth_request(struct api_req *req, const struct api_route *r,
+api_auth_request(struct api_req *req, const struct api_route *r,
     struct api_resp *resp)
 {
 	struct acl_ident	*id = &auth_cur.id;
@@ -496,12 +498,12 @@ auth_request(struct api_req *req, const struct api_route *r,
 
 	memset(&auth_cur, 0, sizeof(auth_cur));
 	auth_cur.req = req;
-	bad = auth_identify(req, &why) == -1;
+	bad = api_auth_identify(req, &why) == -1;
 	strlcpy(req->ar_actor, id->ai_actor, sizeof(req->ar_actor));
 	req->ar_admin = id->ai_kind == ACL_LOCAL;
 	if (auth_cur.clear_cookie)
-		auth_cookie_header(resp, req, "", 0);
-	return auth_check(req, r, resp, bad, why);
+		api_auth_cookie_header(resp, req, "", 0);
+	return api_auth_check(req, r, resp, bad, why);
 }
 
 /*
@@ -510,7 +512,7 @@ auth_request(struct api_req *req, const struct api_route *r,
  * refusal names no one (every identity of the class shares the answer).
  */
 int
-auth_request_as(struct api_req *req, const struct api_route *r,
+api_auth_request_as(struct api_req *req, const struct api_route *r,
     struct api_resp *resp, const struct acl_ident *as)
 {
 	memset(&auth_cur, 0, sizeof(auth_cur));
@@ -521,14 +523,14 @@ auth_request_as(struct api_req *req, const struct api_route *r,
 	    as->ai_kind == ACL_TOKEN ? "this token" : as->ai_actor,
 	    sizeof(req->ar_actor));
 	req->ar_admin = 0;
-	return auth_check(req, r, resp, 0, NULL);
+	return api_auth_check(req, r, resp, 0, NULL);
 }
 
 static int
-auth_check(struct api_req *req, const struct api_route *r,
+api_auth_check(struct api_req *req, const struct api_route *r,
     struct api_resp *resp, int bad, const char *why)
 {
-	const struct nops_conf	*conf = auth_conf();
+	const struct nops_conf	*conf = api_auth_conf();
 	struct acl_ident	*id = &auth_cur.id;
 	const char		*h;
 	char			 ns[NOPS_NAME_MAX * 4 + 1], csrf[AUTH_SECRET_B64 + 1];
@@ -553,7 +555,7 @@ auth_check(struct api_req *req, const struct api_route *r,
 		goto deny;
 	}
 	/* A session cookie rides along by itself: writes prove intent. */
-	if (id->ai_kind == ACL_USER && auth_is_write(req)) {
+	if (id->ai_kind == ACL_USER && api_auth_is_write(req)) {
 		auth_csrf_token(auth_cur.sid, csrf);
 		h = api_header(req, "X-CSRF-Token");
 		if (h == NULL || !auth_equal(h, csrf)) {
@@ -570,7 +572,7 @@ auth_check(struct api_req *req, const struct api_route *r,
 		explicit_bzero(csrf, sizeof(csrf));
 	}
 	if (!(r->cap & ACL_ROUTE_IDENTIFIED)) {
-		if ((rc = auth_scope(req, r, &caps, ns, sizeof(ns),
+		if ((rc = api_auth_scope(req, r, &caps, ns, sizeof(ns),
 		    &has_ns)) == -1) {
 			api_error(resp, 500, "runtime_error", "cannot check "
 			    "access now");
@@ -583,8 +585,8 @@ auth_check(struct api_req *req, const struct api_route *r,
 			goto deny;
 		}
 		if (!acl_allowed(conf, id, caps, has_ns ? ns : NULL)) {
-			auth_caps_str(caps == 0 ? CAP_MANAGEMENT : caps, need,
-			    sizeof(need));
+			api_auth_caps_str(caps == 0 ? CAP_MANAGEMENT : caps,
+			    need, sizeof(need));
 			/* Logging in may help the anonymous; nothing else. */
 			if (id->ai_kind == ACL_ANONYMOUS) {
 				api_add_header(resp, "WWW-Authenticate",
@@ -607,7 +609,7 @@ auth_check(struct api_req *req, const struct api_route *r,
 		}
 	}
 	/* API writes are JSON only: a form post cannot forge one. */
-	if (strncmp(req->ar_path, "/api/", 5) == 0 && auth_is_write(req) &&
+	if (strncmp(req->ar_path, "/api/", 5) == 0 && api_auth_is_write(req) &&
 	    (strcmp(req->ar_method, "DELETE") != 0 || req->ar_bodylen > 0)) {
 		n = strcspn(req->ar_ctype, ";");
 		if (n != strlen("application/json") ||
@@ -624,7 +626,7 @@ deny:
 }
 
 const struct acl_ident *
-auth_ident(const struct api_req *req)
+api_auth_ident(const struct api_req *req)
 {
 	if (req == NULL || auth_cur.req != req)
 		return NULL;
@@ -632,18 +634,18 @@ auth_ident(const struct api_req *req)
 }
 
 int
-auth_allows(const struct api_req *req, uint32_t caps, const char *ns)
+api_auth_allows(const struct api_req *req, uint32_t caps, const char *ns)
 {
 	const struct acl_ident	*id;
 
 	/* Outside of its request an identity is nobody's: deny. */
-	if ((id = auth_ident(req)) == NULL)
+	if ((id = api_auth_ident(req)) == NULL)
 		return 0;
-	return acl_allowed(auth_conf(), id, caps, ns);
+	return acl_allowed(api_auth_conf(), id, caps, ns);
 }
 
 void
-auth_request_done(struct api_req *req, struct api_resp *resp)
+api_auth_request_done(struct api_req *req, struct api_resp *resp)
 {
 	json_t		*items, *it, *nsv;
 	size_t		 i;
@@ -655,11 +657,11 @@ auth_request_done(struct api_req *req, struct api_resp *resp)
 	    json_is_object(resp->body) &&
 	    (items = json_object_get(resp->body, "items")) != NULL &&
 	    json_is_array(items) &&
-	    !acl_allowed(auth_conf(), &auth_cur.id, CAP_MANAGEMENT, NULL)) {
+	    !acl_allowed(api_auth_conf(), &auth_cur.id, CAP_MANAGEMENT, NULL)) {
 		for (i = 0; i < json_array_size(items); ) {
 			it = json_array_get(items, i);
 			nsv = json_object_get(it, "namespace");
-			if (json_is_string(nsv) && !acl_allowed(auth_conf(),
+			if (json_is_string(nsv) && !acl_allowed(api_auth_conf(),
 			    &auth_cur.id, CAP_READ, json_string_value(nsv)))
 				json_array_remove(items, i);
 			else
@@ -670,17 +672,17 @@ auth_request_done(struct api_req *req, struct api_resp *resp)
 }
 
 const char *
-auth_session_id(const struct api_req *req)
+api_auth_session_id(const struct api_req *req)
 {
-	if (auth_ident(req) == NULL || auth_cur.id.ai_kind != ACL_USER)
+	if (api_auth_ident(req) == NULL || auth_cur.id.ai_kind != ACL_USER)
 		return NULL;
 	return auth_cur.sid;
 }
 
 int
-auth_session_end(const struct api_req *req)
+api_auth_session_end(const struct api_req *req)
 {
-	if (auth_session_id(req) == NULL)
+	if (api_auth_session_id(req) == NULL)
 		return 0;
-	return auth_session_delete(auth_cur.sid_hash);
+	return api_auth_session_delete(auth_cur.sid_hash);
 }

@@ -62,7 +62,7 @@ web_list_add(struct api_req *req, json_t *list, const char *ns, json_t *item)
 
 	if (item == NULL)
 		fatalx("json_pack");
-	if (ns != NULL && !auth_allows(req, CAP_READ, ns)) {
+	if (ns != NULL && !api_auth_allows(req, CAP_READ, ns)) {
 		json_decref(item);
 		return;
 	}
@@ -241,7 +241,7 @@ web_overview(struct api_req *req, struct api_resp *resp)
 	dups = web_list();
 	bystate = json_object();
 	RB_FOREACH(ej, ejobs, &e->e_jobs) {
-		if (!auth_allows(req, CAP_READ, ej->ej_ns))
+		if (!api_auth_allows(req, CAP_READ, ej->ej_ns))
 			continue;
 		njobs++;
 		k = ej->ej_state != NULL ? ej->ej_state : "unknown";
@@ -359,7 +359,7 @@ web_event_visible(struct api_req *req, const char *target)
 	int		 ok = 0;
 	size_t		 n;
 
-	if (auth_allows(req, CAP_MANAGEMENT, NULL))
+	if (api_auth_allows(req, CAP_MANAGEMENT, NULL))
 		return 1;
 	if (target == NULL)
 		return 1;
@@ -373,7 +373,7 @@ web_event_visible(struct api_req *req, const char *target)
 			return 0;
 		memcpy(ns, p, n);
 		ns[n] = '\0';
-		return auth_allows(req, CAP_READ, ns);
+		return api_auth_allows(req, CAP_READ, ns);
 	}
 	if (strncmp(target, "deployment/", 11) == 0) {
 		id = strtonum(target + 11, 1, INT64_MAX, &errstr);
@@ -385,7 +385,7 @@ web_event_visible(struct api_req *req, const char *target)
 			return 0;
 		sqlite3_bind_int64(st, 1, id);
 		if (sqlite3_step(st) == SQLITE_ROW)
-			ok = auth_allows(req, CAP_READ, web_col(st, 0));
+			ok = api_auth_allows(req, CAP_READ, web_col(st, 0));
 		sqlite3_reset(st);
 		return ok;
 	}

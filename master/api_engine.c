@@ -159,7 +159,7 @@ api_jobs(struct api_req *req, struct api_resp *resp)
 	/* Only readable jobs count toward the page, so pages stay full. */
 	for (; ej != NULL && n < limit;
 	    ej = RB_NEXT(ejobs, &engine_env->e_jobs, ej)) {
-		if (!auth_allows(req, CAP_READ, ej->ej_ns))
+		if (!api_auth_allows(req, CAP_READ, ej->ej_ns))
 			continue;
 		json_array_append_new(items, job_json(ej, 0));
 		n++;
@@ -326,7 +326,7 @@ api_deployments(struct api_req *req, struct api_resp *resp)
 	sqlite3_bind_int64(st, 4, before);
 	items = json_array();
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (!auth_allows(req, CAP_READ,
+		if (!api_auth_allows(req, CAP_READ,
 		    (const char *)sqlite3_column_text(st, 1)))
 			continue;
 		if (n == limit) {

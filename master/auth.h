@@ -140,39 +140,39 @@ struct store;
 #include "api.h"
 
 /*
- * auth_configure: load the users file and the bootstrap token of conf.
+ * api_auth_configure: load the users file and the bootstrap token of conf.
  * On an error (logged, file:line) the running ones stay and -1 is
  * returned: the caller refuses the config.  With check set nothing is
  * kept (nopsd -n).
  */
-int		 auth_configure(const struct nops_conf *, int check);
+int		 api_auth_configure(const struct nops_conf *, int check);
 /* Every route and action names its capability and namespace: 0, or -1. */
-int		 auth_tables_check(void);
-void		 auth_shutdown(void);
+int		 api_auth_tables_check(void);
+void		 api_auth_shutdown(void);
 
 /*
- * auth_request: identify the client of req and decide whether route r
+ * api_auth_request: identify the client of req and decide whether route r
  * may run for it: 401 without an identity (or a bad credential), 403
  * without the capability or without the session's CSRF token on a
  * write, 415 on a write that is not JSON.  Returns 0 if the handler may
  * run, else -1 with resp answered.  Sets req->ar_actor.
  */
-int		 auth_request(struct api_req *, const struct api_route *,
+int		 api_auth_request(struct api_req *, const struct api_route *,
 		    struct api_resp *);
 /*
- * auth_request_done: after the handler: drops the items of a list that
+ * api_auth_request_done: after the handler: drops the items of a list that
  * name a namespace the client may not read; forgets the identity.
  */
-void		 auth_request_done(struct api_req *, struct api_resp *);
+void		 api_auth_request_done(struct api_req *, struct api_resp *);
 /*
- * auth_request_as: the same decision for a read rendered for an access
+ * api_auth_request_as: the same decision for a read rendered for an access
  * class (master/webpub.c): identity as given, nothing logged, and a
  * refusal that names the kind, not the actor.
  */
-int		 auth_request_as(struct api_req *, const struct api_route *,
+int		 api_auth_request_as(struct api_req *, const struct api_route *,
 		    struct api_resp *, const struct acl_ident *);
 /* The SHA-256 (hex) of the bootstrap token, or NULL if none. */
-const char	*auth_bootstrap_hash(void);
+const char	*api_auth_bootstrap_hash(void);
 /*
  * What id may do, as GET /api/v1/session shows it: {"management",
  * "capabilities", "namespaces"}.
@@ -181,21 +181,21 @@ json_t		*auth_class_view(const struct acl_ident *);
 /* The groups of user, a JSON array. */
 json_t		*auth_groups_json(const char *user);
 /* The identity of the request being answered (NULL for another req). */
-const struct acl_ident *auth_ident(const struct api_req *);
+const struct acl_ident *api_auth_ident(const struct api_req *);
 /* 1 if the client of req has caps in ns (NULL: in some namespace). */
-int		 auth_allows(const struct api_req *, uint32_t caps,
+int		 api_auth_allows(const struct api_req *, uint32_t caps,
 		    const char *ns);
 
 /* Set-Cookie for the session cookie: sid, or "" and 0 to clear it. */
-void		 auth_cookie_header(struct api_resp *, const struct api_req *,
-		    const char *sid, int maxage);
+void		 api_auth_cookie_header(struct api_resp *,
+		    const struct api_req *, const char *sid, int maxage);
 /* The session id of req's client, or NULL if it is not a session. */
-const char	*auth_session_id(const struct api_req *);
+const char	*api_auth_session_id(const struct api_req *);
 /* End the session of req's client (logout). */
-int		 auth_session_end(const struct api_req *);
-const struct auth_users *auth_users(void);	/* the users file loaded */
-const struct nops_conf *auth_conf(void);	/* the running config */
-struct store	*auth_store(void);
+int		 api_auth_session_end(const struct api_req *);
+const struct auth_users *api_auth_users(void);	/* the users file loaded */
+const struct nops_conf *api_auth_conf(void);	/* the running config */
+struct store	*api_auth_store(void);
 
 /* auth_login.c: login, logout, the session probe, API tokens. */
 void		 auth_login_shutdown(void);

@@ -70,7 +70,7 @@ auth_groups_json(const char *user)
 {
 	json_t	*a = json_array();
 
-	acl_user_groups(auth_conf(), user, auth_group_add, a);
+	acl_user_groups(api_auth_conf(), user, auth_group_add, a);
 	return a;
 }
 
@@ -108,7 +108,7 @@ static void
 auth_audit_login(const char *actor, const char *action, const char *target,
     const char *detail)
 {
-	struct store	*s = auth_store();
+	struct store	*s = api_auth_store();
 
 	if (s == NULL)
 		return;
@@ -126,8 +126,8 @@ static int
 auth_session_create(const char *user, const char *addr, char *sid,
     time_t *expires)
 {
-	const struct nops_conf	*conf = auth_conf();
-	struct store		*s = auth_store();
+	const struct nops_conf	*conf = api_auth_conf();
+	struct store		*s = api_auth_store();
 	sqlite3_stmt		*st;
 	json_t			*groups;
 	char			 hash[AUTH_SHA256_HEX + 1];
@@ -214,7 +214,7 @@ static void
 auth_login_done(int result, void *arg)
 {
 	struct auth_login	*l = arg;
-	const struct nops_conf	*conf = auth_conf();
+	const struct nops_conf	*conf = api_auth_conf();
 	struct api_resp		 resp;
 	struct api_req		 req;
 	char			 sid[AUTH_SECRET_B64 + 1], detail[160];
@@ -225,7 +225,7 @@ auth_login_done(int result, void *arg)
 	memset(&resp, 0, sizeof(resp));
 	/* The users file may have been reloaded while bcrypt ran. */
 	good = result == 1 && l->al_known &&
-	    auth_users_hash(auth_users(), l->al_user) != NULL;
+	    auth_users_hash(api_auth_users(), l->al_user) != NULL;
 	if (!good) {
 		auth_throttle_failed(l->al_remote, l->al_known ? l->al_user :
 		    NULL, now);
@@ -252,7 +252,7 @@ auth_login_done(int result, void *arg)
 	log_info("%s logged in from %s", l->al_user, l->al_addr);
 	memset(&req, 0, sizeof(req));
 	req.ar_tls = l->al_tls;
-	auth_cookie_header(&resp, &req, sid, conf->session_lifetime);
+	api_auth_cookie_header(&resp, &req, sid, conf->session_lifetime);
 	auth_csrf_token(sid, detail);
 	resp.status = 200;
 	resp.body = jsonb_pack("{s:s,s:o,s:s,s:o,s:i}", "user", l->al_user,
@@ -300,7 +300,7 @@ api_login(struct api_req *req, struct api_resp *resp)
 	}
 	known = config_check_username(user) == NULL &&
 	    strlen(user) <= AUTH_USER_NAME_MAX &&
-	    (hash = auth_users_hash(auth_users(), user)) != NULL;
+	    (hash = auth_users_hash(api_auth_users(), user)) != NULL;
 	if ((l = calloc(1, sizeof(*l))) == NULL)
 		fatal(NULL);
 	l->al_known = known;
@@ -324,8 +324,8 @@ api_login(struct api_req *req, struct api_resp *resp)
 		goto out;
 	}
 	if (!known)
-		hash = auth_users() != NULL && auth_users()->au_n > 0 ?
-		    auth_users()->au_users[0].au_hash : auth_dummy_hash;
+		hash = api_auth_users() != NULL && api_auth_users()->au_n > 0 ?
+		    api_auth_users()->au_users[0].au_hash : auth_dummy_hash;
 	l->al_later = api_later(req);
 	if (auth_hash_verify(pw, pwlen, hash, auth_login_done, l) == -1) {
 		free(l->al_later);
@@ -348,7 +348,7 @@ out:
 static void
 api_logout(struct api_req *req, struct api_resp *resp)
 {
-	const struct acl_ident	*id = auth_ident(req);
+	const struct acl_ident	*id = api_auth_ident(req);
 	json_t			*body;
 	char			 target[80];
 
@@ -361,17 +361,18 @@ api_logout(struct api_req *req, struct api_resp *resp)
 		return;
 	}
 	snprintf(target, sizeof(target), "user/%s", id->ai_name);
-	if (store_begin(auth_store()) == -1 || auth_session_end(req) == -1 ||
-	    store_event(auth_store(), id->ai_actor, "auth.logout", target,
-	    NULL) == -1 || store_commit(auth_store()) == -1) {
+	if (store_begin(api_auth_store()) == -1 ||
+	    api_auth_session_end(req) == -1 ||
+	    store_event(api_auth_store(), id->ai_actor, "auth.logout", target,
+	    NULL) == -1 || store_commit(api_auth_store()) == -1) {
 		/* The session may live on: say so rather than pretend. */
 		api_error(resp, 500, "runtime_error", "logout not recorded, the "
 		    "session may still be valid: %s",
-		    store_error(auth_store()));
-		store_rollback(auth_store());
+		    store_error(api_auth_store()));
+		store_rollback(api_auth_store());
 		return;
 	}
-	auth_cookie_header(resp, req, "", 0);
+	api_auth_cookie_header(resp, req, "", 0);
 	resp->status = 200;
 	resp->body = jsonb_pack("{s:b}", "logged_out", 1);
 }
@@ -380,7 +381,7 @@ api_logout(struct api_req *req, struct api_resp *resp)
 static void
 api_session(struct api_req *req, struct api_resp *resp)
 {
-	const struct acl_ident	*id = auth_ident(req);
+	const struct acl_ident	*id = api_auth_ident(req);
 	json_t			*o, *view;
 	char			 csrf[AUTH_SECRET_B64 + 1];
 
@@ -401,7 +402,7 @@ api_session(struct api_req *req, struct api_resp *resp)
 	json_object_set_new(o, "groups", id->ai_kind == ACL_USER ?
 	    auth_groups_json(id->ai_name) : json_array());
 	if (id->ai_kind == ACL_USER) {
-		auth_csrf_token(auth_session_id(req), csrf);
+		auth_csrf_token(api_auth_session_id(req), csrf);
 		json_object_set_new(o, "csrf_token", jsonb_str(csrf));
 		explicit_bzero(csrf, sizeof(csrf));
 	} else
@@ -413,7 +414,7 @@ api_session(struct api_req *req, struct api_resp *resp)
 json_t *
 auth_class_view(const struct acl_ident *id)
 {
-	const struct nops_conf	*conf = auth_conf();
+	const struct nops_conf	*conf = api_auth_conf();
 	const struct conf_str	*ns;
 	json_t			*nss;
 	uint32_t		 any;
@@ -480,7 +481,7 @@ api_tokens_list(struct api_req *req, struct api_resp *resp)
 	json_t		*items;
 	int		 rc;
 
-	st = store_prepare(auth_store(), "SELECT id, name, policy,"
+	st = store_prepare(api_auth_store(), "SELECT id, name, policy,"
 	    " created_by, created_at, expires_at, last_used, revoked_at"
 	    " FROM api_tokens ORDER BY id");
 	if (st == NULL) {
@@ -503,7 +504,7 @@ api_tokens_list(struct api_req *req, struct api_resp *resp)
 static void
 api_token_create(struct api_req *req, struct api_resp *resp)
 {
-	struct store	*s = auth_store();
+	struct store	*s = api_auth_store();
 	sqlite3_stmt	*st;
 	json_t		*body, *jexp;
 	const char	*name, *policy, *why;
@@ -530,7 +531,7 @@ api_token_create(struct api_req *req, struct api_resp *resp)
 		goto out;
 	}
 	if (config_check_name(policy) != NULL ||
-	    !acl_policy_exists(auth_conf(), policy)) {
+	    !acl_policy_exists(api_auth_conf(), policy)) {
 		api_error(resp, 400, "bad_request", "no policy \"%s\" in the "
 		    "configuration (or the built-in \"%s\")", policy,
 		    CONF_POLICY_MANAGEMENT);
@@ -596,7 +597,7 @@ api_token_create(struct api_req *req, struct api_resp *resp)
 fail:
 	explicit_bzero(tok, sizeof(tok));
 	api_error(resp, 500, "runtime_error", "the store refused the "
-	    "token: %s", store_error(auth_store()));
+	    "token: %s", store_error(api_auth_store()));
 out:
 	json_decref(body);
 }
@@ -605,7 +606,7 @@ out:
 static void
 api_token_revoke(struct api_req *req, struct api_resp *resp)
 {
-	struct store	*s = auth_store();
+	struct store	*s = api_auth_store();
 	sqlite3_stmt	*st;
 	json_t		*body;
 	const char	*arg = req->ar_args[0], *errstr = NULL;
@@ -666,7 +667,7 @@ api_token_revoke(struct api_req *req, struct api_resp *resp)
 	return;
 fail:
 	api_error(resp, 500, "runtime_error", "the store refused the "
-	    "change: %s", store_error(auth_store()));
+	    "change: %s", store_error(api_auth_store()));
 }
 
 const struct api_route auth_routes[] = {

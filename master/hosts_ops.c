@@ -778,7 +778,7 @@ hosts_each_actions_json(struct api_req *req, const char *repo)
 		why = busy == -1 ? "the state of the plan cannot be read now" :
 		    "a deployment of the plan is under way; try again when it "
 		    "ends";
-	else if (!auth_allows(req, CAP_HOSTS, ""))
+	else if (!api_auth_allows(req, CAP_HOSTS, ""))
 		why = "needs the hosts capability in namespace \"\"";
 	seen = json_object();
 	for (i = 0; i < pl->pl_nhosts; i++) {

@@ -304,7 +304,7 @@ metrics_repos(struct metrics_out *mo)
 static int
 metrics_ns_ok(const struct api_req *req, const char *ns)
 {
-	return req == NULL || auth_allows(req, CAP_READ, ns);
+	return req == NULL || api_auth_allows(req, CAP_READ, ns);
 }
 
 static void
@@ -509,9 +509,9 @@ metrics_get(struct api_req *req, struct api_resp *resp)
 			return;
 		}
 		all = 1;
-	} else if (!all && !auth_allows(req, CAP_READ, NULL)) {
+	} else if (!all && !api_auth_allows(req, CAP_READ, NULL)) {
 		/* No token: whoever may read the API, as the API says. */
-		id = auth_ident(req);
+		id = api_auth_ident(req);
 		if (id == NULL || id->ai_kind == ACL_NONE ||
 		    id->ai_kind == ACL_ANONYMOUS) {
 			api_add_header(resp, "WWW-Authenticate",

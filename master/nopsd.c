@@ -301,7 +301,7 @@ nopsd_reload(const char *who)
 		return -1;
 	}
 	/* The users file and bootstrap token are part of the config. */
-	if (auth_configure(conf, 0) == -1) {
+	if (api_auth_configure(conf, 0) == -1) {
 		config_free(conf);
 		env->n_reload_failures++;
 		log_warnx("%s: users file or bootstrap token has errors; "
@@ -372,7 +372,7 @@ nopsd_shutdown(void)
 	nomad_shutdown();
 	webpub_shutdown();
 	engine_shutdown();
-	auth_shutdown();
+	api_auth_shutdown();
 	if (env->n_store != NULL) {
 		if (store_begin(env->n_store) == 0) {
 			if (store_event(env->n_store, "system", "daemon.stop",
@@ -576,7 +576,7 @@ main(int argc, char *argv[])
 		struct nops_conf *conf;
 
 		if ((conf = parse_config(conffile, 0)) == NULL ||
-		    auth_configure(conf, 1) == -1 ||
+		    api_auth_configure(conf, 1) == -1 ||
 		    nopsd_check_ids(conffile, conf) == -1) {
 			fprintf(stderr, "%s: configuration has errors\n",
 			    conffile);

@@ -304,7 +304,7 @@ nopsd_init(struct proc_ctx *pc)
 		    "to drop the workers' privileges");
 
 	if ((env->n_conf = parse_config(conffile, 0)) == NULL ||
-	    auth_configure(env->n_conf, 0) == -1)
+	    api_auth_configure(env->n_conf, 0) == -1)
 		errx(1, "%s: configuration has errors", conffile);
 	env->n_conf_loaded = time(NULL);
 

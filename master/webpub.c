@@ -387,7 +387,8 @@ webpub_sessions_send(struct store *s, time_t now)
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		user = (const char *)sqlite3_column_text(st, 1);
 		/* An account gone from the users file has no sessions. */
-		if (user == NULL || auth_users_hash(auth_users(), user) == NULL)
+		if (user == NULL ||
+		    auth_users_hash(api_auth_users(), user) == NULL)
 			continue;
 		webpub_session_add((const char *)sqlite3_column_text(st, 0),
 		    user, sqlite3_column_int64(st, 2),
@@ -434,7 +435,7 @@ webpub_reset(void)
 	if (webpub_web() == NULL)
 		return;
 	wp.resets++;
-	boot = auth_bootstrap_hash();
+	boot = api_auth_bootstrap_hash();
 	b.idle = (uint32_t)conf->session_idle;
 	b.boot = boot != NULL ? boot : "";
 	b.manage = 1;				/* the management class */

@@ -231,7 +231,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	nopsd_env = env;
 	env->n_conffile = strdup(conf);
 	if ((env->n_conf = parse_config(conf, 0)) == NULL ||
-	    auth_configure(env->n_conf, 0) == -1)
+	    api_auth_configure(env->n_conf, 0) == -1)
 		fatalx("the fuzz target's config does not load");
 	env->n_statedir = strdup(fm_dir);
 	env->n_started = time(NULL);

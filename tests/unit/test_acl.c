@@ -295,7 +295,7 @@ test_actions(void)
 	CHECK(action_find(ACTION_ON_DEPLOYMENT, "db.migrate") == NULL);
 	/* Every row and every route names what it needs. */
 	CHECK(action_table_check() == 0);
-	CHECK(auth_tables_check() == 0);
+	CHECK(api_auth_tables_check() == 0);
 	CHECK_STR(acl_kind_str(ACL_TOKEN), "token");
 	CHECK_STR(acl_kind_str(ACL_NONE), "none");
 	TEST_END();
