@@ -508,7 +508,7 @@ static const struct {
 	{ leftbehind_routes, &leftbehind_nroutes },
 	{ operation_routes, &operation_nroutes },
 	{ auth_routes, &auth_nroutes },
-	{ web_routes, &web_nroutes },
+	{ api_dashboard_routes, &api_dashboard_nroutes },
 	{ openapi_routes, &openapi_nroutes },
 	{ webhook_routes, &webhook_nroutes },
 	{ metrics_routes, &metrics_nroutes },

@@ -22,11 +22,6 @@
 
 #include <jansson.h>
 #include <sqlite3.h>
-#include <openssl/bio.h>
-#include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
 
 #include "log.h"
 #include "conf.h"
@@ -41,12 +36,12 @@
 #include "cfile.h"
 #include "jsonb.h"
 
-#define WEB_EVENTS_DEFAULT	50
-#define WEB_EVENTS_MAX		500
+#define DASH_EVENTS_DEFAULT	50
+#define DASH_EVENTS_MAX		500
 
 /* {"count": 0, "items": []}: a bounded list and its exact count. */
 static json_t *
-web_list(void)
+dash_list(void)
 {
 	return jsonb_pack("{s:i,s:[]}", "count", 0, "items");
 }
@@ -56,7 +51,7 @@ web_list(void)
  * that names no namespace); the count counts only what the client sees.
  */
 static void
-web_list_add(struct api_req *req, json_t *list, const char *ns, json_t *item)
+dash_list_add(struct api_req *req, json_t *list, const char *ns, json_t *item)
 {
 	json_t	*items = json_object_get(list, "items");
 
@@ -68,20 +63,20 @@ web_list_add(struct api_req *req, json_t *list, const char *ns, json_t *item)
 	}
 	json_object_set_new(list, "count", json_integer(
 	    json_integer_value(json_object_get(list, "count")) + 1));
-	if (json_array_size(items) < WEB_OVERVIEW_ITEMS)
+	if (json_array_size(items) < API_DASHBOARD_ITEMS)
 		json_array_append_new(items, item);
 	else
 		json_decref(item);
 }
 
 static json_t *
-web_str(const char *s)
+dash_str(const char *s)
 {
 	return s != NULL ? jsonb_str(s) : json_null();
 }
 
 static const char *
-web_col(sqlite3_stmt *st, int i)
+dash_col(sqlite3_stmt *st, int i)
 {
 	const char	*s = (const char *)sqlite3_column_text(st, i);
 
@@ -94,10 +89,10 @@ web_col(sqlite3_stmt *st, int i)
  * the history.
  */
 static json_t *
-web_active(struct api_req *req, struct store *s, const char *sql, int *bad)
+dash_active(struct api_req *req, struct store *s, const char *sql, int *bad)
 {
 	sqlite3_stmt	*st;
-	json_t		*list = web_list();
+	json_t		*list = dash_list();
 	int		 rc;
 
 	if ((st = store_prepare(s, sql)) == NULL) {
@@ -105,16 +100,16 @@ web_active(struct api_req *req, struct store *s, const char *sql, int *bad)
 		return list;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		web_list_add(req, list, web_col(st, 1), jsonb_pack(
+		dash_list_add(req, list, dash_col(st, 1), jsonb_pack(
 		    "{s:I,s:s,s:s,s:s,s:s,s:o,s:o,s:o}",
 		    "id", (json_int_t)sqlite3_column_int64(st, 0),
-		    "namespace", web_col(st, 1),
-		    "job", web_col(st, 2),
-		    "state", web_col(st, 3),
-		    "commit", web_col(st, 4),
+		    "namespace", dash_col(st, 1),
+		    "job", dash_col(st, 2),
+		    "state", dash_col(st, 3),
+		    "commit", dash_col(st, 4),
 		    "created_at", api_time_json(sqlite3_column_int64(st, 5)),
 		    "updated_at", api_time_json(sqlite3_column_int64(st, 6)),
-		    "reason", web_str((const char *)sqlite3_column_text(st,
+		    "reason", dash_str((const char *)sqlite3_column_text(st,
 		    7))));
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
@@ -122,7 +117,7 @@ web_active(struct api_req *req, struct store *s, const char *sql, int *bad)
 	return list;
 }
 
-#define WEB_ACTIVE_SQL(where)						\
+#define DASH_ACTIVE_SQL(where)						\
 	"SELECT id, namespace, job, state, commit_id, created_at,"	\
 	" updated_at, reason FROM deployments WHERE " where		\
 	" ORDER BY id DESC"
@@ -132,7 +127,7 @@ web_active(struct api_req *req, struct store *s, const char *sql, int *bad)
  * deployment of its job completes or someone acknowledges it (the
  * "acknowledge" action, an audit event), whatever came after it.
  */
-#define WEB_FAILED_SQL							\
+#define DASH_FAILED_SQL							\
 	"SELECT d.id, d.namespace, d.job, d.reason, d.ended_at FROM"	\
 	" deployments d LEFT JOIN (SELECT namespace, job, max(id) AS"	\
 	" cid FROM deployments WHERE state = 'completed' GROUP BY"	\
@@ -143,22 +138,22 @@ web_active(struct api_req *req, struct store *s, const char *sql, int *bad)
 	" 'deployment.acknowledge') ORDER BY d.id DESC"
 
 static json_t *
-web_failed(struct api_req *req, struct store *s, int *bad)
+dash_failed(struct api_req *req, struct store *s, int *bad)
 {
 	sqlite3_stmt	*st;
-	json_t		*list = web_list();
+	json_t		*list = dash_list();
 	int		 rc;
 
-	if ((st = store_prepare(s, WEB_FAILED_SQL)) == NULL) {
+	if ((st = store_prepare(s, DASH_FAILED_SQL)) == NULL) {
 		*bad = 1;
 		return list;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		web_list_add(req, list, web_col(st, 1), jsonb_pack(
+		dash_list_add(req, list, dash_col(st, 1), jsonb_pack(
 		    "{s:I,s:s,s:s,s:o,s:o}",
 		    "id", (json_int_t)sqlite3_column_int64(st, 0),
-		    "namespace", web_col(st, 1), "job", web_col(st, 2),
-		    "reason", web_str((const char *)sqlite3_column_text(st,
+		    "namespace", dash_col(st, 1), "job", dash_col(st, 2),
+		    "reason", dash_str((const char *)sqlite3_column_text(st,
 		    3)),
 		    "ended_at", api_time_json(sqlite3_column_int64(st, 4))));
 	sqlite3_reset(st);
@@ -173,7 +168,7 @@ web_failed(struct api_req *req, struct store *s, int *bad)
  * failure.
  */
 static void
-web_blocked_job(struct api_req *req, const struct ejob *ej, json_t *failed,
+dash_blocked_job(struct api_req *req, const struct ejob *ej, json_t *failed,
     json_t *blocked)
 {
 	json_t	*it;
@@ -185,22 +180,22 @@ web_blocked_job(struct api_req *req, const struct ejob *ej, json_t *failed,
 		    json_string_value(json_object_get(it, "job")),
 		    ej->ej_id) == 0)
 			return;
-	web_list_add(req, blocked, ej->ej_ns, jsonb_pack("{s:s,s:s,s:s,s:o}",
+	dash_list_add(req, blocked, ej->ej_ns, jsonb_pack("{s:s,s:s,s:s,s:o}",
 	    "namespace", ej->ej_ns, "id", ej->ej_id, "state", ej->ej_state,
-	    "note", web_str(ej->ej_note != NULL ? ej->ej_note :
+	    "note", dash_str(ej->ej_note != NULL ? ej->ej_note :
 	    ej->ej_error)));
 }
 
 static json_t *
-web_repositories(struct api_req *req, json_t *errors)
+dash_repositories(struct api_req *req, json_t *errors)
 {
-	json_t	*all, *list = web_list(), *r, *err;
+	json_t	*all, *list = dash_list(), *r, *err;
 	size_t	 i;
 
 	all = repo_json_list();
 	json_array_foreach(json_object_get(all, "items"), i, r) {
 		err = json_object_get(r, "last_error");
-		web_list_add(req, list, NULL, jsonb_pack(
+		dash_list_add(req, list, NULL, jsonb_pack(
 		    "{s:O,s:O,s:O,s:O,s:O,s:O}",
 		    "name", json_object_get(r, "name"),
 		    "state", json_object_get(r, "state"),
@@ -210,7 +205,7 @@ web_repositories(struct api_req *req, json_t *errors)
 		    "error", json_is_object(err) ?
 		    json_object_get(err, "message") : json_null()));
 		if (json_is_object(err))
-			web_list_add(req, errors, NULL, jsonb_pack(
+			dash_list_add(req, errors, NULL, jsonb_pack(
 			    "{s:O,s:O,s:O,s:O}",
 			    "name", json_object_get(r, "name"),
 			    "message", json_object_get(err, "message"),
@@ -222,7 +217,7 @@ web_repositories(struct api_req *req, json_t *errors)
 }
 
 static void
-web_overview(struct api_req *req, struct api_resp *resp)
+dash_overview(struct api_req *req, struct api_resp *resp)
 {
 	struct store	*s = engine_store();
 	struct engine	*e = engine_env;
@@ -236,9 +231,9 @@ web_overview(struct api_req *req, struct api_resp *resp)
 	size_t		 i;
 	int		 bad = 0;
 
-	failed = web_failed(req, s, &bad);
-	blocked = web_list();
-	dups = web_list();
+	failed = dash_failed(req, s, &bad);
+	blocked = dash_list();
+	dups = dash_list();
 	bystate = json_object();
 	RB_FOREACH(ej, ejobs, &e->e_jobs) {
 		if (!api_auth_allows(req, CAP_READ, ej->ej_ns))
@@ -250,54 +245,54 @@ web_overview(struct api_req *req, struct api_resp *resp)
 		if (ej->ej_state == NULL)
 			continue;
 		if (strcmp(ej->ej_state, "blocked") == 0)
-			web_blocked_job(req, ej, failed, blocked);
+			dash_blocked_job(req, ej, failed, blocked);
 		else if (strcmp(ej->ej_state, "error") == 0) {
 			if (ej->ej_error != NULL && strncmp(ej->ej_error,
 			    "declared twice", 14) == 0)
-				web_list_add(req, dups, ej->ej_ns, jsonb_pack(
+				dash_list_add(req, dups, ej->ej_ns, jsonb_pack(
 				    "{s:s,s:s,s:s}", "namespace", ej->ej_ns,
 				    "id", ej->ej_id, "error", ej->ej_error));
 			else
-				web_list_add(req, blocked, ej->ej_ns,
+				dash_list_add(req, blocked, ej->ej_ns,
 				    jsonb_pack("{s:s,s:s,s:s,s:o}",
 				    "namespace", ej->ej_ns, "id", ej->ej_id,
-				    "state", "error", "note", web_str(
+				    "state", "error", "note", dash_str(
 				    ej->ej_note != NULL ? ej->ej_note :
 				    ej->ej_error)));
 		}
 	}
 
-	files = web_list();
+	files = dash_list();
 	for (i = 0; i < e->e_nfile_errors; i++)
-		web_list_add(req, files, NULL, jsonb_pack("{s:s,s:s,s:s}",
+		dash_list_add(req, files, NULL, jsonb_pack("{s:s,s:s,s:s}",
 		    "repository", e->e_file_errors[i].fe_repo,
 		    "path", e->e_file_errors[i].fe_path,
 		    "error", e->e_file_errors[i].fe_error));
 
-	restarts = web_list();
+	restarts = dash_list();
 	for (id = PROC_GITWORKER; id < PROC_MAX; id++) {
 		w = &workers[id];
 		if (w->w_restarts == 0)
 			continue;
-		web_list_add(req, restarts, NULL, jsonb_pack(
+		dash_list_add(req, restarts, NULL, jsonb_pack(
 		    "{s:s,s:i,s:s,s:o}",
 		    "name", w->w_title, "restarts", (int)w->w_restarts,
 		    "state", w->w_pid == 0 ? "restarting" :
 		    (w->w_ready ? "running" : "starting"),
-		    "last_exit", web_str(w->w_lastexit[0] != '\0' ?
+		    "last_exit", dash_str(w->w_lastexit[0] != '\0' ?
 		    w->w_lastexit : NULL)));
 	}
 
-	repoerr = web_list();
+	repoerr = dash_list();
 	o = json_object();
-	json_object_set_new(o, "repositories", web_repositories(req,
+	json_object_set_new(o, "repositories", dash_repositories(req,
 	    repoerr));
 
 	att = json_object();
-	json_object_set_new(att, "awaiting_approval", web_active(req, s,
-	    WEB_ACTIVE_SQL("state = 'pending_approval'"), &bad));
-	json_object_set_new(att, "awaiting_promotion", web_active(req, s,
-	    WEB_ACTIVE_SQL("state = 'awaiting_promotion'"), &bad));
+	json_object_set_new(att, "awaiting_approval", dash_active(req, s,
+	    DASH_ACTIVE_SQL("state = 'pending_approval'"), &bad));
+	json_object_set_new(att, "awaiting_promotion", dash_active(req, s,
+	    DASH_ACTIVE_SQL("state = 'awaiting_promotion'"), &bad));
 	json_object_set_new(att, "failed", failed);
 	json_object_set_new(att, "blocked", blocked);
 	json_object_set_new(att, "invalid_files", files);
@@ -307,9 +302,9 @@ web_overview(struct api_req *req, struct api_resp *resp)
 	json_object_foreach(att, k, v)
 		total += json_integer_value(json_object_get(v, "count"));
 
-	orphans = web_list();
+	orphans = dash_list();
 	for (i = 0; i < e->e_norphans; i++)
-		web_list_add(req, orphans, e->e_orphans[i].eo_ns, jsonb_pack(
+		dash_list_add(req, orphans, e->e_orphans[i].eo_ns, jsonb_pack(
 		    "{s:s,s:s,s:I}",
 		    "namespace", e->e_orphans[i].eo_ns,
 		    "id", e->e_orphans[i].eo_id,
@@ -321,8 +316,8 @@ web_overview(struct api_req *req, struct api_resp *resp)
 	json_object_set_new(o, "generated_at", api_time_json(time(NULL)));
 	json_object_set_new(o, "attention", att);
 	json_object_set_new(o, "attention_total", json_integer(total));
-	json_object_set_new(o, "in_progress", web_active(req, s,
-	    WEB_ACTIVE_SQL("state IN ('pre_hooks', 'registering',"
+	json_object_set_new(o, "in_progress", dash_active(req, s,
+	    DASH_ACTIVE_SQL("state IN ('pre_hooks', 'registering',"
 	    " 'waiting_health', 'post_hooks', 'preflight', 'deploying')"),
 	    &bad));
 	json_object_set_new(o, "orphans", orphans);
@@ -350,7 +345,7 @@ web_overview(struct api_req *req, struct api_resp *resp)
  * name addresses); the rest (config, daemon, repositories) any reader.
  */
 static int
-web_event_visible(struct api_req *req, const char *target)
+dash_event_visible(struct api_req *req, const char *target)
 {
 	sqlite3_stmt	*st;
 	char		 ns[NOPS_NAME_MAX * 4 + 1];
@@ -385,7 +380,7 @@ web_event_visible(struct api_req *req, const char *target)
 			return 0;
 		sqlite3_bind_int64(st, 1, id);
 		if (sqlite3_step(st) == SQLITE_ROW)
-			ok = api_auth_allows(req, CAP_READ, web_col(st, 0));
+			ok = api_auth_allows(req, CAP_READ, dash_col(st, 0));
 		sqlite3_reset(st);
 		return ok;
 	}
@@ -393,15 +388,15 @@ web_event_visible(struct api_req *req, const char *target)
 }
 
 static int
-web_event_cb(const struct store_event_row *r, void *arg)
+dash_event_cb(const struct store_event_row *r, void *arg)
 {
 	json_t	*a = arg;
 
 	json_array_append_new(a, jsonb_pack("{s:I,s:o,s:s,s:s,s:o,s:o}",
 	    "id", (json_int_t)r->er_id, "at", api_time_json(r->er_at),
 	    "actor", r->er_actor, "action", r->er_action,
-	    "target", web_str(r->er_target),
-	    "detail", web_str(r->er_detail)));
+	    "target", dash_str(r->er_target),
+	    "detail", dash_str(r->er_detail)));
 	return 0;
 }
 
@@ -412,21 +407,21 @@ web_event_cb(const struct store_event_row *r, void *arg)
  * only at the end, or when many events in a row are hidden.
  */
 static void
-web_events(struct api_req *req, struct api_resp *resp)
+dash_events(struct api_req *req, struct api_resp *resp)
 {
 	json_t		*items, *chunk, *ev;
 	char		*v, *target;
 	const char	*errstr = NULL;
 	int64_t		 before = 0, last = 0;
-	int		 limit = WEB_EVENTS_DEFAULT, n, rounds, more = 0;
+	int		 limit = DASH_EVENTS_DEFAULT, n, rounds, more = 0;
 	size_t		 i;
 
 	if ((v = api_query(req, "limit")) != NULL) {
-		limit = (int)strtonum(v, 1, WEB_EVENTS_MAX, &errstr);
+		limit = (int)strtonum(v, 1, DASH_EVENTS_MAX, &errstr);
 		free(v);
 		if (errstr != NULL) {
 			api_error(resp, 400, "bad_request", "limit is %s "
-			    "(1 to %d)", errstr, WEB_EVENTS_MAX);
+			    "(1 to %d)", errstr, DASH_EVENTS_MAX);
 			return;
 		}
 	}
@@ -452,7 +447,7 @@ web_events(struct api_req *req, struct api_resp *resp)
 	for (rounds = 0; rounds < 20 && !more; rounds++) {
 		chunk = json_array();
 		n = store_events_page(engine_store(), target, before,
-		    limit + 1, web_event_cb, chunk);
+		    limit + 1, dash_event_cb, chunk);
 		if (n == -1) {
 			json_decref(chunk);
 			json_decref(items);
@@ -467,7 +462,7 @@ web_events(struct api_req *req, struct api_resp *resp)
 				break;
 			}
 			last = json_integer_value(json_object_get(ev, "id"));
-			if (web_event_visible(req, json_string_value(
+			if (dash_event_visible(req, json_string_value(
 			    json_object_get(ev, "target"))))
 				json_array_append(items, ev);
 		}
@@ -484,84 +479,10 @@ web_events(struct api_req *req, struct api_resp *resp)
 	resp->status = 200;
 }
 
-const struct api_route web_routes[] = {
-	{ "GET",  "/api/v1/overview",	1, web_overview, CAP_READ,
+const struct api_route api_dashboard_routes[] = {
+	{ "GET",  "/api/v1/overview",	1, dash_overview, CAP_READ,
 	    API_NS_NONE },
-	{ "GET",  "/api/v1/events",	1, web_events, CAP_READ, API_NS_NONE },
+	{ "GET",  "/api/v1/events",	1, dash_events, CAP_READ, API_NS_NONE },
 };
-const size_t web_nroutes = sizeof(web_routes) / sizeof(web_routes[0]);
-
-/* Read a PEM file the config names, as root; NUL-terminated. */
-static int
-web_read_file(const char *path, char **buf, size_t *len)
-{
-	char	 err[512];
-
-	if (cfile_read(path, WEB_TLS_PEM_MAX, CFILE_NONEMPTY, buf, len, err,
-	    sizeof(err)) == -1) {
-		log_warnx("tls: %s", err);
-		return -1;
-	}
-	return 0;
-}
-
-/* A PEM callback that never asks: an encrypted key is refused. */
-static int
-web_no_passphrase(char *buf, int size, int rwflag, void *u)
-{
-	return -1;
-}
-
-void
-web_tls_free(struct web_tls *t)
-{
-	cfile_free(t->wt_key, t->wt_keylen);
-	free(t->wt_cert);
-	memset(t, 0, sizeof(*t));
-}
-
-int
-web_tls_read(const char *certfile, const char *keyfile, struct web_tls *t)
-{
-	BIO		*bio = NULL;
-	X509		*x = NULL;
-	EVP_PKEY	*pk = NULL;
-	unsigned long	 e;
-	int		 rc = -1;
-
-	memset(t, 0, sizeof(*t));
-	if (web_read_file(certfile, &t->wt_cert, &t->wt_certlen) == -1 ||
-	    web_read_file(keyfile, &t->wt_key, &t->wt_keylen) == -1)
-		goto out;
-	/* Check here, so a bad pair stops the start with a clear word. */
-	if ((bio = BIO_new_mem_buf(t->wt_cert, (int)t->wt_certlen)) == NULL ||
-	    (x = PEM_read_bio_X509(bio, NULL, web_no_passphrase, NULL)) ==
-	    NULL) {
-		log_warnx("tls certificate %s: no PEM certificate in it",
-		    certfile);
-		goto out;
-	}
-	BIO_free(bio);
-	if ((bio = BIO_new_mem_buf(t->wt_key, (int)t->wt_keylen)) == NULL ||
-	    (pk = PEM_read_bio_PrivateKey(bio, NULL, web_no_passphrase,
-	    NULL)) == NULL) {
-		log_warnx("tls key %s: no unencrypted PEM private key in it",
-		    keyfile);
-		goto out;
-	}
-	if (X509_check_private_key(x, pk) != 1) {
-		log_warnx("tls key %s does not belong to certificate %s",
-		    keyfile, certfile);
-		goto out;
-	}
-	rc = 0;
-out:
-	while ((e = ERR_get_error()) != 0)
-		log_debug("tls: %s", ERR_error_string(e, NULL));
-	BIO_free(bio);
-	X509_free(x);
-	EVP_PKEY_free(pk);
-	if (rc == -1)
-		web_tls_free(t);
-	return rc;
-}
+const size_t api_dashboard_nroutes =
+    sizeof(api_dashboard_routes) / sizeof(api_dashboard_routes[0]);

@@ -21,6 +21,12 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
 #include "log.h"
 #include "msg.h"
 #include "nops.h"
@@ -28,14 +34,20 @@
 #include "wire.h"
 #include "conf.h"
 #include "master.h"
-#include "api_dashboard.h"
+#include "cfile.h"
 
 /*
  * The certificate and key of each listener, by the index of
  * nopsd_env->n_listeners (empty for plain ones): read once as root and
  * kept, so that a restarted webworker gets them again.
  */
-static struct web_tls	*control_tls;
+struct control_tls {
+	char		*ct_cert;
+	size_t		 ct_certlen;
+	char		*ct_key;	/* a secret: zeroed when freed */
+	size_t		 ct_keylen;
+};
+static struct control_tls	*control_certs;
 
 /*
  * The Host names each listener answers for (same index): the
@@ -48,6 +60,87 @@ struct control_hosts {
 	char		*ch_names[WEB_HOSTS_MAX];
 };
 static struct control_hosts	*control_hosts;
+
+/* Read a PEM file the config names, as root; NUL-terminated. */
+static int
+control_tls_file(const char *path, char **buf, size_t *len)
+{
+	char	 err[512];
+
+	if (cfile_read(path, WEB_TLS_PEM_MAX, CFILE_NONEMPTY, buf, len, err,
+	    sizeof(err)) == -1) {
+		log_warnx("tls: %s", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* A PEM callback that never asks: an encrypted key is refused. */
+static int
+control_no_passphrase(char *buf, int size, int rwflag, void *u)
+{
+	return -1;
+}
+
+static void
+control_tls_free(struct control_tls *t)
+{
+	cfile_free(t->ct_key, t->ct_keylen);
+	free(t->ct_cert);
+	memset(t, 0, sizeof(*t));
+}
+
+/*
+ * A listener's certificate chain and key, read as root before the
+ * webworker needs them and checked to belong together: 0, or -1 with the
+ * reason logged (the file and what is wrong).
+ */
+static int
+control_tls_read(const char *certfile, const char *keyfile,
+    struct control_tls *t)
+{
+	BIO		*bio = NULL;
+	X509		*x = NULL;
+	EVP_PKEY	*pk = NULL;
+	unsigned long	 e;
+	int		 rc = -1;
+
+	memset(t, 0, sizeof(*t));
+	if (control_tls_file(certfile, &t->ct_cert, &t->ct_certlen) == -1 ||
+	    control_tls_file(keyfile, &t->ct_key, &t->ct_keylen) == -1)
+		goto out;
+	/* Check here, so a bad pair stops the start with a clear word. */
+	if ((bio = BIO_new_mem_buf(t->ct_cert, (int)t->ct_certlen)) == NULL ||
+	    (x = PEM_read_bio_X509(bio, NULL, control_no_passphrase,
+	    NULL)) == NULL) {
+		log_warnx("tls certificate %s: no PEM certificate in it",
+		    certfile);
+		goto out;
+	}
+	BIO_free(bio);
+	if ((bio = BIO_new_mem_buf(t->ct_key, (int)t->ct_keylen)) == NULL ||
+	    (pk = PEM_read_bio_PrivateKey(bio, NULL, control_no_passphrase,
+	    NULL)) == NULL) {
+		log_warnx("tls key %s: no unencrypted PEM private key in it",
+		    keyfile);
+		goto out;
+	}
+	if (X509_check_private_key(x, pk) != 1) {
+		log_warnx("tls key %s does not belong to certificate %s",
+		    keyfile, certfile);
+		goto out;
+	}
+	rc = 0;
+out:
+	while ((e = ERR_get_error()) != 0)
+		log_debug("tls: %s", ERR_error_string(e, NULL));
+	BIO_free(bio);
+	X509_free(x);
+	EVP_PKEY_free(pk);
+	if (rc == -1)
+		control_tls_free(t);
+	return rc;
+}
 
 static void
 control_host_add(struct control_hosts *ch, const char *name)
@@ -172,11 +265,11 @@ control_add(int fd, uint32_t kind, const char *name)
 	    env->n_nlisteners + 1, sizeof(*env->n_listeners));
 	if (env->n_listeners == NULL)
 		fatal("reallocarray");
-	control_tls = reallocarray(control_tls, env->n_nlisteners + 1,
-	    sizeof(*control_tls));
-	if (control_tls == NULL)
+	control_certs = reallocarray(control_certs, env->n_nlisteners + 1,
+	    sizeof(*control_certs));
+	if (control_certs == NULL)
 		fatal("reallocarray");
-	memset(&control_tls[env->n_nlisteners], 0, sizeof(*control_tls));
+	memset(&control_certs[env->n_nlisteners], 0, sizeof(*control_certs));
 	control_hosts = reallocarray(control_hosts, env->n_nlisteners + 1,
 	    sizeof(*control_hosts));
 	if (control_hosts == NULL)
@@ -225,8 +318,8 @@ control_listen_all(struct nops_conf *conf, gid_t ctlgid)
 		control_add(fd, WEB_LISTEN_TCP, name);
 		control_hosts_set(&control_hosts[nopsd_env->n_nlisteners - 1],
 		    l);
-		if (l->tls && web_tls_read(l->tls_cert, l->tls_key,
-		    &control_tls[nopsd_env->n_nlisteners - 1]) == -1) {
+		if (l->tls && control_tls_read(l->tls_cert, l->tls_key,
+		    &control_certs[nopsd_env->n_nlisteners - 1]) == -1) {
 			log_warnx("listen on %s: no usable tls certificate "
 			    "and key", name);
 			return -1;
@@ -246,12 +339,12 @@ control_close_all(void)
 		if (env->n_listeners[i].l_kind == WEB_LISTEN_CONTROL)
 			unlink(env->n_listeners[i].l_name);
 		close(env->n_listeners[i].l_fd);
-		web_tls_free(&control_tls[i]);
+		control_tls_free(&control_certs[i]);
 		for (j = 0; j < control_hosts[i].ch_n; j++)
 			free(control_hosts[i].ch_names[j]);
 	}
-	free(control_tls);
-	control_tls = NULL;
+	free(control_certs);
+	control_certs = NULL;
 	free(control_hosts);
 	control_hosts = NULL;
 	free(env->n_listeners);
@@ -261,7 +354,7 @@ control_close_all(void)
 
 static void
 control_send_one(struct worker *w, const struct listener *l,
-    const struct web_tls *t, const struct control_hosts *ch)
+    const struct control_tls *t, const struct control_hosts *ch)
 {
 	struct wire_web_listen	 wl;
 	struct msgw		 m;
@@ -271,11 +364,11 @@ control_send_one(struct worker *w, const struct listener *l,
 	memset(&wl, 0, sizeof(wl));
 	wl.kind = l->l_kind;
 	wl.name = l->l_name;
-	wl.tls = t->wt_key != NULL;
-	wl.cert = t->wt_cert;
-	wl.certlen = t->wt_certlen;
-	wl.key = t->wt_key;
-	wl.keylen = t->wt_keylen;
+	wl.tls = t->ct_key != NULL;
+	wl.cert = t->ct_cert;
+	wl.certlen = t->ct_certlen;
+	wl.key = t->ct_key;
+	wl.keylen = t->ct_keylen;
 	wl.bodymax = (uint32_t)nopsd_env->n_conf->max_body_size;
 	wl.hflags = ch->ch_flags;
 	wl.nhosts = (uint32_t)ch->ch_n;
@@ -299,7 +392,7 @@ control_send_listeners(struct worker *w)
 	size_t		 i;
 
 	for (i = 0; i < env->n_nlisteners; i++)
-		control_send_one(w, &env->n_listeners[i], &control_tls[i],
+		control_send_one(w, &env->n_listeners[i], &control_certs[i],
 		    &control_hosts[i]);
 }
 
