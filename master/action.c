@@ -721,7 +721,7 @@ act_answer_deployment(int64_t id, struct api_resp *resp)
 
 	if (deploy_load(engine_store(), id, &d) == 0) {
 		resp->status = 200;
-		resp->body = engine_deploy_json(&d);
+		resp->body = api_engine_deploy_json(&d);
 		deploy_free(&d);
 	} else
 		api_error(resp, 500, "runtime_error", "cannot read deployment: "
@@ -942,5 +942,5 @@ act_unpause(struct action_ctx *ac, json_t *input, struct api_resp *resp)
 static void
 act_deploy_now(struct action_ctx *ac, json_t *input, struct api_resp *resp)
 {
-	engine_deploy_now(ac->ac_req, resp, ac->ac_ej);
+	api_engine_deploy_now(ac->ac_req, resp, ac->ac_ej);
 }

@@ -504,7 +504,7 @@ static const struct {
 	const size_t		*n;
 } tables[] = {
 	{ api_routes, &api_nroutes },
-	{ engine_routes, &engine_nroutes },
+	{ api_engine_routes, &api_engine_nroutes },
 	{ leftbehind_routes, &leftbehind_nroutes },
 	{ operation_routes, &operation_nroutes },
 	{ auth_routes, &auth_nroutes },

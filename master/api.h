@@ -138,8 +138,15 @@ extern const size_t		 leftbehind_nroutes;
 extern const struct api_route	 operation_routes[];
 extern const size_t		 operation_nroutes;
 
-/* api_engine.c */
-extern const struct api_route	 engine_routes[];
-extern const size_t		 engine_nroutes;
+/* api_engine.c: jobs and deployments. */
+extern const struct api_route	 api_engine_routes[];
+extern const size_t		 api_engine_nroutes;
+struct deploy;
+struct ejob;
+/* A deployment's summary, as the lists and the actions answer it. */
+json_t	*api_engine_deploy_json(const struct deploy *);
+/* The procedure of deploy-now (the action table's row). */
+void	 api_engine_deploy_now(struct api_req *, struct api_resp *,
+	    struct ejob *);
 
 #endif /* NOPS_API_H */

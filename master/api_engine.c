@@ -202,16 +202,16 @@ api_job(struct api_req *req, struct api_resp *resp)
 	resp->body = o;
 }
 
-static json_t	*deploy_json(const struct deploy *);
+static json_t	*api_deploy_json(const struct deploy *);
 
 json_t *
-engine_deploy_json(const struct deploy *d)
+api_engine_deploy_json(const struct deploy *d)
 {
-	return deploy_json(d);
+	return api_deploy_json(d);
 }
 
 static json_t *
-deploy_json(const struct deploy *d)
+api_deploy_json(const struct deploy *d)
 {
 	json_t	*o;
 
@@ -240,7 +240,7 @@ deploy_json(const struct deploy *d)
 
 /*
  * A listed row, as a struct deploy (free with deploy_free()); only the
- * fields deploy_json() shows are set.
+ * fields api_deploy_json() shows are set.
  */
 static void
 deploy_list_row(sqlite3_stmt *st, struct deploy *d)
@@ -334,7 +334,7 @@ api_deployments(struct api_req *req, struct api_resp *resp)
 			break;
 		}
 		deploy_list_row(st, &d);
-		json_array_append_new(items, deploy_json(&d));
+		json_array_append_new(items, api_deploy_json(&d));
 		last = d.d_id;
 		deploy_free(&d);
 		n++;
@@ -395,7 +395,7 @@ api_deployment_id(struct api_req *req, struct api_resp *resp, int64_t *id)
  * outside the file: the live job, its hooks).
  */
 static json_t *
-deploy_git_json(const struct deploy *d)
+api_deploy_git_json(const struct deploy *d)
 {
 	json_t	*o;
 	char	*url;
@@ -453,8 +453,8 @@ api_deployment(struct api_req *req, struct api_resp *resp)
 		api_store_or_404(resp, rc, id);
 		return;
 	}
-	o = deploy_json(&d);
-	json_object_set_new(o, "git", deploy_git_json(&d));
+	o = api_deploy_json(&d);
+	json_object_set_new(o, "git", api_deploy_git_json(&d));
 	/* While waiting for health (and after): what Nomad said last. */
 	json_object_set_new(o, "health", health_progress(id) != NULL ?
 	    json_deep_copy(health_progress(id)) : json_null());
@@ -511,7 +511,8 @@ api_deployment(struct api_req *req, struct api_resp *resp)
  * that cannot be planned.  Judged on the last detection cycle.
  */
 void
-engine_deploy_now(struct api_req *req, struct api_resp *resp, struct ejob *ej)
+api_engine_deploy_now(struct api_req *req, struct api_resp *resp,
+    struct ejob *ej)
 {
 	struct store	*s = engine_store();
 	struct deploy	 act;
@@ -655,7 +656,7 @@ api_engine(struct api_req *req, struct api_resp *resp)
 	    "detecting", e->e_detecting);
 }
 
-const struct api_route engine_routes[] = {
+const struct api_route api_engine_routes[] = {
 	{ "GET",  "/api/v1/engine",		1, api_engine, CAP_READ,
 	    API_NS_NONE },
 	{ "GET",  "/api/v1/jobs",		1, api_jobs, CAP_READ,
@@ -675,4 +676,5 @@ const struct api_route engine_routes[] = {
 	{ "GET",  "/api/v1/files/errors",	1, api_file_errors, CAP_READ,
 	    API_NS_NONE },
 };
-const size_t engine_nroutes = sizeof(engine_routes) / sizeof(engine_routes[0]);
+const size_t api_engine_nroutes =
+    sizeof(api_engine_routes) / sizeof(api_engine_routes[0]);

@@ -233,14 +233,6 @@ int	 hold_pause(const char *ns, const char *id, const char *who,
 	    const char *reason);
 int	 hold_resume(const char *ns, const char *id, const char *who);
 
-/* api_engine.c */
-struct api_req;
-struct api_resp;
-/* A deployment's summary, as the lists and the actions answer it. */
-json_t	*engine_deploy_json(const struct deploy *);
-/* The procedure of deploy-now (the action table's row). */
-void	 engine_deploy_now(struct api_req *, struct api_resp *, struct ejob *);
-
 #ifdef NOPS_TEST_HOOKS
 /* Test builds: SIGKILL the master at a named point (NOPS_CRASH_AT). */
 void	 engine_crashpoint(const char *point);
