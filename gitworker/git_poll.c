@@ -31,6 +31,7 @@
 #include "git.h"
 
 #define GIT_HEAD_REF		"refs/nops/head"
+#define GIT_BASE_REF		"refs/nops/base"	/* the head before */
 #define GIT_WIPE_DEPTH		64
 
 const char *
@@ -382,7 +383,7 @@ git_cache_fetch(struct git_repo *r, git_repository *repo, git_oid *got,
 {
 	git_remote		*remote = NULL;
 	git_fetch_options	 fo;
-	git_reference		*ref;
+	git_reference		*ref, *base;
 	char			 spec[GITW_BRANCH_MAX + 64], *specs[1];
 	git_strarray		 refspecs = { specs, 1 };
 	int			 rv = -1;
@@ -398,14 +399,22 @@ git_cache_fetch(struct git_repo *r, git_repository *repo, git_oid *got,
 	fo.update_fetchhead = 0;
 	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
 
-	/* A branch deleted since the ls must not leave the old head. */
+	/*
+	 * A branch deleted since the ls must not leave the old head, yet
+	 * the old head is what the cache has: renamed to refs/nops/base it
+	 * is offered to the remote as known (a local remote hides what the
+	 * cache's refs reach), so the pack holds the new commit's objects,
+	 * not the branch's whole history.
+	 */
 	if (git_reference_lookup(&ref, repo, GIT_HEAD_REF) == 0) {
-		if (git_reference_delete(ref) < 0) {
+		if (git_reference_rename(&base, ref, GIT_BASE_REF, 1,
+		    NULL) < 0) {
 			git_reference_free(ref);
 			snprintf(err, errlen, "cache %s: %s", r->gr_cache,
 			    git_errmsg());
 			return -1;
 		}
+		git_reference_free(base);
 		git_reference_free(ref);
 	}
 	if (git_remote_create_anonymous(&remote, repo, r->gr_url) < 0) {
