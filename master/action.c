@@ -314,7 +314,7 @@ action_ctx_fill(struct action_ctx *ac, struct api_req *req, const char *ns,
 	if (ac->ac_ej != NULL && ac->ac_ej->ej_meta.jm_role == META_MANAGED &&
 	    ac->ac_ej->ej_in_ns)
 		ac->ac_cond |= ACOND_MANAGED;
-	if ((rc = hold_get(ns, job, NULL, NULL, NULL)) == -1)
+	if ((rc = engine_hold_get(ns, job, NULL, NULL, NULL)) == -1)
 		ac->ac_store_err = 1;
 	ac->ac_cond |= rc == 1 ? ACOND_PAUSED : ACOND_NOT_PAUSED;
 	if ((rc = suspend_get(ns, job, NULL, NULL, NULL)) == -1)
@@ -913,7 +913,7 @@ act_pause(struct action_ctx *ac, json_t *input, struct api_resp *resp)
 		    "to 1024 bytes, without control characters)");
 		return;
 	}
-	if (hold_pause(ac->ac_ns, ac->ac_job, ac->ac_req->ar_actor,
+	if (engine_hold_pause(ac->ac_ns, ac->ac_job, ac->ac_req->ar_actor,
 	    reason) == -1) {
 		api_error(resp, 500, "runtime_error", "cannot pause");
 		return;
@@ -926,7 +926,7 @@ act_unpause(struct action_ctx *ac, json_t *input, struct api_resp *resp)
 {
 	int	 rc;
 
-	if ((rc = hold_resume(ac->ac_ns, ac->ac_job,
+	if ((rc = engine_hold_resume(ac->ac_ns, ac->ac_job,
 	    ac->ac_req->ar_actor)) == -1) {
 		api_error(resp, 500, "runtime_error", "cannot resume");
 		return;

@@ -74,7 +74,7 @@ job_json(const struct ejob *ej, int detail)
 	 */
 	if (ej->ej_meta.jm_role == META_MANAGED && state != NULL &&
 	    strcmp(state, "paused") != 0 && strcmp(state, "deploying") != 0 &&
-	    hold_get(ej->ej_ns, ej->ej_id, NULL, NULL, NULL) == 1)
+	    engine_hold_get(ej->ej_ns, ej->ej_id, NULL, NULL, NULL) == 1)
 		state = "paused";
 	if (state != ej->ej_state)
 		note = "paused; detection takes it into account next cycle";
@@ -186,7 +186,7 @@ api_job(struct api_req *req, struct api_resp *resp)
 		return;
 	}
 	o = job_json(ej, 1);
-	if (hold_get(ej->ej_ns, ej->ej_id, &who, &reason, &since) == 1)
+	if (engine_hold_get(ej->ej_ns, ej->ej_id, &who, &reason, &since) == 1)
 		json_object_set_new(o, "paused", jsonb_pack("{s:s,s:s,s:o}",
 		    "by", who, "reason", reason, "since",
 		    api_time_json(since)));

@@ -312,7 +312,7 @@ engine_shutdown(void)
 /* Holds: a person's pause, kept in the store with who and why. */
 
 int
-hold_get(const char *ns, const char *id, char **who, char **reason,
+engine_hold_get(const char *ns, const char *id, char **who, char **reason,
     int64_t *since)
 {
 	sqlite3_stmt	*st;
@@ -341,7 +341,7 @@ hold_get(const char *ns, const char *id, char **who, char **reason,
 }
 
 int
-hold_pause(const char *ns, const char *id, const char *who,
+engine_hold_pause(const char *ns, const char *id, const char *who,
     const char *reason)
 {
 	sqlite3_stmt	*st;
@@ -377,7 +377,7 @@ fail:
 }
 
 int
-hold_resume(const char *ns, const char *id, const char *who)
+engine_hold_resume(const char *ns, const char *id, const char *who)
 {
 	sqlite3_stmt	*st;
 	char		 target[512];

@@ -227,11 +227,11 @@ json_t	*engine_diffview(const char *, const char *source);
 json_t	*health_progress(int64_t id);
 
 /* engine.c: holds (a person's pause) */
-int	 hold_get(const char *ns, const char *id, char **who, char **reason,
-	    int64_t *since);
-int	 hold_pause(const char *ns, const char *id, const char *who,
+int	 engine_hold_get(const char *ns, const char *id, char **who,
+	    char **reason, int64_t *since);
+int	 engine_hold_pause(const char *ns, const char *id, const char *who,
 	    const char *reason);
-int	 hold_resume(const char *ns, const char *id, const char *who);
+int	 engine_hold_resume(const char *ns, const char *id, const char *who);
 
 #ifdef NOPS_TEST_HOOKS
 /* Test builds: SIGKILL the master at a named point (NOPS_CRASH_AT). */

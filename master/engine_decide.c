@@ -313,7 +313,7 @@ decide_job(struct ejob *ej)
 	    NULL);
 	now_req = drequest_take(ej->ej_ns, ej->ej_id, DREQ_DEPLOY_NOW, NULL,
 	    &nowho);
-	if ((paused = hold_get(ej->ej_ns, ej->ej_id, &who, &reason,
+	if ((paused = engine_hold_get(ej->ej_ns, ej->ej_id, &who, &reason,
 	    NULL)) == -1) {
 		decide_fail(ej, "reading the job's hold");
 		goto out;

@@ -357,7 +357,7 @@ hosts_decide(const char *repo)
 		}
 	}
 	if (rc != 0 || ndrift == 0 || hosts_blocked(repo, hash) ||
-	    hold_get("", repo, NULL, NULL, NULL) == 1) {
+	    engine_hold_get("", repo, NULL, NULL, NULL) == 1) {
 		free(spec);
 		return;
 	}

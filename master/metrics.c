@@ -389,7 +389,8 @@ metrics_engine(struct metrics_out *mo, const struct api_req *req)
 		if (ej->ej_meta.jm_role != META_MANAGED ||
 		    !metrics_ns_ok(req, ej->ej_ns))
 			continue;
-		paused = hold_get(ej->ej_ns, ej->ej_id, NULL, NULL, NULL) == 1;
+		paused = engine_hold_get(ej->ej_ns, ej->ej_id, NULL, NULL,
+		    NULL) == 1;
 		metrics_sample(mo, "nops_job_paused", paused, "namespace",
 		    ej->ej_ns, "job", ej->ej_id, METRICS_END);
 	}
