@@ -95,7 +95,7 @@ apply_strdup(const char *s)
 }
 
 struct astep *
-astep_new(const struct deploy *d)
+apply_step_new(const struct deploy *d)
 {
 	struct astep	*as;
 
@@ -113,7 +113,7 @@ astep_new(const struct deploy *d)
 
 /* End a step: free its context, let the deployment move again. */
 void
-astep_done(struct astep *as)
+apply_step_done(struct astep *as)
 {
 	apply_release(as->as_id);
 	if (apply_npromotes > 0)
@@ -224,7 +224,7 @@ register_versioned(struct nomad_result *res, void *arg)
 		version = json_integer_value(v);
 	if (version == -1) {
 		/* Try again next cycle; registering is saved. */
-		astep_done(as);
+		apply_step_done(as);
 		return;
 	}
 	if (store_begin(s) == -1 ||
@@ -240,7 +240,7 @@ register_versioned(struct nomad_result *res, void *arg)
 		    (long long)as->as_id, as->as_ns, as->as_job,
 		    (long long)version);
 	}
-	astep_done(as);
+	apply_step_done(as);
 }
 
 static void
@@ -258,7 +258,7 @@ register_done(struct nomad_result *res, void *arg)
 			apply_fail(as->as_id, DS_REGISTERING, "the job changed "
 			    "in Nomad between detection and register; nothing "
 			    "was registered (Nomad: %s)", apply_err(res));
-			astep_done(as);
+			apply_step_done(as);
 			return;
 		}
 		if (apply_transient(res))
@@ -268,7 +268,7 @@ register_done(struct nomad_result *res, void *arg)
 		else
 			apply_fail(as->as_id, DS_REGISTERING, "register: %s",
 			    apply_err(res));
-		astep_done(as);
+		apply_step_done(as);
 		return;
 	}
 	engine_crashpoint("registered");
@@ -286,7 +286,7 @@ register_live(struct nomad_result *res, void *arg)
 	json_t		*spec, *fresh;
 
 	if (!nomad_ok(res) && res->nr_status != 404) {
-		astep_done(as);
+		apply_step_done(as);
 		return;
 	}
 	spec = json_loads(as->as_spec, 0, NULL);
@@ -330,7 +330,7 @@ register_planned(struct nomad_result *res, void *arg)
 		else
 			apply_fail(as->as_id, DS_REGISTERING, "plan before "
 			    "register: %s", apply_err(res));
-		astep_done(as);
+		apply_step_done(as);
 		return;
 	}
 	diff = json_object_get(res->nr_json, "Diff");
@@ -386,7 +386,7 @@ register_planned(struct nomad_result *res, void *arg)
 		    "to %" PRIu64 ") and the plan no longer shows the "
 		    "difference that was approved; nothing was registered",
 		    (long long)as->as_cas, index);
-		astep_done(as);
+		apply_step_done(as);
 		return;
 	}
 	log_info("deployment %lld: only counts kept for an autoscaler moved; "
@@ -450,7 +450,7 @@ apply_register(struct deploy *d)
 		return;
 	}
 	engine_crashpoint("registering");
-	as = astep_new(d);
+	as = apply_step_new(d);
 	/* Made before a suspend: it carries the suspend all the same. */
 	if (!json_is_true(json_object_get(spec, "Stop")) &&
 	    suspend_carry(d->d_ns, d->d_job, spec) == 1)
@@ -478,7 +478,7 @@ promote_done(struct nomad_result *res, void *arg)
 	    target, nomad_ok(res) ? NULL : apply_err(res)) == -1 ||
 	    store_commit(s) == -1)
 		apply_unsaved(as->as_id, "the promotion's audit event");
-	astep_done(as);
+	apply_step_done(as);
 }
 
 /* Promotions asked for while the deployment had a step in flight. */
@@ -493,7 +493,7 @@ promote_start(const struct deploy *d, const char *who)
 {
 	struct astep	*as;
 
-	as = astep_new(d);
+	as = apply_step_new(d);
 	as->as_hook = apply_strdup(who);
 	nomad_deployment_promote(d->d_ns, d->d_nomad_deployment, NULL,
 	    promote_done, as);

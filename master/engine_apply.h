@@ -44,8 +44,8 @@ struct astep {
 
 int		 apply_claim(int64_t);
 void		 apply_release(int64_t);
-struct astep	*astep_new(const struct deploy *);
-void		 astep_done(struct astep *);
+struct astep	*apply_step_new(const struct deploy *);
+void		 apply_step_done(struct astep *);
 int		 apply_move(int64_t, enum deploy_state, enum deploy_state,
 		    const char *action, const char *reason);
 void		 apply_fail(int64_t, enum deploy_state, const char *, ...)

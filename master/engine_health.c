@@ -472,7 +472,7 @@ health_evaluate(struct astep *as, const json_t *job)
 			    DS_AWAITING_PROMOTION, "await_promotion", "canaries "
 			    "are healthy and wait for promotion; the apply "
 			    "timeout is paused");
-		astep_done(as);
+		apply_step_done(as);
 		return;
 	}
 
@@ -485,7 +485,7 @@ health_evaluate(struct astep *as, const json_t *job)
 		    json_is_object(json_object_get(job, "ParameterizedJob")) ||
 		    json_is_true(json_object_get(job, "Stop"))) {
 			health_healthy(as);
-			astep_done(as);
+			apply_step_done(as);
 			return;
 		}
 		json_array_foreach(json_object_get(job, "TaskGroups"), i, tg)
@@ -520,7 +520,7 @@ health_evaluate(struct astep *as, const json_t *job)
 	else if (mine == 0 && json_is_object(job) && count == 0)
 		/* A job with nothing to place: healthy once registered. */
 		health_healthy(as);
-	astep_done(as);
+	apply_step_done(as);
 }
 
 static void
@@ -529,7 +529,7 @@ health_job_read(struct nomad_result *res, void *arg)
 	struct astep	*as = arg;
 
 	if (!nomad_ok(res) || !json_is_object(res->nr_json)) {
-		astep_done(as);
+		apply_step_done(as);
 		return;
 	}
 	health_evaluate(as, res->nr_json);
@@ -543,7 +543,7 @@ health_dep_read(struct nomad_result *res, void *arg)
 	if (!nomad_ok(res) || !json_is_object(res->nr_json) ||
 	    json_integer_value(json_object_get(res->nr_json, "JobVersion")) !=
 	    as->as_version) {
-		astep_done(as);
+		apply_step_done(as);
 		return;
 	}
 	json_decref(as->as_dep);
@@ -563,7 +563,7 @@ health_allocs_read(struct nomad_result *res, void *arg)
 	size_t		 i;
 
 	if (!nomad_ok(res) || !json_is_array(res->nr_json)) {
-		astep_done(as);
+		apply_step_done(as);
 		return;
 	}
 	as->as_allocs = json_incref(res->nr_json);
@@ -600,7 +600,7 @@ health_latest(struct nomad_result *res, void *arg)
 	int64_t		 version;
 
 	if (!nomad_ok(res)) {
-		astep_done(as);
+		apply_step_done(as);
 		return;
 	}
 	version = json_is_object(dep) ? json_integer_value(json_object_get(
@@ -634,7 +634,7 @@ health_apply(struct deploy *d)
 	}
 	if (apply_claim(d->d_id) == -1)
 		return;
-	as = astep_new(d);
+	as = apply_step_new(d);
 	nomad_job_deployment(d->d_ns, d->d_job, health_latest, as);
 }
 
@@ -649,7 +649,7 @@ promotion_deployment(struct nomad_result *res, void *arg)
 	int64_t		 now = time(NULL);
 
 	if (!nomad_ok(res) || !json_is_object(dep)) {
-		astep_done(as);
+		apply_step_done(as);
 		return;
 	}
 	if (json_integer_value(json_object_get(dep, "JobVersion")) ==
@@ -679,7 +679,7 @@ promotion_deployment(struct nomad_result *res, void *arg)
 		else
 			engine_apply_kick();
 	}
-	astep_done(as);
+	apply_step_done(as);
 }
 
 void
@@ -689,6 +689,6 @@ health_promotion(struct deploy *d)
 
 	if (apply_claim(d->d_id) == -1)
 		return;
-	as = astep_new(d);
+	as = apply_step_new(d);
 	nomad_job_deployment(d->d_ns, d->d_job, promotion_deployment, as);
 }

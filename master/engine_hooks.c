@@ -77,14 +77,14 @@ hook_registered(struct nomad_result *res, void *arg)
 			    as->as_revision, apply_err(res));
 			hook_run_update(as->as_token, "failed", NULL, -1,
 			    "revision register failed; retried");
-			astep_done(as);
+			apply_step_done(as);
 			return;
 		}
 		hook_run_update(as->as_token, "failed", NULL, -1,
 		    apply_err(res));
 		apply_fail(as->as_id, st, "registering hook revision %s: %s",
 		    as->as_revision, apply_err(res));
-		astep_done(as);
+		apply_step_done(as);
 		return;
 	}
 	/* A write of the revision: a record of it left behind goes. */
@@ -131,21 +131,21 @@ hook_dispatched(struct nomad_result *res, void *arg)
 			    "%s after %d attempts; the next cycle looks for "
 			    "its run", (long long)as->as_id, as->as_revision,
 			    as->as_token, apply_err(res), as->as_attempts);
-			astep_done(as);
+			apply_step_done(as);
 			return;
 		}
 		hook_run_update(as->as_token, "failed", NULL, -1,
 		    apply_err(res));
 		apply_fail(as->as_id, st, "dispatching hook %s: %s",
 		    as->as_hook, apply_err(res));
-		astep_done(as);
+		apply_step_done(as);
 		return;
 	}
 	hook_run_update(as->as_token, "dispatched", child, -1, NULL);
 	engine_apply_kick();
 	log_info("deployment %lld: %s hook %s dispatched as %s",
 	    (long long)as->as_id, as->as_phase, as->as_hook, child);
-	astep_done(as);
+	apply_step_done(as);
 }
 
 /*
@@ -239,7 +239,7 @@ hook_start(struct astep *as, const struct deploy_hook *h)
 	if (store_begin(s) == -1 || hookrun_create(s, id, h->dh_phase,
 	    h->dh_position, as->as_token) == -1 || store_commit(s) == -1) {
 		store_rollback(s);
-		astep_done(as);
+		apply_step_done(as);
 		return;
 	}
 	engine_crashpoint(strcmp(h->dh_phase, "pre") == 0 ?
@@ -249,7 +249,7 @@ hook_start(struct astep *as, const struct deploy_hook *h)
 		apply_fail(id, strcmp(h->dh_phase, "pre") == 0 ? DS_PRE_HOOKS :
 		    DS_POST_HOOKS, "hook %s: its frozen spec does not parse",
 		    h->dh_hook_id);
-		astep_done(as);
+		apply_step_done(as);
 		return;
 	}
 	as->as_meta = hook_meta(spec, as);
@@ -279,7 +279,7 @@ static void
 hook_search_end(struct hook_search *hs)
 {
 	json_decref(hs->hs_ids);
-	astep_done(hs->hs_as);
+	apply_step_done(hs->hs_as);
 	free(hs);
 }
 
@@ -377,7 +377,7 @@ hook_found(struct nomad_result *res, void *arg)
 		if (!apply_transient(res))
 			apply_fail(as->as_id, st, "looking for hook %s's run: "
 			    "%s", as->as_hook, apply_err(res));
-		astep_done(as);
+		apply_step_done(as);
 		return;
 	}
 	if ((hs = calloc(1, sizeof(*hs))) == NULL)
@@ -520,7 +520,7 @@ hook_stopped(struct nomad_result *res, void *arg)
 	if (!nomad_ok(res))
 		log_warnx("deployment %lld: stopping timed-out hook run %s: %s",
 		    (long long)as->as_id, as->as_child, apply_err(res));
-	astep_done(as);
+	apply_step_done(as);
 }
 
 /* The exit code of a dead allocation's task: its last Terminated event. */
@@ -559,7 +559,7 @@ hook_polled(struct nomad_result *res, void *arg)
 		if (!apply_transient(res) && res->nr_status != 404)
 			log_warnx("deployment %lld: reading hook run %s: %s",
 			    (long long)as->as_id, as->as_child, apply_err(res));
-		astep_done(as);
+		apply_step_done(as);
 		return;
 	}
 	json_array_foreach(res->nr_json, i, a) {
@@ -591,7 +591,7 @@ hook_polled(struct nomad_result *res, void *arg)
 		    (long long)as->as_id, as->as_phase, as->as_hook);
 	} else if (running > 0)
 		hook_run_update(as->as_token, "running", NULL, -1, NULL);
-	astep_done(as);
+	apply_step_done(as);
 }
 
 void
@@ -632,7 +632,7 @@ hooks_apply(struct deploy *d, const char *phase)
 				hookrun_free(&hr);
 			return;
 		}
-		as = astep_new(d);
+		as = apply_step_new(d);
 		as->as_token = apply_strdup(token);
 		as->as_phase = apply_strdup(phase);
 		as->as_revision = apply_strdup(h->dh_revision);
@@ -656,7 +656,7 @@ hooks_apply(struct deploy *d, const char *phase)
 					    (long long)d->d_id, token,
 					    store_error(s));
 					store_rollback(s);
-					astep_done(as);
+					apply_step_done(as);
 					return;
 				}
 			}
