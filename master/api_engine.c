@@ -151,7 +151,7 @@ api_jobs(struct api_req *req, struct api_resp *resp)
 		key.ej_ns = cursor;
 		key.ej_id = slash + 1;
 		ej = RB_NFIND(ejobs, &engine_env->e_jobs, &key);
-		if (ej != NULL && ejob_cmp(ej, &key) == 0)
+		if (ej != NULL && detect_job_cmp(ej, &key) == 0)
 			ej = RB_NEXT(ejobs, &engine_env->e_jobs, ej);
 	} else
 		ej = RB_MIN(ejobs, &engine_env->e_jobs);

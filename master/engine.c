@@ -126,7 +126,7 @@ engine_ns_managed(const char *ns)
 struct ejob *
 engine_job(const char *ns, const char *id)
 {
-	return ejob_find(&engine_env->e_jobs, ns, id);
+	return detect_job_find(&engine_env->e_jobs, ns, id);
 }
 
 static void

@@ -40,9 +40,9 @@ struct ejob {
 	char		*ej_commit;
 	/*
 	 * The parsed job (the spec), during a cycle only: a tree while in
-	 * use (ejob_job()), compact text between uses (ejob_park()); a
-	 * tree costs ten times its text.  Dropped once the plan shows no
-	 * drift.
+	 * use (detect_job_json()), compact text between uses
+	 * (detect_job_park()); a tree costs ten times its text.  Dropped
+	 * once the plan shows no drift.
 	 */
 	json_t		*ej_job;
 	char		*ej_spec;
@@ -170,10 +170,11 @@ struct store *engine_store(void);
 
 /* engine_detect.c */
 void	 detect_start(void);
-void	 ejob_free(struct ejob *);
-int	 ejob_cmp(struct ejob *, struct ejob *);
-RB_PROTOTYPE(ejobs, ejob, ej_node, ejob_cmp);
-struct ejob	*ejob_find(struct ejobs *, const char *ns, const char *id);
+void	 detect_job_free(struct ejob *);
+int	 detect_job_cmp(struct ejob *, struct ejob *);
+RB_PROTOTYPE(ejobs, ejob, ej_node, detect_job_cmp);
+struct ejob	*detect_job_find(struct ejobs *, const char *ns,
+		    const char *id);
 
 /* engine_survey.c: plan only what may have changed */
 struct ens_index {
@@ -189,7 +190,7 @@ void	 survey_free(struct dcycle *);
 json_t	*survey_stub(struct dcycle *, const char *ns, const char *id,
 	    int *listed);
 /* The next cycle plans every job (an index went backwards, ...). */
-void	 engine_doubt(const char *why);
+void	 survey_doubt(const char *why);
 /* The job list index the last cycle saw in a namespace (0: none). */
 uint64_t survey_ns_index(const char *ns);
 

@@ -172,7 +172,7 @@ decide_create(struct ejob *ej, enum deploy_state state, const char *reason,
 	size_t		 i;
 	int		 rc;
 
-	spec = detect_register_spec(ejob_job(ej), ej->ej_live);
+	spec = detect_register_spec(detect_job_json(ej), ej->ej_live);
 	specs = engine_json_canonical(spec);
 	json_decref(spec);
 	diffs = detect_strdup(ej->ej_diff);
@@ -395,7 +395,7 @@ decide_job(struct ejob *ej)
 	 * Stop.
 	 */
 	if (suspend_get(ej->ej_ns, ej->ej_id, NULL, NULL, NULL) == 1 &&
-	    (!json_is_true(json_object_get(ejob_job(ej), "Stop")) ||
+	    (!json_is_true(json_object_get(detect_job_json(ej), "Stop")) ||
 	    (ej->ej_live != NULL && !json_is_true(json_object_get(ej->ej_live,
 	    "Stop"))))) {
 		decide_note(ej, "suspended", "suspended while this cycle "

@@ -43,7 +43,7 @@
 #include "suspend.h"
 #include "operation.h"
 
-RB_GENERATE(ejobs, ejob, ej_node, ejob_cmp);
+RB_GENERATE(ejobs, ejob, ej_node, detect_job_cmp);
 
 struct dparse {
 	struct dcycle		*dp_cycle;
@@ -59,7 +59,7 @@ static void	 detect_pump(struct dcycle *);
 static void	 detect_finish(struct dcycle *);
 
 int
-ejob_cmp(struct ejob *a, struct ejob *b)
+detect_job_cmp(struct ejob *a, struct ejob *b)
 {
 	int	 c;
 
@@ -70,7 +70,7 @@ ejob_cmp(struct ejob *a, struct ejob *b)
 
 /* RB_FIND by name: a key struct would need its const dropped. */
 struct ejob *
-ejob_find(struct ejobs *head, const char *ns, const char *id)
+detect_job_find(struct ejobs *head, const char *ns, const char *id)
 {
 	struct ejob	*ej = RB_ROOT(head);
 	int		 c;
@@ -110,7 +110,7 @@ detect_asprintf(char **out, const char *fmt, ...)
 }
 
 json_t *
-ejob_job(struct ejob *ej)
+detect_job_json(struct ejob *ej)
 {
 	json_error_t	 err;
 
@@ -122,7 +122,7 @@ ejob_job(struct ejob *ej)
 }
 
 void
-ejob_park(struct ejob *ej)
+detect_job_park(struct ejob *ej)
 {
 	if (ej->ej_job == NULL)
 		return;
@@ -134,7 +134,7 @@ ejob_park(struct ejob *ej)
 }
 
 void
-ejob_free(struct ejob *ej)
+detect_job_free(struct ejob *ej)
 {
 	size_t	 i;
 
@@ -173,7 +173,7 @@ ejobs_free(struct ejobs *jobs)
 
 	RB_FOREACH_SAFE(ej, ejobs, jobs, next) {
 		RB_REMOVE(ejobs, jobs, ej);
-		ejob_free(ej);
+		detect_job_free(ej);
 	}
 }
 
@@ -270,7 +270,7 @@ detect_unparsed(struct dcycle *dc, const struct dparse *dp, const char *err,
 		    (int)old->ej_meta.jm_role;
 		ej->ej_error = detect_strdup(err);
 		if (RB_INSERT(ejobs, &dc->dc_jobs, ej) != NULL)
-			ejob_free(ej);	/* declared by a file that parsed */
+			detect_job_free(ej);	/* a file that parsed has it */
 		return;
 	}
 }
@@ -344,12 +344,12 @@ detect_job_add(struct dcycle *dc, const struct dparse *dp, json_t *job,
 	ej->ej_path = detect_strdup(dp->dp_file->rf_path);
 	ej->ej_commit = detect_strdup(dp->dp_snap->rs_commit);
 	if (dm != NULL) {
-		/* The same text ejob_park() would have made of the answer. */
+		/* The text detect_job_park() would have made of the answer. */
 		ej->ej_spec = detect_strdup(dm->dm_spec);
 		ej->ej_memo = dm;
 	} else {
 		ej->ej_job = json_incref(job);
-		ejob_park(ej);
+		detect_job_park(ej);
 	}
 	repo_snap_ref(dp->dp_snap);
 	ej->ej_snap = dp->dp_snap;
@@ -358,7 +358,7 @@ detect_job_add(struct dcycle *dc, const struct dparse *dp, json_t *job,
 	    old->ej_unparsed) {
 		/* The job moved to a file that parses: it wins. */
 		RB_REMOVE(ejobs, &dc->dc_jobs, old);
-		ejob_free(old);
+		detect_job_free(old);
 		old = RB_INSERT(ejobs, &dc->dc_jobs, ej);
 	}
 	if (old != NULL) {
@@ -367,7 +367,7 @@ detect_job_add(struct dcycle *dc, const struct dparse *dp, json_t *job,
 		    "%s:%s; both are ignored", old->ej_repo, old->ej_path,
 		    ej->ej_repo, ej->ej_path);
 		log_warnx("job %s/%s is %s", ns, id, old->ej_error);
-		ejob_free(ej);
+		detect_job_free(ej);
 	}
 }
 
@@ -526,13 +526,13 @@ detect_hook(struct dcycle *dc, struct ejob *ej, const char *phase, int pos,
 	char			*spec, hash[ENGINE_HASHLEN + 1];
 	char			 rev[256];
 
-	h = ejob_find(&dc->dc_jobs, ej->ej_ns, name);
+	h = detect_job_find(&dc->dc_jobs, ej->ej_ns, name);
 	if (h == NULL) {
 		detect_asprintf(&ej->ej_hook_error, "%s hook %s: no such job in "
 		    "namespace %s in git", phase, name, ej->ej_ns);
 		return -1;
 	}
-	type = json_string_value(json_object_get(ejob_job(h), "Type"));
+	type = json_string_value(json_object_get(detect_job_json(h), "Type"));
 	if (h->ej_meta.jm_role != META_HOOK) {
 		detect_asprintf(&ej->ej_hook_error, "%s hook %s: the job is not a "
 		    "hook (nops_role = \"hook\")", phase, name);
@@ -556,7 +556,7 @@ detect_hook(struct dcycle *dc, struct ejob *ej, const char *phase, int pos,
 		return -1;
 	}
 	spec = engine_json_canonical(h->ej_job);
-	ejob_park(h);
+	detect_job_park(h);
 	engine_sha256_hex(spec, strlen(spec), hash);
 	snprintf(rev, sizeof(rev), "%s-%.8s", name, hash);
 	if ((dh = reallocarray(ej->ej_hooks, ej->ej_nhooks + 1,
@@ -593,7 +593,7 @@ detect_hash(struct ejob *ej, int carried)
 	if (ej->ej_memo != NULL && !carried)
 		ctx = memo_spec_hash(ej->ej_memo);
 	else {
-		spec = engine_json_canonical(ejob_job(ej));
+		spec = engine_json_canonical(detect_job_json(ej));
 		if ((ctx = EVP_MD_CTX_new()) == NULL ||
 		    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1 ||
 		    EVP_DigestUpdate(ctx, spec, strlen(spec)) != 1 ||
@@ -651,7 +651,7 @@ detect_classify(struct dcycle *dc)
 			meta = ej->ej_memo->dm_meta;
 			ej->ej_suspendable = ej->ej_memo->dm_suspendable;
 		} else {
-			meta = json_object_get(ejob_job(ej), "Meta");
+			meta = json_object_get(detect_job_json(ej), "Meta");
 			ej->ej_suspendable = suspend_type_suspendable(
 			    ej->ej_job);
 		}
@@ -662,7 +662,7 @@ detect_classify(struct dcycle *dc)
 		ej->ej_notify_completed = json_is_string(v) &&
 		    strcmp(json_string_value(v), "true") == 0;
 		ej->ej_in_ns = engine_ns_managed(ej->ej_ns);
-		ejob_park(ej);
+		detect_job_park(ej);
 		for (i = 0; i < ej->ej_meta.jm_nissues; i++)
 			if (ej->ej_meta.jm_issues[i].mi_severity == META_ERROR)
 				log_warnx("%s:%s: job %s/%s: %s: %s",
@@ -684,7 +684,7 @@ detect_classify(struct dcycle *dc)
 			    ej->ej_meta.jm_post[i], ej->ej_meta.jm_post_timeout);
 		for (i = 0; i < ej->ej_meta.jm_nops; i++)
 			operation_freeze(ej, ej->ej_meta.jm_ops[i],
-			    ejob_find(&dc->dc_jobs, ej->ej_ns,
+			    detect_job_find(&dc->dc_jobs, ej->ej_ns,
 			    ej->ej_meta.jm_ops[i]));
 		/*
 		 * A suspend is part of the desired state (suspend.c).  The
@@ -694,9 +694,9 @@ detect_classify(struct dcycle *dc)
 		if (ej->ej_memo == NULL || suspend_get(ej->ej_ns, ej->ej_id,
 		    NULL, NULL, NULL) == 1)
 			carried = suspend_carry(ej->ej_ns, ej->ej_id,
-			    ejob_job(ej));
+			    detect_job_json(ej));
 		detect_hash(ej, carried);
-		ejob_park(ej);
+		detect_job_park(ej);
 		dc->dc_queue = reallocarray(dc->dc_queue, dc->dc_nqueue + 1,
 		    sizeof(*dc->dc_queue));
 		if (dc->dc_queue == NULL)
@@ -705,7 +705,7 @@ detect_classify(struct dcycle *dc)
 	}
 	/* Hooks looked at above: text again. */
 	RB_FOREACH(ej, ejobs, &dc->dc_jobs)
-		ejob_park(ej);
+		detect_job_park(ej);
 	/* Which jobs may have changed: engine_survey.c, then detect_plan(). */
 	engine_env->e_last_queued = dc->dc_nqueue;
 	survey_classified(dc);
@@ -885,8 +885,8 @@ detect_plan_one(struct dcycle *dc, struct ejob *ej)
 {
 	json_t	*spec;
 
-	spec = detect_register_spec(ejob_job(ej), ej->ej_live);
-	ejob_park(ej);
+	spec = detect_register_spec(detect_job_json(ej), ej->ej_live);
+	detect_job_park(ej);
 	dc->dc_requests++;
 	nomad_plan(ej->ej_ns, ej->ej_id, spec, detect_planned, ej);
 	json_decref(spec);
@@ -985,7 +985,7 @@ detect_orphans(struct dcycle *dc)
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		ns = (const char *)sqlite3_column_text(st, 0);
 		id = (const char *)sqlite3_column_text(st, 1);
-		if (ejob_find(&dc->dc_jobs, ns, id) != NULL)
+		if (detect_job_find(&dc->dc_jobs, ns, id) != NULL)
 			continue;
 		/* This cycle's job list answers without a read. */
 		stub = survey_stub(dc, ns, id, &listed);

@@ -98,9 +98,9 @@ struct evp_md_ctx_st *memo_spec_hash(struct dmemo *);
 
 char	*detect_strdup(const char *);
 /* The job's spec as a tree (loaded from its text if parked), or NULL. */
-json_t	*ejob_job(struct ejob *);
-/* Keep the job's spec as text only, until ejob_job() wants it again. */
-void	 ejob_park(struct ejob *);
+json_t	*detect_job_json(struct ejob *);
+/* Keep the job's spec as text only, until detect_job_json() wants it again. */
+void	 detect_job_park(struct ejob *);
 void	 detect_asprintf(char **, const char *, ...)
 	    __attribute__((__format__(printf, 2, 3)));
 void	 decide_cycle(struct dcycle *);	/* engine_decide.c */

@@ -13,7 +13,7 @@
  * Every job is planned (a full re-plan) on any doubt: the first cycle
  * after a start, the survey failed, Nomad's version or leader changed, a
  * job list's index or a job's JobModifyIndex went backwards (a restore),
- * something asked for it (engine_doubt), and every replan-interval.  A
+ * something asked for it (survey_doubt), and every replan-interval.  A
  * job that failed to plan, or has no plan in memory, is always planned.
  * See nopsd.8, DETECTION.
  */
@@ -60,7 +60,7 @@ struct dsurvey_ask {
 static void	 survey_decide(struct dsurvey *);
 
 void
-engine_doubt(const char *why)
+survey_doubt(const char *why)
 {
 	if (engine_env != NULL && engine_env->e_doubt == NULL)
 		engine_env->e_doubt = why;

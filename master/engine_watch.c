@@ -178,7 +178,7 @@ watch_answer(struct nomad_result *res, void *arg)
 		    "index %llu to %llu", w->w_deployments ? "deployment" :
 		    "job", w->w_ns, (unsigned long long)w->w_index,
 		    (unsigned long long)res->nr_index);
-		engine_doubt("a list's index went backwards");
+		survey_doubt("a list's index went backwards");
 		engine_detect("a Nomad index went backwards");
 		engine_apply_kick();
 	} else if (res->nr_index > w->w_index || first) {

@@ -241,9 +241,10 @@ operation_freeze(struct ejob *ej, const char *jobid, struct ejob *op)
 		    ej->ej_id);
 		goto bad;
 	}
-	type = json_string_value(json_object_get(ejob_job(op), "Type"));
+	type = json_string_value(json_object_get(detect_job_json(op), "Type"));
 	if (type == NULL || strcmp(type, "batch") != 0 ||
-	    !json_is_object(json_object_get(ejob_job(op), "ParameterizedJob"))) {
+	    !json_is_object(json_object_get(detect_job_json(op),
+	    "ParameterizedJob"))) {
 		op_error(of, "operation %s must be a batch, parameterized job",
 		    jobid);
 		goto bad;
@@ -273,7 +274,7 @@ operation_freeze(struct ejob *ej, const char *jobid, struct ejob *op)
 	of->of_sensitive = jm->jm_sensitive;
 	of->of_description = op_strdup(jm->jm_description);
 	of->of_confirm = op_strdup(jm->jm_confirm);
-	of->of_spec = engine_json_canonical(ejob_job(op));
+	of->of_spec = engine_json_canonical(detect_job_json(op));
 	engine_sha256_hex(of->of_spec, strlen(of->of_spec), hash);
 	of->of_spec_hash = op_strdup(hash);
 	snprintf(rev, sizeof(rev), "%s-%.8s", jobid, hash);
