@@ -472,7 +472,7 @@ api_deployment(struct api_req *req, struct api_resp *resp)
 		    "timeout", d.d_hooks[i].dh_timeout);
 		snprintf(token, sizeof(token), "%lld:%s:%d", (long long)id,
 		    d.d_hooks[i].dh_phase, d.d_hooks[i].dh_position);
-		if (hookrun_get(engine_store(), token, &hr) == 0) {
+		if (deploy_hookrun_get(engine_store(), token, &hr) == 0) {
 			json_object_set_new(h, "run", jsonb_pack(
 			    "{s:s,s:o,s:o,s:o,s:o,s:o}",
 			    "state", hr.hr_state,
@@ -485,7 +485,7 @@ api_deployment(struct api_req *req, struct api_resp *resp)
 			/* The last 64 KiB of its output, redacted. */
 			json_object_set_new(json_object_get(h, "run"),
 			    "output", json_str_or_null(hr.hr_output));
-			hookrun_free(&hr);
+			deploy_hookrun_free(&hr);
 		} else
 			json_object_set_new(h, "run", json_null());
 		json_array_append_new(hooks, h);

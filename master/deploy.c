@@ -573,7 +573,7 @@ deploy_free(struct deploy *d)
 }
 
 int
-hookrun_get(struct store *s, const char *token, struct hook_run *hr)
+deploy_hookrun_get(struct store *s, const char *token, struct hook_run *hr)
 {
 	sqlite3_stmt	*st;
 	int		 rc;
@@ -604,7 +604,7 @@ hookrun_get(struct store *s, const char *token, struct hook_run *hr)
 }
 
 int
-hookrun_create(struct store *s, int64_t deployment, const char *phase,
+deploy_hookrun_create(struct store *s, int64_t deployment, const char *phase,
     int position, const char *token)
 {
 	sqlite3_stmt	*st;
@@ -623,7 +623,7 @@ hookrun_create(struct store *s, int64_t deployment, const char *phase,
 }
 
 int
-hookrun_update(struct store *s, const char *token, const char *state,
+deploy_hookrun_update(struct store *s, const char *token, const char *state,
     const char *child, int exit_code, const char *error)
 {
 	sqlite3_stmt	*st;
@@ -649,7 +649,8 @@ hookrun_update(struct store *s, const char *token, const char *state,
 }
 
 int
-hookrun_set_output(struct store *s, const char *token, const char *output)
+deploy_hookrun_set_output(struct store *s, const char *token,
+    const char *output)
 {
 	sqlite3_stmt	*st;
 
@@ -692,7 +693,7 @@ deploy_health(struct store *s, int64_t id)
 }
 
 int
-hookrun_clear(struct store *s, const char *token)
+deploy_hookrun_clear(struct store *s, const char *token)
 {
 	sqlite3_stmt	*st;
 
@@ -705,7 +706,7 @@ hookrun_clear(struct store *s, const char *token)
 }
 
 void
-hookrun_free(struct hook_run *hr)
+deploy_hookrun_free(struct hook_run *hr)
 {
 	free(hr->hr_output);
 	free(hr->hr_token);

@@ -151,20 +151,21 @@ int		 deploy_active_ids(struct store *, int64_t **ids, size_t *n)
 void		 deploy_free(struct deploy *);
 
 /* Hook runs. */
-int		 hookrun_get(struct store *, const char *token, struct hook_run *)
-		    __must_check;
-int		 hookrun_create(struct store *, int64_t deployment,
+int		 deploy_hookrun_get(struct store *, const char *token,
+		    struct hook_run *) __must_check;
+int		 deploy_hookrun_create(struct store *, int64_t deployment,
 		    const char *phase, int position, const char *token)
 		    __must_check;
-int		 hookrun_update(struct store *, const char *token,
+int		 deploy_hookrun_update(struct store *, const char *token,
 		    const char *state, const char *child, int exit_code,
 		    const char *error) __must_check;
 /* Keep a finished run's redacted output (outside a transaction too). */
-int		 hookrun_set_output(struct store *, const char *token,
+int		 deploy_hookrun_set_output(struct store *, const char *token,
 		    const char *output) __must_check;
 /* Delete the run of token, to dispatch it afresh (inside a transaction). */
-int		 hookrun_clear(struct store *, const char *token) __must_check;
-void		 hookrun_free(struct hook_run *);
+int		 deploy_hookrun_clear(struct store *, const char *token)
+		    __must_check;
+void		 deploy_hookrun_free(struct hook_run *);
 
 /*
  * The last health progress of a deployment, as the JSON text the API

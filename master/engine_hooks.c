@@ -54,8 +54,8 @@ hook_run_update(const char *token, const char *state, const char *child,
 {
 	struct store	*s = engine_store();
 
-	if (store_begin(s) == -1 || hookrun_update(s, token, state, child,
-	    exit_code, error) == -1 || store_commit(s) == -1) {
+	if (store_begin(s) == -1 || deploy_hookrun_update(s, token, state,
+	    child, exit_code, error) == -1 || store_commit(s) == -1) {
 		log_warnx("hook run %s: %s not saved, polled again: %s", token,
 		    state, store_error(s));
 		store_rollback(s);
@@ -236,7 +236,7 @@ hook_start(struct astep *as, const struct deploy_hook *h)
 	json_t		*spec;
 	int64_t		 id = as->as_id;
 
-	if (store_begin(s) == -1 || hookrun_create(s, id, h->dh_phase,
+	if (store_begin(s) == -1 || deploy_hookrun_create(s, id, h->dh_phase,
 	    h->dh_position, as->as_token) == -1 || store_commit(s) == -1) {
 		store_rollback(s);
 		apply_step_done(as);
@@ -415,7 +415,7 @@ hook_output_keep(const char *token, char *text)
 	struct store	*s = engine_store();
 
 	if (store_begin(s) == 0) {
-		if (hookrun_set_output(s, token, text) == -1 ||
+		if (deploy_hookrun_set_output(s, token, text) == -1 ||
 		    store_commit(s) == -1) {
 			store_rollback(s);
 			log_warnx("hook run %s: cannot keep its output: %s",
@@ -613,23 +613,23 @@ hooks_apply(struct deploy *d, const char *phase)
 			continue;
 		snprintf(token, sizeof(token), "%lld:%s:%d",
 		    (long long)d->d_id, phase, h->dh_position);
-		rc = hookrun_get(s, token, &hr);
+		rc = deploy_hookrun_get(s, token, &hr);
 		if (rc == -1)
 			return;
 		if (rc == 0 && strcmp(hr.hr_state, "succeeded") == 0) {
-			hookrun_free(&hr);
+			deploy_hookrun_free(&hr);
 			continue;
 		}
 		if (rc == 0 && strcmp(hr.hr_state, "failed") == 0 &&
 		    hr.hr_child != NULL) {
-			hookrun_free(&hr);
+			deploy_hookrun_free(&hr);
 			apply_fail(d->d_id, st, "%s hook %s failed", phase,
 			    h->dh_hook_id);
 			return;
 		}
 		if (apply_claim(d->d_id) == -1) {
 			if (rc == 0)
-				hookrun_free(&hr);
+				deploy_hookrun_free(&hr);
 			return;
 		}
 		as = apply_step_new(d);
@@ -646,9 +646,9 @@ hooks_apply(struct deploy *d, const char *phase)
 			 * is cleared first, its token reused.
 			 */
 			if (rc == 0) {
-				hookrun_free(&hr);
+				deploy_hookrun_free(&hr);
 				if (store_begin(s) == -1 ||
-				    hookrun_clear(s, token) == -1 ||
+				    deploy_hookrun_clear(s, token) == -1 ||
 				    store_commit(s) == -1) {
 					/* The apply tick tries again. */
 					log_warnx("deployment %lld: cannot clear "
@@ -668,7 +668,7 @@ hooks_apply(struct deploy *d, const char *phase)
 
 			/* Fate unknown: look for a child with our token. */
 			as->as_started = hr.hr_started_at;
-			hookrun_free(&hr);
+			deploy_hookrun_free(&hr);
 			if ((spec = json_loads(h->dh_spec, 0, NULL)) != NULL) {
 				as->as_meta = hook_meta(spec, as);
 				as->as_spec = apply_strdup(h->dh_spec);
@@ -682,7 +682,7 @@ hooks_apply(struct deploy *d, const char *phase)
 		/* dispatched or running: poll it, within its timeout */
 		as->as_child = apply_strdup(hr.hr_child);
 		as->as_started = hr.hr_started_at;
-		hookrun_free(&hr);
+		deploy_hookrun_free(&hr);
 		if (as->as_timeout > 0 &&
 		    time(NULL) > as->as_started + as->as_timeout) {
 			char	 why[128];

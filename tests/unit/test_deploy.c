@@ -149,24 +149,25 @@ main(void)
 
 	TEST_BEGIN("deploy: hook runs by idempotency token");
 	CHECK(store_begin(s) == 0);
-	CHECK(hookrun_create(s, d.d_id, "pre", 0, "1:pre:0") == 0);
-	CHECK(hookrun_create(s, d.d_id, "pre", 0, "1:pre:0") == -1);
-	CHECK(hookrun_update(s, "1:pre:0", "dispatched",
+	CHECK(deploy_hookrun_create(s, d.d_id, "pre", 0, "1:pre:0") == 0);
+	CHECK(deploy_hookrun_create(s, d.d_id, "pre", 0, "1:pre:0") == -1);
+	CHECK(deploy_hookrun_update(s, "1:pre:0", "dispatched",
 	    "migrate-bb22bb22/dispatch-1-abcdef01", -1, NULL) == 0);
 	CHECK(store_commit(s) == 0);
-	CHECK(hookrun_get(s, "1:pre:0", &hr) == 0);
+	CHECK(deploy_hookrun_get(s, "1:pre:0", &hr) == 0);
 	CHECK_STR(hr.hr_state, "dispatched");
 	CHECK_STR(hr.hr_child, "migrate-bb22bb22/dispatch-1-abcdef01");
 	CHECK(hr.hr_exit_code == -1);
-	hookrun_free(&hr);
+	deploy_hookrun_free(&hr);
 	CHECK(store_begin(s) == 0);
-	CHECK(hookrun_update(s, "1:pre:0", "failed", NULL, 3, "exit 3") == 0);
+	CHECK(deploy_hookrun_update(s, "1:pre:0", "failed", NULL, 3,
+	    "exit 3") == 0);
 	CHECK(store_commit(s) == 0);
-	CHECK(hookrun_get(s, "1:pre:0", &hr) == 0);
+	CHECK(deploy_hookrun_get(s, "1:pre:0", &hr) == 0);
 	CHECK(hr.hr_exit_code == 3 && hr.hr_ended_at > 0);
 	CHECK_STR(hr.hr_child, "migrate-bb22bb22/dispatch-1-abcdef01");
-	hookrun_free(&hr);
-	CHECK(hookrun_get(s, "nope", &hr) == 1);
+	deploy_hookrun_free(&hr);
+	CHECK(deploy_hookrun_get(s, "nope", &hr) == 1);
 	TEST_END();
 
 	store_close(s);
