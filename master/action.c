@@ -138,7 +138,7 @@ static const struct action_def action_table[] = {
 	    "try again when it ends" },
 	    { ACOND_CAN_SUSPEND, 422, "invalid_configuration", "is a job "
 	    "type suspend means nothing for (only service and system jobs "
-	    "can be suspended)" } }, NULL, unsuspend_action },
+	    "can be suspended)" } }, NULL, suspend_undo_action },
 	/* Every operation <job>.<operation> the deployed revision has. */
 	{ "*", ACTION_ON_JOB, CAP_OPERATE, ACTION_OPERATION,
 	    NULL, NULL, NULL, 0, -1,

@@ -100,6 +100,8 @@ void	 hosts_probe_result(struct worker *, struct imsg *);
 /* hosts_drift.c */
 /* Read what every host of repo's plan runs, then decide. */
 void	 hosts_probe_repo(const char *repo);
+/* A repository's plan changed (master/plans.c): probe, then decide. */
+void	 hosts_plan_changed(const char *repo);
 
 /* hoststep.c */
 /* Drive deployment id (state deploying) of repo; 0, or -1 if it cannot. */

@@ -369,7 +369,7 @@ hosts_decide(const char *repo)
 
 /* A plan changed (master/plans.c): read its hosts, then decide. */
 void
-plans_changed_hook(const char *repo)
+hosts_plan_changed(const char *repo)
 {
 	hosts_probe_repo(repo);
 	hosts_kick();

@@ -92,7 +92,7 @@ void	 supervise_kill(struct worker *, const char *, ...)
 	    __attribute__((__format__(printf, 2, 3)));
 void	 supervise_broadcast(uint32_t type, const void *, size_t);
 struct worker *supervise_worker(enum nops_proc);
-void	 worker_exec(const char *title, int debug, int verbose);
+void	 supervise_exec(const char *title, int debug, int verbose);
 
 /* control.c */
 int	 control_open(const char *path, gid_t gid);

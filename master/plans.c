@@ -148,7 +148,7 @@ plans_set(struct plans_entry *pe, struct plan *pl)
 	for (i = 0; i < pl->pl_nwarnings; i++)
 		log_warnx("plan of %s: %s", pe->pe_repo, pl->pl_warnings[i]);
 	webpub_changed();
-	plans_changed_hook(pe->pe_repo);
+	hosts_plan_changed(pe->pe_repo);
 }
 
 /* Nix's message without its warnings and trace hint, bounded. */
@@ -438,7 +438,7 @@ plans_snapshot(const char *repo, const struct repo_snap *s)
 			free(pe->pe_file);
 			free(pe);
 			webpub_changed();
-			plans_changed_hook(repo);
+			hosts_plan_changed(repo);
 		}
 		return;
 	}

@@ -21,8 +21,6 @@ const char	*plans_first(void);
 const char	*plans_next(const char *repo);
 /* GET /api/v1/plans/{repo}; NULL: no plan there. */
 json_t		*plans_json(const char *repo);
-/* Called when a repository's plan changed (master/hosts.c). */
-void		 plans_changed_hook(const char *repo);
 
 extern const struct api_route	 plans_routes[];
 extern const size_t		 plans_nroutes;

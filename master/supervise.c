@@ -112,7 +112,7 @@ supervise_init(void)
 
 /* The re-exec'd worker: argv is "nopsd -P title [-d] [-v...]". */
 void
-worker_exec(const char *title, int debug, int verbose)
+supervise_exec(const char *title, int debug, int verbose)
 {
 	static char	 tbuf[32];
 	char		*argv[8];
@@ -248,7 +248,7 @@ supervise_start(struct worker *w)
 		} else if (dup2(sp[1], PROC_CHILD_FD) == -1)
 			fatal("dup2");
 		closefrom(PROC_CHILD_FD + 1);
-		worker_exec(w->w_title, nopsd_env->n_debug,
+		supervise_exec(w->w_title, nopsd_env->n_debug,
 		    nopsd_env->n_verbose);
 		/* NOTREACHED */
 	}

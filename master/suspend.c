@@ -380,7 +380,7 @@ suspend_action(struct action_ctx *ac, json_t *input, struct api_resp *resp)
 }
 
 void
-unsuspend_action(struct action_ctx *ac, json_t *input,
+suspend_undo_action(struct action_ctx *ac, json_t *input,
     struct api_resp *resp)
 {
 	suspend_toggle(ac, input, resp, 0);

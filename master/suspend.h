@@ -39,6 +39,6 @@ int	 suspend_retry(const char *ns, const char *job, int64_t dep,
 
 /* The procedures of the actions (master/action.c's table). */
 void	 suspend_action(struct action_ctx *, json_t *, struct api_resp *);
-void	 unsuspend_action(struct action_ctx *, json_t *, struct api_resp *);
+void	 suspend_undo_action(struct action_ctx *, json_t *, struct api_resp *);
 
 #endif /* NOPS_SUSPEND_H */
