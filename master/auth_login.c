@@ -271,7 +271,7 @@ out:
  * hashing threads and auth_login_done() answers (API_DEFERRED).
  */
 static void
-api_login(struct api_req *req, struct api_resp *resp)
+auth_api_login(struct api_req *req, struct api_resp *resp)
 {
 	struct auth_login	*l = NULL;
 	json_t			*body, *ju, *jp;
@@ -346,7 +346,7 @@ out:
 }
 
 static void
-api_logout(struct api_req *req, struct api_resp *resp)
+auth_api_logout(struct api_req *req, struct api_resp *resp)
 {
 	const struct acl_ident	*id = api_auth_ident(req);
 	json_t			*body;
@@ -379,7 +379,7 @@ api_logout(struct api_req *req, struct api_resp *resp)
 
 /* Who the client is, and what it may do: the dashboard hides buttons. */
 static void
-api_session(struct api_req *req, struct api_resp *resp)
+auth_api_session(struct api_req *req, struct api_resp *resp)
 {
 	const struct acl_ident	*id = api_auth_ident(req);
 	json_t			*o, *view;
@@ -475,7 +475,7 @@ auth_token_row_json(sqlite3_stmt *st)
 }
 
 static void
-api_tokens_list(struct api_req *req, struct api_resp *resp)
+auth_api_tokens_list(struct api_req *req, struct api_resp *resp)
 {
 	sqlite3_stmt	*st;
 	json_t		*items;
@@ -502,7 +502,7 @@ api_tokens_list(struct api_req *req, struct api_resp *resp)
 }
 
 static void
-api_token_create(struct api_req *req, struct api_resp *resp)
+auth_api_token_create(struct api_req *req, struct api_resp *resp)
 {
 	struct store	*s = api_auth_store();
 	sqlite3_stmt	*st;
@@ -604,7 +604,7 @@ out:
 
 /* DELETE /api/v1/tokens/{id|name} or POST .../{id|name}/revoke. */
 static void
-api_token_revoke(struct api_req *req, struct api_resp *resp)
+auth_api_token_revoke(struct api_req *req, struct api_resp *resp)
 {
 	struct store	*s = api_auth_store();
 	sqlite3_stmt	*st;
@@ -671,16 +671,19 @@ fail:
 }
 
 const struct api_route auth_routes[] = {
-	{ "POST", "/api/v1/login",	0, api_login, ACL_ROUTE_PUBLIC,
+	{ "POST", "/api/v1/login",	0, auth_api_login, ACL_ROUTE_PUBLIC,
 	    API_NS_NONE },
-	{ "GET",  "/api/v1/session",	0, api_session, ACL_ROUTE_PUBLIC,
+	{ "GET",  "/api/v1/session",	0, auth_api_session, ACL_ROUTE_PUBLIC,
 	    API_NS_NONE },
-	{ "POST", "/api/v1/logout",	0, api_logout, ACL_ROUTE_IDENTIFIED,
+	{ "POST", "/api/v1/logout",	0, auth_api_logout,
+	    ACL_ROUTE_IDENTIFIED, API_NS_NONE },
+	{ "GET",  "/api/v1/tokens",	0, auth_api_tokens_list, 0,
 	    API_NS_NONE },
-	{ "GET",  "/api/v1/tokens",	0, api_tokens_list, 0, API_NS_NONE },
-	{ "POST", "/api/v1/tokens",	0, api_token_create, 0, API_NS_NONE },
-	{ "DELETE", "/api/v1/tokens/*",	0, api_token_revoke, 0, API_NS_NONE },
-	{ "POST", "/api/v1/tokens/*/revoke", 0, api_token_revoke, 0,
+	{ "POST", "/api/v1/tokens",	0, auth_api_token_create, 0,
+	    API_NS_NONE },
+	{ "DELETE", "/api/v1/tokens/*",	0, auth_api_token_revoke, 0,
+	    API_NS_NONE },
+	{ "POST", "/api/v1/tokens/*/revoke", 0, auth_api_token_revoke, 0,
 	    API_NS_NONE },
 };
 const size_t auth_nroutes = sizeof(auth_routes) / sizeof(auth_routes[0]);
