@@ -773,18 +773,11 @@ config_print_file(FILE *fp, const char *indent, const char *what,
 	fputc('\n', fp);
 }
 
-void
-config_print(FILE *fp, const struct nops_conf *conf)
+/* The global keywords. */
+static void
+config_print_global(FILE *fp, const struct nops_conf *conf)
 {
-	const struct conf_listen	*l;
-	const struct conf_repo		*r;
-	const struct conf_group		*g;
-	const struct conf_policy	*p;
-	const struct conf_policy_ns	*pn;
-	const struct conf_bind		*b;
-	const struct conf_notify	*n;
-	char				 d[32];
-	size_t				 i;
+	char	 d[32];
 
 	fputs("user ", fp);
 	config_print_str(fp, conf->user);
@@ -813,22 +806,35 @@ config_print(FILE *fp, const struct nops_conf *conf)
 	    config_fmt_duration(conf->session_idle, d, sizeof(d)));
 	fprintf(fp, "session lifetime %s\n",
 	    config_fmt_duration(conf->session_lifetime, d, sizeof(d)));
+}
 
-	TAILQ_FOREACH(l, &conf->listens, entry) {
-		/* Hosts are IP literals, "*" or "localhost": no quotes. */
-		fprintf(fp, "listen on %s port %u", l->host, l->port);
-		if (l->tls) {
-			fputs(" tls certificate ", fp);
-			config_print_str(fp, l->tls_cert);
-			fputs(" key ", fp);
-			config_print_str(fp, l->tls_key);
-		}
-		if (!TAILQ_EMPTY(&l->hostnames)) {
-			fputs(" hostnames ", fp);
-			config_print_strs(fp, &l->hostnames);
-		}
-		fputc('\n', fp);
+static void
+config_print_listen(FILE *fp, const struct conf_listen *l)
+{
+	/* Hosts are IP literals, "*" or "localhost": no quotes. */
+	fprintf(fp, "listen on %s port %u", l->host, l->port);
+	if (l->tls) {
+		fputs(" tls certificate ", fp);
+		config_print_str(fp, l->tls_cert);
+		fputs(" key ", fp);
+		config_print_str(fp, l->tls_key);
 	}
+	if (!TAILQ_EMPTY(&l->hostnames)) {
+		fputs(" hostnames ", fp);
+		config_print_strs(fp, &l->hostnames);
+	}
+	fputc('\n', fp);
+}
+
+/* The listeners and what the webworker is told with them. */
+static void
+config_print_web(FILE *fp, const struct nops_conf *conf)
+{
+	const struct conf_listen	*l;
+	char				 d[32];
+
+	TAILQ_FOREACH(l, &conf->listens, entry)
+		config_print_listen(fp, l);
 	fprintf(fp, "max-body-size %s\n", config_fmt_size(
 	    conf->max_body_size, d, sizeof(d)));
 	fprintf(fp, "max-connections-per-address %d\n",
@@ -839,90 +845,114 @@ config_print(FILE *fp, const struct nops_conf *conf)
 		config_print_str(fp, conf->dashboard_url);
 		fputc('\n', fp);
 	}
+}
 
-	if (conf->nomad.address != NULL) {
-		fputs("\nnomad {\n\taddress ", fp);
-		config_print_str(fp, conf->nomad.address);
+static void
+config_print_nomad(FILE *fp, const struct conf_nomad *nc)
+{
+	if (nc->address == NULL)
+		return;
+	fputs("\nnomad {\n\taddress ", fp);
+	config_print_str(fp, nc->address);
+	fputc('\n', fp);
+	config_print_file(fp, "\t", "token", nc->token_file);
+	config_print_file(fp, "\t", "ca", nc->ca_file);
+	fputs("\tnamespaces ", fp);
+	config_print_strs(fp, &nc->namespaces);
+	fputs("\n}\n", fp);
+}
+
+static void
+config_print_hosts(FILE *fp, const struct conf_hosts *h)
+{
+	char	 d[32];
+
+	if (!h->set)
+		return;
+	fputs("\nhosts {\n", fp);
+	config_print_file(fp, "\t", "ssh key", h->ssh_key_file);
+	config_print_file(fp, "\t", "known-hosts", h->known_hosts_file);
+	if (h->nix_store != NULL) {
+		fputs("\tnix store ", fp);
+		config_print_str(fp, h->nix_store);
 		fputc('\n', fp);
-		config_print_file(fp, "\t", "token", conf->nomad.token_file);
-		config_print_file(fp, "\t", "ca", conf->nomad.ca_file);
-		fputs("\tnamespaces ", fp);
-		config_print_strs(fp, &conf->nomad.namespaces);
-		fputs("\n}\n", fp);
 	}
+	fprintf(fp, "\tconfirm-timeout %s\n", config_fmt_duration(
+	    h->confirm_timeout, d, sizeof(d)));
+	fprintf(fp, "\tcommand-timeout %s\n", config_fmt_duration(
+	    h->command_timeout, d, sizeof(d)));
+	fprintf(fp, "\teval-timeout %s\n", config_fmt_duration(
+	    h->eval_timeout, d, sizeof(d)));
+	fprintf(fp, "\teval-memory %s\n", config_fmt_size(
+	    h->eval_memory, d, sizeof(d)));
+	fprintf(fp, "\tbuild-timeout %s\n}\n", config_fmt_duration(
+	    h->build_timeout, d, sizeof(d)));
+}
 
-	if (conf->hosts.set) {
-		fputs("\nhosts {\n", fp);
-		config_print_file(fp, "\t", "ssh key", conf->hosts.ssh_key_file);
-		config_print_file(fp, "\t", "known-hosts",
-		    conf->hosts.known_hosts_file);
-		if (conf->hosts.nix_store != NULL) {
-			fputs("\tnix store ", fp);
-			config_print_str(fp, conf->hosts.nix_store);
-			fputc('\n', fp);
-		}
-		fprintf(fp, "\tconfirm-timeout %s\n", config_fmt_duration(
-		    conf->hosts.confirm_timeout, d, sizeof(d)));
-		fprintf(fp, "\tcommand-timeout %s\n", config_fmt_duration(
-		    conf->hosts.command_timeout, d, sizeof(d)));
-		fprintf(fp, "\teval-timeout %s\n", config_fmt_duration(
-		    conf->hosts.eval_timeout, d, sizeof(d)));
-		fprintf(fp, "\teval-memory %s\n", config_fmt_size(
-		    conf->hosts.eval_memory, d, sizeof(d)));
-		fprintf(fp, "\tbuild-timeout %s\n}\n", config_fmt_duration(
-		    conf->hosts.build_timeout, d, sizeof(d)));
-	}
+static void
+config_print_repo(FILE *fp, const struct conf_repo *r)
+{
+	char	 d[32];
 
-	TAILQ_FOREACH(r, &conf->repos, entry) {
-		fputs("\nrepository ", fp);
-		config_print_str(fp, r->name);
-		fputs(" {\n\turl ", fp);
-		config_print_str(fp, r->url);
-		fputs("\n\tbranch ", fp);
-		config_print_str(fp, r->branch);
-		fputs("\n\tpath ", fp);
-		config_print_str(fp, r->path);
-		fprintf(fp, "\n\tpoll-interval %s\n",
-		    config_fmt_duration(r->poll_interval, d, sizeof(d)));
-		fprintf(fp, "\tfetch-timeout %s\n",
-		    config_fmt_duration(r->fetch_timeout, d, sizeof(d)));
-		fprintf(fp, "\tmax-file-size %s\n",
-		    config_fmt_size(r->max_file_size, d, sizeof(d)));
-		fprintf(fp, "\tmax-files %u\n", r->max_files);
-		fprintf(fp, "\tmax-snapshot-size %s\n",
-		    config_fmt_size(r->max_snapshot_size, d, sizeof(d)));
-		config_print_file(fp, "\t", "webhook secret",
-		    r->webhook_secret_file);
-		config_print_file(fp, "\t", "ssh key", r->ssh_key_file);
-		config_print_file(fp, "\t", "known-hosts",
-		    r->known_hosts_file);
-		if (r->commit_url != NULL) {
-			fputs("\tcommit-url ", fp);
-			config_print_str(fp, r->commit_url);
-			fputc('\n', fp);
-		}
-		fputs("}\n", fp);
-	}
-
-	TAILQ_FOREACH(n, &conf->notifies, entry) {
-		fputs("\nnotify ", fp);
-		config_print_str(fp, n->name);
-		fprintf(fp, " {\n\t%s url ", config_notify_kind_name(n->kind));
-		config_print_str(fp, n->url);
+	fputs("\nrepository ", fp);
+	config_print_str(fp, r->name);
+	fputs(" {\n\turl ", fp);
+	config_print_str(fp, r->url);
+	fputs("\n\tbranch ", fp);
+	config_print_str(fp, r->branch);
+	fputs("\n\tpath ", fp);
+	config_print_str(fp, r->path);
+	fprintf(fp, "\n\tpoll-interval %s\n",
+	    config_fmt_duration(r->poll_interval, d, sizeof(d)));
+	fprintf(fp, "\tfetch-timeout %s\n",
+	    config_fmt_duration(r->fetch_timeout, d, sizeof(d)));
+	fprintf(fp, "\tmax-file-size %s\n",
+	    config_fmt_size(r->max_file_size, d, sizeof(d)));
+	fprintf(fp, "\tmax-files %u\n", r->max_files);
+	fprintf(fp, "\tmax-snapshot-size %s\n",
+	    config_fmt_size(r->max_snapshot_size, d, sizeof(d)));
+	config_print_file(fp, "\t", "webhook secret", r->webhook_secret_file);
+	config_print_file(fp, "\t", "ssh key", r->ssh_key_file);
+	config_print_file(fp, "\t", "known-hosts", r->known_hosts_file);
+	if (r->commit_url != NULL) {
+		fputs("\tcommit-url ", fp);
+		config_print_str(fp, r->commit_url);
 		fputc('\n', fp);
-		if (n->topic != NULL) {
-			fputs("\ttopic ", fp);
-			config_print_str(fp, n->topic);
-			fputc('\n', fp);
-		}
-		config_print_file(fp, "\t", "token", n->token_file);
-		fputs("\tevents {", fp);
-		for (i = 0; i < sizeof(config_events) /
-		    sizeof(config_events[0]); i++)
-			if (n->events & config_events[i].ev)
-				fprintf(fp, " %s", config_events[i].name);
-		fputs(" }\n}\n", fp);
 	}
+	fputs("}\n", fp);
+}
+
+static void
+config_print_notify(FILE *fp, const struct conf_notify *n)
+{
+	size_t	 i;
+
+	fputs("\nnotify ", fp);
+	config_print_str(fp, n->name);
+	fprintf(fp, " {\n\t%s url ", config_notify_kind_name(n->kind));
+	config_print_str(fp, n->url);
+	fputc('\n', fp);
+	if (n->topic != NULL) {
+		fputs("\ttopic ", fp);
+		config_print_str(fp, n->topic);
+		fputc('\n', fp);
+	}
+	config_print_file(fp, "\t", "token", n->token_file);
+	fputs("\tevents {", fp);
+	for (i = 0; i < sizeof(config_events) / sizeof(config_events[0]); i++)
+		if (n->events & config_events[i].ev)
+			fprintf(fp, " %s", config_events[i].name);
+	fputs(" }\n}\n", fp);
+}
+
+/* Who may do what: groups, policies, binds, the anonymous policy. */
+static void
+config_print_access(FILE *fp, const struct nops_conf *conf)
+{
+	const struct conf_group		*g;
+	const struct conf_policy	*p;
+	const struct conf_policy_ns	*pn;
+	const struct conf_bind		*b;
 
 	if (!TAILQ_EMPTY(&conf->groups))
 		fputc('\n', fp);
@@ -963,4 +993,21 @@ config_print(FILE *fp, const struct nops_conf *conf)
 		config_print_str(fp, conf->anonymous_policy);
 		fputc('\n', fp);
 	}
+}
+
+void
+config_print(FILE *fp, const struct nops_conf *conf)
+{
+	const struct conf_repo		*r;
+	const struct conf_notify	*n;
+
+	config_print_global(fp, conf);
+	config_print_web(fp, conf);
+	config_print_nomad(fp, &conf->nomad);
+	config_print_hosts(fp, &conf->hosts);
+	TAILQ_FOREACH(r, &conf->repos, entry)
+		config_print_repo(fp, r);
+	TAILQ_FOREACH(n, &conf->notifies, entry)
+		config_print_notify(fp, n);
+	config_print_access(fp, conf);
 }
