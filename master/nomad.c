@@ -314,6 +314,170 @@ nomad_outstanding(void)
 
 /* -------------------------------------------------------------- calls */
 
+/* What a request carries besides its fields, as the worker gets it. */
+struct nomad_payload {
+	const void	*np_d1, *np_d2;
+	size_t		 np_d1len, np_d2len;
+	char		*np_dump;	/* JSON text d1 or d2 is, or NULL */
+};
+
+/* 0 if a's fields may go to the worker, else -1 and c fails later. */
+static int
+nomad_call_check(struct nomad_call *c, int op, const struct nomad_args *a,
+    const char *ns)
+{
+	const char	*cerr;
+
+	if (op <= NOMAD_OP_NONE || op >= NOMAD_OP_MAX) {
+		nomad_fail_later(c, "unknown Nomad operation %d", op);
+		return -1;
+	}
+	if ((cerr = nomad_conf_error()) != NULL) {
+		nomad_fail_later(c, "%s", cerr);
+		return -1;
+	}
+	if ((a->na_flags & ~NOMAD_F_ALL) != 0 || ns == NULL ||
+	    strlen(ns) > NOMAD_NS_MAX ||
+	    (a->na_id != NULL && strlen(a->na_id) > NOMAD_ID_MAX) ||
+	    (a->na_task != NULL && strlen(a->na_task) > NOMAD_TASK_MAX) ||
+	    (a->na_prefix != NULL && strlen(a->na_prefix) > NOMAD_ID_MAX) ||
+	    (a->na_idem != NULL && strlen(a->na_idem) > NOMAD_IDEM_MAX)) {
+		nomad_fail_later(c, "%s: invalid arguments", c->nc_what);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The payload of op in p (free p->np_dump): 0; 1 when the parse cache
+ * answered (c completes later); -1 when too large (c fails later).
+ */
+static int
+nomad_call_payload(struct nomad_call *c, int op, const struct nomad_args *a,
+    struct nomad_payload *p)
+{
+	char	*dump = NULL;
+
+	memset(p, 0, sizeof(*p));
+	switch (op) {
+	case NOMAD_OP_PARSE:
+		if (a->na_datalen > NOMAD_HCL_MAX ||
+		    a->na_varslen > NOMAD_VARS_MAX) {
+			nomad_fail_later(c, "parse: the job file or its "
+			    "variables are too large");
+			return -1;
+		}
+		p->np_d1 = a->na_data;
+		p->np_d1len = a->na_datalen;
+		p->np_d2 = a->na_vars;
+		p->np_d2len = a->na_varslen;
+		nomad_cache_key(p->np_d1, p->np_d1len, p->np_d2, p->np_d2len,
+		    c->nc_key);
+		c->nc_cacheable = 1;
+		if (nomad_cache_get(c->nc_key, &c->nc_status, &c->nc_index,
+		    &c->nc_json, &c->nc_error)) {
+			c->nc_cached = 1;
+			log_debug("nomad: %s answered from the cache",
+			    c->nc_what);
+			nomad_complete_later(c);
+			return 1;
+		}
+		break;
+	case NOMAD_OP_PLAN:
+	case NOMAD_OP_REGISTER:
+		if (!json_is_object(a->na_job) || (dump = json_dumps(a->na_job,
+		    JSON_COMPACT)) == NULL || strlen(dump) > NOMAD_JOB_MAX) {
+			free(dump);
+			nomad_fail_later(c, "%s: no job, or the job is too "
+			    "large", c->nc_what);
+			return -1;
+		}
+		p->np_d1 = p->np_dump = dump;
+		p->np_d1len = strlen(dump);
+		break;
+	case NOMAD_OP_DEPLOYMENT_PROMOTE:
+		if (a->na_groups != NULL && (!json_is_array(a->na_groups) ||
+		    (dump = json_dumps(a->na_groups, JSON_COMPACT)) ==
+		    NULL || strlen(dump) > NOMAD_META_MAX)) {
+			free(dump);
+			nomad_fail_later(c, "%s: bad groups", c->nc_what);
+			return -1;
+		}
+		p->np_d1 = p->np_dump = dump;
+		p->np_d1len = dump != NULL ? strlen(dump) : 0;
+		break;
+	case NOMAD_OP_DISPATCH:
+		if (a->na_datalen > NOMAD_PAYLOAD_MAX ||
+		    (a->na_meta != NULL && (!json_is_object(a->na_meta) ||
+		    (dump = json_dumps(a->na_meta, JSON_COMPACT)) == NULL ||
+		    strlen(dump) > NOMAD_META_MAX))) {
+			free(dump);
+			nomad_fail_later(c, "%s: payload or meta too large",
+			    c->nc_what);
+			return -1;
+		}
+		p->np_d1 = a->na_data;
+		p->np_d1len = a->na_datalen;
+		p->np_d2 = p->np_dump = dump;
+		p->np_d2len = dump != NULL ? strlen(dump) : 0;
+		break;
+	}
+	return 0;
+}
+
+/*
+ * Send c to the worker w (p's dump freed) and wait for the answer with a
+ * deadline; else c fails later.
+ */
+static void
+nomad_call_send(struct nomad_call *c, struct worker *w,
+    const struct nomad_args *a, const char *ns, uint32_t timeout,
+    struct nomad_payload *p)
+{
+	struct msgw			 m;
+	struct wire_nomad_request	 q;
+	struct timeval			 tv;
+	long long			 ms;
+
+	q.op = (uint32_t)c->nc_op;
+	q.flags = a->na_flags;
+	q.timeout_ms = timeout;
+	q.ns = ns;
+	q.id = a->na_id;
+	q.task = a->na_task;
+	q.prefix = a->na_prefix;
+	q.idem = a->na_idem;
+	q.index = a->na_index;
+	q.tail = a->na_tail;
+	q.data1 = p->np_d1;
+	q.data1len = p->np_d1len;
+	q.data2 = p->np_d2;
+	q.data2len = p->np_d2len;
+	msg_init(&m);
+	wire_put_nomad_request(&m, &q);
+	free(p->np_dump);
+	p->np_dump = NULL;
+	if (imsgev_send(&w->w_iev, &m, IMSG_NOMAD_REQUEST, c->nc_id,
+	    -1) == -1) {
+		nomad_fail_later(c, "%s: cannot queue the request: %s",
+		    c->nc_what, strerror(errno));
+		return;
+	}
+
+	/* The worker answers within its timeouts; this is a safety net. */
+	ms = (long long)timeout * NOMAD_READ_ATTEMPTS + NOMAD_BACKOFF_MAX_MS +
+	    NOMAD_DEADLINE_SLACK_MS;
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	if ((c->nc_deadline = evtimer_new(nopsd_env->n_base,
+	    nomad_deadline_cb, c)) == NULL)
+		fatal("evtimer_new");
+	evtimer_add(c->nc_deadline, &tv);
+	RB_INSERT(nomad_calls, &nomad_calls, c);
+	nomad_ncalls++;
+	log_debug("nomad: request %u: %s", c->nc_id, c->nc_what);
+}
+
 /*
  * The one way to call Nomad.  Returns the request id (never 0); the
  * callback runs later, exactly once unless nomad_cancel()ed.
@@ -321,18 +485,11 @@ nomad_outstanding(void)
 uint32_t
 nomad_call(int op, const struct nomad_args *a, nomad_cb cb, void *arg)
 {
-	struct nomad_call		*c;
-	struct worker			*w;
-	struct msgw			 m;
-	struct wire_nomad_request	 q;
-	const char			*ns, *cerr;
-	char				*job = NULL, *meta = NULL, *groups = NULL;
-	const void			*d1 = NULL, *d2 = NULL;
-	size_t				 d1len = 0, d2len = 0;
-	uint32_t			 timeout;
-	struct timeval			 tv;
-	long long			 ms;
-	uint32_t			 id;
+	struct nomad_call	*c;
+	struct nomad_payload	 p;
+	struct worker		*w;
+	const char		*ns;
+	uint32_t		 timeout, id;
 
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		fatal("calloc");
@@ -353,147 +510,28 @@ nomad_call(int op, const struct nomad_args *a, nomad_cb cb, void *arg)
 	    nomad_op_name(op), a->na_id != NULL ? " " : "",
 	    a->na_id != NULL ? a->na_id : "", ns != NULL ? ns : "?");
 
-	if (op <= NOMAD_OP_NONE || op >= NOMAD_OP_MAX) {
-		nomad_fail_later(c, "unknown Nomad operation %d", op);
+	if (nomad_call_check(c, op, a, ns) == -1 ||
+	    nomad_call_payload(c, op, a, &p) != 0)
 		return id;
-	}
-	if ((cerr = nomad_conf_error()) != NULL) {
-		nomad_fail_later(c, "%s", cerr);
-		return id;
-	}
 	timeout = a->na_timeout_ms != 0 ? a->na_timeout_ms : NOMAD_TIMEOUT_MS;
 	if (timeout > NOMAD_TIMEOUT_MAX_MS)
 		timeout = NOMAD_TIMEOUT_MAX_MS;
-	if ((a->na_flags & ~NOMAD_F_ALL) != 0 || ns == NULL ||
-	    strlen(ns) > NOMAD_NS_MAX ||
-	    (a->na_id != NULL && strlen(a->na_id) > NOMAD_ID_MAX) ||
-	    (a->na_task != NULL && strlen(a->na_task) > NOMAD_TASK_MAX) ||
-	    (a->na_prefix != NULL && strlen(a->na_prefix) > NOMAD_ID_MAX) ||
-	    (a->na_idem != NULL && strlen(a->na_idem) > NOMAD_IDEM_MAX)) {
-		nomad_fail_later(c, "%s: invalid arguments", c->nc_what);
-		return id;
-	}
-
-	switch (op) {
-	case NOMAD_OP_PARSE:
-		if (a->na_datalen > NOMAD_HCL_MAX ||
-		    a->na_varslen > NOMAD_VARS_MAX) {
-			nomad_fail_later(c, "parse: the job file or its "
-			    "variables are too large");
-			return id;
-		}
-		d1 = a->na_data;
-		d1len = a->na_datalen;
-		d2 = a->na_vars;
-		d2len = a->na_varslen;
-		nomad_cache_key(d1, d1len, d2, d2len, c->nc_key);
-		c->nc_cacheable = 1;
-		if (nomad_cache_get(c->nc_key, &c->nc_status, &c->nc_index,
-		    &c->nc_json, &c->nc_error)) {
-			c->nc_cached = 1;
-			log_debug("nomad: %s answered from the cache",
-			    c->nc_what);
-			nomad_complete_later(c);
-			return id;
-		}
-		break;
-	case NOMAD_OP_PLAN:
-	case NOMAD_OP_REGISTER:
-		if (!json_is_object(a->na_job) || (job = json_dumps(a->na_job,
-		    JSON_COMPACT)) == NULL || strlen(job) > NOMAD_JOB_MAX) {
-			free(job);
-			nomad_fail_later(c, "%s: no job, or the job is too "
-			    "large", c->nc_what);
-			return id;
-		}
-		d1 = job;
-		d1len = strlen(job);
-		break;
-	case NOMAD_OP_DEPLOYMENT_PROMOTE:
-		if (a->na_groups != NULL && (!json_is_array(a->na_groups) ||
-		    (groups = json_dumps(a->na_groups, JSON_COMPACT)) ==
-		    NULL || strlen(groups) > NOMAD_META_MAX)) {
-			free(groups);
-			nomad_fail_later(c, "%s: bad groups", c->nc_what);
-			return id;
-		}
-		d1 = groups;
-		d1len = groups != NULL ? strlen(groups) : 0;
-		break;
-	case NOMAD_OP_DISPATCH:
-		if (a->na_datalen > NOMAD_PAYLOAD_MAX ||
-		    (a->na_meta != NULL && (!json_is_object(a->na_meta) ||
-		    (meta = json_dumps(a->na_meta, JSON_COMPACT)) == NULL ||
-		    strlen(meta) > NOMAD_META_MAX))) {
-			free(meta);
-			nomad_fail_later(c, "%s: payload or meta too large",
-			    c->nc_what);
-			return id;
-		}
-		d1 = a->na_data;
-		d1len = a->na_datalen;
-		d2 = meta;
-		d2len = meta != NULL ? strlen(meta) : 0;
-		break;
-	}
 
 	w = supervise_worker(PROC_NOMADWORKER);
 	if (w == NULL || !w->w_running) {
-		free(job);
-		free(meta);
-		free(groups);
+		free(p.np_dump);
 		nomad_fail_later(c, "the nomadworker is not running (%s)",
 		    w != NULL && w->w_lastexit[0] != '\0' ? w->w_lastexit :
 		    "starting");
 		return id;
 	}
 	if (nomad_ncalls >= NOMAD_MAX_OUTSTANDING) {
-		free(job);
-		free(meta);
-		free(groups);
+		free(p.np_dump);
 		nomad_fail_later(c, "too many Nomad requests in flight (%d)",
 		    NOMAD_MAX_OUTSTANDING);
 		return id;
 	}
-
-	q.op = (uint32_t)op;
-	q.flags = a->na_flags;
-	q.timeout_ms = timeout;
-	q.ns = ns;
-	q.id = a->na_id;
-	q.task = a->na_task;
-	q.prefix = a->na_prefix;
-	q.idem = a->na_idem;
-	q.index = a->na_index;
-	q.tail = a->na_tail;
-	q.data1 = d1;
-	q.data1len = d1len;
-	q.data2 = d2;
-	q.data2len = d2len;
-	msg_init(&m);
-	wire_put_nomad_request(&m, &q);
-	free(job);
-	free(meta);
-	free(groups);
-	if (imsgev_send(&w->w_iev, &m, IMSG_NOMAD_REQUEST, c->nc_id,
-	    -1) == -1) {
-		nomad_fail_later(c, "%s: cannot queue the request: %s",
-		    c->nc_what, strerror(errno));
-		return id;
-	}
-
-	/* The worker answers within its timeouts; this is a safety net. */
-	ms = (long long)timeout * NOMAD_READ_ATTEMPTS + NOMAD_BACKOFF_MAX_MS +
-	    NOMAD_DEADLINE_SLACK_MS;
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
-	if ((c->nc_deadline = evtimer_new(nopsd_env->n_base,
-	    nomad_deadline_cb, c)) == NULL)
-		fatal("evtimer_new");
-	evtimer_add(c->nc_deadline, &tv);
-	RB_INSERT(nomad_calls, &nomad_calls, c);
-	nomad_ncalls++;
-	log_debug("nomad: request %u: %s", c->nc_id, c->nc_what);
+	nomad_call_send(c, w, a, ns, timeout, &p);
 	return id;
 }
 
