@@ -364,7 +364,11 @@ static const struct action_rule *
 action_broken(const struct action_def *ad, struct action_ctx *ac,
     char *why, size_t whylen)
 {
-	static struct action_rule	 state_rule, store_rule;
+	/* The reason is written to why; these rules hold no pointer to it. */
+	static const struct action_rule	 state_rule = { ACOND_STATE, 409,
+	    "conflict", "is in another state" };
+	static const struct action_rule	 store_rule = { ACOND_STATE, 500,
+	    "runtime_error", "cannot be read" };
 	const struct action_rule	*r;
 	char				 states[256];
 	size_t				 i;
@@ -375,13 +379,10 @@ action_broken(const struct action_def *ad, struct action_ctx *ac,
 		    ac->ac_host != NULL ? "host" : "job", ac->ac_host != NULL ?
 		    ac->ac_job : ac->ac_ns, ac->ac_host != NULL ? ac->ac_host :
 		    ac->ac_job, store_error(engine_store()));
-		store_rule.ar_need = ACOND_STATE;
-		store_rule.ar_status = 500;
-		store_rule.ar_code = "runtime_error";
-		store_rule.ar_why = why;
 		return &store_rule;
 	}
-	if (ad->ad_on == ACTION_ON_DEPLOYMENT && ac->ac_d != NULL &&
+	/* A deployment's actions are only looked at with it (ac_d). */
+	if (ad->ad_on == ACTION_ON_DEPLOYMENT &&
 	    !(ad->ad_from & DSB(ac->ac_d->d_state))) {
 		states[0] = '\0';
 		for (i = 0; i < DS_MAX; i++) {
@@ -394,10 +395,6 @@ action_broken(const struct action_def *ad, struct action_ctx *ac,
 		snprintf(why, whylen, "deployment %lld is %s: %s is for a "
 		    "deployment that is %s", (long long)ac->ac_d->d_id,
 		    deploy_state_str(ac->ac_d->d_state), ad->ad_id, states);
-		state_rule.ar_need = ACOND_STATE;
-		state_rule.ar_status = 409;
-		state_rule.ar_code = "conflict";
-		state_rule.ar_why = why;
 		return &state_rule;
 	}
 	if (ad->ad_kind == ACTION_OPERATION && ad->ad_on == ACTION_ON_JOB)

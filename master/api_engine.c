@@ -340,6 +340,12 @@ api_deployments(struct api_req *req, struct api_resp *resp)
 		n++;
 	}
 	sqlite3_reset(st);
+	/* A read that failed midway is not the end of the list. */
+	if (!more && rc != SQLITE_DONE) {
+		json_decref(items);
+		api_error(resp, 500, "runtime_error", "cannot read deployments");
+		goto out;
+	}
 	resp->status = 200;
 	resp->body = jsonb_pack("{s:o,s:o}", "items", items, "next",
 	    more ? jsonb_printf("%lld", (long long)last) : json_null());

@@ -440,6 +440,8 @@ auth_rl_fail(struct auth_rl *rl, const char *key, time_t now)
 	}
 	if (i == rl->rl_n)
 		s = old;
+	if (s == NULL)		/* a table of no slots counts nothing */
+		return;
 	strlcpy(s->rs_key, key, sizeof(s->rs_key));
 	s->rs_start = now;
 	s->rs_last = now;

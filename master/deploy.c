@@ -345,6 +345,13 @@ deploy_row(struct store *s, sqlite3_stmt *st, struct deploy *d)
 		h->dh_revision = store_col_strdup(hs, 5);
 		h->dh_timeout = sqlite3_column_int(hs, 6);
 	}
+	/* A deployment whose hooks could not all be read is not read. */
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		log_warnx("store: read hooks of deployment %lld: %s",
+		    (long long)d->d_id, store_error(s));
+		sqlite3_reset(hs);
+		return -1;
+	}
 	sqlite3_reset(hs);
 	return 0;
 }

@@ -292,6 +292,7 @@ each_hosts(struct each_run *er, json_t *names, struct api_resp *resp)
 	if ((er->er_hosts = calloc(pl->pl_nhosts + 1,
 	    sizeof(*er->er_hosts))) == NULL)
 		fatal("calloc");
+	er->er_nhosts = 0;	/* the list just made is empty */
 	if (names == NULL) {
 		for (i = 0; i < pl->pl_nhosts; i++)
 			if (pl->pl_hosts[i].ph_phase >= 0)

@@ -367,7 +367,7 @@ notify_send(struct notifier *n, const struct deploy *d, uint32_t ev,
 		    "sent_at", notify_time_json(time(NULL)));
 		break;
 	}
-	if (doc != NULL) {
+	if (kind == NOTIFY_KIND_JSON) {
 		body = jsonb_dump(doc, JSON_COMPACT);
 		json_decref(doc);
 	}

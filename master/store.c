@@ -823,7 +823,8 @@ store_pragma_int(sqlite3 *db, const char *pragma, int *value)
 	if (rc == SQLITE_ROW) {
 		*value = sqlite3_column_int(stmt, 0);
 		rc = SQLITE_OK;
-	}
+	} else if (rc == SQLITE_OK || rc == SQLITE_DONE)
+		rc = SQLITE_ERROR;	/* no row: nothing was read */
 	(void)sqlite3_finalize(stmt);
 	return (rc);
 }
@@ -886,8 +887,7 @@ store_refuse_checks(struct store *st, int nmigs, int *version, int verify,
 		    "refusing to open", path, sqlite3_errmsg(db));
 		return (-1);
 	}
-	if ((rc = store_pragma_int(db, "application_id", &appid)) !=
-	    SQLITE_OK) {
+	if (store_pragma_int(db, "application_id", &appid) != SQLITE_OK) {
 		store_seterr(err, errlen, "database %s: cannot read it: %s: "
 		    "refusing to open", path, sqlite3_errmsg(db));
 		return (-1);
@@ -1010,7 +1010,7 @@ store_migrate(struct store *st, const struct store_migration *migs, int n,
     int from, char *err, size_t errlen)
 {
 	sqlite3				*db = st->st_db;
-	const struct store_migration	*m = &migs[from];
+	const struct store_migration	*m;
 	sqlite3_stmt			*stmt;
 	char				 sql[64], why[256];
 	int				 v, cur, nofk;
@@ -1194,7 +1194,6 @@ store_open_migrations(const char *path, const struct store_migration *migs,
 			    "integrity check (%s)", path, msg);
 			goto fail;
 		}
-		clean = 0;
 	}
 	st->st_accepted = 1;
 	return (st);

@@ -263,12 +263,14 @@ seen_find(struct webhook_seen *ws, const char *key)
 int
 webhook_seen_add(struct webhook_seen *ws, const char *key, time_t now)
 {
-	struct seen_entry	*se;
+	struct seen_entry	*se, *next;
 
 	/* Forget what expired; the list is in the order of arrival. */
-	while ((se = TAILQ_FIRST(&ws->ws_age)) != NULL &&
-	    (se->se_at + ws->ws_ttl <= now || se->se_at > now))
+	TAILQ_FOREACH_SAFE(se, &ws->ws_age, se_age, next) {
+		if (se->se_at + ws->ws_ttl > now && se->se_at <= now)
+			break;
 		seen_drop(ws, se);
+	}
 	if (seen_find(ws, key) != NULL)
 		return 1;
 	if (ws->ws_count >= ws->ws_max)
@@ -295,11 +297,11 @@ webhook_seen_count(const struct webhook_seen *ws)
 void
 webhook_seen_free(struct webhook_seen *ws)
 {
-	struct seen_entry	*se;
+	struct seen_entry	*se, *next;
 
 	if (ws == NULL)
 		return;
-	while ((se = TAILQ_FIRST(&ws->ws_age)) != NULL)
+	TAILQ_FOREACH_SAFE(se, &ws->ws_age, se_age, next)
 		seen_drop(ws, se);
 	free(ws);
 }

@@ -633,23 +633,20 @@ webpub_subscribe(struct worker *w, struct imsg *imsg, int want)
 	struct webpub_sub	 key, *ws;
 	struct wire_web_want	 want_msg;
 	struct msgr		 r;
-	const char		*target = NULL;
+	const char		*target;
 	char			 path[WEB_PATH_MAX + 1];
-	uint32_t		 cls = 0;
+	uint32_t		 cls;
 
 	msg_reader(&r, imsg);
-	if (wire_get_web_want(&r, &want_msg) == 0) {
-		cls = want_msg.cls;
-		target = want_msg.target;
-		strlcpy(path, target, sizeof(path));
-		path[strcspn(path, "?")] = '\0';
-		if (web_doc_route(path) == WEB_DOC_NO)
-			msg_fail(&r, "not a pushed read");
-	}
-	if (r.err != 0) {
-		supervise_violation(w, "malformed %s (%s)",
-		    imsg_to_str(imsg->hdr.type), r.what);
-		return;
+	if (wire_get_web_want(&r, &want_msg) == -1)
+		goto bad;
+	cls = want_msg.cls;
+	target = want_msg.target;
+	strlcpy(path, target, sizeof(path));
+	path[strcspn(path, "?")] = '\0';
+	if (web_doc_route(path) == WEB_DOC_NO) {
+		msg_fail(&r, "not a pushed read");
+		goto bad;
 	}
 	/* A class of the table before a reset: the webworker drops it. */
 	if (cls >= wp.nclasses)
@@ -688,6 +685,10 @@ webpub_subscribe(struct worker *w, struct imsg *imsg, int want)
 		wp.nsubs++;
 	}
 	webpub_render(ws, 1);
+	return;
+bad:
+	supervise_violation(w, "malformed %s (%s)",
+	    imsg_to_str(imsg->hdr.type), r.what);
 }
 
 /* The webworker found a session expired: delete it if it is. */
