@@ -361,7 +361,6 @@ lb_forget(struct api_req *req, struct api_resp *resp)
 	const char	*errstr = NULL;
 	char		 target[64];
 	int64_t		 entry, id;
-	int		 n;
 
 	entry = strtonum(req->ar_args[0], 1, INT64_MAX, &errstr);
 	if (errstr != NULL) {
@@ -386,7 +385,7 @@ lb_forget(struct api_req *req, struct api_resp *resp)
 		goto fail;
 	}
 	sqlite3_reset(st);
-	if ((n = sqlite3_changes(store_db(s))) == 0) {
+	if (sqlite3_changes(store_db(s)) == 0) {
 		store_rollback(s);
 		api_error(resp, 404, "not_found", "no record %lld of deployment "
 		    "%lld", (long long)entry, (long long)id);

@@ -1139,6 +1139,7 @@ operation_recover(void)
 		rev = (const char *)sqlite3_column_text(st, 6);
 		if (rev == NULL) {
 			/* Its revision is gone from the store: unknowable. */
+			/* cppcheck-suppress memleakOnRealloc ; fatal() exits */
 			if ((lost = reallocarray(lost, nlost + 1,
 			    sizeof(*lost))) == NULL)
 				fatal("reallocarray");
