@@ -1137,7 +1137,7 @@ detect_finish(struct dcycle *dc)
 	cycle = NULL;
 	e->e_detecting = 0;
 	detect_trim_later();
-	webpub_changed();
+	webpub_changed_now();
 	hooks_cleanup();
 	operation_cleanup();
 	if (e->e_rerun)

@@ -531,6 +531,12 @@ again:
 	wire_put_git_poll(&m, &p);
 	if (imsgev_send(&w->w_iev, &m, IMSG_GIT_POLL, r->r_id, -1) == -1)
 		fatal("IMSG_GIT_POLL to %s", w->w_title);
+	/*
+	 * Written now, not at the next turn of the loop: a webhook's caller
+	 * still has its answer and an audit record to come.  What cannot be
+	 * written now stays queued, and the loop reports a broken channel.
+	 */
+	(void)imsgbuf_write(&w->w_iev.ibuf);
 	tv.tv_sec = r->r_timeout;
 	tv.tv_usec = 0;
 	evtimer_add(repo_deadline, &tv);

@@ -170,6 +170,7 @@ webhook_post(struct api_req *req, struct api_resp *resp)
 	struct webhook_req	 wr;
 	struct whrepo		*wh;
 	enum webhook_verdict	 v;
+	int			 queued;
 	const char		*name = req->ar_args[0], *why, *id, *kind;
 	char			 key[NOPS_NAME_MAX * 4 +
 			    WEBHOOK_DELIVERY_MAX + 2];
@@ -236,8 +237,10 @@ webhook_post(struct api_req *req, struct api_resp *resp)
 		}
 	}
 	wh->wh_accepted++;
+	/* The poll goes out first: the audit's write is not in its way. */
+	queued = repo_fetch_now(name, "webhook");
 	webhook_audit(name, kind, id, req);
-	if (repo_fetch_now(name, "webhook") == -1) {
+	if (queued == -1) {
 		api_error(resp, 404, "not_found", "no repository %s", name);
 		return;
 	}

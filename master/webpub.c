@@ -93,6 +93,8 @@ static struct {
 	struct event		*tick;
 	int			 soon_pending;
 	long			 soon_ms;	/* between two flushes */
+	long			 render_ms;	/* the last flush took */
+	long long		 soon_due_us;	/* when soon fires, monotonic */
 	time_t			 flushed;	/* monotonic s, last flush */
 	struct timespec		 flushed_at;	/* its end, monotonic */
 	uint64_t		 renders;	/* for /metrics */
@@ -577,6 +579,7 @@ webpub_flush(void)
 	 */
 	ms = (t1.tv_sec - t0.tv_sec) * 1000 +
 	    (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	wp.render_ms = ms;
 	wp.soon_ms = ms * 4 < WEBPUB_SOON_MS ? WEBPUB_SOON_MS :
 	    ms * 4 > WEBPUB_TICK * 1000 ? WEBPUB_TICK * 1000 : ms * 4;
 }
@@ -599,6 +602,30 @@ webpub_tick_cb(int fd, short event, void *arg)
 		webpub_flush();
 }
 
+/* Flush once the last flush is spacing_ms old (now if it is). */
+static void
+webpub_arm(long spacing_ms)
+{
+	struct timeval	 tv;
+	struct timespec	 now;
+	long long	 now_us, wait_us;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	now_us = (long long)now.tv_sec * 1000000 + now.tv_nsec / 1000;
+	wait_us = (long long)wp.flushed_at.tv_sec * 1000000 +
+	    wp.flushed_at.tv_nsec / 1000 + (long long)spacing_ms * 1000 -
+	    now_us;
+	if (wait_us < 0)
+		wait_us = 0;
+	if (wp.soon_pending && wp.soon_due_us <= now_us + wait_us)
+		return;
+	tv.tv_sec = wait_us / 1000000;
+	tv.tv_usec = wait_us % 1000000;
+	evtimer_add(wp.soon, &tv);
+	wp.soon_pending = 1;
+	wp.soon_due_us = now_us + wait_us;
+}
+
 /*
  * Something changed: flush on the next turn of the loop (what else this
  * turn changes goes with it), unless the last flush is more recent than
@@ -609,22 +636,23 @@ webpub_tick_cb(int fd, short event, void *arg)
 void
 webpub_changed(void)
 {
-	struct timeval	 tv;
-	struct timespec	 now;
-	long long	 since_us, wait_us;
-
 	if (wp.soon == NULL || wp.soon_pending || wp.nsubs == 0)
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	since_us = (long long)(now.tv_sec - wp.flushed_at.tv_sec) * 1000000 +
-	    (now.tv_nsec - wp.flushed_at.tv_nsec) / 1000;
-	wait_us = (long long)wp.soon_ms * 1000 - since_us;
-	if (wait_us < 0)
-		wait_us = 0;
-	tv.tv_sec = wait_us / 1000000;
-	tv.tv_usec = wait_us % 1000000;
-	evtimer_add(wp.soon, &tv);
-	wp.soon_pending = 1;
+	webpub_arm(wp.soon_ms);
+}
+
+/*
+ * An outcome readers wait for (the end of a detection cycle): pushed
+ * once the last flush is as old as it took, not four times as old.  A
+ * cycle waits on Nomad between two of these, and rendering still takes
+ * at most half of the master.
+ */
+void
+webpub_changed_now(void)
+{
+	if (wp.soon == NULL || wp.nsubs == 0)
+		return;
+	webpub_arm(wp.render_ms);
 }
 
 static void

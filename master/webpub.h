@@ -24,6 +24,8 @@ void	 webpub_shutdown(void);
 void	 webpub_reset(void);
 /* Something reads show may have changed: push what changed soon. */
 void	 webpub_changed(void);
+/* The same, for an outcome readers wait for: less spacing. */
+void	 webpub_changed_now(void);
 /* Push what changed now (before answering a write). */
 void	 webpub_flush(void);
 /* A session began or a token was made: the webworker learns it now. */
