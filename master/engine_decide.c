@@ -292,89 +292,85 @@ decide_fail(struct ejob *ej, const char *what)
 	engine_detect_retry("a store error");
 }
 
-/* Decide for one managed, planned job.  See nopsd.8, DETECTION. */
-static void
-decide_job(struct ejob *ej)
+/* What decide_job() learnt before deciding, and a person's requests. */
+struct decide_ctx {
+	int		 dx_paused;	/* a person's hold */
+	int		 dx_held;	/* outside its sync window */
+	int		 dx_retry;	/* a retry of deployment dx_retry_of */
+	int64_t		 dx_retry_of;
+	int		 dx_now;	/* deploy-now, asked by dx_nowho */
+	char		*dx_nowho;
+	char		*dx_who, *dx_reason;	/* of the hold */
+};
+
+/*
+ * The job's deployment waiting for approval (act, freed): completed
+ * when the job is in sync, kept while it still fits, else superseded.
+ * 1 when that decided the job for this cycle, 0 to go on and decide a
+ * new deployment.
+ */
+static int
+decide_waiting(struct ejob *ej, struct deploy *act,
+    const struct decide_ctx *dx)
 {
-	struct store	*s = engine_store();
-	struct deploy	 act;
-	char		*who = NULL, *reason = NULL, *nowho = NULL;
 	const char	*why;
-	int64_t		 last = 0, retry_of = 0;
-	int		 paused, held, have, blocked, retry, now_req;
+
+	ej->ej_deployment = act->d_id;
+	if (act->d_state != DS_PENDING_APPROVAL) {
+		/* Started: apply carries it to its end. */
+		decide_note(ej, "deploying", "deployment %lld is %s",
+		    (long long)act->d_id, deploy_state_str(act->d_state));
+		deploy_free(act);
+		return 1;
+	}
+	why = NULL;
+	if (!ej->ej_drift) {
+		if (decide_move(act->d_id, DS_PENDING_APPROVAL, DS_COMPLETED,
+		    "complete", "already in sync: nothing to deploy") == -1) {
+			deploy_free(act);
+			decide_fail(ej, "completing its waiting deployment");
+			return 1;
+		}
+	} else if (strcmp(act->d_spec_hash, ej->ej_hash) != 0)
+		why = "superseded: the job or its hooks changed in git";
+	else if (act->d_cas_index != (ej->ej_live_exists ?
+	    (int64_t)ej->ej_modify_index : -1))
+		why = "superseded: the live job changed in Nomad";
+	else if (dx->dx_paused)
+		why = "superseded: the job is paused";
+	else if (dx->dx_held)
+		why = "superseded: the sync window is closed";
+	else if (ej->ej_meta.jm_policy != POLICY_APPROVAL && !dx->dx_now)
+		why = "superseded: the job's policy changed";
+	if (why == NULL && ej->ej_drift) {
+		decide_note(ej, "pending_approval", "deployment %lld waits "
+		    "for approval", (long long)act->d_id);
+		deploy_free(act);
+		return 1;
+	}
+	/*
+	 * A supersede that failed leaves the old deployment waiting: a new
+	 * one would only fail on the one-active rule.  Stop here; the retry
+	 * supersedes it and creates the new one.
+	 */
+	if (why != NULL && decide_move(act->d_id, DS_PENDING_APPROVAL,
+	    DS_SUPERSEDED, "supersede", why) == -1) {
+		deploy_free(act);
+		decide_fail(ej, "superseding its waiting deployment");
+		return 1;
+	}
+	ej->ej_deployment = 0;
+	deploy_free(act);
+	return 0;
+}
+
+/* No deployment waits: note the job's state, or create its deployment. */
+static void
+decide_new(struct ejob *ej, const struct decide_ctx *dx)
+{
+	int64_t		 last = 0;
+	int		 blocked;
 	enum deploy_state first;
-
-	if (ej->ej_plan_error != NULL) {
-		decide_note(ej, "error", "%s", ej->ej_plan_error);
-		return;
-	}
-	decide_failed = 0;
-	retry = drequest_take(ej->ej_ns, ej->ej_id, DREQ_RETRY, &retry_of,
-	    NULL);
-	now_req = drequest_take(ej->ej_ns, ej->ej_id, DREQ_DEPLOY_NOW, NULL,
-	    &nowho);
-	if ((paused = engine_hold_get(ej->ej_ns, ej->ej_id, &who, &reason,
-	    NULL)) == -1) {
-		decide_fail(ej, "reading the job's hold");
-		goto out;
-	}
-	held = !meta_window_open(&ej->ej_meta, time(NULL));
-
-	have = deploy_active(s, ej->ej_ns, ej->ej_id, &act);
-	if (have == -1) {
-		decide_fail(ej, "reading its waiting deployment");
-		goto out;
-	}
-	if (have == 0) {
-		ej->ej_deployment = act.d_id;
-		if (act.d_state != DS_PENDING_APPROVAL) {
-			/* Started: apply carries it to its end. */
-			decide_note(ej, "deploying", "deployment %lld is %s",
-			    (long long)act.d_id, deploy_state_str(act.d_state));
-			deploy_free(&act);
-			goto out;
-		}
-		why = NULL;
-		if (!ej->ej_drift) {
-			if (decide_move(act.d_id, DS_PENDING_APPROVAL,
-			    DS_COMPLETED, "complete", "already in sync: nothing "
-			    "to deploy") == -1) {
-				deploy_free(&act);
-				decide_fail(ej, "completing its waiting "
-				    "deployment");
-				goto out;
-			}
-		} else if (strcmp(act.d_spec_hash, ej->ej_hash) != 0)
-			why = "superseded: the job or its hooks changed in git";
-		else if (act.d_cas_index != (ej->ej_live_exists ?
-		    (int64_t)ej->ej_modify_index : -1))
-			why = "superseded: the live job changed in Nomad";
-		else if (paused)
-			why = "superseded: the job is paused";
-		else if (held)
-			why = "superseded: the sync window is closed";
-		else if (ej->ej_meta.jm_policy != POLICY_APPROVAL && !now_req)
-			why = "superseded: the job's policy changed";
-		if (why == NULL && ej->ej_drift) {
-			decide_note(ej, "pending_approval", "deployment %lld "
-			    "waits for approval", (long long)act.d_id);
-			deploy_free(&act);
-			goto out;
-		}
-		/*
-		 * A supersede that failed leaves the old deployment waiting:
-		 * a new one would only fail on the one-active rule.  Stop
-		 * here; the retry supersedes it and creates the new one.
-		 */
-		if (why != NULL && decide_move(act.d_id, DS_PENDING_APPROVAL,
-		    DS_SUPERSEDED, "supersede", why) == -1) {
-			deploy_free(&act);
-			decide_fail(ej, "superseding its waiting deployment");
-			goto out;
-		}
-		ej->ej_deployment = 0;
-		deploy_free(&act);
-	}
 
 	if (!ej->ej_drift) {
 		if (suspend_get(ej->ej_ns, ej->ej_id, NULL, NULL, NULL) == 1)
@@ -382,7 +378,7 @@ decide_job(struct ejob *ej)
 			    "stopped until it is unsuspended");
 		else
 			decide_note(ej, "in_sync", NULL);
-		goto out;
+		return;
 	}
 	/*
 	 * A suspended job whose plan saw it running, or planned a spec
@@ -401,65 +397,104 @@ decide_job(struct ejob *ej)
 		decide_note(ej, "suspended", "suspended while this cycle "
 		    "planned it, or its stop is left behind: no deployment "
 		    "until Nomad has it stopped");
-		goto out;
+		return;
 	}
-	if (paused) {
-		decide_note(ej, "paused", "paused by %s: %s", who, reason);
-		goto out;
+	if (dx->dx_paused) {
+		decide_note(ej, "paused", "paused by %s: %s", dx->dx_who,
+		    dx->dx_reason);
+		return;
 	}
-	if (ej->ej_meta.jm_policy == POLICY_NONE && !now_req) {
+	if (ej->ej_meta.jm_policy == POLICY_NONE && !dx->dx_now) {
 		decide_note(ej, "drift", ej->ej_meta.jm_errors > 0 ?
 		    "invalid nops_ meta: policy none until it is fixed" :
 		    "policy none: nops shows the drift and deploys nothing");
-		goto out;
+		return;
 	}
-	if (held && !now_req) {
+	if (dx->dx_held && !dx->dx_now) {
 		decide_note(ej, "held", "outside its sync window");
-		goto out;
+		return;
 	}
 	if ((blocked = decide_blocked(ej, &last)) == -1) {
 		decide_fail(ej, "reading its last deployment");
-		goto out;
+		return;
 	}
-	if (blocked && !(retry && retry_of == last)) {
+	if (blocked && !(dx->dx_retry && dx->dx_retry_of == last)) {
 		decide_note(ej, "blocked", "deployment %lld failed or was "
 		    "rejected for this spec; retry it or push a new commit",
 		    (long long)last);
-		goto out;
+		return;
 	}
 	if (ej->ej_hook_error != NULL) {
 		/* A missing or invalid hook fails the deployment now. */
 		if (decide_create(ej, DS_FAILED, ej->ej_hook_error,
-		    retry ? retry_of : 0, "system") == -1)
+		    dx->dx_retry ? dx->dx_retry_of : 0, "system") == -1)
 			decide_fail(ej, "recording the failed deployment");
 		else
 			decide_note(ej, "blocked", "%s", ej->ej_hook_error);
-		goto out;
+		return;
 	}
-	if (now_req || ej->ej_meta.jm_policy == POLICY_AUTO)
+	if (dx->dx_now || ej->ej_meta.jm_policy == POLICY_AUTO)
 		first = ej->ej_meta.jm_npre > 0 ? DS_PRE_HOOKS : DS_REGISTERING;
 	else
 		first = DS_PENDING_APPROVAL;
-	if (decide_create(ej, first, now_req ? "deploy now" : NULL,
-	    retry ? retry_of : 0, now_req ? nowho : "system") == 0) {
+	if (decide_create(ej, first, dx->dx_now ? "deploy now" : NULL,
+	    dx->dx_retry ? dx->dx_retry_of : 0,
+	    dx->dx_now ? dx->dx_nowho : "system") == 0) {
 		decide_note(ej, first == DS_PENDING_APPROVAL ?
 		    "pending_approval" : "deploying", "deployment %lld",
 		    (long long)ej->ej_deployment);
 		engine_apply_kick();
 	} else
 		decide_fail(ej, "creating its deployment");
+}
+
+/* Decide for one managed, planned job.  See nopsd.8, DETECTION. */
+static void
+decide_job(struct ejob *ej)
+{
+	struct store		*s = engine_store();
+	struct deploy		 act;
+	struct decide_ctx	 dx;
+	int			 have;
+
+	if (ej->ej_plan_error != NULL) {
+		decide_note(ej, "error", "%s", ej->ej_plan_error);
+		return;
+	}
+	decide_failed = 0;
+	memset(&dx, 0, sizeof(dx));
+	dx.dx_retry = drequest_take(ej->ej_ns, ej->ej_id, DREQ_RETRY,
+	    &dx.dx_retry_of, NULL);
+	dx.dx_now = drequest_take(ej->ej_ns, ej->ej_id, DREQ_DEPLOY_NOW, NULL,
+	    &dx.dx_nowho);
+	if ((dx.dx_paused = engine_hold_get(ej->ej_ns, ej->ej_id, &dx.dx_who,
+	    &dx.dx_reason, NULL)) == -1) {
+		decide_fail(ej, "reading the job's hold");
+		goto out;
+	}
+	dx.dx_held = !meta_window_open(&ej->ej_meta, time(NULL));
+
+	have = deploy_active(s, ej->ej_ns, ej->ej_id, &act);
+	if (have == -1) {
+		decide_fail(ej, "reading its waiting deployment");
+		goto out;
+	}
+	if (have == 0 && decide_waiting(ej, &act, &dx))
+		goto out;
+	decide_new(ej, &dx);
 out:
 	/* A person's retry or deploy-now is not lost to a store error. */
-	if (decide_failed && retry)
-		drequest_carry(ej->ej_ns, ej->ej_id, DREQ_RETRY, retry_of,
-		    detect_strdup("system"));
-	if (decide_failed && now_req) {
-		drequest_carry(ej->ej_ns, ej->ej_id, DREQ_DEPLOY_NOW, 0, nowho);
-		nowho = NULL;
+	if (decide_failed && dx.dx_retry)
+		drequest_carry(ej->ej_ns, ej->ej_id, DREQ_RETRY,
+		    dx.dx_retry_of, detect_strdup("system"));
+	if (decide_failed && dx.dx_now) {
+		drequest_carry(ej->ej_ns, ej->ej_id, DREQ_DEPLOY_NOW, 0,
+		    dx.dx_nowho);
+		dx.dx_nowho = NULL;
 	}
-	free(who);
-	free(reason);
-	free(nowho);
+	free(dx.dx_who);
+	free(dx.dx_reason);
+	free(dx.dx_nowho);
 }
 
 void
