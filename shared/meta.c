@@ -356,21 +356,14 @@ meta_read_operation(struct job_meta *jm, const json_t *meta)
 	jm->jm_confirm = meta_strdup(meta_get(meta, "nops_confirm"));
 }
 
-void
-meta_read(json_t *meta, struct job_meta *jm)
+/* Unknown nops_* keys are likely typos: say so, change nothing. */
+static void
+meta_read_keys(struct job_meta *jm, json_t *meta)
 {
-	const char	*key, *v, *win, *dur;
+	const char	*key;
 	json_t		*val;
 	size_t		 i;
-	char		 err[128];
 
-	memset(jm, 0, sizeof(*jm));
-	jm->jm_pre_timeout = META_HOOK_TIMEOUT;
-	jm->jm_post_timeout = META_HOOK_TIMEOUT;
-	if (!json_is_object(meta))
-		return;
-
-	/* Unknown nops_* keys are likely typos: say so, change nothing. */
 	json_object_foreach(meta, key, val) {
 		if (strncmp(key, "nops_", 5) != 0)
 			continue;
@@ -388,6 +381,13 @@ meta_read(json_t *meta, struct job_meta *jm)
 			    text_check(json_string_value(val),
 			    json_string_length(val)));
 	}
+}
+
+/* nops_managed and nops_role: what the job is to nops. */
+static void
+meta_read_role(struct job_meta *jm, json_t *meta)
+{
+	const char	*v;
 
 	if ((v = meta_get(meta, "nops_managed")) != NULL) {
 		if (strcmp(v, "true") == 0)
@@ -411,20 +411,13 @@ meta_read(json_t *meta, struct job_meta *jm)
 			jm->jm_role = strcmp(v, "hook") == 0 ? META_HOOK :
 			    META_OPERATION;
 	}
-	meta_read_operation(jm, meta);
+}
 
-	if ((v = meta_get(meta, "nops_policy")) != NULL) {
-		if (jm->jm_role != META_MANAGED)
-			meta_issue(jm, META_WARN, "nops_policy", "ignored: the "
-			    "job is not managed (nops_managed = \"true\")");
-		else if (strcmp(v, "auto") == 0)
-			jm->jm_policy = POLICY_AUTO;
-		else if (strcmp(v, "approval") == 0)
-			jm->jm_policy = POLICY_APPROVAL;
-		else if (strcmp(v, "none") != 0)
-			meta_issue(jm, META_ERROR, "nops_policy", "\"%s\" is not "
-			    "auto, approval or none", v);
-	}
+/* A managed job's hooks and their timeouts. */
+static void
+meta_read_hooks(struct job_meta *jm, json_t *meta)
+{
+	const char	*v;
 
 	if ((v = meta_get(meta, "nops_pre_hook")) != NULL) {
 		if (jm->jm_role != META_MANAGED)
@@ -458,11 +451,14 @@ meta_read(json_t *meta, struct job_meta *jm)
 			meta_duration(jm, "nops_post_hook_timeout", v,
 			    META_MAX_TIMEOUT, &jm->jm_post_timeout);
 	}
+}
 
-	if ((v = meta_get(meta, "nops_notify_completed")) != NULL &&
-	    strcmp(v, "true") != 0 && strcmp(v, "false") != 0)
-		meta_issue(jm, META_ERROR, "nops_notify_completed", "\"%s\" is "
-		    "not \"true\" or \"false\"", v);
+/* nops_sync_window and its duration: both or neither, policy auto only. */
+static void
+meta_read_window(struct job_meta *jm, json_t *meta)
+{
+	const char	*win, *dur;
+	char		 err[128];
 
 	win = meta_get(meta, "nops_sync_window");
 	dur = meta_get(meta, "nops_sync_window_duration");
@@ -486,6 +482,40 @@ meta_read(json_t *meta, struct job_meta *jm)
 				    "auto only");
 		}
 	}
+}
+
+void
+meta_read(json_t *meta, struct job_meta *jm)
+{
+	const char	*v;
+
+	memset(jm, 0, sizeof(*jm));
+	jm->jm_pre_timeout = META_HOOK_TIMEOUT;
+	jm->jm_post_timeout = META_HOOK_TIMEOUT;
+	if (!json_is_object(meta))
+		return;
+
+	meta_read_keys(jm, meta);
+	meta_read_role(jm, meta);
+	meta_read_operation(jm, meta);
+	if ((v = meta_get(meta, "nops_policy")) != NULL) {
+		if (jm->jm_role != META_MANAGED)
+			meta_issue(jm, META_WARN, "nops_policy", "ignored: the "
+			    "job is not managed (nops_managed = \"true\")");
+		else if (strcmp(v, "auto") == 0)
+			jm->jm_policy = POLICY_AUTO;
+		else if (strcmp(v, "approval") == 0)
+			jm->jm_policy = POLICY_APPROVAL;
+		else if (strcmp(v, "none") != 0)
+			meta_issue(jm, META_ERROR, "nops_policy",
+			    "\"%s\" is not auto, approval or none", v);
+	}
+	meta_read_hooks(jm, meta);
+	if ((v = meta_get(meta, "nops_notify_completed")) != NULL &&
+	    strcmp(v, "true") != 0 && strcmp(v, "false") != 0)
+		meta_issue(jm, META_ERROR, "nops_notify_completed", "\"%s\" is "
+		    "not \"true\" or \"false\"", v);
+	meta_read_window(jm, meta);
 
 	/* Any error: the job deploys nothing until its file is fixed. */
 	if (jm->jm_errors > 0) {
