@@ -720,14 +720,79 @@ ctl_cmd_opts(struct ctl *ctl, const struct ctl_cmd *cmd, int argc,
 	return optind;
 }
 
+static const struct ctl_cmd *
+ctl_cmd_find(const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++)
+		if (strcmp(name, ctl_cmds[i].name) == 0)
+			return &ctl_cmds[i];
+	warnx("unknown command %s", name);
+	ctl_usage();
+}
+
+/*
+ * The command's own words (argv[0] its name): --help, its options, then
+ * as many arguments as it takes, or its usage line.  Returns how many
+ * of argv its options took.
+ */
+static int
+ctl_cmd_args(struct ctl *ctl, const struct ctl_cmd *cmd, int argc,
+    char **argv)
+{
+	int	 i, n;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (strcmp(argv[i], "--help") == 0 ||
+		    strcmp(argv[i], "-h") == 0)
+			ctl_cmd_help(cmd);
+	}
+	n = ctl_cmd_opts(ctl, cmd, argc, argv);
+	if (argc - n < cmd->minargs || argc - n > cmd->maxargs) {
+		extern char	*__progname;
+
+		/* Only this command's usage: the list would hide it. */
+		fprintf(stderr, "usage: %s %s%s%s\n", __progname, cmd->name,
+		    cmd->args[0] != '\0' ? " " : "", cmd->args);
+		exit(EXIT_USAGE);
+	}
+	return n;
+}
+
+/*
+ * nops.conf's control socket, when nothing named one: the path read
+ * from it (the caller frees it), or NULL.
+ */
+static char *
+ctl_socket_pick(struct ctl *ctl, const char *conffile)
+{
+	char	*confsock;
+
+	if (conffile != NULL && access(conffile, R_OK) == -1)
+		err(EXIT_USAGE, "-f %s", conffile);
+	if (ctl->socket != NULL)
+		return NULL;
+	confsock = ctl_conf_socket(conffile != NULL ? conffile :
+	    NOPS_CONF_FILE);
+	if (confsock != NULL) {
+		ctl->socket = confsock;
+		ctl_socket_origin = conffile != NULL ? conffile :
+		    NOPS_CONF_FILE;
+	} else
+		ctl->socket = NOPS_CONTROL_SOCKET;
+	return confsock;
+}
+
 int
 main(int argc, char *argv[])
 {
 	struct ctl		 ctl;
-	const struct ctl_cmd	*cmd = NULL;
+	const struct ctl_cmd	*cmd;
 	const char		*tokenfile = NULL, *conffile = NULL;
-	char			*confsock = NULL;
-	size_t			 i;
+	char			*confsock;
 	int			 ch, rv, n;
 
 	jsonwipe_init();
@@ -782,45 +847,11 @@ main(int argc, char *argv[])
 		errx(EXIT_USAGE, "%s: the URL must start with http:// or "
 		    "https://", ctl.url);
 
-	for (i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++)
-		if (strcmp(argv[0], ctl_cmds[i].name) == 0)
-			cmd = &ctl_cmds[i];
-	if (cmd == NULL) {
-		warnx("unknown command %s", argv[0]);
-		ctl_usage();
-	}
-	for (i = 1; i < (size_t)argc; i++) {
-		if (strcmp(argv[i], "--") == 0)
-			break;
-		if (strcmp(argv[i], "--help") == 0 ||
-		    strcmp(argv[i], "-h") == 0)
-			ctl_cmd_help(cmd);
-	}
-	n = ctl_cmd_opts(&ctl, cmd, argc, argv);
+	cmd = ctl_cmd_find(argv[0]);
+	n = ctl_cmd_args(&ctl, cmd, argc, argv);
 	argc -= n;
 	argv += n;
-	if (argc < cmd->minargs || argc > cmd->maxargs) {
-		extern char	*__progname;
-
-		/* Only this command's usage: the list would hide it. */
-		fprintf(stderr, "usage: %s %s%s%s\n", __progname, cmd->name,
-		    cmd->args[0] != '\0' ? " " : "", cmd->args);
-		exit(EXIT_USAGE);
-	}
-
-	/* nops.conf's control socket, when nothing named one. */
-	if (conffile != NULL && access(conffile, R_OK) == -1)
-		err(EXIT_USAGE, "-f %s", conffile);
-	if (ctl.socket == NULL) {
-		confsock = ctl_conf_socket(conffile != NULL ? conffile :
-		    NOPS_CONF_FILE);
-		if (confsock != NULL) {
-			ctl.socket = confsock;
-			ctl_socket_origin = conffile != NULL ? conffile :
-			    NOPS_CONF_FILE;
-		} else
-			ctl.socket = NOPS_CONTROL_SOCKET;
-	}
+	confsock = ctl_socket_pick(&ctl, conffile);
 	if (tokenfile != NULL)
 		ctl.token = ctl_read_token(tokenfile);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
