@@ -92,6 +92,10 @@ int		 auth_hash_verify(const char *, size_t, const char *,
 		    auth_hash_cb, void *);
 int		 auth_hash_reap(pid_t, int);
 void		 auth_hash_init(void);	/* at start: the pool, before the store */
+void		 auth_hash_cgroup(uid_t, gid_t);	/* as root, before confinement */
+void		 auth_hash_shutdown(void);
+/* A check waiting this long (s) gives the idle hashing cgroup a fair share. */
+#define AUTH_HASH_IDLE_WAIT	1
 
 /* auth.c: secrets. */
 void		 auth_random(void *, size_t);	/* getrandom(2); fatal */

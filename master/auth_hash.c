@@ -15,6 +15,19 @@
  * own where autogroups are on; where they are off (one group for all),
  * SCHED_IDLE keeps it behind every other task.
  *
+ * Autogroups make a session a group at the weight of any other, though:
+ * a hashing process then takes a fair share of a busy machine, and a
+ * master waking on a CPU where one runs waits for the end of its slice.
+ * So where the master starts as root with a CPU controller it may use,
+ * the hashing processes join a cgroup of their own marked idle
+ * (auth_hash_cgroup(): cpu.idle, the group's SCHED_IDLE): anything else
+ * that wakes preempts them at once, and they get only the CPU nothing
+ * else wants.  On a machine with none to spare that would be none at
+ * all, and logins would never be answered: once a check has waited
+ * AUTH_HASH_IDLE_WAIT the master clears cpu.idle, so that the group gets
+ * a fair share, until no check waits (auth_hash_idle()).  Without a
+ * cgroup they stay as above.
+ *
  * A hashing process is a fork of the master that keeps one descriptor,
  * a SOCK_SEQPACKET socket shared by all of them: one message per job
  * (slot, pool generation, password, hash), one per result.  It opens no
@@ -29,20 +42,27 @@
 
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
 
 #include "log.h"
+#include "logflood.h"
 #include "sandbox.h"
 #include "conf.h"
 #include "master.h"
@@ -63,11 +83,13 @@ struct auth_hash_res {			/* hashing process -> master */
 	uint32_t	 ahr_gen;
 	int32_t		 ahr_result;
 	int32_t		 ahr_sched_errno;	/* SCHED_IDLE refused */
+	int32_t		 ahr_cg_errno;		/* the cgroup refused */
 };
 
 struct auth_hash_job {
 	auth_hash_cb	 ahj_cb;
 	void		*ahj_arg;
+	struct timespec	 ahj_t0;		/* queued at (monotonic) */
 };
 
 static struct auth_hash_job *ah_slots[AUTH_HASH_QUEUE_MAX];
@@ -77,6 +99,14 @@ static uint32_t		 ah_gen;
 static int		 ah_fd = -1;
 static struct event	*ah_ev;
 static int		 ah_sched_logged;
+static int		 ah_cgfd = -1;	/* the idle cgroup's cgroup.procs */
+static int		 ah_idlefd = -1;	/* its cpu.idle (or weight) */
+static const char	*ah_idle_on, *ah_idle_off;	/* what to write */
+static int		 ah_idle;	/* 1: idle, 0: a fair share */
+static struct event	*ah_idle_ev;	/* a check waits: see how long */
+static char		 ah_cgdir[PATH_MAX];
+static struct log_flood	 ah_fair_flood = LOG_FLOOD_INITIALIZER(
+			    "password hashing given a fair share", LOG_INFO);
 
 static void	 auth_hash_stop(const char *);
 
@@ -110,7 +140,7 @@ auth_hash_child(int fd)
 	struct sched_param	 sp;
 	sigset_t		 none;
 	ssize_t			 n;
-	int			 sig, sched_errno = 0;
+	int			 sig, sched_errno = 0, cg_errno = 0;
 
 	/* The master's handlers write to its event loop: not ours. */
 	for (sig = 1; sig < NSIG; sig++)
@@ -120,12 +150,16 @@ auth_hash_child(int fd)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 
-	/* Only the socket, as descriptor 3 (stderr stays for fatal()). */
-	if (dup2(fd, 3) == -1 || close_range(4, ~0U, 0) == -1)
+	/*
+	 * Only the socket, as descriptor 3 (stderr stays for fatal()), and
+	 * until it is confined the idle cgroup's cgroup.procs as 4.
+	 */
+	if (dup2(fd, 3) == -1 || (ah_cgfd != -1 && dup2(ah_cgfd, 4) == -1) ||
+	    close_range(ah_cgfd != -1 ? 5 : 4, ~0U, 0) == -1)
 		_exit(1);
 	fd = 3;
 
-	/* A scheduling group of its own, at the bottom of it. */
+	/* A session (an autogroup) of its own, at the bottom of it. */
 	if (setsid() == -1)
 		sched_errno = errno;
 	memset(&sp, 0, sizeof(sp));
@@ -137,6 +171,16 @@ auth_hash_child(int fd)
 	(void)sandbox_landlock("hasher", NULL, 0);
 	sandbox_seccomp("hasher", NULL, 0);
 
+	/*
+	 * Confined, into the idle cgroup by the descriptor the master opened
+	 * ("0": the writer itself): the steps above ran at a fair share.
+	 */
+	if (ah_cgfd != -1) {
+		if (write(4, "0\n", 2) != 2)
+			cg_errno = errno != 0 ? errno : EIO;
+		close(4);
+	}
+
 	for (;;) {
 		n = read(fd, &m, sizeof(m));
 		if (n == -1 && errno == EINTR)
@@ -146,6 +190,7 @@ auth_hash_child(int fd)
 		auth_hash_compute(&m, (size_t)n, &r);
 		explicit_bzero(&m, sizeof(m));
 		r.ahr_sched_errno = sched_errno;
+		r.ahr_cg_errno = cg_errno;
 		while ((n = write(fd, &r, sizeof(r))) == -1 && errno == EINTR)
 			;
 		if (n != (ssize_t)sizeof(r))
@@ -153,7 +198,274 @@ auth_hash_child(int fd)
 	}
 }
 
+/* -------------------------------------------------- the idle cgroup */
+
+#define AUTH_HASH_CGROUP	"nopsd-hashing"
+
+/* Write text to dir/file; 0, or -1 with errno. */
+static int
+auth_hash_cg_write(const char *dir, const char *file, const char *text)
+{
+	char	 path[PATH_MAX];
+	size_t	 len = strlen(text);
+	int	 fd, saved;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >=
+	    sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
+		return -1;
+	if (write(fd, text, len) != (ssize_t)len) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return close(fd);
+}
+
+/* Is word one of the words of list, separated by sep? */
+static int
+auth_hash_cg_word(const char *list, const char *word, int sep)
+{
+	size_t	 n = strlen(word);
+
+	for (;;) {
+		if (strncmp(list, word, n) == 0 &&
+		    (list[n] == sep || list[n] == '\0' || list[n] == '\n'))
+			return 1;
+		if ((list = strchr(list, sep)) == NULL)
+			return 0;
+		list++;
+	}
+}
+
+/*
+ * The directory of the master's own cgroup in the hierarchy of the CPU
+ * controller, into dir: from /proc/self/cgroup, its mount point from
+ * /proc/self/mountinfo.  *v2: cgroup2.  NULL with why set when there is
+ * none to use.
+ */
+static char *
+auth_hash_cg_find(char *dir, size_t len, int *v2, const char **why)
+{
+	FILE		*f;
+	char		 line[4096], v1path[PATH_MAX] = "", v2path[PATH_MAX] = "";
+	char		 root[PATH_MAX], mnt[PATH_MAX], type[32], opts[1024];
+	char		*ctl, *path, *sep;
+	const char	*want;
+	size_t		 rlen;
+
+	*why = "no CPU controller";
+	if ((f = fopen("/proc/self/cgroup", "re")) == NULL) {
+		*why = "no /proc/self/cgroup";
+		return NULL;
+	}
+	while (fgets(line, sizeof(line), f) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		if ((ctl = strchr(line, ':')) == NULL ||
+		    (path = strchr(++ctl, ':')) == NULL)
+			continue;
+		*path++ = '\0';
+		if (*ctl == '\0' && strcmp(line, "0") == 0)
+			strlcpy(v2path, path, sizeof(v2path));
+		else if (auth_hash_cg_word(ctl, "cpu", ','))
+			strlcpy(v1path, path, sizeof(v1path));
+	}
+	fclose(f);
+	/* A controller bound to a v1 hierarchy is not in the v2 one. */
+	*v2 = v1path[0] == '\0';
+	want = *v2 ? v2path : v1path;
+	if (want[0] != '/')
+		return NULL;
+	if ((f = fopen("/proc/self/mountinfo", "re")) == NULL) {
+		*why = "no /proc/self/mountinfo";
+		return NULL;
+	}
+	while (fgets(line, sizeof(line), f) != NULL) {
+		/* id parent dev root mount opts [tags] - type source super */
+		if ((sep = strstr(line, " - ")) == NULL ||
+		    sscanf(line, "%*s %*s %*s %4095s %4095s", root, mnt) != 2 ||
+		    sscanf(sep + 3, "%31s %*s %1023s", type, opts) != 2)
+			continue;
+		if (*v2 ? strcmp(type, "cgroup2") != 0 :
+		    strcmp(type, "cgroup") != 0 ||
+		    !auth_hash_cg_word(opts, "cpu", ','))
+			continue;
+		/* Mounted from inside the hierarchy (a container): below it. */
+		rlen = strcmp(root, "/") == 0 ? 0 : strlen(root);
+		if (strncmp(want, root, rlen) != 0 ||
+		    (want[rlen] != '/' && want[rlen] != '\0'))
+			continue;
+		fclose(f);
+		if ((size_t)snprintf(dir, len, "%s%s", mnt,
+		    strcmp(want + rlen, "/") == 0 ? "" : want + rlen) >= len) {
+			*why = "a path too long";
+			return NULL;
+		}
+		return dir;
+	}
+	fclose(f);
+	*why = "the CPU controller's hierarchy is not mounted";
+	return NULL;
+}
+
+/*
+ * As root, before the master confines itself (nopsd_init()): a cgroup
+ * for the hashing processes below the master's own in the CPU
+ * controller's hierarchy, marked idle (cpu.idle 1; without it, the
+ * least weight), and its cgroup.procs opened for them to join
+ * (auth_hash_child()).  With cgroup v2 the master's cgroup must already
+ * hand the CPU controller to its children (cgroup.subtree_control): a
+ * cgroup holding processes cannot start to (a systemd unit would need
+ * Delegate=), and it is not changed.  Nothing to use, or a refusal: the
+ * hashing processes stay in sessions of their own, and the log says why.
+ * The cgroup is left when nopsd ends (the master cannot remove it once
+ * confined); the next start uses it again.
+ */
+void
+auth_hash_cgroup(uid_t uid, gid_t gid)
+{
+	char		 dir[PATH_MAX], ctl[256], path[PATH_MAX];
+	const char	*why, *file;
+	int		 v2, fd;
+	ssize_t		 n;
+
+	if (auth_hash_cg_find(dir, sizeof(dir), &v2, &why) == NULL)
+		goto none;
+	if (v2) {
+		strlcat(dir, "/cgroup.subtree_control", sizeof(dir));
+		fd = open(dir, O_RDONLY | O_CLOEXEC);
+		n = fd == -1 ? -1 : read(fd, ctl, sizeof(ctl) - 1);
+		if (fd != -1)
+			close(fd);
+		*strrchr(dir, '/') = '\0';
+		ctl[n > 0 ? n : 0] = '\0';
+		if (!auth_hash_cg_word(ctl, "cpu", ' ')) {
+			why = "cgroup v2 without the CPU controller for the "
+			    "master's children";
+			goto none;
+		}
+	}
+	if (strlcat(dir, "/" AUTH_HASH_CGROUP, sizeof(dir)) >= sizeof(dir)) {
+		why = "a path too long";
+		goto none;
+	}
+	if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
+		why = strerror(errno);
+		goto none;
+	}
+	/* cpu.idle (Linux 5.15); before it, the least weight. */
+	file = "cpu.idle";
+	ah_idle_on = "1";
+	ah_idle_off = "0";
+	if (auth_hash_cg_write(dir, file, ah_idle_on) == -1) {
+		file = v2 ? "cpu.weight" : "cpu.shares";
+		ah_idle_on = v2 ? "1" : "2";
+		ah_idle_off = v2 ? "100" : "1024";
+		if (auth_hash_cg_write(dir, file, ah_idle_on) == -1) {
+			why = strerror(errno);
+			goto none;
+		}
+	}
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >=
+	    sizeof(path) ||
+	    (ah_idlefd = open(path, O_WRONLY | O_CLOEXEC)) == -1) {
+		why = strerror(errno);
+		goto none;
+	}
+	/*
+	 * cgroup.procs is opened as the master's user, its owner now: the
+	 * kernel checks a move against the opener's ids, so the descriptor
+	 * moves only the master's user's processes (the hashing ones), never
+	 * another process of the machine.
+	 */
+	if ((size_t)snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >=
+	    sizeof(path) || chown(path, uid, gid) == -1 || setegid(gid) == -1 ||
+	    seteuid(uid) == -1) {
+		why = strerror(errno);
+		goto back;
+	}
+	ah_cgfd = open(path, O_WRONLY | O_CLOEXEC);
+	why = strerror(errno);
+back:
+	if (seteuid(0) == -1 || setegid(0) == -1)
+		fatal("password hashing: back to root");
+	if (ah_cgfd == -1) {
+		close(ah_idlefd);
+		ah_idlefd = -1;
+		goto none;
+	}
+	ah_idle = 1;
+	strlcpy(ah_cgdir, dir, sizeof(ah_cgdir));
+	log_info("password hashing: in the idle CPU cgroup %s (%s %s)",
+	    ah_cgdir, file, ah_idle_on);
+	return;
+none:
+	log_info("password hashing: no idle CPU cgroup (%s), each hashing "
+	    "process in a session of its own", why);
+}
+
 /* ------------------------------------------------------- the master */
+
+/*
+ * The cgroup idle (on 1) or at a fair share (0).  Logged on the way to a
+ * fair share, which means logins waited for a busy machine.
+ */
+static void
+auth_hash_idle(int on)
+{
+	const char	*v = on ? ah_idle_on : ah_idle_off;
+
+	if (ah_idlefd == -1 || ah_idle == on)
+		return;
+	if (pwrite(ah_idlefd, v, strlen(v), 0) != (ssize_t)strlen(v)) {
+		log_warn("password hashing: %s: %s", ah_cgdir, v);
+		return;
+	}
+	ah_idle = on;
+	if (!on)
+		log_flood(&ah_fair_flood, "password hashing: a check waited "
+		    "%d s for an idle CPU; hashing gets a fair share until "
+		    "none waits", AUTH_HASH_IDLE_WAIT);
+	else
+		log_debug("password hashing: idle again");
+}
+
+static long long
+auth_hash_ms(const struct timespec *a, const struct timespec *b)
+{
+	return (b->tv_sec - a->tv_sec) * 1000LL +
+	    (b->tv_nsec - a->tv_nsec) / 1000000;
+}
+
+/* While checks wait in an idle cgroup: has one waited too long? */
+static void
+auth_hash_waited(int fd, short event, void *arg)
+{
+	struct timespec	 now;
+	struct timeval	 tv;
+	long long	 oldest = 0, ms;
+	size_t		 i;
+
+	if (ah_njobs == 0 || !ah_idle)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	for (i = 0; i < AUTH_HASH_QUEUE_MAX; i++)
+		if (ah_slots[i] != NULL &&
+		    (ms = auth_hash_ms(&ah_slots[i]->ahj_t0, &now)) > oldest)
+			oldest = ms;
+	if (oldest >= AUTH_HASH_IDLE_WAIT * 1000LL) {
+		auth_hash_idle(0);
+		return;
+	}
+	ms = AUTH_HASH_IDLE_WAIT * 1000LL - oldest;
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	evtimer_add(ah_idle_ev, &tv);
+}
 
 static void
 auth_hash_finish(uint32_t slot, int result)
@@ -162,6 +474,8 @@ auth_hash_finish(uint32_t slot, int result)
 
 	ah_slots[slot] = NULL;
 	ah_njobs--;
+	if (ah_njobs == 0)
+		auth_hash_idle(1);
 	j->ahj_cb(result, j->ahj_arg);
 	free(j);
 }
@@ -189,6 +503,12 @@ auth_hash_ready(int fd, short event, void *arg)
 			log_warnx("password hashing: a scheduling group of its "
 			    "own or SCHED_IDLE refused (%s); hashing competes "
 			    "with the master", strerror(r.ahr_sched_errno));
+		}
+		if (r.ahr_cg_errno != 0 && !ah_sched_logged) {
+			ah_sched_logged = 1;
+			log_warnx("password hashing: joining the idle cgroup %s "
+			    "refused (%s); hashing takes a session's share of "
+			    "the CPUs", ah_cgdir, strerror(r.ahr_cg_errno));
 		}
 		if (r.ahr_gen != ah_gen || r.ahr_slot >= AUTH_HASH_QUEUE_MAX ||
 		    ah_slots[r.ahr_slot] == NULL) {
@@ -239,6 +559,10 @@ auth_hash_start(void)
 	if ((ah_ev = event_new(nopsd_env->n_base, ah_fd, EV_READ | EV_PERSIST,
 	    auth_hash_ready, NULL)) == NULL || event_add(ah_ev, NULL) == -1)
 		fatalx("event");
+	if (ah_idlefd != -1 && ah_idle_ev == NULL &&
+	    (ah_idle_ev = evtimer_new(nopsd_env->n_base, auth_hash_waited,
+	    NULL)) == NULL)
+		fatalx("evtimer_new");
 	log_debug("password hashing: %d processes, SCHED_IDLE",
 	    AUTH_HASH_PROCS);
 	return 0;
@@ -349,7 +673,21 @@ auth_hash_verify(const char *pw, size_t pwlen, const char *hash,
 		fatal(NULL);
 	j->ahj_cb = cb;
 	j->ahj_arg = arg;
+	clock_gettime(CLOCK_MONOTONIC, &j->ahj_t0);
 	ah_slots[slot] = j;
 	ah_njobs++;
+	if (ah_idle && ah_idle_ev != NULL && !evtimer_pending(ah_idle_ev, NULL))
+		auth_hash_waited(-1, 0, NULL);
 	return 0;
+}
+
+/* The master stops: the hashing processes go with it, at once. */
+void
+auth_hash_shutdown(void)
+{
+	size_t	 i;
+
+	for (i = 0; i < AUTH_HASH_PROCS; i++)
+		if (ah_pids[i] > 0)
+			(void)kill(ah_pids[i], SIGKILL);
 }

@@ -2,7 +2,7 @@
  * The routes of authentication: login (bcrypt, rate limited), logout,
  * the session probe the dashboard asks what to show, and API tokens.
  *
- * Passwords are checked off the event loop, in the hashing threads of
+ * Passwords are checked off the event loop, in the hashing processes of
  * auth_hash.c (~57 ms at cost 10, ~230 ms at 12); the throttle runs
  * before bcrypt, so a flood of attempts costs nothing past it, and at
  * most AUTH_HASH_QUEUE_MAX checks wait at once.
@@ -55,6 +55,7 @@ void
 auth_login_shutdown(void)
 {
 	auth_throttle_shutdown();
+	auth_hash_shutdown();
 }
 
 /* Login, logout, session. */

@@ -382,6 +382,8 @@ nopsd_init(struct proc_ctx *pc)
 	nopsd_conf_files(env->n_conf, nopsd_keep_file, NULL);
 	nomad_configure(env->n_conf);
 
+	auth_hash_cgroup(env->n_muid, env->n_mgid);	/* as root */
+
 	nopsd_sandbox_prepare(pc, env->n_muid, env->n_mgid, env->n_uid,
 	    env->n_gid);
 	nopsd_ll_paths(pc);

@@ -150,15 +150,50 @@ check "two hashing processes, each the leader of a session of its own" \
 for p in $hpids; do
 	check "hashing process $p: SCHED_IDLE (policy 5)" \
 	    [ "$(stat_field "$p" 41)" = 5 ]
+	filters() { [ "$(proc_field "$1" Seccomp_filters)" = 2 ]; }
 	check "hashing process $p: the master's filter and its own" \
-	    [ "$(proc_field "$p" Seccomp_filters)" = 2 ]
+	    wait_for 10 filters "$p"
 	check "hashing process $p: the master's user, no capability" \
 	    [ "$(proc_field "$p" Uid | cut -f1)$(proc_field "$p" CapEff)" = "${muid}0000000000000000" ]
+	fds() { [ "$(ls /proc/"$1"/fd | sort -n | tr '\n' ' ')" = "0 1 2 3 " ]; }
 	check "hashing process $p: descriptors 0-3 only (3: its socket)" \
-	    [ "$(ls /proc/"$p"/fd | sort -n | tr '\n' ' ')" = "0 1 2 3 " ]
+	    wait_for 10 fds "$p"
 done
 check "a login under the master's filter is answered (401)" \
     [ "$(login)" = 401 ]
+# Where the master could make one as root, the hashing processes are in an
+# idle CPU cgroup of their own; else the log says why not.  The log line
+# names the cgroup's directory, the file marking it idle and its value.
+cgline=$(grep -o "password hashing: in the idle CPU cgroup .*" "$T/nopsd.log")
+if [ -n "$cgline" ]; then
+	set -- $(echo "$cgline" | sed 's/.*cgroup \([^ ]*\) (\([^ ]*\) \([^)]*\))/\1 \2 \3/')
+	cgdir=$1 cgfile=$2 cgidle=$3
+	for p in $hpids; do
+		check "hashing process $p: in the cgroup $cgdir" \
+		    wait_for 10 grep -q ":/\(.*/\)\?nopsd-hashing$" "/proc/$p/cgroup"
+	done
+	check "$cgdir: idle ($cgfile $cgidle)" \
+	    [ "$(cat "$cgdir/$cgfile")" = "$cgidle" ]
+	check "$cgdir/cgroup.procs: the master's user's (it moves only theirs)" \
+	    [ "$(stat -c %u "$cgdir/cgroup.procs")" = "$muid" ]
+	# A check that waits a second gives the cgroup a fair share, until
+	# none waits: the hashing processes stopped, a login waits.
+	for p in $hpids; do kill -STOP "$p"; done
+	login >"$T/login.code" &
+	lpid=$!
+	fair() { [ "$(cat "$cgdir/$cgfile")" != "$cgidle" ]; }
+	check "a check waiting 1 s: the cgroup gets a fair share" \
+	    wait_for 10 fair
+	for p in $hpids; do kill -CONT "$p"; done
+	wait "$lpid"
+	check "... the login is answered (401)" [ "$(cat "$T/login.code")" = 401 ]
+	idle() { [ "$(cat "$cgdir/$cgfile")" = "$cgidle" ]; }
+	check "... and with none waiting the cgroup is idle again" \
+	    wait_for 10 idle
+else
+	check "no idle CPU cgroup: the log says why" \
+	    grep -q "password hashing: no idle CPU cgroup (.*)" "$T/nopsd.log"
+fi
 check "the master still runs after the login" kill -0 "$DAEMON_PID"
 # One dies: the pool is dropped (the other killed) and the next login
 # starts a new one.
