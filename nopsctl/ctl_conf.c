@@ -8,6 +8,8 @@
  */
 #include "config.h"
 
+#include <sys/queue.h>
+
 #include <ctype.h>
 #include <err.h>
 #include <stdio.h>
@@ -20,23 +22,44 @@
 #define CONF_MACROS_MAX	256
 #define CONF_WORDS_MAX	16
 #define CONF_WORD_MAX	1024
+/* A macro's name: nopsd's rule (parse.y, is_macro_char), ASCII only. */
+#define CONF_MACRO_CHARS	"abcdefghijklmnopqrstuvwxyz" \
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+
+struct conf_macro {
+	SLIST_ENTRY(conf_macro)	 entry;
+	char			*name;
+	char			*value;
+};
 
 struct conf_scan {
-	char	*macro_name[CONF_MACROS_MAX];
-	char	*macro_value[CONF_MACROS_MAX];
-	size_t	 nmacros;
-	char	*socket;
+	SLIST_HEAD(, conf_macro) macros;	/* the newest first */
+	size_t			 nmacros;
+	char			*socket;
 };
 
 static const char *
 conf_macro(struct conf_scan *cs, const char *name)
 {
-	size_t	 i;
+	struct conf_macro	*m;
 
-	for (i = cs->nmacros; i-- > 0;)
-		if (strcmp(cs->macro_name[i], name) == 0)
-			return cs->macro_value[i];
+	SLIST_FOREACH(m, &cs->macros, entry)
+		if (strcmp(m->name, name) == 0)
+			return m->value;
 	return NULL;
+}
+
+static void
+conf_macro_add(struct conf_scan *cs, const char *name, const char *value)
+{
+	struct conf_macro	*m;
+
+	if ((m = calloc(1, sizeof(*m))) == NULL ||
+	    (m->name = strdup(name)) == NULL ||
+	    (m->value = strdup(value)) == NULL)
+		err(1, NULL);
+	SLIST_INSERT_HEAD(&cs->macros, m, entry);
+	cs->nmacros++;
 }
 
 /*
@@ -80,9 +103,7 @@ conf_words(struct conf_scan *cs, const char *line,
 		words[n][len] = '\0';
 		if (!quoted[n] && words[n][0] == '$') {
 			/* $name, or $name/more as in "ssh key file $dir/id" */
-			for (len = 1; isalnum((unsigned char)words[n][len]) ||
-			    words[n][len] == '_'; len++)
-				;
+			len = 1 + strspn(words[n] + 1, CONF_MACRO_CHARS);
 			snprintf(name, sizeof(name), "%.*s", (int)len - 1,
 			    words[n] + 1);
 			if ((v = conf_macro(cs, name)) != NULL) {
@@ -110,13 +131,9 @@ conf_scan_file(struct conf_scan *cs, const char *path, int depth)
 	while (getline(&line, &cap, fp) != -1) {
 		n = conf_words(cs, line, words, quoted);
 		if (n == 3 && !quoted[0] && strcmp(words[1], "=") == 0 &&
-		    cs->nmacros < CONF_MACROS_MAX) {
-			if ((cs->macro_name[cs->nmacros] = strdup(words[0])) ==
-			    NULL || (cs->macro_value[cs->nmacros] =
-			    strdup(words[2])) == NULL)
-				err(1, NULL);
-			cs->nmacros++;
-		} else if (n >= 2 && !quoted[0] &&
+		    cs->nmacros < CONF_MACROS_MAX)
+			conf_macro_add(cs, words[0], words[2]);
+		else if (n >= 2 && !quoted[0] &&
 		    strcmp(words[0], "include") == 0 && quoted[1])
 			conf_scan_file(cs, words[1], depth + 1);
 		else if (n >= 3 && !quoted[0] && !quoted[1] &&
@@ -135,13 +152,16 @@ char *
 ctl_conf_socket(const char *path)
 {
 	struct conf_scan	 cs;
-	size_t			 i;
+	struct conf_macro	*m;
 
 	memset(&cs, 0, sizeof(cs));
+	SLIST_INIT(&cs.macros);
 	conf_scan_file(&cs, path, 0);
-	for (i = 0; i < cs.nmacros; i++) {
-		free(cs.macro_name[i]);
-		free(cs.macro_value[i]);
+	while ((m = SLIST_FIRST(&cs.macros)) != NULL) {
+		SLIST_REMOVE_HEAD(&cs.macros, entry);
+		free(m->name);
+		free(m->value);
+		free(m);
 	}
 	return cs.socket;
 }
