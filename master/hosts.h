@@ -131,7 +131,6 @@ void	 hosts_run_end(int64_t id, const char *state, int exit_code,
 	    const char *output, const char *error, int sensitive);
 void	 hosts_runs_lost(void);
 json_t	*hosts_each_actions_json(struct api_req *, const char *repo);
-json_t	*hosts_run_read(int64_t id);
 json_t	*hosts_actions_json(struct api_req *, const char *repo,
 	    const char *host);
 void	 hosts_action_run(struct action_ctx *, json_t *input,

@@ -145,59 +145,23 @@ int64_t
 hosts_run_create(const char *repo, const char *host, const char *op,
     const char *actor, int sensitive, int64_t deployment, int audit)
 {
-	struct store	*s = hosts_store();
-	sqlite3_stmt	*st;
-	char		 action[256], target[256], detail[64];
-	int64_t		 id;
-	int		 rc;
+	struct oprun_new	 n;
+	char			 action[256], target[256];
 
-	if (store_begin(s) == -1)
-		return -1;
-	st = store_prepare(s, "INSERT INTO operation_runs (deployment_id,"
-	    " namespace, job, instance, operation, actor, sensitive,"
-	    " started_at, state) VALUES (?1, '', ?2, ?3, ?4, ?5, ?6, ?7,"
-	    " 'running')");
-	if (st == NULL)
-		goto fail;
-	sqlite3_bind_int64(st, 1, deployment);
-	sqlite3_bind_text(st, 2, repo, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, host, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 4, op, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 5, actor, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int(st, 6, sensitive != 0);
-	sqlite3_bind_int64(st, 7, time(NULL));
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE)
-		goto fail;
-	id = sqlite3_last_insert_rowid(store_db(s));
-	/* Each host keeps its last OPERATION_RUNS_MAX runs. */
-	st = store_prepare(s, "DELETE FROM operation_runs WHERE id IN"
-	    " (SELECT id FROM operation_runs WHERE namespace = '' AND"
-	    " job = ?1 AND instance = ?2 ORDER BY id DESC LIMIT -1"
-	    " OFFSET ?3)");
-	if (st == NULL)
-		goto fail;
-	sqlite3_bind_text(st, 1, repo, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, host, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int(st, 3, hosts_runs_max());
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE)
-		goto fail;
-	if (audit) {
-		snprintf(action, sizeof(action), "operation.%s.%s", host, op);
-		snprintf(target, sizeof(target), "host/%s/%s", repo, host);
-		snprintf(detail, sizeof(detail), "run %lld", (long long)id);
-		if (store_event(s, actor, action, target, detail) == -1)
-			goto fail;
-	}
-	if (store_commit(s) == -1)
-		goto fail;
-	return id;
-fail:
-	store_rollback(s);
-	return -1;
+	snprintf(action, sizeof(action), "operation.%s.%s", host, op);
+	snprintf(target, sizeof(target), "host/%s/%s", repo, host);
+	memset(&n, 0, sizeof(n));
+	n.on_deployment = deployment;
+	n.on_ns = "";
+	n.on_job = repo;
+	n.on_instance = host;
+	n.on_operation = op;
+	n.on_actor = actor;
+	n.on_sensitive = sensitive;
+	n.on_keep = hosts_runs_max();
+	n.on_event = audit ? action : NULL;
+	n.on_target = target;
+	return operation_run_create(hosts_store(), &n);
 }
 
 /* A run ended; a sensitive run's output is never stored. */
@@ -205,45 +169,12 @@ void
 hosts_run_end(int64_t id, const char *state, int exit_code,
     const char *output, const char *error, int sensitive)
 {
-	struct store	*s = hosts_store();
-	sqlite3_stmt	*st;
-	int		 rc = SQLITE_ERROR;
-
 	if (id <= 0)
 		return;
-	if (store_begin(s) == 0) {
-		st = store_prepare(s, "UPDATE operation_runs SET ended_at = ?2,"
-		    " exit_code = ?3, output = ?4, error = ?5, state = ?6"
-		    " WHERE id = ?1 AND namespace = ''");
-		if (st != NULL) {
-			sqlite3_bind_int64(st, 1, id);
-			sqlite3_bind_int64(st, 2, time(NULL));
-			if (exit_code >= 0)
-				sqlite3_bind_int(st, 3, exit_code);
-			else
-				sqlite3_bind_null(st, 3);
-			if (!sensitive && output != NULL)
-				sqlite3_bind_text(st, 4, output, -1,
-				    SQLITE_TRANSIENT);
-			else
-				sqlite3_bind_null(st, 4);
-			if (error != NULL)
-				sqlite3_bind_text(st, 5, error, -1,
-				    SQLITE_TRANSIENT);
-			else
-				sqlite3_bind_null(st, 5);
-			sqlite3_bind_text(st, 6, state, -1, SQLITE_TRANSIENT);
-			rc = sqlite3_step(st);
-			sqlite3_reset(st);
-		}
-		if (rc != SQLITE_DONE || store_commit(s) == -1) {
-			store_rollback(s);
-			rc = SQLITE_ERROR;
-		}
-	}
-	if (rc != SQLITE_DONE)
+	if (operation_run_end(hosts_store(), id, state, exit_code, output,
+	    error, sensitive) == -1)
 		log_warnx("host operation run %lld: cannot save its end: %s",
-		    (long long)id, store_error(s));
+		    (long long)id, store_error(hosts_store()));
 	webpub_changed();
 }
 
@@ -269,124 +200,15 @@ hosts_runs_lost(void)
 		store_rollback(s);
 }
 
-#define HOSTS_RUN_COLUMNS \
-	"id, job, instance, operation, deployment_id, actor, sensitive," \
-	" started_at, ended_at, state, exit_code, output, error"
-
-static json_t *
-hosts_run_json(sqlite3_stmt *st)
-{
-	json_t	*o;
-	char	 action[256];
-	int	 i;
-
-	snprintf(action, sizeof(action), "%s.%s",
-	    (const char *)sqlite3_column_text(st, 2),
-	    (const char *)sqlite3_column_text(st, 3));
-	o = jsonb_pack("{s:I,s:s,s:s,s:s,s:s,s:I,s:s,s:b,s:s}",
-	    "id", (json_int_t)sqlite3_column_int64(st, 0),
-	    "repository", (const char *)sqlite3_column_text(st, 1),
-	    "host", (const char *)sqlite3_column_text(st, 2),
-	    "operation", (const char *)sqlite3_column_text(st, 3),
-	    "action", action,
-	    "deployment", (json_int_t)sqlite3_column_int64(st, 4),
-	    "actor", (const char *)sqlite3_column_text(st, 5),
-	    "sensitive", sqlite3_column_int(st, 6),
-	    "state", (const char *)sqlite3_column_text(st, 9));
-	for (i = 7; i <= 8; i++)
-		json_object_set_new(o, i == 7 ? "started_at" : "ended_at",
-		    sqlite3_column_type(st, i) == SQLITE_NULL ? json_null() :
-		    api_time_json(sqlite3_column_int64(st, i)));
-	json_object_set_new(o, "exit_code", sqlite3_column_type(st, 10) ==
-	    SQLITE_NULL ? json_null() : json_integer(sqlite3_column_int(st,
-	    10)));
-	json_object_set_new(o, "output", jsonb_str((const char *)
-	    sqlite3_column_text(st, 11)));
-	json_object_set_new(o, "error", jsonb_str((const char *)
-	    sqlite3_column_text(st, 12)));
-	return o;
-}
-
-json_t *
-hosts_run_read(int64_t id)
-{
-	sqlite3_stmt	*st;
-	json_t		*o = NULL;
-
-	st = store_prepare(hosts_store(), "SELECT " HOSTS_RUN_COLUMNS
-	    " FROM operation_runs WHERE id = ?1 AND namespace = ''");
-	if (st == NULL)
-		return NULL;
-	sqlite3_bind_int64(st, 1, id);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		o = hosts_run_json(st);
-	sqlite3_reset(st);
-	return o;
-}
-
 /* GET /api/v1/plans/{repository}/operations/runs[?host=&limit=&cursor=] */
 static void
 hosts_api_runs(struct api_req *req, struct api_resp *resp)
 {
-	sqlite3_stmt	*st;
-	json_t		*items;
-	char		*limit_s, *cursor_s, *host;
-	const char	*errstr = NULL;
-	long long	 limit = 50, cursor = 0;
-	int64_t		 last = 0;
-	int		 n = 0, rc;
+	char	*host = api_query(req, "host");
 
-	limit_s = api_query(req, "limit");
-	cursor_s = api_query(req, "cursor");
-	host = api_query(req, "host");
-	if (limit_s != NULL)
-		limit = strtonum(limit_s, 1, OPERATION_RUNS_MAX, &errstr);
-	if (errstr == NULL && cursor_s != NULL)
-		cursor = strtonum(cursor_s, 1, INT64_MAX, &errstr);
-	free(limit_s);
-	free(cursor_s);
-	if (errstr != NULL) {
-		free(host);
-		api_error(resp, 400, "bad_request", "limit (1 to %d) or "
-		    "cursor is %s", OPERATION_RUNS_MAX, errstr);
-		return;
-	}
-	st = store_prepare(hosts_store(), "SELECT " HOSTS_RUN_COLUMNS
-	    " FROM operation_runs WHERE namespace = '' AND job = ?1 AND"
-	    " (?2 IS NULL OR instance = ?2) AND (?3 = 0 OR id < ?3)"
-	    " ORDER BY id DESC LIMIT ?4");
-	if (st == NULL) {
-		free(host);
-		api_error(resp, 500, "runtime_error", "the database: %s",
-		    store_error(hosts_store()));
-		return;
-	}
-	sqlite3_bind_text(st, 1, req->ar_args[0], -1, SQLITE_TRANSIENT);
-	if (host != NULL)
-		sqlite3_bind_text(st, 2, host, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(st, 2);
-	sqlite3_bind_int64(st, 3, cursor);
-	sqlite3_bind_int64(st, 4, limit + 1);
-	items = json_array();
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (n++ == limit)
-			break;
-		json_array_append_new(items, hosts_run_json(st));
-		last = sqlite3_column_int64(st, 0);
-	}
-	sqlite3_reset(st);
+	operation_runs_answer(hosts_store(), req, resp, "", req->ar_args[0],
+	    host);
 	free(host);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		json_decref(items);
-		api_error(resp, 500, "runtime_error", "the database: %s",
-		    store_error(hosts_store()));
-		return;
-	}
-	resp->status = 200;
-	resp->body = jsonb_pack("{s:o,s:o}", "items", items, "next",
-	    rc == SQLITE_ROW ? jsonb_printf("%lld", (long long)last) :
-	    json_null());
 }
 
 /* GET /api/v1/plans/{repository}/operations/runs/{id} */
@@ -398,10 +220,9 @@ hosts_api_run(struct api_req *req, struct api_resp *resp)
 	int64_t		 id;
 
 	id = strtonum(req->ar_args[1], 1, INT64_MAX, &errstr);
-	run = errstr == NULL ? hosts_run_read(id) : NULL;
-	if (run == NULL || strcmp(json_string_value(json_object_get(run,
-	    "repository")), req->ar_args[0]) != 0) {
-		json_decref(run);
+	run = errstr == NULL ? operation_run_read(hosts_store(), id, "",
+	    req->ar_args[0]) : NULL;
+	if (run == NULL) {
 		api_error(resp, 404, "not_found", "plan %s has no operation "
 		    "run %s", req->ar_args[0], req->ar_args[1]);
 		return;
@@ -567,7 +388,8 @@ hosts_oprun_done(const struct hosts_ssh_res *res, void *arg)
 		resp.body = api_error_json("runtime_error", "run %lld: the "
 		    "command did not start: %s", (long long)r->hr_id,
 		    res->hr_error);
-	} else if ((run = hosts_run_read(r->hr_id)) == NULL) {
+	} else if ((run = operation_run_read(hosts_store(), r->hr_id, "",
+	    NULL)) == NULL) {
 		resp.status = 500;
 		resp.body = api_error_json("runtime_error", "run %lld: "
 		    "cannot read it back: %s", (long long)r->hr_id,

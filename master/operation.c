@@ -618,6 +618,106 @@ oprun_free(struct oprun *r)
 	free(r);
 }
 
+/*
+ * ---- the run log ----
+ *
+ * operation_runs holds a job's runs (its namespace and job, instance "")
+ * and a host's (hosts_ops.c, hosts_each.c: namespace "", job the plan's
+ * repository, instance the host).  Both write and read it here.
+ */
+
+/* Save a new run (never its input) and its event; cap its scope's log. */
+int64_t
+operation_run_create(struct store *s, const struct oprun_new *n)
+{
+	sqlite3_stmt	*st;
+	int64_t		 id;
+	char		 detail[64];
+	int		 rc;
+
+	if (store_begin(s) == -1)
+		return -1;
+	st = store_prepare(s, "INSERT INTO operation_runs (deployment_id,"
+	    " namespace, job, instance, operation, actor, sensitive,"
+	    " started_at, state) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
+	    " 'running')");
+	if (st == NULL)
+		goto fail;
+	sqlite3_bind_int64(st, 1, n->on_deployment);
+	sqlite3_bind_text(st, 2, n->on_ns, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 3, n->on_job, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 4, n->on_instance, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 5, n->on_operation, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 6, n->on_actor, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(st, 7, n->on_sensitive != 0);
+	sqlite3_bind_int64(st, 8, time(NULL));
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		goto fail;
+	id = sqlite3_last_insert_rowid(store_db(s));
+	/* The last on_keep runs of the job (of the host) stay. */
+	st = store_prepare(s, "DELETE FROM operation_runs WHERE id IN"
+	    " (SELECT id FROM operation_runs WHERE namespace = ?1 AND"
+	    " job = ?2 AND instance = ?3 ORDER BY id DESC LIMIT -1"
+	    " OFFSET ?4)");
+	if (st == NULL)
+		goto fail;
+	sqlite3_bind_text(st, 1, n->on_ns, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, n->on_job, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 3, n->on_instance, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(st, 4, n->on_keep);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		goto fail;
+	snprintf(detail, sizeof(detail), "run %lld", (long long)id);
+	if (n->on_event != NULL && store_event(s, n->on_actor, n->on_event,
+	    n->on_target, detail) == -1)
+		goto fail;
+	if (store_commit(s) == -1)
+		goto fail;
+	return id;
+fail:
+	store_rollback(s);
+	return -1;
+}
+
+/* A run ended: save it, a sensitive run's output never.  0 or -1. */
+int
+operation_run_end(struct store *s, int64_t id, const char *state,
+    int exit_code, const char *output, const char *error, int sensitive)
+{
+	sqlite3_stmt	*st;
+	int		 rc = SQLITE_ERROR;
+
+	if (store_begin(s) == -1)
+		return -1;
+	st = store_prepare(s, "UPDATE operation_runs SET ended_at = ?2,"
+	    " exit_code = ?3, output = ?4, error = ?5, state = ?6"
+	    " WHERE id = ?1");
+	if (st != NULL) {
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int64(st, 2, time(NULL));
+		if (exit_code >= 0)
+			sqlite3_bind_int(st, 3, exit_code);
+		else
+			sqlite3_bind_null(st, 3);
+		/* A NULL text binds NULL. */
+		sqlite3_bind_text(st, 4, sensitive ? NULL : output, -1,
+		    SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 5, error, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 6, state, -1, SQLITE_TRANSIENT);
+		rc = sqlite3_step(st);
+		sqlite3_reset(st);
+	}
+	if (rc != SQLITE_DONE || store_commit(s) == -1) {
+		store_rollback(s);
+		return -1;
+	}
+	return 0;
+}
+
 static json_t *
 op_time(sqlite3_stmt *st, int i)
 {
@@ -625,63 +725,134 @@ op_time(sqlite3_stmt *st, int i)
 	    api_time_json((time_t)sqlite3_column_int64(st, i));
 }
 
-#define OP_RUN_COLUMNS	"id, namespace, job, operation, deployment_id," \
-	" actor, sensitive, started_at, ended_at, exit_code, output, error," \
-	" state"
+#define OP_RUN_COLUMNS	"id, namespace, job, instance, operation," \
+	" deployment_id, actor, sensitive, started_at, ended_at, state," \
+	" exit_code, output, error"
 
-/* A row of the run log (OP_RUN_COLUMNS) as the API gives it. */
+/*
+ * A row of the run log (OP_RUN_COLUMNS) as the API gives it: a job's
+ * run names its namespace and job, a host's its repository and host.
+ */
 static json_t *
 op_run_json(sqlite3_stmt *st)
 {
-	const char	*state = (const char *)sqlite3_column_text(st, 12);
-	int64_t		 id = sqlite3_column_int64(st, 0);
+	const char	*ns = (const char *)sqlite3_column_text(st, 1);
+	const char	*job = (const char *)sqlite3_column_text(st, 2);
+	const char	*host = (const char *)sqlite3_column_text(st, 3);
+	const char	*op = (const char *)sqlite3_column_text(st, 4);
+	int		 hostrun = *ns == '\0';
 	char		 action[512];
 	json_t		*o;
 
 	/*
-	 * A run the store has as running is under way here, or is being
-	 * looked for since a restart, or waits for room to be
+	 * A job's run the store has as running is under way here, or is
+	 * being looked for since a restart, or waits for room to be
 	 * (operation_recover()): running, in every case.
 	 */
-	snprintf(action, sizeof(action), "%s.%s",
-	    (const char *)sqlite3_column_text(st, 2),
-	    (const char *)sqlite3_column_text(st, 3));
+	snprintf(action, sizeof(action), "%s.%s", hostrun ? host : job, op);
 	o = jsonb_pack("{s:I,s:s,s:s,s:s,s:s,s:I,s:s,s:b,s:o,s:o,s:s}",
-	    "id", (json_int_t)id,
-	    "namespace", (const char *)sqlite3_column_text(st, 1),
-	    "job", (const char *)sqlite3_column_text(st, 2),
-	    "operation", (const char *)sqlite3_column_text(st, 3),
-	    "action", action,
-	    "deployment", (json_int_t)sqlite3_column_int64(st, 4),
-	    "actor", (const char *)sqlite3_column_text(st, 5),
-	    "sensitive", sqlite3_column_int(st, 6),
-	    "started_at", op_time(st, 7), "ended_at", op_time(st, 8),
-	    "state", state);
-	json_object_set_new(o, "exit_code", sqlite3_column_type(st, 9) ==
+	    "id", (json_int_t)sqlite3_column_int64(st, 0),
+	    hostrun ? "repository" : "namespace", hostrun ? job : ns,
+	    hostrun ? "host" : "job", hostrun ? host : job,
+	    "operation", op, "action", action,
+	    "deployment", (json_int_t)sqlite3_column_int64(st, 5),
+	    "actor", (const char *)sqlite3_column_text(st, 6),
+	    "sensitive", sqlite3_column_int(st, 7),
+	    "started_at", op_time(st, 8), "ended_at", op_time(st, 9),
+	    "state", (const char *)sqlite3_column_text(st, 10));
+	json_object_set_new(o, "exit_code", sqlite3_column_type(st, 11) ==
 	    SQLITE_NULL ? json_null() : json_integer(sqlite3_column_int(st,
-	    9)));
+	    11)));
 	json_object_set_new(o, "output", jsonb_str((const char *)
-	    sqlite3_column_text(st, 10)));
+	    sqlite3_column_text(st, 12)));
 	json_object_set_new(o, "error", jsonb_str((const char *)
-	    sqlite3_column_text(st, 11)));
+	    sqlite3_column_text(st, 13)));
 	return o;
 }
 
-static json_t *
-op_run_read(int64_t id)
+/* Run id of namespace ns and job (NULL: any job), or NULL. */
+json_t *
+operation_run_read(struct store *s, int64_t id, const char *ns,
+    const char *job)
 {
 	sqlite3_stmt	*st;
 	json_t		*o = NULL;
 
-	st = store_prepare(engine_store(), "SELECT " OP_RUN_COLUMNS
-	    " FROM operation_runs WHERE id = ?1");
+	st = store_prepare(s, "SELECT " OP_RUN_COLUMNS " FROM operation_runs"
+	    " WHERE id = ?1 AND namespace = ?2 AND (?3 IS NULL OR job = ?3)");
 	if (st == NULL)
 		return NULL;
 	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_text(st, 2, ns, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 3, job, -1, SQLITE_TRANSIENT);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		o = op_run_json(st);
 	sqlite3_reset(st);
 	return o;
+}
+
+/*
+ * The answer to GET ...operations/runs[?limit=&cursor=]: the runs of job
+ * in ns (of its host instance; NULL: all), newest first, a page.
+ */
+void
+operation_runs_answer(struct store *s, struct api_req *req,
+    struct api_resp *resp, const char *ns, const char *job,
+    const char *instance)
+{
+	sqlite3_stmt	*st;
+	json_t		*items;
+	char		*limit_s, *cursor_s;
+	const char	*errstr = NULL;
+	long long	 limit = 50, cursor = 0;
+	int64_t		 last = 0;
+	int		 n = 0, rc;
+
+	limit_s = api_query(req, "limit");
+	cursor_s = api_query(req, "cursor");
+	if (limit_s != NULL)
+		limit = strtonum(limit_s, 1, OPERATION_RUNS_MAX, &errstr);
+	if (errstr == NULL && cursor_s != NULL)
+		cursor = strtonum(cursor_s, 1, INT64_MAX, &errstr);
+	free(limit_s);
+	free(cursor_s);
+	if (errstr != NULL) {
+		api_error(resp, 400, "bad_request", "limit (1 to %d) or "
+		    "cursor is %s", OPERATION_RUNS_MAX, errstr);
+		return;
+	}
+	st = store_prepare(s, "SELECT " OP_RUN_COLUMNS " FROM operation_runs"
+	    " WHERE namespace = ?1 AND job = ?2 AND (?3 IS NULL OR"
+	    " instance = ?3) AND (?4 = 0 OR id < ?4) ORDER BY id DESC"
+	    " LIMIT ?5");
+	if (st == NULL) {
+		api_error(resp, 500, "runtime_error", "the database: %s",
+		    store_error(s));
+		return;
+	}
+	sqlite3_bind_text(st, 1, ns, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, job, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 3, instance, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 4, cursor);
+	sqlite3_bind_int64(st, 5, limit + 1);
+	items = json_array();
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n++ == limit)
+			break;
+		json_array_append_new(items, op_run_json(st));
+		last = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		json_decref(items);
+		api_error(resp, 500, "runtime_error", "the database: %s",
+		    store_error(s));
+		return;
+	}
+	resp->status = 200;
+	resp->body = jsonb_pack("{s:o,s:o}", "items", items, "next",
+	    rc == SQLITE_ROW ? jsonb_printf("%lld", (long long)last) :
+	    json_null());
 }
 
 /*
@@ -694,39 +865,10 @@ oprun_end(struct oprun *r, const char *state, int exit_code,
 {
 	struct store	*s = engine_store();
 	struct api_resp	 resp;
-	sqlite3_stmt	*st;
 	json_t		*run;
-	int		 ok = 0;
 
-	if (store_begin(s) == 0) {
-		st = store_prepare(s, "UPDATE operation_runs SET ended_at = ?2,"
-		    " exit_code = ?3, output = ?4, error = ?5, state = ?6"
-		    " WHERE id = ?1");
-		if (st != NULL) {
-			sqlite3_bind_int64(st, 1, r->r_id);
-			sqlite3_bind_int64(st, 2, time(NULL));
-			if (exit_code >= 0)
-				sqlite3_bind_int(st, 3, exit_code);
-			else
-				sqlite3_bind_null(st, 3);
-			if (!r->r_sensitive && output != NULL)
-				sqlite3_bind_text(st, 4, output, -1,
-				    SQLITE_TRANSIENT);
-			else
-				sqlite3_bind_null(st, 4);
-			sqlite3_bind_text(st, 5, error, -1, SQLITE_TRANSIENT);
-			sqlite3_bind_text(st, 6, state, -1, SQLITE_TRANSIENT);
-			ok = sqlite3_step(st) == SQLITE_DONE;
-			sqlite3_reset(st);
-		}
-		if (ok && store_commit(s) == 0)
-			ok = 1;
-		else {
-			store_rollback(s);
-			ok = 0;
-		}
-	}
-	if (!ok)
+	if (operation_run_end(s, r->r_id, state, exit_code, output, error,
+	    r->r_sensitive) == -1)
 		log_warnx("operation %s.%s run %lld: cannot save its end: %s",
 		    r->r_job, r->r_name, (long long)r->r_id, store_error(s));
 	if (exit_code >= 0)
@@ -743,7 +885,8 @@ oprun_end(struct oprun *r, const char *state, int exit_code,
 			resp.body = api_error_json("runtime_error", "operation "
 			    "%s.%s run %lld: %s", r->r_job, r->r_name,
 			    (long long)r->r_id, error);
-		else if ((run = op_run_read(r->r_id)) != NULL) {
+		else if ((run = operation_run_read(s, r->r_id, r->r_ns,
+		    r->r_job)) != NULL) {
 			if (r->r_sensitive)
 				json_object_set_new(run, "output",
 				    jsonb_str(output));
@@ -1219,54 +1362,23 @@ op_meta(const json_t *spec, const struct oprun *r, const char *commit)
 static int64_t
 op_run_create(struct action_ctx *ac, const char *name, int sensitive)
 {
-	struct store	*s = engine_store();
-	sqlite3_stmt	*st;
-	char		 action[512], target[512], detail[64];
-	int64_t		 id = -1;
-	int		 rc;
+	struct oprun_new	 n;
+	char			 action[512], target[512];
 
-	if (store_begin(s) == -1)
-		return -1;
-	st = store_prepare(s, "INSERT INTO operation_runs (deployment_id,"
-	    " namespace, job, operation, actor, sensitive, started_at, state)"
-	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'running')");
-	if (st == NULL)
-		goto fail;
-	sqlite3_bind_int64(st, 1, ac->ac_last_ok);
-	sqlite3_bind_text(st, 2, ac->ac_ns, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, ac->ac_job, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 4, name, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 5, ac->ac_req->ar_actor, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int(st, 6, sensitive);
-	sqlite3_bind_int64(st, 7, time(NULL));
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE)
-		goto fail;
-	id = sqlite3_last_insert_rowid(store_db(s));
-	/* The last OPERATION_RUNS_MAX runs of the job stay. */
-	st = store_prepare(s, "DELETE FROM operation_runs WHERE id IN"
-	    " (SELECT id FROM operation_runs WHERE namespace = ?1 AND"
-	    " job = ?2 ORDER BY id DESC LIMIT -1 OFFSET ?3)");
-	if (st == NULL)
-		goto fail;
-	sqlite3_bind_text(st, 1, ac->ac_ns, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, ac->ac_job, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int(st, 3, OPERATION_RUNS_MAX);
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE)
-		goto fail;
 	snprintf(action, sizeof(action), "operation.%s.%s", ac->ac_job, name);
 	snprintf(target, sizeof(target), "job/%s/%s", ac->ac_ns, ac->ac_job);
-	snprintf(detail, sizeof(detail), "run %lld", (long long)id);
-	if (store_event(s, ac->ac_req->ar_actor, action, target, detail) ==
-	    -1 || store_commit(s) == -1)
-		goto fail;
-	return id;
-fail:
-	store_rollback(s);
-	return -1;
+	memset(&n, 0, sizeof(n));
+	n.on_deployment = ac->ac_last_ok;
+	n.on_ns = ac->ac_ns;
+	n.on_job = ac->ac_job;
+	n.on_instance = "";
+	n.on_operation = name;
+	n.on_actor = ac->ac_req->ar_actor;
+	n.on_sensitive = sensitive;
+	n.on_keep = OPERATION_RUNS_MAX;
+	n.on_event = action;
+	n.on_target = target;
+	return operation_run_create(engine_store(), &n);
 }
 
 void
@@ -1535,56 +1647,15 @@ fail:
 
 /* ---- the run log's API ---- */
 
+/* GET /api/v1/jobs/{namespace}/{job}/operations/runs */
 static void
 op_api_runs(struct api_req *req, struct api_resp *resp)
 {
-	sqlite3_stmt	*st;
-	json_t		*items;
-	char		*limit_s, *cursor_s;
-	const char	*errstr = NULL;
-	long long	 limit = 50, cursor = 0;
-	int64_t		 last = 0;
-	int		 n = 0, rc;
-
-	limit_s = api_query(req, "limit");
-	cursor_s = api_query(req, "cursor");
-	if (limit_s != NULL)
-		limit = strtonum(limit_s, 1, OPERATION_RUNS_MAX, &errstr);
-	if (errstr == NULL && cursor_s != NULL)
-		cursor = strtonum(cursor_s, 1, INT64_MAX, &errstr);
-	free(limit_s);
-	free(cursor_s);
-	if (errstr != NULL) {
-		api_error(resp, 400, "bad_request", "limit (1 to %d) or "
-		    "cursor is %s", OPERATION_RUNS_MAX, errstr);
-		return;
-	}
-	st = store_prepare(engine_store(), "SELECT " OP_RUN_COLUMNS
-	    " FROM operation_runs WHERE namespace = ?1 AND job = ?2 AND"
-	    " (?3 = 0 OR id < ?3) ORDER BY id DESC LIMIT ?4");
-	if (st == NULL) {
-		api_error(resp, 500, "runtime_error", "the database: %s",
-		    store_error(engine_store()));
-		return;
-	}
-	sqlite3_bind_text(st, 1, req->ar_args[0], -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, req->ar_args[1], -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(st, 3, cursor);
-	sqlite3_bind_int64(st, 4, limit + 1);
-	items = json_array();
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (n++ == limit)
-			break;
-		json_array_append_new(items, op_run_json(st));
-		last = sqlite3_column_int64(st, 0);
-	}
-	sqlite3_reset(st);
-	resp->status = 200;
-	resp->body = jsonb_pack("{s:o,s:o}", "items", items, "next",
-	    rc == SQLITE_ROW ? jsonb_printf("%lld", (long long)last) :
-	    json_null());
+	operation_runs_answer(engine_store(), req, resp, req->ar_args[0],
+	    req->ar_args[1], "");
 }
 
+/* GET /api/v1/jobs/{namespace}/{job}/operations/runs/{id} */
 static void
 op_api_run(struct api_req *req, struct api_resp *resp)
 {
@@ -1593,12 +1664,9 @@ op_api_run(struct api_req *req, struct api_resp *resp)
 	int64_t		 id;
 
 	id = strtonum(req->ar_args[2], 1, INT64_MAX, &errstr);
-	run = errstr == NULL ? op_run_read(id) : NULL;
-	if (run == NULL || strcmp(json_string_value(json_object_get(run,
-	    "namespace")), req->ar_args[0]) != 0 ||
-	    strcmp(json_string_value(json_object_get(run, "job")),
-	    req->ar_args[1]) != 0) {
-		json_decref(run);
+	run = errstr == NULL ? operation_run_read(engine_store(), id,
+	    req->ar_args[0], req->ar_args[1]) : NULL;
+	if (run == NULL) {
 		api_error(resp, 404, "not_found", "job %s/%s has no operation "
 		    "run %s", req->ar_args[0], req->ar_args[1],
 		    req->ar_args[2]);

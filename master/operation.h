@@ -13,6 +13,7 @@
 
 struct action_ctx;
 struct action_def;
+struct api_req;
 struct api_resp;
 struct api_route;
 struct ejob;
@@ -72,5 +73,33 @@ void	 operation_list(struct action_ctx *, const struct action_def *,
 /* The procedure of the action table's operation row. */
 void	 operation_action(struct action_ctx *, json_t *, struct api_resp *);
 
+/*
+ * The run log (operation_runs) of jobs' runs (namespace and job, instance
+ * "") and of hosts' (namespace "", job the plan's repository, instance
+ * the host: hosts_ops.c).
+ */
+struct oprun_new {
+	int64_t		 on_deployment;
+	const char	*on_ns;
+	const char	*on_job;
+	const char	*on_instance;
+	const char	*on_operation;
+	const char	*on_actor;
+	int		 on_sensitive;
+	int		 on_keep;	/* runs of (ns, job, instance) kept */
+	const char	*on_event;	/* its audit action, or NULL: none */
+	const char	*on_target;	/* the audit target */
+};
+int64_t	 operation_run_create(struct store *, const struct oprun_new *);
+int	 operation_run_end(struct store *, int64_t id, const char *state,
+	    int exit_code, const char *output, const char *error,
+	    int sensitive);
+/* Run id of ns and job (NULL: any job) as the API gives it, or NULL. */
+json_t	*operation_run_read(struct store *, int64_t id, const char *ns,
+	    const char *job);
+/* Answer GET ...operations/runs?limit=&cursor= (instance NULL: any). */
+void	 operation_runs_answer(struct store *, struct api_req *,
+	    struct api_resp *, const char *ns, const char *job,
+	    const char *instance);
 
 #endif /* NOPS_OPERATION_H */
