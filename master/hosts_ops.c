@@ -123,24 +123,6 @@ hosts_plan_busy(const char *repo)
 
 /* ---- the run log ---- */
 
-/* The runs each host keeps; a test-hooks build may lower it. */
-static int
-hosts_runs_max(void)
-{
-#ifdef NOPS_TEST_HOOKS
-	const char	*t = getenv("NOPS_TEST_HOST_RUNS_MAX");
-	const char	*errstr;
-	long long	 v;
-
-	if (t != NULL) {
-		v = strtonum(t, 1, OPERATION_RUNS_MAX, &errstr);
-		if (errstr == NULL)
-			return (int)v;
-	}
-#endif
-	return OPERATION_RUNS_MAX;
-}
-
 int64_t
 hosts_run_create(const char *repo, const char *host, const char *op,
     const char *actor, int sensitive, int64_t deployment, int audit)
@@ -158,7 +140,9 @@ hosts_run_create(const char *repo, const char *host, const char *op,
 	n.on_operation = op;
 	n.on_actor = actor;
 	n.on_sensitive = sensitive;
-	n.on_keep = hosts_runs_max();
+	/* The runs each host keeps; a test-hooks build may lower it. */
+	n.on_keep = operation_limit("NOPS_TEST_HOST_RUNS_MAX",
+	    OPERATION_RUNS_MAX);
 	n.on_event = audit ? action : NULL;
 	n.on_target = target;
 	return operation_run_create(hosts_store(), &n);

@@ -145,6 +145,15 @@ metrics_sample(struct metrics_out *mo, const char *name, int64_t value, ...)
 }
 
 void
+metrics_ones(struct metrics_out *mo, const struct metrics_one *m, size_t n)
+{
+	for (; n > 0; m++, n--) {
+		metrics_family(mo, m->m_name, m->m_type, m->m_help);
+		metrics_sample(mo, m->m_name, m->m_value, METRICS_END);
+	}
+}
+
+void
 metrics_http_count(int status)
 {
 	if (status >= 100 && status < METRICS_STATUS_MAX)
@@ -205,23 +214,23 @@ metrics_process(struct metrics_out *mo)
 	enum nops_proc		 id;
 	char			 code[8];
 	int			 status;
+	const struct metrics_one one[] = {
+		{ "nops_start_time_seconds", "gauge",
+		    "When nopsd started, in unix seconds.",
+		    (int64_t)env->n_started },
+		{ "nops_config_last_load_timestamp_seconds", "gauge",
+		    "When the running configuration was loaded, in unix "
+		    "seconds.", (int64_t)env->n_conf_loaded },
+		{ "nops_config_reload_failures_total", "counter",
+		    "Reloads refused because the configuration had errors.",
+		    (int64_t)env->n_reload_failures },
+	};
 
 	metrics_family(mo, "nops_build_info", "gauge",
 	    "Always 1; the version of nopsd as a label.");
 	metrics_sample(mo, "nops_build_info", 1, "version", NOPS_VERSION,
 	    METRICS_END);
-	metrics_family(mo, "nops_start_time_seconds", "gauge",
-	    "When nopsd started, in unix seconds.");
-	metrics_sample(mo, "nops_start_time_seconds", (int64_t)env->n_started,
-	    METRICS_END);
-	metrics_family(mo, "nops_config_last_load_timestamp_seconds", "gauge",
-	    "When the running configuration was loaded, in unix seconds.");
-	metrics_sample(mo, "nops_config_last_load_timestamp_seconds",
-	    (int64_t)env->n_conf_loaded, METRICS_END);
-	metrics_family(mo, "nops_config_reload_failures_total", "counter",
-	    "Reloads refused because the configuration had errors.");
-	metrics_sample(mo, "nops_config_reload_failures_total",
-	    (int64_t)env->n_reload_failures, METRICS_END);
+	metrics_ones(mo, one, sizeof(one) / sizeof(one[0]));
 
 	metrics_family(mo, "nops_worker_up", "gauge",
 	    "1 while the worker runs and has said it is ready.");
@@ -307,6 +316,58 @@ metrics_ns_ok(const struct api_req *req, const char *ns)
 	return req == NULL || api_auth_allows(req, CAP_READ, ns);
 }
 
+/* The detection and apply loops' totals and last cycle. */
+static void
+metrics_engine_totals(struct metrics_out *mo, const struct engine *e)
+{
+	const struct metrics_one	 one[] = {
+		{ "nops_detection_last_success_timestamp_seconds", "gauge",
+		    "When the last complete detection cycle ended, in unix "
+		    "seconds (0: none yet).", (int64_t)e->e_last_detect },
+		{ "nops_detection_cycles_total", "counter",
+		    "Complete detection cycles.", (int64_t)e->e_cycles },
+		/* Plan only what may have changed (engine_survey.c). */
+		{ "nops_detection_nomad_requests_total", "counter",
+		    "Nomad requests made by detection cycles (parses answered "
+		    "from memory are not counted).",
+		    (int64_t)e->e_total_requests },
+		{ "nops_detection_jobs_planned_total", "counter",
+		    "Managed jobs read and planned in Nomad by detection "
+		    "cycles.", (int64_t)e->e_total_planned },
+		{ "nops_detection_jobs_unchanged_total", "counter",
+		    "Managed jobs decided from their last plan, without a "
+		    "request, because neither git nor Nomad moved.",
+		    (int64_t)e->e_total_skipped },
+		{ "nops_detection_full_cycles_total", "counter",
+		    "Detection cycles that planned every managed job (a "
+		    "start, a doubt, replan-interval).",
+		    (int64_t)e->e_total_full },
+		{ "nops_detection_last_nomad_requests", "gauge",
+		    "Nomad requests of the last complete detection cycle.",
+		    (int64_t)e->e_last_requests },
+		{ "nops_detection_last_jobs_planned", "gauge",
+		    "Managed jobs planned in Nomad by the last detection "
+		    "cycle.", (int64_t)e->e_last_planned },
+		{ "nops_detection_last_jobs_unchanged", "gauge",
+		    "Managed jobs the last detection cycle decided from their "
+		    "last plan.", (int64_t)e->e_last_skipped },
+		{ "nops_detection_last_full", "gauge",
+		    "1 when the last detection cycle planned every managed "
+		    "job.", e->e_last_full != 0 },
+		{ "nops_apply_last_success_timestamp_seconds", "gauge",
+		    "When the last apply cycle ran, in unix seconds (0: none "
+		    "yet).", (int64_t)e->e_last_apply },
+		{ "nops_unparsed_files", "gauge",
+		    "Job files that did not parse in the last detection "
+		    "cycle.", (int64_t)e->e_nfile_errors },
+		{ "nops_orphan_jobs", "gauge",
+		    "Jobs nops deployed that are gone from git but still run.",
+		    (int64_t)e->e_norphans },
+	};
+
+	metrics_ones(mo, one, sizeof(one) / sizeof(one[0]));
+}
+
 static void
 metrics_engine(struct metrics_out *mo, const struct api_req *req)
 {
@@ -316,65 +377,7 @@ metrics_engine(struct metrics_out *mo, const struct api_req *req)
 
 	if (e == NULL)
 		return;
-	metrics_family(mo, "nops_detection_last_success_timestamp_seconds",
-	    "gauge", "When the last complete detection cycle ended, in unix "
-	    "seconds (0: none yet).");
-	metrics_sample(mo, "nops_detection_last_success_timestamp_seconds",
-	    (int64_t)e->e_last_detect, METRICS_END);
-	metrics_family(mo, "nops_detection_cycles_total", "counter",
-	    "Complete detection cycles.");
-	metrics_sample(mo, "nops_detection_cycles_total", (int64_t)e->e_cycles,
-	    METRICS_END);
-	/* Plan only what may have changed (engine_survey.c). */
-	metrics_family(mo, "nops_detection_nomad_requests_total", "counter",
-	    "Nomad requests made by detection cycles (parses answered from "
-	    "memory are not counted).");
-	metrics_sample(mo, "nops_detection_nomad_requests_total",
-	    (int64_t)e->e_total_requests, METRICS_END);
-	metrics_family(mo, "nops_detection_jobs_planned_total", "counter",
-	    "Managed jobs read and planned in Nomad by detection cycles.");
-	metrics_sample(mo, "nops_detection_jobs_planned_total",
-	    (int64_t)e->e_total_planned, METRICS_END);
-	metrics_family(mo, "nops_detection_jobs_unchanged_total", "counter",
-	    "Managed jobs decided from their last plan, without a request, "
-	    "because neither git nor Nomad moved.");
-	metrics_sample(mo, "nops_detection_jobs_unchanged_total",
-	    (int64_t)e->e_total_skipped, METRICS_END);
-	metrics_family(mo, "nops_detection_full_cycles_total", "counter",
-	    "Detection cycles that planned every managed job (a start, a "
-	    "doubt, replan-interval).");
-	metrics_sample(mo, "nops_detection_full_cycles_total",
-	    (int64_t)e->e_total_full, METRICS_END);
-	metrics_family(mo, "nops_detection_last_nomad_requests", "gauge",
-	    "Nomad requests of the last complete detection cycle.");
-	metrics_sample(mo, "nops_detection_last_nomad_requests",
-	    (int64_t)e->e_last_requests, METRICS_END);
-	metrics_family(mo, "nops_detection_last_jobs_planned", "gauge",
-	    "Managed jobs planned in Nomad by the last detection cycle.");
-	metrics_sample(mo, "nops_detection_last_jobs_planned",
-	    (int64_t)e->e_last_planned, METRICS_END);
-	metrics_family(mo, "nops_detection_last_jobs_unchanged", "gauge",
-	    "Managed jobs the last detection cycle decided from their last "
-	    "plan.");
-	metrics_sample(mo, "nops_detection_last_jobs_unchanged",
-	    (int64_t)e->e_last_skipped, METRICS_END);
-	metrics_family(mo, "nops_detection_last_full", "gauge",
-	    "1 when the last detection cycle planned every managed job.");
-	metrics_sample(mo, "nops_detection_last_full",
-	    (int64_t)(e->e_last_full != 0), METRICS_END);
-	metrics_family(mo, "nops_apply_last_success_timestamp_seconds",
-	    "gauge", "When the last apply cycle ran, in unix seconds (0: "
-	    "none yet).");
-	metrics_sample(mo, "nops_apply_last_success_timestamp_seconds",
-	    (int64_t)e->e_last_apply, METRICS_END);
-	metrics_family(mo, "nops_unparsed_files", "gauge",
-	    "Job files that did not parse in the last detection cycle.");
-	metrics_sample(mo, "nops_unparsed_files", (int64_t)e->e_nfile_errors,
-	    METRICS_END);
-	metrics_family(mo, "nops_orphan_jobs", "gauge",
-	    "Jobs nops deployed that are gone from git but still run.");
-	metrics_sample(mo, "nops_orphan_jobs", (int64_t)e->e_norphans, METRICS_END);
-
+	metrics_engine_totals(mo, e);
 	/* Per managed job: three families, one pass each. */
 	metrics_family(mo, "nops_job_drift", "gauge",
 	    "1 when the managed job differs from git.");

@@ -35,6 +35,16 @@ void	 metrics_family(struct metrics_out *, const char *name,
 void	 metrics_sample(struct metrics_out *, const char *name,
 	    int64_t value, ...) __attribute__((__sentinel__));
 
+/* Families of one sample without labels, from a table of them. */
+struct metrics_one {
+	const char	*m_name;
+	const char	*m_type;	/* "gauge", "counter" */
+	const char	*m_help;
+	int64_t		 m_value;
+};
+void	 metrics_ones(struct metrics_out *, const struct metrics_one *,
+	    size_t n);
+
 /* Read the metrics token file (as root): start and reload. */
 void	 metrics_configure(const struct nops_conf *);
 /* Count an answer of the API (api.c, for every response it sends). */

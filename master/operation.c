@@ -568,21 +568,31 @@ op_running(int64_t id)
 	return 0;
 }
 
-static int
-op_timeout(void)
+/* A limit (1 to max) a test-hooks build may lower with variable env. */
+int
+operation_limit(const char *env, int max)
 {
 #ifdef NOPS_TEST_HOOKS
-	const char	*t = getenv("NOPS_TEST_OPERATION_TIMEOUT");
+	const char	*t = getenv(env);
 	const char	*errstr;
 	long long	 v;
 
 	if (t != NULL) {
-		v = strtonum(t, 1, OPERATION_TIMEOUT, &errstr);
+		v = strtonum(t, 1, max, &errstr);
 		if (errstr == NULL)
 			return (int)v;
 	}
+#else
+	(void)env;
 #endif
-	return OPERATION_TIMEOUT;
+	return max;
+}
+
+static int
+op_timeout(void)
+{
+	return operation_limit("NOPS_TEST_OPERATION_TIMEOUT",
+	    OPERATION_TIMEOUT);
 }
 
 static void
@@ -1255,7 +1265,7 @@ operation_recover(void)
 {
 	sqlite3_stmt	*st;
 	struct oprun	*r;
-	int64_t		*lost = NULL;
+	int64_t		*lost = NULL, *more;
 	size_t		 nlost = 0, i;
 	const char	*rev;
 
@@ -1282,10 +1292,10 @@ operation_recover(void)
 		rev = (const char *)sqlite3_column_text(st, 6);
 		if (rev == NULL) {
 			/* Its revision is gone from the store: unknowable. */
-			/* cppcheck-suppress memleakOnRealloc ; fatal() exits */
-			if ((lost = reallocarray(lost, nlost + 1,
+			if ((more = reallocarray(lost, nlost + 1,
 			    sizeof(*lost))) == NULL)
 				fatal("reallocarray");
+			lost = more;
 			lost[nlost++] = id;
 			continue;
 		}

@@ -97,6 +97,8 @@ int	 operation_run_end(struct store *, int64_t id, const char *state,
 /* Run id of ns and job (NULL: any job) as the API gives it, or NULL. */
 json_t	*operation_run_read(struct store *, int64_t id, const char *ns,
 	    const char *job);
+/* A limit (1 to max) a test-hooks build may lower with variable env. */
+int	 operation_limit(const char *env, int max);
 /* Answer GET ...operations/runs?limit=&cursor= (instance NULL: any). */
 void	 operation_runs_answer(struct store *, struct api_req *,
 	    struct api_resp *, const char *ns, const char *job,

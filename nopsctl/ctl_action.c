@@ -219,12 +219,8 @@ cmd_action(struct ctl *ctl, int argc, char **argv)
 	st = ctl_call(ctl, "POST", path, body, &a);
 	free(path);
 	json_decref(body);
-	if ((rv = ctl_check(ctl, st, a)) != 0)
+	if (!ctl_answer(ctl, st, a, &rv))
 		goto out;
-	if (ctl->json) {
-		ctl_print_json(a);
-		goto out;
-	}
 	/* An operation's result: its output, then its exit code. */
 	if (json_is_string(json_object_get(a, "state")) &&
 	    json_object_get(a, "exit_code") != NULL) {
@@ -272,7 +268,7 @@ int
 cmd_runs(struct ctl *ctl, int argc, char **argv)
 {
 	struct ctl_table	*t;
-	json_t			*a = NULL, *v;
+	json_t			*a = NULL, *v, *items;
 	const char		*errstr = NULL;
 	char			*path, *base, code[32], id[32];
 	long long		 run = 0;
@@ -294,12 +290,8 @@ cmd_runs(struct ctl *ctl, int argc, char **argv)
 	free(base);
 	st = ctl_call(ctl, "GET", path, NULL, &a);
 	free(path);
-	if ((rv = ctl_check(ctl, st, a)) != 0)
+	if (!ctl_answer(ctl, st, a, &rv))
 		goto out;
-	if (ctl->json) {
-		ctl_print_json(a);
-		goto out;
-	}
 	if (run > 0) {
 		safe_printf("run %lld of %s by %s, started %s, %s\n", run,
 		    ctl_str(a, "action", "?"), ctl_str(a, "actor", "?"),
@@ -307,24 +299,14 @@ cmd_runs(struct ctl *ctl, int argc, char **argv)
 		ctl_run_result(a);
 		goto out;
 	}
-	if (json_array_size(json_object_get(a, "items")) == 0) {
-		printf("no operation runs\n");
+	if ((items = ctl_items(a, "no operation runs")) == NULL)
 		goto out;
-	}
 	t = table_new(6, "RUN", "ACTION", "BY", "STARTED", "STATE", "EXIT");
-	json_array_foreach(json_object_get(a, "items"), i, v) {
-		snprintf(id, sizeof(id), "%lld", (long long)
-		    json_integer_value(json_object_get(v, "id")));
-		if (json_is_integer(json_object_get(v, "exit_code")))
-			snprintf(code, sizeof(code), "%lld", (long long)
-			    json_integer_value(json_object_get(v,
-			    "exit_code")));
-		else
-			snprintf(code, sizeof(code), "-");
-		table_row(t, id, ctl_str(v, "action", "?"), ctl_str(v, "actor",
-		    "?"), ctl_str(v, "started_at", "?"), ctl_str(v, "state",
-		    "?"), code);
-	}
+	json_array_foreach(items, i, v)
+		table_row(t, ctl_num(id, sizeof(id), v, "id"),
+		    ctl_str(v, "action", "?"), ctl_str(v, "actor", "?"),
+		    ctl_str(v, "started_at", "?"), ctl_str(v, "state", "?"),
+		    ctl_num(code, sizeof(code), v, "exit_code"));
 	table_print(t, stdout, 0);
 	table_free(t);
 out:
@@ -340,9 +322,9 @@ int
 cmd_left_behind(struct ctl *ctl, int argc, char **argv)
 {
 	struct ctl_table	*t;
-	json_t			*a = NULL, *v;
+	json_t			*a = NULL, *v, *items;
 	const char		*errstr = NULL;
-	char			*path;
+	char			*path, num[32];
 	long long		 id, entry = 0;
 	size_t			 i;
 	long			 st;
@@ -374,12 +356,8 @@ cmd_left_behind(struct ctl *ctl, int argc, char **argv)
 	} else
 		ctl_usage();
 	free(path);
-	if ((rv = ctl_check(ctl, st, a)) != 0)
+	if (!ctl_answer(ctl, st, a, &rv))
 		goto out;
-	if (ctl->json) {
-		ctl_print_json(a);
-		goto out;
-	}
 	if (argc == 2) {
 		printf("removed %lld, still failing %lld, refused %lld\n",
 		    (long long)json_integer_value(json_object_get(a,
@@ -394,20 +372,13 @@ cmd_left_behind(struct ctl *ctl, int argc, char **argv)
 		    id);
 		goto out;
 	}
-	if (json_array_size(json_object_get(a, "items")) == 0) {
-		printf("nothing left behind\n");
+	if ((items = ctl_items(a, "nothing left behind")) == NULL)
 		goto out;
-	}
 	t = table_new(5, "ID", "KIND", "ENVIRONMENT", "OBJECT", "ERROR");
-	json_array_foreach(json_object_get(a, "items"), i, v) {
-		char	 num[32];
-
-		snprintf(num, sizeof(num), "%lld", (long long)
-		    json_integer_value(json_object_get(v, "id")));
-		table_row(t, num, ctl_str(v, "kind", "?"),
-		    ctl_str(v, "environment", ""), ctl_str(v, "object", "?"),
-		    ctl_str(v, "error", ""));
-	}
+	json_array_foreach(items, i, v)
+		table_row(t, ctl_num(num, sizeof(num), v, "id"),
+		    ctl_str(v, "kind", "?"), ctl_str(v, "environment", ""),
+		    ctl_str(v, "object", "?"), ctl_str(v, "error", ""));
 	table_print(t, stdout, 0);
 	table_free(t);
 out:

@@ -92,29 +92,21 @@ static int
 token_list(struct ctl *ctl)
 {
 	struct ctl_table	*t;
-	json_t			*a, *tok;
+	json_t			*a, *tok, *items;
 	char			 id[24];
 	size_t			 i;
 	long			 st;
 	int			 rv;
 
 	st = ctl_call(ctl, "GET", "/api/v1/tokens", NULL, &a);
-	if ((rv = ctl_check(ctl, st, a)) != 0)
+	if (!ctl_answer(ctl, st, a, &rv))
 		goto out;
-	if (ctl->json) {
-		ctl_print_json(a);
+	if ((items = ctl_items(a, "no tokens")) == NULL)
 		goto out;
-	}
-	if (json_array_size(json_object_get(a, "items")) == 0) {
-		printf("no tokens\n");
-		goto out;
-	}
 	t = table_new(8, "ID", "NAME", "POLICY", "STATE", "CREATED BY",
 	    "CREATED", "EXPIRES", "LAST USED");
-	json_array_foreach(json_object_get(a, "items"), i, tok) {
-		snprintf(id, sizeof(id), "%lld", (long long)json_integer_value(
-		    json_object_get(tok, "id")));
-		table_row(t, id, ctl_str(tok, "name", "?"),
+	json_array_foreach(items, i, tok) {
+		table_row(t, ctl_num(id, sizeof(id), tok, "id"), ctl_str(tok, "name", "?"),
 		    ctl_str(tok, "policy", "?"), ctl_str(tok, "state", "?"),
 		    ctl_str(tok, "created_by", "?"),
 		    ctl_str(tok, "created_at", NULL),

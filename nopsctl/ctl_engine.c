@@ -81,18 +81,6 @@ num(json_t *o, const char *key)
 	return (long long)json_integer_value(json_object_get(o, key));
 }
 
-/* An integer field as text ("-" when null), in buf. */
-static const char *
-numstr(char *buf, size_t len, json_t *o, const char *key)
-{
-	json_t	*v = json_object_get(o, key);
-
-	if (!json_is_integer(v))
-		return "-";
-	snprintf(buf, len, "%lld", (long long)json_integer_value(v));
-	return buf;
-}
-
 /*
  * GET a list, page after page through its "next" cursor, until it ends
  * or holds limit items (0: all of it).  *list is the first page with the
@@ -208,10 +196,10 @@ hooks_print(json_t *hooks)
 		run = json_object_get(h, "run");
 		snprintf(timeout, sizeof(timeout), "%llds", num(h, "timeout"));
 		table_row(t, ctl_str(h, "phase", "?"),
-		    numstr(pos, sizeof(pos), h, "position"),
+		    ctl_num(pos, sizeof(pos), h, "position"),
 		    ctl_str(h, "hook", "?"), ctl_str(h, "revision", "?"),
 		    timeout, json_is_object(run) ? ctl_str(run, "state", "?") :
-		    "not run", numstr(code, sizeof(code), run, "exit_code"),
+		    "not run", ctl_num(code, sizeof(code), run, "exit_code"),
 		    ctl_str(run, "started_at", NULL),
 		    ctl_str(run, "ended_at", NULL));
 		if (json_is_string(json_object_get(run, "child")))
@@ -282,7 +270,7 @@ job_detail(json_t *j)
 	print_field("note", ctl_str(j, "note", NULL));
 	print_field("drift", json_is_true(json_object_get(j, "drift")) ?
 	    "yes" : "no");
-	print_field("deployment", numstr(buf, sizeof(buf), j, "deployment"));
+	print_field("deployment", ctl_num(buf, sizeof(buf), j, "deployment"));
 	print_field("spec hash", ctl_str(j, "spec_hash", NULL));
 	if (json_is_object(p = json_object_get(j, "paused"))) {
 		print_field("paused by", ctl_str(p, "by", "?"));
@@ -311,7 +299,7 @@ int
 cmd_jobs(struct ctl *ctl, int argc, char **argv)
 {
 	struct ctl_table	*t;
-	json_t			*a, *j;
+	json_t			*a, *j, *items;
 	char			*ns, *job, *path, buf[32];
 	size_t			 i;
 	long			 st;
@@ -326,28 +314,22 @@ cmd_jobs(struct ctl *ctl, int argc, char **argv)
 		free(path);
 	} else
 		st = ctl_list(ctl, "/api/v1/jobs", 0, &a);
-	if ((rv = ctl_check(ctl, st, a)) != 0)
+	if (!ctl_answer(ctl, st, a, &rv))
 		goto out;
-	if (ctl->json) {
-		ctl_print_json(a);
-		goto out;
-	}
 	if (argc == 1) {
 		job_detail(a);
 		goto out;
 	}
-	if (json_array_size(json_object_get(a, "items")) == 0) {
-		printf("no jobs in git\n");
+	if ((items = ctl_items(a, "no jobs in git")) == NULL)
 		goto out;
-	}
 	t = table_new(8, "NAMESPACE", "JOB", "ROLE", "POLICY", "DRIFT",
 	    "STATE", "DEPLOYMENT", "NOTE");
-	json_array_foreach(json_object_get(a, "items"), i, j) {
+	json_array_foreach(items, i, j) {
 		table_row(t, ctl_str(j, "namespace", "?"), ctl_str(j, "id", "?"),
 		    ctl_str(j, "role", "?"), ctl_str(j, "policy", "?"),
 		    json_is_true(json_object_get(j, "drift")) ? "yes" : "no",
 		    ctl_str(j, "state", NULL),
-		    numstr(buf, sizeof(buf), j, "deployment"),
+		    ctl_num(buf, sizeof(buf), j, "deployment"),
 		    ctl_str(j, "note", NULL));
 		job_notes(t, j);
 	}
@@ -363,7 +345,7 @@ int
 cmd_deployments(struct ctl *ctl, int argc, char **argv)
 {
 	struct ctl_table	*t;
-	json_t			*a, *d;
+	json_t			*a, *d, *items;
 	char			*path, *q, *e, *tmp, commit[16], job[512];
 	const char		*keys[] = { "state", "namespace", "job" };
 	const char		*vals[] = { ctl->state, ctl->ns, ctl->job };
@@ -385,19 +367,13 @@ cmd_deployments(struct ctl *ctl, int argc, char **argv)
 	}
 	st = ctl_list(ctl, path, ctl->limit, &a);
 	free(path);
-	if ((rv = ctl_check(ctl, st, a)) != 0)
+	if (!ctl_answer(ctl, st, a, &rv))
 		goto out;
-	if (ctl->json) {
-		ctl_print_json(a);
+	if ((items = ctl_items(a, "no deployments")) == NULL)
 		goto out;
-	}
-	if (json_array_size(json_object_get(a, "items")) == 0) {
-		printf("no deployments\n");
-		goto out;
-	}
 	t = table_new(8, "ID", "JOB", "STATE", "POLICY", "COMMIT", "CREATED",
 	    "UPDATED", "REASON");
-	json_array_foreach(json_object_get(a, "items"), i, d) {
+	json_array_foreach(items, i, d) {
 		snprintf(job, sizeof(job), "%s/%s", ctl_str(d, "namespace", "?"),
 		    ctl_str(d, "job", ctl_str(d, "plan", "?")));
 		/* Twelve hex digits name a commit, as git log --oneline. */
@@ -449,10 +425,10 @@ health_print(json_t *h)
 		    json_is_true(json_object_get(g, "promoted")) ?
 		    " promoted" : "");
 		table_row(t, ctl_str(g, "name", "?"),
-		    numstr(n[0], sizeof(n[0]), g, "desired"),
-		    numstr(n[1], sizeof(n[1]), g, "placed"),
-		    numstr(n[2], sizeof(n[2]), g, "healthy"),
-		    numstr(n[3], sizeof(n[3]), g, "unhealthy"),
+		    ctl_num(n[0], sizeof(n[0]), g, "desired"),
+		    ctl_num(n[1], sizeof(n[1]), g, "placed"),
+		    ctl_num(n[2], sizeof(n[2]), g, "healthy"),
+		    ctl_num(n[3], sizeof(n[3]), g, "unhealthy"),
 		    num(g, "desired_canaries") > 0 ? n[5] : "-");
 	}
 	table_print(t, stdout, 2);
@@ -506,9 +482,9 @@ deployment_detail(json_t *d)
 		free(s);
 	} else
 		print_field("approved by", NULL);
-	print_field("retry of", numstr(buf, sizeof(buf), d, "retry_of"));
+	print_field("retry of", ctl_num(buf, sizeof(buf), d, "retry_of"));
 	print_field("nomad deployment", ctl_str(d, "nomad_deployment", NULL));
-	print_field("job version", numstr(buf, sizeof(buf), d, "job_version"));
+	print_field("job version", ctl_num(buf, sizeof(buf), d, "job_version"));
 	print_field("timeout at", ctl_str(d, "timeout_at", NULL));
 	print_field("ended", ctl_str(d, "ended_at", NULL));
 	s = ctl_actions_enabled(json_object_get(d, "actions"));
@@ -747,19 +723,15 @@ cmd_orphans(struct ctl *ctl, int argc, char **argv)
 	int			 rv;
 
 	st = ctl_list(ctl, "/api/v1/orphans", 0, &a);
-	if ((rv = ctl_check(ctl, st, a)) != 0)
+	if (!ctl_answer(ctl, st, a, &rv))
 		goto out;
-	if (ctl->json) {
-		ctl_print_json(a);
-		goto out;
-	}
 	if (json_array_size(json_object_get(a, "items")) == 0)
 		printf("no orphans\n");
 	else {
 		t = table_new(3, "NAMESPACE", "JOB", "LAST DEPLOYMENT");
 		json_array_foreach(json_object_get(a, "items"), i, o)
 			table_row(t, ctl_str(o, "namespace", "?"),
-			    ctl_str(o, "id", "?"), numstr(buf, sizeof(buf), o,
+			    ctl_str(o, "id", "?"), ctl_num(buf, sizeof(buf), o,
 			    "last_deployment"));
 		table_print(t, stdout, 0);
 		table_free(t);
@@ -777,25 +749,19 @@ int
 cmd_errors(struct ctl *ctl, int argc, char **argv)
 {
 	struct ctl_table	*t;
-	json_t			*a, *e;
+	json_t			*a, *e, *items;
 	char			*msg, *line, *p;
 	size_t			 i;
 	long			 st;
 	int			 rv;
 
 	st = ctl_list(ctl, "/api/v1/files/errors", 0, &a);
-	if ((rv = ctl_check(ctl, st, a)) != 0)
+	if (!ctl_answer(ctl, st, a, &rv))
 		goto out;
-	if (ctl->json) {
-		ctl_print_json(a);
+	if ((items = ctl_items(a, "no file errors")) == NULL)
 		goto out;
-	}
-	if (json_array_size(json_object_get(a, "items")) == 0) {
-		printf("no file errors\n");
-		goto out;
-	}
 	t = table_new(2, "REPOSITORY", "PATH");
-	json_array_foreach(json_object_get(a, "items"), i, e) {
+	json_array_foreach(items, i, e) {
 		table_row(t, ctl_str(e, "repository", "?"),
 		    ctl_str(e, "path", "?"));
 		/* Parse errors run over several lines: one note each. */

@@ -42,12 +42,8 @@ cmd_plan(struct ctl *ctl, int argc, char **argv)
 	}
 	snprintf(path, sizeof(path), "/api/v1/plans/%s", argv[0]);
 	st = ctl_call(ctl, "GET", path, NULL, &p);
-	if ((rv = ctl_check(ctl, st, p)) != 0)
+	if (!ctl_answer(ctl, st, p, &rv))
 		goto out;
-	if (ctl->json) {
-		ctl_print_json(p);
-		goto out;
-	}
 	print_field("repository", ctl_str(p, "repository", "?"));
 	print_field("commit", ctl_str(p, "commit", "?"));
 	print_field("file", ctl_str(p, "file", "?"));
@@ -102,7 +98,7 @@ int
 cmd_hosts(struct ctl *ctl, int argc, char **argv)
 {
 	struct ctl_table	*t;
-	json_t			*a = NULL, *h;
+	json_t			*a = NULL, *h, *items;
 	size_t			 i;
 	long			 st;
 	int			 rv;
@@ -110,19 +106,13 @@ cmd_hosts(struct ctl *ctl, int argc, char **argv)
 	(void)argc;
 	(void)argv;
 	st = ctl_call(ctl, "GET", "/api/v1/hosts", NULL, &a);
-	if ((rv = ctl_check(ctl, st, a)) != 0)
+	if (!ctl_answer(ctl, st, a, &rv))
 		goto out;
-	if (ctl->json) {
-		ctl_print_json(a);
+	if ((items = ctl_items(a, "no hosts")) == NULL)
 		goto out;
-	}
-	if (json_array_size(json_object_get(a, "items")) == 0) {
-		printf("no hosts\n");
-		goto out;
-	}
 	t = table_new(6, "HOST", "REPOSITORY", "PHASE", "STATE", "CURRENT",
 	    "LAST STEP");
-	json_array_foreach(json_object_get(a, "items"), i, h)
+	json_array_foreach(items, i, h)
 		table_row(t, ctl_str(h, "name", "?"),
 		    ctl_str(h, "repository", "?"), ctl_str(h, "phase", "-"),
 		    ctl_str(h, "state", "?"), ctl_str(h, "current", "-"),
@@ -139,7 +129,7 @@ int
 cmd_each_host(struct ctl *ctl, int argc, char **argv)
 {
 	struct ctl_table	*t;
-	json_t			*body, *input, *a = NULL, *h, *ec, *names;
+	json_t			*body, *input, *a = NULL, *h, *names;
 	char			 path[512], code[32];
 	size_t			 i;
 	long			 st;
@@ -181,16 +171,10 @@ cmd_each_host(struct ctl *ctl, int argc, char **argv)
 		goto out;
 	}
 	t = table_new(4, "HOST", "STATE", "EXIT", "ERROR");
-	json_array_foreach(json_object_get(a, "hosts"), i, h) {
-		ec = json_object_get(h, "exit_code");
-		if (json_is_integer(ec))
-			snprintf(code, sizeof(code), "%lld",
-			    (long long)json_integer_value(ec));
-		else
-			strlcpy(code, "-", sizeof(code));
+	json_array_foreach(json_object_get(a, "hosts"), i, h)
 		table_row(t, ctl_str(h, "name", "?"), ctl_str(h, "state", "?"),
-		    code, ctl_str(h, "error", ""));
-	}
+		    ctl_num(code, sizeof(code), h, "exit_code"),
+		    ctl_str(h, "error", ""));
 	table_print(t, stdout, 0);
 	table_free(t);
 	json_array_foreach(json_object_get(a, "hosts"), i, h)
@@ -213,7 +197,7 @@ int
 cmd_host_runs(struct ctl *ctl, int argc, char **argv)
 {
 	struct ctl_table	*t;
-	json_t			*a = NULL, *v, *ec;
+	json_t			*a = NULL, *v, *items;
 	const char		*errstr = NULL;
 	char			 path[512], id[32], code[32];
 	long long		 run = 0;
@@ -243,12 +227,8 @@ cmd_host_runs(struct ctl *ctl, int argc, char **argv)
 		    "runs?limit=100%s%s", argv[0], argc >= 2 ? "&host=" : "",
 		    argc >= 2 ? argv[1] : "");
 	st = ctl_call(ctl, "GET", path, NULL, &a);
-	if ((rv = ctl_check(ctl, st, a)) != 0)
+	if (!ctl_answer(ctl, st, a, &rv))
 		goto out;
-	if (ctl->json) {
-		ctl_print_json(a);
-		goto out;
-	}
 	if (run > 0) {
 		printf("run %lld: %s on %s by %s: %s\n", run,
 		    ctl_str(a, "operation", "?"), ctl_str(a, "host", "?"),
@@ -259,25 +239,16 @@ cmd_host_runs(struct ctl *ctl, int argc, char **argv)
 			safe_printf("%s", ctl_str(a, "output", ""));
 		goto out;
 	}
-	if (json_array_size(json_object_get(a, "items")) == 0) {
-		printf("no operation runs\n");
+	if ((items = ctl_items(a, "no operation runs")) == NULL)
 		goto out;
-	}
 	t = table_new(7, "RUN", "HOST", "OPERATION", "BY", "STARTED", "STATE",
 	    "EXIT");
-	json_array_foreach(json_object_get(a, "items"), i, v) {
-		snprintf(id, sizeof(id), "%lld", (long long)json_integer_value(
-		    json_object_get(v, "id")));
-		ec = json_object_get(v, "exit_code");
-		if (json_is_integer(ec))
-			snprintf(code, sizeof(code), "%lld",
-			    (long long)json_integer_value(ec));
-		else
-			strlcpy(code, "-", sizeof(code));
-		table_row(t, id, ctl_str(v, "host", "?"),
-		    ctl_str(v, "operation", "?"), ctl_str(v, "actor", "?"),
-		    ctl_str(v, "started_at", "-"), ctl_str(v, "state", "?"),
-		    code);
+	json_array_foreach(items, i, v) {
+		table_row(t, ctl_num(id, sizeof(id), v, "id"),
+		    ctl_str(v, "host", "?"), ctl_str(v, "operation", "?"),
+		    ctl_str(v, "actor", "?"), ctl_str(v, "started_at", "-"),
+		    ctl_str(v, "state", "?"),
+		    ctl_num(code, sizeof(code), v, "exit_code"));
 	}
 	table_print(t, stdout, 0);
 	table_free(t);

@@ -382,6 +382,48 @@ ctl_print_json(json_t *j)
 	putchar('\n');
 }
 
+/*
+ * The answer a (HTTP status st) for a person: 1 when the caller prints
+ * it; else 0, *rv the exit status, and the error said (ctl_check) or,
+ * under -j, the answer printed as it is.
+ */
+int
+ctl_answer(struct ctl *ctl, long st, json_t *a, int *rv)
+{
+	if ((*rv = ctl_check(ctl, st, a)) != 0)
+		return 0;
+	if (ctl->json) {
+		ctl_print_json(a);
+		return 0;
+	}
+	return 1;
+}
+
+/* The items of list answer a; NULL, with none said, when there are none. */
+json_t *
+ctl_items(json_t *a, const char *none)
+{
+	json_t	*items = json_object_get(a, "items");
+
+	if (json_array_size(items) == 0) {
+		printf("%s\n", none);
+		return NULL;
+	}
+	return items;
+}
+
+/* The integer o[key] as text in buf, or "-" when it is not one. */
+const char *
+ctl_num(char *buf, size_t len, json_t *o, const char *key)
+{
+	json_t	*v = json_object_get(o, key);
+
+	if (!json_is_integer(v))
+		return "-";
+	snprintf(buf, len, "%lld", (long long)json_integer_value(v));
+	return buf;
+}
+
 /* The string o[key], or def when it is absent, null or not a string. */
 const char *
 ctl_str(json_t *o, const char *key, const char *def)
@@ -414,12 +456,8 @@ cmd_status(struct ctl *ctl, int argc, char **argv)
 	int		 rv;
 
 	st = ctl_call(ctl, "GET", "/api/v1/status", NULL, &a);
-	if ((rv = ctl_check(ctl, st, a)) != 0)
+	if (!ctl_answer(ctl, st, a, &rv))
 		goto out;
-	if (ctl->json) {
-		ctl_print_json(a);
-		goto out;
-	}
 	printf("nopsd %s, pid %lld, started %s\n", ctl_str(a, "version", "?"),
 	    (long long)json_integer_value(json_object_get(a, "pid")),
 	    ctl_str(a, "started_at", "?"));
@@ -577,12 +615,8 @@ cmd_repos(struct ctl *ctl, int argc, char **argv)
 	else
 		strlcpy(path, "/api/v1/repositories", sizeof(path));
 	st = ctl_call(ctl, "GET", path, NULL, &a);
-	if ((rv = ctl_check(ctl, st, a)) != 0)
+	if (!ctl_answer(ctl, st, a, &rv))
 		goto out;
-	if (ctl->json) {
-		ctl_print_json(a);
-		goto out;
-	}
 	if (argc == 1) {
 		ctl_repo_detail(a);
 		goto out;
