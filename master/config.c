@@ -24,10 +24,13 @@
 
 #define URL_MAX		1024
 
-static const struct {
-	uint32_t	 cap;
+/* A name for each bit of a set: capabilities, notification events. */
+struct config_bit {
+	uint32_t	 bit;
 	const char	*name;
-} config_caps[] = {
+};
+
+static const struct config_bit config_caps[] = {
 	{ CAP_READ,		"read" },
 	{ CAP_APPROVE,		"approve" },
 	{ CAP_PROMOTE,		"promote" },
@@ -41,6 +44,15 @@ static const struct {
 	{ CAP_HOSTS,		"hosts" },
 	{ CAP_MANAGEMENT,	"management" },
 };
+#define CONFIG_NCAPS	(sizeof(config_caps) / sizeof(config_caps[0]))
+
+static const struct config_bit config_events[] = {
+	{ CONF_NOTIFY_EV_PENDING_APPROVAL,	"pending-approval" },
+	{ CONF_NOTIFY_EV_FAILED,		"failed" },
+	{ CONF_NOTIFY_EV_AWAITING_PROMOTION,	"awaiting-promotion" },
+	{ CONF_NOTIFY_EV_COMPLETED,		"completed" },
+};
+#define CONFIG_NEVENTS	(sizeof(config_events) / sizeof(config_events[0]))
 
 static char *
 config_strdup(const char *s)
@@ -183,28 +195,41 @@ config_free(struct nops_conf *conf)
 	free(conf);
 }
 
-const char *
-config_cap_name(uint32_t cap)
+static const char *
+config_bit_name(const struct config_bit *t, size_t n, uint32_t bit)
 {
 	size_t	 i;
 
-	for (i = 0; i < sizeof(config_caps) / sizeof(config_caps[0]); i++)
-		if (config_caps[i].cap == cap)
-			return config_caps[i].name;
+	for (i = 0; i < n; i++)
+		if (t[i].bit == bit)
+			return t[i].name;
 	return NULL;
+}
+
+static int
+config_bit_parse(const struct config_bit *t, size_t n, const char *name,
+    uint32_t *bit)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(t[i].name, name) == 0) {
+			*bit = t[i].bit;
+			return 0;
+		}
+	return -1;
+}
+
+const char *
+config_cap_name(uint32_t cap)
+{
+	return config_bit_name(config_caps, CONFIG_NCAPS, cap);
 }
 
 int
 config_cap_parse(const char *name, uint32_t *cap)
 {
-	size_t	 i;
-
-	for (i = 0; i < sizeof(config_caps) / sizeof(config_caps[0]); i++)
-		if (strcmp(config_caps[i].name, name) == 0) {
-			*cap = config_caps[i].cap;
-			return 0;
-		}
-	return -1;
+	return config_bit_parse(config_caps, CONFIG_NCAPS, name, cap);
 }
 
 /* One unit only, the largest that divides the value: 5400 is "90m". */
@@ -675,38 +700,17 @@ config_check_ntfy_topic(const char *s)
 	return NULL;
 }
 
-static const struct {
-	uint32_t	 ev;
-	const char	*name;
-} config_events[] = {
-	{ CONF_NOTIFY_EV_PENDING_APPROVAL,	"pending-approval" },
-	{ CONF_NOTIFY_EV_FAILED,		"failed" },
-	{ CONF_NOTIFY_EV_AWAITING_PROMOTION,	"awaiting-promotion" },
-	{ CONF_NOTIFY_EV_COMPLETED,		"completed" },
-};
-
+/* Like config_cap_name/_parse, on purpose: one-line calls, other table. */
 const char *
 config_notify_event_name(uint32_t ev)
 {
-	size_t	 i;
-
-	for (i = 0; i < sizeof(config_events) / sizeof(config_events[0]); i++)
-		if (config_events[i].ev == ev)
-			return config_events[i].name;
-	return NULL;
+	return config_bit_name(config_events, CONFIG_NEVENTS, ev);
 }
 
 int
 config_notify_event_parse(const char *name, uint32_t *ev)
 {
-	size_t	 i;
-
-	for (i = 0; i < sizeof(config_events) / sizeof(config_events[0]); i++)
-		if (strcmp(config_events[i].name, name) == 0) {
-			*ev = config_events[i].ev;
-			return 0;
-		}
-	return -1;
+	return config_bit_parse(config_events, CONFIG_NEVENTS, name, ev);
 }
 
 const char *
@@ -750,16 +754,24 @@ config_print_strs(FILE *fp, const struct conf_strs *list)
 	fputs(" }", fp);
 }
 
+/* The names of the bits set in bits, as a list: { a b }. */
 static void
-config_print_caps(FILE *fp, uint32_t caps)
+config_print_bits(FILE *fp, const struct config_bit *t, size_t n,
+    uint32_t bits)
 {
 	size_t	 i;
 
 	fputs("{", fp);
-	for (i = 0; i < sizeof(config_caps) / sizeof(config_caps[0]); i++)
-		if (caps & config_caps[i].cap)
-			fprintf(fp, " %s", config_caps[i].name);
+	for (i = 0; i < n; i++)
+		if (bits & t[i].bit)
+			fprintf(fp, " %s", t[i].name);
 	fputs(" }", fp);
+}
+
+static void
+config_print_caps(FILE *fp, uint32_t caps)
+{
+	config_print_bits(fp, config_caps, CONFIG_NCAPS, caps);
 }
 
 static void
@@ -925,8 +937,6 @@ config_print_repo(FILE *fp, const struct conf_repo *r)
 static void
 config_print_notify(FILE *fp, const struct conf_notify *n)
 {
-	size_t	 i;
-
 	fputs("\nnotify ", fp);
 	config_print_str(fp, n->name);
 	fprintf(fp, " {\n\t%s url ", config_notify_kind_name(n->kind));
@@ -938,11 +948,9 @@ config_print_notify(FILE *fp, const struct conf_notify *n)
 		fputc('\n', fp);
 	}
 	config_print_file(fp, "\t", "token", n->token_file);
-	fputs("\tevents {", fp);
-	for (i = 0; i < sizeof(config_events) / sizeof(config_events[0]); i++)
-		if (n->events & config_events[i].ev)
-			fprintf(fp, " %s", config_events[i].name);
-	fputs(" }\n}\n", fp);
+	fputs("\tevents ", fp);
+	config_print_bits(fp, config_events, CONFIG_NEVENTS, n->events);
+	fputs("\n}\n", fp);
 }
 
 /* Who may do what: groups, policies, binds, the anonymous policy. */

@@ -468,16 +468,14 @@ deploy_load(struct store *s, int64_t id, struct deploy *d)
 	return deploy_query_one(s, st, d);
 }
 
-int
-deploy_active(struct store *s, const char *ns, const char *job,
-    struct deploy *d)
+/* The deployment of ns/job that sql (?1 ns, ?2 job) selects. */
+static int
+deploy_job_one(struct store *s, const char *sql, const char *ns,
+    const char *job, struct deploy *d)
 {
 	sqlite3_stmt	*st;
 
-	st = store_prepare(s, "SELECT " DEPLOY_COLUMNS " FROM deployments"
-	    " WHERE namespace = ? AND job = ? AND state NOT IN"
-	    " ('completed', 'failed', 'rejected', 'superseded')");
-	if (st == NULL)
+	if ((st = store_prepare(s, sql)) == NULL)
 		return -1;
 	bind_text(st, 1, ns);
 	bind_text(st, 2, job);
@@ -485,20 +483,22 @@ deploy_active(struct store *s, const char *ns, const char *job,
 }
 
 int
+deploy_active(struct store *s, const char *ns, const char *job,
+    struct deploy *d)
+{
+	return deploy_job_one(s, "SELECT " DEPLOY_COLUMNS " FROM deployments"
+	    " WHERE namespace = ? AND job = ? AND state NOT IN"
+	    " ('completed', 'failed', 'rejected', 'superseded')", ns, job, d);
+}
+
+int
 deploy_last_terminal(struct store *s, const char *ns, const char *job,
     struct deploy *d)
 {
-	sqlite3_stmt	*st;
-
-	st = store_prepare(s, "SELECT " DEPLOY_COLUMNS " FROM deployments"
+	return deploy_job_one(s, "SELECT " DEPLOY_COLUMNS " FROM deployments"
 	    " WHERE namespace = ? AND job = ? AND state IN"
 	    " ('completed', 'failed', 'rejected', 'superseded')"
-	    " ORDER BY id DESC LIMIT 1");
-	if (st == NULL)
-		return -1;
-	bind_text(st, 1, ns);
-	bind_text(st, 2, job);
-	return deploy_query_one(s, st, d);
+	    " ORDER BY id DESC LIMIT 1", ns, job, d);
 }
 
 int

@@ -384,12 +384,6 @@ op_row_free(struct op_row *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static char *
-col(sqlite3_stmt *st, int i)
-{
-	return op_strdup((const char *)sqlite3_column_text(st, i));
-}
-
 /*
  * The operations of deployment id (name NULL: all, else that one), into
  * rows (*n of them; free with op_rows_free).  -1 on a store error.
@@ -416,16 +410,16 @@ op_rows(int64_t id, const char *name, struct op_row **rows, size_t *n)
 		if (*rows == NULL)
 			fatal("reallocarray");
 		r = &(*rows)[(*n)++];
-		r->or_name = col(st, 0);
-		r->or_job_id = col(st, 1);
-		r->or_group = col(st, 2);
-		r->or_spec = col(st, 3);
-		r->or_revision = col(st, 4);
-		r->or_schema = col(st, 5);
+		r->or_name = store_col_strdup(st, 0);
+		r->or_job_id = store_col_strdup(st, 1);
+		r->or_group = store_col_strdup(st, 2);
+		r->or_spec = store_col_strdup(st, 3);
+		r->or_revision = store_col_strdup(st, 4);
+		r->or_schema = store_col_strdup(st, 5);
 		r->or_sensitive = sqlite3_column_int(st, 6);
-		r->or_description = col(st, 7);
-		r->or_confirm = col(st, 8);
-		r->or_error = col(st, 9);
+		r->or_description = store_col_strdup(st, 7);
+		r->or_confirm = store_col_strdup(st, 8);
+		r->or_error = store_col_strdup(st, 9);
 	}
 	sqlite3_reset(st);
 	return rc == SQLITE_DONE ? 0 : -1;
@@ -1302,9 +1296,9 @@ operation_recover(void)
 		if ((r = calloc(1, sizeof(*r))) == NULL)
 			fatal("calloc");
 		r->r_id = id;
-		r->r_ns = op_strdup((const char *)sqlite3_column_text(st, 1));
-		r->r_job = op_strdup((const char *)sqlite3_column_text(st, 2));
-		r->r_name = op_strdup((const char *)sqlite3_column_text(st, 3));
+		r->r_ns = store_col_strdup(st, 1);
+		r->r_job = store_col_strdup(st, 2);
+		r->r_name = store_col_strdup(st, 3);
 		r->r_sensitive = sqlite3_column_int(st, 4);
 		r->r_started = (time_t)sqlite3_column_int64(st, 5);
 		r->r_revision = op_strdup(rev);
@@ -1612,9 +1606,8 @@ operation_cleanup(void)
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		if ((oc = calloc(1, sizeof(*oc))) == NULL)
 			fatal("calloc");
-		oc->oc_rev = op_strdup((const char *)sqlite3_column_text(st,
-		    0));
-		oc->oc_ns = op_strdup((const char *)sqlite3_column_text(st, 1));
+		oc->oc_rev = store_col_strdup(st, 0);
+		oc->oc_ns = store_col_strdup(st, 1);
 		oc->oc_deployment = sqlite3_column_int64(st, 2);
 		op_cleaning++;
 		nomad_job_read(oc->oc_ns, oc->oc_rev, opclean_read, oc);

@@ -582,43 +582,38 @@ out:
 	return rv;
 }
 
-int
-cmd_reject(struct ctl *ctl, int argc, char **argv)
+/* reject and acknowledge: an action on a deployment with a reason. */
+static int
+ctl_reasoned(struct ctl *ctl, const char *id_arg, const char *action,
+    const char *done)
 {
 	json_t		*a, *body = json_object();
 	char		*path;
-	long long	 id = ctl_id(argv[0]);
+	long long	 id = ctl_id(id_arg);
 	int		 rv;
 
 	if (ctl->reason != NULL)
 		json_object_set_new(body, "reason", json_string(ctl->reason));
-	path = deployment_path(id, "reject");
+	path = deployment_path(id, action);
 	rv = ctl_action(ctl, path, body, &a);
 	free(path);
 	if (rv == 0 && !ctl->json)
-		printf("deployment %lld rejected\n", id);
+		printf("deployment %lld %s\n", id, done);
 	json_decref(a);
 	return rv;
+}
+
+int
+cmd_reject(struct ctl *ctl, int argc, char **argv)
+{
+	return ctl_reasoned(ctl, argv[0], "reject", "rejected");
 }
 
 /* acknowledge id [--reason text]: a failure seen, off the Overview. */
 int
 cmd_acknowledge(struct ctl *ctl, int argc, char **argv)
 {
-	json_t		*a, *body = json_object();
-	char		*path;
-	long long	 id = ctl_id(argv[0]);
-	int		 rv;
-
-	if (ctl->reason != NULL)
-		json_object_set_new(body, "reason", json_string(ctl->reason));
-	path = deployment_path(id, "acknowledge");
-	rv = ctl_action(ctl, path, body, &a);
-	free(path);
-	if (rv == 0 && !ctl->json)
-		printf("deployment %lld acknowledged\n", id);
-	json_decref(a);
-	return rv;
+	return ctl_reasoned(ctl, argv[0], "acknowledge", "acknowledged");
 }
 
 /* retry and promote: nopsd queues them and answers 202. */
