@@ -191,8 +191,7 @@ cmd_actions(struct ctl *ctl, int argc, char **argv)
 			table_row(t, ctl_str(a, "id", "?"), kind, "no",
 			    ctl_str(a, "disabled_reason", ""));
 	}
-	table_print(t, stdout, 0);
-	table_free(t);
+	table_out(t, 0);
 out:
 	json_decref(d);
 	return rv;
@@ -307,8 +306,7 @@ cmd_runs(struct ctl *ctl, int argc, char **argv)
 		    ctl_str(v, "action", "?"), ctl_str(v, "actor", "?"),
 		    ctl_str(v, "started_at", "?"), ctl_str(v, "state", "?"),
 		    ctl_num(code, sizeof(code), v, "exit_code"));
-	table_print(t, stdout, 0);
-	table_free(t);
+	table_out(t, 0);
 out:
 	json_decref(a);
 	return rv;
@@ -379,8 +377,7 @@ cmd_left_behind(struct ctl *ctl, int argc, char **argv)
 		table_row(t, ctl_num(num, sizeof(num), v, "id"),
 		    ctl_str(v, "kind", "?"), ctl_str(v, "environment", ""),
 		    ctl_str(v, "object", "?"), ctl_str(v, "error", ""));
-	table_print(t, stdout, 0);
-	table_free(t);
+	table_out(t, 0);
 out:
 	json_decref(a);
 	return rv;

@@ -113,8 +113,7 @@ token_list(struct ctl *ctl)
 		    ctl_str(tok, "expires_at", "never"),
 		    ctl_str(tok, "last_used", NULL));
 	}
-	table_print(t, stdout, 0);
-	table_free(t);
+	table_out(t, 0);
 out:
 	json_decref(a);
 	return rv;

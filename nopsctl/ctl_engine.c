@@ -207,8 +207,7 @@ hooks_print(json_t *hooks)
 		if (json_is_string(json_object_get(run, "error")))
 			table_note(t, "error: %s", ctl_str(run, "error", ""));
 	}
-	table_print(t, stdout, 2);
-	table_free(t);
+	table_out(t, 2);
 	/* Each finished run's output (the last 64 KiB, redacted). */
 	json_array_foreach(hooks, i, h) {
 		const char	*out;
@@ -249,8 +248,7 @@ issues_print(json_t *issues)
 	json_array_foreach(issues, i, v)
 		table_row(t, ctl_str(v, "severity", "?"), ctl_str(v, "key", "?"),
 		    ctl_str(v, "message", "?"));
-	table_print(t, stdout, 2);
-	table_free(t);
+	table_out(t, 2);
 }
 
 static void
@@ -333,8 +331,7 @@ cmd_jobs(struct ctl *ctl, int argc, char **argv)
 		    ctl_str(j, "note", NULL));
 		job_notes(t, j);
 	}
-	table_print(t, stdout, 0);
-	table_free(t);
+	table_out(t, 0);
 out:
 	json_decref(a);
 	return rv;
@@ -386,8 +383,7 @@ cmd_deployments(struct ctl *ctl, int argc, char **argv)
 		    ctl_str(d, "updated_at", NULL), ctl_str(d, "reason", NULL));
 		free(tmp);
 	}
-	table_print(t, stdout, 0);
-	table_free(t);
+	table_out(t, 0);
 	if (json_is_string(json_object_get(a, "next")))
 		printf("(more: raise -l to see them)\n");
 out:
@@ -431,8 +427,7 @@ health_print(json_t *h)
 		    ctl_num(n[3], sizeof(n[3]), g, "unhealthy"),
 		    num(g, "desired_canaries") > 0 ? n[5] : "-");
 	}
-	table_print(t, stdout, 2);
-	table_free(t);
+	table_out(t, 2);
 	if (json_array_size(json_object_get(h, "allocations")) == 0)
 		return;
 	t = table_new(4, "ALLOCATION", "GROUP", "STATUS", "HEALTHY");
@@ -450,8 +445,7 @@ health_print(json_t *h)
 			    ctl_str(ev, "type", "?"), ctl_str(ev, "message",
 			    ""));
 	}
-	table_print(t, stdout, 2);
-	table_free(t);
+	table_out(t, 2);
 }
 
 static void
@@ -506,8 +500,7 @@ deployment_detail(json_t *d)
 	json_array_foreach(json_object_get(d, "events"), i, v)
 		table_row(t, ctl_str(v, "at", "?"), ctl_str(v, "actor", "?"),
 		    ctl_str(v, "action", "?"), ctl_str(v, "detail", NULL));
-	table_print(t, stdout, 2);
-	table_free(t);
+	table_out(t, 2);
 }
 
 static char *
@@ -728,8 +721,7 @@ cmd_orphans(struct ctl *ctl, int argc, char **argv)
 			table_row(t, ctl_str(o, "namespace", "?"),
 			    ctl_str(o, "id", "?"), ctl_num(buf, sizeof(buf), o,
 			    "last_deployment"));
-		table_print(t, stdout, 0);
-		table_free(t);
+		table_out(t, 0);
 	}
 	/* While a file fails to parse, a job may only look gone. */
 	if (json_is_false(json_object_get(a, "complete")))
@@ -767,8 +759,7 @@ cmd_errors(struct ctl *ctl, int argc, char **argv)
 				table_note(t, "%s", line);
 		free(msg);
 	}
-	table_print(t, stdout, 0);
-	table_free(t);
+	table_out(t, 0);
 out:
 	json_decref(a);
 	return rv;

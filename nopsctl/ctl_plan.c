@@ -74,8 +74,7 @@ cmd_plan(struct ctl *ctl, int argc, char **argv)
 		    "include", joined[0] != '\0' ? joined : "-");
 		free(joined);
 	}
-	table_print(t, stdout, 0);
-	table_free(t);
+	table_out(t, 0);
 	printf("\n");
 	t = table_new(4, "HOST", "ADDRESS", "PHASE", "SYSTEM");
 	json_array_foreach(json_object_get(p, "hosts"), i, h) {
@@ -87,8 +86,7 @@ cmd_plan(struct ctl *ctl, int argc, char **argv)
 		table_row(t, ctl_str(h, "name", "?"), addr,
 		    ctl_str(h, "phase", "-"), ctl_str(h, "system", "-"));
 	}
-	table_print(t, stdout, 0);
-	table_free(t);
+	table_out(t, 0);
 out:
 	json_decref(p);
 	return rv;
@@ -117,8 +115,7 @@ cmd_hosts(struct ctl *ctl, int argc, char **argv)
 		    ctl_str(h, "repository", "?"), ctl_str(h, "phase", "-"),
 		    ctl_str(h, "state", "?"), ctl_str(h, "current", "-"),
 		    ctl_str(h, "last_step", "-"));
-	table_print(t, stdout, 0);
-	table_free(t);
+	table_out(t, 0);
 out:
 	json_decref(a);
 	return rv;
@@ -175,8 +172,7 @@ cmd_each_host(struct ctl *ctl, int argc, char **argv)
 		table_row(t, ctl_str(h, "name", "?"), ctl_str(h, "state", "?"),
 		    ctl_num(code, sizeof(code), h, "exit_code"),
 		    ctl_str(h, "error", ""));
-	table_print(t, stdout, 0);
-	table_free(t);
+	table_out(t, 0);
 	json_array_foreach(json_object_get(a, "hosts"), i, h)
 		if (json_is_string(json_object_get(h, "output")) &&
 		    json_string_length(json_object_get(h, "output")) > 0)
@@ -250,8 +246,7 @@ cmd_host_runs(struct ctl *ctl, int argc, char **argv)
 		    ctl_str(v, "state", "?"),
 		    ctl_num(code, sizeof(code), v, "exit_code"));
 	}
-	table_print(t, stdout, 0);
-	table_free(t);
+	table_out(t, 0);
 out:
 	json_decref(a);
 	return rv;

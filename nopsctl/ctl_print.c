@@ -212,31 +212,7 @@ table_line(FILE *fp, int indent, char **cells, const size_t *w, size_t n)
 	}
 }
 
-/* Columns as wide as their widest cell, two blanks apart. */
-void
-table_print(struct ctl_table *t, FILE *fp, int indent)
-{
-	size_t	*w, i, j, len;
-
-	if ((w = calloc(t->t_ncols, sizeof(*w))) == NULL)
-		err(1, "calloc");
-	for (j = 0; j < t->t_ncols; j++) {
-		w[j] = strlen(t->t_head[j]);
-		for (i = 0; i < t->t_nrows; i++)
-			if ((len = strlen(t->t_rows[i].r_cells[j])) > w[j])
-				w[j] = len;
-	}
-	table_line(fp, indent, t->t_head, w, t->t_ncols);
-	for (i = 0; i < t->t_nrows; i++) {
-		table_line(fp, indent, t->t_rows[i].r_cells, w, t->t_ncols);
-		for (j = 0; j < t->t_rows[i].r_nnotes; j++)
-			fprintf(fp, "%*s%s\n", indent + 4, "",
-			    t->t_rows[i].r_notes[j]);
-	}
-	free(w);
-}
-
-void
+static void
 table_free(struct ctl_table *t)
 {
 	size_t	 i, j;
@@ -256,6 +232,35 @@ table_free(struct ctl_table *t)
 	free(t->t_head);
 	free(t->t_rows);
 	free(t);
+}
+
+/*
+ * The table on standard output, columns as wide as their widest cell,
+ * two blanks apart; then it is freed.
+ */
+void
+table_out(struct ctl_table *t, int indent)
+{
+	FILE	*fp = stdout;
+	size_t	*w, i, j, len;
+
+	if ((w = calloc(t->t_ncols, sizeof(*w))) == NULL)
+		err(1, "calloc");
+	for (j = 0; j < t->t_ncols; j++) {
+		w[j] = strlen(t->t_head[j]);
+		for (i = 0; i < t->t_nrows; i++)
+			if ((len = strlen(t->t_rows[i].r_cells[j])) > w[j])
+				w[j] = len;
+	}
+	table_line(fp, indent, t->t_head, w, t->t_ncols);
+	for (i = 0; i < t->t_nrows; i++) {
+		table_line(fp, indent, t->t_rows[i].r_cells, w, t->t_ncols);
+		for (j = 0; j < t->t_rows[i].r_nnotes; j++)
+			fprintf(fp, "%*s%s\n", indent + 4, "",
+			    t->t_rows[i].r_notes[j]);
+	}
+	free(w);
+	table_free(t);
 }
 
 /*

@@ -97,8 +97,7 @@ struct ctl_table *table_new(size_t, ...);
 void		 table_row(struct ctl_table *, ...);
 void		 table_note(struct ctl_table *, const char *, ...)
 		    __attribute__((__format__(printf, 2, 3)));
-void		 table_print(struct ctl_table *, FILE *, int);
-void		 table_free(struct ctl_table *);
+void		 table_out(struct ctl_table *, int);
 char		*safe_str(const char *);
 void		 safe_printf(const char *, ...)
 		    __attribute__((__format__(printf, 1, 2)));
