@@ -31,7 +31,6 @@
 #include "git.h"
 
 #define GIT_HEAD_REF		"refs/nops/head"
-#define GIT_BASE_REF		"refs/nops/base"	/* the head before */
 #define GIT_WIPE_DEPTH		64
 
 const char *
@@ -252,34 +251,38 @@ git_why(struct git_repo *r)
 	return r->gr_why[0] != '\0' ? r->gr_why : git_errmsg();
 }
 
-/* Where is the branch?  Nothing is written anywhere. */
+/*
+ * Connect to the remote and say where the branch is.  The remote is
+ * anonymous: nothing is written, to the cache's config or anywhere, and
+ * the same connection fetches when the branch moved (git_head_fetch).
+ * Every failure here is the remote's or the network's.
+ */
 static int
-git_ls_head(struct git_repo *r, git_oid *oid, char *err, size_t errlen)
+git_head_ls(struct git_repo *r, git_repository *repo, git_remote **remotep,
+    git_remote_callbacks *cb, git_oid *oid, char *err, size_t errlen)
 {
 	git_remote		*remote = NULL;
-	git_remote_callbacks	 cb;
 	const git_remote_head	**heads;
 	size_t			 n, i;
 	char			 ref[GITW_BRANCH_MAX + 16];
-	int			 rv = -1;
 
 	snprintf(ref, sizeof(ref), "refs/heads/%s", r->gr_branch);
-	git_callbacks(r, &cb);
-	if (git_remote_create_detached(&remote, r->gr_url) < 0) {
+	git_callbacks(r, cb);
+	if (git_remote_create_anonymous(&remote, repo, r->gr_url) < 0) {
 		snprintf(err, errlen, "bad URL %s: %s", r->gr_url,
 		    git_errmsg());
 		return -1;
 	}
-	if (git_remote_connect(remote, GIT_DIRECTION_FETCH, &cb, NULL,
+	if (git_remote_connect(remote, GIT_DIRECTION_FETCH, cb, NULL,
 	    NULL) < 0) {
 		snprintf(err, errlen, "cannot reach %s: %s", r->gr_url,
 		    git_why(r));
-		goto done;
+		goto fail;
 	}
 	if (git_remote_ls(&heads, &n, remote) < 0) {
 		snprintf(err, errlen, "cannot list the branches of %s: %s",
 		    r->gr_url, git_errmsg());
-		goto done;
+		goto fail;
 	}
 	for (i = 0; i < n; i++)
 		if (strcmp(heads[i]->name, ref) == 0)
@@ -287,24 +290,25 @@ git_ls_head(struct git_repo *r, git_oid *oid, char *err, size_t errlen)
 	if (i == n) {
 		snprintf(err, errlen, "branch %s not found on %s",
 		    r->gr_branch, r->gr_url);
-		goto done;
+		goto fail;
 	}
 	git_oid_cpy(oid, &heads[i]->oid);
-	rv = 0;
-done:
+	*remotep = remote;
+	return 0;
+fail:
 	git_remote_disconnect(remote);
 	git_remote_free(remote);
-	return rv;
+	return -1;
 }
 
 /*
- * Open the cache, making it if missing.  A cache that is not a directory
- * of ours, or that libgit2 cannot open, is wiped and made again (and
- * *rebuilt set).
+ * Open the cache, making it if missing (and *made set).  A cache that is
+ * not a directory of ours, or that libgit2 cannot open, is wiped and made
+ * again (and *rebuilt set).
  */
 static int
 git_cache_open(struct git_repo *r, git_repository **repo, int *rebuilt,
-    char *err, size_t errlen)
+    int *made, char *err, size_t errlen)
 {
 	struct stat	 sb;
 
@@ -337,6 +341,7 @@ git_cache_open(struct git_repo *r, git_repository **repo, int *rebuilt,
 		    r->gr_cache, git_errmsg());
 		return -1;
 	}
+	*made = 1;
 	return 0;
 }
 
@@ -373,20 +378,39 @@ git_error_remote(void)
 }
 
 /*
- * Fetch the branch (forced: a force push is followed) into refs/nops/head
- * and say where it points.  *remote_fault tells a network or remote
- * failure from a local one.
+ * refs/nops/head names the commit of the snapshot being sent: what the
+ * next fetch offers as known, so the remote sends the new commits'
+ * objects, not the branch's whole history.
  */
 static int
-git_cache_fetch(struct git_repo *r, git_repository *repo, git_oid *got,
-    char *err, size_t errlen, int *remote_fault)
+git_head_set(struct git_repo *r, git_repository *repo, const git_oid *head,
+    char *err, size_t errlen)
 {
-	git_remote		*remote = NULL;
+	git_reference	*ref;
+
+	if (git_reference_create(&ref, repo, GIT_HEAD_REF, head, 1,
+	    NULL) < 0) {
+		snprintf(err, errlen, "cache %s: %s", r->gr_cache,
+		    git_errmsg());
+		return -1;
+	}
+	git_reference_free(ref);
+	return 0;
+}
+
+/*
+ * Fetch the branch's objects on the connection that listed it (a force
+ * push is followed).  *remote_fault tells a network or remote failure
+ * from a local one.
+ */
+static int
+git_head_fetch(struct git_repo *r, git_remote *remote,
+    const git_remote_callbacks *cb, char *err, size_t errlen,
+    int *remote_fault)
+{
 	git_fetch_options	 fo;
-	git_reference		*ref, *base;
 	char			 spec[GITW_BRANCH_MAX + 64], *specs[1];
 	git_strarray		 refspecs = { specs, 1 };
-	int			 rv = -1;
 
 	*remote_fault = 0;
 	snprintf(spec, sizeof(spec), "+refs/heads/%s:" GIT_HEAD_REF,
@@ -394,73 +418,33 @@ git_cache_fetch(struct git_repo *r, git_repository *repo, git_oid *got,
 	specs[0] = spec;
 	if (git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION) < 0)
 		fatalx("git_fetch_options_init");
-	git_callbacks(r, &fo.callbacks);
+	fo.callbacks = *cb;
 	fo.prune = GIT_FETCH_NO_PRUNE;
 	fo.update_fetchhead = 0;
 	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
-
-	/*
-	 * A branch deleted since the ls must not leave the old head, yet
-	 * the old head is what the cache has: renamed to refs/nops/base it
-	 * is offered to the remote as known (a local remote hides what the
-	 * cache's refs reach), so the pack holds the new commit's objects,
-	 * not the branch's whole history.
-	 */
-	if (git_reference_lookup(&ref, repo, GIT_HEAD_REF) == 0) {
-		if (git_reference_rename(&base, ref, GIT_BASE_REF, 1,
-		    NULL) < 0) {
-			git_reference_free(ref);
-			snprintf(err, errlen, "cache %s: %s", r->gr_cache,
-			    git_errmsg());
-			return -1;
-		}
-		git_reference_free(base);
-		git_reference_free(ref);
-	}
-	if (git_remote_create_anonymous(&remote, repo, r->gr_url) < 0) {
-		snprintf(err, errlen, "bad URL %s: %s", r->gr_url,
-		    git_errmsg());
-		return -1;
-	}
-	if (git_remote_fetch(remote, &refspecs, &fo, NULL) < 0) {
+	if (git_remote_download(remote, &refspecs, &fo) < 0) {
 		*remote_fault = git_error_remote() || r->gr_why[0] != '\0';
 		snprintf(err, errlen, "fetch from %s: %s", r->gr_url,
 		    git_why(r));
-		goto done;
+		return -1;
 	}
-	if (git_reference_name_to_id(got, repo, GIT_HEAD_REF) < 0) {
-		*remote_fault = 1;
-		snprintf(err, errlen, "branch %s not found on %s",
-		    r->gr_branch, r->gr_url);
-		goto done;
-	}
-	rv = 0;
-done:
-	git_remote_free(remote);
-	return rv;
+	return 0;
 }
 
 void
 git_poll(struct git_repo *r, uint32_t seq, const char *known)
 {
-	git_repository	*repo;
-	git_oid		 head, got;
-	char		 err[GITW_ERROR_MAX], hex[GIT_OID_HEXSZ + 1];
-	uint32_t	 flags;
-	int		 attempt, remote_fault, corrupt, rebuilt;
+	git_repository		*repo;
+	git_remote		*remote;
+	git_remote_callbacks	 cb;
+	git_oid			 head;
+	char			 err[GITW_ERROR_MAX], hex[GIT_OID_HEXSZ + 1];
+	uint32_t		 flags;
+	int			 attempt, remote_fault, corrupt, rebuilt, rv;
+	int			 made;
 
 	log_debug("%s: polling %s branch %s", r->gr_name, r->gr_url,
 	    r->gr_branch);
-	if (git_ls_head(r, &head, err, sizeof(err)) == -1) {
-		git_send_error(r, seq, "%s", err);
-		return;
-	}
-	git_oid_tostr(hex, sizeof(hex), &head);
-	if (strcmp(hex, known) == 0) {
-		git_send_unchanged(r, seq, hex);
-		return;
-	}
-
 	for (attempt = 0; attempt < 2; attempt++) {
 		flags = 0;
 		if (attempt > 0) {
@@ -470,33 +454,49 @@ git_poll(struct git_repo *r, uint32_t seq, const char *known)
 				break;
 			flags |= GITW_SNAP_REBUILT;
 		}
-		rebuilt = 0;
-		if (git_cache_open(r, &repo, &rebuilt, err, sizeof(err)) == -1)
+		rebuilt = made = 0;
+		if (git_cache_open(r, &repo, &rebuilt, &made, err,
+		    sizeof(err)) == -1)
 			continue;
 		if (rebuilt)
 			flags |= GITW_SNAP_REBUILT;
-		git_oid_cpy(&got, &head);
-		if (!git_cache_has(repo, &head)) {
-			if (git_cache_fetch(r, repo, &got, err, sizeof(err),
-			    &remote_fault) == -1) {
-				git_repository_free(repo);
-				if (remote_fault) {
-					git_send_error(r, seq, "%s", err);
-					return;
-				}
-				continue;
-			}
+		if (git_head_ls(r, repo, &remote, &cb, &head, err,
+		    sizeof(err)) == -1) {
+			git_repository_free(repo);
+			/* A remote never reached leaves no cache behind. */
+			if (made)
+				git_cache_wipe(r->gr_cache);
+			git_send_error(r, seq, "%s", err);
+			return;
+		}
+		git_oid_tostr(hex, sizeof(hex), &head);
+		if (strcmp(hex, known) == 0) {
+			git_remote_disconnect(remote);
+			git_remote_free(remote);
+			git_repository_free(repo);
+			git_send_unchanged(r, seq, hex);
+			return;
+		}
+		remote_fault = rv = 0;
+		if (!git_cache_has(repo, &head) && (rv = git_head_fetch(r,
+		    remote, &cb, err, sizeof(err), &remote_fault)) == 0)
 			flags |= GITW_SNAP_FETCHED;
-			git_oid_tostr(hex, sizeof(hex), &got);
-			/* It moved back between the ls and the fetch. */
-			if (strcmp(hex, known) == 0) {
-				git_repository_free(repo);
-				git_send_unchanged(r, seq, hex);
+		git_remote_disconnect(remote);
+		git_remote_free(remote);
+		if (rv == 0)
+			rv = git_head_set(r, repo, &head, err, sizeof(err));
+		if (rv == -1) {
+			git_repository_free(repo);
+			if (remote_fault) {
+				if (made)
+					git_cache_wipe(r->gr_cache);
+				git_send_error(r, seq, "%s", err);
 				return;
 			}
+			continue;
 		}
 		corrupt = 0;
-		if (git_snapshot(r, seq, repo, &got, flags, err, sizeof(err),
+		if (git_snapshot(r, seq, repo, &head, flags, err, sizeof(err),
 		    &corrupt) == 0) {
 			git_repository_free(repo);
 			return;
