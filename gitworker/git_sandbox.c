@@ -19,53 +19,17 @@
 #include "log.h"
 #include "sandbox.h"
 
-/* A thread shares memory, signal handlers and thread group; nothing new. */
-#define GIT_CLONE_MASK	(CLONE_THREAD | CLONE_VM | CLONE_SIGHAND |	\
-	CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID |	\
-	CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP)
-#define GIT_CLONE_THREAD	(CLONE_THREAD | CLONE_VM | CLONE_SIGHAND)
-
 /* Read-only files for TLS verification and name resolution. */
 static const struct sandbox_path git_read_paths[] = {
-	{ "/etc/ssl/certs", SANDBOX_FS_READ },
-	{ "/etc/ssl/openssl.cnf", SANDBOX_FS_READ },
-	{ "/etc/ca-certificates", SANDBOX_FS_READ },
-	{ "/usr/share/ca-certificates", SANDBOX_FS_READ },
-	{ "/etc/resolv.conf", SANDBOX_FS_READ },
-	{ "/etc/hosts", SANDBOX_FS_READ },
-	{ "/etc/host.conf", SANDBOX_FS_READ },
-	{ "/etc/nsswitch.conf", SANDBOX_FS_READ },
-	{ "/etc/gai.conf", SANDBOX_FS_READ },
-	{ "/etc/services", SANDBOX_FS_READ },
-	{ "/dev/urandom", SANDBOX_FS_READ },
+	SANDBOX_PATHS_TLS_DNS,
 };
 
 static const struct sandbox_syscall git_syscalls[] = {
-	/* network: TCP to remotes, DNS over UDP, netlink for AI_ADDRCONFIG */
-	SANDBOX_ALLOW_ARG(socket, 0, AF_INET),
-	SANDBOX_ALLOW_ARG(socket, 0, AF_INET6),
-	SANDBOX_ALLOW_ARG2(socket, 0, AF_NETLINK, 2, NETLINK_ROUTE),
-	SANDBOX_ALLOW(connect),
-	SANDBOX_ALLOW(bind),
-	SANDBOX_ALLOW(sendmmsg),
-	SANDBOX_ALLOW(recvmmsg),
-	SANDBOX_ALLOW_ARG(socketpair, 0, AF_UNIX),
-
-	/* threads only (clone3 fails with ENOSYS in the base rules) */
-	SANDBOX_ALLOW_MASK(clone, 0, GIT_CLONE_MASK, GIT_CLONE_THREAD),
-	SANDBOX_ALLOW(sched_getaffinity),
+	/* network, threads: a client's (sandbox.h) */
+	SANDBOX_SYSCALLS_NET_CLIENT,
 
 	/* files: Landlock decides which */
-	SANDBOX_ALLOW(open),
-	SANDBOX_ALLOW(openat),
-	SANDBOX_ALLOW(stat),
-	SANDBOX_ALLOW(lstat),
-	SANDBOX_ALLOW(access),
-	SANDBOX_ALLOW(faccessat),
-	SANDBOX_ALLOW(faccessat2),
-	SANDBOX_ALLOW(readlink),
-	SANDBOX_ALLOW(readlinkat),
-	SANDBOX_ALLOW(getdents64),
+	SANDBOX_SYSCALLS_FILE_READ,
 	SANDBOX_ALLOW(getcwd),
 	SANDBOX_ALLOW(pread64),
 	SANDBOX_ALLOW(pwrite64),

@@ -18,57 +18,23 @@
 #include "log.h"
 #include "sandbox.h"
 
-/* A thread shares memory, signal handlers and thread group; nothing new. */
-#define NOMAD_CLONE_MASK	(CLONE_THREAD | CLONE_VM | CLONE_SIGHAND |	\
-	CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID |	\
-	CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP)
-#define NOMAD_CLONE_THREAD	(CLONE_THREAD | CLONE_VM | CLONE_SIGHAND)
-
 /*
  * libcurl reads the CA bundle on each new TLS context, and the resolver
  * re-reads the DNS files when they change, so both stay readable.
  */
 static const struct sandbox_path nomad_paths[] = {
-	{ "/etc/ssl/certs", SANDBOX_FS_READ },
-	{ "/etc/ssl/openssl.cnf", SANDBOX_FS_READ },
-	{ "/etc/ca-certificates", SANDBOX_FS_READ },
-	{ "/usr/share/ca-certificates", SANDBOX_FS_READ },
-	{ "/etc/resolv.conf", SANDBOX_FS_READ },
-	{ "/etc/hosts", SANDBOX_FS_READ },
-	{ "/etc/host.conf", SANDBOX_FS_READ },
-	{ "/etc/nsswitch.conf", SANDBOX_FS_READ },
-	{ "/etc/gai.conf", SANDBOX_FS_READ },
-	{ "/etc/services", SANDBOX_FS_READ },
-	{ "/dev/urandom", SANDBOX_FS_READ },
+	SANDBOX_PATHS_TLS_DNS,
 };
 
 static const struct sandbox_syscall nomad_syscalls[] = {
-	/* network: TCP to Nomad and hosts, DNS, netlink for AI_ADDRCONFIG */
-	SANDBOX_ALLOW_ARG(socket, 0, AF_INET),
-	SANDBOX_ALLOW_ARG(socket, 0, AF_INET6),
-	SANDBOX_ALLOW_ARG2(socket, 0, AF_NETLINK, 2, NETLINK_ROUTE),
-	SANDBOX_ALLOW(connect),
-	SANDBOX_ALLOW(bind),
-	SANDBOX_ALLOW(sendmmsg),
-	SANDBOX_ALLOW(recvmmsg),
-	/* libcurl's wakeup and resolver-thread notification */
-	SANDBOX_ALLOW_ARG(socketpair, 0, AF_UNIX),
-
-	/* threads only: the resolver's (clone3 fails with ENOSYS) */
-	SANDBOX_ALLOW_MASK(clone, 0, NOMAD_CLONE_MASK, NOMAD_CLONE_THREAD),
-	SANDBOX_ALLOW(sched_getaffinity),
+	/*
+	 * network to Nomad and hosts, libcurl's wakeups, the resolver's
+	 * threads: a client's (sandbox.h)
+	 */
+	SANDBOX_SYSCALLS_NET_CLIENT,
 
 	/* reading the files above: Landlock decides which */
-	SANDBOX_ALLOW(open),
-	SANDBOX_ALLOW(openat),
-	SANDBOX_ALLOW(stat),
-	SANDBOX_ALLOW(lstat),
-	SANDBOX_ALLOW(access),
-	SANDBOX_ALLOW(faccessat),
-	SANDBOX_ALLOW(faccessat2),
-	SANDBOX_ALLOW(readlink),
-	SANDBOX_ALLOW(readlinkat),
-	SANDBOX_ALLOW(getdents64),
+	SANDBOX_SYSCALLS_FILE_READ,
 	SANDBOX_ALLOW(pread64),
 };
 

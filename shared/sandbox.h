@@ -102,6 +102,56 @@ struct sandbox_syscall {
 	    { { (i0), SANDBOX_CMP_EQ, 0, (v0) },			\
 	    { (i1), SANDBOX_CMP_EQ, 0, (v1) }, SANDBOX_NOARG } }
 
+/*
+ * The rows both network workers (gitworker, nomadworker) share; each adds
+ * its own after them.
+ * - The files a TLS and DNS client reads: the CA store, the resolver's.
+ * - A client's network: TCP out, DNS over UDP, netlink for AI_ADDRCONFIG,
+ *   socketpairs (libcurl's wakeups), threads only (clone3 fails with
+ *   ENOSYS in the base rules).
+ * - Looking files up and reading them: Landlock decides which.
+ */
+#define SANDBOX_PATHS_TLS_DNS						\
+	{ "/etc/ssl/certs", SANDBOX_FS_READ },				\
+	{ "/etc/ssl/openssl.cnf", SANDBOX_FS_READ },			\
+	{ "/etc/ca-certificates", SANDBOX_FS_READ },			\
+	{ "/usr/share/ca-certificates", SANDBOX_FS_READ },		\
+	{ "/etc/resolv.conf", SANDBOX_FS_READ },			\
+	{ "/etc/hosts", SANDBOX_FS_READ },				\
+	{ "/etc/host.conf", SANDBOX_FS_READ },				\
+	{ "/etc/nsswitch.conf", SANDBOX_FS_READ },			\
+	{ "/etc/gai.conf", SANDBOX_FS_READ },				\
+	{ "/etc/services", SANDBOX_FS_READ },				\
+	{ "/dev/urandom", SANDBOX_FS_READ }
+/* A thread shares memory, signal handlers and thread group; nothing new. */
+#define SANDBOX_CLONE_MASK	(CLONE_THREAD | CLONE_VM | CLONE_SIGHAND |	\
+	CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID |	\
+	CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP)
+#define SANDBOX_CLONE_THREAD	(CLONE_THREAD | CLONE_VM | CLONE_SIGHAND)
+#define SANDBOX_SYSCALLS_NET_CLIENT					\
+	SANDBOX_ALLOW_ARG(socket, 0, AF_INET),				\
+	SANDBOX_ALLOW_ARG(socket, 0, AF_INET6),				\
+	SANDBOX_ALLOW_ARG2(socket, 0, AF_NETLINK, 2, NETLINK_ROUTE),	\
+	SANDBOX_ALLOW(connect),						\
+	SANDBOX_ALLOW(bind),						\
+	SANDBOX_ALLOW(sendmmsg),					\
+	SANDBOX_ALLOW(recvmmsg),					\
+	SANDBOX_ALLOW_ARG(socketpair, 0, AF_UNIX),			\
+	SANDBOX_ALLOW_MASK(clone, 0, SANDBOX_CLONE_MASK,		\
+	    SANDBOX_CLONE_THREAD),					\
+	SANDBOX_ALLOW(sched_getaffinity)
+#define SANDBOX_SYSCALLS_FILE_READ					\
+	SANDBOX_ALLOW(open),						\
+	SANDBOX_ALLOW(openat),						\
+	SANDBOX_ALLOW(stat),						\
+	SANDBOX_ALLOW(lstat),						\
+	SANDBOX_ALLOW(access),						\
+	SANDBOX_ALLOW(faccessat),					\
+	SANDBOX_ALLOW(faccessat2),					\
+	SANDBOX_ALLOW(readlink),					\
+	SANDBOX_ALLOW(readlinkat),					\
+	SANDBOX_ALLOW(getdents64)
+
 /* sandbox_seccomp_flags() flags. */
 #define SANDBOX_SIGNAL_ANY	0x01	/* kill/tgkill any pid (the master) */
 #define SANDBOX_UNIX_SOCKET	0x02	/* socket(AF_UNIX) allowed, not EACCES */
