@@ -782,27 +782,25 @@ webpub_seen(struct worker *w, struct imsg *imsg)
 void
 webpub_metrics(struct metrics_out *mo)
 {
-	metrics_family(mo, "nops_web_documents", "gauge",
-	    "Read documents the webworker holds and the master keeps "
-	    "current.");
-	metrics_sample(mo, "nops_web_documents", (int64_t)wp.nsubs, METRICS_END);
-	metrics_family(mo, "nops_web_access_classes", "gauge",
-	    "Access classes of the identities the webworker knows.");
-	metrics_sample(mo, "nops_web_access_classes", (int64_t)wp.nclasses,
-	    METRICS_END);
-	metrics_family(mo, "nops_web_document_renders_total", "counter",
-	    "Read documents the master rendered to see if they changed.");
-	metrics_sample(mo, "nops_web_document_renders_total",
-	    (int64_t)wp.renders, METRICS_END);
-	metrics_family(mo, "nops_web_document_pushes_total", "counter",
-	    "Read documents the master pushed to the webworker.");
-	metrics_sample(mo, "nops_web_document_pushes_total",
-	    (int64_t)wp.pushes, METRICS_END);
-	metrics_family(mo, "nops_web_identity_resets_total", "counter",
-	    "Whole identity tables sent to the webworker (its start, "
-	    "reloads).");
-	metrics_sample(mo, "nops_web_identity_resets_total",
-	    (int64_t)wp.resets, METRICS_END);
+	const struct metrics_one	 one[] = {
+		{ "nops_web_documents", "gauge",
+		    "Read documents the webworker holds and the master keeps "
+		    "current.", (int64_t)wp.nsubs },
+		{ "nops_web_access_classes", "gauge",
+		    "Access classes of the identities the webworker knows.",
+		    (int64_t)wp.nclasses },
+		{ "nops_web_document_renders_total", "counter",
+		    "Read documents the master rendered to see if they "
+		    "changed.", (int64_t)wp.renders },
+		{ "nops_web_document_pushes_total", "counter",
+		    "Read documents the master pushed to the webworker.",
+		    (int64_t)wp.pushes },
+		{ "nops_web_identity_resets_total", "counter",
+		    "Whole identity tables sent to the webworker (its start, "
+		    "reloads).", (int64_t)wp.resets },
+	};
+
+	metrics_ones(mo, one, sizeof(one) / sizeof(one[0]));
 }
 
 void

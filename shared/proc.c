@@ -34,12 +34,7 @@ imsgev_init(struct imsgev *iev, struct event_base *base, int fd, int flags,
 {
 	if (imsgbuf_init(&iev->ibuf, fd, flags, maxsize) == -1)
 		fatal("imsgbuf_init %s", name);
-	iev->base = base;
-	iev->ev = NULL;
-	iev->handler = handler;
-	iev->data = data;
-	iev->events = 0;
-	iev->name = name;
+	imsgev_attach(iev, base, name, handler, data);
 }
 
 /*
