@@ -100,8 +100,10 @@ static int		 ah_fd = -1;
 static struct event	*ah_ev;
 static int		 ah_sched_logged;
 static int		 ah_cgfd = -1;	/* the idle cgroup's cgroup.procs */
-static int		 ah_idlefd = -1;	/* its cpu.idle (or weight) */
-static const char	*ah_idle_on, *ah_idle_off;	/* what to write */
+static int		 ah_idlefd = -1;	/* its cpu.idle, when there is one */
+static int		 ah_weightfd = -1;	/* its cpu.shares or cpu.weight */
+static const char	*ah_idle_on;	/* what makes it idle */
+static char		 ah_fair[16];	/* the weight of its sessions */
 static int		 ah_idle;	/* 1: idle, 0: a fair share */
 static struct event	*ah_idle_ev;	/* a check waits: see how long */
 static char		 ah_cgdir[PATH_MAX];
@@ -202,28 +204,18 @@ auth_hash_child(int fd)
 
 #define AUTH_HASH_CGROUP	"nopsd-hashing"
 
-/* Write text to dir/file; 0, or -1 with errno. */
+/* Open dir/file to write; the descriptor, or -1 with errno. */
 static int
-auth_hash_cg_write(const char *dir, const char *file, const char *text)
+auth_hash_cg_open(const char *dir, const char *file)
 {
 	char	 path[PATH_MAX];
-	size_t	 len = strlen(text);
-	int	 fd, saved;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >=
 	    sizeof(path)) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
-		return -1;
-	if (write(fd, text, len) != (ssize_t)len) {
-		saved = errno;
-		close(fd);
-		errno = saved;
-		return -1;
-	}
-	return close(fd);
+	return open(path, O_WRONLY | O_CLOEXEC);
 }
 
 /* Is word one of the words of list, separated by sep? */
@@ -329,7 +321,7 @@ void
 auth_hash_cgroup(uid_t uid, gid_t gid)
 {
 	char		 dir[PATH_MAX], ctl[256], path[PATH_MAX];
-	const char	*why, *file;
+	const char	*why, *wfile;
 	int		 v2, fd;
 	ssize_t		 n;
 
@@ -357,22 +349,20 @@ auth_hash_cgroup(uid_t uid, gid_t gid)
 		why = strerror(errno);
 		goto none;
 	}
-	/* cpu.idle (Linux 5.15); before it, the least weight. */
-	file = "cpu.idle";
+	/*
+	 * cpu.idle (Linux 5.15); before it, the least weight.  Not idle, the
+	 * cgroup weighs as much as the sessions of its processes would
+	 * (clearing cpu.idle sets the default weight: written after it).
+	 */
+	wfile = v2 ? "cpu.weight" : "cpu.shares";
+	snprintf(ah_fair, sizeof(ah_fair), "%d", AUTH_HASH_PROCS *
+	    (v2 ? 100 : 1024));
 	ah_idle_on = "1";
-	ah_idle_off = "0";
-	if (auth_hash_cg_write(dir, file, ah_idle_on) == -1) {
-		file = v2 ? "cpu.weight" : "cpu.shares";
+	if ((ah_idlefd = auth_hash_cg_open(dir, "cpu.idle")) == -1)
 		ah_idle_on = v2 ? "1" : "2";
-		ah_idle_off = v2 ? "100" : "1024";
-		if (auth_hash_cg_write(dir, file, ah_idle_on) == -1) {
-			why = strerror(errno);
-			goto none;
-		}
-	}
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >=
-	    sizeof(path) ||
-	    (ah_idlefd = open(path, O_WRONLY | O_CLOEXEC)) == -1) {
+	if ((ah_weightfd = auth_hash_cg_open(dir, wfile)) == -1 ||
+	    pwrite(ah_idlefd != -1 ? ah_idlefd : ah_weightfd, ah_idle_on,
+	    strlen(ah_idle_on), 0) == -1) {
 		why = strerror(errno);
 		goto none;
 	}
@@ -393,17 +383,19 @@ auth_hash_cgroup(uid_t uid, gid_t gid)
 back:
 	if (seteuid(0) == -1 || setegid(0) == -1)
 		fatal("password hashing: back to root");
-	if (ah_cgfd == -1) {
-		close(ah_idlefd);
-		ah_idlefd = -1;
+	if (ah_cgfd == -1)
 		goto none;
-	}
 	ah_idle = 1;
 	strlcpy(ah_cgdir, dir, sizeof(ah_cgdir));
 	log_info("password hashing: in the idle CPU cgroup %s (%s %s)",
-	    ah_cgdir, file, ah_idle_on);
+	    ah_cgdir, ah_idlefd != -1 ? "cpu.idle" : wfile, ah_idle_on);
 	return;
 none:
+	if (ah_idlefd != -1)
+		close(ah_idlefd);
+	if (ah_weightfd != -1)
+		close(ah_weightfd);
+	ah_idlefd = ah_weightfd = -1;
 	log_info("password hashing: no idle CPU cgroup (%s), each hashing "
 	    "process in a session of its own", why);
 }
@@ -411,27 +403,32 @@ none:
 /* ------------------------------------------------------- the master */
 
 /*
- * The cgroup idle (on 1) or at a fair share (0).  Logged on the way to a
+ * The cgroup idle (on 1) or at a fair share (0).  Written each time, not
+ * only on a change: instances of nopsd on one machine share the cgroup,
+ * and another may have written the other way.  Logged on the way to a
  * fair share, which means logins waited for a busy machine.
  */
 static void
 auth_hash_idle(int on)
 {
-	const char	*v = on ? ah_idle_on : ah_idle_off;
+	int		 fd = ah_idlefd != -1 ? ah_idlefd : ah_weightfd;
+	const char	*v = on ? ah_idle_on : ah_idlefd != -1 ? "0" : ah_fair;
 
-	if (ah_idlefd == -1 || ah_idle == on)
+	if (ah_weightfd == -1)
 		return;
-	if (pwrite(ah_idlefd, v, strlen(v), 0) != (ssize_t)strlen(v)) {
-		log_warn("password hashing: %s: %s", ah_cgdir, v);
+	if (pwrite(fd, v, strlen(v), 0) == -1 || (!on && ah_idlefd != -1 &&
+	    pwrite(ah_weightfd, ah_fair, strlen(ah_fair), 0) == -1)) {
+		log_warn("password hashing: %s: %s", ah_cgdir, on ? "idle" :
+		    "a fair share");
 		return;
 	}
-	ah_idle = on;
-	if (!on)
+	if (ah_idle != on && !on)
 		log_flood(&ah_fair_flood, "password hashing: a check waited "
 		    "%d s for an idle CPU; hashing gets a fair share until "
 		    "none waits", AUTH_HASH_IDLE_WAIT);
-	else
+	else if (ah_idle != on)
 		log_debug("password hashing: idle again");
+	ah_idle = on;
 }
 
 static long long
@@ -441,7 +438,10 @@ auth_hash_ms(const struct timespec *a, const struct timespec *b)
 	    (b->tv_nsec - a->tv_nsec) / 1000000;
 }
 
-/* While checks wait in an idle cgroup: has one waited too long? */
+/*
+ * While checks wait: has one waited too long for an idle CPU?  Asked
+ * again each AUTH_HASH_IDLE_WAIT while one has (see auth_hash_idle()).
+ */
 static void
 auth_hash_waited(int fd, short event, void *arg)
 {
@@ -450,18 +450,18 @@ auth_hash_waited(int fd, short event, void *arg)
 	long long	 oldest = 0, ms;
 	size_t		 i;
 
-	if (ah_njobs == 0 || !ah_idle)
+	if (ah_njobs == 0)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	for (i = 0; i < AUTH_HASH_QUEUE_MAX; i++)
 		if (ah_slots[i] != NULL &&
 		    (ms = auth_hash_ms(&ah_slots[i]->ahj_t0, &now)) > oldest)
 			oldest = ms;
-	if (oldest >= AUTH_HASH_IDLE_WAIT * 1000LL) {
-		auth_hash_idle(0);
-		return;
-	}
 	ms = AUTH_HASH_IDLE_WAIT * 1000LL - oldest;
+	if (ms <= 0) {
+		auth_hash_idle(0);
+		ms = AUTH_HASH_IDLE_WAIT * 1000LL;
+	}
 	tv.tv_sec = ms / 1000;
 	tv.tv_usec = (ms % 1000) * 1000;
 	evtimer_add(ah_idle_ev, &tv);
@@ -559,7 +559,7 @@ auth_hash_start(void)
 	if ((ah_ev = event_new(nopsd_env->n_base, ah_fd, EV_READ | EV_PERSIST,
 	    auth_hash_ready, NULL)) == NULL || event_add(ah_ev, NULL) == -1)
 		fatalx("event");
-	if (ah_idlefd != -1 && ah_idle_ev == NULL &&
+	if (ah_weightfd != -1 && ah_idle_ev == NULL &&
 	    (ah_idle_ev = evtimer_new(nopsd_env->n_base, auth_hash_waited,
 	    NULL)) == NULL)
 		fatalx("evtimer_new");
@@ -676,7 +676,7 @@ auth_hash_verify(const char *pw, size_t pwlen, const char *hash,
 	clock_gettime(CLOCK_MONOTONIC, &j->ahj_t0);
 	ah_slots[slot] = j;
 	ah_njobs++;
-	if (ah_idle && ah_idle_ev != NULL && !evtimer_pending(ah_idle_ev, NULL))
+	if (ah_idle_ev != NULL && !evtimer_pending(ah_idle_ev, NULL))
 		auth_hash_waited(-1, 0, NULL);
 	return 0;
 }
