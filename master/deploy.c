@@ -212,6 +212,26 @@ deploy_transition(struct store *s, int64_t id, enum deploy_state from,
 	return 1;
 }
 
+int
+deploy_move(struct store *s, int64_t id, enum deploy_state from,
+    enum deploy_state to, const char *action, const char *reason)
+{
+	int	 rc;
+
+	if (store_begin(s) == -1)
+		return -1;
+	rc = deploy_transition(s, id, from, to, "system", action, reason);
+	if (rc == -1 || store_commit(s) == -1) {
+		store_rollback(s);
+		return -1;
+	}
+	if (rc == 1)
+		log_info("deployment %lld: %s -> %s%s%s", (long long)id,
+		    deploy_state_str(from), deploy_state_str(to),
+		    reason != NULL ? ": " : "", reason != NULL ? reason : "");
+	return rc;
+}
+
 static int
 deploy_update(struct store *s, const char *sql, int64_t id, const char *a,
     const char *b, int64_t x, int64_t y, const char *what)

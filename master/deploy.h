@@ -119,6 +119,14 @@ int		 deploy_transition(struct store *, int64_t id,
 		    const char *actor, const char *action, const char *reason)
 		    __must_check;
 
+/*
+ * deploy_move: deploy_transition by "system" in a transaction of its
+ * own, logged when it moved.  Returns as deploy_transition.
+ */
+int		 deploy_move(struct store *, int64_t id, enum deploy_state from,
+		    enum deploy_state to, const char *action,
+		    const char *reason);
+
 /* deploy_set_*: record a fact of the apply (inside a transaction). */
 int		 deploy_set_approval(struct store *, int64_t id,
 		    const char *who, const char *hash) __must_check;

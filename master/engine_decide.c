@@ -118,21 +118,11 @@ static int
 decide_move(int64_t id, enum deploy_state from, enum deploy_state to,
     const char *action, const char *reason)
 {
-	struct store	*s = engine_store();
-	int		 rc;
+	int	 rc;
 
-	if (store_begin(s) == -1)
-		return -1;
-	rc = deploy_transition(s, id, from, to, "system", action, reason);
-	if (rc == -1 || store_commit(s) == -1) {
-		store_rollback(s);
-		return -1;
-	}
-	if (rc == 1) {
-		log_info("deployment %lld: %s -> %s: %s", (long long)id,
-		    deploy_state_str(from), deploy_state_str(to), reason);
+	if ((rc = deploy_move(engine_store(), id, from, to, action,
+	    reason)) == 1)
 		notify_deployment(id, to);
-	}
 	return rc;
 }
 
