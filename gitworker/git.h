@@ -36,6 +36,7 @@ struct git_repo {
 	size_t			 gr_knownlen;
 	char			 gr_cache[512];	/* its bare repository */
 	int			 gr_cleaned;	/* stale lock files removed */
+	git_repository		*gr_git;	/* the cache, open between polls */
 
 	/* state of one connection */
 	unsigned int		 gr_auth_tries;
@@ -55,6 +56,8 @@ void	 git_send_error(struct git_repo *, uint32_t seq, const char *, ...)
 	    __attribute__((__format__(printf, 3, 4)));
 void	 git_cache_path(struct git_repo *);
 int	 git_cache_wipe(const char *path);
+void	 git_cache_close(struct git_repo *);
+void	 git_cache_tidy(struct git_repo *);
 void	 git_cache_prune(const struct git_repos *);
 const char *git_errmsg(void);
 

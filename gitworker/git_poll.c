@@ -32,6 +32,7 @@
 
 #define GIT_HEAD_REF		"refs/nops/head"
 #define GIT_WIPE_DEPTH		64
+#define GIT_PACKS_MAX		16	/* then they become one */
 
 const char *
 git_errmsg(void)
@@ -176,6 +177,90 @@ git_cache_clean(int dfd, const char *name, int depth)
 	closedir(d);
 }
 
+/* How many packs the cache has (each fetch adds one). */
+static int
+git_cache_packs(const char *packdir)
+{
+	struct dirent	*de;
+	DIR		*d;
+	size_t		 len;
+	int		 n = 0;
+
+	if ((d = opendir(packdir)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		len = strlen(de->d_name);
+		if (len > 5 && strcmp(de->d_name + len - 5, ".pack") == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * Every fetch leaves a pack, and every object lookup and every fetch
+ * looks through all of them: past GIT_PACKS_MAX, what the refs reach is
+ * written as one pack and the others are removed.  Done after a
+ * snapshot went out; a failure leaves the packs as they were, and a
+ * worker killed half way leaves a duplicate or a temporary file, which
+ * the next tidy or git_cache_clean removes.
+ */
+void
+git_cache_tidy(struct git_repo *r)
+{
+	git_repository	*repo = r->gr_git;
+	git_packbuilder	*pb = NULL;
+	git_revwalk	*walk = NULL;
+	struct dirent	*de;
+	DIR		*d;
+	char		 packdir[sizeof(r->gr_cache) + 16], keep[128];
+	size_t		 len;
+	int		 n;
+
+	if (repo == NULL)
+		return;
+	snprintf(packdir, sizeof(packdir), "%s/objects/pack", r->gr_cache);
+	if ((n = git_cache_packs(packdir)) <= GIT_PACKS_MAX)
+		return;
+	if (git_packbuilder_new(&pb, repo) < 0 ||
+	    git_revwalk_new(&walk, repo) < 0 ||
+	    git_revwalk_push_glob(walk, "refs/*") < 0 ||
+	    git_packbuilder_insert_walk(pb, walk) < 0) {
+		log_warnx("%s: cannot repack the cache: %s", r->gr_name,
+		    git_errmsg());
+		goto done;
+	}
+	git_packbuilder_set_threads(pb, 1);
+	if (git_packbuilder_write(pb, NULL, 0, NULL, NULL) < 0) {
+		log_warnx("%s: cannot write the repacked cache: %s",
+		    r->gr_name, git_errmsg());
+		goto done;
+	}
+	snprintf(keep, sizeof(keep), "pack-%s.", git_packbuilder_name(pb));
+	/* The old packs are unmapped before they go. */
+	git_cache_close(r);
+	if ((d = opendir(packdir)) == NULL) {
+		log_warn("%s", packdir);
+		goto done;
+	}
+	while ((de = readdir(d)) != NULL) {
+		len = strlen(de->d_name);
+		if (strncmp(de->d_name, "pack-", 5) != 0 ||
+		    strncmp(de->d_name, keep, strlen(keep)) == 0 ||
+		    !((len > 5 && strcmp(de->d_name + len - 5, ".pack") == 0) ||
+		    (len > 4 && (strcmp(de->d_name + len - 4, ".idx") == 0 ||
+		    strcmp(de->d_name + len - 4, ".rev") == 0))))
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) == -1)
+			log_warn("%s/%s", packdir, de->d_name);
+	}
+	closedir(d);
+	log_info("%s: %d packs in the cache made one", r->gr_name, n);
+done:
+	git_revwalk_free(walk);
+	git_packbuilder_free(pb);
+}
+
 /* Remove caches no configured repository uses. */
 void
 git_cache_prune(const struct git_repos *repos)
@@ -301,6 +386,14 @@ fail:
 	return -1;
 }
 
+/* The cache stays open between polls; closed after a failure. */
+void
+git_cache_close(struct git_repo *r)
+{
+	git_repository_free(r->gr_git);
+	r->gr_git = NULL;
+}
+
 /*
  * Open the cache, making it if missing (and *made set).  A cache that is
  * not a directory of ours, or that libgit2 cannot open, is wiped and made
@@ -312,6 +405,10 @@ git_cache_open(struct git_repo *r, git_repository **repo, int *rebuilt,
 {
 	struct stat	 sb;
 
+	if (r->gr_git != NULL) {
+		*repo = r->gr_git;
+		return 0;
+	}
 	if (!r->gr_cleaned) {
 		git_cache_clean(AT_FDCWD, r->gr_cache, 0);
 		r->gr_cleaned = 1;
@@ -320,8 +417,10 @@ git_cache_open(struct git_repo *r, git_repository **repo, int *rebuilt,
 		if (S_ISDIR(sb.st_mode) && sb.st_uid == getuid() &&
 		    git_repository_open_ext(repo, r->gr_cache,
 		    GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_BARE,
-		    NULL) == 0)
+		    NULL) == 0) {
+			r->gr_git = *repo;
 			return 0;
+		}
 		log_warnx("%s: cache %s unusable (%s); making it again",
 		    r->gr_name, r->gr_cache, S_ISDIR(sb.st_mode) &&
 		    sb.st_uid == getuid() ? git_errmsg() : "not our directory");
@@ -342,6 +441,7 @@ git_cache_open(struct git_repo *r, git_repository **repo, int *rebuilt,
 		return -1;
 	}
 	*made = 1;
+	r->gr_git = *repo;
 	return 0;
 }
 
@@ -462,7 +562,7 @@ git_poll(struct git_repo *r, uint32_t seq, const char *known)
 			flags |= GITW_SNAP_REBUILT;
 		if (git_head_ls(r, repo, &remote, &cb, &head, err,
 		    sizeof(err)) == -1) {
-			git_repository_free(repo);
+			git_cache_close(r);
 			/* A remote never reached leaves no cache behind. */
 			if (made)
 				git_cache_wipe(r->gr_cache);
@@ -473,7 +573,6 @@ git_poll(struct git_repo *r, uint32_t seq, const char *known)
 		if (strcmp(hex, known) == 0) {
 			git_remote_disconnect(remote);
 			git_remote_free(remote);
-			git_repository_free(repo);
 			git_send_unchanged(r, seq, hex);
 			return;
 		}
@@ -486,7 +585,7 @@ git_poll(struct git_repo *r, uint32_t seq, const char *known)
 		if (rv == 0)
 			rv = git_head_set(r, repo, &head, err, sizeof(err));
 		if (rv == -1) {
-			git_repository_free(repo);
+			git_cache_close(r);
 			if (remote_fault) {
 				if (made)
 					git_cache_wipe(r->gr_cache);
@@ -498,10 +597,15 @@ git_poll(struct git_repo *r, uint32_t seq, const char *known)
 		corrupt = 0;
 		if (git_snapshot(r, seq, repo, &head, flags, err, sizeof(err),
 		    &corrupt) == 0) {
-			git_repository_free(repo);
+			/* The snapshot goes out before the tidy starts. */
+			if (flags & GITW_SNAP_FETCHED) {
+				if (imsgbuf_flush(&git_master->ibuf) == -1)
+					fatal("write to master");
+				git_cache_tidy(r);
+			}
 			return;
 		}
-		git_repository_free(repo);
+		git_cache_close(r);
 		if (!corrupt) {
 			git_send_error(r, seq, "%s", err);
 			return;

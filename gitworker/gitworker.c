@@ -68,6 +68,7 @@ git_testhook(const char *name)
 static void
 git_repo_free(struct git_repo *r)
 {
+	git_cache_close(r);
 	free(r->gr_name);
 	free(r->gr_url);
 	free(r->gr_branch);

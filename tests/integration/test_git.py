@@ -242,6 +242,25 @@ hp = a.commit({"nomad/tab\there.nomad.hcl": None}, "clean again")
 n.fetch("gitd")
 ok("gitd: recovers with the next good commit", n.wait_commit("gitd", hp))
 
+# --- every fetch leaves a pack; past 16 they become one
+packdir = [os.path.join(n.db, "git", x, "objects", "pack")
+           for x in os.listdir(os.path.join(n.db, "git"))
+           if x.startswith("local-")][0]
+seen = []
+for i in range(18):
+    hl = c.commit({"jobs/local.nomad.hcl": JOB % ("local%d" % i)},
+                  "c: round %d" % i)
+    n.fetch("local")
+    if not n.wait_commit("local", hl):
+        break
+    seen.append(len([x for x in os.listdir(packdir) if x.endswith(".pack")]))
+ok("local: 18 fetches in a row each give their snapshot", len(seen) == 18,
+   seen)
+ok("local: the cache's packs never pile up past 17", max(seen) <= 17 and
+   min(seen[10:]) < max(seen), seen)
+ok("local: ... and the snapshot after the repack is right",
+   files_match(n.repo("local"), c.files_at(hl, "jobs")) == "")
+
 # --- the sandbox held through all of it
 gw = n.worker("gitworker")
 ok("the gitworker ran sandboxed and was never restarted",
