@@ -414,41 +414,28 @@ gitctx_line(struct gbuf *b, char op, const char *s, size_t n)
 	gbuf_str(b, "\n");
 }
 
-char *
-gitctx_diff(const char *path, const char *old, const char *new)
+/*
+ * The edit script from a to b, one op per line: ' ' kept, '-' removed,
+ * '+' added (*nopsp of them; free it).  The longest common subsequence
+ * of what lies between the common head and tail, or when that is too
+ * big to compare, the middle replaced whole.
+ */
+static char *
+gitctx_ops(const struct glines *a, const struct glines *b, size_t *nopsp)
 {
-	struct glines	 a, b;
-	struct gbuf	 out;
 	unsigned short	*lcs = NULL;
-	char		*ops, hdr[128];
-	size_t		 i, j, k, n, m, p, q, nops, start, end, h;
-	size_t		 ai, bj, acount, bcount, astart, bstart;
+	char		*ops;
+	size_t		 i, j, k, n, m, p, q, nops;
 
-	if (strcmp(old, new) == 0)
-		return NULL;
-	memset(&out, 0, sizeof(out));
-	gbuf_str(&out, "--- a/");
-	gbuf_str(&out, path);
-	gbuf_str(&out, "\n+++ b/");
-	gbuf_str(&out, path);
-	gbuf_str(&out, "\n");
-	memset(&b, 0, sizeof(b));
-	if (glines_split(old, &a) == -1 || glines_split(new, &b) == -1) {
-		glines_free(&a);
-		glines_free(&b);
-		gbuf_str(&out, "@@ the file is too long to compare line by "
-		    "line @@\n");
-		return out.b_data;
-	}
 	/* Common head and tail first: most edits are small. */
-	for (p = 0; p < a.l_n && p < b.l_n && glines_eq(&a, p, &b, p); p++)
+	for (p = 0; p < a->l_n && p < b->l_n && glines_eq(a, p, b, p); p++)
 		;
-	for (q = 0; q < a.l_n - p && q < b.l_n - p &&
-	    glines_eq(&a, a.l_n - 1 - q, &b, b.l_n - 1 - q); q++)
+	for (q = 0; q < a->l_n - p && q < b->l_n - p &&
+	    glines_eq(a, a->l_n - 1 - q, b, b->l_n - 1 - q); q++)
 		;
-	n = a.l_n - p - q;
-	m = b.l_n - p - q;
-	if ((ops = malloc(a.l_n + b.l_n + 1)) == NULL)
+	n = a->l_n - p - q;
+	m = b->l_n - p - q;
+	if ((ops = malloc(a->l_n + b->l_n + 1)) == NULL)
 		fatal("malloc");
 	nops = 0;
 	for (k = 0; k < p; k++)
@@ -466,13 +453,13 @@ gitctx_diff(const char *path, const char *old, const char *new)
 #define LCS(i, j)	lcs[(i) * (m + 1) + (j)]
 		for (i = n; i-- > 0;)
 			for (j = m; j-- > 0;)
-				LCS(i, j) = glines_eq(&a, p + i, &b, p + j) ?
+				LCS(i, j) = glines_eq(a, p + i, b, p + j) ?
 				    LCS(i + 1, j + 1) + 1 : (LCS(i + 1, j) >=
 				    LCS(i, j + 1) ? LCS(i + 1, j) :
 				    LCS(i, j + 1));
 		for (i = 0, j = 0; i < n || j < m;) {
 			if (i < n && j < m &&
-			    glines_eq(&a, p + i, &b, p + j)) {
+			    glines_eq(a, p + i, b, p + j)) {
 				ops[nops++] = ' ';
 				i++;
 				j++;
@@ -489,7 +476,20 @@ gitctx_diff(const char *path, const char *old, const char *new)
 	}
 	for (k = 0; k < q; k++)
 		ops[nops++] = ' ';
-	/* Hunks: changed ops with GITCTX_CONTEXT lines around them. */
+	free(lcs);
+	*nopsp = nops;
+	return ops;
+}
+
+/* The hunks of ops, GITCTX_CONTEXT lines around each change, into out. */
+static void
+gitctx_hunks(struct gbuf *out, const struct glines *a,
+    const struct glines *b, const char *ops, size_t nops)
+{
+	char		 hdr[128];
+	size_t		 i, j, k, start, end, h;
+	size_t		 ai, bj, acount, bcount, astart, bstart;
+
 	ai = bj = 0;
 	for (k = 0; k < nops;) {
 		if (ops[k] == ' ') {
@@ -522,19 +522,22 @@ gitctx_diff(const char *path, const char *old, const char *new)
 		snprintf(hdr, sizeof(hdr), "@@ -%zu,%zu +%zu,%zu @@\n",
 		    acount > 0 ? astart + 1 : astart, acount,
 		    bcount > 0 ? bstart + 1 : bstart, bcount);
-		gbuf_str(&out, hdr);
+		gbuf_str(out, hdr);
 		i = astart;
 		j = bstart;
 		for (h = start; h < end; h++) {
 			if (ops[h] == ' ') {
-				gitctx_line(&out, ' ', a.l_line[i], a.l_len[i]);
+				gitctx_line(out, ' ', a->l_line[i],
+				    a->l_len[i]);
 				i++;
 				j++;
 			} else if (ops[h] == '-') {
-				gitctx_line(&out, '-', a.l_line[i], a.l_len[i]);
+				gitctx_line(out, '-', a->l_line[i],
+				    a->l_len[i]);
 				i++;
 			} else {
-				gitctx_line(&out, '+', b.l_line[j], b.l_len[j]);
+				gitctx_line(out, '+', b->l_line[j],
+				    b->l_len[j]);
 				j++;
 			}
 		}
@@ -542,8 +545,35 @@ gitctx_diff(const char *path, const char *old, const char *new)
 		bj = j;
 		k = end;
 	}
+}
+
+char *
+gitctx_diff(const char *path, const char *old, const char *new)
+{
+	struct glines	 a, b;
+	struct gbuf	 out;
+	char		*ops;
+	size_t		 nops;
+
+	if (strcmp(old, new) == 0)
+		return NULL;
+	memset(&out, 0, sizeof(out));
+	gbuf_str(&out, "--- a/");
+	gbuf_str(&out, path);
+	gbuf_str(&out, "\n+++ b/");
+	gbuf_str(&out, path);
+	gbuf_str(&out, "\n");
+	memset(&b, 0, sizeof(b));
+	if (glines_split(old, &a) == -1 || glines_split(new, &b) == -1) {
+		glines_free(&a);
+		glines_free(&b);
+		gbuf_str(&out, "@@ the file is too long to compare line by "
+		    "line @@\n");
+		return out.b_data;
+	}
+	ops = gitctx_ops(&a, &b, &nops);
+	gitctx_hunks(&out, &a, &b, ops, nops);
 	free(ops);
-	free(lcs);
 	glines_free(&a);
 	glines_free(&b);
 	return out.b_data;
