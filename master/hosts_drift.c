@@ -192,24 +192,105 @@ hosts_blocked(const char *repo, const char *hash)
 	return blocked;
 }
 
+/* One step per host, in phase order, saved before anything acts. */
+static int
+hosts_create_steps(int64_t id, const char *repo, const struct plan *pl)
+{
+	sqlite3_stmt	*st;
+	struct hosts_host *hh;
+	size_t		 i, j;
+	int		 insync;
+
+	for (i = 0; i < pl->pl_nphases; i++)
+		for (j = 0; j < pl->pl_phases[i].pp_nhosts; j++) {
+			const struct plan_host *h =
+			    &pl->pl_hosts[pl->pl_phases[i].pp_hosts[j]];
+
+			/* A host seen running its system has nothing to do. */
+			hh = hosts_host_get(repo, h->ph_name, 0);
+			insync = hh != NULL &&
+			    hh->hh_error == NULL && hh->hh_current != NULL &&
+			    strcmp(hh->hh_current, h->ph_system) == 0;
+			st = store_prepare(hosts_store(), "INSERT INTO"
+			    " deployment_steps (deployment_id, phase_index,"
+			    " phase, position, host, step, system, state,"
+			    " error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+			if (st == NULL)
+				return -1;
+			sqlite3_bind_int64(st, 1, id);
+			sqlite3_bind_int(st, 2, (int)i);
+			sqlite3_bind_text(st, 3, pl->pl_phases[i].pp_name, -1,
+			    SQLITE_TRANSIENT);
+			sqlite3_bind_int(st, 4, (int)j);
+			sqlite3_bind_text(st, 5, h->ph_name, -1,
+			    SQLITE_TRANSIENT);
+			sqlite3_bind_text(st, 6, insync ? "record" : "copy", -1,
+			    SQLITE_STATIC);
+			sqlite3_bind_text(st, 7, h->ph_system, -1,
+			    SQLITE_TRANSIENT);
+			sqlite3_bind_text(st, 8, insync ? "skipped" : "pending",
+			    -1, SQLITE_STATIC);
+			if (insync)
+				sqlite3_bind_text(st, 9, "already runs the "
+				    "wanted system", -1, SQLITE_STATIC);
+			else
+				sqlite3_bind_null(st, 9);
+			if (sqlite3_step(st) != SQLITE_DONE) {
+				sqlite3_reset(st);
+				return -1;
+			}
+			sqlite3_reset(st);
+		}
+	return 0;
+}
+
+/* Preflight tests first (phase_index -1; host: the test's name). */
+static int
+hosts_create_preflight(int64_t id, const struct plan *pl)
+{
+	sqlite3_stmt	*st;
+	size_t		 i;
+
+	for (i = 0; i < pl->pl_ntests; i++) {
+		st = store_prepare(hosts_store(), "INSERT INTO deployment_steps"
+		    " (deployment_id, phase_index, phase, position, host, step,"
+		    " system) VALUES (?, -1, 'preflight', ?, ?, 'preflight', ?)");
+		if (st == NULL)
+			return -1;
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int(st, 2, (int)i);
+		sqlite3_bind_text(st, 3, pl->pl_tests[i].pt_name, -1,
+		    SQLITE_TRANSIENT);
+		if (pl->pl_tests[i].pt_build != NULL)
+			sqlite3_bind_text(st, 4, pl->pl_tests[i].pt_build, -1,
+			    SQLITE_TRANSIENT);
+		else
+			sqlite3_bind_null(st, 4);
+		if (sqlite3_step(st) != SQLITE_DONE) {
+			sqlite3_reset(st);
+			return -1;
+		}
+		sqlite3_reset(st);
+	}
+	return 0;
+}
+
 static int
 hosts_create(const char *repo, const char *commit, const struct plan *pl,
     const char *spec, const char *hash, const char *why)
 {
 	sqlite3_stmt	*st;
-	struct hosts_host *hh;
 	int64_t		 id, now = time(NULL);
-	size_t		 i, j;
 	char		 target[64], detail[512];
-	int		 insync;
 	int		 autostart = strcmp(pl->pl_policy, "auto") == 0;
 
 	if (store_begin(hosts_store()) == -1)
 		return -1;
-	st = store_prepare(hosts_store(), "INSERT INTO deployments (kind, namespace,"
-	    " job, repository, commit_id, spec, diff, spec_hash, policy, state,"
-	    " reason, created_at, updated_at, apply_started_at) VALUES ('plan',"
-	    " '', ?1, ?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7, ?8, ?8, ?9)");
+	st = store_prepare(hosts_store(), "INSERT INTO deployments (kind,"
+	    " namespace, job, repository, commit_id, spec, diff, spec_hash,"
+	    " policy, state, reason, created_at, updated_at, apply_started_at)"
+	    " VALUES ('plan', '', ?1, ?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7, ?8, ?8,"
+	    " ?9)");
 	if (st == NULL)
 		goto fail;
 	sqlite3_bind_text(st, 1, repo, -1, SQLITE_TRANSIENT);
@@ -232,69 +313,9 @@ hosts_create(const char *repo, const char *commit, const struct plan *pl,
 	sqlite3_reset(st);
 	id = sqlite3_last_insert_rowid(store_db(hosts_store()));
 
-	/* One step per host, in phase order, saved before anything acts. */
-	for (i = 0; i < pl->pl_nphases; i++)
-		for (j = 0; j < pl->pl_phases[i].pp_nhosts; j++) {
-			const struct plan_host *h =
-			    &pl->pl_hosts[pl->pl_phases[i].pp_hosts[j]];
-
-			/* A host seen running its system has nothing to do. */
-			hh = hosts_host_get(repo, h->ph_name, 0);
-			insync = hh != NULL &&
-			    hh->hh_error == NULL && hh->hh_current != NULL &&
-			    strcmp(hh->hh_current, h->ph_system) == 0;
-			st = store_prepare(hosts_store(), "INSERT INTO"
-			    " deployment_steps (deployment_id, phase_index,"
-			    " phase, position, host, step, system, state,"
-			    " error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
-			if (st == NULL)
-				goto fail;
-			sqlite3_bind_int64(st, 1, id);
-			sqlite3_bind_int(st, 2, (int)i);
-			sqlite3_bind_text(st, 3, pl->pl_phases[i].pp_name, -1,
-			    SQLITE_TRANSIENT);
-			sqlite3_bind_int(st, 4, (int)j);
-			sqlite3_bind_text(st, 5, h->ph_name, -1,
-			    SQLITE_TRANSIENT);
-			sqlite3_bind_text(st, 6, insync ? "record" : "copy", -1,
-			    SQLITE_STATIC);
-			sqlite3_bind_text(st, 7, h->ph_system, -1,
-			    SQLITE_TRANSIENT);
-			sqlite3_bind_text(st, 8, insync ? "skipped" : "pending",
-			    -1, SQLITE_STATIC);
-			if (insync)
-				sqlite3_bind_text(st, 9, "already runs the "
-				    "wanted system", -1, SQLITE_STATIC);
-			else
-				sqlite3_bind_null(st, 9);
-			if (sqlite3_step(st) != SQLITE_DONE) {
-				sqlite3_reset(st);
-				goto fail;
-			}
-			sqlite3_reset(st);
-		}
-	/* Preflight tests first (phase_index -1; host: the test's name). */
-	for (i = 0; i < pl->pl_ntests; i++) {
-		st = store_prepare(hosts_store(), "INSERT INTO deployment_steps"
-		    " (deployment_id, phase_index, phase, position, host, step,"
-		    " system) VALUES (?, -1, 'preflight', ?, ?, 'preflight', ?)");
-		if (st == NULL)
-			goto fail;
-		sqlite3_bind_int64(st, 1, id);
-		sqlite3_bind_int(st, 2, (int)i);
-		sqlite3_bind_text(st, 3, pl->pl_tests[i].pt_name, -1,
-		    SQLITE_TRANSIENT);
-		if (pl->pl_tests[i].pt_build != NULL)
-			sqlite3_bind_text(st, 4, pl->pl_tests[i].pt_build, -1,
-			    SQLITE_TRANSIENT);
-		else
-			sqlite3_bind_null(st, 4);
-		if (sqlite3_step(st) != SQLITE_DONE) {
-			sqlite3_reset(st);
-			goto fail;
-		}
-		sqlite3_reset(st);
-	}
+	if (hosts_create_steps(id, repo, pl) == -1 ||
+	    hosts_create_preflight(id, pl) == -1)
+		goto fail;
 	snprintf(target, sizeof(target), "deployment/%lld", (long long)id);
 	snprintf(detail, sizeof(detail), "plan %s at %.12s, state %s: %s",
 	    repo, commit, autostart ? "deploying" : "pending_approval", why);
