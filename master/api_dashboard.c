@@ -216,29 +216,23 @@ dash_repositories(struct api_req *req, json_t *errors)
 	return list;
 }
 
-static void
-dash_overview(struct api_req *req, struct api_resp *resp)
+/*
+ * The jobs the client may read, counted by state (returned); the blocked
+ * ones and those in error go to blocked, the duplicates to dups.
+ */
+static json_t *
+dash_jobs(struct api_req *req, struct engine *e, json_t *failed,
+    json_t *blocked, json_t *dups, json_int_t *njobs)
 {
-	struct store	*s = engine_store();
-	struct engine	*e = engine_env;
 	struct ejob	*ej;
-	struct worker	*w;
-	json_t		*o, *att, *failed, *blocked, *dups, *files, *repoerr;
-	json_t		*restarts, *orphans, *bystate, *v;
-	enum nops_proc	 id;
-	json_int_t	 njobs = 0, total = 0;
+	json_t		*bystate;
 	const char	*k;
-	size_t		 i;
-	int		 bad = 0;
 
-	failed = dash_failed(req, s, &bad);
-	blocked = dash_list();
-	dups = dash_list();
 	bystate = json_object();
 	RB_FOREACH(ej, ejobs, &e->e_jobs) {
 		if (!api_auth_allows(req, CAP_READ, ej->ej_ns))
 			continue;
-		njobs++;
+		(*njobs)++;
 		k = ej->ej_state != NULL ? ej->ej_state : "unknown";
 		json_object_set_new(bystate, k, json_integer(
 		    json_integer_value(json_object_get(bystate, k)) + 1));
@@ -261,6 +255,15 @@ dash_overview(struct api_req *req, struct api_resp *resp)
 				    ej->ej_error)));
 		}
 	}
+	return bystate;
+}
+
+/* Job files that did not parse. */
+static json_t *
+dash_files(struct api_req *req, const struct engine *e)
+{
+	json_t	*files;
+	size_t	 i;
 
 	files = dash_list();
 	for (i = 0; i < e->e_nfile_errors; i++)
@@ -268,6 +271,16 @@ dash_overview(struct api_req *req, struct api_resp *resp)
 		    "repository", e->e_file_errors[i].fe_repo,
 		    "path", e->e_file_errors[i].fe_path,
 		    "error", e->e_file_errors[i].fe_error));
+	return files;
+}
+
+/* Workers that restarted. */
+static json_t *
+dash_restarts(struct api_req *req)
+{
+	struct worker	*w;
+	json_t		*restarts;
+	enum nops_proc	 id;
 
 	restarts = dash_list();
 	for (id = PROC_GITWORKER; id < PROC_MAX; id++) {
@@ -282,7 +295,46 @@ dash_overview(struct api_req *req, struct api_resp *resp)
 		    "last_exit", dash_str(w->w_lastexit[0] != '\0' ?
 		    w->w_lastexit : NULL)));
 	}
+	return restarts;
+}
 
+/* Jobs in Nomad that nops deployed once and git no longer declares. */
+static json_t *
+dash_orphans(struct api_req *req, const struct engine *e)
+{
+	json_t	*orphans;
+	size_t	 i;
+
+	orphans = dash_list();
+	for (i = 0; i < e->e_norphans; i++)
+		dash_list_add(req, orphans, e->e_orphans[i].eo_ns, jsonb_pack(
+		    "{s:s,s:s,s:I}",
+		    "namespace", e->e_orphans[i].eo_ns,
+		    "id", e->e_orphans[i].eo_id,
+		    "last_deployment",
+		    (json_int_t)e->e_orphans[i].eo_last_deployment));
+	json_object_set_new(orphans, "complete",
+	    json_boolean(e->e_orphans_known));
+	return orphans;
+}
+
+static void
+dash_overview(struct api_req *req, struct api_resp *resp)
+{
+	struct store	*s = engine_store();
+	struct engine	*e = engine_env;
+	json_t		*o, *att, *failed, *blocked, *dups, *files, *repoerr;
+	json_t		*restarts, *orphans, *bystate, *v;
+	json_int_t	 njobs = 0, total = 0;
+	const char	*k;
+	int		 bad = 0;
+
+	failed = dash_failed(req, s, &bad);
+	blocked = dash_list();
+	dups = dash_list();
+	bystate = dash_jobs(req, e, failed, blocked, dups, &njobs);
+	files = dash_files(req, e);
+	restarts = dash_restarts(req);
 	repoerr = dash_list();
 	o = json_object();
 	json_object_set_new(o, "repositories", dash_repositories(req,
@@ -302,17 +354,7 @@ dash_overview(struct api_req *req, struct api_resp *resp)
 	json_object_foreach(att, k, v)
 		total += json_integer_value(json_object_get(v, "count"));
 
-	orphans = dash_list();
-	for (i = 0; i < e->e_norphans; i++)
-		dash_list_add(req, orphans, e->e_orphans[i].eo_ns, jsonb_pack(
-		    "{s:s,s:s,s:I}",
-		    "namespace", e->e_orphans[i].eo_ns,
-		    "id", e->e_orphans[i].eo_id,
-		    "last_deployment",
-		    (json_int_t)e->e_orphans[i].eo_last_deployment));
-	json_object_set_new(orphans, "complete",
-	    json_boolean(e->e_orphans_known));
-
+	orphans = dash_orphans(req, e);
 	json_object_set_new(o, "generated_at", api_time_json(time(NULL)));
 	json_object_set_new(o, "attention", att);
 	json_object_set_new(o, "attention_total", json_integer(total));
