@@ -594,6 +594,100 @@ hook_polled(struct nomad_result *res, void *arg)
 	apply_step_done(as);
 }
 
+/*
+ * Carry on with hook h's run (hr; rc 1: none yet) in step as: start it,
+ * find it again by its token, or poll it within its timeout.
+ */
+static void
+hooks_resume(struct deploy *d, struct deploy_hook *h, enum deploy_state st,
+    struct astep *as, struct hook_run *hr, int rc)
+{
+	struct store	*s = engine_store();
+	char		 prefix[320];
+
+	if (rc == 1 || (strcmp(hr->hr_state, "failed") == 0 &&
+	    hr->hr_child == NULL)) {
+		/*
+		 * No run yet (or the revision register failed before
+		 * any dispatch): start it.  A failed pre-dispatch run
+		 * is cleared first, its token reused.
+		 */
+		if (rc == 0) {
+			deploy_hookrun_free(hr);
+			if (store_begin(s) == -1 ||
+			    deploy_hookrun_clear(s, as->as_token) == -1 ||
+			    store_commit(s) == -1) {
+				/* The apply tick tries again. */
+				log_warnx("deployment %lld: cannot clear "
+				    "hook run %s: %s",
+				    (long long)d->d_id, as->as_token,
+				    store_error(s));
+				store_rollback(s);
+				apply_step_done(as);
+				return;
+			}
+		}
+		hook_start(as, h);
+		return;
+	}
+	if (strcmp(hr->hr_state, "pending") == 0) {
+		json_t	*spec;
+
+		/* Fate unknown: look for a child with our token. */
+		as->as_started = hr->hr_started_at;
+		deploy_hookrun_free(hr);
+		if ((spec = json_loads(h->dh_spec, 0, NULL)) != NULL) {
+			as->as_meta = hook_meta(spec, as);
+			as->as_spec = apply_strdup(h->dh_spec);
+			json_decref(spec);
+		}
+		snprintf(prefix, sizeof(prefix), "%s/dispatch-",
+		    h->dh_revision);
+		nomad_jobs_list(d->d_ns, prefix, hook_found, as);
+		return;
+	}
+	/* dispatched or running: poll it, within its timeout */
+	as->as_child = apply_strdup(hr->hr_child);
+	as->as_started = hr->hr_started_at;
+	deploy_hookrun_free(hr);
+	if (as->as_timeout > 0 &&
+	    time(NULL) > as->as_started + as->as_timeout) {
+		char	 why[128];
+
+		snprintf(why, sizeof(why), "timed out after %ds",
+		    as->as_timeout);
+		hook_run_update(as->as_token, "failed", NULL, -1, why);
+		apply_fail(d->d_id, st, "%s hook %s %s; its run %s is "
+		    "stopped", as->as_phase, h->dh_hook_id, why, as->as_child);
+		nomad_job_stop(d->d_ns, as->as_child, 0, hook_stopped,
+		    as);
+		return;
+	}
+	nomad_job_allocations(d->d_ns, as->as_child, hook_polled, as);
+}
+
+/* Every hook of the phase succeeded: register, or complete. */
+static void
+hooks_phase_done(struct deploy *d, enum deploy_state st)
+{
+	struct store	*s = engine_store();
+
+	/* Every hook of the phase succeeded. */
+	if (st == DS_PRE_HOOKS) {
+		int64_t	 now = time(NULL);
+
+		if (store_begin(s) == -1 || deploy_set_apply(s, d->d_id, now,
+		    now + engine_conf()->apply_timeout) == -1 ||
+		    deploy_transition(s, d->d_id, DS_PRE_HOOKS,
+		    DS_REGISTERING, "system", "register", NULL) == -1 ||
+		    store_commit(s) == -1)
+			apply_unsaved(d->d_id, "the end of the pre hooks");
+		engine_apply_kick();
+	} else
+		apply_move(d->d_id, DS_POST_HOOKS, DS_COMPLETED, "complete",
+		    NULL);
+}
+
 void
 hooks_apply(struct deploy *d, const char *phase)
 {
@@ -604,7 +698,7 @@ hooks_apply(struct deploy *d, const char *phase)
 	enum deploy_state	 st = strcmp(phase, "pre") == 0 ?
 				    DS_PRE_HOOKS : DS_POST_HOOKS;
 	size_t			 i;
-	char			 token[128], prefix[320];
+	char			 token[128];
 	int			 rc;
 
 	for (i = 0; i < d->d_nhooks; i++) {
@@ -638,82 +732,10 @@ hooks_apply(struct deploy *d, const char *phase)
 		as->as_revision = apply_strdup(h->dh_revision);
 		as->as_hook = apply_strdup(h->dh_hook_id);
 		as->as_timeout = h->dh_timeout;
-		if (rc == 1 || (strcmp(hr.hr_state, "failed") == 0 &&
-		    hr.hr_child == NULL)) {
-			/*
-			 * No run yet (or the revision register failed before
-			 * any dispatch): start it.  A failed pre-dispatch run
-			 * is cleared first, its token reused.
-			 */
-			if (rc == 0) {
-				deploy_hookrun_free(&hr);
-				if (store_begin(s) == -1 ||
-				    deploy_hookrun_clear(s, token) == -1 ||
-				    store_commit(s) == -1) {
-					/* The apply tick tries again. */
-					log_warnx("deployment %lld: cannot clear "
-					    "hook run %s: %s",
-					    (long long)d->d_id, token,
-					    store_error(s));
-					store_rollback(s);
-					apply_step_done(as);
-					return;
-				}
-			}
-			hook_start(as, h);
-			return;
-		}
-		if (strcmp(hr.hr_state, "pending") == 0) {
-			json_t	*spec;
-
-			/* Fate unknown: look for a child with our token. */
-			as->as_started = hr.hr_started_at;
-			deploy_hookrun_free(&hr);
-			if ((spec = json_loads(h->dh_spec, 0, NULL)) != NULL) {
-				as->as_meta = hook_meta(spec, as);
-				as->as_spec = apply_strdup(h->dh_spec);
-				json_decref(spec);
-			}
-			snprintf(prefix, sizeof(prefix), "%s/dispatch-",
-			    h->dh_revision);
-			nomad_jobs_list(d->d_ns, prefix, hook_found, as);
-			return;
-		}
-		/* dispatched or running: poll it, within its timeout */
-		as->as_child = apply_strdup(hr.hr_child);
-		as->as_started = hr.hr_started_at;
-		deploy_hookrun_free(&hr);
-		if (as->as_timeout > 0 &&
-		    time(NULL) > as->as_started + as->as_timeout) {
-			char	 why[128];
-
-			snprintf(why, sizeof(why), "timed out after %ds",
-			    as->as_timeout);
-			hook_run_update(token, "failed", NULL, -1, why);
-			apply_fail(d->d_id, st, "%s hook %s %s; its run %s is "
-			    "stopped", phase, h->dh_hook_id, why, as->as_child);
-			nomad_job_stop(d->d_ns, as->as_child, 0, hook_stopped,
-			    as);
-			return;
-		}
-		nomad_job_allocations(d->d_ns, as->as_child, hook_polled, as);
+		hooks_resume(d, h, st, as, &hr, rc);
 		return;
 	}
-
-	/* Every hook of the phase succeeded. */
-	if (st == DS_PRE_HOOKS) {
-		int64_t	 now = time(NULL);
-
-		if (store_begin(s) == -1 || deploy_set_apply(s, d->d_id, now,
-		    now + engine_conf()->apply_timeout) == -1 ||
-		    deploy_transition(s, d->d_id, DS_PRE_HOOKS,
-		    DS_REGISTERING, "system", "register", NULL) == -1 ||
-		    store_commit(s) == -1)
-			apply_unsaved(d->d_id, "the end of the pre hooks");
-		engine_apply_kick();
-	} else
-		apply_move(d->d_id, DS_POST_HOOKS, DS_COMPLETED, "complete",
-		    NULL);
+	hooks_phase_done(d, st);
 }
 
 
