@@ -1094,13 +1094,54 @@ store_open(const char *path, char *err, size_t errlen)
 	    errlen));
 }
 
+/*
+ * Open st's connection to path (or memory), hardened: 0, or -1 with why
+ * in err (the caller closes st).
+ */
+static int
+store_db_open(struct store *st, const char *path, int memory, char *err,
+    size_t errlen)
+{
+	int	 flags;
+
+	/* The file exists by now (created above): never let SQLite create */
+	flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+	if (memory)
+		flags |= SQLITE_OPEN_CREATE | SQLITE_OPEN_MEMORY;
+	else
+		flags |= SQLITE_OPEN_NOFOLLOW;
+	if (sqlite3_open_v2(path, &st->st_db, flags, NULL) != SQLITE_OK) {
+		store_seterr(err, errlen, "database %s: open: %s", path,
+		    st->st_db != NULL ? sqlite3_errmsg(st->st_db) :
+		    "out of memory");
+		return -1;
+	}
+	/*
+	 * Defensive mode keeps SQL from corrupting the file on purpose;
+	 * an untrusted schema cannot call functions with side effects; and
+	 * closing a refused database must not checkpoint into it.
+	 */
+	if (sqlite3_db_config(st->st_db, SQLITE_DBCONFIG_DEFENSIVE, 1,
+	    NULL) != SQLITE_OK ||
+	    sqlite3_db_config(st->st_db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0,
+	    NULL) != SQLITE_OK ||
+	    sqlite3_db_config(st->st_db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1,
+	    NULL) != SQLITE_OK) {
+		store_seterr(err, errlen, "database %s: db_config: %s", path,
+		    sqlite3_errmsg(st->st_db));
+		return -1;
+	}
+	(void)sqlite3_busy_timeout(st->st_db, STORE_BUSY_TIMEOUT_MS);
+	return 0;
+}
+
 struct store *
 store_open_migrations(const char *path, const struct store_migration *migs,
     size_t nmigs, char *err, size_t errlen)
 {
 	struct store	*st;
 	char		 marker[PATH_MAX], msg[256];
-	int		 memory, flags, version, had = 0, clean = 0;
+	int		 memory, version, had = 0, clean = 0;
 
 	store_seterr(err, errlen, "%s", "");
 	if (path == NULL || *path == '\0') {
@@ -1128,34 +1169,8 @@ store_open_migrations(const char *path, const struct store_migration *migs,
 	if (!memory)
 		had = store_companions(path);
 
-	/* The file exists by now (created above): never let SQLite create */
-	flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
-	if (memory)
-		flags |= SQLITE_OPEN_CREATE | SQLITE_OPEN_MEMORY;
-	else
-		flags |= SQLITE_OPEN_NOFOLLOW;
-	if (sqlite3_open_v2(path, &st->st_db, flags, NULL) != SQLITE_OK) {
-		store_seterr(err, errlen, "database %s: open: %s", path,
-		    st->st_db != NULL ? sqlite3_errmsg(st->st_db) :
-		    "out of memory");
+	if (store_db_open(st, path, memory, err, errlen) == -1)
 		goto refused;
-	}
-	/*
-	 * Defensive mode keeps SQL from corrupting the file on purpose;
-	 * an untrusted schema cannot call functions with side effects; and
-	 * closing a refused database must not checkpoint into it.
-	 */
-	if (sqlite3_db_config(st->st_db, SQLITE_DBCONFIG_DEFENSIVE, 1,
-	    NULL) != SQLITE_OK ||
-	    sqlite3_db_config(st->st_db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0,
-	    NULL) != SQLITE_OK ||
-	    sqlite3_db_config(st->st_db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1,
-	    NULL) != SQLITE_OK) {
-		store_seterr(err, errlen, "database %s: db_config: %s", path,
-		    sqlite3_errmsg(st->st_db));
-		goto refused;
-	}
-	(void)sqlite3_busy_timeout(st->st_db, STORE_BUSY_TIMEOUT_MS);
 
 	/* After a clean stop, nothing wrote the file: check it later. */
 	if (!memory && !(had & STORE_HAD_WAL))
