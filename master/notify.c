@@ -308,15 +308,64 @@ notify_wants_completed(const struct deploy *d)
 	return ej->ej_notify_completed;
 }
 
+/* The document of a generic webhook notifier. */
+static json_t *
+notify_webhook_doc(const struct notifier *n, const struct deploy *d,
+    uint32_t ev, const char *text, const char *link)
+{
+	return jsonb_pack("{s:s,s:s,s:s,s:{s:I,s:s,s:s,s:s,s:s,s:s,s:o,"
+	    "s:s,s:s,s:s,s:o,s:o},s:o,s:o}",
+	    "event", notify_event_name(ev),
+	    "notifier", n->n_name,
+	    "text", text,
+	    "deployment",
+	    "id", (json_int_t)d->d_id,
+	    "kind", notify_is_plan(d) ? "plan" : "job",
+	    "namespace", d->d_ns,
+	    "job", d->d_job,
+	    "repository", d->d_repo,
+	    "state", deploy_state_str(d->d_state),
+	    "reason", d->d_reason != NULL ? jsonb_str(d->d_reason) :
+	    json_null(),
+	    "commit", d->d_commit,
+	    "spec_hash", d->d_spec_hash,
+	    "policy", d->d_policy,
+	    "created_at", notify_time_json(d->d_created_at),
+	    "updated_at", notify_time_json(d->d_updated_at),
+	    "url", link != NULL ? jsonb_str(link) : json_null(),
+	    "sent_at", notify_time_json(time(NULL)));
+}
+
+/* Wait for the worker's word on notification id; swept after a while. */
+static void
+notify_pending_add(uint32_t id, const struct notifier *n,
+    const struct deploy *d, uint32_t ev)
+{
+	struct notify_pending	*np;
+	struct timeval		 tv = { 5, 0 };
+
+	if ((np = calloc(1, sizeof(*np))) == NULL)
+		fatal("calloc");
+	np->np_id = id;
+	np->np_notifier = notify_strdup(n->n_name);
+	np->np_deployment = d->d_id;
+	np->np_event = notify_event_name(ev);
+	np->np_sent_at = time(NULL);
+	TAILQ_INSERT_TAIL(&pendings, np, np_entry);
+	if (notify_timer == NULL && (notify_timer = evtimer_new(
+	    nopsd_env->n_base, notify_sweep, NULL)) == NULL)
+		fatal("evtimer_new");
+	if (!evtimer_pending(notify_timer, NULL))
+		evtimer_add(notify_timer, &tv);
+}
+
 static void
 notify_send(struct notifier *n, const struct deploy *d, uint32_t ev,
     const char *text, const char *link)
 {
 	struct worker		*w = supervise_worker(PROC_NOMADWORKER);
-	struct notify_pending	*np;
 	struct msgw		 m;
 	struct wire_notify	 wn;
-	struct timeval		 tv = { 5, 0 };
 	json_t			*doc;
 	char			*body = NULL, title[NOTIFY_TITLE_MAX];
 	char			 subject[NOPS_NAME_MAX * 2 + 8];
@@ -344,27 +393,7 @@ notify_send(struct notifier *n, const struct deploy *d, uint32_t ev,
 		break;
 	default:
 		kind = NOTIFY_KIND_JSON;
-		doc = jsonb_pack("{s:s,s:s,s:s,s:{s:I,s:s,s:s,s:s,s:s,s:s,s:o,"
-		    "s:s,s:s,s:s,s:o,s:o},s:o,s:o}",
-		    "event", notify_event_name(ev),
-		    "notifier", n->n_name,
-		    "text", text,
-		    "deployment",
-		    "id", (json_int_t)d->d_id,
-		    "kind", notify_is_plan(d) ? "plan" : "job",
-		    "namespace", d->d_ns,
-		    "job", d->d_job,
-		    "repository", d->d_repo,
-		    "state", deploy_state_str(d->d_state),
-		    "reason", d->d_reason != NULL ? jsonb_str(d->d_reason) :
-		    json_null(),
-		    "commit", d->d_commit,
-		    "spec_hash", d->d_spec_hash,
-		    "policy", d->d_policy,
-		    "created_at", notify_time_json(d->d_created_at),
-		    "updated_at", notify_time_json(d->d_updated_at),
-		    "url", link != NULL ? jsonb_str(link) : json_null(),
-		    "sent_at", notify_time_json(time(NULL)));
+		doc = notify_webhook_doc(n, d, ev, text, link);
 		break;
 	}
 	if (kind == NOTIFY_KIND_JSON) {
@@ -405,19 +434,7 @@ notify_send(struct notifier *n, const struct deploy *d, uint32_t ev,
 		    "cannot queue it for the nomadworker");
 		return;
 	}
-	if ((np = calloc(1, sizeof(*np))) == NULL)
-		fatal("calloc");
-	np->np_id = notify_lastid;
-	np->np_notifier = notify_strdup(n->n_name);
-	np->np_deployment = d->d_id;
-	np->np_event = notify_event_name(ev);
-	np->np_sent_at = time(NULL);
-	TAILQ_INSERT_TAIL(&pendings, np, np_entry);
-	if (notify_timer == NULL && (notify_timer = evtimer_new(
-	    nopsd_env->n_base, notify_sweep, NULL)) == NULL)
-		fatal("evtimer_new");
-	if (!evtimer_pending(notify_timer, NULL))
-		evtimer_add(notify_timer, &tv);
+	notify_pending_add(notify_lastid, n, d, ev);
 	log_debug("notify %s: %s notification of deployment %lld queued",
 	    n->n_name, notify_event_name(ev), (long long)d->d_id);
 }
