@@ -310,22 +310,21 @@ plans_eval_done(int status, const char *out, size_t outlen, const char *err,
 	plans_eval_next(pe);
 }
 
-static void
-plans_eval(struct plans_entry *pe, const char *part, const char *host)
+/*
+ * The files the evaluation sees: every .nix file of the snapshot, below
+ * src/ (as the repository), and the wrapper eval.nix naming the plan.
+ * Their count; free *filesp, *pathsp and *wrapperp.
+ */
+static size_t
+plans_eval_files(const struct repo_snap *s, struct nixrun_file **filesp,
+    char **pathsp, char **wrapperp)
 {
-	const struct repo_snap	*s = pe->pe_snap;
-	struct nixrun_spec	 ns;
 	struct nixrun_file	*files;
-	const char		*argv[NIXRUN_ARGS_MAX];
-	char			*wrapper, *p, what[256], err[256], bin[PATH_MAX];
-	char			*paths = NULL;
-	const char		*store;
+	char			*wrapper, *p, *paths;
 	size_t			 i, n = 0, plen, off = 0;
-	int			 a = 0;
 
 	if ((files = calloc(s->rs_nfiles + 1, sizeof(*files))) == NULL)
 		fatal("calloc");
-	/* Every .nix file of the path, below src/ (as the repository). */
 	for (i = 0; i < s->rs_nfiles; i++)
 		if (s->rs_files[i].rf_kind == GITW_FILE_NIX ||
 		    s->rs_files[i].rf_kind == GITW_FILE_PLAN_NIX)
@@ -355,7 +354,26 @@ plans_eval(struct plans_entry *pe, const char *part, const char *host)
 	files[n].nf_data = wrapper;
 	files[n].nf_size = strlen(wrapper);
 	n++;
+	*filesp = files;
+	*pathsp = paths;
+	*wrapperp = wrapper;
+	return n;
+}
 
+static void
+plans_eval(struct plans_entry *pe, const char *part, const char *host)
+{
+	const struct repo_snap	*s = pe->pe_snap;
+	struct nixrun_spec	 ns;
+	struct nixrun_file	*files;
+	const char		*argv[NIXRUN_ARGS_MAX];
+	char			*wrapper, *paths, what[256], err[256];
+	char			 bin[PATH_MAX];
+	const char		*store;
+	size_t			 n;
+	int			 a = 0;
+
+	n = plans_eval_files(s, &files, &paths, &wrapper);
 	memset(&ns, 0, sizeof(ns));
 	snprintf(what, sizeof(what), "evaluate the plan of %s (%s%s%s)",
 	    pe->pe_repo, part, host != NULL ? " " : "",
