@@ -855,14 +855,14 @@ openapi_add_status(json_t *responses, int status)
 	json_object_set_new(responses, code, jsonb_pack("{s:s}", "$ref", ref));
 }
 
+/* The parameters of path and of op (NULL: undescribed). */
 static json_t *
-openapi_operation(const struct openapi_op *op, const char *path)
+openapi_op_params(const struct openapi_op *op, const char *path)
 {
-	json_t		*o, *params, *responses, *content;
+	json_t		*params;
 	const char	*p, *q, *end;
-	char		 name[64], code[8];
+	char		 name[64];
 	size_t		 n;
-	int		 status;
 
 	params = json_array();
 	/* Path parameters, in order. */
@@ -898,16 +898,19 @@ openapi_operation(const struct openapi_op *op, const char *path)
 			    "string"));
 	}
 
-	responses = json_object();
-	if (op == NULL) {
-		json_object_set_new(responses, "default", jsonb_pack("{s:s}",
-		    "description", "Not described yet"));
-		o = jsonb_pack("{s:s,s:s,s:o,s:b}", "operationId", path,
-		    "summary", "Not described yet", "responses", responses,
-		    "x-nops-undescribed", 1);
-		json_object_set_new(o, "parameters", params);
-		return o;
-	}
+	return params;
+}
+
+/* op's answers: its success, its errors, and 500. */
+static void
+openapi_op_responses(const struct openapi_op *op, json_t *responses)
+{
+	json_t		*content;
+	const char	*p;
+	char		 code[8];
+	size_t		 n;
+	int		 status;
+
 	status = op->status;
 	snprintf(code, sizeof(code), "%d", status);
 	if (op->response != NULL)
@@ -936,6 +939,26 @@ openapi_operation(const struct openapi_op *op, const char *path)
 			openapi_add_status(responses, status);
 	}
 	openapi_add_status(responses, 500);
+}
+
+static json_t *
+openapi_operation(const struct openapi_op *op, const char *path)
+{
+	json_t		*o, *params, *responses;
+
+	params = openapi_op_params(op, path);
+
+	responses = json_object();
+	if (op == NULL) {
+		json_object_set_new(responses, "default", jsonb_pack("{s:s}",
+		    "description", "Not described yet"));
+		o = jsonb_pack("{s:s,s:s,s:o,s:b}", "operationId", path,
+		    "summary", "Not described yet", "responses", responses,
+		    "x-nops-undescribed", 1);
+		json_object_set_new(o, "parameters", params);
+		return o;
+	}
+	openapi_op_responses(op, responses);
 
 	o = jsonb_pack("{s:[s],s:s,s:s,s:o}", "tags", op->tag, "summary",
 	    op->summary, "description", "", "responses", responses);
