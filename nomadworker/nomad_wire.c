@@ -416,6 +416,53 @@ wire_block(const struct nomad_ask *a, struct nomad_wire *w, char *err,
 	return 0;
 }
 
+/* A dry run of the job in data1: its plan, with the diff. */
+static int
+wire_plan(const struct nomad_ask *a, struct nomad_wire *w, char *err,
+    size_t errlen)
+{
+	if (wire_json_check(a->na_data1, a->na_data1len, JSON_OBJECT,
+	    "plan: job", err, errlen) == -1)
+		return -1;
+	w->nw_method = "POST";
+	w->nw_read = 1;		/* a dry run */
+	if ((w->nw_path = wire_path("job/", a->na_id, "/plan",
+	    a->na_ns)) == NULL ||
+	    wire_splice(w, "{\"Job\":", a->na_data1, a->na_data1len,
+	    ",\"Diff\":true,\"PolicyOverride\":false}") == -1)
+		return wire_err(err, errlen, "out of memory");
+	return 0;
+}
+
+/* Register the job in data1, at the index it was read at if asked. */
+static int
+wire_register(const struct nomad_ask *a, struct nomad_wire *w, char *err,
+    size_t errlen)
+{
+	char	 pre[64];
+
+	if (wire_json_check(a->na_data1, a->na_data1len, JSON_OBJECT,
+	    "register: job", err, errlen) == -1)
+		return -1;
+	if (a->na_index > INT64_MAX)
+		return wire_err(err, errlen, "register: index out of "
+		    "range");
+	w->nw_method = "POST";
+	if (a->na_flags & NOMAD_F_ENFORCE_INDEX)
+		snprintf(pre, sizeof(pre), ",\"EnforceIndex\":true,"
+		    "\"JobModifyIndex\":%" PRIu64, a->na_index);
+	else
+		pre[0] = '\0';
+	strlcat(pre, (a->na_flags & NOMAD_F_PRESERVE_COUNTS) ?
+	    ",\"PreserveCounts\":true}" : "}", sizeof(pre));
+	if ((w->nw_path = wire_path("job/", a->na_id, "",
+	    a->na_ns)) == NULL ||
+	    wire_splice(w, "{\"Job\":", a->na_data1, a->na_data1len,
+	    pre) == -1)
+		return wire_err(err, errlen, "out of memory");
+	return 0;
+}
+
 /*
  * Build the request for one operation.  Returns 0, or -1 with err set
  * when the request cannot be sent as asked (a bug of the caller, or JSON
@@ -426,7 +473,6 @@ nomad_wire_build(const struct nomad_ask *a, struct nomad_wire *w, char *err,
     size_t errlen)
 {
 	const char	*sub = NULL;
-	char		 pre[64];
 	int		 rc = 0;
 
 	memset(w, 0, sizeof(*w));
@@ -451,37 +497,10 @@ nomad_wire_build(const struct nomad_ask *a, struct nomad_wire *w, char *err,
 		rc = wire_parse(a, w, err, errlen);
 		break;
 	case NOMAD_OP_PLAN:
-		if (wire_json_check(a->na_data1, a->na_data1len, JSON_OBJECT,
-		    "plan: job", err, errlen) == -1)
-			return -1;
-		w->nw_method = "POST";
-		w->nw_read = 1;		/* a dry run */
-		if ((w->nw_path = wire_path("job/", a->na_id, "/plan",
-		    a->na_ns)) == NULL ||
-		    wire_splice(w, "{\"Job\":", a->na_data1, a->na_data1len,
-		    ",\"Diff\":true,\"PolicyOverride\":false}") == -1)
-			rc = wire_err(err, errlen, "out of memory");
+		rc = wire_plan(a, w, err, errlen);
 		break;
 	case NOMAD_OP_REGISTER:
-		if (wire_json_check(a->na_data1, a->na_data1len, JSON_OBJECT,
-		    "register: job", err, errlen) == -1)
-			return -1;
-		if (a->na_index > INT64_MAX)
-			return wire_err(err, errlen, "register: index out of "
-			    "range");
-		w->nw_method = "POST";
-		if (a->na_flags & NOMAD_F_ENFORCE_INDEX)
-			snprintf(pre, sizeof(pre), ",\"EnforceIndex\":true,"
-			    "\"JobModifyIndex\":%" PRIu64, a->na_index);
-		else
-			pre[0] = '\0';
-		strlcat(pre, (a->na_flags & NOMAD_F_PRESERVE_COUNTS) ?
-		    ",\"PreserveCounts\":true}" : "}", sizeof(pre));
-		if ((w->nw_path = wire_path("job/", a->na_id, "",
-		    a->na_ns)) == NULL ||
-		    wire_splice(w, "{\"Job\":", a->na_data1, a->na_data1len,
-		    pre) == -1)
-			rc = wire_err(err, errlen, "out of memory");
+		rc = wire_register(a, w, err, errlen);
 		break;
 	case NOMAD_OP_JOB_READ:
 		sub = "";
