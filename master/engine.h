@@ -244,5 +244,6 @@ void	 engine_crashpoint(const char *point);
 /* Helpers shared by the engine's files. */
 void	 engine_sha256_hex(const void *, size_t, char out[ENGINE_HASHLEN + 1]);
 char	*engine_json_canonical(const json_t *);	/* sorted, compact */
+char	*engine_strdup(const char *);	/* NULL stays NULL */
 
 #endif /* NOPS_ENGINE_H */

@@ -52,7 +52,6 @@ void		 apply_fail(int64_t, enum deploy_state, const char *, ...)
 		    __attribute__((__format__(printf, 3, 4)));
 int		 apply_transient(const struct nomad_result *);
 const char	*apply_err(const struct nomad_result *);
-char		*apply_strdup(const char *);
 void		 apply_unsaved(int64_t, const char *);
 
 /* engine_health.c: wait for the registered version to be healthy. */

@@ -47,8 +47,8 @@ drequest_carry(const char *ns, const char *id, int kind, int64_t of,
 	if (dcarry == NULL)
 		fatal("reallocarray");
 	r = &dcarry[ndcarry++];
-	r->dr_ns = detect_strdup(ns);
-	r->dr_id = detect_strdup(id);
+	r->dr_ns = engine_strdup(ns);
+	r->dr_id = engine_strdup(id);
 	r->dr_kind = kind;
 	r->dr_of = of;
 	r->dr_who = who;	/* taken */
@@ -65,11 +65,11 @@ drequest_add(const char *ns, const char *id, int kind, int64_t of,
 	if (drequests == NULL)
 		fatal("reallocarray");
 	r = &drequests[ndrequests++];
-	r->dr_ns = detect_strdup(ns);
-	r->dr_id = detect_strdup(id);
+	r->dr_ns = engine_strdup(ns);
+	r->dr_id = engine_strdup(id);
 	r->dr_kind = kind;
 	r->dr_of = of;
-	r->dr_who = detect_strdup(who);
+	r->dr_who = engine_strdup(who);
 }
 
 void
@@ -165,7 +165,7 @@ decide_create(struct ejob *ej, enum deploy_state state, const char *reason,
 	spec = detect_register_spec(detect_job_json(ej), ej->ej_live);
 	specs = engine_json_canonical(spec);
 	json_decref(spec);
-	diffs = detect_strdup(ej->ej_diff);
+	diffs = engine_strdup(ej->ej_diff);
 
 	memset(&d, 0, sizeof(d));
 	d.d_ns = ej->ej_ns;
@@ -180,7 +180,7 @@ decide_create(struct ejob *ej, enum deploy_state state, const char *reason,
 	    sizeof(policy));
 	d.d_policy = policy;
 	d.d_state = state;
-	d.d_reason = why = detect_strdup(reason);
+	d.d_reason = why = engine_strdup(reason);
 	d.d_retry_of = retry_of;
 	for (i = 0; i < ej->ej_nhooks; i++)
 		d.d_hooks[i] = ej->ej_hooks[i];
@@ -476,7 +476,7 @@ out:
 	/* A person's retry or deploy-now is not lost to a store error. */
 	if (decide_failed && dx.dx_retry)
 		drequest_carry(ej->ej_ns, ej->ej_id, DREQ_RETRY,
-		    dx.dx_retry_of, detect_strdup("system"));
+		    dx.dx_retry_of, engine_strdup("system"));
 	if (decide_failed && dx.dx_now) {
 		drequest_carry(ej->ej_ns, ej->ej_id, DREQ_DEPLOY_NOW, 0,
 		    dx.dx_nowho);

@@ -85,18 +85,6 @@ detect_job_find(struct ejobs *head, const char *ns, const char *id)
 	return NULL;
 }
 
-char *
-detect_strdup(const char *s)
-{
-	char	*d;
-
-	if (s == NULL)
-		return NULL;
-	if ((d = strdup(s)) == NULL)
-		fatal("strdup");
-	return d;
-}
-
 void
 detect_asprintf(char **out, const char *fmt, ...)
 {
@@ -213,9 +201,9 @@ cycle_error(struct dcycle *dc, const char *repo, const char *path,
 	if (dc->dc_errs == NULL)
 		fatal("reallocarray");
 	fe = &dc->dc_errs[dc->dc_nerrs++];
-	fe->fe_repo = detect_strdup(repo);
-	fe->fe_path = detect_strdup(path);
-	fe->fe_error = detect_strdup(err);
+	fe->fe_repo = engine_strdup(repo);
+	fe->fe_path = engine_strdup(path);
+	fe->fe_error = engine_strdup(err);
 	dc->dc_incomplete = 1;
 }
 
@@ -260,15 +248,15 @@ detect_unparsed(struct dcycle *dc, const struct dparse *dp, const char *err,
 			continue;
 		if ((ej = calloc(1, sizeof(*ej))) == NULL)
 			fatal("calloc");
-		ej->ej_ns = detect_strdup(old->ej_ns);
-		ej->ej_id = detect_strdup(old->ej_id);
-		ej->ej_repo = detect_strdup(old->ej_repo);
-		ej->ej_path = detect_strdup(old->ej_path);
-		ej->ej_commit = detect_strdup(dp->dp_snap->rs_commit);
+		ej->ej_ns = engine_strdup(old->ej_ns);
+		ej->ej_id = engine_strdup(old->ej_id);
+		ej->ej_repo = engine_strdup(old->ej_repo);
+		ej->ej_path = engine_strdup(old->ej_path);
+		ej->ej_commit = engine_strdup(dp->dp_snap->rs_commit);
 		ej->ej_unparsed = outage ? 2 : 1;
 		ej->ej_prev_role = old->ej_unparsed ? old->ej_prev_role :
 		    (int)old->ej_meta.jm_role;
-		ej->ej_error = detect_strdup(err);
+		ej->ej_error = engine_strdup(err);
 		if (RB_INSERT(ejobs, &dc->dc_jobs, ej) != NULL)
 			detect_job_free(ej);	/* a file that parsed has it */
 		return;
@@ -338,14 +326,14 @@ detect_job_add(struct dcycle *dc, const struct dparse *dp, json_t *job,
 	}
 	if ((ej = calloc(1, sizeof(*ej))) == NULL)
 		fatal("calloc");
-	ej->ej_ns = detect_strdup(ns);
-	ej->ej_id = detect_strdup(id);
-	ej->ej_repo = detect_strdup(dp->dp_snap->rs_repo);
-	ej->ej_path = detect_strdup(dp->dp_file->rf_path);
-	ej->ej_commit = detect_strdup(dp->dp_snap->rs_commit);
+	ej->ej_ns = engine_strdup(ns);
+	ej->ej_id = engine_strdup(id);
+	ej->ej_repo = engine_strdup(dp->dp_snap->rs_repo);
+	ej->ej_path = engine_strdup(dp->dp_file->rf_path);
+	ej->ej_commit = engine_strdup(dp->dp_snap->rs_commit);
 	if (dm != NULL) {
 		/* The text detect_job_park() would have made of the answer. */
-		ej->ej_spec = detect_strdup(dm->dm_spec);
+		ej->ej_spec = engine_strdup(dm->dm_spec);
 		ej->ej_memo = dm;
 	} else {
 		ej->ej_job = json_incref(job);
@@ -564,12 +552,12 @@ detect_hook(struct dcycle *dc, struct ejob *ej, const char *phase, int pos,
 		fatal("reallocarray");
 	ej->ej_hooks = dh;
 	dh = &ej->ej_hooks[ej->ej_nhooks++];
-	dh->dh_phase = detect_strdup(phase);
+	dh->dh_phase = engine_strdup(phase);
 	dh->dh_position = pos;
-	dh->dh_hook_id = detect_strdup(name);
+	dh->dh_hook_id = engine_strdup(name);
 	dh->dh_spec = spec;
-	dh->dh_spec_hash = detect_strdup(hash);
-	dh->dh_revision = detect_strdup(rev);
+	dh->dh_spec_hash = engine_strdup(hash);
+	dh->dh_revision = engine_strdup(rev);
 	dh->dh_timeout = timeout;
 	return 0;
 }
@@ -931,8 +919,8 @@ detect_orphan_add(struct dcycle *dc, const char *ns, const char *id,
 	if (dc->dc_orphans == NULL)
 		fatal("reallocarray");
 	eo = &dc->dc_orphans[dc->dc_norphans++];
-	eo->eo_ns = detect_strdup(ns);
-	eo->eo_id = detect_strdup(id);
+	eo->eo_ns = engine_strdup(ns);
+	eo->eo_id = engine_strdup(id);
 	eo->eo_last_deployment = last;
 }
 
@@ -1000,16 +988,16 @@ detect_orphans(struct dcycle *dc)
 				    sizeof(*gone));
 				if (gone == NULL)
 					fatal("reallocarray");
-				gone[ngone++] = detect_strdup(ns);
-				gone[ngone++] = detect_strdup(id);
+				gone[ngone++] = engine_strdup(ns);
+				gone[ngone++] = engine_strdup(id);
 			}
 			continue;
 		}
 		if ((o = calloc(1, sizeof(*o))) == NULL)
 			fatal("calloc");
 		o->do_cycle = dc;
-		o->do_ns = detect_strdup(ns);
-		o->do_id = detect_strdup(id);
+		o->do_ns = engine_strdup(ns);
+		o->do_id = engine_strdup(id);
 		o->do_last = sqlite3_column_int64(st, 2);
 		dc->dc_orphan_pending++;
 		dc->dc_requests++;

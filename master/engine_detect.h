@@ -96,7 +96,6 @@ struct dmemo	*memo_put(const struct repo_file *, const json_t *,
 		    const char *);
 struct evp_md_ctx_st *memo_spec_hash(struct dmemo *);
 
-char	*detect_strdup(const char *);
 /* The job's spec as a tree (loaded from its text if parked), or NULL. */
 json_t	*detect_job_json(struct ejob *);
 /* Keep the job's spec as text only, until detect_job_json() wants it again. */

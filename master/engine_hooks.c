@@ -486,7 +486,7 @@ hook_logs_stdout(struct nomad_result *res, void *arg)
 		    res->nr_bodylen)) == NULL)
 			fatal("strndup");
 	} else
-		hl->hl_stdout = apply_strdup("");
+		hl->hl_stdout = engine_strdup("");
 	hook_logs_read(hl, 1, hook_logs_stderr);
 }
 
@@ -505,10 +505,10 @@ hook_logs_fetch(const struct astep *as, const json_t *alloc)
 		return;
 	if ((hl = calloc(1, sizeof(*hl))) == NULL)
 		fatal("calloc");
-	hl->hl_token = apply_strdup(as->as_token);
-	hl->hl_ns = apply_strdup(as->as_ns);
-	hl->hl_alloc = apply_strdup(id);
-	hl->hl_task = apply_strdup(task);
+	hl->hl_token = engine_strdup(as->as_token);
+	hl->hl_ns = engine_strdup(as->as_ns);
+	hl->hl_alloc = engine_strdup(id);
+	hl->hl_task = engine_strdup(task);
 	hook_logs_read(hl, 0, hook_logs_stdout);
 }
 
@@ -638,7 +638,7 @@ hooks_resume(struct deploy *d, struct deploy_hook *h, enum deploy_state st,
 		deploy_hookrun_free(hr);
 		if ((spec = json_loads(h->dh_spec, 0, NULL)) != NULL) {
 			as->as_meta = hook_meta(spec, as);
-			as->as_spec = apply_strdup(h->dh_spec);
+			as->as_spec = engine_strdup(h->dh_spec);
 			json_decref(spec);
 		}
 		snprintf(prefix, sizeof(prefix), "%s/dispatch-",
@@ -647,7 +647,7 @@ hooks_resume(struct deploy *d, struct deploy_hook *h, enum deploy_state st,
 		return;
 	}
 	/* dispatched or running: poll it, within its timeout */
-	as->as_child = apply_strdup(hr->hr_child);
+	as->as_child = engine_strdup(hr->hr_child);
 	as->as_started = hr->hr_started_at;
 	deploy_hookrun_free(hr);
 	if (as->as_timeout > 0 &&
@@ -727,10 +727,10 @@ hooks_apply(struct deploy *d, const char *phase)
 			return;
 		}
 		as = apply_step_new(d);
-		as->as_token = apply_strdup(token);
-		as->as_phase = apply_strdup(phase);
-		as->as_revision = apply_strdup(h->dh_revision);
-		as->as_hook = apply_strdup(h->dh_hook_id);
+		as->as_token = engine_strdup(token);
+		as->as_phase = engine_strdup(phase);
+		as->as_revision = engine_strdup(h->dh_revision);
+		as->as_hook = engine_strdup(h->dh_hook_id);
 		as->as_timeout = h->dh_timeout;
 		hooks_resume(d, h, st, as, &hr, rc);
 		return;
@@ -841,9 +841,9 @@ hooks_cleanup(void)
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		if ((hc = calloc(1, sizeof(*hc))) == NULL)
 			fatal("calloc");
-		hc->hc_rev = apply_strdup((const char *)sqlite3_column_text(st,
+		hc->hc_rev = engine_strdup((const char *)sqlite3_column_text(st,
 		    0));
-		hc->hc_ns = apply_strdup((const char *)sqlite3_column_text(st,
+		hc->hc_ns = engine_strdup((const char *)sqlite3_column_text(st,
 		    1));
 		hc->hc_deployment = sqlite3_column_int64(st, 2);
 		hooks_cleaning++;

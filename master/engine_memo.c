@@ -164,14 +164,14 @@ memo_put(const struct repo_file *rf, const json_t *job, const char *error)
 	memo_key(rf, dm->dm_key);
 	dm->dm_cycle = memo_cycle;
 	if (job == NULL) {
-		dm->dm_error = detect_strdup(error);
+		dm->dm_error = engine_strdup(error);
 	} else {
 		dm->dm_ok = 1;
 		ns = json_string_value(json_object_get(job, "Namespace"));
 		id = json_string_value(json_object_get(job, "ID"));
-		dm->dm_ns = detect_strdup(ns != NULL && *ns != '\0' ? ns :
+		dm->dm_ns = engine_strdup(ns != NULL && *ns != '\0' ? ns :
 		    "default");
-		dm->dm_id = detect_strdup(id);
+		dm->dm_id = engine_strdup(id);
 		if ((dm->dm_spec = json_dumps(job, JSON_COMPACT)) == NULL)
 			fatalx("json_dumps");
 		if (json_object_get(job, "Meta") != NULL &&

@@ -61,18 +61,6 @@
 #define OPERATION_NO_INPUT \
 	"{\"type\":\"object\",\"additionalProperties\":false}"
 
-static char *
-op_strdup(const char *s)
-{
-	char	*p;
-
-	if (s == NULL)
-		return NULL;
-	if ((p = strdup(s)) == NULL)
-		fatal("strdup");
-	return p;
-}
-
 /* ---- detection: freezing ---- */
 
 static void
@@ -118,7 +106,7 @@ op_error(struct op_frozen *of, const char *fmt, ...)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	free(of->of_error);
-	of->of_error = op_strdup(buf);
+	of->of_error = engine_strdup(buf);
 }
 
 /*
@@ -203,12 +191,12 @@ operation_freeze(struct ejob *ej, const char *jobid, struct ejob *op)
 		fatal("reallocarray");
 	of = &ej->ej_ops[ej->ej_nops++];
 	memset(of, 0, sizeof(*of));
-	of->of_job_id = op_strdup(jobid);
+	of->of_job_id = engine_strdup(jobid);
 	/* shop-backup-now serving shop is its operation backup-now */
 	l = strlen(ej->ej_id);
 	name = strncmp(jobid, ej->ej_id, l) == 0 && jobid[l] == '-' &&
 	    jobid[l + 1] != '\0' ? jobid + l + 1 : jobid;
-	of->of_name = op_strdup(name);
+	of->of_name = engine_strdup(name);
 	n = strcspn(name, "-_");
 	if ((of->of_group = strndup(name, n)) == NULL)
 		fatal("strndup");
@@ -253,7 +241,7 @@ operation_freeze(struct ejob *ej, const char *jobid, struct ejob *op)
 		if (op_schema_file(of, op, jm->jm_input_schema_file) == -1)
 			goto bad;
 	} else
-		of->of_schema = op_strdup(jm->jm_input_schema != NULL ?
+		of->of_schema = engine_strdup(jm->jm_input_schema != NULL ?
 		    jm->jm_input_schema : OPERATION_NO_INPUT);
 	if (strlen(of->of_schema) > OPERATION_SCHEMA_MAX) {
 		op_error(of, "operation %s: its input schema is %zu bytes; at "
@@ -272,13 +260,13 @@ operation_freeze(struct ejob *ej, const char *jobid, struct ejob *op)
 	}
 	json_decref(schema);
 	of->of_sensitive = jm->jm_sensitive;
-	of->of_description = op_strdup(jm->jm_description);
-	of->of_confirm = op_strdup(jm->jm_confirm);
+	of->of_description = engine_strdup(jm->jm_description);
+	of->of_confirm = engine_strdup(jm->jm_confirm);
 	of->of_spec = engine_json_canonical(detect_job_json(op));
 	engine_sha256_hex(of->of_spec, strlen(of->of_spec), hash);
-	of->of_spec_hash = op_strdup(hash);
+	of->of_spec_hash = engine_strdup(hash);
 	snprintf(rev, sizeof(rev), "%s-%.8s", jobid, hash);
-	of->of_revision = op_strdup(rev);
+	of->of_revision = engine_strdup(rev);
 	return;
 bad:
 	log_warnx("job %s/%s: %s", ej->ej_ns, ej->ej_id, of->of_error);
@@ -968,7 +956,7 @@ oprun_dispatched(struct nomad_result *res, void *arg)
 		oprun_end(r, "error", -1, NULL, err, 500);
 		return;
 	}
-	r->r_child = op_strdup(child);
+	r->r_child = engine_strdup(child);
 	freezero(r->r_payload, r->r_payloadlen);
 	r->r_payload = NULL;
 	log_info("operation %s/%s.%s run %lld dispatched as %s", r->r_ns,
@@ -1014,9 +1002,9 @@ oprun_stderr(struct nomad_result *res, void *arg)
 	tail = n > OPERATION_OUTPUT_MAX ? all + n - OPERATION_OUTPUT_MAX : all;
 	/* sensitive: as it is, for the caller alone; else redacted */
 	if (r->r_sensitive)
-		out = op_strdup(tail);
+		out = engine_strdup(tail);
 	else if ((out = redact_text(tail, strlen(tail))) == NULL)
-		out = op_strdup("");
+		out = engine_strdup("");
 	freezero(all, n);
 	oprun_end(r, r->r_exit == 0 ? "succeeded" : "failed", r->r_exit, out,
 	    NULL, 200);
@@ -1034,7 +1022,7 @@ oprun_stdout(struct nomad_result *res, void *arg)
 		    NULL)
 			fatal("strndup");
 	} else
-		r->r_stdout = op_strdup("");
+		r->r_stdout = engine_strdup("");
 	memset(&a, 0, sizeof(a));
 	a.na_ns = r->r_ns;
 	a.na_id = r->r_alloc;
@@ -1085,13 +1073,13 @@ oprun_polled(struct nomad_result *res, void *arg)
 		break;
 	if (task == NULL || json_string_value(json_object_get(last,
 	    "ID")) == NULL) {
-		r->r_stdout = op_strdup("");
+		r->r_stdout = engine_strdup("");
 		oprun_end(r, r->r_exit == 0 ? "succeeded" : "failed",
 		    r->r_exit, "", NULL, 200);
 		return;
 	}
-	r->r_alloc = op_strdup(json_string_value(json_object_get(last, "ID")));
-	r->r_task = op_strdup(task);
+	r->r_alloc = engine_strdup(json_string_value(json_object_get(last, "ID")));
+	r->r_task = engine_strdup(task);
 	memset(&a, 0, sizeof(a));
 	a.na_ns = r->r_ns;
 	a.na_id = r->r_alloc;
@@ -1161,7 +1149,7 @@ oprun_child_read(struct nomad_result *res, void *arg)
 		    r->r_name, (long long)r->r_id, r->r_token, id);
 		json_decref(r->r_meta);
 		r->r_meta = NULL;
-		r->r_child = op_strdup(id);
+		r->r_child = engine_strdup(id);
 		r->r_attempts = 0;
 		oprun_poll(r);
 		return;
@@ -1179,7 +1167,7 @@ oprun_search_next(struct oprun *r)
 	if (n > 0) {
 		const char *id = json_string_value(json_array_get(r->r_meta,
 		    n - 1));
-		char	*child = op_strdup(id);
+		char	*child = engine_strdup(id);
 
 		json_array_remove(r->r_meta, n - 1);
 		nomad_job_read(r->r_ns, child, oprun_child_read, r);
@@ -1301,7 +1289,7 @@ operation_recover(void)
 		r->r_name = store_col_strdup(st, 3);
 		r->r_sensitive = sqlite3_column_int(st, 4);
 		r->r_started = (time_t)sqlite3_column_int64(st, 5);
-		r->r_revision = op_strdup(rev);
+		r->r_revision = engine_strdup(rev);
 		r->r_timeout = op_timeout();
 		snprintf(r->r_token, sizeof(r->r_token), "op:%lld",
 		    (long long)id);
@@ -1452,10 +1440,10 @@ operation_action(struct action_ctx *ac, json_t *input, struct api_resp *resp)
 		    "run: %s", store_error(engine_store()));
 		goto out;
 	}
-	r->r_ns = op_strdup(ac->ac_ns);
-	r->r_job = op_strdup(ac->ac_job);
-	r->r_name = op_strdup(name);
-	r->r_revision = op_strdup(rows[0].or_revision);
+	r->r_ns = engine_strdup(ac->ac_ns);
+	r->r_job = engine_strdup(ac->ac_job);
+	r->r_name = engine_strdup(name);
+	r->r_revision = engine_strdup(rows[0].or_revision);
 	r->r_sensitive = rows[0].or_sensitive;
 	r->r_started = time(NULL);
 	r->r_timeout = op_timeout();
