@@ -41,6 +41,8 @@ CASES = [
      ()),
     ("web_idle_flood", ["20"], r"ratio \(flood / alone\): median [\d.]+",
      ()),
+    ("webhook_latency", ["5", "2"],
+     r"p50 [\d.]+ ms, p99 [\d.]+ ms(.|\n)*nomadsim alone", ()),
 ]
 
 
