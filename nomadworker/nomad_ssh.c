@@ -238,17 +238,74 @@ ssh_feed(struct ssh_run *sr, LIBSSH2_SESSION *ss, LIBSSH2_CHANNEL *ch,
 	return 0;
 }
 
+/* The host key the host sent, checked against the known hosts. */
+static int
+ssh_hostkey(struct ssh_run *sr, LIBSSH2_SESSION *ss)
+{
+	const char	*hk;
+	size_t		 hklen;
+	int		 type;
+
+	if ((hk = libssh2_session_hostkey(ss, &hklen, &type)) == NULL) {
+		strlcpy(sr->sr_error, "the host sent no host key",
+		    sizeof(sr->sr_error));
+		return -1;
+	}
+	if (knownhosts_check(sr->sr_known, sr->sr_knownlen, sr->sr_address,
+	    (int)sr->sr_port, (const unsigned char *)hk, hklen, sr->sr_error,
+	    sizeof(sr->sr_error)) == -1)
+		return -1;
+	return 0;
+}
+
+/* Public key authentication with the configured key (a copy, wiped). */
+static int
+ssh_auth(struct ssh_run *sr, LIBSSH2_SESSION *ss)
+{
+	const char	*methods;
+	char		*key;
+	size_t		 keylen;
+	int		 rc;
+
+	methods = libssh2_userauth_list(ss, sr->sr_user, strlen(sr->sr_user));
+	if (methods == NULL || strstr(methods, "publickey") == NULL) {
+		snprintf(sr->sr_error, sizeof(sr->sr_error), "the host does "
+		    "not offer publickey authentication to %s (it offers %s)",
+		    sr->sr_user, methods != NULL ? methods : "none");
+		return -1;
+	}
+	pthread_mutex_lock(&ssh_mtx);
+	key = NULL;
+	keylen = ssh_keylen;
+	if (ssh_key != NULL && (key = malloc(keylen + 1)) != NULL) {
+		memcpy(key, ssh_key, keylen);
+		key[keylen] = '\0';
+	}
+	pthread_mutex_unlock(&ssh_mtx);
+	if (key == NULL) {
+		strlcpy(sr->sr_error, "no ssh key is configured (hosts { ssh "
+		    "key file ... } in nops.conf)", sizeof(sr->sr_error));
+		return -1;
+	}
+	rc = libssh2_userauth_publickey_frommemory(ss, sr->sr_user,
+	    strlen(sr->sr_user), NULL, 0, key, keylen, NULL);
+	freezero(key, keylen + 1);
+	if (rc != 0) {
+		ssh_session_error(sr, ss, "the host refused the key");
+		return -1;
+	}
+	return 0;
+}
+
 static void
 ssh_execute(struct ssh_run *sr)
 {
 	LIBSSH2_SESSION	*ss = NULL;
 	LIBSSH2_CHANNEL	*ch = NULL;
-	const char	*hk, *methods;
-	char		 buf[16384], *sig = NULL, *key;
-	size_t		 hklen, keylen;
+	char		 buf[16384], *sig = NULL;
 	ssize_t		 n;
 	int64_t		 deadline;
-	int		 s, type, rc;
+	int		 s;
 
 	deadline = ssh_now_ms() + (int64_t)sr->sr_timeout * 1000;
 	sr->sr_status = -1;
@@ -269,45 +326,11 @@ ssh_execute(struct ssh_run *sr)
 
 	/* The host key first: nothing is sent to a host nops cannot name. */
 	sr->sr_stage = SSH_STAGE_HOSTKEY;
-	if ((hk = libssh2_session_hostkey(ss, &hklen, &type)) == NULL) {
-		strlcpy(sr->sr_error, "the host sent no host key",
-		    sizeof(sr->sr_error));
+	if (ssh_hostkey(sr, ss) == -1)
 		goto out;
-	}
-	if (knownhosts_check(sr->sr_known, sr->sr_knownlen, sr->sr_address,
-	    (int)sr->sr_port, (const unsigned char *)hk, hklen, sr->sr_error,
-	    sizeof(sr->sr_error)) == -1)
-		goto out;
-
 	sr->sr_stage = SSH_STAGE_AUTH;
-	methods = libssh2_userauth_list(ss, sr->sr_user, strlen(sr->sr_user));
-	if (methods == NULL || strstr(methods, "publickey") == NULL) {
-		snprintf(sr->sr_error, sizeof(sr->sr_error), "the host does "
-		    "not offer publickey authentication to %s (it offers %s)",
-		    sr->sr_user, methods != NULL ? methods : "none");
+	if (ssh_auth(sr, ss) == -1)
 		goto out;
-	}
-	pthread_mutex_lock(&ssh_mtx);
-	key = NULL;
-	keylen = ssh_keylen;
-	if (ssh_key != NULL && (key = malloc(keylen + 1)) != NULL) {
-		memcpy(key, ssh_key, keylen);
-		key[keylen] = '\0';
-	}
-	pthread_mutex_unlock(&ssh_mtx);
-	if (key == NULL) {
-		strlcpy(sr->sr_error, "no ssh key is configured (hosts { ssh "
-		    "key file ... } in nops.conf)", sizeof(sr->sr_error));
-		goto out;
-	}
-	rc = libssh2_userauth_publickey_frommemory(ss, sr->sr_user,
-	    strlen(sr->sr_user), NULL, 0, key, keylen, NULL);
-	freezero(key, keylen + 1);
-	if (rc != 0) {
-		ssh_session_error(sr, ss, "the host refused the key");
-		goto out;
-	}
-
 	sr->sr_stage = SSH_STAGE_EXEC;
 	if ((ch = libssh2_channel_open_session(ss)) == NULL) {
 		ssh_session_error(sr, ss, "opening a channel");
