@@ -463,6 +463,24 @@ wire_register(const struct nomad_ask *a, struct nomad_wire *w, char *err,
 	return 0;
 }
 
+/* A namespace's jobs (by prefix) or deployments, maybe blocking. */
+static int
+wire_list(const struct nomad_ask *a, struct nomad_wire *w, char *err,
+    size_t errlen)
+{
+	w->nw_method = "GET";
+	w->nw_read = 1;
+	if (a->na_op == NOMAD_OP_JOBS_LIST) {
+		if ((w->nw_path = wire_path("jobs", NULL, "", a->na_ns)) ==
+		    NULL || (a->na_prefix != NULL && a->na_prefix[0] != '\0' &&
+		    wire_query(&w->nw_path, "prefix", a->na_prefix) == -1))
+			return wire_err(err, errlen, "out of memory");
+	} else if ((w->nw_path = wire_path("deployments", NULL, "",
+	    a->na_ns)) == NULL)
+		return wire_err(err, errlen, "out of memory");
+	return wire_block(a, w, err, errlen);
+}
+
 /*
  * Build the request for one operation.  Returns 0, or -1 with err set
  * when the request cannot be sent as asked (a bug of the caller, or JSON
@@ -536,23 +554,8 @@ nomad_wire_build(const struct nomad_ask *a, struct nomad_wire *w, char *err,
 			rc = wire_err(err, errlen, "out of memory");
 		break;
 	case NOMAD_OP_JOBS_LIST:
-		w->nw_method = "GET";
-		w->nw_read = 1;
-		if ((w->nw_path = wire_path("jobs", NULL, "", a->na_ns)) ==
-		    NULL || (a->na_prefix != NULL && a->na_prefix[0] != '\0' &&
-		    wire_query(&w->nw_path, "prefix", a->na_prefix) == -1))
-			rc = wire_err(err, errlen, "out of memory");
-		else
-			rc = wire_block(a, w, err, errlen);
-		break;
 	case NOMAD_OP_DEPLOYMENTS_LIST:
-		w->nw_method = "GET";
-		w->nw_read = 1;
-		if ((w->nw_path = wire_path("deployments", NULL, "",
-		    a->na_ns)) == NULL)
-			rc = wire_err(err, errlen, "out of memory");
-		else
-			rc = wire_block(a, w, err, errlen);
+		rc = wire_list(a, w, err, errlen);
 		break;
 	case NOMAD_OP_STATUS_LEADER:
 	case NOMAD_OP_AGENT_SELF:
