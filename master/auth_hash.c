@@ -334,8 +334,9 @@ auth_hash_cgroup(uid_t uid, gid_t gid)
 		if (fd != -1)
 			close(fd);
 		*strrchr(dir, '/') = '\0';
-		ctl[n > 0 ? n : 0] = '\0';
-		if (!auth_hash_cg_word(ctl, "cpu", ' ')) {
+		if (n > 0)
+			ctl[n] = '\0';
+		if (n <= 0 || !auth_hash_cg_word(ctl, "cpu", ' ')) {
 			why = "cgroup v2 without the CPU controller for the "
 			    "master's children";
 			goto none;

@@ -826,13 +826,13 @@ main(int argc, char *argv[])
 	struct ctl		 ctl;
 	const struct ctl_cmd	*cmd;
 	const char		*tokenfile = NULL, *conffile = NULL;
-	char			*confsock;
+	char			*confsock, *env;
 	int			 ch, rv, n;
 
 	jsonwipe_init();
 	memset(&ctl, 0, sizeof(ctl));
-	if (getenv("NOPS_SOCKET") != NULL && *getenv("NOPS_SOCKET") != '\0') {
-		ctl.socket = getenv("NOPS_SOCKET");
+	if ((env = getenv("NOPS_SOCKET")) != NULL && *env != '\0') {
+		ctl.socket = env;
 		ctl_socket_origin = "NOPS_SOCKET";
 	}
 	if (argc > 1 && strcmp(argv[1], "--help") == 0) {
