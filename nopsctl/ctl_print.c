@@ -106,21 +106,35 @@ safe_str(const char *s)
 	return safe_conv(s, 0);
 }
 
+/* The text of fmt made safe (safe_conv); free(3) it. */
+static char *
+safe_vformat(int, const char *, va_list)
+	__attribute__((__format__(printf, 2, 0)));
+
+static char *
+safe_vformat(int keepnl, const char *fmt, va_list ap)
+{
+	char	*s, *safe;
+
+	if (vasprintf(&s, fmt, ap) == -1)
+		err(1, "vasprintf");
+	safe = safe_conv(s, keepnl);
+	free(s);
+	return safe;
+}
+
 /* printf(3) whose output is made safe as safe_str does, newlines kept. */
 void
 safe_printf(const char *fmt, ...)
 {
 	va_list	 ap;
-	char	*s, *safe;
+	char	*safe;
 
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) == -1)
-		err(1, "vasprintf");
+	safe = safe_vformat(1, fmt, ap);
 	va_end(ap);
-	safe = safe_conv(s, 1);
 	fputs(safe, stdout);
 	free(safe);
-	free(s);
 }
 
 /* A "label value" line of a detail view. */
@@ -295,16 +309,13 @@ static void
 diff_line(int indent, json_t *node, const char *fmt, ...)
 {
 	va_list	 ap;
-	char	*s, *safe;
+	char	*safe;
 
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) == -1)
-		err(1, "vasprintf");
+	safe = safe_vformat(0, fmt, ap);
 	va_end(ap);
-	safe = safe_str(s);
 	printf("%*s%-3s %s\n", indent, "", diff_mark(node), safe);
 	free(safe);
-	free(s);
 }
 
 /* " (a, b)" of an Annotations array, or "". free(3) it. */
