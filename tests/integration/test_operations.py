@@ -222,6 +222,9 @@ def case_errors():
     }
     env, sim, remote, nops = setup(files)
     try:
+        # The first detection cycle must have found the job in git first.
+        wait_until(lambda: nops.api("GET", "/api/v1/jobs/default/idle")[0]
+                   == 200, 15)
         st, j = nops.job_action("idle", "idle.x")
         ok("errors: nothing deployed: conflict (409)", st == 409 and
            j["error"]["code"] == "conflict" and "nothing deployed" in
