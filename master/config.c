@@ -785,12 +785,27 @@ config_print_file(FILE *fp, const char *indent, const char *what,
 	fputc('\n', fp);
 }
 
+/* A keyword (with its leading white space) and a duration or a size. */
+static void
+config_print_dur(FILE *fp, const char *kw, int secs)
+{
+	char	 d[32];
+
+	fprintf(fp, "%s %s\n", kw, config_fmt_duration(secs, d, sizeof(d)));
+}
+
+static void
+config_print_size(FILE *fp, const char *kw, uint64_t n)
+{
+	char	 d[32];
+
+	fprintf(fp, "%s %s\n", kw, config_fmt_size(n, d, sizeof(d)));
+}
+
 /* The global keywords. */
 static void
 config_print_global(FILE *fp, const struct nops_conf *conf)
 {
-	char	 d[32];
-
 	fputs("user ", fp);
 	config_print_str(fp, conf->user);
 	fputs("\nmaster user ", fp);
@@ -802,22 +817,16 @@ config_print_global(FILE *fp, const struct nops_conf *conf)
 	fputs(" group ", fp);
 	config_print_str(fp, conf->control_group);
 	fputc('\n', fp);
-	fprintf(fp, "drift-interval %s\n",
-	    config_fmt_duration(conf->drift_interval, d, sizeof(d)));
-	fprintf(fp, "engine-interval %s\n",
-	    config_fmt_duration(conf->engine_interval, d, sizeof(d)));
-	fprintf(fp, "replan-interval %s\n",
-	    config_fmt_duration(conf->replan_interval, d, sizeof(d)));
-	fprintf(fp, "apply-timeout %s\n",
-	    config_fmt_duration(conf->apply_timeout, d, sizeof(d)));
+	config_print_dur(fp, "drift-interval", conf->drift_interval);
+	config_print_dur(fp, "engine-interval", conf->engine_interval);
+	config_print_dur(fp, "replan-interval", conf->replan_interval);
+	config_print_dur(fp, "apply-timeout", conf->apply_timeout);
 	config_print_file(fp, "", "users", conf->users_file);
 	config_print_file(fp, "", "bootstrap token",
 	    conf->bootstrap_token_file);
 	/* Every value in force, defaults included (nopsd -nv). */
-	fprintf(fp, "session idle-timeout %s\n",
-	    config_fmt_duration(conf->session_idle, d, sizeof(d)));
-	fprintf(fp, "session lifetime %s\n",
-	    config_fmt_duration(conf->session_lifetime, d, sizeof(d)));
+	config_print_dur(fp, "session idle-timeout", conf->session_idle);
+	config_print_dur(fp, "session lifetime", conf->session_lifetime);
 }
 
 static void
@@ -843,12 +852,10 @@ static void
 config_print_web(FILE *fp, const struct nops_conf *conf)
 {
 	const struct conf_listen	*l;
-	char				 d[32];
 
 	TAILQ_FOREACH(l, &conf->listens, entry)
 		config_print_listen(fp, l);
-	fprintf(fp, "max-body-size %s\n", config_fmt_size(
-	    conf->max_body_size, d, sizeof(d)));
+	config_print_size(fp, "max-body-size", conf->max_body_size);
 	fprintf(fp, "max-connections-per-address %d\n",
 	    conf->max_conns_per_address);
 	config_print_file(fp, "", "metrics token", conf->metrics_token_file);
@@ -877,8 +884,6 @@ config_print_nomad(FILE *fp, const struct conf_nomad *nc)
 static void
 config_print_hosts(FILE *fp, const struct conf_hosts *h)
 {
-	char	 d[32];
-
 	if (!h->set)
 		return;
 	fputs("\nhosts {\n", fp);
@@ -889,23 +894,17 @@ config_print_hosts(FILE *fp, const struct conf_hosts *h)
 		config_print_str(fp, h->nix_store);
 		fputc('\n', fp);
 	}
-	fprintf(fp, "\tconfirm-timeout %s\n", config_fmt_duration(
-	    h->confirm_timeout, d, sizeof(d)));
-	fprintf(fp, "\tcommand-timeout %s\n", config_fmt_duration(
-	    h->command_timeout, d, sizeof(d)));
-	fprintf(fp, "\teval-timeout %s\n", config_fmt_duration(
-	    h->eval_timeout, d, sizeof(d)));
-	fprintf(fp, "\teval-memory %s\n", config_fmt_size(
-	    h->eval_memory, d, sizeof(d)));
-	fprintf(fp, "\tbuild-timeout %s\n}\n", config_fmt_duration(
-	    h->build_timeout, d, sizeof(d)));
+	config_print_dur(fp, "\tconfirm-timeout", h->confirm_timeout);
+	config_print_dur(fp, "\tcommand-timeout", h->command_timeout);
+	config_print_dur(fp, "\teval-timeout", h->eval_timeout);
+	config_print_size(fp, "\teval-memory", h->eval_memory);
+	config_print_dur(fp, "\tbuild-timeout", h->build_timeout);
+	fputs("}\n", fp);
 }
 
 static void
 config_print_repo(FILE *fp, const struct conf_repo *r)
 {
-	char	 d[32];
-
 	fputs("\nrepository ", fp);
 	config_print_str(fp, r->name);
 	fputs(" {\n\turl ", fp);
@@ -914,15 +913,11 @@ config_print_repo(FILE *fp, const struct conf_repo *r)
 	config_print_str(fp, r->branch);
 	fputs("\n\tpath ", fp);
 	config_print_str(fp, r->path);
-	fprintf(fp, "\n\tpoll-interval %s\n",
-	    config_fmt_duration(r->poll_interval, d, sizeof(d)));
-	fprintf(fp, "\tfetch-timeout %s\n",
-	    config_fmt_duration(r->fetch_timeout, d, sizeof(d)));
-	fprintf(fp, "\tmax-file-size %s\n",
-	    config_fmt_size(r->max_file_size, d, sizeof(d)));
+	config_print_dur(fp, "\n\tpoll-interval", r->poll_interval);
+	config_print_dur(fp, "\tfetch-timeout", r->fetch_timeout);
+	config_print_size(fp, "\tmax-file-size", r->max_file_size);
 	fprintf(fp, "\tmax-files %u\n", r->max_files);
-	fprintf(fp, "\tmax-snapshot-size %s\n",
-	    config_fmt_size(r->max_snapshot_size, d, sizeof(d)));
+	config_print_size(fp, "\tmax-snapshot-size", r->max_snapshot_size);
 	config_print_file(fp, "\t", "webhook secret", r->webhook_secret_file);
 	config_print_file(fp, "\t", "ssh key", r->ssh_key_file);
 	config_print_file(fp, "\t", "known-hosts", r->known_hosts_file);
