@@ -24,7 +24,6 @@
 
 #include <event2/event.h>
 #include <jansson.h>
-#include <sqlite3.h>
 
 #include "log.h"
 #include "text.h"

@@ -1,0 +1,92 @@
+#!/bin/sh
+# SQL lives in the store modules only (README, "Layout"): outside
+# master/store.c, master/store_*.c and their headers no master file
+# includes sqlite3.h, names an sqlite3 function or type, or holds SQL
+# text in a string.  Files still waiting to be moved are listed in
+# "pending" below; each is removed from the list as its SQL moves, and a
+# listed file that is already clean fails too, so the list cannot rot.
+# Prints one "ok" or "not ok" line per master source file.
+
+srcdir=$(cd "$(dirname "$0")" && pwd)
+top_srcdir=${top_srcdir:-$srcdir/../..}
+top_srcdir=$(cd "$top_srcdir" && pwd)
+master=$top_srcdir/master
+
+# Not yet moved into store modules (issue 16, item 3).
+pending="
+action.c
+api_auth.c
+api_dashboard.c
+api_engine.c
+auth_login.c
+deploy.c
+engine.c
+engine_decide.c
+engine_detect.c
+engine_hooks.c
+hosts.c
+hosts_api.c
+hosts_drift.c
+hosts_ops.c
+hoststep.c
+leftbehind.c
+metrics.c
+operation.c
+suspend.c
+webpub.c
+"
+
+if [ ! -f "$master/store.c" ]; then
+	echo "not ok - layering: no master/store.c under $top_srcdir"
+	exit 1
+fi
+
+# What makes a file hold SQL: the header, the library's names, a string
+# literal that reads as a statement or one of its clauses, or the store's
+# statement helpers (they hand out SQLite statements).  One grep per
+# pattern over every file; hits are "file:line:text".
+files=$(ls "$master"/*.c "$master"/*.h "$master"/*.y 2>/dev/null |
+    grep -vE '/store(_[a-z0-9_]+)?\.[ch]$')
+hits=$(
+	grep -nHE '#[[:space:]]*include[[:space:]]*[<"]sqlite3\.h[>"]' $files
+	grep -nHE '\bsqlite3(_[a-z0-9_]+)?\b' $files
+	grep -nHE '"[^"]*(\bSELECT\b|\bINSERT( OR [A-Z]+)? INTO\b|\bUPDATE [a-z_]+ SET\b|\bDELETE FROM\b|\bWHERE\b|\bVALUES *\(|\bORDER BY\b|\bGROUP BY\b|\bPRAGMA\b|\bON CONFLICT\b|\bRETURNING\b|\bFROM [a-z_]+|\bJOIN [a-z_]+ )' $files
+	grep -nHE '\bstore_(prepare|db|col_strdup|col_int)\(' $files
+)
+
+n=0
+for f in $files; do
+	b=${f##*/}
+	n=$((n + 1))
+	fh=$(printf '%s\n' "$hits" | grep -F "$f:" | sort -u | head -3)
+	case " $(echo $pending) " in
+	*" $b "*)
+		if [ -n "$fh" ]; then
+			echo "ok - master/$b holds SQL: listed as not yet moved"
+		else
+			echo "not ok - master/$b is listed as pending but holds no" \
+			    "SQL: remove it from the list in test_layering.sh"
+		fi
+		;;
+	*)
+		if [ -n "$fh" ]; then
+			echo "not ok - master/$b holds SQL outside the store modules:"
+			printf '%s\n' "$fh" | sed "s|^$master/|#   |"
+		else
+			echo "ok - master/$b holds no SQL"
+		fi
+		;;
+	esac
+done
+
+# Every pending name must still be a file: a stale entry says the list
+# is not kept.
+for p in $pending; do
+	if [ ! -f "$master/$p" ]; then
+		echo "not ok - test_layering.sh lists master/$p, which is gone"
+	fi
+done
+
+if [ "$n" -lt 10 ]; then
+	echo "not ok - layering: only $n master files found under $master"
+fi
