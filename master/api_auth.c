@@ -23,13 +23,13 @@
 #include <time.h>
 
 #include <jansson.h>
-#include <sqlite3.h>
 
 #include "log.h"
 #include "nops.h"
 #include "conf.h"
 #include "master.h"
 #include "store.h"
+#include "store_auth.h"
 #include "api.h"
 #include "acl.h"
 #include "auth.h"
@@ -151,53 +151,51 @@ api_auth_ident_set(struct acl_ident *id, enum acl_kind kind, const char *name,
 	strlcpy(id->ai_actor, actor, sizeof(id->ai_actor));
 }
 
+/* A token's row, as the lookup needs it. */
+struct api_auth_token {
+	struct acl_ident	*tk_id;
+	int64_t			 tk_expires;
+	int64_t			 tk_used;
+};
+
+static int
+api_auth_token_row(const struct store_auth_token *at, void *arg)
+{
+	struct api_auth_token	*tk = arg;
+	char			 actor[ACL_ACTOR_MAX];
+
+	snprintf(actor, sizeof(actor), "token:%s", at->at_name);
+	api_auth_ident_set(tk->tk_id, ACL_TOKEN, at->at_name, at->at_policy,
+	    actor);
+	tk->tk_id->ai_token_id = at->at_id;
+	tk->tk_expires = at->at_expires_at;
+	tk->tk_used = at->at_last_used;
+	return 0;
+}
+
 /* 1: a live token (id set), 0: none, -1: a store error. */
 static int
 api_auth_token_lookup(const char *token, struct acl_ident *id, const char **why)
 {
-	struct store	*s = api_auth_store();
-	sqlite3_stmt	*st;
-	char		 hash[AUTH_SHA256_HEX + 1], actor[ACL_ACTOR_MAX];
-	time_t		 now = time(NULL);
-	int64_t		 tid, expires, used;
-	int		 rc;
+	struct store		*s = api_auth_store();
+	struct api_auth_token	 tk = { id, 0, 0 };
+	char			 hash[AUTH_SHA256_HEX + 1];
+	time_t			 now = time(NULL);
+	int			 rc;
 
 	if (s == NULL)
 		return -1;
 	auth_sha256_hex(token, strlen(token), hash);
-	st = store_prepare(s, "SELECT id, name, policy, expires_at,"
-	    " last_used FROM api_tokens WHERE hash = ?1 AND revoked_at IS NULL");
-	if (st == NULL)
-		return -1;
-	sqlite3_bind_text(st, 1, hash, -1, SQLITE_TRANSIENT);
-	if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
-		sqlite3_reset(st);
-		return rc == SQLITE_DONE ? 0 : -1;
-	}
-	tid = sqlite3_column_int64(st, 0);
-	expires = sqlite3_column_type(st, 3) == SQLITE_NULL ? 0 :
-	    sqlite3_column_int64(st, 3);
-	used = sqlite3_column_int64(st, 4);
-	snprintf(actor, sizeof(actor), "token:%s",
-	    (const char *)sqlite3_column_text(st, 1));
-	api_auth_ident_set(id, ACL_TOKEN,
-	    (const char *)sqlite3_column_text(st, 1),
-	    (const char *)sqlite3_column_text(st, 2), actor);
-	id->ai_token_id = tid;
-	sqlite3_reset(st);
-	if (expires != 0 && expires <= now) {
+	if ((rc = store_auth_token_find(s, hash, api_auth_token_row, &tk)) !=
+	    1)
+		return rc;
+	if (tk.tk_expires != 0 && tk.tk_expires <= now) {
 		*why = "the token has expired";
 		return 0;
 	}
-	if (now - used >= AUTH_TOUCH_EVERY &&
-	    (st = store_prepare(s, "UPDATE api_tokens SET last_used = ?1"
-	    " WHERE id = ?2")) != NULL) {
-		sqlite3_bind_int64(st, 1, now);
-		sqlite3_bind_int64(st, 2, tid);
-		/* Best effort: last_used is shown, it decides nothing. */
-		(void)sqlite3_step(st);
-		sqlite3_reset(st);
-	}
+	/* Best effort: last_used is shown, it decides nothing. */
+	if (now - tk.tk_used >= AUTH_TOUCH_EVERY)
+		(void)store_auth_token_used(s, hash, now);
 	return 1;
 }
 
@@ -209,20 +207,31 @@ api_auth_token_lookup(const char *token, struct acl_ident *id, const char **why)
 static int
 api_auth_session_delete(const char *hash)
 {
-	sqlite3_stmt	*st;
-	int		 rc;
-
 	webpub_forget(hash);
-	if (api_auth_store() == NULL || (st = store_prepare(api_auth_store(),
-	    "DELETE FROM sessions WHERE id_hash = ?1")) == NULL)
+	if (api_auth_store() == NULL)
 		return -1;
-	sqlite3_bind_text(st, 1, hash, -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE) {
+	if (store_auth_session_delete(api_auth_store(), hash) == -1) {
 		log_warnx("session delete: %s", store_error(api_auth_store()));
 		return -1;
 	}
+	return 0;
+}
+
+/* A session's row, as the lookup needs it. */
+struct api_auth_session {
+	char		 ss_user[NOPS_NAME_MAX + 1];
+	int64_t		 ss_seen;
+	int64_t		 ss_expires;
+};
+
+static int
+api_auth_session_row(const struct store_auth_session *sa, void *arg)
+{
+	struct api_auth_session	*ss = arg;
+
+	strlcpy(ss->ss_user, sa->sa_user, sizeof(ss->ss_user));
+	ss->ss_seen = sa->sa_last_seen;
+	ss->ss_expires = sa->sa_expires_at;
 	return 0;
 }
 
@@ -232,8 +241,8 @@ api_auth_session_lookup(const char *sid, struct acl_ident *id, const char **why)
 {
 	const struct nops_conf	*conf = api_auth_conf();
 	struct store		*s = api_auth_store();
-	sqlite3_stmt		*st;
-	char			 user[NOPS_NAME_MAX + 1];
+	struct api_auth_session	 ss;
+	const char		*user = ss.ss_user;
 	time_t			 now = time(NULL);
 	int64_t			 seen, expires;
 	int			 rc;
@@ -241,20 +250,13 @@ api_auth_session_lookup(const char *sid, struct acl_ident *id, const char **why)
 	if (s == NULL)
 		return -1;
 	auth_sha256_hex(sid, strlen(sid), auth_cur.sid_hash);
-	st = store_prepare(s, "SELECT user, last_seen, expires_at FROM"
-	    " sessions WHERE id_hash = ?1");
-	if (st == NULL)
-		return -1;
-	sqlite3_bind_text(st, 1, auth_cur.sid_hash, -1, SQLITE_TRANSIENT);
-	if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
-		sqlite3_reset(st);
+	if ((rc = store_auth_session_find(s, auth_cur.sid_hash,
+	    api_auth_session_row, &ss)) != 1) {
 		*why = "no such session; log in again";
-		return rc == SQLITE_DONE ? 0 : -1;
+		return rc;
 	}
-	strlcpy(user, (const char *)sqlite3_column_text(st, 0), sizeof(user));
-	seen = sqlite3_column_int64(st, 1);
-	expires = sqlite3_column_int64(st, 2);
-	sqlite3_reset(st);
+	seen = ss.ss_seen;
+	expires = ss.ss_expires;
 	if (expires <= now || seen + conf->session_idle <= now) {
 		(void)api_auth_session_delete(auth_cur.sid_hash);
 		*why = "the session has expired; log in again";
@@ -266,18 +268,12 @@ api_auth_session_lookup(const char *sid, struct acl_ident *id, const char **why)
 		*why = "the account no longer exists";
 		return 0;
 	}
-	if (now - seen >= AUTH_TOUCH_EVERY && (st = store_prepare(s,
-	    "UPDATE sessions SET last_seen = ?1 WHERE id_hash = ?2")) != NULL) {
-		sqlite3_bind_int64(st, 1, now);
-		sqlite3_bind_text(st, 2, auth_cur.sid_hash, -1,
-		    SQLITE_TRANSIENT);
-		/*
-		 * Best effort: a lost touch can only end an idle session
-		 * early, never keep one alive.
-		 */
-		(void)sqlite3_step(st);
-		sqlite3_reset(st);
-	}
+	/*
+	 * Best effort: a lost touch can only end an idle session early,
+	 * never keep one alive.
+	 */
+	if (now - seen >= AUTH_TOUCH_EVERY)
+		(void)store_auth_session_seen(s, auth_cur.sid_hash, now);
 	api_auth_ident_set(id, ACL_USER, user, NULL, user);
 	strlcpy(auth_cur.sid, sid, sizeof(auth_cur.sid));
 	return 1;
@@ -409,10 +405,9 @@ api_auth_scope(struct api_req *req, const struct api_route *r, uint32_t *caps,
     char *ns, size_t nslen, int *has_ns)
 {
 	const struct action_def	*ad;
-	sqlite3_stmt		*st;
 	const char		*errstr = NULL;
 	int64_t			 id;
-	int			 arg;
+	int			 arg, is_plan;
 
 	*caps = r->cap;
 	*has_ns = 0;
@@ -446,20 +441,17 @@ api_auth_scope(struct api_req *req, const struct api_route *r, uint32_t *caps,
 	id = strtonum(req->ar_args[arg], 1, INT64_MAX, &errstr);
 	if (errstr != NULL || api_auth_store() == NULL)
 		return 0;	/* the handler answers 404 */
-	st = store_prepare(api_auth_store(), "SELECT kind, namespace FROM"
-	    " deployments WHERE id = ?1");
-	if (st == NULL)
+	switch (store_auth_deployment_scope(api_auth_store(), id, ns, nslen,
+	    &is_plan)) {
+	case -1:
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		strlcpy(ns, (const char *)sqlite3_column_text(st, 1), nslen);
+	case 1:
 		*has_ns = 1;
 		/* Acting on a deploy plan's hosts needs "hosts" too. */
-		if (strcmp((const char *)sqlite3_column_text(st, 0),
-		    "plan") == 0 && *caps != CAP_READ)
+		if (is_plan && *caps != CAP_READ)
 			*caps |= CAP_HOSTS;
+		break;
 	}
-	sqlite3_reset(st);
 	return 0;
 }
 

@@ -18,13 +18,13 @@
 #include <time.h>
 
 #include <jansson.h>
-#include <sqlite3.h>
 
 #include "log.h"
 #include "logflood.h"
 #include "nops.h"
 #include "conf.h"
 #include "store.h"
+#include "store_auth.h"
 #include "api.h"
 #include "acl.h"
 #include "auth.h"
@@ -122,6 +122,12 @@ auth_audit_login(const char *actor, const char *action, const char *target,
 	}
 }
 
+static void
+auth_session_gone(const char *hash, void *arg)
+{
+	webpub_forget(hash);
+}
+
 /* A new session row for user; 0, or -1. */
 static int
 auth_session_create(const char *user, const char *addr, char *sid,
@@ -129,13 +135,12 @@ auth_session_create(const char *user, const char *addr, char *sid,
 {
 	const struct nops_conf	*conf = api_auth_conf();
 	struct store		*s = api_auth_store();
-	sqlite3_stmt		*st;
 	json_t			*groups;
 	char			 hash[AUTH_SHA256_HEX + 1];
 	char			 csrf[AUTH_SECRET_B64 + 1], chash[AUTH_SHA256_HEX + 1];
 	char			*gs, target[NOPS_NAME_MAX + 8];
 	time_t			 now = time(NULL);
-	int			 ok, rc;
+	int			 ok;
 
 	if (s == NULL)
 		return -1;
@@ -155,39 +160,15 @@ auth_session_create(const char *user, const char *addr, char *sid,
 		return -1;
 	}
 	/* Sessions that ended, and the oldest of a user with too many. */
-	ok = (st = store_prepare(s, "DELETE FROM sessions WHERE"
-	    " expires_at <= ?1 OR last_seen <= ?2")) != NULL;
-	if (ok) {
-		sqlite3_bind_int64(st, 1, now);
-		sqlite3_bind_int64(st, 2, now - conf->session_idle);
-		ok = sqlite3_step(st) == SQLITE_DONE;
-		sqlite3_reset(st);
-	}
-	/* The webworker forgets the sessions pushed out (RETURNING). */
-	if (ok && (ok = (st = store_prepare(s, "DELETE FROM sessions WHERE"
-	    " user = ?1 AND id_hash NOT IN (SELECT id_hash FROM sessions"
-	    " WHERE user = ?1 ORDER BY created_at DESC LIMIT ?2)"
-	    " RETURNING id_hash")) != NULL)) {
-		sqlite3_bind_text(st, 1, user, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int(st, 2, AUTH_SESSIONS_PER_USER - 1);
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-			webpub_forget((const char *)sqlite3_column_text(st,
-			    0));
-		ok = rc == SQLITE_DONE;
-		sqlite3_reset(st);
-	}
-	if (ok && (ok = (st = store_prepare(s, "INSERT INTO sessions"
-	    " (id_hash, user, groups, csrf, created_at, last_seen,"
-	    " expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)")) != NULL)) {
-		sqlite3_bind_text(st, 1, hash, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 2, user, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 3, gs, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 4, chash, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int64(st, 5, now);
-		sqlite3_bind_int64(st, 6, *expires);
-		ok = sqlite3_step(st) == SQLITE_DONE;
-		sqlite3_reset(st);
-	}
+	/*
+	 * Sessions that ended, and the oldest of a user with too many: the
+	 * webworker forgets those pushed out.
+	 */
+	ok = store_auth_sessions_prune(s, now, now - conf->session_idle) == 0 &&
+	    store_auth_sessions_trim(s, user, AUTH_SESSIONS_PER_USER - 1,
+	    auth_session_gone, NULL) == 0 &&
+	    store_auth_session_insert(s, hash, user, gs, chash, now,
+	    *expires) == 0;
 	free(gs);
 	snprintf(target, sizeof(target), "user/%s", user);
 	if (!ok || store_event(s, user, "auth.login", target, addr) == -1 ||
@@ -448,52 +429,40 @@ auth_token_name_check(const char *name)
 	return NULL;
 }
 
-static json_t *
-auth_token_row_json(sqlite3_stmt *st)
+/* A token as the list shows it (never its hash); appended to the array. */
+static int
+auth_token_row_json(const struct store_auth_token *at, void *arg)
 {
 	time_t	 now = time(NULL);
-	int64_t	 expires = sqlite3_column_int64(st, 5);
-	int	 revoked = sqlite3_column_type(st, 7) != SQLITE_NULL;
-	int	 expired = sqlite3_column_type(st, 5) != SQLITE_NULL &&
-		    expires <= now;
+	int	 revoked = at->at_revoked_at != 0;
+	int	 expired = at->at_expires_at != 0 && at->at_expires_at <= now;
 	json_t	*o;
 
 	o = jsonb_pack("{s:I,s:s,s:s,s:s,s:o,s:s}",
-	    "id", (json_int_t)sqlite3_column_int64(st, 0),
-	    "name", (const char *)sqlite3_column_text(st, 1),
-	    "policy", (const char *)sqlite3_column_text(st, 2),
-	    "created_by", (const char *)sqlite3_column_text(st, 3),
-	    "created_at", api_time_json(sqlite3_column_int64(st, 4)),
+	    "id", (json_int_t)at->at_id,
+	    "name", at->at_name,
+	    "policy", at->at_policy,
+	    "created_by", at->at_created_by,
+	    "created_at", api_time_json(at->at_created_at),
 	    "state", revoked ? "revoked" : expired ? "expired" : "active");
-	json_object_set_new(o, "expires_at", sqlite3_column_type(st, 5) ==
-	    SQLITE_NULL ? json_null() : api_time_json(expires));
-	json_object_set_new(o, "last_used", sqlite3_column_type(st, 6) ==
-	    SQLITE_NULL ? json_null() :
-	    api_time_json(sqlite3_column_int64(st, 6)));
+	json_object_set_new(o, "expires_at", at->at_expires_at == 0 ?
+	    json_null() : api_time_json(at->at_expires_at));
+	json_object_set_new(o, "last_used", at->at_last_used == 0 ?
+	    json_null() : api_time_json(at->at_last_used));
 	json_object_set_new(o, "revoked_at", revoked ?
-	    api_time_json(sqlite3_column_int64(st, 7)) : json_null());
-	return o;
+	    api_time_json(at->at_revoked_at) : json_null());
+	json_array_append_new(arg, o);
+	return 0;
 }
 
 static void
 auth_api_tokens_list(struct api_req *req, struct api_resp *resp)
 {
-	sqlite3_stmt	*st;
 	json_t		*items;
-	int		 rc;
 
-	st = store_prepare(api_auth_store(), "SELECT id, name, policy,"
-	    " created_by, created_at, expires_at, last_used, revoked_at"
-	    " FROM api_tokens ORDER BY id");
-	if (st == NULL) {
-		api_error(resp, 500, "runtime_error", "cannot read tokens");
-		return;
-	}
 	items = json_array();
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		json_array_append_new(items, auth_token_row_json(st));
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE) {
+	if (store_auth_tokens_walk(api_auth_store(), auth_token_row_json,
+	    items) == -1) {
 		json_decref(items);
 		api_error(resp, 500, "runtime_error", "cannot read tokens");
 		return;
@@ -506,7 +475,6 @@ static void
 auth_api_token_create(struct api_req *req, struct api_resp *resp)
 {
 	struct store	*s = api_auth_store();
-	sqlite3_stmt	*st;
 	json_t		*body, *jexp;
 	const char	*name, *policy, *why;
 	char		 tok[AUTH_TOKEN_LEN + 1], hash[AUTH_SHA256_HEX + 1];
@@ -554,34 +522,22 @@ auth_api_token_create(struct api_req *req, struct api_resp *resp)
 	auth_sha256_hex(tok, strlen(tok), hash);
 	if (store_begin(s) == -1)
 		goto fail;
-	if ((st = store_prepare(s, "INSERT INTO api_tokens (name, hash,"
-	    " policy, created_by, created_at, expires_at) VALUES"
-	    " (?1, ?2, ?3, ?4, ?5, ?6)")) == NULL) {
-		store_rollback(s);
-		goto fail;
-	}
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, hash, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, policy, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 4, req->ar_actor, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(st, 5, now);
-	if (expires != 0)
-		sqlite3_bind_int64(st, 6, expires);
-	else
-		sqlite3_bind_null(st, 6);
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (rc == SQLITE_CONSTRAINT) {
+	rc = store_auth_token_insert(s, name, hash, policy, req->ar_actor, now,
+	    expires, &tid);
+	if (rc == STORE_AUTH_EXISTS) {
 		store_rollback(s);
 		api_error(resp, 409, "conflict", "a live token is named %s; "
 		    "revoke it first or pick another name", name);
 		goto out;
 	}
-	tid = sqlite3_last_insert_rowid(store_db(s));
+	if (rc == -1) {
+		store_rollback(s);
+		goto fail;
+	}
 	snprintf(target, sizeof(target), "token/%lld", (long long)tid);
 	snprintf(detail, sizeof(detail), "name %s, policy %s", name, policy);
-	if (rc != SQLITE_DONE || store_event(s, req->ar_actor, "token.create",
-	    target, detail) == -1 || store_commit(s) == -1) {
+	if (store_event(s, req->ar_actor, "token.create", target, detail) ==
+	    -1 || store_commit(s) == -1) {
 		store_rollback(s);
 		goto fail;
 	}
@@ -603,18 +559,35 @@ out:
 	json_decref(body);
 }
 
+/* The token as it was revoked. */
+struct auth_revoked {
+	int64_t		 ar_id;
+	char		 ar_name[NOPS_NAME_MAX + 1];
+	char		 ar_hash[AUTH_SHA256_HEX + 1];
+};
+
+static int
+auth_token_revoked(const struct store_auth_token *at, void *arg)
+{
+	struct auth_revoked	*r = arg;
+
+	r->ar_id = at->at_id;
+	strlcpy(r->ar_name, at->at_name, sizeof(r->ar_name));
+	strlcpy(r->ar_hash, at->at_hash, sizeof(r->ar_hash));
+	return 1;
+}
+
 /* DELETE /api/v1/tokens/{id|name} or POST .../{id|name}/revoke. */
 static void
 auth_api_token_revoke(struct api_req *req, struct api_resp *resp)
 {
-	struct store	*s = api_auth_store();
-	sqlite3_stmt	*st;
-	json_t		*body;
-	const char	*arg = req->ar_args[0], *errstr = NULL;
-	char		 name[NOPS_NAME_MAX + 1], target[64];
-	char		 hash[AUTH_SHA256_HEX + 1];
-	int64_t		 tid = 0;
-	int		 found = 0;
+	struct store		*s = api_auth_store();
+	struct auth_revoked	 r;
+	json_t			*body;
+	const char		*arg = req->ar_args[0], *errstr = NULL;
+	char			 target[64];
+	int64_t			 tid = 0;
+	int			 found;
 
 	if (strcmp(req->ar_method, "POST") == 0) {
 		if ((body = api_json_body(req, resp)) == NULL)
@@ -629,42 +602,26 @@ auth_api_token_revoke(struct api_req *req, struct api_resp *resp)
 	}
 	if (store_begin(s) == -1)
 		goto fail;
-	st = store_prepare(s, "UPDATE api_tokens SET revoked_at = ?1 WHERE"
-	    " revoked_at IS NULL AND (id = ?2 OR name = ?3)"
-	    " RETURNING id, name, hash");
-	if (st == NULL) {
+	found = store_auth_token_revoke(s, tid, arg, time(NULL),
+	    auth_token_revoked, &r);
+	if (found != 1) {
 		store_rollback(s);
-		goto fail;
-	}
-	sqlite3_bind_int64(st, 1, time(NULL));
-	sqlite3_bind_int64(st, 2, tid);
-	sqlite3_bind_text(st, 3, tid == 0 ? arg : "", -1, SQLITE_TRANSIENT);
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		found = 1;
-		tid = sqlite3_column_int64(st, 0);
-		strlcpy(name, (const char *)sqlite3_column_text(st, 1),
-		    sizeof(name));
-		strlcpy(hash, (const char *)sqlite3_column_text(st, 2),
-		    sizeof(hash));
-		(void)sqlite3_step(st);
-	}
-	sqlite3_reset(st);
-	if (!found) {
-		store_rollback(s);
+		if (found == -1)
+			goto fail;
 		api_error(resp, 404, "not_found", "no live token %s", arg);
 		return;
 	}
-	snprintf(target, sizeof(target), "token/%lld", (long long)tid);
-	if (store_event(s, req->ar_actor, "token.revoke", target, name) ==
-	    -1 || store_commit(s) == -1) {
+	snprintf(target, sizeof(target), "token/%lld", (long long)r.ar_id);
+	if (store_event(s, req->ar_actor, "token.revoke", target,
+	    r.ar_name) == -1 || store_commit(s) == -1) {
 		store_rollback(s);
 		goto fail;
 	}
-	log_info("token %s revoked by %s", name, req->ar_actor);
-	webpub_forget(hash);
+	log_info("token %s revoked by %s", r.ar_name, req->ar_actor);
+	webpub_forget(r.ar_hash);
 	resp->status = 200;
-	resp->body = jsonb_pack("{s:I,s:s,s:b}", "id", (json_int_t)tid,
-	    "name", name, "revoked", 1);
+	resp->body = jsonb_pack("{s:I,s:s,s:b}", "id", (json_int_t)r.ar_id,
+	    "name", r.ar_name, "revoked", 1);
 	return;
 fail:
 	api_error(resp, 500, "runtime_error", "the store refused the "

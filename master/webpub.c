@@ -34,7 +34,6 @@
 
 #include <event2/event.h>
 #include <jansson.h>
-#include <sqlite3.h>
 #include <openssl/evp.h>
 
 #include "log.h"
@@ -46,6 +45,7 @@
 #include "conf.h"
 #include "master.h"
 #include "store.h"
+#include "store_auth.h"
 #include "api.h"
 #include "acl.h"
 #include "auth.h"
@@ -371,53 +371,40 @@ webpub_forget(const char *hash)
 	webpub_send(&m, IMSG_WEB_AUTH_FORGET);
 }
 
+static int
+webpub_session_row(const struct store_auth_session *sa, void *arg)
+{
+	/* An account gone from the users file has no sessions. */
+	if (sa->sa_user != NULL &&
+	    auth_users_hash(api_auth_users(), sa->sa_user) != NULL)
+		webpub_session_add(sa->sa_hash, sa->sa_user, sa->sa_last_seen,
+		    sa->sa_expires_at);
+	return 0;
+}
+
 static void
 webpub_sessions_send(struct store *s, time_t now)
 {
-	sqlite3_stmt		*st;
-	const char		*user;
-
 	/*
 	 * Expired ones too: the webworker says "expired" rather than "no
 	 * such session", and reports them for deletion.
 	 */
-	st = store_prepare(s, "SELECT id_hash, user, last_seen, expires_at"
-	    " FROM sessions WHERE expires_at > ?1");
-	if (st == NULL)
-		return;
-	sqlite3_bind_int64(st, 1, now - 7 * 24 * 3600);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		user = (const char *)sqlite3_column_text(st, 1);
-		/* An account gone from the users file has no sessions. */
-		if (user == NULL ||
-		    auth_users_hash(api_auth_users(), user) == NULL)
-			continue;
-		webpub_session_add((const char *)sqlite3_column_text(st, 0),
-		    user, sqlite3_column_int64(st, 2),
-		    sqlite3_column_int64(st, 3));
-	}
-	sqlite3_reset(st);
+	(void)store_auth_sessions_walk(s, now - 7 * 24 * 3600,
+	    webpub_session_row, NULL);
+}
+
+static int
+webpub_token_row(const struct store_auth_token *at, void *arg)
+{
+	webpub_token_add(at->at_hash, at->at_name, at->at_policy,
+	    at->at_last_used, at->at_expires_at);
+	return 0;
 }
 
 static void
 webpub_tokens_send(struct store *s, time_t now)
 {
-	sqlite3_stmt	*st;
-
-	st = store_prepare(s, "SELECT hash, name, policy, last_used,"
-	    " expires_at FROM api_tokens WHERE revoked_at IS NULL AND"
-	    " (expires_at IS NULL OR expires_at > ?1)");
-	if (st == NULL)
-		return;
-	sqlite3_bind_int64(st, 1, now);
-	while (sqlite3_step(st) == SQLITE_ROW)
-		webpub_token_add((const char *)sqlite3_column_text(st, 0),
-		    (const char *)sqlite3_column_text(st, 1),
-		    (const char *)sqlite3_column_text(st, 2),
-		    sqlite3_column_int64(st, 3),
-		    sqlite3_column_type(st, 4) == SQLITE_NULL ? 0 :
-		    sqlite3_column_int64(st, 4));
-	sqlite3_reset(st);
+	(void)store_auth_tokens_live(s, now, webpub_token_row, NULL);
 }
 
 void
@@ -723,18 +710,10 @@ bad:
 static void
 webpub_expired(struct store *s, const char *hash, time_t now)
 {
-	sqlite3_stmt	*st;
-
-	if (s == NULL || (st = store_prepare(s, "DELETE FROM sessions WHERE"
-	    " id_hash = ?1 AND (expires_at <= ?2 OR last_seen <= ?3)")) ==
-	    NULL)
-		return;
-	sqlite3_bind_text(st, 1, hash, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(st, 2, now);
-	sqlite3_bind_int64(st, 3, now - nopsd_env->n_conf->session_idle);
 	/* Best effort: an expired row is refused when read all the same. */
-	(void)sqlite3_step(st);
-	sqlite3_reset(st);
+	if (s != NULL)
+		(void)store_auth_session_delete_ended(s, hash, now,
+		    now - nopsd_env->n_conf->session_idle);
 }
 
 void
@@ -743,7 +722,6 @@ webpub_seen(struct worker *w, struct imsg *imsg)
 	static struct wire_web_seen	 ws;
 	struct store			*s = nopsd_env->n_store;
 	struct msgr			 r;
-	sqlite3_stmt			*st;
 	const char			*hash;
 	uint32_t			 i;
 	int64_t				 at;
@@ -763,17 +741,13 @@ webpub_seen(struct worker *w, struct imsg *imsg)
 		}
 		if (at > now)
 			at = now;
-		if (s == NULL || (st = store_prepare(s, ws.seen[i].kind ==
-		    WEB_PRIN_SESSION ? "UPDATE sessions SET last_seen = ?1"
-		    " WHERE id_hash = ?2 AND last_seen < ?1" :
-		    "UPDATE api_tokens SET last_used = ?1 WHERE hash = ?2"
-		    " AND (last_used IS NULL OR last_used < ?1)")) == NULL)
+		if (s == NULL)
 			continue;
-		sqlite3_bind_int64(st, 1, at);
-		sqlite3_bind_text(st, 2, hash, -1, SQLITE_TRANSIENT);
-		/* Best effort, as in auth_api.c: a lost touch ends early. */
-		(void)sqlite3_step(st);
-		sqlite3_reset(st);
+		/* Best effort, as in api_auth.c: a lost touch ends early. */
+		if (ws.seen[i].kind == WEB_PRIN_SESSION)
+			(void)store_auth_session_seen(s, hash, at);
+		else
+			(void)store_auth_token_used(s, hash, at);
 	}
 	for (i = 0; i < ws.ncodes; i++)
 		metrics_http_add((int)ws.codes[i].status, ws.codes[i].count);

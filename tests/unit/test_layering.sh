@@ -15,10 +15,8 @@ master=$top_srcdir/master
 # Not yet moved into store modules (issue 16, item 3).
 pending="
 action.c
-api_auth.c
 api_dashboard.c
 api_engine.c
-auth_login.c
 deploy.c
 engine.c
 engine_decide.c
@@ -33,7 +31,6 @@ leftbehind.c
 metrics.c
 operation.c
 suspend.c
-webpub.c
 "
 
 if [ ! -f "$master/store.c" ]; then
