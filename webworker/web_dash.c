@@ -846,71 +846,89 @@ web_dash_route(struct web_page *pg, int get, int post)
 	return -1;
 }
 
-/* Where an action goes in the API, and where the client goes after. */
+/*
+ * A path from a template: "%N" is the request's segment N, "%$" its last
+ * one, each URL-encoded; the rest is copied.  -1 for a segment the
+ * request does not have.
+ */
+static int
+web_seg_path(struct wbuf *b, const struct web_page *pg, const char *tmpl)
+{
+	const char	*p;
+	size_t		 len;
+	int		 n;
+
+	for (p = tmpl; *p != '\0'; p++) {
+		if ((len = strcspn(p, "%")) > 0) {
+			wbuf_add(b, p, len);
+			if (*(p += len) == '\0')
+				break;
+		}
+		p++;
+		if (*p == '$')
+			n = pg->wg_nsegs - 1;
+		else if (*p >= '0' && *p <= '9')
+			n = *p - '0';
+		else
+			return -1;
+		if (n < 0 || n >= pg->wg_nsegs)
+			return -1;
+		wbuf_urlenc(b, pg->wg_segs[n]);
+	}
+	return 0;
+}
+
+/*
+ * Where an action goes in the API, and where the client goes after; the
+ * first row of its kind whose segment count fits (0: any).
+ */
+static const struct web_action_route {
+	int		 what;
+	int		 nsegs;
+	const char	*api;
+	const char	*back;
+} web_action_routes[] = {
+	{ WEB_ACT_DEPLOYMENT, 0, "/api/v1/deployments/%1/actions/%$",
+	    "/deployments/%1" },
+	/* retry: POST the list; forget: DELETE the entry */
+	{ WEB_ACT_LEFT_BEHIND, 5, "/api/v1/deployments/left-behind/%3/%1",
+	    "/deployments/%1/left-behind" },
+	{ WEB_ACT_LEFT_BEHIND, 0, "/api/v1/deployments/left-behind/%1",
+	    "/deployments/%1/left-behind" },
+	{ WEB_ACT_EACH, 0, "/api/v1/plans/%1/operations/%3", "/hosts" },
+	{ WEB_ACT_HOST, 0, "/api/v1/hosts/%1/%2/actions/%4", "/hosts/%1/%2" },
+	{ WEB_ACT_JOB, 0, "/api/v1/jobs/%1/%2/actions/%$", "/jobs/%1/%2" },
+};
+
 static int
 web_action_paths(struct web_page *pg)
 {
-	struct wbuf	 api, back;
-	int		 rc = -1;
+	const struct web_action_route	*r = NULL;
+	struct wbuf			 api, back;
+	size_t				 i;
+	int				 rc = -1;
 
+	for (i = 0; i < sizeof(web_action_routes) /
+	    sizeof(web_action_routes[0]) && r == NULL; i++)
+		if (web_action_routes[i].what == pg->wg_what &&
+		    (web_action_routes[i].nsegs == 0 ||
+		    web_action_routes[i].nsegs == pg->wg_nsegs))
+			r = &web_action_routes[i];
 	wbuf_init(&api);
 	wbuf_init(&back);
-	if (pg->wg_what == WEB_ACT_DEPLOYMENT) {
-		wbuf_puts(&api, "/api/v1/deployments/");
-		wbuf_urlenc(&api, pg->wg_segs[1]);
-		wbuf_puts(&api, "/actions/");
-		wbuf_urlenc(&api, pg->wg_segs[pg->wg_nsegs - 1]);
-		wbuf_puts(&back, "/deployments/");
-		wbuf_urlenc(&back, pg->wg_segs[1]);
-	} else if (pg->wg_what == WEB_ACT_LEFT_BEHIND) {
-		/* retry: POST the list; forget: DELETE the entry */
-		wbuf_puts(&api, "/api/v1/deployments/left-behind/");
-		if (pg->wg_nsegs == 5) {
-			wbuf_urlenc(&api, pg->wg_segs[3]);
-			wbuf_puts(&api, "/");
-		}
-		wbuf_urlenc(&api, pg->wg_segs[1]);
-		wbuf_puts(&back, "/deployments/");
-		wbuf_urlenc(&back, pg->wg_segs[1]);
-		wbuf_puts(&back, "/left-behind");
-	} else if (pg->wg_what == WEB_ACT_EACH) {
-		wbuf_puts(&api, "/api/v1/plans/");
-		wbuf_urlenc(&api, pg->wg_segs[1]);
-		wbuf_puts(&api, "/operations/");
-		wbuf_urlenc(&api, pg->wg_segs[3]);
-		wbuf_puts(&back, "/hosts");
-	} else if (pg->wg_what == WEB_ACT_HOST) {
-		wbuf_puts(&api, "/api/v1/hosts/");
-		wbuf_urlenc(&api, pg->wg_segs[1]);
-		wbuf_puts(&api, "/");
-		wbuf_urlenc(&api, pg->wg_segs[2]);
-		wbuf_puts(&api, "/actions/");
-		wbuf_urlenc(&api, pg->wg_segs[4]);
-		wbuf_puts(&back, "/hosts/");
-		wbuf_urlenc(&back, pg->wg_segs[1]);
-		wbuf_puts(&back, "/");
-		wbuf_urlenc(&back, pg->wg_segs[2]);
-	} else if (pg->wg_what == WEB_ACT_JOB) {
-		wbuf_puts(&api, "/api/v1/jobs/");
-		wbuf_urlenc(&api, pg->wg_segs[1]);
-		wbuf_puts(&api, "/");
-		wbuf_urlenc(&api, pg->wg_segs[2]);
-		wbuf_puts(&api, "/actions/");
-		wbuf_urlenc(&api, pg->wg_segs[pg->wg_nsegs - 1]);
-		wbuf_puts(&back, "/jobs/");
-		wbuf_urlenc(&back, pg->wg_segs[1]);
-		wbuf_puts(&back, "/");
-		wbuf_urlenc(&back, pg->wg_segs[2]);
-	} else {
+	if (r == NULL) {
 		wbuf_puts(&api, "/api/v1/logout");
 		wbuf_puts(&back, "/");
-	}
+	} else if (web_seg_path(&api, pg, r->api) == -1 ||
+	    web_seg_path(&back, pg, r->back) == -1)
+		goto done;
 	if (!api.wb_err && !back.wb_err && api.wb_len < sizeof(pg->wg_api) &&
 	    back.wb_len < sizeof(pg->wg_back)) {
 		strlcpy(pg->wg_api, api.wb_buf, sizeof(pg->wg_api));
 		strlcpy(pg->wg_back, back.wb_buf, sizeof(pg->wg_back));
 		rc = 0;
 	}
+ done:
 	wbuf_free(&api);
 	wbuf_free(&back);
 	return rc;

@@ -345,6 +345,96 @@ web_docs_waiting(void)
 	return web_nwaiting;
 }
 
+/* The session probe: who the client of who is, answered from memory. */
+static void
+web_docs_session(struct web_rq *who, struct web_rq *rq, struct web_page *pg,
+    size_t slot)
+{
+	struct web_ident	 id;
+	json_t			*o;
+	char			*s;
+	size_t			 len;
+
+	/* Public: a bad credential shows as nobody's view. */
+	web_identify(who, &id);
+	o = web_session_obj(&id);
+	if (rq != NULL) {
+		if ((s = json_dumps(o, JSON_COMPACT)) == NULL)
+			fatalx("json_dumps");
+		len = strlen(s);
+		web_local_answer(rq, NULL, 0, id.wi_clear, 200,
+		    "application/json", 0, NULL, NULL, s, len, NULL);
+		freezero(s, len);
+	} else {
+		/* The page may be one rendered for this class. */
+		pg->wg_classknown = 1;
+		pg->wg_class = id.wi_class;
+		pg->wg_kind = id.wi_kind;
+		/* A page's call takes the object as it is. */
+		web_local_answer(NULL, pg, slot, id.wi_clear, 200,
+		    "application/json", 0, NULL, NULL, NULL, 0, o);
+	}
+	json_decref(o);
+	web_ident_clear(&id);
+}
+
+/*
+ * The document of class cls for target, asked of the master if it is
+ * new; NULL (answered 503) when no more can be kept.
+ */
+static struct web_doc *
+web_doc_open(uint32_t cls, const char *target, struct web_rq *rq,
+    struct web_page *pg, size_t slot, int clear)
+{
+	struct web_doc	*d;
+
+	if ((d = web_doc_find(cls, target)) != NULL)
+		return d;
+	if (web_ndocs >= WEB_DOCS_MAX && web_doc_evict(NULL) == -1) {
+		web_local_error(rq, pg, slot, clear, 503, "queue_full",
+		    "too many documents being read; try again",
+		    "Retry-After", "1");
+		return NULL;
+	}
+	if ((d = calloc(1, sizeof(*d))) == NULL ||
+	    (d->wd_target = strdup(target)) == NULL)
+		fatal(NULL);
+	d->wd_class = cls;
+	TAILQ_INIT(&d->wd_waiters);
+	RB_INSERT(web_docs, &web_docs, d);
+	TAILQ_INSERT_TAIL(&web_lru, d, wd_lru);
+	web_ndocs++;
+	d->wd_wanted = web_now();
+	web_want_send(IMSG_WEB_WANT, cls, target);
+	return d;
+}
+
+/* Answer rq or the page's call from d once the master pushes it. */
+static void
+web_doc_wait(struct web_doc *d, struct web_rq *rq, struct web_page *pg,
+    size_t slot, int clear)
+{
+	struct web_waiter	*ww;
+
+	if ((ww = calloc(1, sizeof(*ww))) == NULL)
+		fatal("calloc");
+	ww->ww_doc = d;
+	ww->ww_clear = clear;
+	if (rq != NULL) {
+		/* The caller's copy lives on its stack. */
+		if ((ww->ww_rq = malloc(sizeof(*ww->ww_rq))) == NULL)
+			fatal("malloc");
+		*ww->ww_rq = *rq;
+	} else {
+		ww->ww_page = pg;
+		ww->ww_slot = slot;
+		pg->wg_calls[slot].wk_waiter = ww;
+	}
+	TAILQ_INSERT_TAIL(&d->wd_waiters, ww, ww_entry);
+	d->wd_nwaiters++;
+	web_nwaiting++;
+}
+
 /*
  * GET target for the client of who: a session probe or a document,
  * answered to rq (a client's request, copied if it must wait) or to a
@@ -356,11 +446,7 @@ web_docs_get(struct web_rq *who, struct web_rq *rq, struct web_page *pg,
 {
 	struct web_ident	 id;
 	struct web_doc		*d;
-	struct web_waiter	*ww;
-	json_t			*o;
 	char			 path[WEB_PATH_MAX + 1];
-	char			*s;
-	size_t			 len;
 	int			 route, bad, clear;
 	uint32_t		 cls;
 
@@ -369,27 +455,7 @@ web_docs_get(struct web_rq *who, struct web_rq *rq, struct web_page *pg,
 	strlcpy(path, target, sizeof(path));
 	path[strcspn(path, "?")] = '\0';
 	if (strcmp(path, WEB_SESSION_PATH) == 0) {
-		/* Public: a bad credential shows as nobody's view. */
-		web_identify(who, &id);
-		o = web_session_obj(&id);
-		if (rq != NULL) {
-			if ((s = json_dumps(o, JSON_COMPACT)) == NULL)
-				fatalx("json_dumps");
-			len = strlen(s);
-			web_local_answer(rq, NULL, 0, id.wi_clear, 200,
-			    "application/json", 0, NULL, NULL, s, len, NULL);
-			freezero(s, len);
-		} else {
-			/* The page may be one rendered for this class. */
-			pg->wg_classknown = 1;
-			pg->wg_class = id.wi_class;
-			pg->wg_kind = id.wi_kind;
-			/* A page's call takes the object as it is. */
-			web_local_answer(NULL, pg, slot, id.wi_clear, 200,
-			    "application/json", 0, NULL, NULL, NULL, 0, o);
-		}
-		json_decref(o);
-		web_ident_clear(&id);
+		web_docs_session(who, rq, pg, slot);
 		return 1;
 	}
 	if ((route = web_doc_route(path)) == WEB_DOC_NO)
@@ -414,24 +480,8 @@ web_docs_get(struct web_rq *who, struct web_rq *rq, struct web_page *pg,
 	if (route == WEB_DOC_PUBLIC)
 		cls = WEB_CLASS_NONE;
 
-	if ((d = web_doc_find(cls, target)) == NULL) {
-		if (web_ndocs >= WEB_DOCS_MAX && web_doc_evict(NULL) == -1) {
-			web_local_error(rq, pg, slot, clear, 503, "queue_full",
-			    "too many documents being read; try again",
-			    "Retry-After", "1");
-			return 1;
-		}
-		if ((d = calloc(1, sizeof(*d))) == NULL ||
-		    (d->wd_target = strdup(target)) == NULL)
-			fatal(NULL);
-		d->wd_class = cls;
-		TAILQ_INIT(&d->wd_waiters);
-		RB_INSERT(web_docs, &web_docs, d);
-		TAILQ_INSERT_TAIL(&web_lru, d, wd_lru);
-		web_ndocs++;
-		d->wd_wanted = web_now();
-		web_want_send(IMSG_WEB_WANT, cls, target);
-	}
+	if ((d = web_doc_open(cls, target, rq, pg, slot, clear)) == NULL)
+		return 1;
 	web_doc_read(d);
 	if (d->wd_have && rq != NULL && !clear) {
 		/* The common read: prebuilt, nothing copied. */
@@ -439,9 +489,7 @@ web_docs_get(struct web_rq *who, struct web_rq *rq, struct web_page *pg,
 		web_reply_blob(rq, d->wd_status, d->wd_ctype, d->wd_nh,
 		    (const char *const *)d->wd_hname,
 		    (const char *const *)d->wd_hvalue, d->wd_clen, d->wd_body);
-		return 1;
-	}
-	if (d->wd_have) {
+	} else if (d->wd_have) {
 		if (pg != NULL)
 			pg->wg_calls[slot].wk_docver = d->wd_version;
 		web_local_answer(rq, pg, slot, clear, d->wd_status, d->wd_ctype,
@@ -449,25 +497,8 @@ web_docs_get(struct web_rq *who, struct web_rq *rq, struct web_page *pg,
 		    (const char *const *)d->wd_hvalue,
 		    d->wd_body != NULL ? d->wd_body->bl_data : NULL, d->wd_len,
 		    pg != NULL ? web_doc_json(d) : NULL);
-		return 1;
-	}
-	if ((ww = calloc(1, sizeof(*ww))) == NULL)
-		fatal("calloc");
-	ww->ww_doc = d;
-	ww->ww_clear = clear;
-	if (rq != NULL) {
-		/* The caller's copy lives on its stack. */
-		if ((ww->ww_rq = malloc(sizeof(*ww->ww_rq))) == NULL)
-			fatal("malloc");
-		*ww->ww_rq = *rq;
-	} else {
-		ww->ww_page = pg;
-		ww->ww_slot = slot;
-		pg->wg_calls[slot].wk_waiter = ww;
-	}
-	TAILQ_INSERT_TAIL(&d->wd_waiters, ww, ww_entry);
-	d->wd_nwaiters++;
-	web_nwaiting++;
+	} else
+		web_doc_wait(d, rq, pg, slot, clear);
 	return 1;
 }
 

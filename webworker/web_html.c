@@ -531,13 +531,11 @@ html_attention_rows(struct wbuf *b, json_t *list, const char *id,
 	wbuf_puts(b, "</section>");
 }
 
-void
-html_overview(struct wbuf *b, const struct web_view *v, json_t *o)
+/* The overview's attention lists, each with its count. */
+static void
+html_overview_attention(struct wbuf *b, json_t *o)
 {
-	json_t		*att = json_object_get(o, "attention"), *l, *it;
-	json_t		*bystate = json_object_get(json_object_get(o, "jobs"),
-			    "by_state");
-	const char	*k;
+	json_t		*att = json_object_get(o, "attention"), *l;
 	size_t		 i;
 	static const struct {
 		const char	*key;
@@ -550,15 +548,6 @@ html_overview(struct wbuf *b, const struct web_view *v, json_t *o)
 		{ "repository_errors", "Repository errors" },
 		{ "worker_restarts", "Worker restarts" },
 	};
-
-	html_begin(b, v);
-	wbuf_puts(b, "<h1>Overview</h1><div class=\"counts\">");
-	wbuf_htmlf(b, "<a href=\"/jobs\">%lld jobs</a>",
-	    jint(json_object_get(o, "jobs"), "total"));
-	json_object_foreach(bystate, k, l)
-		wbuf_htmlf(b, "<span>%s: %lld</span>", k,
-		    (long long)json_integer_value(l));
-	wbuf_puts(b, "</div>");
 
 	wbuf_htmlf(b, "<h2 id=\"attention\">Needs attention (%lld)</h2>",
 	    jint(o, "attention_total"));
@@ -579,32 +568,44 @@ html_overview(struct wbuf *b, const struct web_view *v, json_t *o)
 		if (jint(l, "count") > 0)
 			html_attention_rows(b, l, rows[i].key, rows[i].title);
 	}
+}
 
-	l = json_object_get(o, "in_progress");
+/* The deployments being applied. */
+static void
+html_overview_in_progress(struct wbuf *b, json_t *l)
+{
+	json_t	*it;
+	size_t	 i;
+
 	wbuf_htmlf(b, "<h2>In progress (%lld)</h2>", jint(l, "count"));
-	if (jint(l, "count") == 0)
+	if (jint(l, "count") == 0) {
 		wbuf_puts(b, "<p class=\"muted\">No deployment is being "
 		    "applied.</p>");
-	else {
-		wbuf_puts(b, "<table id=\"in-progress\"><tr><th>Deployment"
-		    "</th><th>Job</th><th>State</th><th>Since</th></tr>");
-		json_array_foreach(json_object_get(l, "items"), i, it) {
-			wbuf_puts(b, "<tr><td>");
-			html_deploy_link(b, json_object_get(it, "id"));
-			wbuf_puts(b, "</td><td>");
-			html_job_link(b, jstr(it, "namespace"),
-			    jstr(it, "job"));
-			wbuf_puts(b, "</td><td>");
-			html_state(b, jstr(it, "state"));
-			wbuf_puts(b, "</td><td>");
-			html_time(b, json_object_get(it, "updated_at"));
-			wbuf_puts(b, "</td></tr>");
-		}
-		wbuf_puts(b, "</table>");
-		html_more(b, l, NULL);
+		return;
 	}
+	wbuf_puts(b, "<table id=\"in-progress\"><tr><th>Deployment"
+	    "</th><th>Job</th><th>State</th><th>Since</th></tr>");
+	json_array_foreach(json_object_get(l, "items"), i, it) {
+		wbuf_puts(b, "<tr><td>");
+		html_deploy_link(b, json_object_get(it, "id"));
+		wbuf_puts(b, "</td><td>");
+		html_job_link(b, jstr(it, "namespace"), jstr(it, "job"));
+		wbuf_puts(b, "</td><td>");
+		html_state(b, jstr(it, "state"));
+		wbuf_puts(b, "</td><td>");
+		html_time(b, json_object_get(it, "updated_at"));
+		wbuf_puts(b, "</td></tr>");
+	}
+	wbuf_puts(b, "</table>");
+	html_more(b, l, NULL);
+}
 
-	l = json_object_get(o, "repositories");
+static void
+html_overview_repositories(struct wbuf *b, json_t *l)
+{
+	json_t	*it;
+	size_t	 i;
+
 	wbuf_puts(b, "<h2>Repositories</h2><table id=\"repositories\"><tr>"
 	    "<th>Name</th><th>State</th><th>Commit</th><th>Subject</th>"
 	    "<th>Fetched</th><th>Error</th></tr>");
@@ -618,27 +619,53 @@ html_overview(struct wbuf *b, const struct web_view *v, json_t *o)
 		wbuf_htmlf(b, "</td><td>%s</td></tr>", jstr(it, "error"));
 	}
 	wbuf_puts(b, "</table>");
+}
 
-	l = json_object_get(o, "orphans");
+static void
+html_overview_orphans(struct wbuf *b, json_t *l)
+{
+	json_t	*it;
+	size_t	 i;
+
 	wbuf_htmlf(b, "<h2>Orphans (%lld)</h2>", jint(l, "count"));
 	if (!json_is_true(json_object_get(l, "complete")))
 		wbuf_puts(b, "<p class=\"muted\">Not known while a file does "
 		    "not parse.</p>");
-	if (jint(l, "count") > 0) {
-		wbuf_puts(b, "<p class=\"muted\">Jobs nops deployed that are "
-		    "gone from git but still run. nops never stops them."
-		    "</p><table id=\"orphans\"><tr><th>Job</th>"
-		    "<th>Last deployment</th></tr>");
-		json_array_foreach(json_object_get(l, "items"), i, it) {
-			wbuf_htmlf(b, "<tr><td>%s/%s</td><td>",
-			    jstr(it, "namespace"), jstr(it, "id"));
-			html_deploy_link(b, json_object_get(it,
-			    "last_deployment"));
-			wbuf_puts(b, "</td></tr>");
-		}
-		wbuf_puts(b, "</table>");
-		html_more(b, l, NULL);
+	if (jint(l, "count") <= 0)
+		return;
+	wbuf_puts(b, "<p class=\"muted\">Jobs nops deployed that are "
+	    "gone from git but still run. nops never stops them."
+	    "</p><table id=\"orphans\"><tr><th>Job</th>"
+	    "<th>Last deployment</th></tr>");
+	json_array_foreach(json_object_get(l, "items"), i, it) {
+		wbuf_htmlf(b, "<tr><td>%s/%s</td><td>",
+		    jstr(it, "namespace"), jstr(it, "id"));
+		html_deploy_link(b, json_object_get(it, "last_deployment"));
+		wbuf_puts(b, "</td></tr>");
 	}
+	wbuf_puts(b, "</table>");
+	html_more(b, l, NULL);
+}
+
+void
+html_overview(struct wbuf *b, const struct web_view *v, json_t *o)
+{
+	json_t		*bystate = json_object_get(json_object_get(o, "jobs"),
+			    "by_state"), *l;
+	const char	*k;
+
+	html_begin(b, v);
+	wbuf_puts(b, "<h1>Overview</h1><div class=\"counts\">");
+	wbuf_htmlf(b, "<a href=\"/jobs\">%lld jobs</a>",
+	    jint(json_object_get(o, "jobs"), "total"));
+	json_object_foreach(bystate, k, l)
+		wbuf_htmlf(b, "<span>%s: %lld</span>", k,
+		    (long long)json_integer_value(l));
+	wbuf_puts(b, "</div>");
+	html_overview_attention(b, o);
+	html_overview_in_progress(b, json_object_get(o, "in_progress"));
+	html_overview_repositories(b, json_object_get(o, "repositories"));
+	html_overview_orphans(b, json_object_get(o, "orphans"));
 	l = json_object_get(o, "engine");
 	wbuf_puts(b, "<p class=\"muted\">Last detection ");
 	html_time(b, json_object_get(l, "last_detection"));
@@ -679,31 +706,19 @@ html_jobs(struct wbuf *b, const struct web_view *v, json_t *o)
 	html_end(b);
 }
 
-void
-html_job(struct wbuf *b, const struct web_view *v, json_t *j, json_t *ds)
+/* A job's facts: where it comes from, how it is deployed, who holds it. */
+static void
+html_job_facts(struct wbuf *b, json_t *j)
 {
-	struct wbuf	 path;
-	json_t		*it, *paused = json_object_get(j, "paused");
-	const char	*ns = jstr(j, "namespace"), *id = jstr(j, "id");
-	const char	*note;
+	json_t		*hold;
 	size_t		 i;
-
-	html_begin(b, v);
-	wbuf_htmlf(b, "<h1>Job %s/%s ", ns, id);
-	html_state(b, jstr(j, "state"));
-	wbuf_puts(b, "</h1>");
-	if ((note = jstr(j, "note")) != NULL)
-		html_message(b, "info", note);
-	if (jstr(j, "error") != NULL)
-		html_message(b, "error", jstr(j, "error"));
-
-	wbuf_init(&path);
-	wbuf_puts(&path, "/jobs/");
-	wbuf_urlenc(&path, ns);
-	wbuf_puts(&path, "/");
-	wbuf_urlenc(&path, id);
-	if (!path.wb_err)
-		html_actions(b, v, json_object_get(j, "actions"), path.wb_buf);
+	static const struct {
+		const char	*key;
+		const char	*title;
+	} holds[] = {
+		{ "paused", "Paused" },
+		{ "suspended", "Suspended" },
+	};
 
 	wbuf_puts(b, "<section class=\"box\"><table>");
 	wbuf_htmlf(b, "<tr><th>Repository</th><td>%s</td></tr>"
@@ -721,21 +736,23 @@ html_job(struct wbuf *b, const struct web_view *v, json_t *j, json_t *ds)
 	    jstr(j, "spec_hash"));
 	html_deploy_link(b, json_object_get(j, "deployment"));
 	wbuf_puts(b, "</td></tr>");
-	if (json_is_object(paused)) {
-		wbuf_htmlf(b, "<tr><th>Paused</th><td>by %s: %s (since ",
-		    jstr(paused, "by"), jstr(paused, "reason"));
-		html_time(b, json_object_get(paused, "since"));
-		wbuf_puts(b, ")</td></tr>");
-	}
-	if (json_is_object(json_object_get(j, "suspended"))) {
-		json_t	*sus = json_object_get(j, "suspended");
-
-		wbuf_htmlf(b, "<tr><th>Suspended</th><td>by %s: %s (since ",
-		    jstr(sus, "by"), jstr(sus, "reason"));
-		html_time(b, json_object_get(sus, "since"));
+	for (i = 0; i < sizeof(holds) / sizeof(holds[0]); i++) {
+		if (!json_is_object(hold = json_object_get(j, holds[i].key)))
+			continue;
+		wbuf_htmlf(b, "<tr><th>%s</th><td>by %s: %s (since ",
+		    holds[i].title, jstr(hold, "by"), jstr(hold, "reason"));
+		html_time(b, json_object_get(hold, "since"));
 		wbuf_puts(b, ")</td></tr>");
 	}
 	wbuf_puts(b, "</table></section>");
+}
+
+/* A job's issues and hooks, where it has any. */
+static void
+html_job_lists(struct wbuf *b, json_t *j)
+{
+	json_t	*it;
+	size_t	 i;
 
 	if (json_array_size(json_object_get(j, "issues")) > 0) {
 		wbuf_puts(b, "<h2>Issues</h2><table id=\"issues\"><tr>"
@@ -758,38 +775,74 @@ html_job(struct wbuf *b, const struct web_view *v, json_t *j, json_t *ds)
 			    jint(it, "timeout"));
 		wbuf_puts(b, "</table>");
 	}
+}
+
+/* A job's last deployments, and a link to all of them. */
+static void
+html_job_recent(struct wbuf *b, json_t *ds, const char *ns, const char *id)
+{
+	json_t	*it;
+	size_t	 i;
+
+	wbuf_puts(b, "<h2>Recent deployments</h2>");
+	if (ds == NULL || json_array_size(json_object_get(ds, "items")) ==
+	    0) {
+		wbuf_puts(b, "<p class=\"muted\">None.</p>");
+		return;
+	}
+	wbuf_puts(b, "<table id=\"deployments\"><tr><th>Deployment"
+	    "</th><th>State</th><th>Commit</th><th>Created</th>"
+	    "<th>Reason</th></tr>");
+	json_array_foreach(json_object_get(ds, "items"), i, it) {
+		wbuf_puts(b, "<tr><td>");
+		html_deploy_link(b, json_object_get(it, "id"));
+		wbuf_puts(b, "</td><td>");
+		html_state(b, jstr(it, "state"));
+		wbuf_puts(b, "</td><td>");
+		html_commit(b, jstr(it, "commit"));
+		wbuf_puts(b, "</td><td>");
+		html_time(b, json_object_get(it, "created_at"));
+		wbuf_htmlf(b, "</td><td>%s</td></tr>", jstr(it, "reason"));
+	}
+	wbuf_puts(b, "</table><p><a href=\"/deployments?namespace=");
+	wbuf_urlenc(b, ns);
+	wbuf_puts(b, "&amp;job=");
+	wbuf_urlenc(b, id);
+	wbuf_puts(b, "\">All deployments of this job →</a></p>");
+}
+
+void
+html_job(struct wbuf *b, const struct web_view *v, json_t *j, json_t *ds)
+{
+	struct wbuf	 path;
+	const char	*ns = jstr(j, "namespace"), *id = jstr(j, "id");
+	const char	*note;
+
+	html_begin(b, v);
+	wbuf_htmlf(b, "<h1>Job %s/%s ", ns, id);
+	html_state(b, jstr(j, "state"));
+	wbuf_puts(b, "</h1>");
+	if ((note = jstr(j, "note")) != NULL)
+		html_message(b, "info", note);
+	if (jstr(j, "error") != NULL)
+		html_message(b, "error", jstr(j, "error"));
+
+	wbuf_init(&path);
+	wbuf_puts(&path, "/jobs/");
+	wbuf_urlenc(&path, ns);
+	wbuf_puts(&path, "/");
+	wbuf_urlenc(&path, id);
+	if (!path.wb_err)
+		html_actions(b, v, json_object_get(j, "actions"), path.wb_buf);
+	wbuf_free(&path);
+
+	html_job_facts(b, j);
+	html_job_lists(b, j);
 	if (json_is_object(json_object_get(j, "diff")) &&
 	    json_is_true(json_object_get(j, "drift"))) {
 		wbuf_puts(b, "<h2>Drift: git against the live job</h2>");
 		html_diff(b, json_object_get(j, "diff"));
 	}
-
-	wbuf_puts(b, "<h2>Recent deployments</h2>");
-	if (ds == NULL || json_array_size(json_object_get(ds, "items")) ==
-	    0)
-		wbuf_puts(b, "<p class=\"muted\">None.</p>");
-	else {
-		wbuf_puts(b, "<table id=\"deployments\"><tr><th>Deployment"
-		    "</th><th>State</th><th>Commit</th><th>Created</th>"
-		    "<th>Reason</th></tr>");
-		json_array_foreach(json_object_get(ds, "items"), i, it) {
-			wbuf_puts(b, "<tr><td>");
-			html_deploy_link(b, json_object_get(it, "id"));
-			wbuf_puts(b, "</td><td>");
-			html_state(b, jstr(it, "state"));
-			wbuf_puts(b, "</td><td>");
-			html_commit(b, jstr(it, "commit"));
-			wbuf_puts(b, "</td><td>");
-			html_time(b, json_object_get(it, "created_at"));
-			wbuf_htmlf(b, "</td><td>%s</td></tr>",
-			    jstr(it, "reason"));
-		}
-		wbuf_puts(b, "</table><p><a href=\"/deployments?namespace=");
-		wbuf_urlenc(b, ns);
-		wbuf_puts(b, "&amp;job=");
-		wbuf_urlenc(b, id);
-		wbuf_puts(b, "\">All deployments of this job →</a></p>");
-	}
-	wbuf_free(&path);
+	html_job_recent(b, ds, ns, id);
 	html_end(b);
 }

@@ -422,15 +422,12 @@ html_health(struct wbuf *b, json_t *h)
 	wbuf_puts(b, ".</p></section>");
 }
 
-void
-html_deployment(struct wbuf *b, const struct web_view *v, json_t *d,
-    json_t *steps)
+/* A deployment's heading: what it deploys, from where, and its reason. */
+static void
+html_deployment_head(struct wbuf *b, json_t *d)
 {
-	json_t		*it, *run;
 	const char	*state = jstr(d, "state");
-	size_t		 i;
 
-	html_begin(b, v);
 	wbuf_htmlf(b, "<h1>Deployment #%lld ", jint(d, "id"));
 	html_state(b, state);
 	if (jstr(d, "namespace") != NULL && jstr(d, "namespace")[0] == '\0' &&
@@ -449,22 +446,24 @@ html_deployment(struct wbuf *b, const struct web_view *v, json_t *d,
 	if (jstr(d, "reason") != NULL)
 		html_message(b, state != NULL && (strcmp(state, "failed") ==
 		    0) ? "error" : "info", jstr(d, "reason"));
-	html_deploy_actions(b, v, d);
-	if (json_is_integer(json_object_get(d, "id")))
-		wbuf_htmlf(b, "<p><a id=\"left-behind-link\" href=\""
-		    "/deployments/%ld/left-behind\">Objects its cleanups left "
-		    "behind</a></p>", (long)jint(d, "id"));
+}
 
-	/* A deploy plan's: its phases and host steps. */
-	if (steps != NULL)
-		html_plan_steps(b, steps);
-	else {
-		wbuf_htmlf(b, "<h2>%s</h2>", state != NULL && strcmp(state,
-		    "pending_approval") == 0 ? "What approve will do" :
-		    "What this deployment does");
-		html_plan(b, d);
-	}
+/* A row of the details whose value is a time, where the key is one. */
+static void
+html_deployment_time(struct wbuf *b, json_t *d, const char *key,
+    const char *title)
+{
+	if (!json_is_string(json_object_get(d, key)))
+		return;
+	wbuf_htmlf(b, "<tr><th>%s</th><td>", title);
+	html_time(b, json_object_get(d, key));
+	wbuf_puts(b, "</td></tr>");
+}
 
+/* A deployment's details: hash, times, approval, Nomad's names. */
+static void
+html_deployment_details(struct wbuf *b, json_t *d)
+{
 	wbuf_puts(b, "<section class=\"box\"><table id=\"details\">");
 	wbuf_htmlf(b, "<tr><th>Spec hash</th><td><code>%s</code></td></tr>"
 	    "<tr><th>Created</th><td>", jstr(d, "spec_hash"));
@@ -489,64 +488,92 @@ html_deployment(struct wbuf *b, const struct web_view *v, json_t *d,
 	if (json_is_integer(json_object_get(d, "job_version")))
 		wbuf_htmlf(b, "<tr><th>Job version</th><td>%lld</td></tr>",
 		    jint(d, "job_version"));
-	if (json_is_string(json_object_get(d, "timeout_at"))) {
-		wbuf_puts(b, "<tr><th>Times out</th><td>");
-		html_time(b, json_object_get(d, "timeout_at"));
-		wbuf_puts(b, "</td></tr>");
-	}
-	if (json_is_string(json_object_get(d, "ended_at"))) {
-		wbuf_puts(b, "<tr><th>Ended</th><td>");
-		html_time(b, json_object_get(d, "ended_at"));
-		wbuf_puts(b, "</td></tr>");
-	}
+	html_deployment_time(b, d, "timeout_at", "Times out");
+	html_deployment_time(b, d, "ended_at", "Ended");
 	wbuf_puts(b, "</table></section>");
+}
 
+/* One hook's run: state, exit, times, error and its output. */
+static void
+html_hook_run(struct wbuf *b, json_t *run)
+{
+	if (!json_is_object(run)) {
+		wbuf_puts(b, "<span class=\"muted\">not run</span></td>"
+		    "<td></td><td></td><td></td><td></td>");
+		return;
+	}
+	html_state(b, jstr(run, "state"));
+	if (json_is_integer(json_object_get(run, "exit_code")))
+		wbuf_htmlf(b, "</td><td>%lld", jint(run, "exit_code"));
+	else
+		wbuf_puts(b, "</td><td>");
+	wbuf_puts(b, "</td><td>");
+	html_time(b, json_object_get(run, "started_at"));
+	wbuf_puts(b, "</td><td>");
+	html_time(b, json_object_get(run, "ended_at"));
+	wbuf_htmlf(b, "</td><td>%s", jstr(run, "error"));
+	if (jstr(run, "output") != NULL && *jstr(run, "output") != '\0')
+		wbuf_htmlf(b, "<details class=\"output\"><summary>output "
+		    "(last 64 KiB, redacted)</summary><pre>%s</pre>"
+		    "</details>", jstr(run, "output"));
+	wbuf_puts(b, "</td>");
+}
+
+/* A deployment's hooks and their runs, where it has any. */
+static void
+html_deployment_hooks(struct wbuf *b, json_t *d)
+{
+	json_t	*it;
+	size_t	 i;
+
+	if (json_array_size(json_object_get(d, "hooks")) == 0)
+		return;
+	wbuf_puts(b, "<h2>Hooks</h2><table id=\"hooks\"><tr>"
+	    "<th>Phase</th><th>#</th><th>Hook</th><th>Revision</th>"
+	    "<th>Run</th><th>Exit</th><th>Started</th><th>Ended</th>"
+	    "<th>Error</th></tr>");
+	json_array_foreach(json_object_get(d, "hooks"), i, it) {
+		wbuf_htmlf(b, "<tr><td>%s</td><td>%lld</td><td>%s</td>"
+		    "<td><code>%s</code></td><td>", jstr(it, "phase"),
+		    jint(it, "position"), jstr(it, "hook"),
+		    jstr(it, "revision"));
+		html_hook_run(b, json_object_get(it, "run"));
+		wbuf_puts(b, "</tr>");
+	}
+	wbuf_puts(b, "</table>");
+}
+
+void
+html_deployment(struct wbuf *b, const struct web_view *v, json_t *d,
+    json_t *steps)
+{
+	json_t		*it;
+	const char	*state = jstr(d, "state");
+	size_t		 i;
+
+	html_begin(b, v);
+	html_deployment_head(b, d);
+	html_deploy_actions(b, v, d);
+	if (json_is_integer(json_object_get(d, "id")))
+		wbuf_htmlf(b, "<p><a id=\"left-behind-link\" href=\""
+		    "/deployments/%ld/left-behind\">Objects its cleanups left "
+		    "behind</a></p>", (long)jint(d, "id"));
+
+	/* A deploy plan's: its phases and host steps. */
+	if (steps != NULL)
+		html_plan_steps(b, steps);
+	else {
+		wbuf_htmlf(b, "<h2>%s</h2>", state != NULL && strcmp(state,
+		    "pending_approval") == 0 ? "What approve will do" :
+		    "What this deployment does");
+		html_plan(b, d);
+	}
+	html_deployment_details(b, d);
 	html_health(b, json_object_get(d, "health"));
-
 	html_git(b, json_object_get(d, "git"));
 	wbuf_puts(b, "<h2>Diff (secrets redacted)</h2>");
 	html_diff(b, json_object_get(d, "diff"));
-
-	if (json_array_size(json_object_get(d, "hooks")) > 0) {
-		wbuf_puts(b, "<h2>Hooks</h2><table id=\"hooks\"><tr>"
-		    "<th>Phase</th><th>#</th><th>Hook</th><th>Revision</th>"
-		    "<th>Run</th><th>Exit</th><th>Started</th><th>Ended</th>"
-		    "<th>Error</th></tr>");
-		json_array_foreach(json_object_get(d, "hooks"), i, it) {
-			run = json_object_get(it, "run");
-			wbuf_htmlf(b, "<tr><td>%s</td><td>%lld</td><td>%s</td>"
-			    "<td><code>%s</code></td><td>",
-			    jstr(it, "phase"), jint(it, "position"),
-			    jstr(it, "hook"), jstr(it, "revision"));
-			if (json_is_object(run)) {
-				html_state(b, jstr(run, "state"));
-				if (json_is_integer(json_object_get(run,
-				    "exit_code")))
-					wbuf_htmlf(b, "</td><td>%lld",
-					    jint(run, "exit_code"));
-				else
-					wbuf_puts(b, "</td><td>");
-				wbuf_puts(b, "</td><td>");
-				html_time(b, json_object_get(run,
-				    "started_at"));
-				wbuf_puts(b, "</td><td>");
-				html_time(b, json_object_get(run, "ended_at"));
-				wbuf_htmlf(b, "</td><td>%s", jstr(run, "error"));
-				if (jstr(run, "output") != NULL &&
-				    *jstr(run, "output") != '\0')
-					wbuf_htmlf(b, "<details class=\"output\">"
-					    "<summary>output (last 64 KiB, "
-					    "redacted)</summary><pre>%s</pre>"
-					    "</details>", jstr(run, "output"));
-				wbuf_puts(b, "</td>");
-			} else
-				wbuf_puts(b, "<span class=\"muted\">not run"
-				    "</span></td><td></td><td></td><td></td>"
-				    "<td></td>");
-			wbuf_puts(b, "</tr>");
-		}
-		wbuf_puts(b, "</table>");
-	}
+	html_deployment_hooks(b, d);
 
 	wbuf_puts(b, "<h2>Events</h2><table id=\"events\"><tr><th>When</th>"
 	    "<th>Who</th><th>What</th><th>Detail</th></tr>");
