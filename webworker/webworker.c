@@ -809,8 +809,29 @@ web_dispatch_master(int fd, short event, void *arg)
 static void
 web_loop_init(void)
 {
-	if ((web_base = event_base_new()) == NULL)
-		fatalx("event_base_new");
+	struct event_config	*cfg;
+
+	/*
+	 * epoll's changelist: adds and deletes are batched into the next
+	 * epoll_wait (2 epoll_ctl per answer instead of 4).  libevent warns
+	 * that a descriptor dup()ed elsewhere may outlive its close here:
+	 * the deferred EPOLL_CTL_DEL then finds it closed and the kernel
+	 * keeps the registration until the last copy is closed.  The only
+	 * copies are of control-socket connections, sent to the master
+	 * (web_send), which closes its copy on receipt (api_control_peer).
+	 * Until then such a registration can only report spurious events
+	 * under its old number; every descriptor here is non-blocking, and
+	 * libevent retries a MOD that finds no entry as an ADD, so a
+	 * connection that reuses the number still gets its own events
+	 * (test_control_trust drops control connections mid-request while
+	 * others reuse their numbers).
+	 */
+	if ((cfg = event_config_new()) == NULL ||
+	    event_config_set_flag(cfg,
+	    EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST) == -1 ||
+	    (web_base = event_base_new_with_config(cfg)) == NULL)
+		fatalx("event_base_new_with_config");
+	event_config_free(cfg);
 	web_conn_init();
 	web_auth_init();
 	web_docs_init();
