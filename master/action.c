@@ -27,6 +27,7 @@
 #include "master.h"
 #include "store.h"
 #include "deploy.h"
+#include "store_deploy.h"
 #include "engine.h"
 #include "hosts.h"
 #include "api.h"
@@ -279,7 +280,7 @@ action_retry_allowed(const struct deploy *d)
 	struct deploy	 last;
 	int		 rc, ok = 1;
 
-	rc = deploy_last_terminal(s, d->d_ns, d->d_job, &last);
+	rc = store_deploy_last_terminal(s, d->d_ns, d->d_job, &last);
 	if (rc == -1)
 		return -1;
 	if (rc == 0) {
@@ -287,7 +288,7 @@ action_retry_allowed(const struct deploy *d)
 			ok = 0;
 		deploy_free(&last);
 	}
-	if (ok && (rc = deploy_active(s, d->d_ns, d->d_job, &last)) != 1) {
+	if (ok && (rc = store_deploy_active(s, d->d_ns, d->d_job, &last)) != 1) {
 		if (rc == -1)
 			return -1;
 		ok = 0;
@@ -320,7 +321,7 @@ action_ctx_fill(struct action_ctx *ac, struct api_req *req, const char *ns,
 	if ((rc = suspend_get(ns, job, NULL, NULL, NULL)) == -1)
 		ac->ac_store_err = 1;
 	ac->ac_cond |= rc == 1 ? ACOND_SUSPENDED : ACOND_NOT_SUSPENDED;
-	if ((rc = deploy_active(s, ns, job, &d)) == 0) {
+	if ((rc = store_deploy_active(s, ns, job, &d)) == 0) {
 		if (d.d_state != DS_PENDING_APPROVAL)
 			ac->ac_active = d.d_id;
 		deploy_free(&d);
@@ -346,7 +347,7 @@ action_ctx_fill(struct action_ctx *ac, struct api_req *req, const char *ns,
 		ac->ac_cond |= ACOND_DEPLOYED;
 	ac->ac_cond |= (ac->ac_cond & ACOND_SUSPENDED) ? ACOND_MAY_UNSUSPEND :
 	    ACOND_MAY_SUSPEND;
-	if ((rc = deploy_last_terminal(s, ns, job, &d)) == 0) {
+	if ((rc = store_deploy_last_terminal(s, ns, job, &d)) == 0) {
 		if (d.d_state == DS_FAILED)
 			ac->ac_cond |= ACOND_MAY_SUSPEND | ACOND_MAY_UNSUSPEND;
 		deploy_free(&d);
@@ -684,7 +685,7 @@ action_api_deployment(struct api_req *req, struct api_resp *resp)
 	}
 	if ((body = api_json_body(req, resp)) == NULL)
 		return;
-	if ((rc = deploy_load(engine_store(), id, &d)) != 0) {
+	if ((rc = store_deploy_load(engine_store(), id, &d)) != 0) {
 		if (rc == 1)
 			api_error(resp, 404, "not_found", "no deployment %lld",
 			    (long long)id);
@@ -716,7 +717,7 @@ act_answer_deployment(int64_t id, struct api_resp *resp)
 {
 	struct deploy	 d;
 
-	if (deploy_load(engine_store(), id, &d) == 0) {
+	if (store_deploy_load(engine_store(), id, &d) == 0) {
 		resp->status = 200;
 		resp->body = api_engine_deploy_json(&d);
 		deploy_free(&d);
@@ -752,7 +753,7 @@ act_approve(struct action_ctx *ac, json_t *input, struct api_resp *resp)
 		goto fail;
 	rc = deploy_transition(s, d->d_id, DS_PENDING_APPROVAL, to,
 	    ac->ac_req->ar_actor, "approve", NULL);
-	if (rc != 1 || deploy_set_approval(s, d->d_id, ac->ac_req->ar_actor,
+	if (rc != 1 || store_deploy_set_approval(s, d->d_id, ac->ac_req->ar_actor,
 	    d->d_spec_hash) == -1 || store_commit(s) == -1) {
 		store_rollback(s);
 		if (rc == 0) {
@@ -823,7 +824,7 @@ act_retry(struct action_ctx *ac, json_t *input, struct api_resp *resp)
 	char		 target[64];
 	int		 rc;
 
-	rc = deploy_last_terminal(s, d->d_ns, d->d_job, &last);
+	rc = store_deploy_last_terminal(s, d->d_ns, d->d_job, &last);
 	if (rc == 0 && last.d_id != d->d_id && last.d_state != DS_SUPERSEDED) {
 		api_error(resp, 409, "conflict", "deployment %lld is not the "
 		    "last of %s/%s (%lld is)", (long long)d->d_id, d->d_ns,
@@ -833,7 +834,7 @@ act_retry(struct action_ctx *ac, json_t *input, struct api_resp *resp)
 	}
 	if (rc == 0)
 		deploy_free(&last);
-	if (deploy_active(s, d->d_ns, d->d_job, &last) == 0) {
+	if (store_deploy_active(s, d->d_ns, d->d_job, &last) == 0) {
 		api_error(resp, 409, "conflict", "%s/%s already has deployment "
 		    "%lld", d->d_ns, d->d_job, (long long)last.d_id);
 		deploy_free(&last);

@@ -15,13 +15,13 @@
 #include <time.h>
 
 #include <jansson.h>
-#include <sqlite3.h>
 
 #include "log.h"
 #include "conf.h"
 #include "master.h"
 #include "store.h"
 #include "deploy.h"
+#include "store_deploy.h"
 #include "repo.h"
 #include "engine.h"
 #include "api.h"
@@ -238,50 +238,53 @@ api_deploy_json(const struct deploy *d)
 	return o;
 }
 
-/*
- * A listed row, as a struct deploy (free with deploy_free()); only the
- * fields api_deploy_json() shows are set.
- */
-static void
-deploy_list_row(sqlite3_stmt *st, struct deploy *d)
-{
-	const char	*state;
+/* A page of the deployments list, as api_deployments() fills it. */
+struct api_deploy_page {
+	struct api_req	*dp_req;
+	json_t		*dp_items;
+	int64_t		 dp_last;
+	int		 dp_limit;
+	int		 dp_n;
+	int		 dp_more;
+};
 
-	memset(d, 0, sizeof(*d));
-	d->d_id = sqlite3_column_int64(st, 0);
-	d->d_ns = store_col_strdup(st, 1);
-	d->d_job = store_col_strdup(st, 2);
-	d->d_repo = store_col_strdup(st, 3);
-	state = (const char *)sqlite3_column_text(st, 4);
-	if (state == NULL || deploy_state_parse(state, &d->d_state) == -1)
-		d->d_state = DS_FAILED;
-	d->d_commit = store_col_strdup(st, 5);
-	d->d_spec_hash = store_col_strdup(st, 6);
-	d->d_policy = store_col_strdup(st, 7);
-	d->d_created_at = store_col_int(st, 8, 0);
-	d->d_updated_at = store_col_int(st, 9, 0);
-	d->d_reason = store_col_strdup(st, 10);
-	d->d_approved_by = store_col_strdup(st, 11);
-	d->d_approved_at = store_col_int(st, 12, 0);
-	d->d_retry_of = store_col_int(st, 13, 0);
-	d->d_nomad_deployment = store_col_strdup(st, 14);
-	d->d_job_version = store_col_int(st, 15, -1);
-	d->d_timeout_at = store_col_int(st, 16, 0);
-	d->d_ended_at = store_col_int(st, 17, 0);
+static int
+api_deploy_readable(const char *ns, void *arg)
+{
+	struct api_deploy_page *dp = arg;
+
+	return api_auth_allows(dp->dp_req, CAP_READ, ns);
+}
+
+static int
+api_deploy_item(struct deploy *d, void *arg)
+{
+	struct api_deploy_page *dp = arg;
+
+	if (dp->dp_n == dp->dp_limit) {
+		dp->dp_more = 1;
+		return 1;
+	}
+	json_array_append_new(dp->dp_items, api_deploy_json(d));
+	dp->dp_last = d->d_id;
+	dp->dp_n++;
+	return 0;
 }
 
 static void
 api_deployments(struct api_req *req, struct api_resp *resp)
 {
-	sqlite3_stmt	*st;
-	struct deploy	 d;
+	struct store_deploy_filter f;
+	struct api_deploy_page dp;
 	json_t		*items;
 	char		*state, *ns, *job, *cursor;
 	const char	*errstr = NULL;
 	int64_t		 before = 0, last = 0;
 	enum deploy_state ds;
-	int		 limit, n = 0, rc, more = 0;
+	int		 limit, more = 0;
 
+	memset(&f, 0, sizeof(f));
+	memset(&dp, 0, sizeof(dp));
 	if (api_limit(req, resp, &limit) == -1)
 		return;
 	state = api_query(req, "state");
@@ -306,46 +309,23 @@ api_deployments(struct api_req *req, struct api_resp *resp)
 	/*
 	 * Newest first, in one pass that stops once the page and one more
 	 * readable row are found; rows the client may not read are skipped
-	 * so that a page is full whenever more rows exist.  Only the listed
-	 * columns are read: never the spec, the diff or the hooks.
+	 * so that a page is full whenever more rows exist.
 	 */
-	st = store_prepare(engine_store(), "SELECT id, namespace, job,"
-	    " repository, state, commit_id, spec_hash, policy, created_at,"
-	    " updated_at, reason, approved_by, approved_at, retry_of,"
-	    " nomad_deployment_id, job_version, timeout_at, ended_at"
-	    " FROM deployments WHERE (?1 IS NULL OR state = ?1) AND"
-	    " (?2 IS NULL OR namespace = ?2) AND (?3 IS NULL OR job = ?3) AND"
-	    " (?4 = 0 OR id < ?4) ORDER BY id DESC");
-	if (st == NULL) {
-		api_error(resp, 500, "runtime_error", "cannot read deployments");
-		goto out;
-	}
-	sqlite3_bind_text(st, 1, state, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, ns, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, job, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(st, 4, before);
-	items = json_array();
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (!api_auth_allows(req, CAP_READ,
-		    (const char *)sqlite3_column_text(st, 1)))
-			continue;
-		if (n == limit) {
-			more = 1;
-			break;
-		}
-		deploy_list_row(st, &d);
-		json_array_append_new(items, api_deploy_json(&d));
-		last = d.d_id;
-		deploy_free(&d);
-		n++;
-	}
-	sqlite3_reset(st);
-	/* A read that failed midway is not the end of the list. */
-	if (!more && rc != SQLITE_DONE) {
+	f.df_state = state;
+	f.df_ns = ns;
+	f.df_job = job;
+	f.df_before = before;
+	f.df_readable = api_deploy_readable;
+	dp.dp_req = req;
+	dp.dp_items = items = json_array();
+	dp.dp_limit = limit;
+	if (store_deploy_list(engine_store(), &f, api_deploy_item, &dp) == -1) {
 		json_decref(items);
 		api_error(resp, 500, "runtime_error", "cannot read deployments");
 		goto out;
 	}
+	more = dp.dp_more;
+	last = dp.dp_last;
 	resp->status = 200;
 	resp->body = jsonb_pack("{s:o,s:o}", "items", items, "next",
 	    more ? jsonb_printf("%lld", (long long)last) : json_null());
@@ -367,7 +347,7 @@ api_event_cb(const struct store_event_row *r, void *arg)
 	return 0;
 }
 
-/* deploy_load() said 1 (no such row) or -1: a store error, as itself. */
+/* store_deploy_load() said 1 (no such row) or -1: a store error, as itself. */
 static void
 api_store_or_404(struct api_resp *resp, int rc, int64_t id)
 {
@@ -455,7 +435,7 @@ api_deployment(struct api_req *req, struct api_resp *resp)
 
 	if (api_deployment_id(req, resp, &id) == -1)
 		return;
-	if ((rc = deploy_load(engine_store(), id, &d)) != 0) {
+	if ((rc = store_deploy_load(engine_store(), id, &d)) != 0) {
 		api_store_or_404(resp, rc, id);
 		return;
 	}
@@ -478,7 +458,7 @@ api_deployment(struct api_req *req, struct api_resp *resp)
 		    "timeout", d.d_hooks[i].dh_timeout);
 		snprintf(token, sizeof(token), "%lld:%s:%d", (long long)id,
 		    d.d_hooks[i].dh_phase, d.d_hooks[i].dh_position);
-		if (deploy_hookrun_get(engine_store(), token, &hr) == 0) {
+		if (store_deploy_hookrun_get(engine_store(), token, &hr) == 0) {
 			json_object_set_new(h, "run", jsonb_pack(
 			    "{s:s,s:o,s:o,s:o,s:o,s:o}",
 			    "state", hr.hr_state,
@@ -528,7 +508,7 @@ api_engine_deploy_now(struct api_req *req, struct api_resp *resp,
 	size_t		 i;
 	int		 rc;
 
-	if ((rc = deploy_active(s, ns, id, &act)) == -1) {
+	if ((rc = store_deploy_active(s, ns, id, &act)) == -1) {
 		api_error(resp, 500, "runtime_error", "cannot read the "
 		    "deployments of %s/%s: %s", ns, id, store_error(s));
 		return;

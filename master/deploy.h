@@ -2,6 +2,7 @@
  * Deployments as stored: the only engine state that survives a restart.
  * Every change of state is a compare-and-set on the state it leaves and
  * writes its audit event in the same transaction (save before acting).
+ * The rows are read and written by store_deploy.h's functions.
  */
 #ifndef NOPS_DEPLOY_H
 #define NOPS_DEPLOY_H
@@ -127,16 +128,6 @@ int		 deploy_move(struct store *, int64_t id, enum deploy_state from,
 		    enum deploy_state to, const char *action,
 		    const char *reason);
 
-/* deploy_set_*: record a fact of the apply (inside a transaction). */
-int		 deploy_set_approval(struct store *, int64_t id,
-		    const char *who, const char *hash) __must_check;
-int		 deploy_set_apply(struct store *, int64_t id, int64_t started,
-		    int64_t timeout_at) __must_check;
-int		 deploy_set_register(struct store *, int64_t id,
-		    const char *eval_id, int64_t job_version) __must_check;
-int		 deploy_set_nomad_deployment(struct store *, int64_t id,
-		    const char *) __must_check;
-
 /*
  * deploy_git_change: set d_base_commit and d_git_change of a deployment
  * about to be created from d_path, d_source and d_vars_source, against
@@ -145,43 +136,8 @@ int		 deploy_set_nomad_deployment(struct store *, int64_t id,
  */
 int		 deploy_git_change(struct store *, struct deploy *);
 
-/* Reads: fill *d (deploy_free it).  0 found, 1 not found, -1 error. */
-int		 deploy_load(struct store *, int64_t id, struct deploy *)
-		    __must_check;
-int		 deploy_active(struct store *, const char *ns, const char *job,
-		    struct deploy *) __must_check;
-/* The newest terminal deployment of a job. */
-int		 deploy_last_terminal(struct store *, const char *ns,
-		    const char *job, struct deploy *) __must_check;
-/* Ids of every non-terminal job deployment, oldest first; caller frees. */
-int		 deploy_active_ids(struct store *, int64_t **ids, size_t *n)
-		    __must_check;
 void		 deploy_free(struct deploy *);
 
-/* Hook runs. */
-int		 deploy_hookrun_get(struct store *, const char *token,
-		    struct hook_run *) __must_check;
-int		 deploy_hookrun_create(struct store *, int64_t deployment,
-		    const char *phase, int position, const char *token)
-		    __must_check;
-int		 deploy_hookrun_update(struct store *, const char *token,
-		    const char *state, const char *child, int exit_code,
-		    const char *error) __must_check;
-/* Keep a finished run's redacted output (outside a transaction too). */
-int		 deploy_hookrun_set_output(struct store *, const char *token,
-		    const char *output) __must_check;
-/* Delete the run of token, to dispatch it afresh (inside a transaction). */
-int		 deploy_hookrun_clear(struct store *, const char *token)
-		    __must_check;
 void		 deploy_hookrun_free(struct hook_run *);
-
-/*
- * The last health progress of a deployment, as the JSON text the API
- * shows: deploy_set_health keeps it, deploy_health returns it (the
- * caller frees) or NULL when none is kept or the store fails.
- */
-int		 deploy_set_health(struct store *, int64_t id, const char *)
-		    __must_check;
-char		*deploy_health(struct store *, int64_t id);
 
 #endif /* NOPS_DEPLOY_H */

@@ -33,6 +33,7 @@
 #include "nomad.h"
 #include "redact.h"
 #include "deploy.h"
+#include "store_deploy.h"
 #include "engine.h"
 #include "engine_apply.h"
 #include "leftbehind.h"
@@ -205,7 +206,7 @@ register_versioned(struct nomad_result *res, void *arg)
 		return;
 	}
 	if (store_begin(s) == -1 ||
-	    deploy_set_register(s, as->as_id, as->as_child != NULL ?
+	    store_deploy_set_register(s, as->as_id, as->as_child != NULL ?
 	    as->as_child : "", version) == -1 ||
 	    deploy_transition(s, as->as_id, DS_REGISTERING,
 	    DS_WAITING_HEALTH, "system", "registered", NULL) == -1 ||
@@ -414,7 +415,7 @@ apply_register(struct deploy *d)
 		 * Registering straight from detection: the timeout starts,
 		 * and nothing is registered until it is saved.
 		 */
-		if (store_begin(s) == -1 || deploy_set_apply(s, d->d_id, now,
+		if (store_begin(s) == -1 || store_deploy_set_apply(s, d->d_id, now,
 		    now + engine_conf()->apply_timeout) == -1 ||
 		    store_commit(s) == -1) {
 			apply_unsaved(d->d_id, "the apply timeout");
@@ -487,7 +488,7 @@ apply_promote(int64_t id, const char *who, char *err, size_t errlen)
 	struct deploy	 d;
 	int		 rc;
 
-	if ((rc = deploy_load(engine_store(), id, &d)) != 0) {
+	if ((rc = store_deploy_load(engine_store(), id, &d)) != 0) {
 		if (rc == 1)
 			snprintf(err, errlen, "no deployment %lld",
 			    (long long)id);
@@ -533,7 +534,7 @@ apply_promotes_run(void)
 			i++;
 			continue;
 		}
-		if (deploy_load(engine_store(), ap->ap_id, &d) == 0) {
+		if (store_deploy_load(engine_store(), ap->ap_id, &d) == 0) {
 			if ((d.d_state == DS_AWAITING_PROMOTION ||
 			    d.d_state == DS_WAITING_HEALTH) &&
 			    d.d_nomad_deployment != NULL &&
@@ -582,7 +583,7 @@ apply_cycle(void)
 	if (s == NULL)
 		return;
 	apply_promotes_run();
-	if (deploy_active_ids(s, &ids, &n) == -1)
+	if (store_deploy_active_ids(s, &ids, &n) == -1)
 		return;
 	if (!engine_env->e_recovered) {
 		engine_env->e_recovered = 1;
@@ -593,7 +594,7 @@ apply_cycle(void)
 	for (i = 0; i < n; i++) {
 		if (apply_busy(ids[i]))
 			continue;
-		if (deploy_load(s, ids[i], &d) != 0)
+		if (store_deploy_load(s, ids[i], &d) != 0)
 			continue;
 		apply_step(&d);
 		deploy_free(&d);

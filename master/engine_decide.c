@@ -15,7 +15,6 @@
 #include <time.h>
 
 #include <jansson.h>
-#include <sqlite3.h>
 
 #include "log.h"
 #include "conf.h"
@@ -24,6 +23,7 @@
 #include "gitctx.h"
 #include "meta.h"
 #include "deploy.h"
+#include "store_deploy.h"
 #include "engine.h"
 #include "engine_detect.h"
 #include "notify.h"
@@ -214,6 +214,24 @@ decide_create(struct ejob *ej, enum deploy_state state, const char *reason,
 	return rc;
 }
 
+/* The newest ended deployment of a job, as decide_blocked() reads it. */
+struct decide_last {
+	struct ejob	*dl_job;
+	int64_t		*dl_last;
+	int		 dl_blocked;
+};
+
+static void
+decide_last_cb(int64_t id, const char *state, const char *hash, void *arg)
+{
+	struct decide_last *dl = arg;
+
+	*dl->dl_last = id;
+	dl->dl_blocked = state != NULL && hash != NULL &&
+	    strcmp(state, "completed") != 0 &&
+	    strcmp(hash, dl->dl_job->ej_hash) == 0;
+}
+
 /*
  * Is the job blocked by a failed or rejected deployment of this spec?
  * 1 or 0, or -1 on a store error.
@@ -221,28 +239,12 @@ decide_create(struct ejob *ej, enum deploy_state state, const char *reason,
 static int
 decide_blocked(struct ejob *ej, int64_t *last)
 {
-	sqlite3_stmt	*st;
-	const char	*state, *hash;
-	int		 blocked = 0, rc;
+	struct decide_last dl = { ej, last, 0 };
 
-	st = store_prepare(engine_store(), "SELECT id, state, spec_hash FROM"
-	    " deployments WHERE namespace = ? AND job = ? AND state IN"
-	    " ('completed', 'failed', 'rejected') ORDER BY id DESC LIMIT 1");
-	if (st == NULL)
+	if (store_deploy_last_ended(engine_store(), ej->ej_ns, ej->ej_id,
+	    decide_last_cb, &dl) == -1)
 		return -1;
-	sqlite3_bind_text(st, 1, ej->ej_ns, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, ej->ej_id, -1, SQLITE_TRANSIENT);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		*last = sqlite3_column_int64(st, 0);
-		state = (const char *)sqlite3_column_text(st, 1);
-		hash = (const char *)sqlite3_column_text(st, 2);
-		blocked = state != NULL && hash != NULL &&
-		    strcmp(state, "completed") != 0 &&
-		    strcmp(hash, ej->ej_hash) == 0;
-	} else if (rc != SQLITE_DONE)
-		blocked = -1;
-	sqlite3_reset(st);
-	return blocked;
+	return dl.dl_blocked;
 }
 
 static void
@@ -464,7 +466,7 @@ decide_job(struct ejob *ej)
 	}
 	dx.dx_held = !meta_window_open(&ej->ej_meta, time(NULL));
 
-	have = deploy_active(s, ej->ej_ns, ej->ej_id, &act);
+	have = store_deploy_active(s, ej->ej_ns, ej->ej_id, &act);
 	if (have == -1) {
 		decide_fail(ej, "reading its waiting deployment");
 		goto out;
@@ -527,14 +529,14 @@ decide_cycle(struct dcycle *dc)
 	 * when every file parsed: a file that fails to parse looks just like
 	 * a deleted one.
 	 */
-	if (!dc->dc_incomplete && deploy_active_ids(engine_store(), &ids,
+	if (!dc->dc_incomplete && store_deploy_active_ids(engine_store(), &ids,
 	    &n) == -1) {
 		log_warnx("detection: reading active deployments: %s",
 		    store_error(engine_store()));
 		engine_detect_retry("a store error");
 	} else if (!dc->dc_incomplete) {
 		for (i = 0; i < n; i++) {
-			if ((rc = deploy_load(engine_store(), ids[i], &d)) ==
+			if ((rc = store_deploy_load(engine_store(), ids[i], &d)) ==
 			    -1) {
 				log_warnx("detection: deployment %lld: %s",
 				    (long long)ids[i],

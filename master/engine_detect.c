@@ -24,7 +24,6 @@
 
 #include <event2/event.h>
 #include <jansson.h>
-#include <sqlite3.h>
 #include <openssl/evp.h>
 
 #include "log.h"
@@ -32,6 +31,7 @@
 #include "conf.h"
 #include "master.h"
 #include "store.h"
+#include "store_deploy.h"
 #include "repo.h"
 #include "nomad.h"
 #include "meta.h"
@@ -945,6 +945,51 @@ detect_orphan_read(struct nomad_result *res, void *arg)
 		detect_finish(dc);
 }
 
+/* The registered jobs git no longer declares, walked by detect_orphans(). */
+struct dorphan_walk {
+	struct dcycle	 *ow_cycle;
+	char		**ow_gone;	/* ns, job pairs */
+	size_t		  ow_ngone;
+};
+
+static void
+detect_orphan_one(const char *ns, const char *id, int64_t last, void *arg)
+{
+	struct dorphan_walk *ow = arg;
+	struct dcycle	*dc = ow->ow_cycle;
+	struct dorphan	*o;
+	json_t		*stub;
+	int		 listed;
+
+	if (detect_job_find(&dc->dc_jobs, ns, id) != NULL)
+		return;
+	/* This cycle's job list answers without a read. */
+	stub = survey_stub(dc, ns, id, &listed);
+	if (listed) {
+		if (stub != NULL && !json_is_true(json_object_get(stub, "Stop")))
+			detect_orphan_add(dc, ns, id, last);
+		if (stub == NULL) {
+			/* gone from git and Nomad; after the scan */
+			ow->ow_gone = reallocarray(ow->ow_gone,
+			    ow->ow_ngone + 2, sizeof(*ow->ow_gone));
+			if (ow->ow_gone == NULL)
+				fatal("reallocarray");
+			ow->ow_gone[ow->ow_ngone++] = engine_strdup(ns);
+			ow->ow_gone[ow->ow_ngone++] = engine_strdup(id);
+		}
+		return;
+	}
+	if ((o = calloc(1, sizeof(*o))) == NULL)
+		fatal("calloc");
+	o->do_cycle = dc;
+	o->do_ns = engine_strdup(ns);
+	o->do_id = engine_strdup(id);
+	o->do_last = last;
+	dc->dc_orphan_pending++;
+	dc->dc_requests++;
+	nomad_job_read(o->do_ns, o->do_id, detect_orphan_read, o);
+}
+
 /*
  * Orphans: jobs nops registered that git no longer declares but that
  * still run.  Listed, never stopped.  Unknown while a file fails to parse.
@@ -952,65 +997,21 @@ detect_orphan_read(struct nomad_result *res, void *arg)
 void
 detect_orphans(struct dcycle *dc)
 {
-	sqlite3_stmt	*st;
-	struct dorphan	*o;
-	const char	*ns, *id;
-	json_t		*stub;
-	char		**gone = NULL;
-	size_t		 ngone = 0, i;
-	int		 listed, rc;
+	struct dorphan_walk ow = { dc, NULL, 0 };
+	size_t		 i;
+	int		 rc;
 
 	dc->dc_orphan_pending = 1;
 	if (dc->dc_incomplete)
 		goto done;
-	/* The last registered deployment per job (store.c, version 5). */
-	st = store_prepare(engine_store(), "SELECT namespace, job, last_id"
-	    " FROM registered_jobs ORDER BY namespace, job");
-	if (st == NULL) {
-		dc->dc_orphans_bad = 1;
-		goto done;
+	rc = store_deploy_registered(engine_store(), detect_orphan_one, &ow);
+	for (i = 0; i + 1 < ow.ow_ngone; i += 2) {
+		operation_forget(ow.ow_gone[i], ow.ow_gone[i + 1]);
+		free(ow.ow_gone[i]);
+		free(ow.ow_gone[i + 1]);
 	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		ns = (const char *)sqlite3_column_text(st, 0);
-		id = (const char *)sqlite3_column_text(st, 1);
-		if (detect_job_find(&dc->dc_jobs, ns, id) != NULL)
-			continue;
-		/* This cycle's job list answers without a read. */
-		stub = survey_stub(dc, ns, id, &listed);
-		if (listed) {
-			if (stub != NULL &&
-			    !json_is_true(json_object_get(stub, "Stop")))
-				detect_orphan_add(dc, ns, id,
-				    sqlite3_column_int64(st, 2));
-			if (stub == NULL) {
-				/* gone from git and Nomad; after the scan */
-				gone = reallocarray(gone, ngone + 2,
-				    sizeof(*gone));
-				if (gone == NULL)
-					fatal("reallocarray");
-				gone[ngone++] = engine_strdup(ns);
-				gone[ngone++] = engine_strdup(id);
-			}
-			continue;
-		}
-		if ((o = calloc(1, sizeof(*o))) == NULL)
-			fatal("calloc");
-		o->do_cycle = dc;
-		o->do_ns = engine_strdup(ns);
-		o->do_id = engine_strdup(id);
-		o->do_last = sqlite3_column_int64(st, 2);
-		dc->dc_orphan_pending++;
-		dc->dc_requests++;
-		nomad_job_read(o->do_ns, o->do_id, detect_orphan_read, o);
-	}
-	sqlite3_reset(st);
-	for (i = 0; i + 1 < ngone; i += 2) {
-		operation_forget(gone[i], gone[i + 1]);
-		free(gone[i]);
-		free(gone[i + 1]);
-	}
-	free(gone);
-	if (rc != SQLITE_DONE) {
+	free(ow.ow_gone);
+	if (rc == -1) {
 		/* Unknown, not empty: the last known list stays. */
 		log_warnx("orphans: %s", store_error(engine_store()));
 		dc->dc_orphans_bad = 1;

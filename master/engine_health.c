@@ -30,6 +30,7 @@
 #include "store.h"
 #include "nomad.h"
 #include "deploy.h"
+#include "store_deploy.h"
 #include "engine.h"
 #include "engine_apply.h"
 #include "webpub.h"
@@ -83,7 +84,7 @@ health_progress(int64_t id)
 		if (health_kept[i].hp_id == id)
 			return health_kept[i].hp_progress;
 	/* Kept before a restart, or pushed out of the cache. */
-	if ((text = deploy_health(engine_store(), id)) == NULL)
+	if ((text = store_deploy_health(engine_store(), id)) == NULL)
 		return NULL;
 	p = json_loads(text, 0, NULL);
 	free(text);
@@ -114,7 +115,7 @@ health_keep(int64_t id, json_t *progress)
 	if ((text = json_dumps(progress, JSON_COMPACT)) == NULL)
 		fatalx("json_dumps");
 	if (store_begin(s) == 0) {
-		if (deploy_set_health(s, id, text) == -1 ||
+		if (store_deploy_set_health(s, id, text) == -1 ||
 		    store_commit(s) == -1)
 			store_rollback(s);
 	}
@@ -396,7 +397,7 @@ health_note_deployment(struct astep *as, const json_t *dep)
 	    strcmp(as->as_nomad_deployment, id) == 0))
 		return;
 	if (store_begin(s) == -1 ||
-	    deploy_set_nomad_deployment(s, as->as_id, id) == -1 ||
+	    store_deploy_set_nomad_deployment(s, as->as_id, id) == -1 ||
 	    store_commit(s) == -1)
 		apply_unsaved(as->as_id, "the Nomad deployment id");
 }
@@ -409,7 +410,7 @@ health_healthy(struct astep *as)
 
 	engine_crashpoint("healthy");
 	to = DS_COMPLETED;
-	if (deploy_load(engine_store(), as->as_id, &d) == 0) {
+	if (store_deploy_load(engine_store(), as->as_id, &d) == 0) {
 		size_t	 i;
 
 		for (i = 0; i < d.d_nhooks; i++)
@@ -668,7 +669,7 @@ promotion_deployment(struct nomad_result *res, void *arg)
 		    "%s while canaries waited for promotion: %s", status,
 		    health_str(dep, "StatusDescription"));
 	} else if (!health_awaiting_promotion(dep)) {
-		if (store_begin(s) == -1 || deploy_set_apply(s, as->as_id,
+		if (store_begin(s) == -1 || store_deploy_set_apply(s, as->as_id,
 		    now, now + engine_conf()->apply_timeout) == -1 ||
 		    deploy_transition(s, as->as_id, DS_AWAITING_PROMOTION,
 		    DS_WAITING_HEALTH, "system", "promoted", "canaries "

@@ -20,7 +20,6 @@
 
 #include <event2/event.h>
 #include <jansson.h>
-#include <sqlite3.h>
 
 #include "log.h"
 #include "conf.h"
@@ -28,6 +27,7 @@
 #include "store.h"
 #include "nomad.h"
 #include "deploy.h"
+#include "store_deploy.h"
 #include "engine.h"
 #include "engine_apply.h"
 #include "redact.h"
@@ -54,7 +54,7 @@ hook_run_update(const char *token, const char *state, const char *child,
 {
 	struct store	*s = engine_store();
 
-	if (store_begin(s) == -1 || deploy_hookrun_update(s, token, state,
+	if (store_begin(s) == -1 || store_deploy_hookrun_update(s, token, state,
 	    child, exit_code, error) == -1 || store_commit(s) == -1) {
 		log_warnx("hook run %s: %s not saved, polled again: %s", token,
 		    state, store_error(s));
@@ -236,7 +236,7 @@ hook_start(struct astep *as, const struct deploy_hook *h)
 	json_t		*spec;
 	int64_t		 id = as->as_id;
 
-	if (store_begin(s) == -1 || deploy_hookrun_create(s, id, h->dh_phase,
+	if (store_begin(s) == -1 || store_deploy_hookrun_create(s, id, h->dh_phase,
 	    h->dh_position, as->as_token) == -1 || store_commit(s) == -1) {
 		store_rollback(s);
 		apply_step_done(as);
@@ -415,7 +415,7 @@ hook_output_keep(const char *token, char *text)
 	struct store	*s = engine_store();
 
 	if (store_begin(s) == 0) {
-		if (deploy_hookrun_set_output(s, token, text) == -1 ||
+		if (store_deploy_hookrun_set_output(s, token, text) == -1 ||
 		    store_commit(s) == -1) {
 			store_rollback(s);
 			log_warnx("hook run %s: cannot keep its output: %s",
@@ -615,7 +615,7 @@ hooks_resume(struct deploy *d, struct deploy_hook *h, enum deploy_state st,
 		if (rc == 0) {
 			deploy_hookrun_free(hr);
 			if (store_begin(s) == -1 ||
-			    deploy_hookrun_clear(s, as->as_token) == -1 ||
+			    store_deploy_hookrun_clear(s, as->as_token) == -1 ||
 			    store_commit(s) == -1) {
 				/* The apply tick tries again. */
 				log_warnx("deployment %lld: cannot clear "
@@ -676,7 +676,7 @@ hooks_phase_done(struct deploy *d, enum deploy_state st)
 	if (st == DS_PRE_HOOKS) {
 		int64_t	 now = time(NULL);
 
-		if (store_begin(s) == -1 || deploy_set_apply(s, d->d_id, now,
+		if (store_begin(s) == -1 || store_deploy_set_apply(s, d->d_id, now,
 		    now + engine_conf()->apply_timeout) == -1 ||
 		    deploy_transition(s, d->d_id, DS_PRE_HOOKS,
 		    DS_REGISTERING, "system", "register", NULL) == -1 ||
@@ -707,7 +707,7 @@ hooks_apply(struct deploy *d, const char *phase)
 			continue;
 		snprintf(token, sizeof(token), "%lld:%s:%d",
 		    (long long)d->d_id, phase, h->dh_position);
-		rc = deploy_hookrun_get(s, token, &hr);
+		rc = store_deploy_hookrun_get(s, token, &hr);
 		if (rc == -1)
 			return;
 		if (rc == 0 && strcmp(hr.hr_state, "succeeded") == 0) {
@@ -818,36 +818,27 @@ hooks_clean_read(struct nomad_result *res, void *arg)
  * After each detection cycle: stop the hook revisions that only ended
  * deployments (of the last week) used.  A stop that fails is left behind.
  */
+static void
+hooks_cleanup_one(const char *rev, const char *ns, int64_t deployment,
+    void *arg)
+{
+	struct hclean	*hc;
+
+	(void)arg;
+	if ((hc = calloc(1, sizeof(*hc))) == NULL)
+		fatal("calloc");
+	hc->hc_rev = engine_strdup(rev);
+	hc->hc_ns = engine_strdup(ns);
+	hc->hc_deployment = deployment;
+	hooks_cleaning++;
+	nomad_job_read(hc->hc_ns, hc->hc_rev, hooks_clean_read, hc);
+}
+
 void
 hooks_cleanup(void)
 {
-	sqlite3_stmt	*st;
-	struct hclean	*hc;
-
 	if (hooks_cleaning > 0)
 		return;
-	st = store_prepare(engine_store(), "SELECT h.revision_job_id,"
-	    " d.namespace, max(d.id) FROM deployment_hooks h JOIN deployments d"
-	    " ON d.id = h.deployment_id WHERE d.state IN ('completed',"
-	    " 'failed', 'rejected', 'superseded') AND d.ended_at > ? AND"
-	    " h.revision_job_id NOT IN (SELECT h2.revision_job_id FROM"
-	    " deployment_hooks h2 JOIN deployments d2 ON d2.id ="
-	    " h2.deployment_id WHERE d2.state NOT IN ('completed', 'failed',"
-	    " 'rejected', 'superseded')) GROUP BY h.revision_job_id,"
-	    " d.namespace");
-	if (st == NULL)
-		return;
-	sqlite3_bind_int64(st, 1, time(NULL) - 7 * 86400);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		if ((hc = calloc(1, sizeof(*hc))) == NULL)
-			fatal("calloc");
-		hc->hc_rev = engine_strdup((const char *)sqlite3_column_text(st,
-		    0));
-		hc->hc_ns = engine_strdup((const char *)sqlite3_column_text(st,
-		    1));
-		hc->hc_deployment = sqlite3_column_int64(st, 2);
-		hooks_cleaning++;
-		nomad_job_read(hc->hc_ns, hc->hc_rev, hooks_clean_read, hc);
-	}
-	sqlite3_reset(st);
+	(void)store_deploy_idle_hooks(engine_store(), time(NULL) - 7 * 86400,
+	    hooks_cleanup_one, NULL);
 }

@@ -39,6 +39,7 @@
 #include "conf.h"
 #include "store.h"
 #include "deploy.h"
+#include "store_deploy.h"
 #include "api.h"
 #include "acl.h"
 #include "jsonb.h"
@@ -112,7 +113,7 @@ hosts_plan_busy(const char *repo)
 	struct deploy	 d;
 	int		 rc, busy;
 
-	if ((rc = deploy_active(hosts_store(), "", repo, &d)) == -1)
+	if ((rc = store_deploy_active(hosts_store(), "", repo, &d)) == -1)
 		return -1;
 	if (rc != 0)
 		return 0;

@@ -26,6 +26,7 @@
 #include "engine.h"
 #include "nomad.h"
 #include "deploy.h"
+#include "store_deploy.h"
 #include "api.h"
 #include "jsonb.h"
 #include "suspend.h"
@@ -176,9 +177,9 @@ lb_target_busy(struct api_resp *resp, int64_t id)
 	struct deploy	 d, act;
 	int		 busy = 0;
 
-	if (deploy_load(engine_store(), id, &d) != 0)
+	if (store_deploy_load(engine_store(), id, &d) != 0)
 		return 0;
-	if (deploy_active(engine_store(), d.d_ns, d.d_job, &act) == 0) {
+	if (store_deploy_active(engine_store(), d.d_ns, d.d_job, &act) == 0) {
 		api_error(resp, 409, "conflict", "%s/%s has deployment %lld "
 		    "unfinished; try again when it ends", d.d_ns, d.d_job,
 		    (long long)act.d_id);

@@ -22,7 +22,6 @@
 #include <time.h>
 
 #include <jansson.h>
-#include <sqlite3.h>
 
 #include "log.h"
 #include "logflood.h"
@@ -31,6 +30,7 @@
 #include "master.h"
 #include "store.h"
 #include "deploy.h"
+#include "store_deploy.h"
 #include "engine.h"
 #include "repo.h"
 #include "api.h"
@@ -408,39 +408,45 @@ metrics_engine(struct metrics_out *mo, const struct api_req *req)
 			    "namespace", ej->ej_ns, "job", ej->ej_id, METRICS_END);
 }
 
+/* The deployments of each state, as metrics_deployments() counts them. */
+struct metrics_states {
+	int64_t		 ms_count[DS_MAX];
+	int64_t		 ms_oldest_created[DS_MAX];
+	int64_t		 ms_oldest_updated[DS_MAX];
+};
+
+static void
+metrics_state_cb(const char *name, int64_t count, int64_t oldest_created,
+    int64_t oldest_updated, void *arg)
+{
+	struct metrics_states *ms = arg;
+	enum deploy_state ds;
+
+	if (deploy_state_parse(name, &ds) == -1)
+		return;
+	ms->ms_count[ds] = count;
+	ms->ms_oldest_created[ds] = oldest_created;
+	ms->ms_oldest_updated[ds] = oldest_updated;
+}
+
 /* Deployments by state, and how long the oldest waits for a person. */
 static void
 metrics_deployments(struct metrics_out *mo)
 {
-	sqlite3_stmt	*st;
-	int64_t		 count[DS_MAX], oldest_created[DS_MAX];
-	int64_t		 oldest_updated[DS_MAX], now = time(NULL), age;
-	const char	*name;
-	enum deploy_state ds;
-	int		 i, rc;
+	struct metrics_states ms;
+	int64_t		*count = ms.ms_count;
+	int64_t		*oldest_created = ms.ms_oldest_created;
+	int64_t		*oldest_updated = ms.ms_oldest_updated;
+	int64_t		 now = time(NULL), age;
+	int		 i;
 
-	memset(count, 0, sizeof(count));
-	memset(oldest_created, 0, sizeof(oldest_created));
-	memset(oldest_updated, 0, sizeof(oldest_updated));
+	memset(&ms, 0, sizeof(ms));
 	if (nopsd_env->n_store == NULL)
 		return;
-	st = store_prepare(nopsd_env->n_store, "SELECT state, COUNT(*),"
-	    " MIN(created_at), MIN(updated_at) FROM deployments"
-	    " GROUP BY state");
-	if (st == NULL)
-		return;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		name = (const char *)sqlite3_column_text(st, 0);
-		if (name == NULL || deploy_state_parse(name, &ds) == -1)
-			continue;
-		count[ds] = sqlite3_column_int64(st, 1);
-		oldest_created[ds] = sqlite3_column_int64(st, 2);
-		oldest_updated[ds] = sqlite3_column_int64(st, 3);
-	}
-	if (rc != SQLITE_DONE)
+	if (store_deploy_count_states(nopsd_env->n_store, metrics_state_cb,
+	    &ms) == -1)
 		log_warnx("metrics: deployments by state: %s",
 		    store_error(nopsd_env->n_store));
-	sqlite3_reset(st);
 
 	metrics_family(mo, "nops_deployments", "gauge",
 	    "Deployments in the store, by state.");

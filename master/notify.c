@@ -35,6 +35,7 @@
 #include "conf.h"
 #include "master.h"
 #include "deploy.h"
+#include "store_deploy.h"
 #include "engine.h"
 #include "metrics.h"
 #include "notify.h"
@@ -470,7 +471,7 @@ notify_deployment(int64_t id, enum deploy_state to)
 			want = 1;
 	if (!want || nopsd_env->n_store == NULL)
 		return;
-	if (deploy_load(nopsd_env->n_store, id, &d) != 0)
+	if (store_deploy_load(nopsd_env->n_store, id, &d) != 0)
 		return;
 	/* Completed: only what was applied, and only when the job asks. */
 	if (ev == CONF_NOTIFY_EV_COMPLETED && (d.d_apply_started_at == 0 ||

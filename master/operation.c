@@ -40,6 +40,7 @@
 #include "store.h"
 #include "nomad.h"
 #include "deploy.h"
+#include "store_deploy.h"
 #include "engine.h"
 #include "engine_detect.h"
 #include "engine_apply.h"
@@ -1457,7 +1458,7 @@ operation_action(struct action_ctx *ac, json_t *input, struct api_resp *resp)
 		r->r_payloadlen = strlen(payload);
 		payload = NULL;
 	}
-	if (deploy_load(engine_store(), ac->ac_last_ok, &d) == 0) {
+	if (store_deploy_load(engine_store(), ac->ac_last_ok, &d) == 0) {
 		r->r_meta = op_meta(spec, r, d.d_commit);
 		deploy_free(&d);
 	} else

@@ -31,6 +31,7 @@
 #include "store.h"
 #include "nomad.h"
 #include "deploy.h"
+#include "store_deploy.h"
 #include "engine.h"
 #include "api.h"
 #include "jsonb.h"
@@ -262,7 +263,7 @@ suspend_register(const char *ns, const char *job, int64_t dep, int stop,
 		snprintf(err, errlen, "too many suspends under way");
 		return -1;
 	}
-	if (deploy_load(engine_store(), dep, &d) != 0) {
+	if (store_deploy_load(engine_store(), dep, &d) != 0) {
 		snprintf(err, errlen, "cannot read deployment %lld",
 		    (long long)dep);
 		return -1;

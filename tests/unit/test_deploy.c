@@ -10,6 +10,7 @@
 #include "log.h"
 #include "store.h"
 #include "deploy.h"
+#include "store_deploy.h"
 
 static int
 count(struct store *s, const char *sql)
@@ -75,7 +76,7 @@ main(void)
 	TEST_END();
 
 	TEST_BEGIN("deploy: load returns what was stored, hooks in order");
-	CHECK(deploy_load(s, d.d_id, &r) == 0);
+	CHECK(store_deploy_load(s, d.d_id, &r) == 0);
 	CHECK_STR(r.d_job, "web");
 	CHECK(r.d_state == DS_PENDING_APPROVAL);
 	CHECK(r.d_cas_index == 42);
@@ -84,7 +85,7 @@ main(void)
 	CHECK_STR(r.d_hooks[1].dh_revision, "smoke-cc33cc33");
 	CHECK(r.d_hooks[0].dh_timeout == 300);
 	deploy_free(&r);
-	CHECK(deploy_load(s, 9999, &r) == 1);
+	CHECK(store_deploy_load(s, 9999, &r) == 1);
 	TEST_END();
 
 	TEST_BEGIN("deploy: one active deployment per job");
@@ -92,7 +93,7 @@ main(void)
 	CHECK(store_begin(s) == 0);
 	CHECK(deploy_create(s, &e, "system") == -1);
 	store_rollback(s);
-	CHECK(deploy_active(s, "default", "web", &r) == 0);
+	CHECK(store_deploy_active(s, "default", "web", &r) == 0);
 	CHECK(r.d_id == d.d_id);
 	deploy_free(&r);
 	TEST_END();
@@ -103,11 +104,11 @@ main(void)
 	    "system", "register", NULL) == 0);
 	CHECK(deploy_transition(s, d.d_id, DS_PENDING_APPROVAL, DS_PRE_HOOKS,
 	    "alice", "approve", NULL) == 1);
-	CHECK(deploy_set_approval(s, d.d_id, "alice", "aa11") == 0);
+	CHECK(store_deploy_set_approval(s, d.d_id, "alice", "aa11") == 0);
 	CHECK(store_commit(s) == 0);
 	CHECK(count(s, "SELECT count(*) FROM events WHERE action = "
 	    "'deployment.approve' AND actor = 'alice'") == 1);
-	CHECK(deploy_load(s, d.d_id, &r) == 0);
+	CHECK(store_deploy_load(s, d.d_id, &r) == 0);
 	CHECK(r.d_state == DS_PRE_HOOKS);
 	CHECK_STR(r.d_approved_by, "alice");
 	CHECK(r.d_ended_at == 0);
@@ -119,8 +120,8 @@ main(void)
 	CHECK(deploy_transition(s, d.d_id, DS_PRE_HOOKS, DS_FAILED, "system",
 	    "fail", "hook migrate failed: exit 3") == 1);
 	CHECK(store_commit(s) == 0);
-	CHECK(deploy_active(s, "default", "web", &r) == 1);
-	CHECK(deploy_last_terminal(s, "default", "web", &r) == 0);
+	CHECK(store_deploy_active(s, "default", "web", &r) == 1);
+	CHECK(store_deploy_last_terminal(s, "default", "web", &r) == 0);
 	CHECK(r.d_state == DS_FAILED);
 	CHECK_STR(r.d_reason, "hook migrate failed: exit 3");
 	CHECK(r.d_ended_at > 0);
@@ -130,7 +131,7 @@ main(void)
 	CHECK(store_begin(s) == 0);
 	CHECK(deploy_create(s, &e, "bob") == 0);
 	CHECK(store_commit(s) == 0);
-	CHECK(deploy_active_ids(s, &ids, &n) == 0);
+	CHECK(store_deploy_active_ids(s, &ids, &n) == 0);
 	CHECK(n == 1 && ids[0] == e.d_id);
 	free(ids);
 	TEST_END();
@@ -140,7 +141,7 @@ main(void)
 	CHECK(deploy_transition(s, e.d_id, DS_PENDING_APPROVAL, DS_REJECTED,
 	    "bob", "reject", "not now") == 1);
 	store_rollback(s);
-	CHECK(deploy_load(s, e.d_id, &r) == 0);
+	CHECK(store_deploy_load(s, e.d_id, &r) == 0);
 	CHECK(r.d_state == DS_PENDING_APPROVAL);
 	deploy_free(&r);
 	CHECK(count(s, "SELECT count(*) FROM events WHERE action = "
@@ -149,25 +150,25 @@ main(void)
 
 	TEST_BEGIN("deploy: hook runs by idempotency token");
 	CHECK(store_begin(s) == 0);
-	CHECK(deploy_hookrun_create(s, d.d_id, "pre", 0, "1:pre:0") == 0);
-	CHECK(deploy_hookrun_create(s, d.d_id, "pre", 0, "1:pre:0") == -1);
-	CHECK(deploy_hookrun_update(s, "1:pre:0", "dispatched",
+	CHECK(store_deploy_hookrun_create(s, d.d_id, "pre", 0, "1:pre:0") == 0);
+	CHECK(store_deploy_hookrun_create(s, d.d_id, "pre", 0, "1:pre:0") == -1);
+	CHECK(store_deploy_hookrun_update(s, "1:pre:0", "dispatched",
 	    "migrate-bb22bb22/dispatch-1-abcdef01", -1, NULL) == 0);
 	CHECK(store_commit(s) == 0);
-	CHECK(deploy_hookrun_get(s, "1:pre:0", &hr) == 0);
+	CHECK(store_deploy_hookrun_get(s, "1:pre:0", &hr) == 0);
 	CHECK_STR(hr.hr_state, "dispatched");
 	CHECK_STR(hr.hr_child, "migrate-bb22bb22/dispatch-1-abcdef01");
 	CHECK(hr.hr_exit_code == -1);
 	deploy_hookrun_free(&hr);
 	CHECK(store_begin(s) == 0);
-	CHECK(deploy_hookrun_update(s, "1:pre:0", "failed", NULL, 3,
+	CHECK(store_deploy_hookrun_update(s, "1:pre:0", "failed", NULL, 3,
 	    "exit 3") == 0);
 	CHECK(store_commit(s) == 0);
-	CHECK(deploy_hookrun_get(s, "1:pre:0", &hr) == 0);
+	CHECK(store_deploy_hookrun_get(s, "1:pre:0", &hr) == 0);
 	CHECK(hr.hr_exit_code == 3 && hr.hr_ended_at > 0);
 	CHECK_STR(hr.hr_child, "migrate-bb22bb22/dispatch-1-abcdef01");
 	deploy_hookrun_free(&hr);
-	CHECK(deploy_hookrun_get(s, "nope", &hr) == 1);
+	CHECK(store_deploy_hookrun_get(s, "nope", &hr) == 1);
 	TEST_END();
 
 	store_close(s);
