@@ -21,12 +21,13 @@
 #include <unistd.h>
 
 #include <jansson.h>
-#include <sqlite3.h>
 
 #include "log.h"
 #include "conf.h"
 #include "master.h"
 #include "store.h"
+#include "store_auth.h"
+#include "store_dash.h"
 #include "deploy.h"
 #include "engine.h"
 #include "repo.h"
@@ -76,90 +77,64 @@ dash_str(const char *s)
 }
 
 static const char *
-dash_col(sqlite3_stmt *st, int i)
+dash_col(const char *s)
 {
-	const char	*s = (const char *)sqlite3_column_text(st, i);
-
 	return s != NULL ? s : "";
 }
 
-/*
- * Deployments in the given active states, newest first.  An active
- * deployment is one per job, so the walk is bounded by the jobs, not by
- * the history.
- */
-static json_t *
-dash_active(struct api_req *req, struct store *s, const char *sql, int *bad)
-{
-	sqlite3_stmt	*st;
-	json_t		*list = dash_list();
-	int		 rc;
+/* A list of deployments being filled, for whom. */
+struct dash_fill {
+	struct api_req	*df_req;
+	json_t		*df_list;
+};
 
-	if ((st = store_prepare(s, sql)) == NULL) {
-		*bad = 1;
-		return list;
-	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		dash_list_add(req, list, dash_col(st, 1), jsonb_pack(
-		    "{s:I,s:s,s:s,s:s,s:s,s:o,s:o,s:o}",
-		    "id", (json_int_t)sqlite3_column_int64(st, 0),
-		    "namespace", dash_col(st, 1),
-		    "job", dash_col(st, 2),
-		    "state", dash_col(st, 3),
-		    "commit", dash_col(st, 4),
-		    "created_at", api_time_json(sqlite3_column_int64(st, 5)),
-		    "updated_at", api_time_json(sqlite3_column_int64(st, 6)),
-		    "reason", dash_str((const char *)sqlite3_column_text(st,
-		    7))));
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE)
-		*bad = 1;
-	return list;
+static int
+dash_active_row(const struct store_dash_row *dr, void *arg)
+{
+	struct dash_fill	*df = arg;
+
+	dash_list_add(df->df_req, df->df_list, dash_col(dr->dr_ns),
+	    jsonb_pack("{s:I,s:s,s:s,s:s,s:s,s:o,s:o,s:o}",
+	    "id", (json_int_t)dr->dr_id,
+	    "namespace", dash_col(dr->dr_ns),
+	    "job", dash_col(dr->dr_job),
+	    "state", dash_col(dr->dr_state),
+	    "commit", dash_col(dr->dr_commit),
+	    "created_at", api_time_json(dr->dr_created_at),
+	    "updated_at", api_time_json(dr->dr_updated_at),
+	    "reason", dash_str(dr->dr_reason)));
+	return 0;
 }
 
-#define DASH_ACTIVE_SQL(where)						\
-	"SELECT id, namespace, job, state, commit_id, created_at,"	\
-	" updated_at, reason FROM deployments WHERE " where		\
-	" ORDER BY id DESC"
+static int
+dash_failed_row(const struct store_dash_row *dr, void *arg)
+{
+	struct dash_fill	*df = arg;
+
+	dash_list_add(df->df_req, df->df_list, dash_col(dr->dr_ns),
+	    jsonb_pack("{s:I,s:s,s:s,s:o,s:o}",
+	    "id", (json_int_t)dr->dr_id,
+	    "namespace", dash_col(dr->dr_ns), "job", dash_col(dr->dr_job),
+	    "reason", dash_str(dr->dr_reason),
+	    "ended_at", api_time_json(dr->dr_ended_at)));
+	return 0;
+}
 
 /*
- * Failed deployments that need attention: each stays until a later
- * deployment of its job completes or someone acknowledges it (the
- * "acknowledge" action, an audit event), whatever came after it.
+ * Deployments of a list of the store's (store_dash.h), newest first:
+ * the active ones are one per job, so the walk is bounded by the jobs,
+ * not by the history.
  */
-#define DASH_FAILED_SQL							\
-	"SELECT d.id, d.namespace, d.job, d.reason, d.ended_at FROM"	\
-	" deployments d LEFT JOIN (SELECT namespace, job, max(id) AS"	\
-	" cid FROM deployments WHERE state = 'completed' GROUP BY"	\
-	" namespace, job) c ON c.namespace = d.namespace AND c.job ="	\
-	" d.job WHERE d.state = 'failed' AND d.id > coalesce(c.cid, 0)"	\
-	" AND NOT EXISTS (SELECT 1 FROM events e WHERE e.target ="	\
-	" 'deployment/' || d.id AND e.action ="			\
-	" 'deployment.acknowledge') ORDER BY d.id DESC"
-
 static json_t *
-dash_failed(struct api_req *req, struct store *s, int *bad)
+dash_deployments(struct api_req *req, struct store *s,
+    enum store_dash_list which, int *bad)
 {
-	sqlite3_stmt	*st;
-	json_t		*list = dash_list();
-	int		 rc;
+	struct dash_fill	 df = { req, dash_list() };
 
-	if ((st = store_prepare(s, DASH_FAILED_SQL)) == NULL) {
+	if (store_dash_walk(s, which, which == STORE_DASH_FAILED ?
+	    dash_failed_row : dash_active_row, &df) == -1)
 		*bad = 1;
-		return list;
-	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		dash_list_add(req, list, dash_col(st, 1), jsonb_pack(
-		    "{s:I,s:s,s:s,s:o,s:o}",
-		    "id", (json_int_t)sqlite3_column_int64(st, 0),
-		    "namespace", dash_col(st, 1), "job", dash_col(st, 2),
-		    "reason", dash_str((const char *)sqlite3_column_text(st,
-		    3)),
-		    "ended_at", api_time_json(sqlite3_column_int64(st, 4))));
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE)
-		*bad = 1;
-	return list;
+	return df.df_list;
 }
 
 /*
@@ -329,7 +304,7 @@ dash_overview(struct api_req *req, struct api_resp *resp)
 	const char	*k;
 	int		 bad = 0;
 
-	failed = dash_failed(req, s, &bad);
+	failed = dash_deployments(req, s, STORE_DASH_FAILED, &bad);
 	blocked = dash_list();
 	dups = dash_list();
 	bystate = dash_jobs(req, e, failed, blocked, dups, &njobs);
@@ -341,10 +316,10 @@ dash_overview(struct api_req *req, struct api_resp *resp)
 	    repoerr));
 
 	att = json_object();
-	json_object_set_new(att, "awaiting_approval", dash_active(req, s,
-	    DASH_ACTIVE_SQL("state = 'pending_approval'"), &bad));
-	json_object_set_new(att, "awaiting_promotion", dash_active(req, s,
-	    DASH_ACTIVE_SQL("state = 'awaiting_promotion'"), &bad));
+	json_object_set_new(att, "awaiting_approval", dash_deployments(req, s,
+	    STORE_DASH_APPROVAL, &bad));
+	json_object_set_new(att, "awaiting_promotion", dash_deployments(req,
+	    s, STORE_DASH_PROMOTION, &bad));
 	json_object_set_new(att, "failed", failed);
 	json_object_set_new(att, "blocked", blocked);
 	json_object_set_new(att, "invalid_files", files);
@@ -358,10 +333,8 @@ dash_overview(struct api_req *req, struct api_resp *resp)
 	json_object_set_new(o, "generated_at", api_time_json(time(NULL)));
 	json_object_set_new(o, "attention", att);
 	json_object_set_new(o, "attention_total", json_integer(total));
-	json_object_set_new(o, "in_progress", dash_active(req, s,
-	    DASH_ACTIVE_SQL("state IN ('pre_hooks', 'registering',"
-	    " 'waiting_health', 'post_hooks', 'preflight', 'deploying')"),
-	    &bad));
+	json_object_set_new(o, "in_progress", dash_deployments(req, s,
+	    STORE_DASH_IN_PROGRESS, &bad));
 	json_object_set_new(o, "orphans", orphans);
 	json_object_set_new(o, "jobs", jsonb_pack("{s:I,s:o}", "total", njobs,
 	    "by_state", bystate));
@@ -389,11 +362,10 @@ dash_overview(struct api_req *req, struct api_resp *resp)
 static int
 dash_event_visible(struct api_req *req, const char *target)
 {
-	sqlite3_stmt	*st;
 	char		 ns[NOPS_NAME_MAX * 4 + 1];
 	const char	*p, *errstr = NULL;
 	int64_t		 id;
-	int		 ok = 0;
+	int		 is_plan;
 	size_t		 n;
 
 	if (api_auth_allows(req, CAP_MANAGEMENT, NULL))
@@ -416,15 +388,9 @@ dash_event_visible(struct api_req *req, const char *target)
 		id = strtonum(target + 11, 1, INT64_MAX, &errstr);
 		if (errstr != NULL)
 			return 0;
-		st = store_prepare(engine_store(), "SELECT namespace FROM"
-		    " deployments WHERE id = ?");
-		if (st == NULL)
-			return 0;
-		sqlite3_bind_int64(st, 1, id);
-		if (sqlite3_step(st) == SQLITE_ROW)
-			ok = api_auth_allows(req, CAP_READ, dash_col(st, 0));
-		sqlite3_reset(st);
-		return ok;
+		return store_auth_deployment_scope(engine_store(), id, ns,
+		    sizeof(ns), &is_plan) == 1 &&
+		    api_auth_allows(req, CAP_READ, ns);
 	}
 	return 1;
 }

@@ -28,6 +28,7 @@
 #include "conf.h"
 #include "master.h"
 #include "store.h"
+#include "store_hosts.h"
 #include "deploy.h"
 #include "engine.h"
 #include "plan.h"
@@ -379,24 +380,16 @@ hosts_last_step(const char *repo, const char *host, const char *text)
 static void
 hosts_tick(int fd, short ev, void *arg)
 {
-	sqlite3_stmt	*st;
 	struct timeval	 tv = { HOSTS_TICK, 0 };
 	const char	*repo;
 	int64_t		 ids[64];
-	size_t		 n = 0, i;
+	int		 n, i;
 
 	(void)fd;
 	(void)ev;
 	(void)arg;
 	/* Deployments that should run and do not (a start, an approval). */
-	st = store_prepare(hosts_db, "SELECT id FROM deployments WHERE"
-	    " kind = 'plan' AND state IN ('deploying', 'preflight')"
-	    " ORDER BY id");
-	if (st != NULL) {
-		while (n < 64 && sqlite3_step(st) == SQLITE_ROW)
-			ids[n++] = sqlite3_column_int64(st, 0);
-		sqlite3_reset(st);
-	}
+	n = store_hosts_deploy_running(hosts_db, ids, 64);
 	for (i = 0; i < n; i++)
 		if (!hoststep_running(ids[i]))
 			hoststep_start(ids[i]);

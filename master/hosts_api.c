@@ -12,15 +12,48 @@
 #include <string.h>
 
 #include <jansson.h>
-#include <sqlite3.h>
 
 #include "log.h"
 #include "conf.h"
 #include "store.h"
+#include "store_hosts.h"
 #include "api.h"
 #include "plan.h"
 #include "plans.h"
 #include "hosts.h"
+
+static int
+hosts_deploy_json(const struct store_hosts_deploy *hd, void *arg)
+{
+	json_t	**d = arg;
+
+	if ((*d = json_pack("{s:I, s:s, s:s, s:s, s:s}", "id",
+	    (json_int_t)hd->hd_id, "plan", hd->hd_plan, "state", hd->hd_state,
+	    "spec_hash", hd->hd_spec_hash, "commit", hd->hd_commit)) == NULL)
+		fatal("json_pack");
+	return 0;
+}
+
+static int
+hosts_step_json(const struct store_hosts_step *sh, void *arg)
+{
+	json_t	*o;
+
+	o = json_pack("{s:i, s:s, s:i, s:s, s:s, s:s?, s:s?, s:s, s:s?}",
+	    "phase_index", sh->sh_phase_index, "phase", sh->sh_phase,
+	    "position", sh->sh_position, "host", sh->sh_host,
+	    "step", sh->sh_step, "goal", sh->sh_goal,
+	    "system", sh->sh_system, "state", sh->sh_state,
+	    "error", sh->sh_error);
+	if (o == NULL)
+		fatal("json_pack");
+	json_object_set_new(o, "started_at", sh->sh_started_at == 0 ?
+	    json_null() : api_time_json(sh->sh_started_at));
+	json_object_set_new(o, "ended_at", sh->sh_ended_at == 0 ?
+	    json_null() : api_time_json(sh->sh_ended_at));
+	json_array_append_new(arg, o);
+	return 0;
+}
 
 /*
  * The steps of plan deployment id, phase by phase; NULL: none, or the
@@ -29,63 +62,20 @@
 json_t *
 hosts_steps_json(int64_t id, int *bad)
 {
-	sqlite3_stmt	*st;
-	json_t		*items, *o, *d;
-	int		 i, rc;
+	json_t		*items, *d = NULL;
+	int		 rc;
 
 	*bad = 1;
-	st = store_prepare(hosts_store(), "SELECT job, state, spec_hash, commit_id"
-	    " FROM deployments WHERE id = ? AND kind = 'plan'");
-	if (st == NULL)
-		return NULL;
-	sqlite3_bind_int64(st, 1, id);
-	if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
-		sqlite3_reset(st);
-		if (rc == SQLITE_DONE)
+	if ((rc = store_hosts_deploy_get(hosts_store(), id, hosts_deploy_json,
+	    &d)) != 1) {
+		if (rc == 0)
 			*bad = 0;
 		return NULL;
 	}
-	d = json_pack("{s:I, s:s, s:s, s:s, s:s}", "id", (json_int_t)id,
-	    "plan", (const char *)sqlite3_column_text(st, 0),
-	    "state", (const char *)sqlite3_column_text(st, 1),
-	    "spec_hash", (const char *)sqlite3_column_text(st, 2),
-	    "commit", (const char *)sqlite3_column_text(st, 3));
-	sqlite3_reset(st);
-	if (d == NULL)
-		fatal("json_pack");
-	st = store_prepare(hosts_store(), "SELECT phase_index, phase, position,"
-	    " host, step, goal, system, state, error, started_at, ended_at"
-	    " FROM deployment_steps WHERE deployment_id = ? ORDER BY"
-	    " phase_index, position");
-	if (st == NULL) {
-		json_decref(d);
-		return NULL;
-	}
-	sqlite3_bind_int64(st, 1, id);
 	if ((items = json_array()) == NULL)
 		fatal("json_array");
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		o = json_pack("{s:i, s:s, s:i, s:s, s:s, s:s?, s:s?, s:s, s:s?}",
-		    "phase_index", sqlite3_column_int(st, 0),
-		    "phase", (const char *)sqlite3_column_text(st, 1),
-		    "position", sqlite3_column_int(st, 2),
-		    "host", (const char *)sqlite3_column_text(st, 3),
-		    "step", (const char *)sqlite3_column_text(st, 4),
-		    "goal", (const char *)sqlite3_column_text(st, 5),
-		    "system", (const char *)sqlite3_column_text(st, 6),
-		    "state", (const char *)sqlite3_column_text(st, 7),
-		    "error", (const char *)sqlite3_column_text(st, 8));
-		if (o == NULL)
-			fatal("json_pack");
-		for (i = 9; i <= 10; i++)
-			json_object_set_new(o, i == 9 ? "started_at" :
-			    "ended_at", sqlite3_column_type(st, i) ==
-			    SQLITE_NULL ? json_null() :
-			    api_time_json(sqlite3_column_int64(st, i)));
-		json_array_append_new(items, o);
-	}
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE) {
+	if (store_hosts_steps_walk(hosts_store(), id, hosts_step_json,
+	    items) == -1) {
 		/* Half a list of steps would misstate the deployment. */
 		json_decref(items);
 		json_decref(d);

@@ -27,6 +27,7 @@
 #include "conf.h"
 #include "master.h"
 #include "store.h"
+#include "store_hosts.h"
 #include "deploy.h"
 #include "engine.h"
 #include "plan.h"
@@ -142,135 +143,87 @@ hosts_spec_hash(const struct plan *pl, char **spec, char hash[ENGINE_HASHLEN + 1
 	engine_sha256_hex(*spec, strlen(*spec), hash);
 }
 
-/* The active plan deployment of repo: its id, state and spec hash. */
-static int
-hosts_active(const char *repo, int64_t *id, char *state, size_t statelen,
-    char hash[ENGINE_HASHLEN + 1])
-{
-	sqlite3_stmt	*st;
-	int		 rc;
+/* What hosts_decide() needs of a plan deployment. */
+struct hosts_found {
+	int64_t		 hf_id;
+	char		 hf_state[32];
+	char		 hf_hash[ENGINE_HASHLEN + 1];
+};
 
-	st = store_prepare(hosts_store(), "SELECT id, state, spec_hash FROM"
-	    " deployments WHERE kind = 'plan' AND namespace = '' AND job = ?"
-	    " AND state NOT IN ('completed', 'failed', 'rejected',"
-	    " 'superseded')");
-	if (st == NULL)
-		return -1;
-	sqlite3_bind_text(st, 1, repo, -1, SQLITE_TRANSIENT);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		*id = sqlite3_column_int64(st, 0);
-		strlcpy(state, (const char *)sqlite3_column_text(st, 1),
-		    statelen);
-		strlcpy(hash, (const char *)sqlite3_column_text(st, 2),
-		    ENGINE_HASHLEN + 1);
-	}
-	sqlite3_reset(st);
-	return rc == SQLITE_ROW ? 1 : 0;
+static int
+hosts_found_row(const struct store_hosts_deploy *hd, void *arg)
+{
+	struct hosts_found	*hf = arg;
+
+	hf->hf_id = hd->hd_id;
+	strlcpy(hf->hf_state, hd->hd_state, sizeof(hf->hf_state));
+	strlcpy(hf->hf_hash, hd->hd_spec_hash, sizeof(hf->hf_hash));
+	return 0;
 }
 
 /* Is this spec blocked: its last deployment failed or was rejected? */
 static int
 hosts_blocked(const char *repo, const char *hash)
 {
-	sqlite3_stmt	*st;
-	int		 blocked = 0, rc;
+	struct hosts_found	 hf;
 
-	st = store_prepare(hosts_store(), "SELECT state, spec_hash FROM deployments"
-	    " WHERE kind = 'plan' AND namespace = '' AND job = ? AND state IN"
-	    " ('completed', 'failed', 'rejected') ORDER BY id DESC LIMIT 1");
-	if (st == NULL)
+	switch (store_hosts_plan_find(hosts_store(), repo,
+	    STORE_HOSTS_LAST_ENDED, hosts_found_row, &hf)) {
+	case 0:
+		return 0;
+	case 1:
+		return strcmp(hf.hf_state, "completed") != 0 &&
+		    strcmp(hf.hf_hash, hash) == 0;
+	default:
+		/* Unknown counts as blocked: the next tick asks again. */
 		return 1;
-	sqlite3_bind_text(st, 1, repo, -1, SQLITE_TRANSIENT);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW &&
-	    strcmp((const char *)sqlite3_column_text(st, 0), "completed") != 0 &&
-	    strcmp((const char *)sqlite3_column_text(st, 1), hash) == 0)
-		blocked = 1;
-	/* Unknown counts as blocked: the next tick asks again. */
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		blocked = 1;
-	sqlite3_reset(st);
-	return blocked;
+	}
 }
 
-/* One step per host, in phase order, saved before anything acts. */
+/*
+ * The steps, saved before anything acts: one per host in phase order,
+ * and the preflight tests, which run first (phase -1, host the test's
+ * name).
+ */
 static int
 hosts_create_steps(int64_t id, const char *repo, const struct plan *pl)
 {
-	sqlite3_stmt	*st;
-	struct hosts_host *hh;
-	size_t		 i, j;
-	int		 insync;
+	struct store_hosts_step	 sh;
+	const struct plan_host	*h;
+	struct hosts_host	*hh;
+	size_t			 i, j;
+	int			 insync;
 
+	memset(&sh, 0, sizeof(sh));
 	for (i = 0; i < pl->pl_nphases; i++)
 		for (j = 0; j < pl->pl_phases[i].pp_nhosts; j++) {
-			const struct plan_host *h =
-			    &pl->pl_hosts[pl->pl_phases[i].pp_hosts[j]];
-
+			h = &pl->pl_hosts[pl->pl_phases[i].pp_hosts[j]];
 			/* A host seen running its system has nothing to do. */
 			hh = hosts_host_get(repo, h->ph_name, 0);
 			insync = hh != NULL &&
 			    hh->hh_error == NULL && hh->hh_current != NULL &&
 			    strcmp(hh->hh_current, h->ph_system) == 0;
-			st = store_prepare(hosts_store(), "INSERT INTO"
-			    " deployment_steps (deployment_id, phase_index,"
-			    " phase, position, host, step, system, state,"
-			    " error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
-			if (st == NULL)
+			sh.sh_phase_index = (int)i;
+			sh.sh_phase = pl->pl_phases[i].pp_name;
+			sh.sh_position = (int)j;
+			sh.sh_host = h->ph_name;
+			sh.sh_step = insync ? "record" : "copy";
+			sh.sh_system = h->ph_system;
+			sh.sh_state = insync ? "skipped" : "pending";
+			sh.sh_error = insync ? "already runs the wanted system" :
+			    NULL;
+			if (store_hosts_step_add(hosts_store(), id, &sh) == -1)
 				return -1;
-			sqlite3_bind_int64(st, 1, id);
-			sqlite3_bind_int(st, 2, (int)i);
-			sqlite3_bind_text(st, 3, pl->pl_phases[i].pp_name, -1,
-			    SQLITE_TRANSIENT);
-			sqlite3_bind_int(st, 4, (int)j);
-			sqlite3_bind_text(st, 5, h->ph_name, -1,
-			    SQLITE_TRANSIENT);
-			sqlite3_bind_text(st, 6, insync ? "record" : "copy", -1,
-			    SQLITE_STATIC);
-			sqlite3_bind_text(st, 7, h->ph_system, -1,
-			    SQLITE_TRANSIENT);
-			sqlite3_bind_text(st, 8, insync ? "skipped" : "pending",
-			    -1, SQLITE_STATIC);
-			if (insync)
-				sqlite3_bind_text(st, 9, "already runs the "
-				    "wanted system", -1, SQLITE_STATIC);
-			else
-				sqlite3_bind_null(st, 9);
-			if (sqlite3_step(st) != SQLITE_DONE) {
-				sqlite3_reset(st);
-				return -1;
-			}
-			sqlite3_reset(st);
 		}
-	return 0;
-}
-
-/* Preflight tests first (phase_index -1; host: the test's name). */
-static int
-hosts_create_preflight(int64_t id, const struct plan *pl)
-{
-	sqlite3_stmt	*st;
-	size_t		 i;
-
+	sh.sh_phase_index = -1;
+	sh.sh_phase = sh.sh_step = "preflight";
+	sh.sh_state = sh.sh_error = NULL;
 	for (i = 0; i < pl->pl_ntests; i++) {
-		st = store_prepare(hosts_store(), "INSERT INTO deployment_steps"
-		    " (deployment_id, phase_index, phase, position, host, step,"
-		    " system) VALUES (?, -1, 'preflight', ?, ?, 'preflight', ?)");
-		if (st == NULL)
+		sh.sh_position = (int)i;
+		sh.sh_host = pl->pl_tests[i].pt_name;
+		sh.sh_system = pl->pl_tests[i].pt_build;
+		if (store_hosts_step_add(hosts_store(), id, &sh) == -1)
 			return -1;
-		sqlite3_bind_int64(st, 1, id);
-		sqlite3_bind_int(st, 2, (int)i);
-		sqlite3_bind_text(st, 3, pl->pl_tests[i].pt_name, -1,
-		    SQLITE_TRANSIENT);
-		if (pl->pl_tests[i].pt_build != NULL)
-			sqlite3_bind_text(st, 4, pl->pl_tests[i].pt_build, -1,
-			    SQLITE_TRANSIENT);
-		else
-			sqlite3_bind_null(st, 4);
-		if (sqlite3_step(st) != SQLITE_DONE) {
-			sqlite3_reset(st);
-			return -1;
-		}
-		sqlite3_reset(st);
 	}
 	return 0;
 }
@@ -279,42 +232,25 @@ static int
 hosts_create(const char *repo, const char *commit, const struct plan *pl,
     const char *spec, const char *hash, const char *why)
 {
-	sqlite3_stmt	*st;
-	int64_t		 id, now = time(NULL);
-	char		 target[64], detail[512];
-	int		 autostart = strcmp(pl->pl_policy, "auto") == 0;
+	struct store_hosts_new	 hn;
+	int64_t			 id, now = time(NULL);
+	char			 target[64], detail[512];
+	int			 autostart = strcmp(pl->pl_policy, "auto") == 0;
 
+	memset(&hn, 0, sizeof(hn));
+	hn.hn_plan = repo;
+	hn.hn_commit = commit;
+	hn.hn_spec = spec;
+	hn.hn_spec_hash = hash;
+	hn.hn_policy = pl->pl_policy;
+	hn.hn_state = autostart ? "deploying" : "pending_approval";
+	hn.hn_reason = why;
+	hn.hn_now = now;
+	hn.hn_started = autostart;
 	if (store_begin(hosts_store()) == -1)
 		return -1;
-	st = store_prepare(hosts_store(), "INSERT INTO deployments (kind,"
-	    " namespace, job, repository, commit_id, spec, diff, spec_hash,"
-	    " policy, state, reason, created_at, updated_at, apply_started_at)"
-	    " VALUES ('plan', '', ?1, ?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7, ?8, ?8,"
-	    " ?9)");
-	if (st == NULL)
-		goto fail;
-	sqlite3_bind_text(st, 1, repo, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, commit, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, spec, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 4, hash, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 5, pl->pl_policy, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 6, autostart ? "deploying" : "pending_approval",
-	    -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 7, why, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(st, 8, now);
-	if (autostart)
-		sqlite3_bind_int64(st, 9, now);
-	else
-		sqlite3_bind_null(st, 9);
-	if (sqlite3_step(st) != SQLITE_DONE) {
-		sqlite3_reset(st);
-		goto fail;
-	}
-	sqlite3_reset(st);
-	id = sqlite3_last_insert_rowid(store_db(hosts_store()));
-
-	if (hosts_create_steps(id, repo, pl) == -1 ||
-	    hosts_create_preflight(id, pl) == -1)
+	if (store_hosts_deploy_create(hosts_store(), &hn, &id) == -1 ||
+	    hosts_create_steps(id, repo, pl) == -1)
 		goto fail;
 	snprintf(target, sizeof(target), "deployment/%lld", (long long)id);
 	snprintf(detail, sizeof(detail), "plan %s at %.12s, state %s: %s",
@@ -333,7 +269,7 @@ hosts_create(const char *repo, const char *commit, const struct plan *pl,
 	return 0;
 fail:
 	log_warnx("hosts: cannot create the deployment of plan %s: %s", repo,
-	    sqlite3_errmsg(store_db(hosts_store())));
+	    store_error(hosts_store()));
 	store_rollback(hosts_store());
 	return -1;
 }
@@ -345,9 +281,8 @@ hosts_decide(const char *repo)
 	const struct plan	*pl;
 	struct hosts_host	*hh;
 	const char		*commit;
-	char			*spec, hash[ENGINE_HASHLEN + 1];
-	char			 ahash[ENGINE_HASHLEN + 1], state[32], why[256];
-	int64_t			 id;
+	struct hosts_found	 hf;
+	char			*spec, hash[ENGINE_HASHLEN + 1], why[256];
 	size_t			 i, ndrift = 0;
 	int			 rc;
 
@@ -362,15 +297,16 @@ hosts_decide(const char *repo)
 			ndrift++;
 	}
 	hosts_spec_hash(pl, &spec, hash);
-	rc = hosts_active(repo, &id, state, sizeof(state), ahash);
+	rc = store_hosts_plan_find(hosts_store(), repo, STORE_HOSTS_ACTIVE,
+	    hosts_found_row, &hf);
 	if (rc == 1) {
 		/* A waiting deployment of another spec is superseded. */
-		if (strcmp(ahash, hash) != 0 &&
-		    strcmp(state, "pending_approval") == 0 &&
+		if (strcmp(hf.hf_hash, hash) != 0 &&
+		    strcmp(hf.hf_state, "pending_approval") == 0 &&
 		    store_begin(hosts_store()) == 0) {
-			if (deploy_transition(hosts_store(), id, DS_PENDING_APPROVAL,
-			    DS_SUPERSEDED, "system", "supersede",
-			    "the plan changed") != 1 ||
+			if (deploy_transition(hosts_store(), hf.hf_id,
+			    DS_PENDING_APPROVAL, DS_SUPERSEDED, "system",
+			    "supersede", "the plan changed") != 1 ||
 			    store_commit(hosts_store()) == -1)
 				store_rollback(hosts_store());
 			else

@@ -32,12 +32,12 @@
 #include <time.h>
 
 #include <jansson.h>
-#include <sqlite3.h>
 
 #include "log.h"
 #include "nops.h"
 #include "conf.h"
 #include "store.h"
+#include "store_hosts.h"
 #include "deploy.h"
 #include "store_deploy.h"
 #include "api.h"
@@ -65,36 +65,38 @@ struct hosts_oprun {
 
 /* ---- the plan as deployed ---- */
 
+/* The deployed plan, parsed, and where it came from. */
+struct hosts_deployed_plan {
+	struct plan	*dp_plan;
+	int64_t		 dp_id;
+	char		*dp_commit;
+	size_t		 dp_commitlen;
+};
+
+static int
+hosts_deployed_row(const struct store_hosts_deploy *hd, void *arg)
+{
+	struct hosts_deployed_plan	*dp = arg;
+
+	dp->dp_id = hd->hd_id;
+	if ((dp->dp_plan = plan_parse(hd->hd_spec, hd->hd_speclen)) == NULL)
+		fatal("plan_parse");
+	if (dp->dp_commit != NULL)
+		strlcpy(dp->dp_commit, hd->hd_commit, dp->dp_commitlen);
+	return 0;
+}
+
 struct plan *
 hosts_deployed(const char *repo, int64_t *id, char *commit, size_t len,
     int *bad)
 {
-	sqlite3_stmt	*st;
-	struct plan	*pl = NULL;
-	int		 rc;
+	struct hosts_deployed_plan	 dp = { NULL, 0, commit, len };
+	struct plan			*pl;
 
-	*bad = 0;
-	*id = 0;
-	st = store_prepare(hosts_store(), "SELECT id, spec, commit_id FROM"
-	    " deployments WHERE kind = 'plan' AND namespace = '' AND"
-	    " job = ?1 AND state = 'completed' ORDER BY id DESC LIMIT 1");
-	if (st == NULL) {
-		*bad = 1;
-		return NULL;
-	}
-	sqlite3_bind_text(st, 1, repo, -1, SQLITE_TRANSIENT);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		*id = sqlite3_column_int64(st, 0);
-		pl = plan_parse((const char *)sqlite3_column_text(st, 1),
-		    sqlite3_column_bytes(st, 1));
-		if (pl == NULL)
-			fatal("plan_parse");
-		if (commit != NULL)
-			strlcpy(commit, (const char *)sqlite3_column_text(st,
-			    2), len);
-	} else if (rc != SQLITE_DONE)
-		*bad = 1;
-	sqlite3_reset(st);
+	*bad = store_hosts_plan_find(hosts_store(), repo,
+	    STORE_HOSTS_LAST_COMPLETED, hosts_deployed_row, &dp) == -1;
+	pl = dp.dp_plan;
+	*id = dp.dp_id;
 	if (pl != NULL && pl->pl_nerrors_all > 0) {
 		/* Deployed plans were checked; one that is not is lost. */
 		log_warnx("plan %s: deployment %lld's spec does not parse: %s",
@@ -168,20 +170,11 @@ void
 hosts_runs_lost(void)
 {
 	struct store	*s = hosts_store();
-	sqlite3_stmt	*st;
-	int		 rc = SQLITE_ERROR;
 
 	if (store_begin(s) == -1)
 		return;
-	st = store_prepare(s, "UPDATE operation_runs SET state = 'lost',"
-	    " ended_at = ?1, error = 'nopsd stopped while it ran'"
-	    " WHERE namespace = '' AND state = 'running'");
-	if (st != NULL) {
-		sqlite3_bind_int64(st, 1, time(NULL));
-		rc = sqlite3_step(st);
-		sqlite3_reset(st);
-	}
-	if (rc != SQLITE_DONE || store_commit(s) == -1)
+	if (store_hosts_runs_lost(s, time(NULL)) == -1 ||
+	    store_commit(s) == -1)
 		store_rollback(s);
 }
 

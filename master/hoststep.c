@@ -42,6 +42,7 @@
 #include "conf.h"
 #include "master.h"
 #include "store.h"
+#include "store_hosts.h"
 #include "deploy.h"
 #include "engine.h"
 #include "nixrun.h"
@@ -115,7 +116,6 @@ hoststep_save(struct hoststep *hs, const char *step, const char *state,
     const char *error)
 {
 	struct store	*s = hs_db();
-	sqlite3_stmt	*st;
 	char		 target[64], detail[1024];
 	int64_t		 now = time(NULL);
 	int		 terminal;
@@ -124,31 +124,10 @@ hoststep_save(struct hoststep *hs, const char *step, const char *state,
 	    strcmp(state, "failed") == 0 || strcmp(state, "skipped") == 0;
 	if (store_begin(s) == -1)
 		return -1;
-	st = store_prepare(s, "UPDATE deployment_steps SET step = ?, state = ?,"
-	    " goal = ?, error = ?, started_at = coalesce(started_at, ?),"
-	    " ended_at = CASE WHEN ? THEN ? ELSE NULL END WHERE id = ?");
-	if (st == NULL)
+	if (store_hosts_step_save(s, hs->hs_step, step, state,
+	    hs->hs_goal != PLAN_GOAL_AUTO ? plan_goal_name(hs->hs_goal) : NULL,
+	    error, now, terminal) == -1)
 		goto fail;
-	sqlite3_bind_text(st, 1, step, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, state, -1, SQLITE_TRANSIENT);
-	if (hs->hs_goal != PLAN_GOAL_AUTO)
-		sqlite3_bind_text(st, 3, plan_goal_name(hs->hs_goal), -1,
-		    SQLITE_STATIC);
-	else
-		sqlite3_bind_null(st, 3);
-	if (error != NULL)
-		sqlite3_bind_text(st, 4, error, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(st, 4);
-	sqlite3_bind_int64(st, 5, now);
-	sqlite3_bind_int(st, 6, terminal);
-	sqlite3_bind_int64(st, 7, now);
-	sqlite3_bind_int64(st, 8, hs->hs_step);
-	if (sqlite3_step(st) != SQLITE_DONE) {
-		sqlite3_reset(st);
-		goto fail;
-	}
-	sqlite3_reset(st);
 	snprintf(target, sizeof(target), "deployment/%lld",
 	    (long long)hs->hs_id);
 	snprintf(detail, sizeof(detail), "host %s (phase %s): %s %s%s%s%s",
@@ -175,7 +154,7 @@ hoststep_save(struct hoststep *hs, const char *step, const char *state,
 	return 0;
 fail:
 	log_warnx("deployment %lld: cannot save the step of %s: %s",
-	    (long long)hs->hs_id, hs->hs_name, sqlite3_errmsg(store_db(s)));
+	    (long long)hs->hs_id, hs->hs_name, store_error(s));
 	store_rollback(s);
 	return -1;
 }
@@ -372,43 +351,19 @@ hoststep_preflight(struct hoststep *hs)
 		    hoststep_test_ran);
 }
 
-/* The next step that is not done, in phase order; or the end. */
-void
-hoststep_next(struct hoststep *hs)
+/* The row of the step hoststep_next() goes on with: hs takes it. */
+static int
+hoststep_row(const struct store_hosts_step *sh, void *arg)
 {
-	struct store	*s = hs_db();
-	sqlite3_stmt	*st;
-	const char	*host, *step, *state, *goal;
-	int		 rc;
+	struct hoststep	*hs = arg;
+	const char	*host = sh->sh_host, *goal = sh->sh_goal;
 
-	/* Preflight tests (phase_index -1) come first. */
-	st = store_prepare(s, "SELECT id, phase, host, step, state, goal,"
-	    " phase_index FROM deployment_steps WHERE deployment_id = ? AND"
-	    " state NOT IN ('succeeded', 'skipped') ORDER BY phase_index,"
-	    " position LIMIT 1");
-	if (st == NULL) {
-		hoststep_end(hs, DS_FAILED, "the store cannot be read");
-		return;
-	}
-	sqlite3_bind_int64(st, 1, hs->hs_id);
-	if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
-		sqlite3_reset(st);
-		if (rc == SQLITE_DONE)
-			hoststep_end(hs, DS_COMPLETED, NULL);
-		else
-			hoststep_end(hs, DS_FAILED, "the store cannot be read");
-		return;
-	}
-	hs->hs_step = sqlite3_column_int64(st, 0);
+	hs->hs_step = sh->sh_id;
 	free(hs->hs_phase);
-	hs->hs_phase = strdup((const char *)sqlite3_column_text(st, 1));
-	host = (const char *)sqlite3_column_text(st, 2);
-	step = (const char *)sqlite3_column_text(st, 3);
-	state = (const char *)sqlite3_column_text(st, 4);
-	goal = (const char *)sqlite3_column_text(st, 5);
+	hs->hs_phase = strdup(sh->sh_phase);
 	hs->hs_test = NULL;
 	hs->hs_host = NULL;
-	if (sqlite3_column_int(st, 6) < 0) {
+	if (sh->sh_phase_index < 0) {
 		/* A preflight row's host column holds the test's name. */
 		for (size_t i = 0; i < hs->hs_plan->pl_ntests; i++)
 			if (strcmp(hs->hs_plan->pl_tests[i].pt_name, host) == 0)
@@ -422,12 +377,28 @@ hoststep_next(struct hoststep *hs)
 		strlcpy(hs->hs_name, host, sizeof(hs->hs_name));
 	}
 	free(hs->hs_saved_step);
-	hs->hs_saved_step = strdup(step);
-	hs->hs_resume = strcmp(state, "running") == 0;
+	hs->hs_saved_step = strdup(sh->sh_step);
+	hs->hs_resume = strcmp(sh->sh_state, "running") == 0;
 	hs->hs_goal = goal != NULL && plan_goal_parse(goal) > 0 ?
 	    plan_goal_parse(goal) : PLAN_GOAL_AUTO;
-	rc = strcmp(state, "failed") == 0;
-	sqlite3_reset(st);
+	hs->hs_failed = strcmp(sh->sh_state, "failed") == 0;
+	return 1;
+}
+
+/* The next step that is not done, in phase order; or the end. */
+void
+hoststep_next(struct hoststep *hs)
+{
+	switch (store_hosts_step_next(hs_db(), hs->hs_id, hoststep_row, hs)) {
+	case 0:
+		hoststep_end(hs, DS_COMPLETED, NULL);
+		return;
+	case 1:
+		break;
+	default:
+		hoststep_end(hs, DS_FAILED, "the store cannot be read");
+		return;
+	}
 	if (hs->hs_phase == NULL || hs->hs_saved_step == NULL)
 		fatal("strdup");
 	if (hs->hs_test == NULL ? hs->hs_host == NULL :
@@ -436,7 +407,7 @@ hoststep_next(struct hoststep *hs)
 		    "deployment's plan does not have");
 		return;
 	}
-	if (rc) {
+	if (hs->hs_failed) {
 		hoststep_end(hs, DS_FAILED, "a host step failed");
 		return;
 	}
@@ -474,37 +445,45 @@ hoststep_next(struct hoststep *hs)
 	hoststep_sub(hs);
 }
 
+/* A plan deployment to run: its repository and its plan. */
+struct hoststep_load {
+	int		 ld_found;	/* and deploying */
+	char		*ld_repo;
+	struct plan	*ld_plan;
+};
+
+static int
+hoststep_load_row(const struct store_hosts_deploy *hd, void *arg)
+{
+	struct hoststep_load	*ld = arg;
+
+	if (strcmp(hd->hd_state, "deploying") != 0)
+		return 0;
+	ld->ld_found = 1;
+	if ((ld->ld_repo = strdup(hd->hd_plan)) == NULL ||
+	    (ld->ld_plan = plan_parse(hd->hd_spec, hd->hd_speclen)) == NULL)
+		fatal("strdup");
+	return 0;
+}
+
 int
 hoststep_start(int64_t id)
 {
-	struct hoststep	*hs;
-	sqlite3_stmt	*st;
-	struct plan	*pl = NULL;
-	char		*repo = NULL;
-	int		 rc;
+	struct hoststep		*hs;
+	struct hoststep_load	 ld = { 0, NULL, NULL };
+	struct plan		*pl;
 
 	if (hoststep_find(id) != NULL)
 		return 0;
-	st = store_prepare(hs_db(), "SELECT job, spec FROM deployments WHERE"
-	    " id = ? AND kind = 'plan' AND state = 'deploying'");
-	if (st == NULL)
+	if (store_hosts_deploy_get(hs_db(), id, hoststep_load_row, &ld) != 1 ||
+	    !ld.ld_found)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		repo = strdup((const char *)sqlite3_column_text(st, 0));
-		pl = plan_parse((const char *)sqlite3_column_text(st, 1),
-		    sqlite3_column_bytes(st, 1));
-	}
-	sqlite3_reset(st);
-	if (rc != SQLITE_ROW)
-		return -1;
-	if (repo == NULL || pl == NULL)
-		fatal("strdup");
+	pl = ld.ld_plan;
 	if ((hs = calloc(1, sizeof(*hs))) == NULL)
 		fatal("calloc");
 	hs->hs_id = id;
-	hs->hs_repo = repo;
-	hs->hs_plan = pl;
+	hs->hs_repo = ld.ld_repo;
+	hs->hs_plan = ld.ld_plan;
 	if ((hs->hs_retry = evtimer_new(nopsd_env->n_base, hoststep_retry_cb,
 	    hs)) == NULL)
 		fatal("evtimer_new");
@@ -516,18 +495,11 @@ hoststep_start(int64_t id)
 		return -1;
 	}
 	/* It applies from now on (approved, or started at once). */
-	if ((st = store_prepare(hs_db(), "UPDATE deployments SET"
-	    " apply_started_at = coalesce(apply_started_at, ?) WHERE id = ?"))
-	    != NULL) {
-		sqlite3_bind_int64(st, 1, time(NULL));
-		sqlite3_bind_int64(st, 2, id);
-		if (sqlite3_step(st) != SQLITE_DONE)
-			log_warnx("deployment %lld: cannot note its start: %s",
-			    (long long)id, sqlite3_errmsg(store_db(hs_db())));
-		sqlite3_reset(st);
-	}
+	if (store_hosts_deploy_started(hs_db(), id, time(NULL)) == -1)
+		log_warnx("deployment %lld: cannot note its start: %s",
+		    (long long)id, store_error(hs_db()));
 	log_info("deployment %lld: plan %s, %zu phases", (long long)id,
-	    repo, pl->pl_nphases);
+	    hs->hs_repo, pl->pl_nphases);
 	hoststep_next(hs);
 	return 0;
 }

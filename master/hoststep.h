@@ -51,6 +51,7 @@ struct hoststep {
 	char			*hs_phase;
 	int			 hs_sub;	/* HS_* */
 	int			 hs_resume;	/* it was in this step before */
+	int			 hs_failed;	/* the step read had failed */
 	char			*hs_saved_step;	/* copy activate check record */
 	int			 hs_goal;
 	char			 hs_current[512];
