@@ -871,10 +871,11 @@ api_dispatch_web(struct worker *w, struct imsg *imsg)
 	api_route(&req, &resp);
 	/*
 	 * A write may have changed what pushed reads show: push that before
-	 * the answer, so that the client's next read sees its write.
+	 * the answer, so that the client's next read sees its write (a
+	 * deferred answer pushes before it is sent: api_later_answer()).
 	 */
 	if (strcmp(req.ar_method, "GET") != 0 &&
-	    strcmp(req.ar_method, "HEAD") != 0)
+	    strcmp(req.ar_method, "HEAD") != 0 && resp.status != API_DEFERRED)
 		webpub_flush();
 	if (resp.status == API_DEFERRED) {
 		api_resp_free(&resp);

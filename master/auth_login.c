@@ -100,6 +100,21 @@ auth_addr_key(const char *remote, char *buf, size_t len)
 }
 
 /*
+ * A login's commit adds a session and an audit event: of the documents
+ * the webworker holds, only the audit log's are rendered again.
+ */
+static int
+auth_login_commit(struct store *s)
+{
+	int	 rc;
+
+	webpub_audit_only(1);
+	rc = store_commit(s);
+	webpub_audit_only(0);
+	return rc;
+}
+
+/*
  * A login's rows (its session, its audit line) do not wait for the disk
  * (store_begin_lazy()): written in the event loop, an fsync per login
  * would delay every other answer during a burst.  A power cut may lose
@@ -115,7 +130,7 @@ auth_audit_login(const char *actor, const char *action, const char *target,
 		return;
 	if (store_begin_lazy(s) == -1 ||
 	    store_event(s, actor, action, target, detail) == -1 ||
-	    store_commit(s) == -1) {
+	    auth_login_commit(s) == -1) {
 		log_warnx("audit %s %s lost: %s", action, target,
 		    store_error(s));
 		store_rollback(s);
@@ -172,7 +187,7 @@ auth_session_create(const char *user, const char *addr, char *sid,
 	free(gs);
 	snprintf(target, sizeof(target), "user/%s", user);
 	if (!ok || store_event(s, user, "auth.login", target, addr) == -1 ||
-	    store_commit(s) == -1) {
+	    auth_login_commit(s) == -1) {
 		store_rollback(s);
 		explicit_bzero(sid, AUTH_SECRET_B64 + 1);
 		return -1;

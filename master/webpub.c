@@ -19,8 +19,12 @@
  * long as it took, when rendering is slow), else when it is, before
  * the answer to any write, and when there was none for WEBPUB_TICK
  * seconds (checked every second); only an answer whose bytes changed is
- * pushed.  A top-level "generated_at" is the time the answer last
- * changed, and does not count as a change by itself.
+ * pushed.  A commit that only adds to the audit log (a login's session
+ * and event: webpub_audit_only()) re-renders only the audit log's
+ * documents: a burst of logins does not render every document the
+ * webworker holds once per login.  A top-level "generated_at" is the
+ * time the answer last changed, and does not count as a change by
+ * itself.
  */
 #include "config.h"
 
@@ -70,6 +74,7 @@ struct webpub_sub {
 	char			*ws_target;
 	char			 ws_hash[AUTH_SHA256_HEX + 1];
 	time_t			 ws_generated;
+	int			 ws_audit;	/* the audit log's */
 };
 RB_HEAD(webpub_subs, webpub_sub);
 int	 webpub_sub_cmp(struct webpub_sub *, struct webpub_sub *);
@@ -92,10 +97,13 @@ static struct {
 	struct event		*soon;
 	struct event		*tick;
 	int			 soon_pending;
+	int			 due_all;	/* a change anything may show */
+	int			 due_audit;	/* one only the audit log shows */
+	int			 audit_only;	/* webpub_audit_only() */
 	long			 soon_ms;	/* between two flushes */
 	long			 render_ms;	/* the last flush took */
 	long long		 soon_due_us;	/* when soon fires, monotonic */
-	time_t			 flushed;	/* monotonic s, last flush */
+	time_t			 flushed;	/* monotonic s, last whole flush */
 	struct timespec		 flushed_at;	/* its end, monotonic */
 	uint64_t		 renders;	/* for /metrics */
 	uint64_t		 pushes;
@@ -540,25 +548,35 @@ out:
 	api_resp_free(&resp);
 }
 
+/*
+ * Render what may have changed: the audit log's documents when only the
+ * audit log did, else every document (also when nothing was announced:
+ * before the answer to a write, whatever it changed).
+ */
 void
 webpub_flush(void)
 {
 	struct webpub_sub	*ws;
 	struct timespec		 t0, t1;
 	long			 ms;
+	int			 all = wp.due_all || !wp.due_audit;
 
 	if (wp.soon_pending) {
 		evtimer_del(wp.soon);
 		wp.soon_pending = 0;
 	}
+	wp.due_all = wp.due_audit = 0;
 	if (webpub_web() == NULL)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	RB_FOREACH(ws, webpub_subs, &wp.subs)
-		webpub_render(ws, 0);
+		if (all || ws->ws_audit)
+			webpub_render(ws, 0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	wp.flushed = t1.tv_sec;
 	wp.flushed_at = t1;
+	if (!all)
+		return;
+	wp.flushed = t1.tv_sec;
 	/*
 	 * Rendering costs the master its loop: the next flush after a
 	 * change waits four times as long as this one took, so that pushes
@@ -585,8 +603,10 @@ webpub_tick_cb(int fd, short event, void *arg)
 	struct timespec	 now;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (now.tv_sec - wp.flushed >= WEBPUB_TICK)
+	if (now.tv_sec - wp.flushed >= WEBPUB_TICK) {
+		wp.due_all = 1;
 		webpub_flush();
+	}
 }
 
 /* Flush once the last flush is spacing_ms old (now if it is). */
@@ -623,9 +643,24 @@ webpub_arm(long spacing_ms)
 void
 webpub_changed(void)
 {
+	if (wp.audit_only)
+		wp.due_audit = 1;
+	else
+		wp.due_all = 1;
 	if (wp.soon == NULL || wp.soon_pending || wp.nsubs == 0)
 		return;
 	webpub_arm(wp.soon_ms);
+}
+
+/*
+ * Between webpub_audit_only(1) and (0), what is committed adds to the
+ * audit log and to nothing else a document shows (a login's session and
+ * its event): the next flush renders only the audit log's documents.
+ */
+void
+webpub_audit_only(int on)
+{
+	wp.audit_only = on;
 }
 
 /*
@@ -637,6 +672,7 @@ webpub_changed(void)
 void
 webpub_changed_now(void)
 {
+	wp.due_all = 1;
 	if (wp.soon == NULL || wp.nsubs == 0)
 		return;
 	webpub_arm(wp.render_ms);
@@ -696,6 +732,8 @@ webpub_subscribe(struct worker *w, struct imsg *imsg, int want)
 		    (ws->ws_target = strdup(target)) == NULL)
 			fatal("calloc");
 		ws->ws_class = cls;
+		path[strcspn(path, "?")] = '\0';
+		ws->ws_audit = strcmp(path, "/api/v1/events") == 0;
 		RB_INSERT(webpub_subs, &wp.subs, ws);
 		wp.nsubs++;
 	}

@@ -26,6 +26,8 @@ void	 webpub_reset(void);
 void	 webpub_changed(void);
 /* The same, for an outcome readers wait for: less spacing. */
 void	 webpub_changed_now(void);
+/* What is committed until (0) adds to the audit log only (a login). */
+void	 webpub_audit_only(int);
 /* Push what changed now (before answering a write). */
 void	 webpub_flush(void);
 /* A session began or a token was made: the webworker learns it now. */
