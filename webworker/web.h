@@ -101,6 +101,8 @@ struct web_call {
 	char			*wk_retry;	/* Retry-After, or NULL */
 	struct web_waiter	*wk_waiter;	/* waiting for a document */
 	uint64_t		 wk_docver;	/* a document's version, or 0 */
+	uint32_t		 wk_doccls;	/* and its class and target */
+	char			*wk_doctarget;
 };
 
 /* A dashboard request in flight. */
@@ -222,6 +224,8 @@ int	 web_docs_call(struct web_page *, size_t slot, const char *target);
 void	 web_docs_cancel(struct web_waiter *);
 /* Requests and calls waiting for a document. */
 size_t	 web_docs_waiting(void);
+/* Is cls's document for target at version ver?  Then it is read. */
+int	 web_docs_current(uint32_t cls, const char *target, uint64_t ver);
 /* IMSG_WEB_DOC; malformed is fatal. */
 void	 web_docs_dispatch(struct imsg *);
 /* A new identity table: drop every document, 503 to those waiting. */
@@ -333,6 +337,8 @@ void	 web_pages_keep(struct web_page *, struct wbuf *,
 	    const struct web_splices *);
 /* Drop the kept pages (a new identity table). */
 void	 web_pages_forget(void);
+/* 1 if rq was answered with a kept page still current for its client. */
+int	 web_pages_answer(struct web_rq *);
 
 /* web_static.c */
 int	 web_static(struct web_rq *, const char *name);

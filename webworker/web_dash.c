@@ -971,6 +971,8 @@ web_dash_request(struct web_rq *rq)
 		return 0;
 	get = strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0;
 	post = strcmp(m, "POST") == 0;
+	if (get && web_pages_answer(rq))
+		return 1;
 	pg = web_page_new(rq);
 	if ((pg->wg_nsegs = web_path_split(rq->wr_target, pg->wg_segs,
 	    WEB_SEGS_MAX)) == -1) {

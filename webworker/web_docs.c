@@ -483,6 +483,13 @@ web_docs_get(struct web_rq *who, struct web_rq *rq, struct web_page *pg,
 	if ((d = web_doc_open(cls, target, rq, pg, slot, clear)) == NULL)
 		return 1;
 	web_doc_read(d);
+	if (pg != NULL) {
+		/* What a kept page checks before it is answered again. */
+		pg->wg_calls[slot].wk_doccls = cls;
+		free(pg->wg_calls[slot].wk_doctarget);
+		if ((pg->wg_calls[slot].wk_doctarget = strdup(target)) == NULL)
+			fatal("strdup");
+	}
 	if (d->wd_have && rq != NULL && !clear) {
 		/* The common read: prebuilt, nothing copied. */
 		web_count(d->wd_status);
@@ -499,6 +506,18 @@ web_docs_get(struct web_rq *who, struct web_rq *rq, struct web_page *pg,
 		    pg != NULL ? web_doc_json(d) : NULL);
 	} else
 		web_doc_wait(d, rq, pg, slot, clear);
+	return 1;
+}
+
+int
+web_docs_current(uint32_t cls, const char *target, uint64_t ver)
+{
+	struct web_doc	*d;
+
+	if ((d = web_doc_find(cls, target)) == NULL || !d->wd_have ||
+	    d->wd_version != ver)
+		return 0;
+	web_doc_read(d);
 	return 1;
 }
 

@@ -21,6 +21,7 @@
 
 #include "log.h"
 #include "nops.h"
+#include "authc.h"
 #include "web.h"
 
 #define WEB_PAGES_KEPT		32
@@ -32,6 +33,8 @@ struct web_kept {
 	int			 wp_local;
 	int			 wp_what;
 	uint64_t		 wp_vers[WEB_CALLS_MAX];
+	uint32_t		 wp_doccls[WEB_CALLS_MAX];
+	char			*wp_doctarget[WEB_CALLS_MAX];
 	size_t			 wp_nvers;
 	struct web_blob		*wp_html;
 	struct web_splices	 wp_sp;
@@ -84,6 +87,10 @@ web_blob_add(struct evbuffer *buf, struct web_blob *bl, size_t off,
 static void
 web_kept_free(struct web_kept *k)
 {
+	size_t	 i;
+
+	for (i = 0; i < k->wp_nvers; i++)
+		free(k->wp_doctarget[i]);
 	free(k->wp_target);
 	web_blob_unref(k->wp_html);
 	memset(k, 0, sizeof(*k));
@@ -110,6 +117,7 @@ web_kept_ok(struct web_page *pg)
 		return 0;
 	for (i = 1; i < pg->wg_ncalls; i++)
 		if (pg->wg_calls[i].wk_docver == 0 ||
+		    pg->wg_calls[i].wk_doctarget == NULL ||
 		    pg->wg_calls[i].wk_ncookies > 0)
 			return 0;
 	return 1;
@@ -173,18 +181,23 @@ web_kept_store(struct web_page *pg, struct wbuf *b,
 	k->wp_local = (pg->wg_rq.wr_client.wc_peer == WEB_PEER_LOCAL);
 	k->wp_what = pg->wg_what;
 	k->wp_nvers = pg->wg_ncalls - 1;
-	for (i = 1; i < pg->wg_ncalls; i++)
+	for (i = 1; i < pg->wg_ncalls; i++) {
 		k->wp_vers[i - 1] = pg->wg_calls[i].wk_docver;
+		k->wp_doccls[i - 1] = pg->wg_calls[i].wk_doccls;
+		/* Taken from the call. */
+		k->wp_doctarget[i - 1] = pg->wg_calls[i].wk_doctarget;
+		pg->wg_calls[i].wk_doctarget = NULL;
+	}
 	k->wp_html = web_blob_new(b->wb_buf, b->wb_len);
 	k->wp_sp = *sp;
 	return k;
 }
 
-/* Answer the kept page with this session's own text put in. */
+/* Answer rq with the kept page, who and csrf put in (HTML-escaped). */
 static void
-web_kept_reply(struct web_page *pg, struct web_kept *k)
+web_kept_send(struct web_rq *rq, struct web_kept *k, const char *who,
+    const char *csrf)
 {
-	json_t		*s = pg->wg_calls[0].wk_json;
 	struct web_blob	*bl = k->wp_html;
 	struct evbuffer	*out;
 	const char	*text;
@@ -201,18 +214,82 @@ web_kept_reply(struct web_page *pg, struct web_kept *k)
 		if (i == k->wp_sp.sp_n)
 			break;
 		at = k->wp_sp.sp_off[i];
-		if (k->wp_sp.sp_kind[i] == WEB_SPLICE_CSRF)
-			text = jstr(s, "csrf_token");
-		else if ((text = jstr(s, "user")) == NULL)
-			text = jstr(s, "actor");
+		text = k->wp_sp.sp_kind[i] == WEB_SPLICE_CSRF ? csrf : who;
 		wbuf_init(&b);
-		wbuf_htmlf(&b, "%s", text != NULL ? text : "");
+		wbuf_html(&b, text != NULL ? text : "");
 		if (b.wb_err || evbuffer_add(out, b.wb_buf, b.wb_len) == -1)
 			fatal("a session's text");
 		wbuf_free(&b);
 	}
-	web_reply_evbuf(&pg->wg_rq, 200, "text/html; charset=utf-8", out);
+	web_reply_evbuf(rq, 200, "text/html; charset=utf-8", out);
+}
+
+/* Answer the kept page with this session's own text put in. */
+static void
+web_kept_reply(struct web_page *pg, struct web_kept *k)
+{
+	json_t		*s = pg->wg_calls[0].wk_json;
+	const char	*who;
+
+	if ((who = jstr(s, "user")) == NULL)
+		who = jstr(s, "actor");
+	web_kept_send(&pg->wg_rq, k, who, jstr(s, "csrf_token"));
 	web_page_free(pg);
+}
+
+/*
+ * A GET of a page kept for this client's class and kind whose documents
+ * are still the versions it was rendered from: answered as web_page_get()
+ * would answer it after reading the session and those documents (and
+ * counted so), without the page's calls.  0: not here; take the long way.
+ */
+int
+web_pages_answer(struct web_rq *rq)
+{
+	struct web_ident	 id;
+	struct web_kept		*k = NULL;
+	char			 csrf[AUTH_SECRET_B64 + 1];
+	size_t			 i;
+	int			 local = rq->wr_client.wc_peer == WEB_PEER_LOCAL;
+
+	if (!web_auth_ready())
+		return 0;
+	for (i = 0; i < WEB_PAGES_KEPT && k == NULL; i++)
+		if (web_kept[i].wp_target != NULL &&
+		    strcmp(web_kept[i].wp_target, rq->wr_target) == 0)
+			k = &web_kept[i];
+	if (k == NULL)
+		return 0;
+	/* A bad credential is answered the long way, which ends it. */
+	if (web_identify(rq, &id) == -1 || id.wi_clear) {
+		web_ident_clear(&id);
+		return 0;
+	}
+	for (k = NULL, i = 0; i < WEB_PAGES_KEPT && k == NULL; i++)
+		if (web_kept[i].wp_target != NULL &&
+		    web_kept[i].wp_class == id.wi_class &&
+		    web_kept[i].wp_kind == (int)id.wi_kind &&
+		    web_kept[i].wp_local == local &&
+		    strcmp(web_kept[i].wp_target, rq->wr_target) == 0)
+			k = &web_kept[i];
+	for (i = 0; k != NULL && i < k->wp_nvers; i++)
+		if (!web_docs_current(k->wp_doccls[i], k->wp_doctarget[i],
+		    k->wp_vers[i]))
+			k = NULL;
+	if (k == NULL) {
+		web_ident_clear(&id);
+		return 0;
+	}
+	csrf[0] = '\0';
+	if (id.wi_kind == WEB_ID_USER)
+		auth_csrf_token(id.wi_sid, csrf);
+	/* The session's read and each document's, as the long way counts. */
+	for (i = 0; i <= k->wp_nvers; i++)
+		web_count(200);
+	web_kept_send(rq, k, id.wi_actor, csrf);
+	explicit_bzero(csrf, sizeof(csrf));
+	web_ident_clear(&id);
+	return 1;
 }
 
 int

@@ -494,6 +494,7 @@ web_page_free(struct web_page *pg)
 			freezero(pg->wg_calls[i].wk_cookies[j],
 			    strlen(pg->wg_calls[i].wk_cookies[j]));
 		free(pg->wg_calls[i].wk_retry);
+		free(pg->wg_calls[i].wk_doctarget);
 	}
 	web_form_free(&pg->wg_form);
 	web_form_free(&pg->wg_query);

@@ -906,6 +906,13 @@ test_pages(void)
 	CHECK(m_quiet(50));
 	TEST_END();
 
+	TEST_BEGIN("page: a kept page is never given to a dead cookie");
+	CHECK(http(0, "GET", "/", cookie("not-a-session"), &r) == 0);
+	CHECK(r.status == 303);
+	CHECK(r.body == NULL || (strstr(r.body, "alice") == NULL &&
+	    strstr(r.body, csrf_a) == NULL));
+	TEST_END();
+
 	TEST_BEGIN("page: a new push of its document is shown at once");
 	push_doc(CLS_READER, "/api/v1/overview", 200, NULL, NULL,
 	    "{\"attention\":[],\"in_progress\":[],\"repositories\":"
