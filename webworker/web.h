@@ -193,7 +193,7 @@ struct web_ident {
 	const char		*wi_why;	/* a bad credential: why */
 	int			 wi_clear;	/* clear the session cookie */
 	json_t			*wi_groups;	/* a user's, or NULL */
-	char			 wi_sid[AUTH_SECRET_B64 + 1]; /* a user's */
+	char			 wi_csrf[AUTH_SECRET_B64 + 1]; /* a user's */
 };
 void	 web_auth_init(void);
 /* 1 once the master has pushed an identity table (and is not replacing it). */

@@ -21,7 +21,6 @@
 
 #include "log.h"
 #include "nops.h"
-#include "authc.h"
 #include "web.h"
 
 #define WEB_PAGES_KEPT		32
@@ -248,7 +247,6 @@ web_pages_answer(struct web_rq *rq)
 {
 	struct web_ident	 id;
 	struct web_kept		*k = NULL;
-	char			 csrf[AUTH_SECRET_B64 + 1];
 	size_t			 i;
 	int			 local = rq->wr_client.wc_peer == WEB_PEER_LOCAL;
 
@@ -280,14 +278,11 @@ web_pages_answer(struct web_rq *rq)
 		web_ident_clear(&id);
 		return 0;
 	}
-	csrf[0] = '\0';
-	if (id.wi_kind == WEB_ID_USER)
-		auth_csrf_token(id.wi_sid, csrf);
 	/* The session's read and each document's, as the long way counts. */
 	for (i = 0; i <= k->wp_nvers; i++)
 		web_count(200);
-	web_kept_send(rq, k, id.wi_actor, csrf);
-	explicit_bzero(csrf, sizeof(csrf));
+	web_kept_send(rq, k, id.wi_actor, id.wi_kind == WEB_ID_USER ?
+	    id.wi_csrf : "");
 	web_ident_clear(&id);
 	return 1;
 }
