@@ -8,6 +8,7 @@
 #include <sys/types.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/tree.h>
 #include <crypt.h>
 #include <ctype.h>
 #include <errno.h>
@@ -349,17 +350,31 @@ out:
 /*
  * Login rate limiting: failures per key in a fixed window.  The table is
  * bounded; when full, a slot whose window is over is reused, else the
- * one whose window started first.
+ * one whose window started first.  The slots that count (rs_count > 0)
+ * are in a tree by key: every login looks its address up, and a scan of
+ * the whole table cost each login more than the rest of its checks.
  */
 struct auth_rl_slot {
-	char		 rs_key[96];	/* "u:" user or "a:" address */
-	time_t		 rs_start;
-	time_t		 rs_last;	/* the last failure */
-	int		 rs_count;
+	RB_ENTRY(auth_rl_slot)	 rs_node;
+	char			 rs_key[96];	/* "u:" user or "a:" address */
+	time_t			 rs_start;
+	time_t			 rs_last;	/* the last failure */
+	int			 rs_count;
 };
+RB_HEAD(auth_rl_tree, auth_rl_slot);
+int	 auth_rl_cmp(struct auth_rl_slot *, struct auth_rl_slot *);
+RB_PROTOTYPE(auth_rl_tree, auth_rl_slot, rs_node, auth_rl_cmp);
+
+int
+auth_rl_cmp(struct auth_rl_slot *a, struct auth_rl_slot *b)
+{
+	return strcmp(a->rs_key, b->rs_key);
+}
+RB_GENERATE(auth_rl_tree, auth_rl_slot, rs_node, auth_rl_cmp);
 
 struct auth_rl {
 	struct auth_rl_slot	*rl_slots;
+	struct auth_rl_tree	 rl_tree;
 	size_t			 rl_n;
 	int			 rl_max;
 	int			 rl_window;
@@ -373,6 +388,7 @@ auth_rl_new(size_t slots, int max, int window)
 	if ((rl = calloc(1, sizeof(*rl))) == NULL ||
 	    (rl->rl_slots = calloc(slots, sizeof(*rl->rl_slots))) == NULL)
 		fatal("calloc");
+	RB_INIT(&rl->rl_tree);
 	rl->rl_n = slots;
 	rl->rl_max = max;
 	rl->rl_window = window;
@@ -391,13 +407,20 @@ auth_rl_free(struct auth_rl *rl)
 static struct auth_rl_slot *
 auth_rl_find(struct auth_rl *rl, const char *key)
 {
-	size_t	 i;
+	struct auth_rl_slot	 k;
 
-	for (i = 0; i < rl->rl_n; i++)
-		if (rl->rl_slots[i].rs_count > 0 &&
-		    strcmp(rl->rl_slots[i].rs_key, key) == 0)
-			return &rl->rl_slots[i];
-	return NULL;
+	if (strlcpy(k.rs_key, key, sizeof(k.rs_key)) >= sizeof(k.rs_key))
+		return NULL;	/* never stored: see auth_rl_fail() */
+	return RB_FIND(auth_rl_tree, &rl->rl_tree, &k);
+}
+
+/* The slot counts no more: out of the tree. */
+static void
+auth_rl_clear(struct auth_rl *rl, struct auth_rl_slot *s)
+{
+	if (s->rs_count > 0)
+		RB_REMOVE(auth_rl_tree, &rl->rl_tree, s);
+	s->rs_count = 0;
 }
 
 int
@@ -408,7 +431,7 @@ auth_rl_check(struct auth_rl *rl, const char *key, time_t now)
 	if ((s = auth_rl_find(rl, key)) == NULL)
 		return 0;
 	if (now - s->rs_start >= rl->rl_window || now < s->rs_start) {
-		s->rs_count = 0;
+		auth_rl_clear(rl, s);
 		return 0;
 	}
 	if (s->rs_count < rl->rl_max)
@@ -442,10 +465,14 @@ auth_rl_fail(struct auth_rl *rl, const char *key, time_t now)
 		s = old;
 	if (s == NULL)		/* a table of no slots counts nothing */
 		return;
+	auth_rl_clear(rl, s);
 	strlcpy(s->rs_key, key, sizeof(s->rs_key));
 	s->rs_start = now;
 	s->rs_last = now;
 	s->rs_count = 1;
+	/* A key cut to the slot's size may equal one already counted. */
+	if (RB_INSERT(auth_rl_tree, &rl->rl_tree, s) != NULL)
+		s->rs_count = 0;
 }
 
 int

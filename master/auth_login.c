@@ -174,7 +174,6 @@ auth_session_create(const char *user, const char *addr, char *sid,
 		free(gs);
 		return -1;
 	}
-	/* Sessions that ended, and the oldest of a user with too many. */
 	/*
 	 * Sessions that ended, and the oldest of a user with too many: the
 	 * webworker forgets those pushed out.

@@ -391,6 +391,7 @@ static void
 test_ratelimit(void)
 {
 	struct auth_rl	*rl;
+	char		 key[32];
 	int		 i;
 
 	TEST_BEGIN("rate limit: 5 failures in the window, then wait");
@@ -418,6 +419,35 @@ test_ratelimit(void)
 	CHECK(auth_rl_check(rl, "a:3", 104) > 0);
 	CHECK(auth_rl_check(rl, "a:2", 104) > 0);
 	CHECK(auth_rl_check(rl, "a:1", 104) == 0);
+	auth_rl_free(rl);
+	TEST_END();
+
+	TEST_BEGIN("rate limit: many keys each counted apart, a reused slot's "
+	    "old key no more");
+	rl = auth_rl_new(64, 2, 300);
+	for (i = 0; i < 64; i++) {
+		snprintf(key, sizeof(key), "a:10.0.0.%d", i);
+		auth_rl_fail(rl, key, 100);
+		if (i % 2 == 0)
+			auth_rl_fail(rl, key, 101);
+	}
+	for (i = 0; i < 64; i++) {
+		snprintf(key, sizeof(key), "a:10.0.0.%d", i);
+		CHECK(auth_rl_check(rl, key, 102) == (i % 2 == 0 ? 298 : 0));
+		CHECK(auth_rl_count(rl, key, 102, NULL, NULL) ==
+		    (i % 2 == 0 ? 2 : 1));
+	}
+	/* The table is full: the oldest slot (10.0.0.0's) is reused. */
+	auth_rl_fail(rl, "a:10.0.1.1", 150);
+	auth_rl_fail(rl, "a:10.0.1.1", 151);
+	CHECK(auth_rl_check(rl, "a:10.0.1.1", 152) == 298);
+	CHECK(auth_rl_count(rl, "a:10.0.0.0", 152, NULL, NULL) == 0);
+	CHECK(auth_rl_count(rl, "a:10.0.0.2", 152, NULL, NULL) == 2);
+	/* A window over: its key counts nothing, its slot is taken again. */
+	CHECK(auth_rl_check(rl, "a:10.0.0.2", 500) == 0);
+	CHECK(auth_rl_count(rl, "a:10.0.0.2", 500, NULL, NULL) == 0);
+	auth_rl_fail(rl, "a:10.0.0.2", 501);
+	CHECK(auth_rl_count(rl, "a:10.0.0.2", 502, NULL, NULL) == 1);
 	auth_rl_free(rl);
 	TEST_END();
 }
