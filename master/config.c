@@ -21,6 +21,7 @@
 #include "addr.h"
 #include "nops.h"
 #include "conf.h"
+#include "xmalloc.h"
 
 #define URL_MAX		1024
 
@@ -54,16 +55,6 @@ static const struct config_bit config_events[] = {
 };
 #define CONFIG_NEVENTS	(sizeof(config_events) / sizeof(config_events[0]))
 
-static char *
-config_strdup(const char *s)
-{
-	char	*p;
-
-	if ((p = strdup(s)) == NULL)
-		fatal("strdup");
-	return p;
-}
-
 struct nops_conf *
 config_new(void)
 {
@@ -71,11 +62,11 @@ config_new(void)
 
 	if ((conf = calloc(1, sizeof(*conf))) == NULL)
 		fatal("calloc");
-	conf->user = config_strdup(NOPS_USER);
-	conf->master_user = config_strdup(NOPS_MASTER_USER);
-	conf->database = config_strdup(NOPS_DB_FILE);
-	conf->control_socket = config_strdup(NOPS_CONTROL_SOCKET);
-	conf->control_group = config_strdup(NOPS_CONTROL_GROUP);
+	conf->user = xstrdup(NOPS_USER);
+	conf->master_user = xstrdup(NOPS_MASTER_USER);
+	conf->database = xstrdup(NOPS_DB_FILE);
+	conf->control_socket = xstrdup(NOPS_CONTROL_SOCKET);
+	conf->control_group = xstrdup(NOPS_CONTROL_GROUP);
 	conf->drift_interval = NOPS_DRIFT_INTERVAL;
 	conf->replan_interval = NOPS_REPLAN_INTERVAL;
 	conf->engine_interval = NOPS_ENGINE_INTERVAL;

@@ -70,18 +70,6 @@ engine_store(void)
 	return engine_db;
 }
 
-char *
-engine_strdup(const char *s)
-{
-	char	*d;
-
-	if (s == NULL)
-		return NULL;
-	if ((d = strdup(s)) == NULL)
-		fatal("strdup");
-	return d;
-}
-
 void
 engine_sha256_hex(const void *data, size_t len, char out[ENGINE_HASHLEN + 1])
 {

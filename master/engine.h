@@ -18,6 +18,7 @@
 
 #include "meta.h"
 #include "deploy.h"
+#include "xmalloc.h"
 
 struct nops_conf;
 struct store;
@@ -244,6 +245,7 @@ void	 engine_crashpoint(const char *point);
 /* Helpers shared by the engine's files. */
 void	 engine_sha256_hex(const void *, size_t, char out[ENGINE_HASHLEN + 1]);
 char	*engine_json_canonical(const json_t *);	/* sorted, compact */
-char	*engine_strdup(const char *);	/* NULL stays NULL */
+/* The engine files' old name for xstrdup() (xmalloc.h): NULL stays NULL. */
+#define engine_strdup(s)	xstrdup(s)
 
 #endif /* NOPS_ENGINE_H */

@@ -39,6 +39,7 @@
 #include "leftbehind.h"
 #include "notify.h"
 #include "suspend.h"
+#include "xmalloc.h"
 
 #define APPLY_BUSY_MAX	1024
 
@@ -90,12 +91,12 @@ apply_step_new(const struct deploy *d)
 	if ((as = calloc(1, sizeof(*as))) == NULL)
 		fatal("calloc");
 	as->as_id = d->d_id;
-	as->as_ns = engine_strdup(d->d_ns);
-	as->as_job = engine_strdup(d->d_job);
-	as->as_commit = engine_strdup(d->d_commit);
+	as->as_ns = xstrdup(d->d_ns);
+	as->as_job = xstrdup(d->d_job);
+	as->as_commit = xstrdup(d->d_commit);
 	as->as_cas = d->d_cas_index;
 	as->as_version = d->d_job_version;
-	as->as_nomad_deployment = engine_strdup(d->d_nomad_deployment);
+	as->as_nomad_deployment = xstrdup(d->d_nomad_deployment);
 	return as;
 }
 
@@ -253,7 +254,7 @@ register_done(struct nomad_result *res, void *arg)
 	/* A write of the job: a suspend's stop left behind is moot. */
 	leftbehind_clear(LB_SUSPEND, as->as_ns, as->as_job);
 	eval = json_string_value(json_object_get(res->nr_json, "EvalID"));
-	as->as_child = engine_strdup(eval != NULL ? eval : "");
+	as->as_child = xstrdup(eval != NULL ? eval : "");
 	nomad_job_read(as->as_ns, as->as_job, register_versioned, as);
 }
 
@@ -434,8 +435,8 @@ apply_register(struct deploy *d)
 	    suspend_carry(d->d_ns, d->d_job, spec) == 1)
 		as->as_spec = engine_json_canonical(spec);
 	else
-		as->as_spec = engine_strdup(d->d_spec);
-	as->as_diff = engine_strdup(d->d_diff);
+		as->as_spec = xstrdup(d->d_spec);
+	as->as_diff = xstrdup(d->d_diff);
 	register_plan(as, spec, 0);
 	json_decref(spec);
 }
@@ -472,7 +473,7 @@ promote_start(const struct deploy *d, const char *who)
 	struct astep	*as;
 
 	as = apply_step_new(d);
-	as->as_hook = engine_strdup(who);
+	as->as_hook = xstrdup(who);
 	nomad_deployment_promote(d->d_ns, d->d_nomad_deployment, NULL,
 	    promote_done, as);
 }
@@ -511,7 +512,7 @@ apply_promote(int64_t id, const char *who, char *err, size_t errlen)
 		if (apply_promotes == NULL)
 			fatal("reallocarray");
 		apply_promotes[apply_npromotes].ap_id = id;
-		apply_promotes[apply_npromotes++].ap_who = engine_strdup(who);
+		apply_promotes[apply_npromotes++].ap_who = xstrdup(who);
 		deploy_free(&d);
 		return 0;
 	}

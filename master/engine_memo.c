@@ -38,6 +38,7 @@
 #include "engine.h"
 #include "engine_detect.h"
 #include "suspend.h"
+#include "xmalloc.h"
 
 RB_HEAD(dmemos, dmemo);
 
@@ -164,14 +165,14 @@ memo_put(const struct repo_file *rf, const json_t *job, const char *error)
 	memo_key(rf, dm->dm_key);
 	dm->dm_cycle = memo_cycle;
 	if (job == NULL) {
-		dm->dm_error = engine_strdup(error);
+		dm->dm_error = xstrdup(error);
 	} else {
 		dm->dm_ok = 1;
 		ns = json_string_value(json_object_get(job, "Namespace"));
 		id = json_string_value(json_object_get(job, "ID"));
-		dm->dm_ns = engine_strdup(ns != NULL && *ns != '\0' ? ns :
+		dm->dm_ns = xstrdup(ns != NULL && *ns != '\0' ? ns :
 		    "default");
-		dm->dm_id = engine_strdup(id);
+		dm->dm_id = xstrdup(id);
 		if ((dm->dm_spec = json_dumps(job, JSON_COMPACT)) == NULL)
 			fatalx("json_dumps");
 		if (json_object_get(job, "Meta") != NULL &&

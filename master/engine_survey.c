@@ -33,6 +33,7 @@
 #include "nomad.h"
 #include "engine.h"
 #include "engine_detect.h"
+#include "xmalloc.h"
 
 struct dsurvey_ns {
 	char		*sn_ns;
@@ -113,7 +114,7 @@ survey_leader(struct nomad_result *res, void *arg)
 
 	sv->sv_cycle->dc_requests++;
 	if (nomad_ok(res) && json_is_string(res->nr_json))
-		sv->sv_leader = engine_strdup(json_string_value(res->nr_json));
+		sv->sv_leader = xstrdup(json_string_value(res->nr_json));
 	else
 		sv->sv_failed = 1;
 	free(sa);
@@ -143,14 +144,14 @@ survey_version(struct nomad_result *res, void *arg)
 			v = json_string_value(json_object_get(json_object_get(
 			    json_object_get(res->nr_json, "config"),
 			    "Version"), "Version"));
-		sv->sv_version = engine_strdup(v != NULL ? v : "unknown");
+		sv->sv_version = xstrdup(v != NULL ? v : "unknown");
 	} else if (res->nr_status == 403) {
 		if (!warned++)
 			log_warnx("detection: the Nomad token may not read "
 			    "/v1/agent/self (agent:read): a Nomad upgrade is "
 			    "seen only through a new leader or the "
 			    "replan-interval");
-		sv->sv_version = engine_strdup("unknown (403)");
+		sv->sv_version = xstrdup("unknown (403)");
 	} else
 		sv->sv_failed = 1;
 	free(sa);
@@ -227,7 +228,7 @@ survey_start(struct dcycle *dc)
 		fatal("calloc");
 	i = 0;
 	TAILQ_FOREACH(cs, &cf->nomad.namespaces, entry)
-		sv->sv_ns[i++].sn_ns = engine_strdup(cs->str);
+		sv->sv_ns[i++].sn_ns = xstrdup(cs->str);
 	/* Counted before any is sent; answers come later, never inside. */
 	sv->sv_pending = 1;
 	survey_ask(sv, NULL, 0);
@@ -420,7 +421,7 @@ survey_decide(struct dsurvey *sv)
 			ej->ej_modify_index = old->ej_modify_index;
 			ej->ej_live_exists = old->ej_live_exists;
 			ej->ej_live_index = old->ej_live_index;
-			ej->ej_diff = engine_strdup(old->ej_diff);
+			ej->ej_diff = xstrdup(old->ej_diff);
 			ej->ej_live_groups = json_incref(old->ej_live_groups);
 			if (!ej->ej_drift) {
 				/* No deployment can come of it: no spec. */
@@ -472,7 +473,7 @@ survey_finish(struct dcycle *dc)
 	    sizeof(*e->e_ns_index))) == NULL)
 		fatal("calloc");
 	for (i = 0; i < sv->sv_nns; i++) {
-		e->e_ns_index[i].ni_ns = engine_strdup(sv->sv_ns[i].sn_ns);
+		e->e_ns_index[i].ni_ns = xstrdup(sv->sv_ns[i].sn_ns);
 		e->e_ns_index[i].ni_index = sv->sv_ns[i].sn_index;
 	}
 	e->e_nns_index = sv->sv_nns;

@@ -44,6 +44,7 @@
 #include "plan.h"
 #include "plans.h"
 #include "hosts.h"
+#include "xmalloc.h"
 
 #define EACH_TIMEOUT	300	/* seconds, one host's run */
 #define EACH_LIMIT_MAX	64
@@ -89,16 +90,6 @@ struct each_run {
 static TAILQ_HEAD(, each_run) each_runs = TAILQ_HEAD_INITIALIZER(each_runs);
 
 static void	 each_start(struct each_run *);
-
-static char *
-each_strdup(const char *s)
-{
-	char	*p;
-
-	if ((p = strdup(s)) == NULL)
-		fatal("strdup");
-	return p;
-}
 
 static void
 each_audit(struct each_run *er, const char *detail)
@@ -208,7 +199,7 @@ each_done(const struct hosts_ssh_res *res, void *arg)
 	er->er_running--;
 	eh->eh_status = res->hr_stage == SSH_STAGE_DONE ? res->hr_status : -1;
 	if (!er->er_sensitive)
-		eh->eh_output = each_strdup(res->hr_shown);
+		eh->eh_output = xstrdup(res->hr_shown);
 	if (res->hr_stage == SSH_STAGE_DONE)
 		hosts_run_end(eh->eh_run_id, res->hr_status == 0 ? "succeeded" :
 		    "failed", res->hr_status, res->hr_shown, NULL,
@@ -227,11 +218,11 @@ each_done(const struct hosts_ssh_res *res, void *arg)
 			snprintf(err, sizeof(err), "exit %d", res->hr_status);
 		else
 			snprintf(err, sizeof(err), "%s", res->hr_error);
-		eh->eh_error = each_strdup(err);
+		eh->eh_error = xstrdup(err);
 		if (er->er_first_error == NULL) {
 			snprintf(err, sizeof(err), "host %s: %s",
 			    eh->eh_host->ph_name, eh->eh_error);
-			er->er_first_error = each_strdup(err);
+			er->er_first_error = xstrdup(err);
 			log_warnx("operation %s on plan %s: %s; no other host "
 			    "starts", er->er_op, er->er_repo, err);
 		}
@@ -266,13 +257,13 @@ each_start(struct each_run *er)
 		if (eh->eh_ssh == 0) {
 			er->er_running--;
 			eh->eh_state = EACH_FAILED;
-			eh->eh_error = each_strdup("the nomadworker is not "
+			eh->eh_error = xstrdup("the nomadworker is not "
 			    "running");
 			hosts_run_end(eh->eh_run_id, "error", -1, NULL, "the "
 			    "command did not start: the nomadworker is not "
 			    "running", er->er_sensitive);
 			if (er->er_first_error == NULL)
-				er->er_first_error = each_strdup("the "
+				er->er_first_error = xstrdup("the "
 				    "nomadworker is not running");
 		}
 	}
@@ -439,8 +430,8 @@ hosts_each_api(struct api_req *req, struct api_resp *resp)
 	if ((er = calloc(1, sizeof(*er))) == NULL)
 		fatal("calloc");
 	TAILQ_INSERT_TAIL(&each_runs, er, er_entry);
-	er->er_repo = each_strdup(req->ar_args[0]);
-	er->er_op = each_strdup(req->ar_args[1]);
+	er->er_repo = xstrdup(req->ar_args[0]);
+	er->er_op = xstrdup(req->ar_args[1]);
 	strlcpy(er->er_commit, dcommit, sizeof(er->er_commit));
 	strlcpy(er->er_actor, req->ar_actor, sizeof(er->er_actor));
 	/* Its own: a new deployment may come meanwhile. */

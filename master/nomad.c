@@ -578,8 +578,8 @@ nomad_register(const char *ns, const char *id, json_t *job, int enforce,
 	return nomad_call(NOMAD_OP_REGISTER, &a, cb, arg);
 }
 
-static uint32_t
-nomad_simple(int op, const char *ns, const char *id, nomad_cb cb, void *arg)
+uint32_t
+nomad_read(int op, const char *ns, const char *id, nomad_cb cb, void *arg)
 {
 	struct nomad_args	 a;
 
@@ -587,30 +587,6 @@ nomad_simple(int op, const char *ns, const char *id, nomad_cb cb, void *arg)
 	a.na_ns = ns;
 	a.na_id = id;
 	return nomad_call(op, &a, cb, arg);
-}
-
-uint32_t
-nomad_job_read(const char *ns, const char *id, nomad_cb cb, void *arg)
-{
-	return nomad_simple(NOMAD_OP_JOB_READ, ns, id, cb, arg);
-}
-
-uint32_t
-nomad_job_allocations(const char *ns, const char *id, nomad_cb cb, void *arg)
-{
-	return nomad_simple(NOMAD_OP_JOB_ALLOCATIONS, ns, id, cb, arg);
-}
-
-uint32_t
-nomad_job_deployment(const char *ns, const char *id, nomad_cb cb, void *arg)
-{
-	return nomad_simple(NOMAD_OP_JOB_DEPLOYMENT, ns, id, cb, arg);
-}
-
-uint32_t
-nomad_deployment_read(const char *ns, const char *id, nomad_cb cb, void *arg)
-{
-	return nomad_simple(NOMAD_OP_DEPLOYMENT_READ, ns, id, cb, arg);
 }
 
 uint32_t

@@ -95,13 +95,16 @@ uint32_t nomad_plan(const char *ns, const char *id, json_t *job, nomad_cb,
 	    void *);
 uint32_t nomad_register(const char *ns, const char *id, json_t *job,
 	    int enforce, uint64_t modify_index, nomad_cb, void *);
-uint32_t nomad_job_read(const char *ns, const char *id, nomad_cb, void *);
-uint32_t nomad_job_allocations(const char *ns, const char *id, nomad_cb,
-	    void *);
-uint32_t nomad_job_deployment(const char *ns, const char *id, nomad_cb,
-	    void *);
-uint32_t nomad_deployment_read(const char *ns, const char *id, nomad_cb,
-	    void *);
+/* The reads that name only a namespace and an id share one call. */
+uint32_t nomad_read(int op, const char *ns, const char *id, nomad_cb, void *);
+#define nomad_job_read(ns, id, cb, arg)					\
+	nomad_read(NOMAD_OP_JOB_READ, (ns), (id), (cb), (arg))
+#define nomad_job_allocations(ns, id, cb, arg)				\
+	nomad_read(NOMAD_OP_JOB_ALLOCATIONS, (ns), (id), (cb), (arg))
+#define nomad_job_deployment(ns, id, cb, arg)				\
+	nomad_read(NOMAD_OP_JOB_DEPLOYMENT, (ns), (id), (cb), (arg))
+#define nomad_deployment_read(ns, id, cb, arg)				\
+	nomad_read(NOMAD_OP_DEPLOYMENT_READ, (ns), (id), (cb), (arg))
 uint32_t nomad_deployment_promote(const char *ns, const char *id,
 	    json_t *groups, nomad_cb, void *);
 uint32_t nomad_job_dispatch(const char *ns, const char *id,

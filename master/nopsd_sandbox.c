@@ -60,9 +60,6 @@ static const struct sandbox_syscall nopsd_rows[] = {
 	SANDBOX_ALLOW_MASK(mmap, 2, PROT_EXEC | PROT_WRITE, PROT_EXEC),
 	SANDBOX_ALLOW(arch_prctl),
 	SANDBOX_ALLOW(set_tid_address),
-	SANDBOX_ALLOW(access),
-	SANDBOX_ALLOW(faccessat),
-	SANDBOX_ALLOW(faccessat2),
 	SANDBOX_ALLOW_ARG(prlimit64, 0, 0),	/* its own limits */
 
 	/* a worker's privilege drop (sandbox_drop_keep()) */
@@ -95,31 +92,12 @@ static const struct sandbox_syscall nopsd_rows[] = {
 	/* no process of nopsd makes namespaces: refused, clearly */
 	SANDBOX_ERRNO(unshare, EPERM),
 
-	/* the database: SQLite in the state directory */
-	SANDBOX_ALLOW(open),
-	SANDBOX_ALLOW(openat),
-	SANDBOX_ALLOW(stat),
-	SANDBOX_ALLOW(lstat),
-	SANDBOX_ALLOW(readlink),
-	SANDBOX_ALLOW(readlinkat),
-	SANDBOX_ALLOW(getdents64),
-	SANDBOX_ALLOW(getcwd),
-	SANDBOX_ALLOW(pread64),
-	SANDBOX_ALLOW(pwrite64),
-	SANDBOX_ALLOW(fsync),
-	SANDBOX_ALLOW(fdatasync),
-	SANDBOX_ALLOW(ftruncate),
-	SANDBOX_ALLOW(fallocate),
-	SANDBOX_ALLOW(unlink),
-	SANDBOX_ALLOW(unlinkat),
-	SANDBOX_ALLOW(rename),
-	SANDBOX_ALLOW(renameat),
-	SANDBOX_ALLOW(mkdir),
-	SANDBOX_ALLOW(mkdirat),
-	SANDBOX_ALLOW(rmdir),
-	SANDBOX_ALLOW(chmod),
-	SANDBOX_ALLOW(fchmod),
-	SANDBOX_ALLOW(umask),
+	/*
+	 * the database: SQLite in the state directory; the loader's access()
+	 * checks
+	 */
+	SANDBOX_SYSCALLS_FILE_READ,
+	SANDBOX_SYSCALLS_FILE_WRITE,
 	SANDBOX_ALLOW(fstatfs),
 	SANDBOX_ALLOW(statfs),
 

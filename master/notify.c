@@ -45,6 +45,7 @@
 #include "jsonb.h"
 #include "plan.h"
 #include "plans.h"
+#include "xmalloc.h"
 
 /* An answer later than this is a failure (the worker's own timeout + slack). */
 #define NOTIFY_ANSWER_SECS	(NOTIFY_TIMEOUT_MS / 1000 + 20)
@@ -81,16 +82,6 @@ static struct notify_pendings pendings = TAILQ_HEAD_INITIALIZER(pendings);
 static struct event		*notify_timer;
 static uint32_t			 notify_lastid;
 static char			*notify_dashboard;	/* no final '/' */
-
-static char *
-notify_strdup(const char *s)
-{
-	char	*p;
-
-	if ((p = strdup(s)) == NULL)
-		fatal("strdup");
-	return p;
-}
 
 static struct notifier *
 notifier_find(const char *name)
@@ -129,7 +120,7 @@ notify_configure(const struct nops_conf *conf)
 	free(notify_dashboard);
 	notify_dashboard = NULL;
 	if (conf->dashboard_url != NULL) {
-		notify_dashboard = notify_strdup(conf->dashboard_url);
+		notify_dashboard = xstrdup(conf->dashboard_url);
 		len = strlen(notify_dashboard);
 		while (len > 0 && notify_dashboard[len - 1] == '/')
 			notify_dashboard[--len] = '\0';
@@ -140,7 +131,7 @@ notify_configure(const struct nops_conf *conf)
 		if ((n = notifier_find(cn->name)) == NULL) {
 			if ((n = calloc(1, sizeof(*n))) == NULL)
 				fatal("calloc");
-			n->n_name = notify_strdup(cn->name);
+			n->n_name = xstrdup(cn->name);
 			TAILQ_INSERT_TAIL(&notifiers, n, n_entry);
 		}
 		n->n_configured = 1;
@@ -154,7 +145,7 @@ notify_configure(const struct nops_conf *conf)
 			    cn->topic) == -1)
 				fatal("asprintf");
 		} else
-			n->n_url = notify_strdup(cn->url);
+			n->n_url = xstrdup(cn->url);
 		if (cn->token_file != NULL && cfile_read(cn->token_file,
 		    NOTIFY_TOKEN_MAX, CFILE_SECRET, &n->n_token, &n->n_tokenlen, err,
 		    sizeof(err)) == -1) {
@@ -348,7 +339,7 @@ notify_pending_add(uint32_t id, const struct notifier *n,
 	if ((np = calloc(1, sizeof(*np))) == NULL)
 		fatal("calloc");
 	np->np_id = id;
-	np->np_notifier = notify_strdup(n->n_name);
+	np->np_notifier = xstrdup(n->n_name);
 	np->np_deployment = d->d_id;
 	np->np_event = notify_event_name(ev);
 	np->np_sent_at = time(NULL);

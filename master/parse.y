@@ -33,6 +33,7 @@
 #include "log.h"
 #include "nops.h"
 #include "conf.h"
+#include "xmalloc.h"
 
 /* Keep the parser's globals out of the way of any later parser. */
 #define yyparse		conf_yyparse
@@ -135,7 +136,6 @@ static void	 conf_err(int, const char *, ...)
 		    __attribute__((__format__(printf, 2, 3)));
 static void	 conf_err_at(const char *, int, const char *, ...)
 		    __attribute__((__format__(printf, 3, 4)));
-static char	*conf_strdup(const char *);
 static const char *tokstr(const char *);
 static int	 symset(const char *, const char *, int);
 static const char *symget(const char *);
@@ -267,7 +267,7 @@ main		: USER STRING			{ conf_user($2, @1.first_line); }
 			    @1.first_line) == 0 &&
 			    conf_path("database", $2, @1.first_line) == 0) {
 				free(conf->database);
-				conf->database = conf_strdup($2);
+				conf->database = xstrdup($2);
 			}
 		}
 		| CONTROL SOCKET STRING		{
@@ -758,16 +758,6 @@ yyerror(const char *msg)
 	conf_err(yylloc.first_line, "%s at %s", msg, last_text);
 }
 
-static char *
-conf_strdup(const char *s)
-{
-	char	*p;
-
-	if ((p = strdup(s)) == NULL)
-		fatal("strdup");
-	return p;
-}
-
 static const char *
 tokstr(const char *s)
 {
@@ -1064,7 +1054,7 @@ pushfile(const char *name, FILE *stream)
 		return NULL;
 	if ((nfile = calloc(1, sizeof(*nfile))) == NULL)
 		fatal("calloc");
-	nfile->name = conf_strdup(name);
+	nfile->name = xstrdup(name);
 	nfile->stream = stream;
 	nfile->lineno = 1;
 	nfile->dev = st.st_dev;
@@ -1188,9 +1178,9 @@ conf_include(const char *name, int line)
 		return;
 	}
 	if (*name == '/' || strchr(curfile->name, '/') == NULL)
-		path = conf_strdup(name);
+		path = xstrdup(name);
 	else {
-		dir = conf_strdup(curfile->name);
+		dir = xstrdup(curfile->name);
 		if (asprintf(&path, "%s/%s", dirname(dir), name) == -1)
 			fatal("asprintf");
 		free(dir);
@@ -1355,7 +1345,7 @@ conf_setfile(char **field, const char *what, const char *path, int secret,
 	if (conf_file_check(what, path, secret, line) == -1)
 		return;
 	free(*field);
-	*field = conf_strdup(path);
+	*field = xstrdup(path);
 }
 
 /*
@@ -1380,7 +1370,7 @@ conf_master_user(const char *name, int line)
 		return;
 	}
 	free(conf->master_user);
-	conf->master_user = conf_strdup(name);
+	conf->master_user = xstrdup(name);
 }
 
 static void
@@ -1395,7 +1385,7 @@ conf_user(const char *name, int line)
 		return;
 	}
 	free(conf->user);
-	conf->user = conf_strdup(name);
+	conf->user = xstrdup(name);
 }
 
 static void
@@ -1412,7 +1402,7 @@ conf_control(const char *path, const char *group, int line)
 			    "%zu bytes", path, sizeof(sun.sun_path) - 1);
 		else {
 			free(conf->control_socket);
-			conf->control_socket = conf_strdup(path);
+			conf->control_socket = xstrdup(path);
 		}
 	}
 	if (group == NULL)
@@ -1423,7 +1413,7 @@ conf_control(const char *path, const char *group, int line)
 		return;
 	}
 	free(conf->control_group);
-	conf->control_group = conf_strdup(group);
+	conf->control_group = xstrdup(group);
 }
 
 static int
@@ -1507,7 +1497,7 @@ listen_begin(const char *host, const char *portstr, int line)
 			free(l);
 			return;
 		}
-	l->host = conf_strdup(host);
+	l->host = xstrdup(host);
 	l->port = port;
 	TAILQ_INIT(&l->hostnames);
 	TAILQ_INSERT_TAIL(&conf->listens, l, entry);
@@ -1561,8 +1551,8 @@ listen_tls(const char *cert, const char *key, int line)
 	if (!ok || cur_listen == NULL)
 		return;
 	cur_listen->tls = 1;
-	cur_listen->tls_cert = conf_strdup(cert);
-	cur_listen->tls_key = conf_strdup(key);
+	cur_listen->tls_cert = xstrdup(cert);
+	cur_listen->tls_key = xstrdup(key);
 }
 
 static void
@@ -1598,7 +1588,7 @@ nomad_opt(unsigned int opt, const char *s, int line)
 			return;
 		}
 		free(conf->nomad.address);
-		conf->nomad.address = conf_strdup(s);
+		conf->nomad.address = xstrdup(s);
 		break;
 	case N_TOKEN:
 		if (block_opt(&nomad_opts, opt, "token file", line) == 0)
@@ -1631,7 +1621,7 @@ nomad_end(void)
 	    !(nomad_opts & N_NAMESPACES)) {
 		if ((s = calloc(1, sizeof(*s))) == NULL)
 			fatal("calloc");
-		s->str = conf_strdup("default");
+		s->str = xstrdup("default");
 		TAILQ_INSERT_TAIL(&conf->nomad.namespaces, s, entry);
 	}
 }
@@ -1668,7 +1658,7 @@ hosts_opt(unsigned int opt, const char *s, int line)
 			return;
 		}
 		free(conf->hosts.nix_store);
-		conf->hosts.nix_store = conf_strdup(s);
+		conf->hosts.nix_store = xstrdup(s);
 		break;
 	case H_CONFIRM:
 		if (block_opt(&hosts_opts, opt, "confirm-timeout", line) == 0)
@@ -1718,9 +1708,9 @@ repo_begin(const char *name, int line)
 	/* Kept even when bad, so that its block is still checked. */
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		fatal("calloc");
-	r->name = conf_strdup(name);
-	r->branch = conf_strdup("main");
-	r->path = conf_strdup("");
+	r->name = xstrdup(name);
+	r->branch = xstrdup("main");
+	r->path = xstrdup("");
 	r->poll_interval = NOPS_POLL_INTERVAL;
 	r->fetch_timeout = NOPS_FETCH_TIMEOUT;
 	r->max_file_size = NOPS_MAX_FILE_SIZE;
@@ -1750,7 +1740,7 @@ repo_opt(unsigned int opt, const char *s, int line)
 			return;
 		}
 		cur_repo_urlok = 1;
-		r->url = conf_strdup(s);
+		r->url = xstrdup(s);
 		break;
 	case R_BRANCH:
 		if (block_opt(&repo_opts, opt, "branch", line) == -1)
@@ -1760,7 +1750,7 @@ repo_opt(unsigned int opt, const char *s, int line)
 			return;
 		}
 		free(r->branch);
-		r->branch = conf_strdup(s);
+		r->branch = xstrdup(s);
 		break;
 	case R_PATH:
 		if (block_opt(&repo_opts, opt, "path", line) == -1)
@@ -1770,7 +1760,7 @@ repo_opt(unsigned int opt, const char *s, int line)
 			return;
 		}
 		free(r->path);
-		r->path = conf_strdup(s);
+		r->path = xstrdup(s);
 		break;
 	case R_POLL:
 		if (block_opt(&repo_opts, opt, "poll-interval", line) == 0)
@@ -1821,7 +1811,7 @@ repo_opt(unsigned int opt, const char *s, int line)
 			conf_err(line, "commit-url \"%s\": %s", s, errstr);
 			return;
 		}
-		r->commit_url = conf_strdup(s);
+		r->commit_url = xstrdup(s);
 		break;
 	case R_KNOWNHOSTS:
 		if (block_opt(&repo_opts, opt, "known-hosts file", line) == 0)
@@ -1871,7 +1861,7 @@ group_begin(const char *name, int line)
 		}
 	if ((g = calloc(1, sizeof(*g))) == NULL)
 		fatal("calloc");
-	g->name = conf_strdup(name);
+	g->name = xstrdup(name);
 	TAILQ_INIT(&g->members);
 	TAILQ_INSERT_TAIL(&conf->groups, g, entry);
 	cur_group = g;
@@ -1895,7 +1885,7 @@ policy_begin(const char *name, int line)
 		}
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		fatal("calloc");
-	p->name = conf_strdup(name);
+	p->name = xstrdup(name);
 	TAILQ_INIT(&p->namespaces);
 	TAILQ_INSERT_TAIL(&conf->policies, p, entry);
 	cur_policy = p;
@@ -1926,7 +1916,7 @@ pns_begin(const char *glob, int line)
 		}
 	if ((pn = calloc(1, sizeof(*pn))) == NULL)
 		fatal("calloc");
-	pn->glob = conf_strdup(glob);
+	pn->glob = xstrdup(glob);
 	TAILQ_INSERT_TAIL(&cur_policy->namespaces, pn, entry);
 	cur_pns = pn;
 }
@@ -1949,7 +1939,7 @@ strs_add(struct conf_strs *list, const char *str)
 			return -1;
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		fatal("calloc");
-	s->str = conf_strdup(str);
+	s->str = xstrdup(str);
 	TAILQ_INSERT_TAIL(list, s, entry);
 	return 0;
 }
@@ -2052,8 +2042,8 @@ bind_add(int kind, const char *who, const char *policy, int line)
 	    (ref = calloc(1, sizeof(*ref))) == NULL)
 		fatal("calloc");
 	b->kind = kind;
-	b->who = conf_strdup(who);
-	b->policy = conf_strdup(policy);
+	b->who = xstrdup(who);
+	b->policy = xstrdup(policy);
 	TAILQ_INSERT_TAIL(&conf->binds, b, entry);
 	ref->file = tokstr(curfile->name);
 	ref->line = line;
@@ -2077,7 +2067,7 @@ anonymous_set(const char *policy, int line)
 		return;
 	}
 	free(conf->anonymous_policy);
-	conf->anonymous_policy = conf_strdup(policy);
+	conf->anonymous_policy = xstrdup(policy);
 	anon_file = tokstr(curfile->name);
 	anon_line = line;
 }
@@ -2128,7 +2118,7 @@ dashboard_set(const char *url, int line)
 		return;
 	}
 	free(conf->dashboard_url);
-	conf->dashboard_url = conf_strdup(url);
+	conf->dashboard_url = xstrdup(url);
 }
 
 static void
@@ -2147,7 +2137,7 @@ notify_begin(const char *name, int line)
 	/* Kept even when bad, so that its block is still checked. */
 	if ((n = calloc(1, sizeof(*n))) == NULL)
 		fatal("calloc");
-	n->name = conf_strdup(name);
+	n->name = xstrdup(name);
 	n->events = CONF_NOTIFY_EV_ALL;
 	TAILQ_INSERT_TAIL(&conf->notifies, n, entry);
 	cur_notify = n;
@@ -2173,7 +2163,7 @@ notify_opt(unsigned int opt, int kind, const char *s, int line)
 			    errstr);
 			return;
 		}
-		n->url = conf_strdup(s);
+		n->url = xstrdup(s);
 		break;
 	case O_TOPIC:
 		if (block_opt(&notify_opts, opt, "topic", line) == -1)
@@ -2182,7 +2172,7 @@ notify_opt(unsigned int opt, int kind, const char *s, int line)
 			conf_err(line, "topic \"%s\": %s", s, errstr);
 			return;
 		}
-		n->topic = conf_strdup(s);
+		n->topic = xstrdup(s);
 		break;
 	case O_TOKEN:
 		if (block_opt(&notify_opts, opt, "token file", line) == 0)
@@ -2295,7 +2285,7 @@ parse_config(const char *filename, int flags)
 		return NULL;
 	}
 	conf = config_new();
-	conf->path = conf_strdup(filename);
+	conf->path = xstrdup(filename);
 	conf_flags = flags;
 	conf_errors = 0;
 	lex_err_pending = 0;

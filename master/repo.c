@@ -43,6 +43,7 @@
 #include "cfile.h"
 #include "webpub.h"
 #include "jsonb.h"
+#include "xmalloc.h"
 
 #define REPO_IDLE		0
 #define REPO_QUEUED		1
@@ -121,16 +122,6 @@ static void	 repo_run(void);
 static void	 repo_enqueue(struct repo *);
 
 /* ------------------------------------------------------------ helpers */
-
-static char *
-xstrdup(const char *s)
-{
-	char	*p;
-
-	if ((p = strdup(s != NULL ? s : "")) == NULL)
-		fatal("strdup");
-	return p;
-}
 
 static struct worker *
 repo_gitworker(void)
@@ -297,7 +288,7 @@ repo_new(const struct conf_repo *cr)
 	r->r_name = xstrdup(cr->name);
 	r->r_url = xstrdup(cr->url);
 	r->r_branch = xstrdup(cr->branch != NULL ? cr->branch : "main");
-	r->r_path = xstrdup(cr->path);
+	r->r_path = xstrdup(cr->path != NULL ? cr->path : "");
 	r->r_interval = cr->poll_interval > 0 ? cr->poll_interval :
 	    NOPS_POLL_INTERVAL;
 	r->r_key_file = cr->ssh_key_file != NULL ?

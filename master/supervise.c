@@ -69,6 +69,8 @@ static void	 supervise_restart_cb(int, short, void *);
 static void	 supervise_log_start(struct worker *, int);
 static void	 supervise_log_read(int, short, void *);
 static void	 supervise_exited(struct worker *, int status);
+static void	 supervise_vstop(struct worker *, int, const char *, va_list)
+		    __attribute__((__format__(printf, 3, 0)));
 
 #define FOREACH_WORKER(w) \
 	for ((w) = &workers[PROC_GITWORKER]; (w) < &workers[PROC_MAX]; (w)++)
@@ -317,6 +319,33 @@ supervise_start_all(void)
 }
 
 /*
+ * Kill a worker, say why (a protocol violation or the master's own
+ * decision) and mark it stopped; the SIGCHLD path restarts it.
+ */
+static void
+supervise_vstop(struct worker *w, int violation, const char *fmt,
+    va_list ap)
+{
+	char	 why[200];
+
+	text_vprintf(why, sizeof(why), 0, fmt, ap);
+	if (violation)
+		log_warnx("protocol violation by %s (pid %d): %s; killing it",
+		    w->w_title, (int)w->w_pid, why);
+	else
+		log_warnx("killing %s (pid %d): %s", w->w_title,
+		    (int)w->w_pid, why);
+	snprintf(w->w_lastexit, sizeof(w->w_lastexit), "killed %s: %s",
+	    violation ? "for protocol violation" : "by nopsd", why);
+	w->w_killed = 1;
+	/* Signal first: once the channel closes it would exit by itself. */
+	if (w->w_pid > 0)
+		kill(w->w_pid, SIGKILL);
+	imsgev_clear(&w->w_iev);
+	w->w_running = 0;
+}
+
+/*
  * A worker broke protocol.  Everything it sends is untrusted: log what it
  * did, kill it and let the SIGCHLD path restart it.  The master goes on.
  */
@@ -324,21 +353,10 @@ void
 supervise_violation(struct worker *w, const char *fmt, ...)
 {
 	va_list	 ap;
-	char	 why[200];
 
 	va_start(ap, fmt);
-	text_vprintf(why, sizeof(why), 0, fmt, ap);
+	supervise_vstop(w, 1, fmt, ap);
 	va_end(ap);
-	log_warnx("protocol violation by %s (pid %d): %s; killing it",
-	    w->w_title, (int)w->w_pid, why);
-	snprintf(w->w_lastexit, sizeof(w->w_lastexit),
-	    "killed for protocol violation: %s", why);
-	w->w_killed = 1;
-	/* Signal first: once the channel closes it would exit by itself. */
-	if (w->w_pid > 0)
-		kill(w->w_pid, SIGKILL);
-	imsgev_clear(&w->w_iev);
-	w->w_running = 0;
 }
 
 /*
@@ -349,20 +367,10 @@ void
 supervise_kill(struct worker *w, const char *fmt, ...)
 {
 	va_list	 ap;
-	char	 why[200];
 
 	va_start(ap, fmt);
-	text_vprintf(why, sizeof(why), 0, fmt, ap);
+	supervise_vstop(w, 0, fmt, ap);
 	va_end(ap);
-	log_warnx("killing %s (pid %d): %s", w->w_title, (int)w->w_pid, why);
-	snprintf(w->w_lastexit, sizeof(w->w_lastexit), "killed by nopsd: %s",
-	    why);
-	w->w_killed = 1;
-	/* Signal first: once the channel closes it would exit by itself. */
-	if (w->w_pid > 0)
-		kill(w->w_pid, SIGKILL);
-	imsgev_clear(&w->w_iev);
-	w->w_running = 0;
 }
 
 /* IMSG_WORKER_READY: empty. */

@@ -32,6 +32,7 @@
 #include "plan.h"
 #include "../master/schema.h"
 #include "text.h"
+#include "xmalloc.h"
 
 #define CHECK_FILE_MAX		(16 * 1024 * 1024)
 #define CHECK_META_MAX		64
@@ -97,18 +98,6 @@ jf_issue(struct jobfile *jf, int line, int error, const char *fmt, ...)
 	va_end(ap);
 }
 
-static char *
-xstrdup_or_null(const char *s)
-{
-	char	*d;
-
-	if (s == NULL)
-		return NULL;
-	if ((d = strdup(s)) == NULL)
-		err(1, NULL);
-	return d;
-}
-
 static void
 jf_meta_add(struct jobfile *jf, const struct hcl_node *k)
 {
@@ -117,8 +106,8 @@ jf_meta_add(struct jobfile *jf, const struct hcl_node *k)
 	if (jf->nmeta == CHECK_META_MAX)
 		return;
 	m = &jf->meta[jf->nmeta++];
-	m->key = xstrdup_or_null(k->hn_name);
-	m->value = xstrdup_or_null(k->hn_value);
+	m->key = xstrdup(k->hn_name);
+	m->value = xstrdup(k->hn_value);
 	m->line = k->hn_line;
 }
 
@@ -164,17 +153,17 @@ jf_job(struct jobfile *jf, const struct hcl_node *root)
 			jf_issue(jf, c->hn_line, 1, "a job block takes one "
 			    "label, its name");
 		jf->job = c->hn_nlabels > 0 ?
-		    xstrdup_or_null(c->hn_labels[0]) : NULL;
+		    xstrdup(c->hn_labels[0]) : NULL;
 	}
 	if (j == NULL)
 		return;
 	for (c = j->hn_child; c != NULL; c = c->hn_next) {
 		if (!c->hn_block && strcmp(c->hn_name, "namespace") == 0) {
 			free(jf->ns);
-			jf->ns = xstrdup_or_null(c->hn_value);
+			jf->ns = xstrdup(c->hn_value);
 		} else if (!c->hn_block && strcmp(c->hn_name, "type") == 0) {
 			free(jf->type);
-			jf->type = xstrdup_or_null(c->hn_value);
+			jf->type = xstrdup(c->hn_value);
 		} else if (c->hn_block && strcmp(c->hn_name,
 		    "parameterized") == 0)
 			jf->parameterized = 1;
@@ -403,7 +392,7 @@ check_collect(const char *path, char ***out, size_t *n, int top)
 		/* A file, or a name whose error the check reports. */
 		if ((*out = reallocarray(*out, *n + 1, sizeof(**out))) == NULL)
 			err(1, NULL);
-		(*out)[(*n)++] = xstrdup_or_null(path);
+		(*out)[(*n)++] = xstrdup(path);
 		return;
 	}
 	if ((k = scandir(path, &ents, NULL, alphasort)) == -1) {

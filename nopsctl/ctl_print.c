@@ -16,6 +16,7 @@
 
 #include "nopsctl.h"
 #include "text.h"
+#include "xmalloc.h"
 
 struct ctl_row {
 	char		**r_cells;
@@ -29,16 +30,6 @@ struct ctl_table {
 	struct ctl_row	 *t_rows;
 	size_t		  t_nrows;
 };
-
-static char *
-xstrdup(const char *s)
-{
-	char	*r;
-
-	if ((r = strdup(s)) == NULL)
-		err(1, "strdup");
-	return r;
-}
 
 /*
  * Length of the UTF-8 sequence at s that a terminal shows as text, or 0

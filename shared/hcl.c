@@ -18,6 +18,7 @@
 
 #include "log.h"
 #include "hcl.h"
+#include "xmalloc.h"
 
 #define HCL_DEPTH_MAX	64
 
@@ -335,18 +336,6 @@ tok_is(struct hcl_lex *jf, char c)
 	return jf->tok.type == T_OTHER && jf->tok.c == c;
 }
 
-static char *
-hcl_strdup(const char *s)
-{
-	char	*d;
-
-	if (s == NULL)
-		return NULL;
-	if ((d = strdup(s)) == NULL)
-		hcl_oom();
-	return d;
-}
-
 /*
  * An expression, to the end of its line outside brackets.  *lit gets the
  * string when it is one literal string alone; the caller frees it.
@@ -375,7 +364,7 @@ ps_expr(struct hcl_lex *jf, char **lit)
 			continue;
 		/* One literal string alone is a value nops can read. */
 		if (n++ == 0 && jf->tok.type == T_STRING && !jf->tok.interp)
-			*lit = hcl_strdup(jf->tok.text);
+			*lit = xstrdup(jf->tok.text);
 		if (tok_is(jf, '(') || tok_is(jf, '[') || tok_is(jf, '{')) {
 			if (depth == HCL_DEPTH_MAX) {
 				hcl_fail(jf, jf->tok.line, "nested deeper "
@@ -411,7 +400,7 @@ hcl_node_new(struct hcl_node *parent, const char *name, int line, int block)
 
 	if ((n = calloc(1, sizeof(*n))) == NULL)
 		hcl_oom();
-	n->hn_name = hcl_strdup(name);
+	n->hn_name = xstrdup(name);
 	n->hn_line = line;
 	n->hn_block = block;
 	n->hn_parent = parent;
@@ -454,7 +443,7 @@ ps_object(struct hcl_lex *jf, struct hcl_node *n)
 		lx_next(jf);
 		val = NULL;
 		if (jf->tok.type == T_STRING && !jf->tok.interp) {
-			val = hcl_strdup(jf->tok.text);
+			val = xstrdup(jf->tok.text);
 			lx_next(jf);
 			if (jf->tok.type != T_NL && !tok_is(jf, ',') &&
 			    !tok_is(jf, '}')) {
@@ -488,7 +477,7 @@ ps_item(struct hcl_lex *jf, struct hcl_node *parent, int depth)
 	char		*name, *lit;
 	int		 line = jf->tok.line;
 
-	name = hcl_strdup(jf->tok.text);
+	name = xstrdup(jf->tok.text);
 	lx_next(jf);
 	if (tok_is(jf, '=') || tok_is(jf, ':')) {
 		lx_next(jf);
@@ -507,7 +496,7 @@ ps_item(struct hcl_lex *jf, struct hcl_node *parent, int depth)
 	while (jf->tok.type == T_STRING || jf->tok.type == T_IDENT) {
 		if (n->hn_nlabels < HCL_LABELS_MAX)
 			n->hn_labels[n->hn_nlabels++] =
-			    hcl_strdup(jf->tok.text);
+			    xstrdup(jf->tok.text);
 		lx_next(jf);
 	}
 	if (!tok_is(jf, '{')) {

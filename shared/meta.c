@@ -20,6 +20,7 @@
 #include "log.h"
 #include "text.h"
 #include "meta.h"
+#include "xmalloc.h"
 
 #define META_ID_MAX	128
 
@@ -218,18 +219,6 @@ meta_list(struct job_meta *jm, const char *key, const char *val,
 	free(copy);
 }
 
-static char *
-meta_strdup(const char *s)
-{
-	char	*p;
-
-	if (s == NULL)
-		return NULL;
-	if ((p = strdup(s)) == NULL)
-		abort();
-	return p;
-}
-
 static const char *const meta_known[] = {
 	"nops_managed", "nops_role", "nops_policy",
 	"nops_pre_hook", "nops_post_hook",
@@ -321,7 +310,7 @@ meta_read_operation(struct job_meta *jm, const json_t *meta)
 		meta_issue(jm, META_ERROR, "nops_operation_of", "\"%s\" is "
 		    "not a valid job ID", v);
 	else
-		jm->jm_op_of = meta_strdup(v);
+		jm->jm_op_of = xstrdup(v);
 	if ((v = meta_get(meta, "nops_input_schema")) != NULL) {
 		schema = json_loads(v, 0, &je);
 		if (!json_is_object(schema) && !json_is_boolean(schema))
@@ -329,7 +318,7 @@ meta_read_operation(struct job_meta *jm, const json_t *meta)
 			    "JSON Schema (an object): %s", schema == NULL ?
 			    je.text : "another JSON value");
 		else
-			jm->jm_input_schema = meta_strdup(v);
+			jm->jm_input_schema = xstrdup(v);
 		json_decref(schema);
 	}
 	if ((v = meta_get(meta, "nops_input_schema_file")) != NULL) {
@@ -343,7 +332,7 @@ meta_read_operation(struct job_meta *jm, const json_t *meta)
 			meta_issue(jm, META_ERROR, "nops_input_schema_file",
 			    "\"%.200s\" %s", v, why);
 		else
-			jm->jm_input_schema_file = meta_strdup(v);
+			jm->jm_input_schema_file = xstrdup(v);
 	}
 	if ((v = meta_get(meta, "nops_sensitive")) != NULL) {
 		if (strcmp(v, "true") == 0)
@@ -352,8 +341,8 @@ meta_read_operation(struct job_meta *jm, const json_t *meta)
 			meta_issue(jm, META_ERROR, "nops_sensitive", "\"%s\" is "
 			    "not \"true\" or \"false\"", v);
 	}
-	jm->jm_description = meta_strdup(meta_get(meta, "nops_description"));
-	jm->jm_confirm = meta_strdup(meta_get(meta, "nops_confirm"));
+	jm->jm_description = xstrdup(meta_get(meta, "nops_description"));
+	jm->jm_confirm = xstrdup(meta_get(meta, "nops_confirm"));
 }
 
 /* Unknown nops_* keys are likely typos: say so, change nothing. */

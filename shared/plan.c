@@ -16,6 +16,7 @@
 #include "log.h"
 #include "plan.h"
 #include "plan_parse.h"
+#include "xmalloc.h"
 
 static const char *const plan_top_keys[] = {
 	"policy", "goal", "meta", "defaults", "hosts", "phases", "tests",
@@ -26,16 +27,6 @@ static const char *const plan_meta_keys[] = { "sources", "args", NULL };
 static void	 plan_vadd(struct plan *, int, const char *,
 		    va_list) __attribute__((__format__(printf, 3, 0)));
 
-
-char *
-plan_strdup(const char *s)
-{
-	char	*p;
-
-	if ((p = strdup(s)) == NULL)
-		fatal("strdup");
-	return p;
-}
 
 /* An error (counted, and kept up to PLAN_ERRORS_MAX) or a warning. */
 static void
@@ -263,7 +254,7 @@ plan_parse(const char *text, size_t len)
 		return pl;
 	}
 	plan_unknown_keys(pl, "plan", root, plan_top_keys);
-	pl->pl_policy = plan_strdup("approval");
+	pl->pl_policy = xstrdup("approval");
 	if ((v = json_object_get(root, "policy")) != NULL) {
 		if (!json_is_string(v) ||
 		    (strcmp(json_string_value(v), "auto") != 0 &&
@@ -271,7 +262,7 @@ plan_parse(const char *text, size_t len)
 			plan_error(pl, "policy: not \"auto\" or \"approval\"");
 		else {
 			free(pl->pl_policy);
-			pl->pl_policy = plan_strdup(json_string_value(v));
+			pl->pl_policy = xstrdup(json_string_value(v));
 		}
 	}
 	if ((v = json_object_get(root, "notifyCompleted")) != NULL) {

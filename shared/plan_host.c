@@ -16,6 +16,7 @@
 #include "log.h"
 #include "plan.h"
 #include "plan_parse.h"
+#include "xmalloc.h"
 
 const char *const plan_host_keys[] = {
 	"address", "port", "user", "hostKey", "tags", "system", "checks",
@@ -55,7 +56,7 @@ plan_parse_checks(struct plan *pl, struct plan_host *h, const char *where,
 		    name)))
 			plan_error(pl, "%s: name: missing or not a name", cw);
 		else {
-			c->pc_name = plan_strdup(json_string_value(name));
+			c->pc_name = xstrdup(json_string_value(name));
 			for (j = 0; j + 1 < h->ph_nchecks; j++)
 				if (h->ph_checks[j].pc_name != NULL &&
 				    strcmp(h->ph_checks[j].pc_name,
@@ -74,7 +75,7 @@ plan_parse_checks(struct plan *pl, struct plan_host *h, const char *where,
 				    "(text of 1 to %d bytes)", cw,
 				    PLAN_COMMAND_MAX);
 			else
-				c->pc_command = plan_strdup(
+				c->pc_command = xstrdup(
 				    json_string_value(cmd));
 		} else {
 			if (!json_is_string(http) ||
@@ -85,7 +86,7 @@ plan_parse_checks(struct plan *pl, struct plan_host *h, const char *where,
 				plan_error(pl, "%s: http: not an http:// or "
 				    "https:// URL", cw);
 			else
-				c->pc_http = plan_strdup(
+				c->pc_http = xstrdup(
 				    json_string_value(http));
 		}
 		c->pc_timeout = plan_timeout(pl, cw, json_object_get(e,
@@ -128,7 +129,7 @@ plan_parse_tags(struct plan *pl, struct plan_host *h, const char *where,
 			if ((h->ph_tags = reallocarray(h->ph_tags,
 			    h->ph_ntags + 1, sizeof(char *))) == NULL)
 				fatal("reallocarray");
-			h->ph_tags[h->ph_ntags++] = plan_strdup(
+			h->ph_tags[h->ph_ntags++] = xstrdup(
 			    json_string_value(e));
 		}
 	}
@@ -243,7 +244,7 @@ plan_parse_host(struct plan *pl, struct plan_host *h, const char *name,
 	char	 where[128];
 
 	snprintf(where, sizeof(where), "host \"%s\"", name);
-	h->ph_name = plan_strdup(name);
+	h->ph_name = xstrdup(name);
 	h->ph_phase = -1;
 	h->ph_port = 22;
 	if (!plan_name_ok(name))
@@ -256,12 +257,12 @@ plan_parse_host(struct plan *pl, struct plan_host *h, const char *name,
 	plan_unknown_keys(pl, where, v, plan_host_keys);
 
 	if ((e = plan_merged(def, v, "address")) == NULL)
-		h->ph_address = plan_strdup(name);
+		h->ph_address = xstrdup(name);
 	else if (!json_is_string(e) || !plan_address_ok(json_string_value(e)))
 		plan_error(pl, "%s: address: not a host name or IP address",
 		    where);
 	else
-		h->ph_address = plan_strdup(json_string_value(e));
+		h->ph_address = xstrdup(json_string_value(e));
 
 	if ((e = plan_merged(def, v, "port")) != NULL) {
 		if (!json_is_integer(e) || json_integer_value(e) < 1 ||
@@ -272,11 +273,11 @@ plan_parse_host(struct plan *pl, struct plan_host *h, const char *name,
 			h->ph_port = (int)json_integer_value(e);
 	}
 	if ((e = plan_merged(def, v, "user")) == NULL)
-		h->ph_user = plan_strdup("root");
+		h->ph_user = xstrdup("root");
 	else if (!json_is_string(e) || !plan_user_ok(json_string_value(e)))
 		plan_error(pl, "%s: user: not a user name", where);
 	else
-		h->ph_user = plan_strdup(json_string_value(e));
+		h->ph_user = xstrdup(json_string_value(e));
 
 	if ((e = json_object_get(v, "hostKey")) != NULL) {
 		if (!json_is_string(e) ||
@@ -284,7 +285,7 @@ plan_parse_host(struct plan *pl, struct plan_host *h, const char *name,
 			plan_error(pl, "%s: hostKey: not \"TYPE BASE64\" "
 			    "(ssh-ed25519, ecdsa-sha2-*, ssh-rsa)", where);
 		else
-			h->ph_hostkey = plan_strdup(json_string_value(e));
+			h->ph_hostkey = xstrdup(json_string_value(e));
 	}
 	plan_parse_tags(pl, h, where, def != NULL ?
 	    json_object_get(def, "tags") : NULL, json_object_get(v, "tags"));
@@ -296,7 +297,7 @@ plan_parse_host(struct plan *pl, struct plan_host *h, const char *name,
 		plan_error(pl, "%s: system: not a store path "
 		    "(/nix/store/HASH-NAME)", where);
 	else
-		h->ph_system = plan_strdup(json_string_value(e));
+		h->ph_system = xstrdup(json_string_value(e));
 
 	if ((e = json_object_get(v, "drv")) != NULL && !json_is_null(e)) {
 		if (!json_is_string(e) ||
@@ -307,7 +308,7 @@ plan_parse_host(struct plan *pl, struct plan_host *h, const char *name,
 			plan_error(pl, "%s: drv: not the store path of a .drv",
 			    where);
 		else
-			h->ph_drv = plan_strdup(json_string_value(e));
+			h->ph_drv = xstrdup(json_string_value(e));
 	}
 	if ((e = plan_merged(def, v, "buildOnTarget")) != NULL) {
 		if (!json_is_boolean(e))
@@ -327,7 +328,7 @@ plan_parse_host(struct plan *pl, struct plan_host *h, const char *name,
 		if ((e = json_object_get(sources, name)) == NULL)
 			e = json_object_get(sources, "default");
 		if (json_is_string(e))
-			h->ph_source = plan_strdup(json_string_value(e));
+			h->ph_source = xstrdup(json_string_value(e));
 	}
 }
 

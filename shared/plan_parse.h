@@ -15,7 +15,6 @@
 struct plan;
 struct plan_host;
 
-char	*plan_strdup(const char *);
 int	 plan_name_ok(const char *);
 int	 plan_address_ok(const char *);
 int	 plan_user_ok(const char *);

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "plan.h"
 #include "plan_parse.h"
+#include "xmalloc.h"
 
 static const char *const plan_phase_keys[] = { "name", "include", NULL };
 static const char *const plan_include_keys[] = {
@@ -160,7 +161,7 @@ plan_parse_phases(struct plan *pl, json_t *v)
 		p = &pl->pl_phases[pl->pl_nphases++];
 		if (!json_is_object(e)) {
 			plan_error(pl, "%s: not an object", where);
-			p->pp_name = plan_strdup("");
+			p->pp_name = xstrdup("");
 			continue;
 		}
 		name = json_object_get(e, "name");
@@ -168,9 +169,9 @@ plan_parse_phases(struct plan *pl, json_t *v)
 		    !plan_name_ok(json_string_value(name))) {
 			plan_error(pl, "%s: name: missing or not a name",
 			    where);
-			p->pp_name = plan_strdup("");
+			p->pp_name = xstrdup("");
 		} else {
-			p->pp_name = plan_strdup(json_string_value(name));
+			p->pp_name = xstrdup(json_string_value(name));
 			snprintf(where, sizeof(where), "phase \"%s\"",
 			    p->pp_name);
 			for (j = 0; j < i; j++)
@@ -216,7 +217,7 @@ plan_parse_tests(struct plan *pl, json_t *v)
 			plan_error(pl, "%s: name: missing or not a name",
 			    where);
 		else {
-			t->pt_name = plan_strdup(json_string_value(x));
+			t->pt_name = xstrdup(json_string_value(x));
 			snprintf(where, sizeof(where), "test \"%s\"",
 			    t->pt_name);
 			for (j = 0; j + 1 < pl->pl_ntests; j++)
@@ -233,7 +234,7 @@ plan_parse_tests(struct plan *pl, json_t *v)
 				plan_error(pl, "%s: build: not a store path",
 				    where);
 			else
-				t->pt_build = plan_strdup(json_string_value(x));
+				t->pt_build = xstrdup(json_string_value(x));
 			if (json_object_get(e, "command") != NULL)
 				plan_error(pl, "%s: build and command are "
 				    "exclusive", where);
@@ -244,14 +245,14 @@ plan_parse_tests(struct plan *pl, json_t *v)
 				plan_error(pl, "%s: needs build, or command "
 				    "and host", where);
 			else
-				t->pt_command = plan_strdup(
+				t->pt_command = xstrdup(
 				    json_string_value(x));
 			x = json_object_get(e, "host");
 			if (!json_is_string(x))
 				plan_error(pl, "%s: host: the host to run the "
 				    "command on is missing", where);
 			else
-				t->pt_host = plan_strdup(json_string_value(x));
+				t->pt_host = xstrdup(json_string_value(x));
 		}
 		t->pt_timeout = plan_timeout(pl, where, json_object_get(e,
 		    "timeout"), PLAN_CHECK_TIMEOUT * 5);

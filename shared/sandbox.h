@@ -151,6 +151,25 @@ struct sandbox_syscall {
 	SANDBOX_ALLOW(readlink),					\
 	SANDBOX_ALLOW(readlinkat),					\
 	SANDBOX_ALLOW(getdents64)
+/* Writing files (a cache, a database): Landlock decides which. */
+#define SANDBOX_SYSCALLS_FILE_WRITE					\
+	SANDBOX_ALLOW(getcwd),						\
+	SANDBOX_ALLOW(pread64),						\
+	SANDBOX_ALLOW(pwrite64),					\
+	SANDBOX_ALLOW(fsync),						\
+	SANDBOX_ALLOW(fdatasync),					\
+	SANDBOX_ALLOW(ftruncate),					\
+	SANDBOX_ALLOW(fallocate),					\
+	SANDBOX_ALLOW(mkdir),						\
+	SANDBOX_ALLOW(mkdirat),						\
+	SANDBOX_ALLOW(rmdir),						\
+	SANDBOX_ALLOW(unlink),						\
+	SANDBOX_ALLOW(unlinkat),					\
+	SANDBOX_ALLOW(rename),						\
+	SANDBOX_ALLOW(renameat),					\
+	SANDBOX_ALLOW(chmod),						\
+	SANDBOX_ALLOW(fchmod),						\
+	SANDBOX_ALLOW(umask)
 
 /* sandbox_seccomp_flags() flags. */
 #define SANDBOX_SIGNAL_ANY	0x01	/* kill/tgkill any pid (the master) */

@@ -5,6 +5,7 @@
  * the fuzzer does not run as root.  Build inputs for tests/fuzz/build:
  */
 /* FUZZ-SOURCES: master/config.c master/parse.c shared/addr.c shared/log.c */
+/* FUZZ-SOURCES: shared/xmalloc.c */
 /* FUZZ-LIBS: libbsd-overlay */
 #include "config.h"
 

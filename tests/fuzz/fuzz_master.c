@@ -49,6 +49,7 @@
 /* FUZZ-SOURCES: shared/wire_git.c shared/wire_nomad.c shared/wire_notify.c */
 /* FUZZ-SOURCES: shared/wire_auth.c */
 /* FUZZ-SOURCES: shared/wire_proc.c shared/wire_hosts.c */
+/* FUZZ-SOURCES: shared/xmalloc.c */
 /* FUZZ-LIBS: jansson sqlite3 libevent libcrypto libssl libxcrypt */
 /* FUZZ-LIBS: libseccomp libgit2 libcurl */
 #include "config.h"
