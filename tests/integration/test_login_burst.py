@@ -4,6 +4,8 @@ logins are answered while the master keeps answering other requests,
 and the benchmark prints its ratio.  Nothing here is timed: the ratio is
 printed for the log, never compared (bench/README.md).
 """
+import http.client
+import json
 import os
 import re
 import subprocess
@@ -32,4 +34,29 @@ ok("every answer of the master was 200, quiet and during the burst",
    re.fullmatch(r"\{200: \d+\}", m.group(2)), r.stdout)
 ok("the daemon and its webworker lived",
    "the daemon and its webworker lived: True" in r.stdout, r.stdout)
+
+# The floor (test hooks): checks wait instead of hashing; the variable's
+# value is the only password they accept.
+sys.path.insert(0, os.path.join(top, "tests", "browser"))
+from webenv import Web, USERS  # noqa: E402
+os.environ["NOPS_TEST_HASH_WAIT"] = USERS["alice"]
+try:
+    w = Web(tls=False)
+finally:
+    del os.environ["NOPS_TEST_HASH_WAIT"]
+try:
+    right = json.dumps({"username": "alice", "password": USERS["alice"]})
+    wrong = json.dumps({"username": "alice", "password": "not-it"})
+    rita = json.dumps({"username": "rita", "password": USERS["alice"]})
+    codes = []
+    for body in (wrong, right, rita):
+        c = http.client.HTTPConnection("127.0.0.1", w.port, timeout=60)
+        c.request("POST", "/api/v1/login", body=body,
+                  headers={"Content-Type": "application/json"})
+        codes.append(c.getresponse().status)
+        c.close()
+    ok("with NOPS_TEST_HASH_WAIT a wrong password is refused, its value "
+       "taken for any user", codes == [401, 200, 200], codes)
+finally:
+    w.stop()
 sys.exit(1 if gitlib.failures else 0)
