@@ -64,6 +64,27 @@ check "groups add up" [ "$(last)" = "1 passed, 0 failed, 2 skipped" ]
 check "each program's line says how long it took" \
     grep -Eq '^PASS: nomadsim \(1 passed, 1 skipped\) [0-9]+ s$' "$T/out"
 
+# Two at a time: conf waits for a file that man makes, which only
+# works when both run at once.  One at a time, conf gives up and fails.
+cat >"$F/tests/conf/run" <<EOF
+i=0
+while [ ! -e "$F/made-by-man" ] && [ \$i -lt 100 ]; do sleep 0.1; i=\$((i + 1)); done
+if [ -e "$F/made-by-man" ]; then echo "ok - saw man"; else echo "not ok - saw man"; fi
+EOF
+printf ': >"%s/made-by-man"\necho "ok - made"\n' "$F" >"$F/tests/man/run"
+rm -f "$F/made-by-man"
+NOPS_TEST_JOBS=2 run_all "conf man"
+check "programs run two at a time (NOPS_TEST_JOBS=2)" \
+    [ "$(last)" = "2 passed, 0 failed, 0 skipped" ]
+rm -f "$F/made-by-man"
+NOPS_TEST_JOBS=1 run_all "conf man"
+check "... and one after the other with NOPS_TEST_JOBS=1" \
+    [ "$(last)" = "1 passed, 1 failed, 0 skipped" ]
+NOPS_TEST_JOBS=x run_all man
+rc=$?
+check "a NOPS_TEST_JOBS that is not a number is refused" [ $rc -eq 2 ]
+check "... saying why" grep -q "NOPS_TEST_JOBS must be a number" "$T/out"
+
 # The shell tests' own helpers: a script that printed "not ok" exits 1
 # even when its last command succeeded.
 printf '. "%s/integration/lib.sh"\nnotok "a"\nok "b"\n' \
