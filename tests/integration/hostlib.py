@@ -157,8 +157,14 @@ SetEnv NIX_CONF_DIR=%s
             ["unshare", "-m", "--propagation", "private", "sh", "-c",
              script], stdout=subprocess.DEVNULL,
             stderr=open(self.log, "a"))
-        if not wait_port(self.port):
-            raise RuntimeError("sshd of %s did not start" % self.name)
+        # Up to 30 s: a loaded machine (a suite run beside other work)
+        # has been seen to need more than 10; a quiet one needs a moment.
+        if not wait_port(self.port, 30.0):
+            with open(self.log, errors="replace") as f:
+                tail = f.read()[-600:]
+            raise RuntimeError("sshd of %s did not start (exit status %s);"
+                               " its log ends:\n%s" % (self.name,
+                                                       self.proc.poll(), tail))
 
     def stop(self):
         if self.proc is not None:

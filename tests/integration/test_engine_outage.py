@@ -201,7 +201,9 @@ def case_plan_and_read():
                   nops.active("web") == did, 15), nops.job("web"))
 
     # A stall: the cycle waits; the API serves the last complete cycle.
-    fid = fault(sim, "POST", "/v1/job/web/plan", action="stall", seconds=4,
+    # The stall (8 s) outlasts the 2 s watched below by enough to absorb
+    # a loaded machine's delay between the plan arriving and the watch.
+    fid = fault(sim, "POST", "/v1/job/web/plan", action="stall", seconds=8,
                 count=1)
     wait_until(lambda: not any(f["ID"] == fid for f in
                                sim.call("GET", "/_sim/faults")[1]), 10,
