@@ -100,8 +100,9 @@ auth_addr_key(const char *remote, char *buf, size_t len)
 }
 
 /*
- * A login's commit adds a session and an audit event: of the documents
- * the webworker holds, only the audit log's are rendered again.
+ * A login's commit adds a session and an audit event, a logout's ends
+ * one: of the documents the webworker holds, only the audit log's are
+ * rendered again.
  */
 static int
 auth_login_commit(struct store *s)
@@ -360,7 +361,7 @@ auth_api_logout(struct api_req *req, struct api_resp *resp)
 	if (store_begin(api_auth_store()) == -1 ||
 	    api_auth_session_end(req) == -1 ||
 	    store_event(api_auth_store(), id->ai_actor, "auth.logout", target,
-	    NULL) == -1 || store_commit(api_auth_store()) == -1) {
+	    NULL) == -1 || auth_login_commit(api_auth_store()) == -1) {
 		/* The session may live on: say so rather than pretend. */
 		api_error(resp, 500, "runtime_error", "logout not recorded, the "
 		    "session may still be valid: %s",

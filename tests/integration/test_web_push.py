@@ -267,6 +267,22 @@ def case_login_renders(w, alice):
        counts)
     ok("logins: a login renders fewer than the %d documents held (fewest "
        "%d)" % (held, min(counts)), min(counts) < held, counts)
+    counts, codes = [], []
+    for i in range(5):
+        rita, csrf = login(w, "rita")
+        before = gauge("nops_web_document_renders_total")
+        st, _, _, _ = call(w.port, "POST", "/api/v1/logout", {},
+                           headers=dict(rita, **{"X-CSRF-Token": csrf}))
+        counts.append(gauge("nops_web_document_renders_total") - before)
+        codes.append(st)
+    st, text = w.local("GET", "/api/v1/events")
+    j = json.loads(text) if st == 200 else {}
+    ok("logins: the held audit log shows the logout when it is answered",
+       [e["action"] for e in j.get("items", [])[:1]] == ["auth.logout"],
+       j.get("items", [])[:1])
+    ok("logins: a logout renders fewer than the %d documents held (fewest "
+       "%d)" % (held, min(counts)),
+       codes == [200] * 5 and 1 <= min(counts) < held, (codes, counts))
 
 
 def main():
