@@ -396,9 +396,6 @@ hosts_tick(int fd, short ev, void *arg)
 	/* Drift: read every plan's hosts again each drift interval. */
 	if (time(NULL) - hosts_probed_at >= hosts_cf->drift_interval) {
 		hosts_probed_at = time(NULL);
-	/* An operation's schema that cannot validate fails its plan. */
-	plan_set_schema_check(schema_usable);
-	hosts_runs_lost();
 		for (repo = plans_first(); repo != NULL;
 		    repo = plans_next(repo))
 			hosts_probe_repo(repo);
@@ -423,6 +420,10 @@ hosts_init(struct store *db, const struct nops_conf *conf)
 	hosts_db = db;
 	hosts_cf = conf;
 	hosts_probed_at = time(NULL);
+	/* An operation's schema that cannot validate fails its plan. */
+	plan_set_schema_check(schema_usable);
+	/* Not at each drift interval: that ended runs under way. */
+	hosts_runs_lost();
 	if ((hosts_timer = evtimer_new(nopsd_env->n_base, hosts_tick,
 	    NULL)) == NULL)
 		fatal("evtimer_new");

@@ -214,7 +214,9 @@ ok("eval-memory of nops.conf bounds the evaluation: out of memory, said so",
 SYS = "/nix/store/6xc5ywvjx9a6q6plflkvmmp0zb7i2q4s-nixos-system-x"
 c4 = r.commit({"nix/nops.plan.nix": None, "nix/nops.plan.json": json.dumps({
     "hosts": {"x": {"system": SYS, "port": 0},
-              "y": {"system": "/etc", "address": "a b"}},
+              "y": {"system": "/etc", "address": "a b",
+                    "operations": {"greet": {"command": "cat",
+                                             "schema": {"pattern": "("}}}}},
     "phases": [{"name": "main"}]})})
 n.fetch("hosts")
 p = wait_until(settled(c4), 20)
@@ -224,6 +226,10 @@ ok("a JSON plan: every error, each naming its host",
    any('host "x": port' in e for e in errs) and
    any('host "y": system' in e for e in errs) and
    any('host "y": address' in e for e in errs), json.dumps(p))
+# From nopsd's start, not only after its first drift interval.
+ok("an operation's schema that cannot validate is an error of the plan",
+   any('host "y": operation greet: schema:' in e for e in errs),
+   json.dumps(errs))
 
 # The Nix child's Landlock rules and syscall list, seen from inside: a
 # test build runs a stand-in nix-instantiate (NOPS_NIX_BINDIR) that tries
