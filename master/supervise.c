@@ -373,15 +373,11 @@ supervise_kill(struct worker *w, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* IMSG_WORKER_READY: empty. */
+/* IMSG_WORKER_READY: empty (its row's decoder has checked). */
 void
 supervise_ready(struct worker *w, struct imsg *imsg)
 {
-	if (imsg->datalen != 0) {
-		supervise_violation(w, "%s with a payload",
-		    imsg_to_str(imsg->hdr.type));
-		return;
-	}
+	(void)imsg;
 	w->w_ready = 1;
 	log_debug("%s ready", w->w_title);
 }
@@ -402,6 +398,7 @@ supervise_dispatch(int fd, short event, void *arg)
 	struct worker	*w = arg;
 	struct imsgbuf	*ibuf = &w->w_iev.ibuf;
 	struct imsg	 imsg;
+	const char	*what;
 	ssize_t		 n;
 
 	if (event & EV_READ) {
@@ -460,6 +457,16 @@ supervise_dispatch(int fd, short event, void *arg)
 			supervise_violation(w, "%s with a descriptor",
 			    imsg_to_str(imsg.hdr.type));
 			close(imsg.fd);
+			imsg_free(&imsg);
+			return;
+		}
+		/* Its row's decoder first: a handler sees only what decodes. */
+		if (imsg_check_payload(imsg.hdr.type, imsg.data, imsg.datalen,
+		    &what) == -1) {
+			supervise_violation(w, "%s malformed: %s",
+			    imsg_to_str(imsg.hdr.type), what);
+			if (imsg.fd != -1)
+				close(imsg.fd);
 			imsg_free(&imsg);
 			return;
 		}

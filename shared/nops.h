@@ -31,7 +31,9 @@ enum nops_proc {
  * sender and receiver: MASTER, GIT, NOMAD, WEB, or WORKER (any worker).
  * payload: its layout P, with struct wire_P, wire_put_P() and the decoder
  * wire_get_P() (shared/wire*.h); imsg_check_payload() runs the decoder
- * of a type.
+ * of a type, and every receiver runs it before the handler (the master's
+ * supervise_dispatch(), the workers' proc_worker_handle()): a payload
+ * that does not decode is refused, never handled.
  * handler: the receiver's function for it.  In the master it is a
  * master_handler (master/master.h), in a worker a worker_handler
  * (shared/proc.h).  Adding a message is adding a row here and writing

@@ -325,18 +325,23 @@ proc_worker_verbose(struct imsg *imsg)
 /*
  * Hand one message from the master to the worker's handler for its type
  * (handlers: the worker's dispatch table, see IMSG_HANDLER_ROW in
- * nops.h).  A type without one is fatal: a worker trusts nothing it did
- * not expect, even from the master.
+ * nops.h), once its row's decoder has read the payload.  A type without
+ * a handler or a payload that does not decode is fatal: a worker trusts
+ * nothing it did not expect, even from the master.
  */
 void
 proc_worker_handle(const char *title, const worker_handler *handlers,
     struct imsg *imsg)
 {
 	uint32_t	 type = imsg->hdr.type;
+	const char	*what;
 
 	if (type >= IMSG_MAX || handlers[type] == NULL)
 		fatalx("%s: unexpected %s from the master", title,
 		    imsg_to_str(type));
+	if (imsg_check_payload(type, imsg->data, imsg->datalen, &what) == -1)
+		fatalx("%s: malformed %s from the master: %s", title,
+		    imsg_to_str(type), what);
 	handlers[type](imsg);
 }
 

@@ -28,6 +28,17 @@ hook_case() {
 
 hook_case webworker forbidden-msg "protocol violation: IMSG_INIT not permitted"
 hook_case gitworker forbidden-msg "protocol violation: IMSG_INIT not permitted"
-hook_case nomadworker bad-payload "protocol violation: IMSG_WORKER_READY with a payload"
+hook_case nomadworker bad-payload "protocol violation: IMSG_WORKER_READY malformed: trailing bytes"
+# The table's decoder refused it in the receive path and the log says so;
+# the handler never saw it: the worker's one well-formed READY is the only
+# one that pid's title logged before it was killed.
+check "nomadworker bad-payload: the log names the malformed message" \
+    grep -q "protocol violation by nomadworker (pid [0-9]*): IMSG_WORKER_READY malformed: trailing bytes; killing it" "$T/nopsd.log"
+handled() {
+	sed -n '/protocol violation by nomadworker/q;/nomadworker ready$/p' \
+	    "$T/nopsd.log" | wc -l
+}
+check "nomadworker bad-payload: not handled (one READY before the kill)" \
+    test "$(handled)" -eq 1
 hook_case gitworker syscall "killed by signal 31"
 hook_case webworker syscall "killed by signal 31"
