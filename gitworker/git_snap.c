@@ -353,29 +353,19 @@ snap_root(struct snap *s, git_commit *commit, git_tree **out)
 	return 0;
 }
 
+/* IMSG_GIT_SNAP_BEGIN: the commit, its author and subject, the counts. */
 static void
-snap_send(struct snap *s, uint32_t seq, git_commit *commit, uint32_t flags)
+snap_send_begin(struct snap *s, uint32_t seq, git_commit *commit,
+    char hex[GIT_OID_HEXSZ + 1])
 {
-	struct git_repo		*r = s->s_repo;
 	const git_signature	*a;
-	struct snap_file	*f;
-	struct msgw		 m;
 	struct wire_git_begin	 b;
-	struct wire_git_file	 wf;
-	struct wire_git_data	 d;
-	struct wire_git_note	 note;
-	struct wire_git_end	 end;
-	const char		*data, *summary, *path;
-#ifdef NOPS_TEST_HOOKS
-	const char		*lie;
-#endif
-	char			 hex[GIT_OID_HEXSZ + 1];
+	struct msgw		 m;
+	const char		*summary;
 	char			 author[GITW_AUTHOR_MAX + 1];
 	char			 subject[GITW_SUBJECT_MAX + 1];
-	char			 sha[GITW_SHA256_HEXLEN + 1];
-	size_t			 i, size, off, n;
 
-	git_oid_tostr(hex, sizeof(hex), git_commit_id(commit));
+	git_oid_tostr(hex, GIT_OID_HEXSZ + 1, git_commit_id(commit));
 	a = git_commit_author(commit);
 	/* Text from git: as the master will check it (shared/text.c). */
 	text_printf(author, sizeof(author), 0, "%s <%s>",
@@ -394,81 +384,118 @@ snap_send(struct snap *s, uint32_t seq, git_commit *commit, uint32_t flags)
 	b.total = s->s_total;
 	msg_init(&m);
 	wire_put_git_begin(&m, &b);
-	if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_BEGIN, r->gr_id,
+	if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_BEGIN, s->s_repo->gr_id,
 	    -1) == -1)
 		fatal("IMSG_GIT_SNAP_BEGIN");
+}
 
-	for (i = 0; i < s->s_nfiles; i++) {
-		f = &s->s_files[i];
-		data = git_blob_rawcontent(f->sf_blob);
-		size = (size_t)git_blob_rawsize(f->sf_blob);
-		auth_sha256_hex(data, size, sha);
-		path = f->sf_path;
+/* IMSG_GIT_SNAP_FILE, then its content in IMSG_GIT_SNAP_DATA pieces. */
+static void
+snap_send_file(struct snap *s, uint32_t seq, size_t i)
+{
+	struct snap_file	*f = &s->s_files[i];
+	struct msgw		 m;
+	struct wire_git_file	 wf;
+	struct wire_git_data	 d;
+	const char		*data, *path;
 #ifdef NOPS_TEST_HOOKS
-		/* "git-lie:path|hash|size": what a subverted worker might. */
-		if (i == 0 && (lie = git_testhook("git-lie")) != NULL) {
-			log_info("test hook: lying about %s", lie);
-			if (strcmp(lie, "path") == 0)
-				path = "../escape.nomad.hcl";
-			else if (strcmp(lie, "hash") == 0)
-				sha[0] = sha[0] == '0' ? '1' : '0';
-			else if (strcmp(lie, "size") == 0 && size > 0)
-				size--;
-		}
+	const char		*lie;
 #endif
-		wf.seq = seq;
-		wf.kind = (uint8_t)f->sf_kind;
-		wf.path = path;
-		wf.size = size;
-		wf.sha256 = sha;
-		msg_init(&m);
-		wire_put_git_file(&m, &wf);
+	char			 sha[GITW_SHA256_HEXLEN + 1];
+	size_t			 size, off, n;
+
+	data = git_blob_rawcontent(f->sf_blob);
+	size = (size_t)git_blob_rawsize(f->sf_blob);
+	auth_sha256_hex(data, size, sha);
+	path = f->sf_path;
 #ifdef NOPS_TEST_HOOKS
-		size = (size_t)git_blob_rawsize(f->sf_blob);
-#endif
-		if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_FILE,
-		    r->gr_id, -1) == -1)
-			fatal("IMSG_GIT_SNAP_FILE");
-		for (off = 0; off < size; off += n) {
-			n = size - off > GITW_CHUNK_MAX ? GITW_CHUNK_MAX :
-			    size - off;
-			d.seq = seq;
-			d.data = data + off;
-			d.len = n;
-			msg_init(&m);
-			wire_put_git_data(&m, &d);
-			if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_DATA,
-			    r->gr_id, -1) == -1)
-				fatal("IMSG_GIT_SNAP_DATA");
-		}
-#ifdef NOPS_TEST_HOOKS
-		/* "git-stall:send": the master holds half a snapshot. */
-		if (i == 0 && git_testhook("git-stall") != NULL &&
-		    strcmp(git_testhook("git-stall"), "send") == 0) {
-			imsgbuf_flush(&git_master->ibuf);
-			log_info("test hook: stalling in the snapshot");
-			sleep(60);
-		}
-#endif
+	/* "git-lie:path|hash|size": what a subverted worker might. */
+	if (i == 0 && (lie = git_testhook("git-lie")) != NULL) {
+		log_info("test hook: lying about %s", lie);
+		if (strcmp(lie, "path") == 0)
+			path = "../escape.nomad.hcl";
+		else if (strcmp(lie, "hash") == 0)
+			sha[0] = sha[0] == '0' ? '1' : '0';
+		else if (strcmp(lie, "size") == 0 && size > 0)
+			size--;
 	}
+#endif
+	wf.seq = seq;
+	wf.kind = (uint8_t)f->sf_kind;
+	wf.path = path;
+	wf.size = size;
+	wf.sha256 = sha;
+	msg_init(&m);
+	wire_put_git_file(&m, &wf);
+#ifdef NOPS_TEST_HOOKS
+	size = (size_t)git_blob_rawsize(f->sf_blob);
+#endif
+	if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_FILE,
+	    s->s_repo->gr_id, -1) == -1)
+		fatal("IMSG_GIT_SNAP_FILE");
+	for (off = 0; off < size; off += n) {
+		n = size - off > GITW_CHUNK_MAX ? GITW_CHUNK_MAX : size - off;
+		d.seq = seq;
+		d.data = data + off;
+		d.len = n;
+		msg_init(&m);
+		wire_put_git_data(&m, &d);
+		if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_DATA,
+		    s->s_repo->gr_id, -1) == -1)
+			fatal("IMSG_GIT_SNAP_DATA");
+	}
+#ifdef NOPS_TEST_HOOKS
+	/* "git-stall:send": the master holds half a snapshot. */
+	if (i == 0 && git_testhook("git-stall") != NULL &&
+	    strcmp(git_testhook("git-stall"), "send") == 0) {
+		imsgbuf_flush(&git_master->ibuf);
+		log_info("test hook: stalling in the snapshot");
+		sleep(60);
+	}
+#endif
+}
+
+/* The notes, then IMSG_GIT_SNAP_END. */
+static void
+snap_send_end(struct snap *s, uint32_t seq, uint32_t flags)
+{
+	struct msgw		 m;
+	struct wire_git_note	 note;
+	struct wire_git_end	 end;
+	size_t			 i;
+
 	for (i = 0; i < s->s_nnotes; i++) {
 		note.seq = seq;
 		note.path = s->s_notes[i].sn_path;
 		note.text = s->s_notes[i].sn_text;
 		msg_init(&m);
 		wire_put_git_note(&m, &note);
-		if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_NOTE, r->gr_id,
-		    -1) == -1)
+		if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_NOTE,
+		    s->s_repo->gr_id, -1) == -1)
 			fatal("IMSG_GIT_SNAP_NOTE");
 	}
 	end.seq = seq;
 	end.flags = flags;
 	msg_init(&m);
 	wire_put_git_end(&m, &end);
-	if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_END, r->gr_id, -1) == -1)
+	if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_END, s->s_repo->gr_id,
+	    -1) == -1)
 		fatal("IMSG_GIT_SNAP_END");
+}
+
+static void
+snap_send(struct snap *s, uint32_t seq, git_commit *commit, uint32_t flags)
+{
+	char	 hex[GIT_OID_HEXSZ + 1];
+	size_t	 i;
+
+	snap_send_begin(s, seq, commit, hex);
+	for (i = 0; i < s->s_nfiles; i++)
+		snap_send_file(s, seq, i);
+	snap_send_end(s, seq, flags);
 	log_info("%s: snapshot of %.12s: %zu files, %llu bytes%s%s",
-	    r->gr_name, hex, s->s_nfiles, (unsigned long long)s->s_total,
+	    s->s_repo->gr_name, hex, s->s_nfiles,
+	    (unsigned long long)s->s_total,
 	    flags & GITW_SNAP_FETCHED ? ", fetched" : "",
 	    flags & GITW_SNAP_REBUILT ? ", cache rebuilt" : "");
 }

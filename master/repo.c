@@ -841,47 +841,12 @@ repo_recv_end(struct worker *w, struct repo *r, uint32_t flags)
 		repo_listener(r, s, repo_listener_arg);
 }
 
-/*
- * Every gitworker message is about the poll in flight: its repository's
- * id in peerid, the poll's sequence number first.  After the payload
- * decoded (wire_git.h), the repository; or NULL after a violation.
- * The handlers below repeat one shape on purpose (duplicates lists them):
- * decode with the message's own typed decoder, check the poll, act.
- */
-static struct repo *
-repo_poll_msg(struct worker *w, struct imsg *imsg, struct msgr *m, int rv,
-    uint32_t seq)
+static void
+repo_recv_unchanged(struct worker *w, struct repo *r,
+    const struct wire_git_poll *p)
 {
-	struct repo	*r = repo_poll.p_repo;
-
-	if (rv == -1) {
-		repo_violation(w, "malformed %s (%s)",
-		    imsg_to_str(imsg->hdr.type), m->what);
-		return NULL;
-	}
-	if (r == NULL || imsg->hdr.peerid != r->r_id ||
-	    seq != repo_poll.p_seq) {
-		repo_violation(w, "%s for a poll not in flight",
-		    imsg_to_str(imsg->hdr.type));
-		return NULL;
-	}
-	return r;
-}
-
-void
-repo_git_unchanged(struct worker *w, struct imsg *imsg)
-{
-	struct repo		*r;
-	struct msgr		 m;
-	struct wire_git_poll	 p;
-	int			 rv;
-
-	msg_reader(&m, imsg);
-	rv = wire_get_git_unchanged(&m, &p);
-	if ((r = repo_poll_msg(w, imsg, &m, rv, p.seq)) == NULL)
-		return;
 	if (repo_poll.p_snap != NULL || r->r_snap == NULL ||
-	    strcmp(p.commit, r->r_snap->rs_commit) != 0) {
+	    strcmp(p->commit, r->r_snap->rs_commit) != 0) {
 		repo_violation(w, "IMSG_GIT_UNCHANGED not about the known "
 		    "commit");
 		return;
@@ -889,92 +854,113 @@ repo_git_unchanged(struct worker *w, struct imsg *imsg)
 	repo_poll_end(NULL);
 }
 
-void
-repo_git_error(struct worker *w, struct imsg *imsg)
+static void
+repo_recv_error(struct worker *w, const struct wire_git_error *e)
 {
-	struct msgr		 m;
-	struct wire_git_error	 e;
-	int			 rv;
-
-	msg_reader(&m, imsg);
-	rv = wire_get_git_error(&m, &e);
-	if (repo_poll_msg(w, imsg, &m, rv, e.seq) == NULL)
-		return;
 	if (repo_poll.p_snap != NULL ||
-	    text_check(e.error, strlen(e.error)) != NULL) {
+	    text_check(e->error, strlen(e->error)) != NULL) {
 		repo_violation(w, "IMSG_GIT_ERROR out of place or not text");
 		return;
 	}
-	repo_poll_end(e.error);
+	repo_poll_end(e->error);
 }
 
+/* Any one of the gitworker's messages, decoded by its type. */
+union repo_git_payload {
+	struct wire_git_poll	 unchanged;
+	struct wire_git_error	 error;
+	struct wire_git_begin	 begin;
+	struct wire_git_file	 file;
+	struct wire_git_data	 data;
+	struct wire_git_note	 note;
+	struct wire_git_end	 end;
+};
+
+/*
+ * Every gitworker message is about the poll in flight: its repository's
+ * id in peerid, the poll's sequence number first.  Each is decoded with
+ * its own typed decoder (wire_git.h), checked against the poll, then
+ * handed to its receiver; anything out of place is a violation.
+ */
 void
-repo_git_snap_begin(struct worker *w, struct imsg *imsg)
+repo_git_msg(struct worker *w, struct imsg *imsg)
 {
-	struct repo		*r;
+	union repo_git_payload	 u;
+	struct repo		*r = repo_poll.p_repo;
 	struct msgr		 m;
-	struct wire_git_begin	 b;
+	uint32_t		 type = imsg->hdr.type, seq;
 	int			 rv;
 
+	memset(&u, 0, sizeof(u));
 	msg_reader(&m, imsg);
-	rv = wire_get_git_begin(&m, &b);
-	if ((r = repo_poll_msg(w, imsg, &m, rv, b.seq)) != NULL)
-		repo_recv_begin(w, r, &b);
-}
-
-void
-repo_git_snap_file(struct worker *w, struct imsg *imsg)
-{
-	struct repo		*r;
-	struct msgr		 m;
-	struct wire_git_file	 f;
-	int			 rv;
-
-	msg_reader(&m, imsg);
-	rv = wire_get_git_file(&m, &f);
-	if ((r = repo_poll_msg(w, imsg, &m, rv, f.seq)) != NULL)
-		repo_recv_file(w, r, &f);
-}
-
-void
-repo_git_snap_data(struct worker *w, struct imsg *imsg)
-{
-	struct msgr		 m;
-	struct wire_git_data	 d;
-	int			 rv;
-
-	msg_reader(&m, imsg);
-	rv = wire_get_git_data(&m, &d);
-	if (repo_poll_msg(w, imsg, &m, rv, d.seq) != NULL)
-		repo_recv_data(w, &d);
-}
-
-void
-repo_git_snap_note(struct worker *w, struct imsg *imsg)
-{
-	struct repo		*r;
-	struct msgr		 m;
-	struct wire_git_note	 n;
-	int			 rv;
-
-	msg_reader(&m, imsg);
-	rv = wire_get_git_note(&m, &n);
-	if ((r = repo_poll_msg(w, imsg, &m, rv, n.seq)) != NULL)
-		repo_recv_note(w, r, &n);
-}
-
-void
-repo_git_snap_end(struct worker *w, struct imsg *imsg)
-{
-	struct repo		*r;
-	struct msgr		 m;
-	struct wire_git_end	 e;
-	int			 rv;
-
-	msg_reader(&m, imsg);
-	rv = wire_get_git_end(&m, &e);
-	if ((r = repo_poll_msg(w, imsg, &m, rv, e.seq)) != NULL)
-		repo_recv_end(w, r, e.flags);
+	switch (type) {
+	case IMSG_GIT_UNCHANGED:
+		rv = wire_get_git_unchanged(&m, &u.unchanged);
+		seq = u.unchanged.seq;
+		break;
+	case IMSG_GIT_ERROR:
+		rv = wire_get_git_error(&m, &u.error);
+		seq = u.error.seq;
+		break;
+	case IMSG_GIT_SNAP_BEGIN:
+		rv = wire_get_git_begin(&m, &u.begin);
+		seq = u.begin.seq;
+		break;
+	case IMSG_GIT_SNAP_FILE:
+		rv = wire_get_git_file(&m, &u.file);
+		seq = u.file.seq;
+		break;
+	case IMSG_GIT_SNAP_DATA:
+		rv = wire_get_git_data(&m, &u.data);
+		seq = u.data.seq;
+		break;
+	case IMSG_GIT_SNAP_NOTE:
+		rv = wire_get_git_note(&m, &u.note);
+		seq = u.note.seq;
+		break;
+	case IMSG_GIT_SNAP_END:
+		rv = wire_get_git_end(&m, &u.end);
+		seq = u.end.seq;
+		break;
+	default:
+		repo_violation(w, "%s is not a git message",
+		    imsg_to_str(type));
+		return;
+	}
+	if (rv == -1) {
+		repo_violation(w, "malformed %s (%s)", imsg_to_str(type),
+		    m.what);
+		return;
+	}
+	if (r == NULL || imsg->hdr.peerid != r->r_id ||
+	    seq != repo_poll.p_seq) {
+		repo_violation(w, "%s for a poll not in flight",
+		    imsg_to_str(type));
+		return;
+	}
+	switch (type) {
+	case IMSG_GIT_UNCHANGED:
+		repo_recv_unchanged(w, r, &u.unchanged);
+		break;
+	case IMSG_GIT_ERROR:
+		repo_recv_error(w, &u.error);
+		break;
+	case IMSG_GIT_SNAP_BEGIN:
+		repo_recv_begin(w, r, &u.begin);
+		break;
+	case IMSG_GIT_SNAP_FILE:
+		repo_recv_file(w, r, &u.file);
+		break;
+	case IMSG_GIT_SNAP_DATA:
+		repo_recv_data(w, &u.data);
+		break;
+	case IMSG_GIT_SNAP_NOTE:
+		repo_recv_note(w, r, &u.note);
+		break;
+	case IMSG_GIT_SNAP_END:
+		repo_recv_end(w, r, u.end.flags);
+		break;
+	}
 }
 
 /* ---------------------------------------------------------- lifecycle */

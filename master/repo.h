@@ -84,14 +84,8 @@ void	 repo_init(const struct nops_conf *);
 void	 repo_reconfigure(const struct nops_conf *);
 void	 repo_worker_started(struct worker *);
 void	 repo_worker_exited(struct worker *);
-/* The gitworker's messages (NOPS_IMSGS in nops.h). */
-void	 repo_git_unchanged(struct worker *, struct imsg *);
-void	 repo_git_error(struct worker *, struct imsg *);
-void	 repo_git_snap_begin(struct worker *, struct imsg *);
-void	 repo_git_snap_file(struct worker *, struct imsg *);
-void	 repo_git_snap_data(struct worker *, struct imsg *);
-void	 repo_git_snap_note(struct worker *, struct imsg *);
-void	 repo_git_snap_end(struct worker *, struct imsg *);
+/* Every message of the gitworker's (NOPS_IMSGS in nops.h). */
+void	 repo_git_msg(struct worker *, struct imsg *);
 
 /*
  * For the engine.  Repositories in config order; a struct repo is valid

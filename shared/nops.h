@@ -153,25 +153,25 @@ enum nops_proc {
 									\
 	/* gitworker -> master (peerid: the repository's id) */	\
 	X(IMSG_GIT_UNCHANGED, GIT, MASTER, git_unchanged,		\
-	    repo_git_unchanged)						\
+	    repo_git_msg)						\
 		/* the head is the known commit */			\
 	X(IMSG_GIT_ERROR, GIT, MASTER, git_error,			\
-	    repo_git_error)						\
+	    repo_git_msg)						\
 		/* the poll failed, and why */				\
 	X(IMSG_GIT_SNAP_BEGIN, GIT, MASTER, git_begin,			\
-	    repo_git_snap_begin)					\
+	    repo_git_msg)						\
 		/* a snapshot: commit, author, counts */		\
 	X(IMSG_GIT_SNAP_FILE, GIT, MASTER, git_file,			\
-	    repo_git_snap_file)						\
+	    repo_git_msg)						\
 		/* one file: kind, path, size, sha256 */		\
 	X(IMSG_GIT_SNAP_DATA, GIT, MASTER, git_data,			\
-	    repo_git_snap_data)						\
+	    repo_git_msg)						\
 		/* the next piece of the current file */		\
 	X(IMSG_GIT_SNAP_NOTE, GIT, MASTER, git_note,			\
-	    repo_git_snap_note)						\
+	    repo_git_msg)						\
 		/* an entry not taken (symlink, submodule) */		\
 	X(IMSG_GIT_SNAP_END, GIT, MASTER, git_end,			\
-	    repo_git_snap_end)						\
+	    repo_git_msg)						\
 		/* the snapshot is complete */
 
 #define IMSG_ENUM_ROW(type, from, to, payload, handler)	type,
