@@ -627,7 +627,7 @@ api_engine(struct api_req *req, struct api_resp *resp)
 
 	resp->status = 200;
 	resp->body = jsonb_pack("{s:I,s:o,s:o,s:f,s:I,s:I,s:I,s:I,s:b,s:o,"
-	    "s:b}",
+	    "s:b,s:I,s:b}",
 	    "cycles", (json_int_t)e->e_cycles,
 	    "last_detection", api_time_json(e->e_last_detect),
 	    "last_apply", api_time_json(e->e_last_apply),
@@ -639,6 +639,8 @@ api_engine(struct api_req *req, struct api_resp *resp)
 	    "last_detection_full", e->e_last_full,
 	    "last_detection_full_why", e->e_last_full_why != NULL ?
 	    json_string(e->e_last_full_why) : json_null(),
+	    "last_detection_focused", e->e_last_focused,
+	    "last_detection_decided", (json_int_t)e->e_last_decided,
 	    "detecting", e->e_detecting);
 }
 

@@ -143,6 +143,19 @@ engine_detect_cb(int fd, short ev, void *arg)
 void
 engine_detect(const char *why)
 {
+	/* Whatever it is, the next cycle decides every job. */
+	if (engine_env != NULL)
+		engine_env->e_asked_other = 1;
+	engine_detect_snapshot(why);
+}
+
+/*
+ * A new snapshot (or a cycle queued meanwhile, whose triggers said what
+ * they were): the next cycle may be a focused one (engine_focus.c).
+ */
+void
+engine_detect_snapshot(const char *why)
+{
 	struct timeval	 tv = { 0, 0 };
 
 	if (engine_env == NULL)
@@ -247,7 +260,7 @@ engine_snapshot(struct repo *r, const struct repo_snap *snap, void *arg)
 	snprintf(why, sizeof(why), "new snapshot of %s at %.12s",
 	    repo_name(r), snap->rs_commit);
 	plans_snapshot(repo_name(r), snap);
-	engine_detect(why);
+	engine_detect_snapshot(why);
 }
 
 void

@@ -93,6 +93,8 @@ struct ejob {
 	int		 ej_noread;	/* this cycle: live job known, no read */
 	json_t		*ej_live_groups;	/* [{Name, Count}] of the live job */
 	int		 ej_skipped;	/* this cycle: planned from memory */
+	int		 ej_focus;	/* this cycle: planned and decided */
+	int		 ej_wrote;	/* its decision wrote to the store */
 
 	/* the outcome, for the API */
 	const char	*ej_state;	/* in_sync drift pending deploying ... */
@@ -151,6 +153,17 @@ struct engine {
 	time_t		 e_full_at;	/* end of the last full re-plan */
 	const char	*e_doubt;	/* the next cycle plans every job */
 	int		 e_recovered;	/* the first apply cycle has run */
+
+	/* engine_focus.c: a cycle of the changed files' jobs only */
+	int		 e_asked_other;	/* a trigger besides a new snapshot */
+	const struct repo_snap **e_snaps;	/* the last cycle read these */
+	size_t		 e_nsnaps;
+	int		 e_last_clean;	/* it decided every job, no error */
+	int		 e_decide_failed;	/* a decision failed this cycle */
+	uint64_t	 e_decide_gen;	/* store_decide_gen() after it */
+	int		 e_last_focused;	/* the last cycle was one */
+	uint64_t	 e_last_decided;	/* managed jobs it decided */
+	uint64_t	 e_total_focused;
 };
 
 extern struct engine	*engine_env;
@@ -160,6 +173,8 @@ void	 engine_init(struct store *, const struct nops_conf *);
 void	 engine_reconfigure(const struct nops_conf *);
 void	 engine_shutdown(void);
 void	 engine_detect(const char *why);	/* start a cycle (or queue one) */
+/* The same for a new snapshot: the cycle may be a focused one. */
+void	 engine_detect_snapshot(const char *why);
 /* After a store error: a cycle in ENGINE_STORE_RETRY seconds. */
 #define ENGINE_STORE_RETRY	5
 void	 engine_detect_retry(const char *why);
@@ -198,6 +213,8 @@ uint64_t survey_ns_index(const char *ns);
 /* engine_watch.c: blocking queries on each managed namespace's lists */
 void	 watch_configure(void);
 void	 watch_shutdown(void);
+/* Every managed namespace's job list is watched and answering. */
+int	 watch_current(void);
 
 /* The spec to register: git's, with live counts where a group scales. */
 json_t	*detect_register_spec(const json_t *spec, const json_t *live);

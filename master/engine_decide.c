@@ -278,6 +278,7 @@ decide_fail(struct ejob *ej, const char *what)
 	const char	*err = store_error(engine_store());
 
 	decide_failed = 1;
+	engine_env->e_decide_failed = 1;
 	decide_note(ej, "error", "%s: %s; trying again in %d s", what, err,
 	    ENGINE_STORE_RETRY);
 	log_warnx("%s/%s: %s: %s", ej->ej_ns, ej->ej_id, what, err);
@@ -489,6 +490,36 @@ out:
 	free(dx.dx_nowho);
 }
 
+int
+decide_requests_pending(void)
+{
+	return ndrequests > 0 || ndcarry > 0;
+}
+
+/*
+ * A focused cycle (engine_focus.c) keeps the last decision of a job it
+ * did not plan when nothing that decision read can have moved: no row
+ * of the store's decision tables written since the last cycle's
+ * decisions, no request waiting, no sync window (the time decides it),
+ * and that decision wrote nothing itself (a deployment it created is
+ * "waiting for approval" the next time).
+ */
+static int
+decide_keep(struct dcycle *dc, struct ejob *ej, int unmoved)
+{
+	struct ejob	*old;
+
+	if (!dc->dc_focus || ej->ej_focus || !unmoved ||
+	    ej->ej_meta.jm_has_window ||
+	    (old = engine_job(ej->ej_ns, ej->ej_id)) == NULL ||
+	    old->ej_wrote)
+		return 0;
+	ej->ej_state = old->ej_state;
+	ej->ej_note = engine_strdup(old->ej_note);
+	ej->ej_deployment = old->ej_deployment;
+	return 1;
+}
+
 void
 decide_cycle(struct dcycle *dc)
 {
@@ -497,8 +528,11 @@ decide_cycle(struct dcycle *dc)
 	int64_t		*ids;
 	size_t		 n;
 	struct deploy	 d;
-	int		 rc;
+	int		 rc, unmoved, scan;
+	uint64_t	 gen;
 
+	unmoved = store_decide_gen(engine_store()) ==
+	    engine_env->e_decide_gen && ndrequests == 0;
 	RB_FOREACH(ej, ejobs, &dc->dc_jobs) {
 		if (ej->ej_unparsed == 1)
 			decide_note(ej, "unparsed", "%s does not parse: %s",
@@ -520,21 +554,31 @@ decide_cycle(struct dcycle *dc)
 			    "managed (see namespaces in nops.conf)", ej->ej_ns);
 		else if (ej->ej_error != NULL)
 			decide_note(ej, "error", "%s", ej->ej_error);
-		else
+		else if (!decide_keep(dc, ej, unmoved)) {
+			/*
+			 * A decision that wrote (created or moved a
+			 * deployment) is decided again next time: its
+			 * outcome is not the one the next cycle finds.
+			 */
+			gen = store_decide_gen(engine_store());
 			decide_job(ej);
+			ej->ej_wrote = store_decide_gen(engine_store()) != gen;
+			dc->dc_decided++;
+		}
 	}
 
 	/*
 	 * A waiting deployment whose job left git is superseded, but only
 	 * when every file parsed: a file that fails to parse looks just like
-	 * a deleted one.
+	 * a deleted one.  A focused cycle has the last one's managed jobs:
+	 * with no deployment written since, the last one superseded all.
 	 */
-	if (!dc->dc_incomplete && store_deploy_active_ids(engine_store(), &ids,
-	    &n) == -1) {
+	scan = !dc->dc_incomplete && !(dc->dc_focus && unmoved);
+	if (scan && store_deploy_active_ids(engine_store(), &ids, &n) == -1) {
 		log_warnx("detection: reading active deployments: %s",
 		    store_error(engine_store()));
 		engine_detect_retry("a store error");
-	} else if (!dc->dc_incomplete) {
+	} else if (scan) {
 		for (i = 0; i < n; i++) {
 			if ((rc = store_deploy_load(engine_store(), ids[i], &d)) ==
 			    -1) {
@@ -577,6 +621,7 @@ decide_cycle(struct dcycle *dc)
 	ndrequests = ndcarry;
 	dcarry = NULL;
 	ndcarry = 0;
+	engine_env->e_decide_gen = store_decide_gen(engine_store());
 	detect_orphans(dc);
 }
 

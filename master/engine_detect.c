@@ -491,7 +491,7 @@ detect_start(void)
 	 * are read, when the last cycle had managed jobs to decide: one
 	 * round trip less between a push and its plan.
 	 */
-	if (engine_env->e_last_queued > 0)
+	if (!focus_begin(dc) && engine_env->e_last_queued > 0)
 		survey_start(dc);
 	/* Counted before any is sent; answers come later, never inside. */
 	dc->dc_parse_pending = (int)dc->dc_nparses;
@@ -1055,7 +1055,6 @@ detect_finish(struct dcycle *dc)
 	struct engine	*e = engine_env;
 	struct ejob	*ej;
 	struct timespec	 end;
-	size_t		 i;
 
 	ejobs_free(&e->e_jobs);
 	e->e_jobs = dc->dc_jobs;
@@ -1090,9 +1089,8 @@ detect_finish(struct dcycle *dc)
 		orphans_free(dc->dc_orphans, dc->dc_norphans);
 		e->e_orphans_known = 0;
 	}
-	for (i = 0; i < dc->dc_nsnaps; i++)
-		repo_snap_unref(dc->dc_snaps[i]);
-	free(dc->dc_snaps);
+	/* The snapshots read stay, for the next cycle to compare. */
+	focus_end(dc);
 	free(dc->dc_queue);
 
 	clock_gettime(CLOCK_MONOTONIC, &end);
@@ -1114,12 +1112,14 @@ detect_finish(struct dcycle *dc)
 	survey_finish(dc);
 	survey_free(dc);
 	log_debug("detection cycle %llu: %.1f ms, %llu requests, %zu of %zu "
-	    "files read before, %llu jobs planned, %llu unchanged%s%s, %zu "
-	    "file errors",
+	    "files read before, %llu jobs planned, %llu unchanged, %llu "
+	    "decided%s%s%s, %zu file errors",
 	    (unsigned long long)e->e_cycles, e->e_last_detect_ms,
 	    (unsigned long long)dc->dc_requests, dc->dc_memo_hits,
 	    dc->dc_nparses, (unsigned long long)dc->dc_planned,
 	    (unsigned long long)dc->dc_skipped,
+	    (unsigned long long)dc->dc_decided,
+	    e->e_last_focused ? "; focused" : "",
 	    dc->dc_full ? "; full: " : "",
 	    dc->dc_full ? dc->dc_full_why : "", dc->dc_nerrs);
 	free(dc);
@@ -1130,5 +1130,5 @@ detect_finish(struct dcycle *dc)
 	hooks_cleanup();
 	operation_cleanup();
 	if (e->e_rerun)
-		engine_detect("queued while a cycle ran");
+		engine_detect_snapshot("queued while a cycle ran");
 }

@@ -33,6 +33,12 @@ struct drequest {
 #define DREQ_RETRY	1
 #define DREQ_DEPLOY_NOW	2
 
+/* A job file a focused cycle found changed (engine_focus.c). */
+struct dfchanged {
+	const struct repo_snap	*fc_snap;
+	const struct repo_file	*fc_file;
+};
+
 struct dcycle {
 	struct ejobs		 dc_jobs;
 	struct efile_error	*dc_errs;
@@ -65,6 +71,13 @@ struct dcycle {
 	const char		*dc_full_why;
 	uint64_t		 dc_planned;
 	uint64_t		 dc_skipped;
+
+	/* engine_focus.c: only the changed files' jobs (dc_focus) */
+	int			 dc_focus;
+	struct dfchanged	*dc_fchanged;	/* job files that changed */
+	size_t			 dc_nfchanged;
+	size_t			 dc_prev_queued;	/* the last cycle's queue */
+	uint64_t		 dc_decided;	/* managed jobs decided */
 };
 
 
@@ -103,6 +116,17 @@ void	 detect_job_park(struct ejob *);
 void	 detect_asprintf(char **, const char *, ...)
 	    __attribute__((__format__(printf, 2, 3)));
 void	 decide_cycle(struct dcycle *);	/* engine_decide.c */
+int	 decide_requests_pending(void);	/* engine_decide.c */
+/*
+ * engine_focus.c: is this cycle a focused one (at its start: 1 and
+ * dc_focus set), and once classified, plan it so (1) or go on with the
+ * survey (0).  focus_end() at the end of every cycle.
+ */
+int	 focus_begin(struct dcycle *);
+int	 focus_classified(struct dcycle *);
+void	 focus_end(struct dcycle *);
+/* The last plan of old stands for this cycle's (engine_survey.c). */
+void	 survey_reuse(struct dcycle *, struct ejob *, struct ejob *old);
 void	 detect_orphans(struct dcycle *);	/* engine_detect.c */
 void	 detect_plan(struct dcycle *);		/* engine_detect.c: after the survey */
 

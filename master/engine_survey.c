@@ -248,6 +248,9 @@ void
 survey_classified(struct dcycle *dc)
 {
 	dc->dc_classified = 1;
+	/* A focused cycle plans its files' jobs without the survey. */
+	if (dc->dc_focus && focus_classified(dc))
+		return;
 	if (dc->dc_survey != NULL)
 		survey_go(dc->dc_survey);
 	else if (dc->dc_nqueue == 0)
@@ -396,6 +399,31 @@ survey_live_known(struct dsurvey *sv, struct ejob *ej, struct ejob *old)
 	ej->ej_read_index = old->ej_live_index;
 }
 
+/* The last plan, as it was (a skipped job, or one a focused cycle keeps). */
+void
+survey_reuse(struct dcycle *dc, struct ejob *ej, struct ejob *old)
+{
+	ej->ej_planned = 1;
+	ej->ej_skipped = 1;
+	ej->ej_drift = old->ej_drift;
+	ej->ej_modify_index = old->ej_modify_index;
+	ej->ej_live_exists = old->ej_live_exists;
+	ej->ej_live_index = old->ej_live_index;
+	ej->ej_diff = xstrdup(old->ej_diff);
+	ej->ej_live_groups = json_incref(old->ej_live_groups);
+	if (!ej->ej_drift) {
+		/* No deployment can come of it: no spec. */
+		json_decref(ej->ej_job);
+		ej->ej_job = NULL;
+		free(ej->ej_spec);
+		ej->ej_spec = NULL;
+	} else if (old->ej_live_exists && (ej->ej_live = json_pack("{s:O}",
+	    "TaskGroups", old->ej_live_groups)) == NULL)
+		/* The live job as decisions read it. */
+		fatalx("json_pack");
+	dc->dc_skipped++;
+}
+
 static void
 survey_decide(struct dsurvey *sv)
 {
@@ -414,27 +442,7 @@ survey_decide(struct dsurvey *sv)
 				dc->dc_queue[n++] = ej;
 				continue;
 			}
-			/* The last plan, as it was. */
-			ej->ej_planned = 1;
-			ej->ej_skipped = 1;
-			ej->ej_drift = old->ej_drift;
-			ej->ej_modify_index = old->ej_modify_index;
-			ej->ej_live_exists = old->ej_live_exists;
-			ej->ej_live_index = old->ej_live_index;
-			ej->ej_diff = xstrdup(old->ej_diff);
-			ej->ej_live_groups = json_incref(old->ej_live_groups);
-			if (!ej->ej_drift) {
-				/* No deployment can come of it: no spec. */
-				json_decref(ej->ej_job);
-				ej->ej_job = NULL;
-				free(ej->ej_spec);
-				ej->ej_spec = NULL;
-			} else if (old->ej_live_exists && (ej->ej_live =
-			    json_pack("{s:O}", "TaskGroups",
-			    old->ej_live_groups)) == NULL)
-				/* The live job as decisions read it. */
-				fatalx("json_pack");
-			dc->dc_skipped++;
+			survey_reuse(dc, ej, old);
 		}
 		dc->dc_nqueue = n;
 	}

@@ -205,6 +205,31 @@ watch_answer(struct nomad_result *res, void *arg)
 		watch_send(w);
 }
 
+/*
+ * Would a change behind nops' back start a cycle of its own?  Every
+ * managed namespace's job list has answered and its query is not
+ * failing.  A focused cycle (engine_focus.c) plans no other job on that
+ * ground; without it every cycle asks Nomad's job lists.
+ */
+int
+watch_current(void)
+{
+	const struct nops_conf	*cf = engine_conf();
+	struct conf_str		*cs;
+	struct watch		*w;
+
+	if (cf == NULL)
+		return 0;
+	TAILQ_FOREACH(cs, &cf->nomad.namespaces, entry) {
+		TAILQ_FOREACH(w, &watches, w_entry)
+			if (!w->w_deployments && strcmp(w->w_ns, cs->str) == 0)
+				break;
+		if (w == NULL || w->w_index == 0 || w->w_failing)
+			return 0;
+	}
+	return 1;
+}
+
 static void
 watch_send(struct watch *w)
 {

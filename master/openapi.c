@@ -419,6 +419,8 @@ static const char openapi_components[] =
 "  \"last_detection_full\":{\"type\":\"boolean\"},"
 "  \"last_detection_full_why\":{\"type\":\"string\","
 "  \"nullable\":true},"
+"  \"last_detection_focused\":{\"type\":\"boolean\"},"
+"  \"last_detection_decided\":{\"type\":\"integer\"},"
 "  \"detecting\":{\"type\":\"boolean\"}}},"
 " \"Job\":{\"type\":\"object\",\"properties\":{"
 "  \"namespace\":{\"type\":\"string\"},\"id\":{\"type\":\"string\"},"

@@ -50,6 +50,7 @@ struct store {
 	char			 st_lasterr[256];	/* a rolled-back write's */
 	int			 st_lazy;	/* synchronous NORMAL until the end */
 	int			 st_accepted;	/* opened and migrated */
+	uint64_t		 st_decide_gen;	/* store_decide_gen() */
 	/* The integrity check after a clean stop, in a thread. */
 	sqlite3			*st_bgdb;
 	pthread_t		 st_bgthread;
@@ -1095,6 +1096,28 @@ store_open(const char *path, char *err, size_t errlen)
 }
 
 /*
+ * A row of a table that detection's decisions read was written (or is
+ * being: a rolled-back write counts too).  SQLite calls this for tables
+ * with a rowid only; the suspends table has none, and every change of a
+ * suspend starts a full detection cycle itself (suspend.c).
+ */
+static void
+store_update_cb(void *arg, int op, const char *db, const char *table,
+    sqlite3_int64 rowid)
+{
+	struct store	*st = arg;
+
+	if (strcmp(table, "deployments") == 0 || strcmp(table, "holds") == 0)
+		st->st_decide_gen++;
+}
+
+uint64_t
+store_decide_gen(struct store *st)
+{
+	return st->st_decide_gen;
+}
+
+/*
  * Open st's connection to path (or memory), hardened: 0, or -1 with why
  * in err (the caller closes st).
  */
@@ -1132,6 +1155,7 @@ store_db_open(struct store *st, const char *path, int memory, char *err,
 		return -1;
 	}
 	(void)sqlite3_busy_timeout(st->st_db, STORE_BUSY_TIMEOUT_MS);
+	(void)sqlite3_update_hook(st->st_db, store_update_cb, st);
 	return 0;
 }
 

@@ -101,6 +101,11 @@ int		 store_schema_latest(void);
 #define __must_check	__attribute__((__warn_unused_result__))
 #endif
 
+/*
+ * Counts writes to the tables detection's decisions read (deployments,
+ * holds): the same count at two moments means none of those rows moved.
+ */
+uint64_t	 store_decide_gen(struct store *);
 int		 store_begin(struct store *) __must_check;
 int		 store_commit(struct store *) __must_check;
 /*

@@ -122,9 +122,12 @@ def decisions(n):
     return jobs, deps, stored(n)
 
 
-def cycle_both(daemons, trigger=True):
-    """Run one detection cycle in each and wait until both are idle."""
-    starts = [n.engine()["cycles"] for n in daemons]
+def cycle_both(daemons, trigger=True, starts=None):
+    """Run one detection cycle in each and wait until both are idle;
+    without trigger, wait for the cycle that started after starts (the
+    counts before a push: the new snapshot's own cycle)."""
+    if starts is None:
+        starts = [n.engine()["cycles"] for n in daemons]
     if trigger:
         for n in daemons:
             n.ctl("reload")
@@ -169,7 +172,7 @@ def main():
     cycle_both(daemons)
 
     rng = world.rng
-    unchanged = planned = 0
+    unchanged = planned = focused = 0
     version = 6
     equal = True
     for step in range(1, steps + 1):
@@ -183,6 +186,10 @@ def main():
         jid = rng.choice(sorted(JOBS))
         ns = JOBS[jid][0]
         what = kind
+        # A push is compared after its snapshot's own cycle (the one that
+        # may be focused on the changed files), not after a reload's.
+        pushed = kind in ("git", "hook", "policy", "broken", "twice")
+        starts = [n.engine()["cycles"] for n in daemons]
         if kind == "git":
             world.image[jid] = rng.choice(IMAGES)
             what = "git: %s image %s" % (jid, world.image[jid])
@@ -284,9 +291,11 @@ def main():
             what = "a new leader"
             sim.call("POST", "/_sim/config", {
                 "leader": "127.0.0.%d:4647" % rng.randrange(2, 250)})
-        cycle_both(daemons)
+        cycle_both(daemons, trigger=not pushed,
+                   starts=starts if pushed else None)
         e = skip.engine()
         unchanged += e["last_detection_unchanged"]
+        focused += e["last_detection_focused"]
         planned += e["last_detection_planned"]
         ref = full.engine()
         if ref["last_detection_unchanged"] != 0:
@@ -311,10 +320,13 @@ def main():
                "\n".join(detail))
             break
         print("# step %d: %s: same decisions (%d jobs planned, %d from "
-              "memory%s)" % (step, what, e["last_detection_planned"],
-                             e["last_detection_unchanged"],
-                             ", full: " + e["last_detection_full_why"]
-                             if e["last_detection_full"] else ""),
+              "memory, %d decided%s%s)" % (
+                  step, what, e["last_detection_planned"],
+                  e["last_detection_unchanged"],
+                  e["last_detection_decided"],
+                  ", focused" if e["last_detection_focused"] else "",
+                  ", full: " + e["last_detection_full_why"]
+                  if e["last_detection_full"] else ""),
               flush=True)
     states = {}
     for d in skip.deployments():
@@ -326,6 +338,46 @@ def main():
        "re-plan made" % (steps, seed), equal)
     ok("the skip answered jobs from memory (%d of %d)" % (
         unchanged, unchanged + planned), unchanged > 0)
+    print("# %d of the pushes' cycles were focused on the changed files"
+          % focused, flush=True)
+    # A push of one file, every file parsing: its cycle is focused (it
+    # plans that file's job only) and decides as the reference's full
+    # cycle does.  The first push leaves a deployment waiting; after it,
+    # with nothing moved in the store, the second decides its job alone
+    # and the others (the waiting one too) keep their decisions.
+    if equal and (world.broken or world.twice):
+        world.broken = world.twice = None
+        remote.commit(world.files(), "every file parses, once")
+        for n in daemons:
+            n.fetch("infra")
+            n.wait_commit("infra", remote.head())
+        cycle_both(daemons)
+    for jid in ("a3", "a1"):
+        if not equal:
+            break
+        world.image[jid] = IMAGES[(IMAGES.index(world.image[jid]) + 1) %
+                                  len(IMAGES)]
+        starts = [n.engine()["cycles"] for n in daemons]
+        commit = remote.commit(world.files(), "git: %s alone" % jid)
+        for n in daemons:
+            n.fetch("infra")
+            n.wait_commit("infra", commit)
+        cycle_both(daemons, trigger=False, starts=starts)
+        e = skip.engine()
+        a, b = decisions(skip), decisions(full)
+        equal = ok("a push of %s alone: a focused cycle (%d planned, %d "
+                   "decided)" % (jid, e["last_detection_planned"],
+                                 e["last_detection_decided"]),
+                   e["last_detection_focused"] and
+                   e["last_detection_planned"] == 1, json.dumps(e))
+        equal = ok("a push of %s alone: the focused cycle decides as the "
+                   "full one" % jid, a == b,
+                   json.dumps([a[0], b[0], a[1][-3:], b[1][-3:]])[:3000]) \
+            and equal
+    if equal:
+        ok("with nothing moved since the last cycle only the pushed job "
+           "is decided (%d)" % e["last_detection_decided"],
+           e["last_detection_decided"] == 1, json.dumps(e))
     # An unchanged cycle: one survey, no job read or planned.
     cycle_both(daemons)
     cycle_both(daemons)
