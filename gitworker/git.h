@@ -19,6 +19,14 @@
 #define GITW_DEPTH_MAX		32	/* directory levels below the path */
 #define GITW_CACHE_HASHLEN	16	/* URL hash digits in a cache name */
 
+/* A file of the last snapshot sent (the next one sends it as same). */
+struct git_last {
+	char			*gl_path;
+	int			 gl_kind;
+	git_oid			 gl_oid;
+	uint64_t		 gl_size;
+};
+
 /* One repository, as the master sent it (IMSG_GIT_REPO). */
 struct git_repo {
 	TAILQ_ENTRY(git_repo)	 gr_entry;
@@ -37,6 +45,10 @@ struct git_repo {
 	char			 gr_cache[512];	/* its bare repository */
 	int			 gr_cleaned;	/* stale lock files removed */
 	git_repository		*gr_git;	/* the cache, open between polls */
+	/* The last snapshot sent, and its commit ("": none). */
+	struct git_last		*gr_last;
+	size_t			 gr_nlast;
+	char			 gr_last_commit[GIT_OID_HEXSZ + 1];
 
 	/* state of one connection */
 	unsigned int		 gr_auth_tries;
@@ -63,13 +75,16 @@ const char *git_errmsg(void);
 
 /* git_snap.c */
 /*
- * Read the repository's files at commit and send them as one snapshot.
- * Returns 0 once sent; -1 with err set, and *corrupt set when the cache
+ * Read the repository's files at commit and send them as one snapshot;
+ * a file as it was in the last snapshot sent goes as "the same" when the
+ * master's known commit is that snapshot's.  Returns 0 once sent; -1 with err set, and *corrupt set when the cache
  * could not be read (the caller rebuilds it).
  */
 int	 git_snapshot(struct git_repo *, uint32_t seq, git_repository *,
-	    const git_oid *, uint32_t flags, char *err, size_t errlen,
-	    int *corrupt);
+	    const git_oid *, const char *known, uint32_t flags, char *err,
+	    size_t errlen, int *corrupt);
+/* Forget the last snapshot sent (the next one sends every file). */
+void	 git_snap_forget(struct git_repo *);
 /* A tree entry name we accept; *why says what is wrong with others. */
 int	 git_name_ok(const char *name, const char **why);
 

@@ -595,8 +595,8 @@ git_poll(struct git_repo *r, uint32_t seq, const char *known)
 			continue;
 		}
 		corrupt = 0;
-		if (git_snapshot(r, seq, repo, &head, flags, err, sizeof(err),
-		    &corrupt) == 0) {
+		if (git_snapshot(r, seq, repo, &head, known, flags, err,
+		    sizeof(err), &corrupt) == 0) {
 			/* The snapshot goes out before the tidy starts. */
 			if (flags & GITW_SNAP_FETCHED) {
 				if (imsgbuf_flush(&git_master->ibuf) == -1)

@@ -35,7 +35,9 @@
 struct snap_file {
 	int		 sf_kind;	/* GIT_FILE_* */
 	char		*sf_path;
-	git_blob	*sf_blob;
+	git_blob	*sf_blob;	/* NULL: the same as in the base */
+	git_oid		 sf_oid;
+	uint64_t	 sf_size;
 };
 
 struct snap_note {
@@ -55,6 +57,9 @@ struct snap {
 	char		*s_err;
 	size_t		 s_errlen;
 	int		 s_corrupt;
+	int		 s_base;	/* the master has gr_last's commit */
+	size_t		 s_bnext;	/* where to look in gr_last next */
+	size_t		 s_nsame;
 };
 
 int
@@ -139,6 +144,75 @@ snap_fail(struct snap *s, int corrupt, const char *fmt, ...)
 	return -1;
 }
 
+/*
+ * The size of the file at path in the last snapshot sent, if it is the
+ * same object of the same kind and the master has that snapshot: the
+ * file then goes as "the same" and is not read (0).  Else -1.  Files come
+ * in the order of the last walk: looked for from the last one found on.
+ */
+static int
+snap_base_size(struct snap *s, int kind, const char *path,
+    const git_oid *oid, git_object_size_t *size)
+{
+	struct git_repo		*r = s->s_repo;
+	const struct git_last	*l;
+	size_t			 i, n;
+
+	if (!s->s_base)
+		return -1;
+	for (n = 0; n < r->gr_nlast; n++) {
+		i = (s->s_bnext + n) % r->gr_nlast;
+		l = &r->gr_last[i];
+		if (strcmp(l->gl_path, path) != 0)
+			continue;
+		s->s_bnext = i + 1;
+		if (l->gl_kind != kind || !git_oid_equal(&l->gl_oid, oid))
+			return -1;
+		s->s_nsame++;
+		*size = (git_object_size_t)l->gl_size;
+		return 0;
+	}
+	return -1;
+}
+
+void
+git_snap_forget(struct git_repo *r)
+{
+	size_t	 i;
+
+	for (i = 0; i < r->gr_nlast; i++)
+		free(r->gr_last[i].gl_path);
+	free(r->gr_last);
+	r->gr_last = NULL;
+	r->gr_nlast = 0;
+	r->gr_last_commit[0] = '\0';
+}
+
+/* The snapshot was sent: the next poll's base (its paths taken). */
+static void
+snap_keep(struct snap *s, const char *hex)
+{
+	struct git_repo	*r = s->s_repo;
+	struct git_last	*l;
+	size_t		 i;
+
+	git_snap_forget(r);
+	if (s->s_nfiles == 0)
+		return;
+	if ((r->gr_last = calloc(s->s_nfiles, sizeof(*r->gr_last))) == NULL)
+		fatal("calloc");
+	for (i = 0; i < s->s_nfiles; i++) {
+		l = &r->gr_last[i];
+		l->gl_path = s->s_files[i].sf_path;
+		s->s_files[i].sf_path = NULL;
+		l->gl_kind = s->s_files[i].sf_kind;
+		git_oid_cpy(&l->gl_oid, &s->s_files[i].sf_oid);
+		l->gl_size = s->s_files[i].sf_size;
+	}
+	r->gr_nlast = s->s_nfiles;
+	strlcpy(r->gr_last_commit, hex, sizeof(r->gr_last_commit));
+}
+
 static int
 snap_add(struct snap *s, int kind, const char *prefix, const char *name,
     const git_oid *oid)
@@ -169,12 +243,16 @@ snap_add(struct snap *s, int kind, const char *prefix, const char *name,
 		    "(the limit)", r->gr_max_files,
 		    r->gr_path[0] ? r->gr_path : "the top");
 	}
-	if (git_blob_lookup(&blob, s->s_git, oid) < 0) {
-		snap_fail(s, 1, "cannot read %s: %s", path, git_errmsg());
-		free(path);
-		return -1;
+	blob = NULL;
+	if (snap_base_size(s, kind, path, oid, &size) == -1) {
+		if (git_blob_lookup(&blob, s->s_git, oid) < 0) {
+			snap_fail(s, 1, "cannot read %s: %s", path,
+			    git_errmsg());
+			free(path);
+			return -1;
+		}
+		size = git_blob_rawsize(blob);
 	}
-	size = git_blob_rawsize(blob);
 	if (size > r->gr_max_file) {
 		snap_fail(s, 0, "%s is %llu bytes, over the limit of %u bytes "
 		    "per file", path, (unsigned long long)size, r->gr_max_file);
@@ -201,6 +279,8 @@ snap_add(struct snap *s, int kind, const char *prefix, const char *name,
 	f->sf_kind = kind;
 	f->sf_path = path;
 	f->sf_blob = blob;
+	git_oid_cpy(&f->sf_oid, oid);
+	f->sf_size = (uint64_t)size;
 	s->s_total += size;
 	return 0;
 }
@@ -389,6 +469,23 @@ snap_send_begin(struct snap *s, uint32_t seq, git_commit *commit,
 		fatal("IMSG_GIT_SNAP_BEGIN");
 }
 
+/* IMSG_GIT_SNAP_SAME: the master takes the file from its known commit. */
+static void
+snap_send_same(struct snap *s, uint32_t seq, const struct snap_file *f)
+{
+	struct msgw		 m;
+	struct wire_git_same	 ws;
+
+	ws.seq = seq;
+	ws.kind = (uint8_t)f->sf_kind;
+	ws.path = f->sf_path;
+	msg_init(&m);
+	wire_put_git_same(&m, &ws);
+	if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_SAME, s->s_repo->gr_id,
+	    -1) == -1)
+		fatal("IMSG_GIT_SNAP_SAME");
+}
+
 /* IMSG_GIT_SNAP_FILE, then its content in IMSG_GIT_SNAP_DATA pieces. */
 static void
 snap_send_file(struct snap *s, uint32_t seq, size_t i)
@@ -404,14 +501,23 @@ snap_send_file(struct snap *s, uint32_t seq, size_t i)
 	char			 sha[GITW_SHA256_HEXLEN + 1];
 	size_t			 size, off, n;
 
+	if (f->sf_blob == NULL) {
+		snap_send_same(s, seq, f);
+		return;
+	}
 	data = git_blob_rawcontent(f->sf_blob);
 	size = (size_t)git_blob_rawsize(f->sf_blob);
 	auth_sha256_hex(data, size, sha);
 	path = f->sf_path;
 #ifdef NOPS_TEST_HOOKS
-	/* "git-lie:path|hash|size": what a subverted worker might. */
+	/* "git-lie:path|hash|size|same": what a subverted worker might. */
 	if (i == 0 && (lie = git_testhook("git-lie")) != NULL) {
 		log_info("test hook: lying about %s", lie);
+		if (strcmp(lie, "same") == 0) {
+			/* "as before", with no snapshot before */
+			snap_send_same(s, seq, f);
+			return;
+		}
 		if (strcmp(lie, "path") == 0)
 			path = "../escape.nomad.hcl";
 		else if (strcmp(lie, "hash") == 0)
@@ -493,17 +599,18 @@ snap_send(struct snap *s, uint32_t seq, git_commit *commit, uint32_t flags)
 	for (i = 0; i < s->s_nfiles; i++)
 		snap_send_file(s, seq, i);
 	snap_send_end(s, seq, flags);
-	log_info("%s: snapshot of %.12s: %zu files, %llu bytes%s%s",
-	    s->s_repo->gr_name, hex, s->s_nfiles,
+	log_info("%s: snapshot of %.12s: %zu files (%zu as before), %llu "
+	    "bytes%s%s", s->s_repo->gr_name, hex, s->s_nfiles, s->s_nsame,
 	    (unsigned long long)s->s_total,
 	    flags & GITW_SNAP_FETCHED ? ", fetched" : "",
 	    flags & GITW_SNAP_REBUILT ? ", cache rebuilt" : "");
+	snap_keep(s, hex);
 }
 
 int
 git_snapshot(struct git_repo *r, uint32_t seq, git_repository *repo,
-    const git_oid *oid, uint32_t flags, char *err, size_t errlen,
-    int *corrupt)
+    const git_oid *oid, const char *known, uint32_t flags, char *err,
+    size_t errlen, int *corrupt)
 {
 	struct snap	 s;
 	git_commit	*commit = NULL;
@@ -516,6 +623,10 @@ git_snapshot(struct git_repo *r, uint32_t seq, git_repository *repo,
 	s.s_git = repo;
 	s.s_err = err;
 	s.s_errlen = errlen;
+	/* A rebuilt cache sends every file: nothing of before is trusted. */
+	s.s_base = r->gr_last_commit[0] != '\0' &&
+	    strcmp(r->gr_last_commit, known) == 0 &&
+	    !(flags & GITW_SNAP_REBUILT);
 	if (git_commit_lookup(&commit, repo, oid) < 0)
 		snap_fail(&s, 1, "cannot read the commit: %s", git_errmsg());
 	else if (snap_root(&s, commit, &root) == 0 &&

@@ -69,6 +69,7 @@ static void
 git_repo_free(struct git_repo *r)
 {
 	git_cache_close(r);
+	git_snap_forget(r);
 	free(r->gr_name);
 	free(r->gr_url);
 	free(r->gr_branch);

@@ -98,6 +98,9 @@ struct repo_poll {
 	uint64_t		 p_got;		/* bytes received */
 	size_t			 p_off;		/* of the current file */
 	int			 p_infile;	/* a file's content is due */
+	char			 p_known[GITW_COMMIT_HEXLEN + 1];
+	size_t			 p_bnext;	/* SNAP_SAME: where to look */
+	size_t			 p_same;	/* files taken from there */
 };
 
 static struct repo_list	 repo_list = TAILQ_HEAD_INITIALIZER(repo_list);
@@ -518,6 +521,7 @@ again:
 	clock_gettime(CLOCK_MONOTONIC, &repo_poll.p_start);
 	p.seq = repo_poll.p_seq;
 	p.commit = r->r_snap != NULL ? r->r_snap->rs_commit : "";
+	strlcpy(repo_poll.p_known, p.commit, sizeof(repo_poll.p_known));
 	msg_init(&m);
 	wire_put_git_poll(&m, &p);
 	if (imsgev_send(&w->w_iev, &m, IMSG_GIT_POLL, r->r_id, -1) == -1)
@@ -660,45 +664,46 @@ repo_file_done(struct repo_file *f)
 	return strcmp(hex, f->rf_sha256) == 0 ? 0 : -1;
 }
 
-static void
-repo_recv_file(struct worker *w, struct repo *r,
-    const struct wire_git_file *wf)
+/*
+ * The next file of the snapshot, checked (its place, path, kind, size, a
+ * path not taken twice, one plan): a new entry, or NULL after a
+ * violation.
+ */
+static struct repo_file *
+repo_file_add(struct worker *w, struct repo *r, const char *what,
+    int kind, const char *path, uint64_t size)
 {
 	struct repo_snap	*s = repo_poll.p_snap;
 	struct repo_file	*f;
-	const char		*path = wf->path, *errstr = NULL;
-	uint64_t		 size = wf->size;
-	uint8_t			 kind = wf->kind;
+	const char		*errstr;
 	size_t			 i;
 
 	if (s == NULL || repo_poll.p_infile ||
 	    s->rs_nfiles >= repo_poll.p_nfiles) {
-		repo_violation(w, "IMSG_GIT_SNAP_FILE out of place");
-		return;
+		repo_violation(w, "%s out of place", what);
+		return NULL;
 	}
 	if ((errstr = repo_check_path(path, r->r_path, kind)) != NULL ||
 	    size > r->r_max_file ||
 	    repo_poll.p_got + size > repo_poll.p_total) {
-		repo_violation(w, "IMSG_GIT_SNAP_FILE: %s", errstr != NULL ?
+		repo_violation(w, "%s: %s", what, errstr != NULL ?
 		    errstr : "size or hash out of bounds");
-		return;
+		return NULL;
 	}
 	for (i = 0; i < s->rs_nfiles; i++)
 		if (strcmp(s->rs_files[i].rf_path, path) == 0) {
-			repo_violation(w, "IMSG_GIT_SNAP_FILE: %s twice",
-			    path);
-			return;
+			repo_violation(w, "%s: %s twice", what, path);
+			return NULL;
 		}
 	if ((kind == GITW_FILE_PLAN && s->rs_plan != NULL) ||
 	    (kind == GITW_FILE_PLAN_NIX && s->rs_plan_nix != NULL)) {
-		repo_violation(w, "IMSG_GIT_SNAP_FILE: two plans");
-		return;
+		repo_violation(w, "%s: two plans", what);
+		return NULL;
 	}
 	f = &s->rs_files[s->rs_nfiles++];
 	f->rf_kind = kind;
 	f->rf_path = xstrdup(path);
 	f->rf_size = (size_t)size;
-	strlcpy(f->rf_sha256, wf->sha256, sizeof(f->rf_sha256));
 	if ((f->rf_data = malloc(f->rf_size + 1)) == NULL)
 		fatal("malloc");
 	f->rf_data[f->rf_size] = '\0';
@@ -709,10 +714,67 @@ repo_recv_file(struct worker *w, struct repo *r,
 	if (kind == GITW_FILE_JOB)
 		s->rs_njobs++;
 	repo_poll.p_got += size;
+	return f;
+}
+
+static void
+repo_recv_file(struct worker *w, struct repo *r,
+    const struct wire_git_file *wf)
+{
+	struct repo_file	*f;
+
+	if ((f = repo_file_add(w, r, "IMSG_GIT_SNAP_FILE", wf->kind,
+	    wf->path, wf->size)) == NULL)
+		return;
+	strlcpy(f->rf_sha256, wf->sha256, sizeof(f->rf_sha256));
 	repo_poll.p_off = 0;
 	repo_poll.p_infile = 1;
-	if (size == 0 && repo_file_done(f) == -1)
-		repo_violation(w, "IMSG_GIT_SNAP_FILE: %s: wrong hash", path);
+	if (f->rf_size == 0 && repo_file_done(f) == -1)
+		repo_violation(w, "IMSG_GIT_SNAP_FILE: %s: wrong hash",
+		    f->rf_path);
+}
+
+/*
+ * The file at path in the snapshot the poll named as known (files come
+ * in the same order: looked for from the last one found on).
+ */
+static const struct repo_file *
+repo_base_file(const struct repo_snap *base, const char *path)
+{
+	size_t	 i, n;
+
+	for (n = 0; n < base->rs_nfiles; n++) {
+		i = (repo_poll.p_bnext + n) % base->rs_nfiles;
+		if (strcmp(base->rs_files[i].rf_path, path) == 0) {
+			repo_poll.p_bnext = i + 1;
+			return &base->rs_files[i];
+		}
+	}
+	return NULL;
+}
+
+/* A file as the known commit's snapshot has it: the master's own copy. */
+static void
+repo_recv_same(struct worker *w, struct repo *r,
+    const struct wire_git_same *ws)
+{
+	const struct repo_snap	*base = r->r_snap;
+	const struct repo_file	*bf;
+	struct repo_file	*f;
+
+	if (base == NULL || strcmp(base->rs_commit, repo_poll.p_known) != 0 ||
+	    (bf = repo_base_file(base, ws->path)) == NULL ||
+	    bf->rf_kind != ws->kind) {
+		repo_violation(w, "IMSG_GIT_SNAP_SAME: %s is not a file of "
+		    "the known commit's snapshot", ws->path);
+		return;
+	}
+	if ((f = repo_file_add(w, r, "IMSG_GIT_SNAP_SAME", ws->kind,
+	    ws->path, bf->rf_size)) == NULL)
+		return;
+	memcpy(f->rf_data, bf->rf_data, bf->rf_size);
+	strlcpy(f->rf_sha256, bf->rf_sha256, sizeof(f->rf_sha256));
+	repo_poll.p_same++;
 }
 
 static void
@@ -833,8 +895,9 @@ repo_recv_end(struct worker *w, struct repo *r, uint32_t flags)
 	r->r_snapshots++;
 	if (flags & GITW_SNAP_REBUILT)
 		r->r_rebuilds++;
-	log_info("repository %s: commit %.12s, %zu files (%zu jobs)%s",
-	    r->r_name, s->rs_commit, s->rs_nfiles, s->rs_njobs,
+	log_info("repository %s: commit %.12s, %zu files (%zu jobs, %zu as "
+	    "in %.12s)%s", r->r_name, s->rs_commit, s->rs_nfiles, s->rs_njobs,
+	    repo_poll.p_same, repo_poll.p_same > 0 ? repo_poll.p_known : "-",
 	    flags & GITW_SNAP_REBUILT ? "; its cache was rebuilt" : "");
 	repo_poll_end(NULL);
 	if (repo_listener != NULL && !r->r_removed)
@@ -874,6 +937,7 @@ union repo_git_payload {
 	struct wire_git_data	 data;
 	struct wire_git_note	 note;
 	struct wire_git_end	 end;
+	struct wire_git_same	 same;
 };
 
 /*
@@ -922,6 +986,10 @@ repo_git_msg(struct worker *w, struct imsg *imsg)
 		rv = wire_get_git_end(&m, &u.end);
 		seq = u.end.seq;
 		break;
+	case IMSG_GIT_SNAP_SAME:
+		rv = wire_get_git_same(&m, &u.same);
+		seq = u.same.seq;
+		break;
 	default:
 		repo_violation(w, "%s is not a git message",
 		    imsg_to_str(type));
@@ -959,6 +1027,9 @@ repo_git_msg(struct worker *w, struct imsg *imsg)
 		break;
 	case IMSG_GIT_SNAP_END:
 		repo_recv_end(w, r, u.end.flags);
+		break;
+	case IMSG_GIT_SNAP_SAME:
+		repo_recv_same(w, r, &u.same);
 		break;
 	}
 }

@@ -172,7 +172,10 @@ enum nops_proc {
 		/* an entry not taken (symlink, submodule) */		\
 	X(IMSG_GIT_SNAP_END, GIT, MASTER, git_end,			\
 	    repo_git_msg)						\
-		/* the snapshot is complete */
+		/* the snapshot is complete */				\
+	X(IMSG_GIT_SNAP_SAME, GIT, MASTER, git_same,			\
+	    repo_git_msg)						\
+		/* one file as in the known commit's snapshot */
 
 #define IMSG_ENUM_ROW(type, from, to, payload, handler)	type,
 enum imsg_type {

@@ -174,6 +174,27 @@ wire_get_git_file(struct msgr *r, struct wire_git_file *f)
 }
 
 void
+wire_put_git_same(struct msgw *m, const struct wire_git_same *f)
+{
+	msg_add_u32(m, f->seq);
+	msg_add_u8(m, f->kind);
+	msg_add_str(m, f->path);
+}
+
+int
+wire_get_git_same(struct msgr *r, struct wire_git_same *f)
+{
+	msg_get_u32(r, &f->seq);
+	msg_get_u8(r, &f->kind);
+	msg_get_str(r, &f->path, GITW_PATH_MAX);
+	if (msg_end(r) == -1)
+		return -1;
+	if (f->kind < GITW_FILE_JOB || f->kind > GITW_FILE_SCHEMA)
+		msg_fail(r, "file kind");
+	return r->err ? -1 : 0;
+}
+
+void
 wire_put_git_data(struct msgw *m, const struct wire_git_data *d)
 {
 	msg_add_u32(m, d->seq);

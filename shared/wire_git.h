@@ -89,6 +89,19 @@ struct wire_git_file {
 void	 wire_put_git_file(struct msgw *, const struct wire_git_file *);
 int	 wire_get_git_file(struct msgr *, struct wire_git_file *);
 
+/*
+ * IMSG_GIT_SNAP_SAME: u32 seq, u8 kind (GITW_FILE_*), str path: the file
+ * is the one at that path in the snapshot of the commit the poll named
+ * as known; the master takes it from there (no content follows).
+ */
+struct wire_git_same {
+	uint32_t	 seq;
+	uint8_t		 kind;
+	const char	*path;
+};
+void	 wire_put_git_same(struct msgw *, const struct wire_git_same *);
+int	 wire_get_git_same(struct msgr *, struct wire_git_same *);
+
 /* IMSG_GIT_SNAP_DATA: u32 seq, data the next piece (GITW_CHUNK_MAX). */
 struct wire_git_data {
 	uint32_t	 seq;

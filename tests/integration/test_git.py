@@ -261,6 +261,23 @@ ok("local: the cache's packs never pile up past 17", max(seen) <= 17 and
 ok("local: ... and the snapshot after the repack is right",
    files_match(n.repo("local"), c.files_at(hl, "jobs")) == "")
 
+# --- a push of one file: the gitworker sends the others as the same as
+# in the commit the master has (IMSG_GIT_SNAP_SAME), not their contents
+hl = c.commit({"jobs/keep1.nomad.hcl": JOB % "keep1",
+               "jobs/keep1.vars.hcl": "image = \"nginx\"\n",
+               "jobs/keep2.nomad.hcl": JOB % "keep2"}, "c: two more jobs")
+n.fetch("local")
+ok("local: two more job files", n.wait_commit("local", hl))
+hl = c.commit({"jobs/local.nomad.hcl": JOB % "local-once-more"},
+              "c: one file")
+n.fetch("local")
+ok("local: a push of one file", n.wait_commit("local", hl))
+ok("local: ... the other three files went as the same as before",
+   wait_until(lambda: "repository local: commit %.12s, 4 files (3 jobs, 3 "
+              "as in " % hl in n.logtext()), n.logtext()[-1500:])
+ok("local: ... and the snapshot is git's, contents and all",
+   files_match(n.repo("local"), c.files_at(hl, "jobs")) == "")
+
 # --- the sandbox held through all of it
 gw = n.worker("gitworker")
 ok("the gitworker ran sandboxed and was never restarted",

@@ -69,10 +69,19 @@ for x in os.listdir(packdir):
 h3 = a.commit({"nomad/j02.nomad.hcl": JOB % "two-c"}, "after damage")
 n.fetch("a")
 # The fetch offers the cache's last head as known, so the remote sends
-# only what is new and the snapshot reads the damaged objects: the cache
-# is wiped and cloned again within the same poll.
+# only what is new; the files that did not change go to the master as
+# the same as before (IMSG_GIT_SNAP_SAME), unread.
 ok("damaged packs in the cache: the next fetch still gives the right "
    "snapshot", n.wait_commit("a", h3) and
+   files_match(n.repo("a"), a.files_at(h3, "nomad")) == "" and
+   n.repo("a")["last_error"] is None, n.repo("a"))
+# A master without a snapshot (restarted) has every file read: the
+# snapshot reads the damaged objects, and the cache is wiped and cloned
+# again within the same poll.
+n.stop()
+n.restart()
+ok("damaged packs, every file read: the cache is wiped and cloned again",
+   n.wait_commit("a", h3) and
    files_match(n.repo("a"), a.files_at(h3, "nomad")) == "" and
    n.repo("a")["last_error"] is None and
    n.repo("a")["cache_rebuilds"] == 1, n.repo("a"))
@@ -160,7 +169,8 @@ n.stop()
 # --- a gitworker that lies is killed; its snapshot is never taken
 for lie, why in (("path", 'IMSG_GIT_SNAP_FILE: an empty, "." or ".." part'),
                  ("hash", "content does not match its hash"),
-                 ("size", "IMSG_GIT_SNAP_DATA: more than")):
+                 ("size", "IMSG_GIT_SNAP_DATA: more than"),
+                 ("same", "IMSG_GIT_SNAP_SAME: nomad/")):
     n = gitlib.Nopsd(env, [REPO], hook="gitworker:git-lie:" + lie,
                      tag="lie-" + lie)
     head = a.head()
