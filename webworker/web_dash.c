@@ -142,6 +142,19 @@ web_page_error(struct web_page *pg, int status, const char *message)
 	web_page_reply(pg, status, &b);
 }
 
+/* Send the client to the address built in b (freed), and end the page. */
+static void
+web_page_goto(struct web_page *pg, struct wbuf *b)
+{
+	if (b->wb_err)
+		web_page_error(pg, 500, "out of memory");
+	else {
+		web_redirect(&pg->wg_rq, b->wb_buf);
+		web_page_free(pg);
+	}
+	wbuf_free(b);
+}
+
 /* A client that must log in first: to the login page, and back after. */
 static void
 web_page_login(struct web_page *pg)
@@ -162,13 +175,7 @@ web_page_login(struct web_page *pg)
 		wbuf_puts(&b, "?next=");
 		wbuf_urlenc(&b, back);
 	}
-	if (b.wb_err)
-		web_page_error(pg, 500, "out of memory");
-	else {
-		web_redirect(&pg->wg_rq, b.wb_buf);
-		web_page_free(pg);
-	}
-	wbuf_free(&b);
+	web_page_goto(pg, &b);
 }
 
 /* What a failed call to the master means for the page. */
@@ -587,13 +594,7 @@ web_action_done(struct web_page *pg)
 	wbuf_puts(&b, pg->wg_back);
 	wbuf_puts(&b, "?done=");
 	wbuf_urlenc(&b, pg->wg_segs[pg->wg_nsegs - 1]);
-	if (b.wb_err)
-		web_page_error(pg, 500, "out of memory");
-	else {
-		web_redirect(&pg->wg_rq, b.wb_buf);
-		web_page_free(pg);
-	}
-	wbuf_free(&b);
+	web_page_goto(pg, &b);
 }
 
 /*
