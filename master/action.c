@@ -20,7 +20,6 @@
 #include <time.h>
 
 #include <jansson.h>
-#include <sqlite3.h>
 
 #include "log.h"
 #include "conf.h"
@@ -251,21 +250,7 @@ action_reason_ok(const char *r)
 static int
 action_acknowledged(int64_t id)
 {
-	sqlite3_stmt	*st;
-	char		 target[64];
-	int		 rc;
-
-	snprintf(target, sizeof(target), "deployment/%lld", (long long)id);
-	st = store_prepare(engine_store(), "SELECT 1 FROM events WHERE"
-	    " target = ? AND action = 'deployment.acknowledge' LIMIT 1");
-	if (st == NULL)
-		return -1;
-	sqlite3_bind_text(st, 1, target, -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (rc == SQLITE_ROW)
-		return 1;
-	return rc == SQLITE_DONE ? 0 : -1;
+	return store_deploy_acknowledged(engine_store(), id);
 }
 
 /*
@@ -304,7 +289,6 @@ action_ctx_fill(struct action_ctx *ac, struct api_req *req, const char *ns,
 {
 	struct store	*s = engine_store();
 	struct deploy	 d;
-	sqlite3_stmt	*st;
 	int		 rc;
 
 	memset(ac, 0, sizeof(*ac));
@@ -329,19 +313,7 @@ action_ctx_fill(struct action_ctx *ac, struct api_req *req, const char *ns,
 		ac->ac_store_err = 1;
 	if (ac->ac_active == 0 && !suspend_busy(ns, job))
 		ac->ac_cond |= ACOND_IDLE;
-	st = store_prepare(s, "SELECT max(id) FROM deployments WHERE"
-	    " namespace = ?1 AND job = ?2 AND kind = 'job' AND"
-	    " state = 'completed'");
-	if (st != NULL) {
-		sqlite3_bind_text(st, 1, ns, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 2, job, -1, SQLITE_TRANSIENT);
-		if ((rc = sqlite3_step(st)) == SQLITE_ROW &&
-		    sqlite3_column_type(st, 0) != SQLITE_NULL)
-			ac->ac_last_ok = sqlite3_column_int64(st, 0);
-		else if (rc != SQLITE_ROW)
-			ac->ac_store_err = 1;
-		sqlite3_reset(st);
-	} else
+	if (store_deploy_last_completed(s, ns, job, &ac->ac_last_ok) == -1)
 		ac->ac_store_err = 1;
 	if (ac->ac_last_ok > 0)
 		ac->ac_cond |= ACOND_DEPLOYED;

@@ -17,12 +17,12 @@
 #include <event2/event.h>
 #include <jansson.h>
 #include <openssl/evp.h>
-#include <sqlite3.h>
 
 #include "log.h"
 #include "conf.h"
 #include "master.h"
 #include "store.h"
+#include "store_job.h"
 #include "repo.h"
 #include "nomad.h"
 #include "engine.h"
@@ -328,55 +328,18 @@ int
 engine_hold_get(const char *ns, const char *id, char **who, char **reason,
     int64_t *since)
 {
-	sqlite3_stmt	*st;
-	int		 rc;
-
-	st = store_prepare(engine_db, "SELECT who, reason, created_at FROM"
-	    " holds WHERE namespace = ? AND job = ? AND kind = 'pause'");
-	if (st == NULL)
-		return -1;
-	sqlite3_bind_text(st, 1, ns, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, id, -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		if (who != NULL)
-			*who = strdup((const char *)sqlite3_column_text(st, 0));
-		if (reason != NULL)
-			*reason = strdup((const char *)sqlite3_column_text(st,
-			    1));
-		if (since != NULL)
-			*since = sqlite3_column_int64(st, 2);
-	}
-	sqlite3_reset(st);
-	if (rc == SQLITE_ROW)
-		return 1;
-	return rc == SQLITE_DONE ? 0 : -1;
+	return store_job_pause_get(engine_db, ns, id, who, reason, since);
 }
 
 int
 engine_hold_pause(const char *ns, const char *id, const char *who,
     const char *reason)
 {
-	sqlite3_stmt	*st;
 	char		 target[512];
-	int		 rc;
 
 	if (store_begin(engine_db) == -1)
 		return -1;
-	st = store_prepare(engine_db, "INSERT INTO holds (namespace, job,"
-	    " kind, who, reason, created_at) VALUES (?, ?, 'pause', ?, ?, ?)"
-	    " ON CONFLICT (namespace, job, kind) DO UPDATE SET who ="
-	    " excluded.who, reason = excluded.reason");
-	if (st == NULL)
-		goto fail;
-	sqlite3_bind_text(st, 1, ns, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, id, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, who, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 4, reason, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(st, 5, time(NULL));
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE)
+	if (store_job_pause_set(engine_db, ns, id, who, reason) == -1)
 		goto fail;
 	snprintf(target, sizeof(target), "job/%s/%s", ns, id);
 	if (store_event(engine_db, who, "job.pause", target, reason) == -1 ||
@@ -392,23 +355,13 @@ fail:
 int
 engine_hold_resume(const char *ns, const char *id, const char *who)
 {
-	sqlite3_stmt	*st;
 	char		 target[512];
-	int		 rc, n;
+	int		 n;
 
 	if (store_begin(engine_db) == -1)
 		return -1;
-	st = store_prepare(engine_db, "DELETE FROM holds WHERE namespace = ?"
-	    " AND job = ? AND kind = 'pause'");
-	if (st == NULL)
+	if ((n = store_job_pause_clear(engine_db, ns, id)) == -1)
 		goto fail;
-	sqlite3_bind_text(st, 1, ns, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, id, -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE)
-		goto fail;
-	n = sqlite3_changes(store_db(engine_db));
 	snprintf(target, sizeof(target), "job/%s/%s", ns, id);
 	if (n > 0 && store_event(engine_db, who, "job.resume", target,
 	    NULL) == -1)

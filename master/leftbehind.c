@@ -17,12 +17,12 @@
 #include <time.h>
 
 #include <jansson.h>
-#include <sqlite3.h>
 
 #include "log.h"
 #include "conf.h"
 #include "master.h"
 #include "store.h"
+#include "store_leftbehind.h"
 #include "engine.h"
 #include "nomad.h"
 #include "deploy.h"
@@ -57,45 +57,21 @@ leftbehind_add(const char *kind, const char *env, const char *object,
     int64_t deployment, const char *error)
 {
 	struct store	*s = engine_store();
-	sqlite3_stmt	*st;
 	char		 line[512], target[64];
+	int		 rc;
 
 	leftbehind_last_line(error != NULL ? error : "failed", line,
 	    sizeof(line));
 	if (store_begin(s) == -1)
 		return -1;
 	/* Already recorded: keep the record, refresh its error. */
-	st = store_prepare(s, "UPDATE left_behind SET error = ?1 WHERE"
-	    " kind = ?2 AND environment = ?3 AND object = ?4");
-	if (st == NULL)
+	if ((rc = store_leftbehind_refresh(s, kind, env, object, line)) == -1)
 		goto fail;
-	sqlite3_bind_text(st, 1, line, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, kind, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, env, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 4, object, -1, SQLITE_TRANSIENT);
-	if (sqlite3_step(st) != SQLITE_DONE) {
-		sqlite3_reset(st);
-		goto fail;
-	}
-	sqlite3_reset(st);
-	if (sqlite3_changes(store_db(s)) > 0)
+	if (rc > 0)
 		goto commit;
-	st = store_prepare(s, "INSERT INTO left_behind (deployment_id, kind,"
-	    " object, environment, error, created_at) VALUES"
-	    " (?1, ?2, ?3, ?4, ?5, ?6)");
-	if (st == NULL)
+	if (store_leftbehind_insert(s, deployment, kind, env, object,
+	    line) == -1)
 		goto fail;
-	sqlite3_bind_int64(st, 1, deployment);
-	sqlite3_bind_text(st, 2, kind, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, object, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 4, env, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 5, line, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(st, 6, time(NULL));
-	if (sqlite3_step(st) != SQLITE_DONE) {
-		sqlite3_reset(st);
-		goto fail;
-	}
-	sqlite3_reset(st);
 	snprintf(target, sizeof(target), "deployment/%lld",
 	    (long long)deployment);
 	if (store_event(s, "system", "left_behind.add", target, object) == -1)
@@ -113,23 +89,12 @@ int
 leftbehind_clear(const char *kind, const char *env, const char *object)
 {
 	struct store	*s = engine_store();
-	sqlite3_stmt	*st;
-	int		 rc;
 
 	if (store_begin(s) == -1)
 		return -1;
-	st = store_prepare(s, "DELETE FROM left_behind WHERE kind = ?1 AND"
-	    " environment = ?2 AND object = ?3");
-	if (st == NULL)
-		goto fail;
-	sqlite3_bind_text(st, 1, kind, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, env, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, object, -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (rc == SQLITE_DONE && store_commit(s) == 0)
+	if (store_leftbehind_delete(s, kind, env, object) == 0 &&
+	    store_commit(s) == 0)
 		return 0;
-fail:
 	store_rollback(s);
 	return -1;
 }
@@ -190,47 +155,47 @@ lb_target_busy(struct api_resp *resp, int64_t id)
 	return busy;
 }
 
+/* The records of a deployment, as lb_list() shows them. */
+struct lb_page {
+	json_t		*lp_items;
+	int64_t		 lp_deployment;
+};
+
+static void
+lb_list_row(const struct store_leftbehind_row *lr, void *arg)
+{
+	struct lb_page	*lp = arg;
+
+	json_array_append_new(lp->lp_items, jsonb_pack(
+	    "{s:I,s:I,s:s,s:s,s:s,s:o,s:o}",
+	    "id", (json_int_t)lr->lr_id,
+	    "deployment", (json_int_t)lp->lp_deployment,
+	    "kind", lr->lr_kind,
+	    "object", lr->lr_object,
+	    "environment", lr->lr_env,
+	    "error", jsonb_str(lr->lr_error),
+	    "created_at", api_time_json(lr->lr_created_at)));
+}
+
 static void
 lb_list(struct api_req *req, struct api_resp *resp)
 {
-	sqlite3_stmt	*st;
-	json_t		*items;
+	struct lb_page	 lp;
 	int64_t		 id;
-	int		 rc;
 
 	if (lb_deployment_arg(req, resp, 0, &id) == -1)
 		return;
-	st = store_prepare(engine_store(), "SELECT id, kind, object,"
-	    " environment, error, created_at FROM left_behind WHERE"
-	    " deployment_id = ?1 ORDER BY id");
-	if (st == NULL) {
-		api_error(resp, 500, "runtime_error", "the database: %s",
-		    store_error(engine_store()));
-		return;
-	}
-	sqlite3_bind_int64(st, 1, id);
-	items = json_array();
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		json_array_append_new(items, jsonb_pack(
-		    "{s:I,s:I,s:s,s:s,s:s,s:o,s:o}",
-		    "id", (json_int_t)sqlite3_column_int64(st, 0),
-		    "deployment", (json_int_t)id,
-		    "kind", (const char *)sqlite3_column_text(st, 1),
-		    "object", (const char *)sqlite3_column_text(st, 2),
-		    "environment", (const char *)sqlite3_column_text(st, 3),
-		    "error", jsonb_str((const char *)sqlite3_column_text(st,
-		    4)),
-		    "created_at", api_time_json(sqlite3_column_int64(st, 5))));
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE) {
-		json_decref(items);
+	lp.lp_items = json_array();
+	lp.lp_deployment = id;
+	if (store_leftbehind_list(engine_store(), id, lb_list_row, &lp) == -1) {
+		json_decref(lp.lp_items);
 		api_error(resp, 500, "runtime_error", "the database: %s",
 		    store_error(engine_store()));
 		return;
 	}
 	resp->status = 200;
 	resp->body = jsonb_pack("{s:I,s:o,s:o}", "deployment", (json_int_t)id,
-	    "items", items, "next", json_null());
+	    "items", lp.lp_items, "next", json_null());
 }
 
 static void
@@ -292,14 +257,64 @@ lb_resuspended(void *arg, int rc, const char *err)
 	lb_retry_end(r);
 }
 
+/* The walk of lb_retry(): its request, and the retry once a row came. */
+struct lb_walk {
+	struct api_req	*lw_req;
+	struct lb_retry	*lw_retry;
+	int64_t		 lw_deployment;
+};
+
+static struct lb_retry *
+lb_retry_new(struct lb_walk *lw)
+{
+	struct lb_retry	*r;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		fatal("calloc");
+	r->lr_deployment = lw->lw_deployment;
+	r->lr_later = api_later(lw->lw_req);
+	r->lr_pending = 1;	/* the walk's own */
+	return lw->lw_retry = r;
+}
+
+static void
+lb_retry_one(const struct store_leftbehind_row *lr, void *arg)
+{
+	struct lb_walk	*lw = arg;
+	struct lb_retry	*r = lw->lw_retry;
+	struct lb_one	*lo;
+	char		 err[256];
+
+	if (r == NULL)
+		r = lb_retry_new(lw);
+	if ((lo = calloc(1, sizeof(*lo))) == NULL ||
+	    (lo->lo_kind = strdup(lr->lr_kind)) == NULL ||
+	    (lo->lo_env = strdup(lr->lr_env)) == NULL ||
+	    (lo->lo_object = strdup(lr->lr_object)) == NULL)
+		fatal("%s", __func__);
+	lo->lo_r = r;
+	if (strcmp(lo->lo_kind, LB_HOOK_REVISION) == 0 ||
+	    (strcmp(lo->lo_kind, LB_OPERATION_REVISION) == 0 &&
+	    !operation_revision_busy(lo->lo_env, lo->lo_object))) {
+		/* Never an operation revision a run is under way on. */
+		r->lr_pending++;
+		nomad_job_stop(lo->lo_env, lo->lo_object, 0, lb_stopped, lo);
+	} else if (strcmp(lo->lo_kind, LB_SUSPEND) == 0 &&
+	    suspend_retry(lo->lo_env, lo->lo_object, r->lr_deployment,
+	    lb_resuspended, lo, err, sizeof(err)) == 0) {
+		r->lr_pending++;
+	} else {
+		/* A kind nops cannot retry, or a refusal. */
+		r->lr_refused++;
+		lb_one_free(lo);
+	}
+}
+
 static void
 lb_retry(struct api_req *req, struct api_resp *resp)
 {
-	sqlite3_stmt	*st;
-	struct lb_retry	*r;
-	struct lb_one	*lo;
+	struct lb_walk	 lw;
 	json_t		*body;
-	char		 err[256];
 	int64_t		 id;
 
 	if (lb_deployment_arg(req, resp, 0, &id) == -1)
@@ -309,59 +324,30 @@ lb_retry(struct api_req *req, struct api_resp *resp)
 	json_decref(body);
 	if (lb_target_busy(resp, id))
 		return;
-	st = store_prepare(engine_store(), "SELECT kind, environment, object"
-	    " FROM left_behind WHERE deployment_id = ?1 ORDER BY id");
-	if (st == NULL) {
+	lw.lw_req = req;
+	lw.lw_retry = NULL;
+	lw.lw_deployment = id;
+	/* A read that fails before the first row answers; later, it ends. */
+	if (store_leftbehind_list(engine_store(), id, lb_retry_one,
+	    &lw) == -1 && lw.lw_retry == NULL) {
 		api_error(resp, 500, "runtime_error", "the database: %s",
 		    store_error(engine_store()));
 		return;
 	}
-	if ((r = calloc(1, sizeof(*r))) == NULL)
-		fatal("calloc");
-	r->lr_deployment = id;
-	r->lr_later = api_later(req);
-	r->lr_pending = 1;	/* this loop's own */
-	sqlite3_bind_int64(st, 1, id);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		if ((lo = calloc(1, sizeof(*lo))) == NULL ||
-		    (lo->lo_kind = strdup((const char *)
-		    sqlite3_column_text(st, 0))) == NULL ||
-		    (lo->lo_env = strdup((const char *)
-		    sqlite3_column_text(st, 1))) == NULL ||
-		    (lo->lo_object = strdup((const char *)
-		    sqlite3_column_text(st, 2))) == NULL)
-			fatal("%s", __func__);
-		lo->lo_r = r;
-		if (strcmp(lo->lo_kind, LB_HOOK_REVISION) == 0 ||
-		    (strcmp(lo->lo_kind, LB_OPERATION_REVISION) == 0 &&
-		    !operation_revision_busy(lo->lo_env, lo->lo_object))) {
-			/* Never an operation revision a run is under way on. */
-			r->lr_pending++;
-			nomad_job_stop(lo->lo_env, lo->lo_object, 0,
-			    lb_stopped, lo);
-		} else if (strcmp(lo->lo_kind, LB_SUSPEND) == 0 &&
-		    suspend_retry(lo->lo_env, lo->lo_object, id,
-		    lb_resuspended, lo, err, sizeof(err)) == 0) {
-			r->lr_pending++;
-		} else {
-			/* A kind nops cannot retry, or a refusal. */
-			r->lr_refused++;
-			lb_one_free(lo);
-		}
-	}
-	sqlite3_reset(st);
+	if (lw.lw_retry == NULL)
+		lb_retry_new(&lw);
 	resp->status = API_DEFERRED;
-	lb_retry_end(r);
+	lb_retry_end(lw.lw_retry);
 }
 
 static void
 lb_forget(struct api_req *req, struct api_resp *resp)
 {
 	struct store	*s = engine_store();
-	sqlite3_stmt	*st;
 	const char	*errstr = NULL;
 	char		 target[64];
 	int64_t		 entry, id;
+	int		 rc;
 
 	entry = strtonum(req->ar_args[0], 1, INT64_MAX, &errstr);
 	if (errstr != NULL) {
@@ -375,18 +361,9 @@ lb_forget(struct api_req *req, struct api_resp *resp)
 		return;
 	if (store_begin(s) == -1)
 		goto fail;
-	st = store_prepare(s, "DELETE FROM left_behind WHERE id = ?1 AND"
-	    " deployment_id = ?2");
-	if (st == NULL)
+	if ((rc = store_leftbehind_forget(s, entry, id)) == -1)
 		goto fail;
-	sqlite3_bind_int64(st, 1, entry);
-	sqlite3_bind_int64(st, 2, id);
-	if (sqlite3_step(st) != SQLITE_DONE) {
-		sqlite3_reset(st);
-		goto fail;
-	}
-	sqlite3_reset(st);
-	if (sqlite3_changes(store_db(s)) == 0) {
+	if (rc == 0) {
 		store_rollback(s);
 		api_error(resp, 404, "not_found", "no record %lld of deployment "
 		    "%lld", (long long)entry, (long long)id);

@@ -716,3 +716,45 @@ store_deploy_registered(struct store *s,
 	sqlite3_reset(st);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
+
+int
+store_deploy_acknowledged(struct store *s, int64_t id)
+{
+	sqlite3_stmt	*st;
+	char		 target[64];
+	int		 rc;
+
+	snprintf(target, sizeof(target), "deployment/%lld", (long long)id);
+	st = store_prepare(s, "SELECT 1 FROM events WHERE"
+	    " target = ? AND action = 'deployment.acknowledge' LIMIT 1");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_text(st, 1, target, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc == SQLITE_ROW)
+		return 1;
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int
+store_deploy_last_completed(struct store *s, const char *ns, const char *job,
+    int64_t *id)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	*id = 0;
+	st = store_prepare(s, "SELECT max(id) FROM deployments WHERE"
+	    " namespace = ?1 AND job = ?2 AND kind = 'job' AND"
+	    " state = 'completed'");
+	if (st == NULL)
+		return -1;
+	store_deploy_text(st, 1, ns);
+	store_deploy_text(st, 2, job);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW &&
+	    sqlite3_column_type(st, 0) != SQLITE_NULL)
+		*id = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW ? 0 : -1;
+}

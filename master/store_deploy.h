@@ -125,6 +125,18 @@ int		 store_deploy_registered(struct store *,
 		    void (*cb)(const char *ns, const char *job, int64_t last,
 		    void *), void *arg);
 
+/*
+ * Has someone acknowledged the failed deployment id (an audit event
+ * "deployment.acknowledge" on it)?  1 or 0, or -1 on a store error.
+ */
+int		 store_deploy_acknowledged(struct store *, int64_t id);
+/*
+ * The newest completed deployment of a job in *id (0: none).  0, or -1
+ * on a store error.
+ */
+int		 store_deploy_last_completed(struct store *, const char *ns,
+		    const char *job, int64_t *id);
+
 /* Hook runs. */
 int		 store_deploy_hookrun_get(struct store *, const char *token,
 		    struct hook_run *) __must_check;

@@ -23,12 +23,12 @@
 #include <time.h>
 
 #include <jansson.h>
-#include <sqlite3.h>
 
 #include "log.h"
 #include "conf.h"
 #include "master.h"
 #include "store.h"
+#include "store_job.h"
 #include "nomad.h"
 #include "deploy.h"
 #include "store_deploy.h"
@@ -59,29 +59,8 @@ int
 suspend_get(const char *ns, const char *job, char **who, char **reason,
     int64_t *since)
 {
-	sqlite3_stmt	*st;
-	int		 rc;
-
-	st = store_prepare(engine_store(), "SELECT who, reason, created_at"
-	    " FROM suspends WHERE namespace = ?1 AND job = ?2");
-	if (st == NULL)
-		return -1;
-	sqlite3_bind_text(st, 1, ns, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, job, -1, SQLITE_TRANSIENT);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (who != NULL && (*who = strdup((const char *)
-		    sqlite3_column_text(st, 0))) == NULL)
-			fatal("strdup");
-		if (reason != NULL && (*reason = strdup((const char *)
-		    sqlite3_column_text(st, 1))) == NULL)
-			fatal("strdup");
-		if (since != NULL)
-			*since = sqlite3_column_int64(st, 2);
-	}
-	sqlite3_reset(st);
-	if (rc == SQLITE_ROW)
-		return 1;
-	return rc == SQLITE_DONE ? 0 : -1;
+	return store_job_suspend_get(engine_store(), ns, job, who, reason,
+	    since);
 }
 
 json_t *
@@ -298,33 +277,16 @@ suspend_store(const char *ns, const char *job, int stop, const char *who,
     const char *reason)
 {
 	struct store	*s = engine_store();
-	sqlite3_stmt	*st;
 	char		 target[512];
 	int		 rc;
 
 	if (store_begin(s) == -1)
 		return -1;
 	if (stop)
-		st = store_prepare(s, "INSERT INTO suspends (namespace, job,"
-		    " who, reason, created_at) VALUES (?1, ?2, ?3, ?4, ?5)"
-		    " ON CONFLICT (namespace, job) DO UPDATE SET"
-		    " who = excluded.who, reason = excluded.reason");
+		rc = store_job_suspend_set(s, ns, job, who, reason);
 	else
-		st = store_prepare(s, "DELETE FROM suspends WHERE"
-		    " namespace = ?1 AND job = ?2");
-	if (st == NULL)
-		goto fail;
-	sqlite3_bind_text(st, 1, ns, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, job, -1, SQLITE_TRANSIENT);
-	if (stop) {
-		sqlite3_bind_text(st, 3, who, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 4, reason != NULL ? reason : "", -1,
-		    SQLITE_TRANSIENT);
-		sqlite3_bind_int64(st, 5, time(NULL));
-	}
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE)
+		rc = store_job_suspend_clear(s, ns, job);
+	if (rc == -1)
 		goto fail;
 	snprintf(target, sizeof(target), "job/%s/%s", ns, job);
 	if (store_event(s, who, stop ? "job.suspend" : "job.unsuspend",

@@ -1,0 +1,122 @@
+/*
+ * What deployments left behind, in SQLite (store_leftbehind.h).
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <time.h>
+
+#include <sqlite3.h>
+
+#include "store.h"
+#include "store_leftbehind.h"
+
+/* Step a bound statement that returns no rows, and reset it: 0 or -1. */
+static int
+store_leftbehind_done(sqlite3_stmt *st)
+{
+	int	 rc;
+
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int
+store_leftbehind_refresh(struct store *s, const char *kind, const char *env,
+    const char *object, const char *error)
+{
+	sqlite3_stmt	*st;
+
+	st = store_prepare(s, "UPDATE left_behind SET error = ?1 WHERE"
+	    " kind = ?2 AND environment = ?3 AND object = ?4");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_text(st, 1, error, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, kind, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 3, env, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 4, object, -1, SQLITE_TRANSIENT);
+	if (store_leftbehind_done(st) == -1)
+		return -1;
+	return sqlite3_changes(store_db(s));
+}
+
+int
+store_leftbehind_insert(struct store *s, int64_t deployment,
+    const char *kind, const char *env, const char *object, const char *error)
+{
+	sqlite3_stmt	*st;
+
+	st = store_prepare(s, "INSERT INTO left_behind (deployment_id, kind,"
+	    " object, environment, error, created_at) VALUES"
+	    " (?1, ?2, ?3, ?4, ?5, ?6)");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, deployment);
+	sqlite3_bind_text(st, 2, kind, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 3, object, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 4, env, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 5, error, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 6, time(NULL));
+	return store_leftbehind_done(st);
+}
+
+int
+store_leftbehind_delete(struct store *s, const char *kind, const char *env,
+    const char *object)
+{
+	sqlite3_stmt	*st;
+
+	st = store_prepare(s, "DELETE FROM left_behind WHERE kind = ?1 AND"
+	    " environment = ?2 AND object = ?3");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_text(st, 1, kind, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, env, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 3, object, -1, SQLITE_TRANSIENT);
+	return store_leftbehind_done(st);
+}
+
+int
+store_leftbehind_forget(struct store *s, int64_t id, int64_t deployment)
+{
+	sqlite3_stmt	*st;
+
+	st = store_prepare(s, "DELETE FROM left_behind WHERE id = ?1 AND"
+	    " deployment_id = ?2");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, deployment);
+	if (store_leftbehind_done(st) == -1)
+		return -1;
+	return sqlite3_changes(store_db(s));
+}
+
+int
+store_leftbehind_list(struct store *s, int64_t deployment,
+    void (*cb)(const struct store_leftbehind_row *, void *), void *arg)
+{
+	struct store_leftbehind_row lr;
+	sqlite3_stmt	*st;
+	int		 n = 0, rc;
+
+	st = store_prepare(s, "SELECT id, kind, object,"
+	    " environment, error, created_at FROM left_behind WHERE"
+	    " deployment_id = ?1 ORDER BY id");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, deployment);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		lr.lr_id = sqlite3_column_int64(st, 0);
+		lr.lr_kind = (const char *)sqlite3_column_text(st, 1);
+		lr.lr_object = (const char *)sqlite3_column_text(st, 2);
+		lr.lr_env = (const char *)sqlite3_column_text(st, 3);
+		lr.lr_error = (const char *)sqlite3_column_text(st, 4);
+		lr.lr_created_at = sqlite3_column_int64(st, 5);
+		cb(&lr, arg);
+		n++;
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? n : -1;
+}
