@@ -32,12 +32,12 @@
 
 #include <event2/event.h>
 #include <jansson.h>
-#include <sqlite3.h>
 
 #include "log.h"
 #include "conf.h"
 #include "master.h"
 #include "store.h"
+#include "store_operation.h"
 #include "nomad.h"
 #include "deploy.h"
 #include "store_deploy.h"
@@ -307,37 +307,23 @@ int
 operation_store(struct store *s, int64_t id, const struct ejob *ej)
 {
 	const struct op_frozen *of;
-	sqlite3_stmt	*st;
+	struct store_operation_def od;
 	size_t		 i;
-	int		 rc;
 
 	for (i = 0; i < ej->ej_nops; i++) {
 		of = &ej->ej_ops[i];
-		st = store_prepare(s, "INSERT OR REPLACE INTO"
-		    " deployment_operations (deployment_id, name, job_id, grp,"
-		    " spec, spec_hash, revision, input_schema, sensitive,"
-		    " description, confirm, error) VALUES (?1, ?2, ?3, ?4, ?5,"
-		    " ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
-		if (st == NULL)
-			return -1;
-		sqlite3_bind_int64(st, 1, id);
-		sqlite3_bind_text(st, 2, of->of_name, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 3, of->of_job_id, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 4, of->of_group, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 5, of->of_spec, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 6, of->of_spec_hash, -1,
-		    SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 7, of->of_revision, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 8, of->of_schema, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int(st, 9, of->of_sensitive);
-		sqlite3_bind_text(st, 10, of->of_description, -1,
-		    SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 11, of->of_confirm, -1,
-		    SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 12, of->of_error, -1, SQLITE_TRANSIENT);
-		rc = sqlite3_step(st);
-		sqlite3_reset(st);
-		if (rc != SQLITE_DONE)
+		od.od_name = of->of_name;
+		od.od_job_id = of->of_job_id;
+		od.od_group = of->of_group;
+		od.od_spec = of->of_spec;
+		od.od_spec_hash = of->of_spec_hash;
+		od.od_revision = of->of_revision;
+		od.od_schema = of->of_schema;
+		od.od_sensitive = of->of_sensitive;
+		od.od_description = of->of_description;
+		od.od_confirm = of->of_confirm;
+		od.od_error = of->of_error;
+		if (store_operation_def_put(s, id, &od) == -1)
 			return -1;
 	}
 	return 0;
@@ -373,6 +359,35 @@ op_row_free(struct op_row *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* The rows op_rows() collects. */
+struct op_rowset {
+	struct op_row	*rs_rows;
+	size_t		 rs_n;
+};
+
+static void
+op_rows_add(const struct store_operation_def *od, void *arg)
+{
+	struct op_rowset *rs = arg;
+	struct op_row	*r;
+
+	rs->rs_rows = reallocarray(rs->rs_rows, rs->rs_n + 1,
+	    sizeof(*rs->rs_rows));
+	if (rs->rs_rows == NULL)
+		fatal("reallocarray");
+	r = &rs->rs_rows[rs->rs_n++];
+	r->or_name = engine_strdup(od->od_name);
+	r->or_job_id = engine_strdup(od->od_job_id);
+	r->or_group = engine_strdup(od->od_group);
+	r->or_spec = engine_strdup(od->od_spec);
+	r->or_revision = engine_strdup(od->od_revision);
+	r->or_schema = engine_strdup(od->od_schema);
+	r->or_sensitive = od->od_sensitive;
+	r->or_description = engine_strdup(od->od_description);
+	r->or_confirm = engine_strdup(od->od_confirm);
+	r->or_error = engine_strdup(od->od_error);
+}
+
 /*
  * The operations of deployment id (name NULL: all, else that one), into
  * rows (*n of them; free with op_rows_free).  -1 on a store error.
@@ -380,38 +395,13 @@ op_row_free(struct op_row *r)
 static int
 op_rows(int64_t id, const char *name, struct op_row **rows, size_t *n)
 {
-	sqlite3_stmt	*st;
-	struct op_row	*r;
+	struct op_rowset rs = { NULL, 0 };
 	int		 rc;
 
-	*rows = NULL;
-	*n = 0;
-	st = store_prepare(engine_store(), "SELECT name, job_id, grp, spec,"
-	    " revision, input_schema, sensitive, description, confirm, error"
-	    " FROM deployment_operations WHERE deployment_id = ?1 AND"
-	    " (?2 IS NULL OR name = ?2) ORDER BY grp, name");
-	if (st == NULL)
-		return -1;
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_text(st, 2, name, -1, SQLITE_TRANSIENT);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		*rows = reallocarray(*rows, *n + 1, sizeof(**rows));
-		if (*rows == NULL)
-			fatal("reallocarray");
-		r = &(*rows)[(*n)++];
-		r->or_name = store_col_strdup(st, 0);
-		r->or_job_id = store_col_strdup(st, 1);
-		r->or_group = store_col_strdup(st, 2);
-		r->or_spec = store_col_strdup(st, 3);
-		r->or_revision = store_col_strdup(st, 4);
-		r->or_schema = store_col_strdup(st, 5);
-		r->or_sensitive = sqlite3_column_int(st, 6);
-		r->or_description = store_col_strdup(st, 7);
-		r->or_confirm = store_col_strdup(st, 8);
-		r->or_error = store_col_strdup(st, 9);
-	}
-	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? 0 : -1;
+	rc = store_operation_defs(engine_store(), id, name, op_rows_add, &rs);
+	*rows = rs.rs_rows;
+	*n = rs.rs_n;
+	return rc;
 }
 
 static void
@@ -623,46 +613,18 @@ oprun_free(struct oprun *r)
 int64_t
 operation_run_create(struct store *s, const struct oprun_new *n)
 {
-	sqlite3_stmt	*st;
 	int64_t		 id;
 	char		 detail[64];
-	int		 rc;
 
 	if (store_begin(s) == -1)
 		return -1;
-	st = store_prepare(s, "INSERT INTO operation_runs (deployment_id,"
-	    " namespace, job, instance, operation, actor, sensitive,"
-	    " started_at, state) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
-	    " 'running')");
-	if (st == NULL)
+	if ((id = store_operation_run_insert(s, n->on_deployment, n->on_ns,
+	    n->on_job, n->on_instance, n->on_operation, n->on_actor,
+	    n->on_sensitive)) == -1)
 		goto fail;
-	sqlite3_bind_int64(st, 1, n->on_deployment);
-	sqlite3_bind_text(st, 2, n->on_ns, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, n->on_job, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 4, n->on_instance, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 5, n->on_operation, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 6, n->on_actor, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int(st, 7, n->on_sensitive != 0);
-	sqlite3_bind_int64(st, 8, time(NULL));
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE)
-		goto fail;
-	id = sqlite3_last_insert_rowid(store_db(s));
 	/* The last on_keep runs of the job (of the host) stay. */
-	st = store_prepare(s, "DELETE FROM operation_runs WHERE id IN"
-	    " (SELECT id FROM operation_runs WHERE namespace = ?1 AND"
-	    " job = ?2 AND instance = ?3 ORDER BY id DESC LIMIT -1"
-	    " OFFSET ?4)");
-	if (st == NULL)
-		goto fail;
-	sqlite3_bind_text(st, 1, n->on_ns, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, n->on_job, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, n->on_instance, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int(st, 4, n->on_keep);
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE)
+	if (store_operation_run_trim(s, n->on_ns, n->on_job, n->on_instance,
+	    n->on_keep) == -1)
 		goto fail;
 	snprintf(detail, sizeof(detail), "run %lld", (long long)id);
 	if (n->on_event != NULL && store_event(s, n->on_actor, n->on_event,
@@ -681,30 +643,11 @@ int
 operation_run_end(struct store *s, int64_t id, const char *state,
     int exit_code, const char *output, const char *error, int sensitive)
 {
-	sqlite3_stmt	*st;
-	int		 rc = SQLITE_ERROR;
-
 	if (store_begin(s) == -1)
 		return -1;
-	st = store_prepare(s, "UPDATE operation_runs SET ended_at = ?2,"
-	    " exit_code = ?3, output = ?4, error = ?5, state = ?6"
-	    " WHERE id = ?1");
-	if (st != NULL) {
-		sqlite3_bind_int64(st, 1, id);
-		sqlite3_bind_int64(st, 2, time(NULL));
-		if (exit_code >= 0)
-			sqlite3_bind_int(st, 3, exit_code);
-		else
-			sqlite3_bind_null(st, 3);
-		/* A NULL text binds NULL. */
-		sqlite3_bind_text(st, 4, sensitive ? NULL : output, -1,
-		    SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 5, error, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 6, state, -1, SQLITE_TRANSIENT);
-		rc = sqlite3_step(st);
-		sqlite3_reset(st);
-	}
-	if (rc != SQLITE_DONE || store_commit(s) == -1) {
+	if (store_operation_run_end(s, id, state, exit_code,
+	    sensitive ? NULL : output, error) == -1 ||
+	    store_commit(s) == -1) {
 		store_rollback(s);
 		return -1;
 	}
@@ -712,27 +655,23 @@ operation_run_end(struct store *s, int64_t id, const char *state,
 }
 
 static json_t *
-op_time(sqlite3_stmt *st, int i)
+op_time(int64_t t)
 {
-	return sqlite3_column_type(st, i) == SQLITE_NULL ? json_null() :
-	    api_time_json((time_t)sqlite3_column_int64(st, i));
+	return t == STORE_OPERATION_NULL ? json_null() :
+	    api_time_json((time_t)t);
 }
 
-#define OP_RUN_COLUMNS	"id, namespace, job, instance, operation," \
-	" deployment_id, actor, sensitive, started_at, ended_at, state," \
-	" exit_code, output, error"
-
 /*
- * A row of the run log (OP_RUN_COLUMNS) as the API gives it: a job's
- * run names its namespace and job, a host's its repository and host.
+ * A row of the run log as the API gives it: a job's run names its
+ * namespace and job, a host's its repository and host.
  */
 static json_t *
-op_run_json(sqlite3_stmt *st)
+op_run_json(const struct store_operation_run *or)
 {
-	const char	*ns = (const char *)sqlite3_column_text(st, 1);
-	const char	*job = (const char *)sqlite3_column_text(st, 2);
-	const char	*host = (const char *)sqlite3_column_text(st, 3);
-	const char	*op = (const char *)sqlite3_column_text(st, 4);
+	const char	*ns = or->or_ns;
+	const char	*job = or->or_job;
+	const char	*host = or->or_instance;
+	const char	*op = or->or_operation;
 	int		 hostrun = *ns == '\0';
 	char		 action[512];
 	json_t		*o;
@@ -744,23 +683,30 @@ op_run_json(sqlite3_stmt *st)
 	 */
 	snprintf(action, sizeof(action), "%s.%s", hostrun ? host : job, op);
 	o = jsonb_pack("{s:I,s:s,s:s,s:s,s:s,s:I,s:s,s:b,s:o,s:o,s:s}",
-	    "id", (json_int_t)sqlite3_column_int64(st, 0),
+	    "id", (json_int_t)or->or_id,
 	    hostrun ? "repository" : "namespace", hostrun ? job : ns,
 	    hostrun ? "host" : "job", hostrun ? host : job,
 	    "operation", op, "action", action,
-	    "deployment", (json_int_t)sqlite3_column_int64(st, 5),
-	    "actor", (const char *)sqlite3_column_text(st, 6),
-	    "sensitive", sqlite3_column_int(st, 7),
-	    "started_at", op_time(st, 8), "ended_at", op_time(st, 9),
-	    "state", (const char *)sqlite3_column_text(st, 10));
-	json_object_set_new(o, "exit_code", sqlite3_column_type(st, 11) ==
-	    SQLITE_NULL ? json_null() : json_integer(sqlite3_column_int(st,
-	    11)));
-	json_object_set_new(o, "output", jsonb_str((const char *)
-	    sqlite3_column_text(st, 12)));
-	json_object_set_new(o, "error", jsonb_str((const char *)
-	    sqlite3_column_text(st, 13)));
+	    "deployment", (json_int_t)or->or_deployment,
+	    "actor", or->or_actor,
+	    "sensitive", or->or_sensitive,
+	    "started_at", op_time(or->or_started_at),
+	    "ended_at", op_time(or->or_ended_at),
+	    "state", or->or_state);
+	json_object_set_new(o, "exit_code",
+	    or->or_exit_code == STORE_OPERATION_NULL ? json_null() :
+	    json_integer((int)or->or_exit_code));
+	json_object_set_new(o, "output", jsonb_str(or->or_output));
+	json_object_set_new(o, "error", jsonb_str(or->or_error));
 	return o;
+}
+
+static void
+op_run_read_cb(const struct store_operation_run *or, void *arg)
+{
+	json_t		**o = arg;
+
+	*o = op_run_json(or);
 }
 
 /* Run id of namespace ns and job (NULL: any job), or NULL. */
@@ -768,20 +714,33 @@ json_t *
 operation_run_read(struct store *s, int64_t id, const char *ns,
     const char *job)
 {
-	sqlite3_stmt	*st;
 	json_t		*o = NULL;
 
-	st = store_prepare(s, "SELECT " OP_RUN_COLUMNS " FROM operation_runs"
-	    " WHERE id = ?1 AND namespace = ?2 AND (?3 IS NULL OR job = ?3)");
-	if (st == NULL)
-		return NULL;
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_text(st, 2, ns, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, job, -1, SQLITE_TRANSIENT);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		o = op_run_json(st);
-	sqlite3_reset(st);
+	(void)store_operation_run_get(s, id, ns, job, op_run_read_cb, &o);
 	return o;
+}
+
+/* A page of the run log, as operation_runs_answer() fills it. */
+struct op_run_page {
+	json_t		*rp_items;
+	int64_t		 rp_last;
+	long long	 rp_limit;
+	long long	 rp_n;
+	int		 rp_more;
+};
+
+static int
+op_run_page_add(const struct store_operation_run *or, void *arg)
+{
+	struct op_run_page *rp = arg;
+
+	if (rp->rp_n++ == rp->rp_limit) {
+		rp->rp_more = 1;
+		return 1;
+	}
+	json_array_append_new(rp->rp_items, op_run_json(or));
+	rp->rp_last = or->or_id;
+	return 0;
 }
 
 /*
@@ -793,13 +752,10 @@ operation_runs_answer(struct store *s, struct api_req *req,
     struct api_resp *resp, const char *ns, const char *job,
     const char *instance)
 {
-	sqlite3_stmt	*st;
-	json_t		*items;
+	struct op_run_page rp;
 	char		*limit_s, *cursor_s;
 	const char	*errstr = NULL;
 	long long	 limit = 50, cursor = 0;
-	int64_t		 last = 0;
-	int		 n = 0, rc;
 
 	limit_s = api_query(req, "limit");
 	cursor_s = api_query(req, "cursor");
@@ -814,37 +770,19 @@ operation_runs_answer(struct store *s, struct api_req *req,
 		    "cursor is %s", OPERATION_RUNS_MAX, errstr);
 		return;
 	}
-	st = store_prepare(s, "SELECT " OP_RUN_COLUMNS " FROM operation_runs"
-	    " WHERE namespace = ?1 AND job = ?2 AND (?3 IS NULL OR"
-	    " instance = ?3) AND (?4 = 0 OR id < ?4) ORDER BY id DESC"
-	    " LIMIT ?5");
-	if (st == NULL) {
-		api_error(resp, 500, "runtime_error", "the database: %s",
-		    store_error(s));
-		return;
-	}
-	sqlite3_bind_text(st, 1, ns, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, job, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, instance, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(st, 4, cursor);
-	sqlite3_bind_int64(st, 5, limit + 1);
-	items = json_array();
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (n++ == limit)
-			break;
-		json_array_append_new(items, op_run_json(st));
-		last = sqlite3_column_int64(st, 0);
-	}
-	sqlite3_reset(st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		json_decref(items);
+	memset(&rp, 0, sizeof(rp));
+	rp.rp_items = json_array();
+	rp.rp_limit = limit;
+	if (store_operation_run_page(s, ns, job, instance, cursor, limit + 1,
+	    op_run_page_add, &rp) == -1) {
+		json_decref(rp.rp_items);
 		api_error(resp, 500, "runtime_error", "the database: %s",
 		    store_error(s));
 		return;
 	}
 	resp->status = 200;
-	resp->body = jsonb_pack("{s:o,s:o}", "items", items, "next",
-	    rc == SQLITE_ROW ? jsonb_printf("%lld", (long long)last) :
+	resp->body = jsonb_pack("{s:o,s:o}", "items", rp.rp_items, "next",
+	    rp.rp_more ? jsonb_printf("%lld", (long long)rp.rp_last) :
 	    json_null());
 }
 
@@ -1221,21 +1159,10 @@ static void
 oprun_lost_now(int64_t id, const char *why)
 {
 	struct store	*s = engine_store();
-	sqlite3_stmt	*st;
-	int		 rc = -1;
 
 	if (store_begin(s) == -1)
 		goto fail;
-	st = store_prepare(s, "UPDATE operation_runs SET state = 'lost',"
-	    " ended_at = ?2, error = ?3 WHERE id = ?1 AND state = 'running'");
-	if (st == NULL)
-		goto fail;
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_int64(st, 2, time(NULL));
-	sqlite3_bind_text(st, 3, why, -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (rc == SQLITE_DONE && store_commit(s) == 0)
+	if (store_operation_run_lost(s, id, why) == 0 && store_commit(s) == 0)
 		return;
 fail:
 	store_rollback(s);
@@ -1243,73 +1170,77 @@ fail:
 	    (long long)id, store_error(s));
 }
 
+/* The runs operation_recover() finds lost: no revision to look for. */
+struct op_lost {
+	int64_t		*ol_ids;
+	size_t		 ol_n;
+};
+
+static int
+op_recover_one(const struct store_operation_run *or, const char *rev,
+    void *arg)
+{
+	struct op_lost	*ol = arg;
+	struct oprun	*r;
+	int64_t		*more;
+
+	if (op_running(or->or_id))
+		return 0;
+	if (op_ninflight >= OPERATION_INFLIGHT_MAX) {
+		/* Looked for when a run ends (oprun_free()). */
+		op_recover_more = 1;
+		return 1;
+	}
+	if (rev == NULL) {
+		/* Its revision is gone from the store: unknowable. */
+		if ((more = reallocarray(ol->ol_ids, ol->ol_n + 1,
+		    sizeof(*ol->ol_ids))) == NULL)
+			fatal("reallocarray");
+		ol->ol_ids = more;
+		ol->ol_ids[ol->ol_n++] = or->or_id;
+		return 0;
+	}
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		fatal("calloc");
+	r->r_id = or->or_id;
+	r->r_ns = engine_strdup(or->or_ns);
+	r->r_job = engine_strdup(or->or_job);
+	r->r_name = engine_strdup(or->or_operation);
+	r->r_sensitive = or->or_sensitive;
+	r->r_started = (time_t)or->or_started_at;
+	r->r_revision = engine_strdup(rev);
+	r->r_timeout = op_timeout();
+	snprintf(r->r_token, sizeof(r->r_token), "op:%lld",
+	    (long long)r->r_id);
+	if ((r->r_timer = evtimer_new(nopsd_env->n_base, oprun_timer,
+	    r)) == NULL)
+		fatal("evtimer_new");
+	op_inflight[op_ninflight++] = r;
+	log_info("operation %s/%s.%s run %lld was under way at the "
+	    "restart: looking for it in Nomad by its token %s",
+	    r->r_ns, r->r_job, r->r_name, (long long)r->r_id, r->r_token);
+	/* A moment: the nomadworker starts with us. */
+	oprun_later(r, oprun_search, 1);
+	return 0;
+}
+
 void
 operation_recover(void)
 {
-	sqlite3_stmt	*st;
-	struct oprun	*r;
-	int64_t		*lost = NULL, *more;
-	size_t		 nlost = 0, i;
-	const char	*rev;
+	struct op_lost	 ol = { NULL, 0 };
+	size_t		 i;
 
-	st = store_prepare(engine_store(), "SELECT r.id, r.namespace, r.job,"
-	    " r.operation, r.sensitive, r.started_at, o.revision FROM"
-	    " operation_runs r LEFT JOIN deployment_operations o ON"
-	    " o.deployment_id = r.deployment_id AND o.name = r.operation"
-	    " WHERE r.state = 'running' ORDER BY r.id");
-	if (st == NULL) {
+	if (store_operation_running(engine_store(), op_recover_one,
+	    &ol) == -1 && ol.ol_n == 0) {
 		log_warnx("operation runs under way at the restart: %s",
 		    store_error(engine_store()));
 		return;
 	}
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		int64_t	 id = sqlite3_column_int64(st, 0);
-
-		if (op_running(id))
-			continue;
-		if (op_ninflight >= OPERATION_INFLIGHT_MAX) {
-			/* Looked for when a run ends (oprun_free()). */
-			op_recover_more = 1;
-			break;
-		}
-		rev = (const char *)sqlite3_column_text(st, 6);
-		if (rev == NULL) {
-			/* Its revision is gone from the store: unknowable. */
-			if ((more = reallocarray(lost, nlost + 1,
-			    sizeof(*lost))) == NULL)
-				fatal("reallocarray");
-			lost = more;
-			lost[nlost++] = id;
-			continue;
-		}
-		if ((r = calloc(1, sizeof(*r))) == NULL)
-			fatal("calloc");
-		r->r_id = id;
-		r->r_ns = store_col_strdup(st, 1);
-		r->r_job = store_col_strdup(st, 2);
-		r->r_name = store_col_strdup(st, 3);
-		r->r_sensitive = sqlite3_column_int(st, 4);
-		r->r_started = (time_t)sqlite3_column_int64(st, 5);
-		r->r_revision = engine_strdup(rev);
-		r->r_timeout = op_timeout();
-		snprintf(r->r_token, sizeof(r->r_token), "op:%lld",
-		    (long long)id);
-		if ((r->r_timer = evtimer_new(nopsd_env->n_base, oprun_timer,
-		    r)) == NULL)
-			fatal("evtimer_new");
-		op_inflight[op_ninflight++] = r;
-		log_info("operation %s/%s.%s run %lld was under way at the "
-		    "restart: looking for it in Nomad by its token %s",
-		    r->r_ns, r->r_job, r->r_name, (long long)id, r->r_token);
-		/* A moment: the nomadworker starts with us. */
-		oprun_later(r, oprun_search, 1);
-	}
-	sqlite3_reset(st);
-	for (i = 0; i < nlost; i++)
-		oprun_lost_now(lost[i], "lost: nopsd restarted while the run "
-		    "was under way, and its operation's revision is not in the "
-		    "store, so it cannot be looked for in Nomad");
-	free(lost);
+	for (i = 0; i < ol.ol_n; i++)
+		oprun_lost_now(ol.ol_ids[i], "lost: nopsd restarted while the "
+		    "run was under way, and its operation's revision is not in "
+		    "the store, so it cannot be looked for in Nomad");
+	free(ol.ol_ids);
 }
 
 /*
@@ -1514,22 +1445,7 @@ opclean_free(struct opclean *oc)
 int
 operation_revision_busy(const char *ns, const char *rev)
 {
-	sqlite3_stmt	*st;
-	int		 busy = 1;
-
-	st = store_prepare(engine_store(), "SELECT count(*) FROM"
-	    " operation_runs r JOIN deployment_operations o ON"
-	    " o.deployment_id = r.deployment_id AND o.name = r.operation"
-	    " WHERE r.state = 'running' AND r.namespace = ?1 AND"
-	    " o.revision = ?2");
-	if (st == NULL)
-		return 1;
-	sqlite3_bind_text(st, 1, ns, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, rev, -1, SQLITE_TRANSIENT);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		busy = sqlite3_column_int(st, 0) > 0;
-	sqlite3_reset(st);
-	return busy;
+	return store_operation_revision_busy(engine_store(), ns, rev);
 }
 
 static void
@@ -1565,66 +1481,40 @@ opclean_read(struct nomad_result *res, void *arg)
 	nomad_job_stop(oc->oc_ns, oc->oc_rev, 0, opclean_stopped, oc);
 }
 
+static void
+opclean_one(const char *rev, const char *ns, int64_t deployment, void *arg)
+{
+	struct opclean	*oc;
+
+	(void)arg;
+	if ((oc = calloc(1, sizeof(*oc))) == NULL)
+		fatal("calloc");
+	oc->oc_rev = engine_strdup(rev);
+	oc->oc_ns = engine_strdup(ns);
+	oc->oc_deployment = deployment;
+	op_cleaning++;
+	nomad_job_read(oc->oc_ns, oc->oc_rev, opclean_read, oc);
+}
+
 void
 operation_cleanup(void)
 {
-	sqlite3_stmt	*st;
-	struct opclean	*oc;
-
 	if (op_cleaning > 0)
 		return;
-	st = store_prepare(engine_store(), "SELECT o.revision, r.namespace,"
-	    " max(o.deployment_id) FROM operation_runs r JOIN"
-	    " deployment_operations o ON o.deployment_id = r.deployment_id AND"
-	    " o.name = r.operation WHERE r.started_at > ?1 AND"
-	    " o.revision IS NOT NULL AND o.revision NOT IN ("
-	    "  SELECT o2.revision FROM deployment_operations o2 JOIN"
-	    "  deployments d ON d.id = o2.deployment_id WHERE o2.revision IS"
-	    "  NOT NULL AND (d.state NOT IN ('completed', 'failed',"
-	    "  'rejected', 'superseded') OR d.id = (SELECT max(d3.id) FROM"
-	    "  deployments d3 WHERE d3.namespace = d.namespace AND"
-	    "  d3.job = d.job AND d3.state = 'completed')))"
-	    " AND NOT EXISTS (SELECT 1 FROM operation_runs r4 JOIN"
-	    "  deployment_operations o4 ON o4.deployment_id = r4.deployment_id"
-	    "  AND o4.name = r4.operation WHERE r4.state = 'running' AND"
-	    "  r4.namespace = r.namespace AND o4.revision = o.revision)"
-	    " GROUP BY o.revision, r.namespace");
-	if (st == NULL)
-		return;
-	sqlite3_bind_int64(st, 1, time(NULL) - 7 * 86400);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		if ((oc = calloc(1, sizeof(*oc))) == NULL)
-			fatal("calloc");
-		oc->oc_rev = store_col_strdup(st, 0);
-		oc->oc_ns = store_col_strdup(st, 1);
-		oc->oc_deployment = sqlite3_column_int64(st, 2);
-		op_cleaning++;
-		nomad_job_read(oc->oc_ns, oc->oc_rev, opclean_read, oc);
-	}
-	sqlite3_reset(st);
+	(void)store_operation_idle_revisions(engine_store(),
+	    time(NULL) - 7 * 86400, opclean_one, NULL);
 }
 
 void
 operation_forget(const char *ns, const char *job)
 {
 	struct store	*s = engine_store();
-	sqlite3_stmt	*st;
-	int		 n = 0;
+	int		 n;
 
 	if (store_begin(s) == -1)
 		return;
-	st = store_prepare(s, "DELETE FROM operation_runs WHERE"
-	    " namespace = ?1 AND job = ?2");
-	if (st == NULL)
+	if ((n = store_operation_run_forget(s, ns, job)) == -1)
 		goto fail;
-	sqlite3_bind_text(st, 1, ns, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, job, -1, SQLITE_TRANSIENT);
-	if (sqlite3_step(st) != SQLITE_DONE) {
-		sqlite3_reset(st);
-		goto fail;
-	}
-	sqlite3_reset(st);
-	n = sqlite3_changes(store_db(s));
 	if (store_commit(s) == -1)
 		goto fail;
 	if (n > 0)
