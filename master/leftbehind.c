@@ -264,29 +264,27 @@ struct lb_walk {
 	int64_t		 lw_deployment;
 };
 
-static struct lb_retry *
+static void
 lb_retry_new(struct lb_walk *lw)
 {
-	struct lb_retry	*r;
-
-	if ((r = calloc(1, sizeof(*r))) == NULL)
+	if ((lw->lw_retry = calloc(1, sizeof(*lw->lw_retry))) == NULL)
 		fatal("calloc");
-	r->lr_deployment = lw->lw_deployment;
-	r->lr_later = api_later(lw->lw_req);
-	r->lr_pending = 1;	/* the walk's own */
-	return lw->lw_retry = r;
+	lw->lw_retry->lr_deployment = lw->lw_deployment;
+	lw->lw_retry->lr_later = api_later(lw->lw_req);
+	lw->lw_retry->lr_pending = 1;	/* the walk's own */
 }
 
 static void
 lb_retry_one(const struct store_leftbehind_row *lr, void *arg)
 {
 	struct lb_walk	*lw = arg;
-	struct lb_retry	*r = lw->lw_retry;
+	struct lb_retry	*r;
 	struct lb_one	*lo;
 	char		 err[256];
 
-	if (r == NULL)
-		r = lb_retry_new(lw);
+	if (lw->lw_retry == NULL)
+		lb_retry_new(lw);
+	r = lw->lw_retry;
 	if ((lo = calloc(1, sizeof(*lo))) == NULL ||
 	    (lo->lo_kind = strdup(lr->lr_kind)) == NULL ||
 	    (lo->lo_env = strdup(lr->lr_env)) == NULL ||

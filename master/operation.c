@@ -1305,16 +1305,105 @@ op_run_create(struct action_ctx *ac, const char *name, int sensitive)
 	return operation_run_create(engine_store(), &n);
 }
 
+/*
+ * The input of an operation, checked against its schema and encoded as
+ * the dispatch payload (the caller frees it with freezero()), or NULL
+ * with the error answered.
+ */
+static char *
+op_payload(struct action_ctx *ac, json_t *schema, json_t *input,
+    struct api_resp *resp)
+{
+	char	 err[512], *payload;
+
+	switch (schema_validate(schema, input, err, sizeof(err))) {
+	case SCHEMA_VALID:
+		break;
+	case SCHEMA_INVALID:
+		api_error(resp, 422, "invalid_configuration", "input of %s "
+		    "does not agree with its schema: at %s", ac->ac_operation,
+		    err);
+		return NULL;
+	default:
+		api_error(resp, 422, "invalid_configuration", "job %s/%s: the "
+		    "input schema of %s cannot be used: %s", ac->ac_ns,
+		    ac->ac_job, ac->ac_operation, err);
+		return NULL;
+	}
+	payload = json_dumps(input, JSON_COMPACT | JSON_SORT_KEYS);
+	if (payload == NULL) {
+		api_error(resp, 400, "bad_request", "the input cannot be "
+		    "encoded");
+		return NULL;
+	}
+	if (strlen(payload) > OPERATION_PAYLOAD_MAX) {
+		api_error(resp, 422, "invalid_configuration", "the input of "
+		    "%s is %zu bytes; a dispatch payload is at most %d",
+		    ac->ac_operation, strlen(payload), OPERATION_PAYLOAD_MAX);
+		freezero(payload, strlen(payload));
+		return NULL;
+	}
+	return payload;
+}
+
+/*
+ * Run id of operation row, saved, in memory: it owns spec from now and
+ * takes *payload unless the job forbids one; its dispatch meta names the
+ * deployed commit.
+ */
+static struct oprun *
+op_run_new(struct action_ctx *ac, int64_t id, const char *name,
+    const struct op_row *row, json_t *spec, char **payload)
+{
+	struct oprun	*r;
+	struct deploy	 d;
+	json_t		*pj;
+	const char	*mode;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		fatal("calloc");
+	r->r_id = id;
+	r->r_ns = engine_strdup(ac->ac_ns);
+	r->r_job = engine_strdup(ac->ac_job);
+	r->r_name = engine_strdup(name);
+	r->r_revision = engine_strdup(row->or_revision);
+	r->r_sensitive = row->or_sensitive;
+	r->r_started = time(NULL);
+	r->r_timeout = op_timeout();
+	snprintf(r->r_token, sizeof(r->r_token), "op:%lld",
+	    (long long)r->r_id);
+	/* Nomad refuses a payload the job forbids; the input is {} then. */
+	pj = json_object_get(spec, "ParameterizedJob");
+	mode = json_string_value(json_object_get(pj, "Payload"));
+	if (mode == NULL || strcmp(mode, "forbidden") != 0) {
+		r->r_payload = *payload;
+		r->r_payloadlen = strlen(*payload);
+		*payload = NULL;
+	}
+	if (store_deploy_load(engine_store(), ac->ac_last_ok, &d) == 0) {
+		r->r_meta = op_meta(spec, r, d.d_commit);
+		deploy_free(&d);
+	} else
+		r->r_meta = op_meta(spec, r, NULL);
+	json_object_set_new(spec, "ID", jsonb_str(r->r_revision));
+	json_object_set_new(spec, "Name", jsonb_str(r->r_revision));
+	r->r_spec = spec;
+	if ((r->r_timer = evtimer_new(nopsd_env->n_base, oprun_timer, r)) ==
+	    NULL)
+		fatal("evtimer_new");
+	return r;
+}
+
 void
 operation_action(struct action_ctx *ac, json_t *input, struct api_resp *resp)
 {
 	struct op_row	*rows = NULL;
 	struct oprun	*r;
-	struct deploy	 d;
-	json_t		*schema = NULL, *spec = NULL, *pj;
-	const char	*name = op_name(ac), *mode;
-	char		 err[512], *payload = NULL;
+	json_t		*schema = NULL, *spec = NULL;
+	const char	*name = op_name(ac);
+	char		*payload = NULL;
 	size_t		 n = 0;
+	int64_t		 id;
 
 	if (name == NULL || op_rows(ac->ac_last_ok, name, &rows, &n) == -1 ||
 	    n == 0) {
@@ -1332,75 +1421,21 @@ operation_action(struct action_ctx *ac, json_t *input, struct api_resp *resp)
 		    rows[0].or_error : "its frozen spec does not parse");
 		goto out;
 	}
-	switch (schema_validate(schema, input, err, sizeof(err))) {
-	case SCHEMA_VALID:
-		break;
-	case SCHEMA_INVALID:
-		api_error(resp, 422, "invalid_configuration", "input of %s "
-		    "does not agree with its schema: at %s", ac->ac_operation,
-		    err);
+	if ((payload = op_payload(ac, schema, input, resp)) == NULL)
 		goto out;
-	default:
-		api_error(resp, 422, "invalid_configuration", "job %s/%s: the "
-		    "input schema of %s cannot be used: %s", ac->ac_ns,
-		    ac->ac_job, ac->ac_operation, err);
-		goto out;
-	}
-	payload = json_dumps(input, JSON_COMPACT | JSON_SORT_KEYS);
-	if (payload == NULL) {
-		api_error(resp, 400, "bad_request", "the input cannot be "
-		    "encoded");
-		goto out;
-	}
-	if (strlen(payload) > OPERATION_PAYLOAD_MAX) {
-		api_error(resp, 422, "invalid_configuration", "the input of "
-		    "%s is %zu bytes; a dispatch payload is at most %d",
-		    ac->ac_operation, strlen(payload), OPERATION_PAYLOAD_MAX);
-		goto out;
-	}
 	if (op_ninflight >= OPERATION_INFLIGHT_MAX) {
 		api_error(resp, 429, "queue_full", "%d operation runs are "
 		    "under way; try again when one ends",
 		    OPERATION_INFLIGHT_MAX);
 		goto out;
 	}
-	if ((r = calloc(1, sizeof(*r))) == NULL)
-		fatal("calloc");
-	if ((r->r_id = op_run_create(ac, name, rows[0].or_sensitive)) == -1) {
-		free(r);
+	if ((id = op_run_create(ac, name, rows[0].or_sensitive)) == -1) {
 		api_error(resp, 500, "runtime_error", "the store refused the "
 		    "run: %s", store_error(engine_store()));
 		goto out;
 	}
-	r->r_ns = engine_strdup(ac->ac_ns);
-	r->r_job = engine_strdup(ac->ac_job);
-	r->r_name = engine_strdup(name);
-	r->r_revision = engine_strdup(rows[0].or_revision);
-	r->r_sensitive = rows[0].or_sensitive;
-	r->r_started = time(NULL);
-	r->r_timeout = op_timeout();
-	snprintf(r->r_token, sizeof(r->r_token), "op:%lld",
-	    (long long)r->r_id);
-	/* Nomad refuses a payload the job forbids; the input is {} then. */
-	pj = json_object_get(spec, "ParameterizedJob");
-	mode = json_string_value(json_object_get(pj, "Payload"));
-	if (mode == NULL || strcmp(mode, "forbidden") != 0) {
-		r->r_payload = payload;
-		r->r_payloadlen = strlen(payload);
-		payload = NULL;
-	}
-	if (store_deploy_load(engine_store(), ac->ac_last_ok, &d) == 0) {
-		r->r_meta = op_meta(spec, r, d.d_commit);
-		deploy_free(&d);
-	} else
-		r->r_meta = op_meta(spec, r, NULL);
-	json_object_set_new(spec, "ID", jsonb_str(r->r_revision));
-	json_object_set_new(spec, "Name", jsonb_str(r->r_revision));
-	r->r_spec = spec;
+	r = op_run_new(ac, id, name, &rows[0], spec, &payload);
 	spec = NULL;
-	if ((r->r_timer = evtimer_new(nopsd_env->n_base, oprun_timer, r)) ==
-	    NULL)
-		fatal("evtimer_new");
 	op_inflight[op_ninflight++] = r;
 	r->r_later = api_later(ac->ac_req);
 	log_info("operation %s/%s.%s run %lld started by %s", r->r_ns,

@@ -1329,6 +1329,16 @@ store_col_int(sqlite3_stmt *st, int i, int64_t null_value)
 	return (sqlite3_column_int64(st, i));
 }
 
+int
+store_done(sqlite3_stmt *st)
+{
+	int	 rc;
+
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
 sqlite3_stmt *
 store_prepare(struct store *st, const char *sql)
 {

@@ -183,5 +183,7 @@ sqlite3		*store_db(struct store *);
 /* A column as a copy (NULL stays NULL), or as an integer (NULL: null_value). */
 char		*store_col_strdup(sqlite3_stmt *, int);
 int64_t		 store_col_int(sqlite3_stmt *, int, int64_t null_value);
+/* Step a bound statement that returns no rows, and reset it: 0 or -1. */
+int		 store_done(sqlite3_stmt *);
 
 #endif /* NOPS_STORE_H */

@@ -13,17 +13,6 @@
 #include "store.h"
 #include "store_job.h"
 
-/* Step a bound statement that returns no rows, and reset it: 0 or -1. */
-static int
-store_job_done(sqlite3_stmt *st)
-{
-	int	 rc;
-
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? 0 : -1;
-}
-
 static void
 store_job_bind(sqlite3_stmt *st, const char *ns, const char *job)
 {
@@ -75,7 +64,7 @@ store_job_pause_set(struct store *s, const char *ns, const char *job,
 	sqlite3_bind_text(st, 3, who, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 4, reason, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(st, 5, time(NULL));
-	return store_job_done(st);
+	return store_done(st);
 }
 
 int
@@ -88,7 +77,7 @@ store_job_pause_clear(struct store *s, const char *ns, const char *job)
 	if (st == NULL)
 		return -1;
 	store_job_bind(st, ns, job);
-	if (store_job_done(st) == -1)
+	if (store_done(st) == -1)
 		return -1;
 	return sqlite3_changes(store_db(s));
 }
@@ -138,7 +127,7 @@ store_job_suspend_set(struct store *s, const char *ns, const char *job,
 	sqlite3_bind_text(st, 4, reason != NULL ? reason : "", -1,
 	    SQLITE_TRANSIENT);
 	sqlite3_bind_int64(st, 5, time(NULL));
-	return store_job_done(st);
+	return store_done(st);
 }
 
 int
@@ -151,7 +140,7 @@ store_job_suspend_clear(struct store *s, const char *ns, const char *job)
 	if (st == NULL)
 		return -1;
 	store_job_bind(st, ns, job);
-	if (store_job_done(st) == -1)
+	if (store_done(st) == -1)
 		return -1;
 	return sqlite3_changes(store_db(s));
 }

@@ -11,17 +11,6 @@
 #include "store.h"
 #include "store_leftbehind.h"
 
-/* Step a bound statement that returns no rows, and reset it: 0 or -1. */
-static int
-store_leftbehind_done(sqlite3_stmt *st)
-{
-	int	 rc;
-
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? 0 : -1;
-}
-
 int
 store_leftbehind_refresh(struct store *s, const char *kind, const char *env,
     const char *object, const char *error)
@@ -36,7 +25,7 @@ store_leftbehind_refresh(struct store *s, const char *kind, const char *env,
 	sqlite3_bind_text(st, 2, kind, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 3, env, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 4, object, -1, SQLITE_TRANSIENT);
-	if (store_leftbehind_done(st) == -1)
+	if (store_done(st) == -1)
 		return -1;
 	return sqlite3_changes(store_db(s));
 }
@@ -58,7 +47,7 @@ store_leftbehind_insert(struct store *s, int64_t deployment,
 	sqlite3_bind_text(st, 4, env, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 5, error, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(st, 6, time(NULL));
-	return store_leftbehind_done(st);
+	return store_done(st);
 }
 
 int
@@ -74,7 +63,7 @@ store_leftbehind_delete(struct store *s, const char *kind, const char *env,
 	sqlite3_bind_text(st, 1, kind, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 2, env, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 3, object, -1, SQLITE_TRANSIENT);
-	return store_leftbehind_done(st);
+	return store_done(st);
 }
 
 int
@@ -88,7 +77,7 @@ store_leftbehind_forget(struct store *s, int64_t id, int64_t deployment)
 		return -1;
 	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_int64(st, 2, deployment);
-	if (store_leftbehind_done(st) == -1)
+	if (store_done(st) == -1)
 		return -1;
 	return sqlite3_changes(store_db(s));
 }

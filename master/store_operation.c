@@ -13,17 +13,6 @@
 #include "store.h"
 #include "store_operation.h"
 
-/* Step a bound statement that returns no rows, and reset it: 0 or -1. */
-static int
-store_operation_done(sqlite3_stmt *st)
-{
-	int	 rc;
-
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? 0 : -1;
-}
-
 static const char *
 store_operation_text(sqlite3_stmt *st, int i)
 {
@@ -61,7 +50,7 @@ store_operation_def_put(struct store *s, int64_t deployment,
 	sqlite3_bind_text(st, 10, od->od_description, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 11, od->od_confirm, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 12, od->od_error, -1, SQLITE_TRANSIENT);
-	return store_operation_done(st);
+	return store_done(st);
 }
 
 int
@@ -119,7 +108,7 @@ store_operation_run_insert(struct store *s, int64_t deployment,
 	sqlite3_bind_text(st, 6, actor, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int(st, 7, sensitive != 0);
 	sqlite3_bind_int64(st, 8, time(NULL));
-	if (store_operation_done(st) == -1)
+	if (store_done(st) == -1)
 		return -1;
 	return sqlite3_last_insert_rowid(store_db(s));
 }
@@ -140,7 +129,7 @@ store_operation_run_trim(struct store *s, const char *ns, const char *job,
 	sqlite3_bind_text(st, 2, job, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 3, instance, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int(st, 4, keep);
-	return store_operation_done(st);
+	return store_done(st);
 }
 
 int
@@ -164,7 +153,7 @@ store_operation_run_end(struct store *s, int64_t id, const char *state,
 	sqlite3_bind_text(st, 4, output, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 5, error, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 6, state, -1, SQLITE_TRANSIENT);
-	return store_operation_done(st);
+	return store_done(st);
 }
 
 int
@@ -179,7 +168,7 @@ store_operation_run_lost(struct store *s, int64_t id, const char *why)
 	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_int64(st, 2, time(NULL));
 	sqlite3_bind_text(st, 3, why, -1, SQLITE_TRANSIENT);
-	return store_operation_done(st);
+	return store_done(st);
 }
 
 int
@@ -193,7 +182,7 @@ store_operation_run_forget(struct store *s, const char *ns, const char *job)
 		return -1;
 	sqlite3_bind_text(st, 1, ns, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 2, job, -1, SQLITE_TRANSIENT);
-	if (store_operation_done(st) == -1)
+	if (store_done(st) == -1)
 		return -1;
 	return sqlite3_changes(store_db(s));
 }
