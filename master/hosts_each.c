@@ -381,28 +381,26 @@ each_operation(struct each_run *er, json_t *input, struct api_resp *resp)
 	return 0;
 }
 
-/* POST /api/v1/plans/{repository}/operations/{operation} */
-void
-hosts_each_api(struct api_req *req, struct api_resp *resp)
+/*
+ * The plan's last completed deployment, if no deployment of it is under
+ * way; else NULL, with the error answered.
+ */
+static struct plan *
+each_deployed(struct api_req *req, struct api_resp *resp, int64_t *did,
+    char *dcommit, size_t dcommitsz)
 {
 	const struct plan	*pl;
 	struct plan		*deployed;
-	struct each_run		*er;
-	json_t			*body, *v, *input;
 	const char		*commit;
-	char			*text, detail[512], dcommit[GITW_COMMIT_HEXLEN + 1];
-	int64_t			 did;
 	int			 bad, busy;
 
-	if ((body = api_json_body(req, resp)) == NULL)
-		return;
-	deployed = hosts_deployed(req->ar_args[0], &did, dcommit,
-	    sizeof(dcommit), &bad);
+	deployed = hosts_deployed(req->ar_args[0], did, dcommit, dcommitsz,
+	    &bad);
 	if (bad) {
 		api_error(resp, 500, "runtime_error", "plan %s: cannot read its "
 		    "last deployment: %s", req->ar_args[0],
 		    store_error(hosts_store()));
-		goto out;
+		return NULL;
 	}
 	if (deployed == NULL) {
 		pl = plans_get(req->ar_args[0], &commit);
@@ -413,7 +411,7 @@ hosts_each_api(struct api_req *req, struct api_resp *resp)
 			api_error(resp, 409, "conflict", "the plan of %s has "
 			    "nothing deployed: no deployment of it completed",
 			    req->ar_args[0]);
-		goto out;
+		return NULL;
 	}
 	if ((busy = hosts_plan_busy(req->ar_args[0])) != 0) {
 		plan_free(deployed);
@@ -425,8 +423,26 @@ hosts_each_api(struct api_req *req, struct api_resp *resp)
 			api_error(resp, 429, "queue_full", "a deployment of "
 			    "plan %s is under way; try again when it ends",
 			    req->ar_args[0]);
-		goto out;
+		return NULL;
 	}
+	return deployed;
+}
+
+/* POST /api/v1/plans/{repository}/operations/{operation} */
+void
+hosts_each_api(struct api_req *req, struct api_resp *resp)
+{
+	struct plan		*deployed;
+	struct each_run		*er;
+	json_t			*body, *v, *input;
+	char			*text, detail[512], dcommit[GITW_COMMIT_HEXLEN + 1];
+	int64_t			 did;
+
+	if ((body = api_json_body(req, resp)) == NULL)
+		return;
+	if ((deployed = each_deployed(req, resp, &did, dcommit,
+	    sizeof(dcommit))) == NULL)
+		goto out;
 	if ((er = calloc(1, sizeof(*er))) == NULL)
 		fatal("calloc");
 	TAILQ_INSERT_TAIL(&each_runs, er, er_entry);

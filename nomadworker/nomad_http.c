@@ -334,39 +334,13 @@ http_finish(struct http_req *hr, CURLcode rc)
 	http_free(hr);
 }
 
-/*
- * Start one request.  Takes w (its strings are freed with the request).
- * The answer comes through the done callback, exactly once; for a request
- * that cannot start, before this returns.
- */
-void
-nomad_http_start(uint32_t id, struct nomad_wire *w, uint32_t timeout_ms)
+/* The easy handle's options: where, how safely, and where answers go. */
+static void
+http_setopts(struct http_req *hr)
 {
-	struct http_req	*hr;
+	CURL		*e = hr->hr_easy;
 	struct curl_blob blob;
-	CURL		*e;
-	char		*hdr;
 	long		 connect_ms;
-
-	if (http_conf.hc_base == NULL) {
-		nomad_wire_free(w);
-		http_refuse(id, "the nomadworker has no Nomad address");
-		return;
-	}
-	if ((hr = calloc(1, sizeof(*hr))) == NULL)
-		fatal("calloc");
-	hr->hr_id = id;
-	hr->hr_wire = *w;
-	memset(w, 0, sizeof(*w));
-	hr->hr_timeout_ms = timeout_ms;
-	if (asprintf(&hr->hr_url, "%s%s", http_conf.hc_base,
-	    hr->hr_wire.nw_path) == -1)
-		fatal("asprintf");
-	if ((hr->hr_retry = evtimer_new(http_base, http_retry_cb, hr)) ==
-	    NULL)
-		fatal("evtimer_new");
-	if ((hr->hr_easy = e = curl_easy_init()) == NULL)
-		fatalx("curl_easy_init");
 
 	curl_easy_setopt(e, CURLOPT_URL, hr->hr_url);
 	/* Only http(s), never a redirect, no proxy from the environment. */
@@ -375,9 +349,9 @@ nomad_http_start(uint32_t id, struct nomad_wire *w, uint32_t timeout_ms)
 	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(e, CURLOPT_PROXY, "");
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
-	connect_ms = timeout_ms < HTTP_CONNECT_MS ? timeout_ms :
-	    HTTP_CONNECT_MS;
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)hr->hr_timeout_ms);
+	connect_ms = hr->hr_timeout_ms < HTTP_CONNECT_MS ?
+	    hr->hr_timeout_ms : HTTP_CONNECT_MS;
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
 	curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "gzip");
 	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
@@ -407,6 +381,41 @@ nomad_http_start(uint32_t id, struct nomad_wire *w, uint32_t timeout_ms)
 		curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
 		curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
 	}
+}
+
+/*
+ * Start one request.  Takes w (its strings are freed with the request).
+ * The answer comes through the done callback, exactly once; for a request
+ * that cannot start, before this returns.
+ */
+void
+nomad_http_start(uint32_t id, struct nomad_wire *w, uint32_t timeout_ms)
+{
+	struct http_req	*hr;
+	CURL		*e;
+	char		*hdr;
+
+	if (http_conf.hc_base == NULL) {
+		nomad_wire_free(w);
+		http_refuse(id, "the nomadworker has no Nomad address");
+		return;
+	}
+	if ((hr = calloc(1, sizeof(*hr))) == NULL)
+		fatal("calloc");
+	hr->hr_id = id;
+	hr->hr_wire = *w;
+	memset(w, 0, sizeof(*w));
+	hr->hr_timeout_ms = timeout_ms;
+	if (asprintf(&hr->hr_url, "%s%s", http_conf.hc_base,
+	    hr->hr_wire.nw_path) == -1)
+		fatal("asprintf");
+	if ((hr->hr_retry = evtimer_new(http_base, http_retry_cb, hr)) ==
+	    NULL)
+		fatal("evtimer_new");
+	if ((hr->hr_easy = e = curl_easy_init()) == NULL)
+		fatalx("curl_easy_init");
+
+	http_setopts(hr);
 
 	if (strcmp(hr->hr_wire.nw_method, "GET") == 0)
 		curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
