@@ -535,7 +535,7 @@ nomad_call(int op, const struct nomad_args *a, nomad_cb cb, void *arg)
 	return id;
 }
 
-/* The wrappers below are alike in shape on purpose: each fills its op's args. */
+/* The wrappers below are alike in shape on purpose: each fills its args. */
 uint32_t
 nomad_parse(const char *ns, const char *hcl, size_t hcllen, const char *vars,
     size_t varslen, nomad_cb cb, void *arg)
