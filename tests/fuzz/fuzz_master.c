@@ -50,6 +50,10 @@
 /* FUZZ-SOURCES: shared/wire_auth.c */
 /* FUZZ-SOURCES: shared/wire_proc.c shared/wire_hosts.c */
 /* FUZZ-SOURCES: shared/xmalloc.c */
+/* FUZZ-SOURCES: master/store_auth.c master/store_dash.c master/store_deploy.c */
+/* FUZZ-SOURCES: master/store_hosts.c master/store_job.c */
+/* FUZZ-SOURCES: master/store_leftbehind.c master/store_operation.c */
+/* FUZZ-SOURCES: master/engine_focus.c */
 /* FUZZ-LIBS: jansson sqlite3 libevent libcrypto libssl libxcrypt */
 /* FUZZ-LIBS: libseccomp libgit2 libcurl */
 #include "config.h"
