@@ -21,6 +21,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <err.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +142,8 @@ main(int argc, char *argv[])
 		snprintf(docs[i].clen, sizeof(docs[i].clen), "%ld", n);
 		fclose(f);
 	}
+	/* As the webworker: a client gone mid-answer is an error, not death. */
+	signal(SIGPIPE, SIG_IGN);
 	if ((cfg = event_config_new()) == NULL)
 		errx(1, "libevent");
 	/* Environment variables would change what is measured. */
