@@ -416,6 +416,8 @@ web_doc_wait(struct web_doc *d, struct web_rq *rq, struct web_page *pg,
 {
 	struct web_waiter	*ww;
 
+	if (rq == NULL && pg == NULL)
+		fatalx("neither a request nor a page to answer");
 	if ((ww = calloc(1, sizeof(*ww))) == NULL)
 		fatal("calloc");
 	ww->ww_doc = d;
