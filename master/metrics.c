@@ -342,6 +342,10 @@ metrics_engine_totals(struct metrics_out *mo, const struct engine *e)
 		    "Detection cycles that planned every managed job (a "
 		    "start, a doubt, replan-interval).",
 		    (int64_t)e->e_total_full },
+		{ "nops_detection_focused_cycles_total", "counter",
+		    "Detection cycles focused on the jobs of the job files a "
+		    "push changed (engine_focus.c).",
+		    (int64_t)e->e_total_focused },
 		{ "nops_detection_last_nomad_requests", "gauge",
 		    "Nomad requests of the last complete detection cycle.",
 		    (int64_t)e->e_last_requests },
@@ -354,6 +358,13 @@ metrics_engine_totals(struct metrics_out *mo, const struct engine *e)
 		{ "nops_detection_last_full", "gauge",
 		    "1 when the last detection cycle planned every managed "
 		    "job.", e->e_last_full != 0 },
+		{ "nops_detection_last_focused", "gauge",
+		    "1 when the last detection cycle was focused on the "
+		    "changed files' jobs.", e->e_last_focused != 0 },
+		{ "nops_detection_last_jobs_decided", "gauge",
+		    "Managed jobs the last detection cycle decided (a focused "
+		    "cycle keeps the others' decisions).",
+		    (int64_t)e->e_last_decided },
 		{ "nops_apply_last_success_timestamp_seconds", "gauge",
 		    "When the last apply cycle ran, in unix seconds (0: none "
 		    "yet).", (int64_t)e->e_last_apply },

@@ -34,6 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from enginelib import (Env, Sim, Remote, Nops, job_hcl, hook_hcl,  # noqa
                        ok, wait_until)
 import gitlib  # noqa: E402
+import opslib  # noqa: E402
 
 IMAGES = ("nginx:1.25", "nginx:1.26", "nginx:1.27")
 JOBS = {
@@ -382,6 +383,18 @@ def main():
         ok("with nothing moved since the last cycle only the pushed job "
            "is decided (%d)" % e["last_detection_decided"],
            e["last_detection_decided"] == 1, json.dumps(e))
+        st, text = skip.curl("GET", "/metrics")
+        m = opslib.parse_metrics(text if isinstance(text, str) else "")
+        ok("/metrics counts the focused cycles (%s) and says the last was "
+           "one, deciding %s job" % (
+               opslib.metric(m, "nops_detection_focused_cycles_total"),
+               opslib.metric(m, "nops_detection_last_jobs_decided")),
+           st == 200 and
+           (opslib.metric(m, "nops_detection_focused_cycles_total")
+            or 0) >= 3 and
+           opslib.metric(m, "nops_detection_last_focused") == 1.0 and
+           opslib.metric(m, "nops_detection_last_jobs_decided") == 1.0,
+           str(text)[:2000])
     # An unchanged cycle: one survey, no job read or planned.
     cycle_both(daemons)
     cycle_both(daemons)

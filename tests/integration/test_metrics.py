@@ -209,7 +209,15 @@ ok("detection: the last cycle's requests, planned and unchanged jobs and "
    eng2["last_detection_planned"] and
    metric(s, "nops_detection_jobs_unchanged_total") >=
    eng2["last_detection_unchanged"] and
-   metric(s, "nops_detection_full_cycles_total") >= 1,
+   metric(s, "nops_detection_full_cycles_total") >= 1 and
+   metric(s, "nops_detection_last_focused") ==
+   (1.0 if eng2["last_detection_focused"] else 0.0) and
+   metric(s, "nops_detection_last_jobs_decided") ==
+   eng2["last_detection_decided"] and
+   metric(s, "nops_detection_focused_cycles_total") >=
+   (1.0 if eng2["last_detection_focused"] else 0.0) and
+   metric(s, "nops_detection_focused_cycles_total") <=
+   metric(s, "nops_detection_cycles_total"),
    (eng2, [(k, v) for k, v in s.items() if k[0].startswith(
        "nops_detection")]))
 
