@@ -155,18 +155,32 @@ web_page_goto(struct web_page *pg, struct wbuf *b)
 	wbuf_free(b);
 }
 
-/* A client that must log in first: to the login page, and back after. */
+/*
+ * A client that must log in first: to the login page, and back after.
+ * Where its session cookie named an ended session, the master's answers
+ * end the cookie; the redirect passes that on (once).
+ */
 static void
 web_page_login(struct web_page *pg)
 {
 	struct wbuf	 b;
 	const char	*back = pg->wg_rq.wr_target;
+	const char	*cookie = NULL;
+	size_t		 i, j;
 
 	if (web_is_local(pg)) {
 		/* The control socket is root's: nothing to log in to. */
 		web_page_error(pg, 401, "authentication required");
 		return;
 	}
+	for (i = 0; i < pg->wg_ncalls; i++)
+		for (j = 0; j < pg->wg_calls[i].wk_ncookies; j++)
+			if (cookie == NULL ||
+			    strcmp(cookie, pg->wg_calls[i].wk_cookies[j]) != 0) {
+				cookie = pg->wg_calls[i].wk_cookies[j];
+				web_add_header(&pg->wg_rq, "Set-Cookie",
+				    cookie);
+			}
 	if (strcmp(pg->wg_rq.wr_method, "POST") == 0)
 		back = pg->wg_back;
 	wbuf_init(&b);

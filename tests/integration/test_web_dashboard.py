@@ -152,12 +152,22 @@ def case_users(w, did):
 
     st, _, html = alice.get("/")
     tok = alice.csrf(html)
+    dead = [c.value for c in alice.jar if c.name == "nops_session"]
     st, h, _ = alice.form("/logout", {"csrf": tok})
     ok("alice logs out: to the login page, the cookie cleared",
        st == 303 and h.get("Location") == "/login" and
        "nops_session=;" in h.get("Set-Cookie", ""), (st, h))
     st, h, _ = alice.get("/")
     ok("after logout a page asks to log in again", st == 303, (st, h))
+    # A browser that kept the ended session's cookie: the page sends it to
+    # the login page and ends the cookie, as the pushed reads do.
+    st, h, _ = Client(w.url).req("GET", "/deployments/%d" % did, headers={
+        "Cookie": "nops_session=%s" % (dead[0] if dead else "none")})
+    ok("a page asked with an ended session's cookie: to the login page, "
+       "the cookie cleared", len(dead) == 1 and st == 303 and
+       h.get("Location", "").startswith("/login") and
+       "nops_session=;" in h.get("Set-Cookie", "") and
+       "Max-Age=0" in h.get("Set-Cookie", ""), (dead, st, h))
 
 
 def case_escaping(w):
