@@ -487,19 +487,44 @@ snap_send_same(struct snap *s, uint32_t seq, const struct snap_file *f)
 }
 
 /* IMSG_GIT_SNAP_FILE, then its content in IMSG_GIT_SNAP_DATA pieces. */
+/* A file's IMSG_GIT_SNAP_FILE, then its content in chunks. */
+static void
+snap_send_blob(struct snap *s, const struct wire_git_file *wf,
+    const char *data, size_t size)
+{
+	struct msgw		 m;
+	struct wire_git_data	 d;
+	size_t			 off, n;
+
+	msg_init(&m);
+	wire_put_git_file(&m, wf);
+	if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_FILE,
+	    s->s_repo->gr_id, -1) == -1)
+		fatal("IMSG_GIT_SNAP_FILE");
+	for (off = 0; off < size; off += n) {
+		n = size - off > GITW_CHUNK_MAX ? GITW_CHUNK_MAX : size - off;
+		d.seq = wf->seq;
+		d.data = data + off;
+		d.len = n;
+		msg_init(&m);
+		wire_put_git_data(&m, &d);
+		if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_DATA,
+		    s->s_repo->gr_id, -1) == -1)
+			fatal("IMSG_GIT_SNAP_DATA");
+	}
+}
+
 static void
 snap_send_file(struct snap *s, uint32_t seq, size_t i)
 {
 	struct snap_file	*f = &s->s_files[i];
-	struct msgw		 m;
 	struct wire_git_file	 wf;
-	struct wire_git_data	 d;
 	const char		*data, *path;
 #ifdef NOPS_TEST_HOOKS
-	const char		*lie;
+	const char		*lie = NULL;
 #endif
 	char			 sha[GITW_SHA256_HEXLEN + 1];
-	size_t			 size, off, n;
+	size_t			 size;
 
 	if (f->sf_blob == NULL) {
 		snap_send_same(s, seq, f);
@@ -510,7 +535,7 @@ snap_send_file(struct snap *s, uint32_t seq, size_t i)
 	auth_sha256_hex(data, size, sha);
 	path = f->sf_path;
 #ifdef NOPS_TEST_HOOKS
-	/* "git-lie:path|hash|size|same": what a subverted worker might. */
+	/* "git-lie:path|hash|size|same|twice": a subverted worker's lies. */
 	if (i == 0 && (lie = git_testhook("git-lie")) != NULL) {
 		log_info("test hook: lying about %s", lie);
 		if (strcmp(lie, "same") == 0) {
@@ -531,26 +556,15 @@ snap_send_file(struct snap *s, uint32_t seq, size_t i)
 	wf.path = path;
 	wf.size = size;
 	wf.sha256 = sha;
-	msg_init(&m);
-	wire_put_git_file(&m, &wf);
 #ifdef NOPS_TEST_HOOKS
 	size = (size_t)git_blob_rawsize(f->sf_blob);
 #endif
-	if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_FILE,
-	    s->s_repo->gr_id, -1) == -1)
-		fatal("IMSG_GIT_SNAP_FILE");
-	for (off = 0; off < size; off += n) {
-		n = size - off > GITW_CHUNK_MAX ? GITW_CHUNK_MAX : size - off;
-		d.seq = seq;
-		d.data = data + off;
-		d.len = n;
-		msg_init(&m);
-		wire_put_git_data(&m, &d);
-		if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_DATA,
-		    s->s_repo->gr_id, -1) == -1)
-			fatal("IMSG_GIT_SNAP_DATA");
-	}
+	snap_send_blob(s, &wf, data, size);
 #ifdef NOPS_TEST_HOOKS
+	/* "git-lie:twice": the first file sent again as the second. */
+	if (i == 0 && s->s_nfiles > 1 && lie != NULL &&
+	    strcmp(lie, "twice") == 0)
+		snap_send_blob(s, &wf, data, size);
 	/* "git-stall:send": the master holds half a snapshot. */
 	if (i == 0 && git_testhook("git-stall") != NULL &&
 	    strcmp(git_testhook("git-stall"), "send") == 0) {

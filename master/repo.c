@@ -16,6 +16,7 @@
 
 #include <sys/types.h>
 #include <sys/stat.h>
+#include <sys/tree.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -87,6 +88,28 @@ struct repo {
 };
 TAILQ_HEAD(repo_list, repo);
 
+/*
+ * A path of the snapshot being received, in a tree: a path sent twice is
+ * found in O(log n), not by a scan of the files so far (quadratic at the
+ * 100,000 files a snapshot may hold).
+ */
+struct repo_path {
+	RB_ENTRY(repo_path)	 rp_node;
+	const char		*rp_path;	/* its repo_file's */
+};
+RB_HEAD(repo_paths, repo_path);
+
+static int	 repo_path_cmp(const struct repo_path *,
+		    const struct repo_path *);
+RB_PROTOTYPE(repo_paths, repo_path, rp_node, repo_path_cmp);
+
+static int
+repo_path_cmp(const struct repo_path *a, const struct repo_path *b)
+{
+	return strcmp(a->rp_path, b->rp_path);
+}
+RB_GENERATE(repo_paths, repo_path, rp_node, repo_path_cmp);
+
 /* The poll in flight, and the snapshot it is assembling. */
 struct repo_poll {
 	struct repo		*p_repo;	/* NULL: none */
@@ -101,6 +124,8 @@ struct repo_poll {
 	char			 p_known[GITW_COMMIT_HEXLEN + 1];
 	size_t			 p_bnext;	/* SNAP_SAME: where to look */
 	size_t			 p_same;	/* files taken from there */
+	struct repo_paths	 p_paths;	/* the files' paths so far */
+	struct repo_path	*p_pathv;	/* their nodes, one a file */
 };
 
 static struct repo_list	 repo_list = TAILQ_HEAD_INITIALIZER(repo_list);
@@ -552,6 +577,7 @@ repo_poll_end(const char *err)
 		return;
 	evtimer_del(repo_deadline);
 	repo_snap_free(repo_poll.p_snap);
+	free(repo_poll.p_pathv);
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	ms = (now.tv_sec - repo_poll.p_start.tv_sec) * 1e3 +
 	    (now.tv_nsec - repo_poll.p_start.tv_nsec) / 1e6;
@@ -639,8 +665,11 @@ repo_recv_begin(struct worker *w, struct repo *r,
 		return;
 	}
 	if ((s = calloc(1, sizeof(*s))) == NULL ||
-	    (s->rs_files = calloc(nfiles + 1, sizeof(*s->rs_files))) == NULL)
+	    (s->rs_files = calloc(nfiles + 1, sizeof(*s->rs_files))) == NULL ||
+	    (repo_poll.p_pathv = calloc(nfiles + 1,
+	    sizeof(*repo_poll.p_pathv))) == NULL)
 		fatal("calloc");
+	RB_INIT(&repo_poll.p_paths);
 	s->rs_refs = 1;
 	s->rs_self = s;
 	s->rs_repo = xstrdup(r->r_name);
@@ -675,8 +704,8 @@ repo_file_add(struct worker *w, struct repo *r, const char *what,
 {
 	struct repo_snap	*s = repo_poll.p_snap;
 	struct repo_file	*f;
+	struct repo_path	 key, *node;
 	const char		*errstr;
-	size_t			 i;
 
 	if (s == NULL || repo_poll.p_infile ||
 	    s->rs_nfiles >= repo_poll.p_nfiles) {
@@ -690,19 +719,22 @@ repo_file_add(struct worker *w, struct repo *r, const char *what,
 		    errstr : "size or hash out of bounds");
 		return NULL;
 	}
-	for (i = 0; i < s->rs_nfiles; i++)
-		if (strcmp(s->rs_files[i].rf_path, path) == 0) {
-			repo_violation(w, "%s: %s twice", what, path);
-			return NULL;
-		}
+	key.rp_path = path;
+	if (RB_FIND(repo_paths, &repo_poll.p_paths, &key) != NULL) {
+		repo_violation(w, "%s: %s twice", what, path);
+		return NULL;
+	}
 	if ((kind == GITW_FILE_PLAN && s->rs_plan != NULL) ||
 	    (kind == GITW_FILE_PLAN_NIX && s->rs_plan_nix != NULL)) {
 		repo_violation(w, "%s: two plans", what);
 		return NULL;
 	}
+	node = &repo_poll.p_pathv[s->rs_nfiles];
 	f = &s->rs_files[s->rs_nfiles++];
 	f->rf_kind = kind;
 	f->rf_path = xstrdup(path);
+	node->rp_path = f->rf_path;
+	RB_INSERT(repo_paths, &repo_poll.p_paths, node);
 	f->rf_size = (size_t)size;
 	if ((f->rf_data = malloc(f->rf_size + 1)) == NULL)
 		fatal("malloc");

@@ -170,7 +170,8 @@ n.stop()
 for lie, why in (("path", 'IMSG_GIT_SNAP_FILE: an empty, "." or ".." part'),
                  ("hash", "content does not match its hash"),
                  ("size", "IMSG_GIT_SNAP_DATA: more than"),
-                 ("same", "IMSG_GIT_SNAP_SAME: nomad/")):
+                 ("same", "IMSG_GIT_SNAP_SAME: nomad/"),
+                 ("twice", ".nomad.hcl twice")):
     n = gitlib.Nopsd(env, [REPO], hook="gitworker:git-lie:" + lie,
                      tag="lie-" + lie)
     head = a.head()
