@@ -28,7 +28,7 @@
 
 #include "log.h"
 #include "text.h"
-#include "store.h"
+#include "store_priv.h"
 
 struct store_stmt {
 	RB_ENTRY(store_stmt)	 ss_entry;

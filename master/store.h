@@ -19,8 +19,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <sqlite3.h>
-
 struct store;
 
 /*
@@ -168,22 +166,5 @@ int		 store_events_page(struct store *, const char *target,
  * Returns 0, or -1 and no file is left at dest_path.
  */
 int		 store_backup(struct store *, const char *dest_path);
-
-/*
- * store_prepare: a cached prepared statement for sql, reset and with its
- * bindings cleared.  The cache is keyed by the text of sql.  The caller
- * binds, steps, and calls sqlite3_reset() when done (an unreset SELECT
- * holds a read transaction open).  Fetching the same text again resets
- * the statement, so do not while walking its rows.  Returns NULL on error
- * (logged), also if sql holds more than one statement.
- */
-sqlite3_stmt	*store_prepare(struct store *, const char *sql);
-/* The connection, for queries of other master modules. */
-sqlite3		*store_db(struct store *);
-/* A column as a copy (NULL stays NULL), or as an integer (NULL: null_value). */
-char		*store_col_strdup(sqlite3_stmt *, int);
-int64_t		 store_col_int(sqlite3_stmt *, int, int64_t null_value);
-/* Step a bound statement that returns no rows, and reset it: 0 or -1. */
-int		 store_done(sqlite3_stmt *);
 
 #endif /* NOPS_STORE_H */

@@ -11,7 +11,7 @@
 #include <sqlite3.h>
 
 #include "log.h"
-#include "store.h"
+#include "store_priv.h"
 #include "store_auth.h"
 
 #define SA_SESSION_COLS	"id_hash, user, last_seen, expires_at"

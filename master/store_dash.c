@@ -10,7 +10,7 @@
 #include <sqlite3.h>
 
 #include "log.h"
-#include "store.h"
+#include "store_priv.h"
 #include "store_dash.h"
 
 #define SD_ACTIVE_SQL(where)						\

@@ -13,7 +13,7 @@
 #include <sqlite3.h>
 
 #include "log.h"
-#include "store.h"
+#include "store_priv.h"
 #include "store_deploy.h"
 
 static int

@@ -11,7 +11,7 @@
 #include <sqlite3.h>
 
 #include "log.h"
-#include "store.h"
+#include "store_priv.h"
 #include "store_hosts.h"
 
 #define SH_DEPLOY_COLS	"id, job, state, spec_hash, commit_id, spec"

@@ -10,7 +10,7 @@
 #include <sqlite3.h>
 
 #include "log.h"
-#include "store.h"
+#include "store_priv.h"
 #include "store_job.h"
 
 static void

@@ -8,7 +8,7 @@
 
 #include <sqlite3.h>
 
-#include "store.h"
+#include "store_priv.h"
 #include "store_leftbehind.h"
 
 int

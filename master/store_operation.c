@@ -10,7 +10,7 @@
 
 #include <sqlite3.h>
 
-#include "store.h"
+#include "store_priv.h"
 #include "store_operation.h"
 
 static const char *

@@ -9,6 +9,7 @@
 #include "test.h"
 #include "log.h"
 #include "store.h"
+#include "store_priv.h"
 #include "deploy.h"
 #include "store_deploy.h"
 

@@ -5,7 +5,12 @@
 # text in a string.  Files still waiting to be moved are listed in
 # "pending" below; each is removed from the list as its SQL moves, and a
 # listed file that is already clean fails too, so the list cannot rot.
-# Prints one "ok" or "not ok" line per master source file.
+# The store modules reach SQLite through master/store_priv.h: no source
+# file outside master/store.c and master/store_*.c includes it, and the
+# public store headers (store.h, store_<group>.h) name no sqlite3 type,
+# so a file that includes them cannot reach SQLite either.
+# Prints one "ok" or "not ok" line per master source file, then one per
+# check of the private header.
 
 srcdir=$(cd "$(dirname "$0")" && pwd)
 top_srcdir=${top_srcdir:-$srcdir/../..}
@@ -68,4 +73,33 @@ done
 
 if [ "$n" -lt 10 ]; then
 	echo "not ok - layering: only $n master files found under $master"
+fi
+
+# The private header: included by the store modules alone.  Production
+# sources of every process, the benchmarks and the fuzzers are checked;
+# the store's own unit tests may include it.
+priv=$(cd "$top_srcdir" && grep -lE \
+    '#[[:space:]]*include[[:space:]]*[<"]store_priv\.h[>"]' \
+    master/*.[chy] shared/*.[ch] gitworker/*.[ch] nomadworker/*.[ch] \
+    webworker/*.[ch] nopsctl/*.[ch] bench/*.c tests/fuzz/*.c 2>/dev/null |
+    grep -vE '^master/store(_[a-z0-9_]+)?\.c$')
+if [ -n "$priv" ]; then
+	echo "not ok - store_priv.h is included outside the store modules:"
+	printf '%s\n' "$priv" | sed 's/^/#   /'
+else
+	echo "ok - store_priv.h is included by the store modules alone"
+fi
+if [ ! -f "$master/store_priv.h" ]; then
+	echo "not ok - layering: no master/store_priv.h"
+fi
+
+# The public store headers name no SQLite type and include no header
+# that does.
+pub=$(ls "$master"/store.h "$master"/store_*.h | grep -v '/store_priv\.h$')
+shits=$(grep -nHE '\bsqlite3(_[a-z0-9_]+)?\b|[<"]store_priv\.h[>"]' $pub)
+if [ -n "$shits" ]; then
+	echo "not ok - a public store header names SQLite:"
+	printf '%s\n' "$shits" | head -3 | sed "s|^$master/|#   |"
+else
+	echo "ok - the public store headers ($(echo $pub | wc -w)) name no SQLite"
 fi

@@ -22,6 +22,7 @@
 
 #include "log.h"
 #include "store.h"
+#include "store_priv.h"
 #include "test.h"
 
 static char	 tmpdir[] = "/tmp/test_store.XXXXXX";

@@ -18,6 +18,7 @@
 
 #include "log.h"
 #include "store.h"
+#include "store_priv.h"
 #include "store_auth.h"
 #include "test.h"
 

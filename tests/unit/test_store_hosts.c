@@ -19,6 +19,7 @@
 
 #include "log.h"
 #include "store.h"
+#include "store_priv.h"
 #include "store_hosts.h"
 #include "store_dash.h"
 #include "test.h"
