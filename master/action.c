@@ -27,6 +27,7 @@
 #include "store.h"
 #include "deploy.h"
 #include "store_deploy.h"
+#include "store_job.h"
 #include "engine.h"
 #include "hosts.h"
 #include "api.h"
@@ -246,13 +247,6 @@ action_reason_ok(const char *r)
 
 /* ---- the conditions of a job ---- */
 
-/* Has someone acknowledged this failed deployment? */
-static int
-action_acknowledged(int64_t id)
-{
-	return store_deploy_acknowledged(engine_store(), id);
-}
-
 /*
  * Retry is allowed for the last ended deployment of its job (superseded
  * ones aside) while the job has no active one; what the retry action
@@ -299,10 +293,12 @@ action_ctx_fill(struct action_ctx *ac, struct api_req *req, const char *ns,
 	if (ac->ac_ej != NULL && ac->ac_ej->ej_meta.jm_role == META_MANAGED &&
 	    ac->ac_ej->ej_in_ns)
 		ac->ac_cond |= ACOND_MANAGED;
-	if ((rc = engine_hold_get(ns, job, NULL, NULL, NULL)) == -1)
+	if ((rc = store_job_get(engine_store(), STORE_JOB_PAUSE, ns, job,
+	    NULL, NULL, NULL)) == -1)
 		ac->ac_store_err = 1;
 	ac->ac_cond |= rc == 1 ? ACOND_PAUSED : ACOND_NOT_PAUSED;
-	if ((rc = suspend_get(ns, job, NULL, NULL, NULL)) == -1)
+	if ((rc = store_job_get(engine_store(), STORE_JOB_SUSPEND, ns, job,
+	    NULL, NULL, NULL)) == -1)
 		ac->ac_store_err = 1;
 	ac->ac_cond |= rc == 1 ? ACOND_SUSPENDED : ACOND_NOT_SUSPENDED;
 	if ((rc = store_deploy_active(s, ns, job, &d)) == 0) {
@@ -501,7 +497,7 @@ action_ctx_deployment(struct action_ctx *ac, struct deploy *d)
 		ac->ac_cond |= ACOND_RETRYABLE;
 	else if (rc == -1)
 		ac->ac_store_err = 1;
-	if ((rc = action_acknowledged(d->d_id)) == 0)
+	if ((rc = store_deploy_acknowledged(engine_store(), d->d_id)) == 0)
 		ac->ac_cond |= ACOND_NOT_ACKED;
 	else if (rc == -1)
 		ac->ac_store_err = 1;

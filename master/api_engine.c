@@ -22,6 +22,7 @@
 #include "store.h"
 #include "deploy.h"
 #include "store_deploy.h"
+#include "store_job.h"
 #include "repo.h"
 #include "engine.h"
 #include "api.h"
@@ -74,7 +75,8 @@ job_json(const struct ejob *ej, int detail)
 	 */
 	if (ej->ej_meta.jm_role == META_MANAGED && state != NULL &&
 	    strcmp(state, "paused") != 0 && strcmp(state, "deploying") != 0 &&
-	    engine_hold_get(ej->ej_ns, ej->ej_id, NULL, NULL, NULL) == 1)
+	    store_job_get(engine_store(), STORE_JOB_PAUSE, ej->ej_ns,
+	    ej->ej_id, NULL, NULL, NULL) == 1)
 		state = "paused";
 	if (state != ej->ej_state)
 		note = "paused; detection takes it into account next cycle";
@@ -186,7 +188,8 @@ api_job(struct api_req *req, struct api_resp *resp)
 		return;
 	}
 	o = job_json(ej, 1);
-	if (engine_hold_get(ej->ej_ns, ej->ej_id, &who, &reason, &since) == 1)
+	if (store_job_get(engine_store(), STORE_JOB_PAUSE, ej->ej_ns,
+	    ej->ej_id, &who, &reason, &since) == 1)
 		json_object_set_new(o, "paused", jsonb_pack("{s:s,s:s,s:o}",
 		    "by", who, "reason", reason, "since",
 		    api_time_json(since)));

@@ -325,13 +325,6 @@ engine_shutdown(void)
 /* Holds: a person's pause, kept in the store with who and why. */
 
 int
-engine_hold_get(const char *ns, const char *id, char **who, char **reason,
-    int64_t *since)
-{
-	return store_job_pause_get(engine_db, ns, id, who, reason, since);
-}
-
-int
 engine_hold_pause(const char *ns, const char *id, const char *who,
     const char *reason)
 {
@@ -339,7 +332,8 @@ engine_hold_pause(const char *ns, const char *id, const char *who,
 
 	if (store_begin(engine_db) == -1)
 		return -1;
-	if (store_job_pause_set(engine_db, ns, id, who, reason) == -1)
+	if (store_job_set(engine_db, STORE_JOB_PAUSE, ns, id, who,
+	    reason) == -1)
 		goto fail;
 	snprintf(target, sizeof(target), "job/%s/%s", ns, id);
 	if (store_event(engine_db, who, "job.pause", target, reason) == -1 ||
@@ -360,7 +354,7 @@ engine_hold_resume(const char *ns, const char *id, const char *who)
 
 	if (store_begin(engine_db) == -1)
 		return -1;
-	if ((n = store_job_pause_clear(engine_db, ns, id)) == -1)
+	if ((n = store_job_clear(engine_db, STORE_JOB_PAUSE, ns, id)) == -1)
 		goto fail;
 	snprintf(target, sizeof(target), "job/%s/%s", ns, id);
 	if (n > 0 && store_event(engine_db, who, "job.resume", target,

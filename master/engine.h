@@ -18,7 +18,6 @@
 
 #include "meta.h"
 #include "deploy.h"
-#include "xmalloc.h"
 
 struct nops_conf;
 struct store;
@@ -246,8 +245,6 @@ json_t	*engine_diffview(const char *, const char *source);
 json_t	*health_progress(int64_t id);
 
 /* engine.c: holds (a person's pause) */
-int	 engine_hold_get(const char *ns, const char *id, char **who,
-	    char **reason, int64_t *since);
 int	 engine_hold_pause(const char *ns, const char *id, const char *who,
 	    const char *reason);
 int	 engine_hold_resume(const char *ns, const char *id, const char *who);
@@ -262,7 +259,5 @@ void	 engine_crashpoint(const char *point);
 /* Helpers shared by the engine's files. */
 void	 engine_sha256_hex(const void *, size_t, char out[ENGINE_HASHLEN + 1]);
 char	*engine_json_canonical(const json_t *);	/* sorted, compact */
-/* The engine files' old name for xstrdup() (xmalloc.h): NULL stays NULL. */
-#define engine_strdup(s)	xstrdup(s)
 
 #endif /* NOPS_ENGINE_H */

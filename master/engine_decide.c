@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "log.h"
+#include "xmalloc.h"
 #include "conf.h"
 #include "store.h"
 #include "repo.h"
@@ -24,6 +25,7 @@
 #include "meta.h"
 #include "deploy.h"
 #include "store_deploy.h"
+#include "store_job.h"
 #include "engine.h"
 #include "engine_detect.h"
 #include "notify.h"
@@ -47,8 +49,8 @@ drequest_carry(const char *ns, const char *id, int kind, int64_t of,
 	if (dcarry == NULL)
 		fatal("reallocarray");
 	r = &dcarry[ndcarry++];
-	r->dr_ns = engine_strdup(ns);
-	r->dr_id = engine_strdup(id);
+	r->dr_ns = xstrdup(ns);
+	r->dr_id = xstrdup(id);
 	r->dr_kind = kind;
 	r->dr_of = of;
 	r->dr_who = who;	/* taken */
@@ -65,11 +67,11 @@ drequest_add(const char *ns, const char *id, int kind, int64_t of,
 	if (drequests == NULL)
 		fatal("reallocarray");
 	r = &drequests[ndrequests++];
-	r->dr_ns = engine_strdup(ns);
-	r->dr_id = engine_strdup(id);
+	r->dr_ns = xstrdup(ns);
+	r->dr_id = xstrdup(id);
 	r->dr_kind = kind;
 	r->dr_of = of;
-	r->dr_who = engine_strdup(who);
+	r->dr_who = xstrdup(who);
 }
 
 void
@@ -165,7 +167,7 @@ decide_create(struct ejob *ej, enum deploy_state state, const char *reason,
 	spec = detect_register_spec(detect_job_json(ej), ej->ej_live);
 	specs = engine_json_canonical(spec);
 	json_decref(spec);
-	diffs = engine_strdup(ej->ej_diff);
+	diffs = xstrdup(ej->ej_diff);
 
 	memset(&d, 0, sizeof(d));
 	d.d_ns = ej->ej_ns;
@@ -180,7 +182,7 @@ decide_create(struct ejob *ej, enum deploy_state state, const char *reason,
 	    sizeof(policy));
 	d.d_policy = policy;
 	d.d_state = state;
-	d.d_reason = why = engine_strdup(reason);
+	d.d_reason = why = xstrdup(reason);
 	d.d_retry_of = retry_of;
 	for (i = 0; i < ej->ej_nhooks; i++)
 		d.d_hooks[i] = ej->ej_hooks[i];
@@ -366,7 +368,8 @@ decide_new(struct ejob *ej, const struct decide_ctx *dx)
 	enum deploy_state first;
 
 	if (!ej->ej_drift) {
-		if (suspend_get(ej->ej_ns, ej->ej_id, NULL, NULL, NULL) == 1)
+		if (store_job_get(engine_store(), STORE_JOB_SUSPEND,
+		    ej->ej_ns, ej->ej_id, NULL, NULL, NULL) == 1)
 			decide_note(ej, "suspended", "suspended: registered "
 			    "stopped until it is unsuspended");
 		else
@@ -383,7 +386,8 @@ decide_new(struct ejob *ej, const struct decide_ctx *dx)
 	 * which plans the job stopped and deploys a real change with the
 	 * Stop.
 	 */
-	if (suspend_get(ej->ej_ns, ej->ej_id, NULL, NULL, NULL) == 1 &&
+	if (store_job_get(engine_store(), STORE_JOB_SUSPEND, ej->ej_ns,
+	    ej->ej_id, NULL, NULL, NULL) == 1 &&
 	    (!json_is_true(json_object_get(detect_job_json(ej), "Stop")) ||
 	    (ej->ej_live != NULL && !json_is_true(json_object_get(ej->ej_live,
 	    "Stop"))))) {
@@ -460,8 +464,8 @@ decide_job(struct ejob *ej)
 	    &dx.dx_retry_of, NULL);
 	dx.dx_now = drequest_take(ej->ej_ns, ej->ej_id, DREQ_DEPLOY_NOW, NULL,
 	    &dx.dx_nowho);
-	if ((dx.dx_paused = engine_hold_get(ej->ej_ns, ej->ej_id, &dx.dx_who,
-	    &dx.dx_reason, NULL)) == -1) {
+	if ((dx.dx_paused = store_job_get(engine_store(), STORE_JOB_PAUSE,
+	    ej->ej_ns, ej->ej_id, &dx.dx_who, &dx.dx_reason, NULL)) == -1) {
 		decide_fail(ej, "reading the job's hold");
 		goto out;
 	}
@@ -479,7 +483,7 @@ out:
 	/* A person's retry or deploy-now is not lost to a store error. */
 	if (decide_failed && dx.dx_retry)
 		drequest_carry(ej->ej_ns, ej->ej_id, DREQ_RETRY,
-		    dx.dx_retry_of, engine_strdup("system"));
+		    dx.dx_retry_of, xstrdup("system"));
 	if (decide_failed && dx.dx_now) {
 		drequest_carry(ej->ej_ns, ej->ej_id, DREQ_DEPLOY_NOW, 0,
 		    dx.dx_nowho);
@@ -515,7 +519,7 @@ decide_keep(struct dcycle *dc, struct ejob *ej, int unmoved)
 	    old->ej_wrote)
 		return 0;
 	ej->ej_state = old->ej_state;
-	ej->ej_note = engine_strdup(old->ej_note);
+	ej->ej_note = xstrdup(old->ej_note);
 	ej->ej_deployment = old->ej_deployment;
 	return 1;
 }

@@ -27,11 +27,13 @@
 #include <openssl/evp.h>
 
 #include "log.h"
+#include "xmalloc.h"
 #include "text.h"
 #include "conf.h"
 #include "master.h"
 #include "store.h"
 #include "store_deploy.h"
+#include "store_job.h"
 #include "repo.h"
 #include "nomad.h"
 #include "meta.h"
@@ -201,9 +203,9 @@ cycle_error(struct dcycle *dc, const char *repo, const char *path,
 	if (dc->dc_errs == NULL)
 		fatal("reallocarray");
 	fe = &dc->dc_errs[dc->dc_nerrs++];
-	fe->fe_repo = engine_strdup(repo);
-	fe->fe_path = engine_strdup(path);
-	fe->fe_error = engine_strdup(err);
+	fe->fe_repo = xstrdup(repo);
+	fe->fe_path = xstrdup(path);
+	fe->fe_error = xstrdup(err);
 	dc->dc_incomplete = 1;
 }
 
@@ -248,15 +250,15 @@ detect_unparsed(struct dcycle *dc, const struct dparse *dp, const char *err,
 			continue;
 		if ((ej = calloc(1, sizeof(*ej))) == NULL)
 			fatal("calloc");
-		ej->ej_ns = engine_strdup(old->ej_ns);
-		ej->ej_id = engine_strdup(old->ej_id);
-		ej->ej_repo = engine_strdup(old->ej_repo);
-		ej->ej_path = engine_strdup(old->ej_path);
-		ej->ej_commit = engine_strdup(dp->dp_snap->rs_commit);
+		ej->ej_ns = xstrdup(old->ej_ns);
+		ej->ej_id = xstrdup(old->ej_id);
+		ej->ej_repo = xstrdup(old->ej_repo);
+		ej->ej_path = xstrdup(old->ej_path);
+		ej->ej_commit = xstrdup(dp->dp_snap->rs_commit);
 		ej->ej_unparsed = outage ? 2 : 1;
 		ej->ej_prev_role = old->ej_unparsed ? old->ej_prev_role :
 		    (int)old->ej_meta.jm_role;
-		ej->ej_error = engine_strdup(err);
+		ej->ej_error = xstrdup(err);
 		if (RB_INSERT(ejobs, &dc->dc_jobs, ej) != NULL)
 			detect_job_free(ej);	/* a file that parsed has it */
 		return;
@@ -326,14 +328,14 @@ detect_job_add(struct dcycle *dc, const struct dparse *dp, json_t *job,
 	}
 	if ((ej = calloc(1, sizeof(*ej))) == NULL)
 		fatal("calloc");
-	ej->ej_ns = engine_strdup(ns);
-	ej->ej_id = engine_strdup(id);
-	ej->ej_repo = engine_strdup(dp->dp_snap->rs_repo);
-	ej->ej_path = engine_strdup(dp->dp_file->rf_path);
-	ej->ej_commit = engine_strdup(dp->dp_snap->rs_commit);
+	ej->ej_ns = xstrdup(ns);
+	ej->ej_id = xstrdup(id);
+	ej->ej_repo = xstrdup(dp->dp_snap->rs_repo);
+	ej->ej_path = xstrdup(dp->dp_file->rf_path);
+	ej->ej_commit = xstrdup(dp->dp_snap->rs_commit);
 	if (dm != NULL) {
 		/* The text detect_job_park() would have made of the answer. */
-		ej->ej_spec = engine_strdup(dm->dm_spec);
+		ej->ej_spec = xstrdup(dm->dm_spec);
 		ej->ej_memo = dm;
 	} else {
 		ej->ej_job = json_incref(job);
@@ -552,12 +554,12 @@ detect_hook(struct dcycle *dc, struct ejob *ej, const char *phase, int pos,
 		fatal("reallocarray");
 	ej->ej_hooks = dh;
 	dh = &ej->ej_hooks[ej->ej_nhooks++];
-	dh->dh_phase = engine_strdup(phase);
+	dh->dh_phase = xstrdup(phase);
 	dh->dh_position = pos;
-	dh->dh_hook_id = engine_strdup(name);
+	dh->dh_hook_id = xstrdup(name);
 	dh->dh_spec = spec;
-	dh->dh_spec_hash = engine_strdup(hash);
-	dh->dh_revision = engine_strdup(rev);
+	dh->dh_spec_hash = xstrdup(hash);
+	dh->dh_revision = xstrdup(rev);
 	dh->dh_timeout = timeout;
 	return 0;
 }
@@ -679,8 +681,9 @@ detect_classify(struct dcycle *dc)
 		 * spec is made a tree only for a job that has one.
 		 */
 		carried = 0;
-		if (ej->ej_memo == NULL || suspend_get(ej->ej_ns, ej->ej_id,
-		    NULL, NULL, NULL) == 1)
+		if (ej->ej_memo == NULL || store_job_get(engine_store(),
+		    STORE_JOB_SUSPEND, ej->ej_ns, ej->ej_id, NULL, NULL,
+		    NULL) == 1)
 			carried = suspend_carry(ej->ej_ns, ej->ej_id,
 			    detect_job_json(ej));
 		detect_hash(ej, carried);
@@ -919,8 +922,8 @@ detect_orphan_add(struct dcycle *dc, const char *ns, const char *id,
 	if (dc->dc_orphans == NULL)
 		fatal("reallocarray");
 	eo = &dc->dc_orphans[dc->dc_norphans++];
-	eo->eo_ns = engine_strdup(ns);
-	eo->eo_id = engine_strdup(id);
+	eo->eo_ns = xstrdup(ns);
+	eo->eo_id = xstrdup(id);
 	eo->eo_last_deployment = last;
 }
 
@@ -974,16 +977,16 @@ detect_orphan_one(const char *ns, const char *id, int64_t last, void *arg)
 			    ow->ow_ngone + 2, sizeof(*ow->ow_gone));
 			if (ow->ow_gone == NULL)
 				fatal("reallocarray");
-			ow->ow_gone[ow->ow_ngone++] = engine_strdup(ns);
-			ow->ow_gone[ow->ow_ngone++] = engine_strdup(id);
+			ow->ow_gone[ow->ow_ngone++] = xstrdup(ns);
+			ow->ow_gone[ow->ow_ngone++] = xstrdup(id);
 		}
 		return;
 	}
 	if ((o = calloc(1, sizeof(*o))) == NULL)
 		fatal("calloc");
 	o->do_cycle = dc;
-	o->do_ns = engine_strdup(ns);
-	o->do_id = engine_strdup(id);
+	o->do_ns = xstrdup(ns);
+	o->do_id = xstrdup(id);
 	o->do_last = last;
 	dc->dc_orphan_pending++;
 	dc->dc_requests++;

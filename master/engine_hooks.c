@@ -22,6 +22,7 @@
 #include <jansson.h>
 
 #include "log.h"
+#include "xmalloc.h"
 #include "conf.h"
 #include "master.h"
 #include "store.h"
@@ -486,7 +487,7 @@ hook_logs_stdout(struct nomad_result *res, void *arg)
 		    res->nr_bodylen)) == NULL)
 			fatal("strndup");
 	} else
-		hl->hl_stdout = engine_strdup("");
+		hl->hl_stdout = xstrdup("");
 	hook_logs_read(hl, 1, hook_logs_stderr);
 }
 
@@ -505,10 +506,10 @@ hook_logs_fetch(const struct astep *as, const json_t *alloc)
 		return;
 	if ((hl = calloc(1, sizeof(*hl))) == NULL)
 		fatal("calloc");
-	hl->hl_token = engine_strdup(as->as_token);
-	hl->hl_ns = engine_strdup(as->as_ns);
-	hl->hl_alloc = engine_strdup(id);
-	hl->hl_task = engine_strdup(task);
+	hl->hl_token = xstrdup(as->as_token);
+	hl->hl_ns = xstrdup(as->as_ns);
+	hl->hl_alloc = xstrdup(id);
+	hl->hl_task = xstrdup(task);
 	hook_logs_read(hl, 0, hook_logs_stdout);
 }
 
@@ -638,7 +639,7 @@ hooks_resume(struct deploy *d, struct deploy_hook *h, enum deploy_state st,
 		deploy_hookrun_free(hr);
 		if ((spec = json_loads(h->dh_spec, 0, NULL)) != NULL) {
 			as->as_meta = hook_meta(spec, as);
-			as->as_spec = engine_strdup(h->dh_spec);
+			as->as_spec = xstrdup(h->dh_spec);
 			json_decref(spec);
 		}
 		snprintf(prefix, sizeof(prefix), "%s/dispatch-",
@@ -647,7 +648,7 @@ hooks_resume(struct deploy *d, struct deploy_hook *h, enum deploy_state st,
 		return;
 	}
 	/* dispatched or running: poll it, within its timeout */
-	as->as_child = engine_strdup(hr->hr_child);
+	as->as_child = xstrdup(hr->hr_child);
 	as->as_started = hr->hr_started_at;
 	deploy_hookrun_free(hr);
 	if (as->as_timeout > 0 &&
@@ -727,10 +728,10 @@ hooks_apply(struct deploy *d, const char *phase)
 			return;
 		}
 		as = apply_step_new(d);
-		as->as_token = engine_strdup(token);
-		as->as_phase = engine_strdup(phase);
-		as->as_revision = engine_strdup(h->dh_revision);
-		as->as_hook = engine_strdup(h->dh_hook_id);
+		as->as_token = xstrdup(token);
+		as->as_phase = xstrdup(phase);
+		as->as_revision = xstrdup(h->dh_revision);
+		as->as_hook = xstrdup(h->dh_hook_id);
 		as->as_timeout = h->dh_timeout;
 		hooks_resume(d, h, st, as, &hr, rc);
 		return;
@@ -827,8 +828,8 @@ hooks_cleanup_one(const char *rev, const char *ns, int64_t deployment,
 	(void)arg;
 	if ((hc = calloc(1, sizeof(*hc))) == NULL)
 		fatal("calloc");
-	hc->hc_rev = engine_strdup(rev);
-	hc->hc_ns = engine_strdup(ns);
+	hc->hc_rev = xstrdup(rev);
+	hc->hc_ns = xstrdup(ns);
 	hc->hc_deployment = deployment;
 	hooks_cleaning++;
 	nomad_job_read(hc->hc_ns, hc->hc_rev, hooks_clean_read, hc);

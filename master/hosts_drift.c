@@ -28,6 +28,7 @@
 #include "master.h"
 #include "store.h"
 #include "store_hosts.h"
+#include "store_job.h"
 #include "deploy.h"
 #include "engine.h"
 #include "plan.h"
@@ -314,7 +315,8 @@ hosts_decide(const char *repo)
 		}
 	}
 	if (rc != 0 || ndrift == 0 || hosts_blocked(repo, hash) ||
-	    engine_hold_get("", repo, NULL, NULL, NULL) == 1) {
+	    store_job_get(engine_store(), STORE_JOB_PAUSE, "", repo, NULL,
+	    NULL, NULL) == 1) {
 		free(spec);
 		return;
 	}

@@ -23,6 +23,7 @@
 #include "master.h"
 #include "store.h"
 #include "store_leftbehind.h"
+#include "store_operation.h"
 #include "engine.h"
 #include "nomad.h"
 #include "deploy.h"
@@ -293,7 +294,8 @@ lb_retry_one(const struct store_leftbehind_row *lr, void *arg)
 	lo->lo_r = r;
 	if (strcmp(lo->lo_kind, LB_HOOK_REVISION) == 0 ||
 	    (strcmp(lo->lo_kind, LB_OPERATION_REVISION) == 0 &&
-	    !operation_revision_busy(lo->lo_env, lo->lo_object))) {
+	    !store_operation_revision_busy(engine_store(), lo->lo_env,
+	    lo->lo_object))) {
 		/* Never an operation revision a run is under way on. */
 		r->lr_pending++;
 		nomad_job_stop(lo->lo_env, lo->lo_object, 0, lb_stopped, lo);

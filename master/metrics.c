@@ -31,6 +31,7 @@
 #include "store.h"
 #include "deploy.h"
 #include "store_deploy.h"
+#include "store_job.h"
 #include "engine.h"
 #include "repo.h"
 #include "api.h"
@@ -403,8 +404,8 @@ metrics_engine(struct metrics_out *mo, const struct api_req *req)
 		if (ej->ej_meta.jm_role != META_MANAGED ||
 		    !metrics_ns_ok(req, ej->ej_ns))
 			continue;
-		paused = engine_hold_get(ej->ej_ns, ej->ej_id, NULL, NULL,
-		    NULL) == 1;
+		paused = store_job_get(engine_store(), STORE_JOB_PAUSE,
+		    ej->ej_ns, ej->ej_id, NULL, NULL, NULL) == 1;
 		metrics_sample(mo, "nops_job_paused", paused, "namespace",
 		    ej->ej_ns, "job", ej->ej_id, METRICS_END);
 	}

@@ -34,6 +34,7 @@
 #include <jansson.h>
 
 #include "log.h"
+#include "xmalloc.h"
 #include "conf.h"
 #include "master.h"
 #include "store.h"
@@ -107,7 +108,7 @@ op_error(struct op_frozen *of, const char *fmt, ...)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	free(of->of_error);
-	of->of_error = engine_strdup(buf);
+	of->of_error = xstrdup(buf);
 }
 
 /*
@@ -192,12 +193,12 @@ operation_freeze(struct ejob *ej, const char *jobid, struct ejob *op)
 		fatal("reallocarray");
 	of = &ej->ej_ops[ej->ej_nops++];
 	memset(of, 0, sizeof(*of));
-	of->of_job_id = engine_strdup(jobid);
+	of->of_job_id = xstrdup(jobid);
 	/* shop-backup-now serving shop is its operation backup-now */
 	l = strlen(ej->ej_id);
 	name = strncmp(jobid, ej->ej_id, l) == 0 && jobid[l] == '-' &&
 	    jobid[l + 1] != '\0' ? jobid + l + 1 : jobid;
-	of->of_name = engine_strdup(name);
+	of->of_name = xstrdup(name);
 	n = strcspn(name, "-_");
 	if ((of->of_group = strndup(name, n)) == NULL)
 		fatal("strndup");
@@ -242,7 +243,7 @@ operation_freeze(struct ejob *ej, const char *jobid, struct ejob *op)
 		if (op_schema_file(of, op, jm->jm_input_schema_file) == -1)
 			goto bad;
 	} else
-		of->of_schema = engine_strdup(jm->jm_input_schema != NULL ?
+		of->of_schema = xstrdup(jm->jm_input_schema != NULL ?
 		    jm->jm_input_schema : OPERATION_NO_INPUT);
 	if (strlen(of->of_schema) > OPERATION_SCHEMA_MAX) {
 		op_error(of, "operation %s: its input schema is %zu bytes; at "
@@ -261,13 +262,13 @@ operation_freeze(struct ejob *ej, const char *jobid, struct ejob *op)
 	}
 	json_decref(schema);
 	of->of_sensitive = jm->jm_sensitive;
-	of->of_description = engine_strdup(jm->jm_description);
-	of->of_confirm = engine_strdup(jm->jm_confirm);
+	of->of_description = xstrdup(jm->jm_description);
+	of->of_confirm = xstrdup(jm->jm_confirm);
 	of->of_spec = engine_json_canonical(detect_job_json(op));
 	engine_sha256_hex(of->of_spec, strlen(of->of_spec), hash);
-	of->of_spec_hash = engine_strdup(hash);
+	of->of_spec_hash = xstrdup(hash);
 	snprintf(rev, sizeof(rev), "%s-%.8s", jobid, hash);
-	of->of_revision = engine_strdup(rev);
+	of->of_revision = xstrdup(rev);
 	return;
 bad:
 	log_warnx("job %s/%s: %s", ej->ej_ns, ej->ej_id, of->of_error);
@@ -376,16 +377,16 @@ op_rows_add(const struct store_operation_def *od, void *arg)
 	if (rs->rs_rows == NULL)
 		fatal("reallocarray");
 	r = &rs->rs_rows[rs->rs_n++];
-	r->or_name = engine_strdup(od->od_name);
-	r->or_job_id = engine_strdup(od->od_job_id);
-	r->or_group = engine_strdup(od->od_group);
-	r->or_spec = engine_strdup(od->od_spec);
-	r->or_revision = engine_strdup(od->od_revision);
-	r->or_schema = engine_strdup(od->od_schema);
+	r->or_name = xstrdup(od->od_name);
+	r->or_job_id = xstrdup(od->od_job_id);
+	r->or_group = xstrdup(od->od_group);
+	r->or_spec = xstrdup(od->od_spec);
+	r->or_revision = xstrdup(od->od_revision);
+	r->or_schema = xstrdup(od->od_schema);
 	r->or_sensitive = od->od_sensitive;
-	r->or_description = engine_strdup(od->od_description);
-	r->or_confirm = engine_strdup(od->od_confirm);
-	r->or_error = engine_strdup(od->od_error);
+	r->or_description = xstrdup(od->od_description);
+	r->or_confirm = xstrdup(od->od_confirm);
+	r->or_error = xstrdup(od->od_error);
 }
 
 /*
@@ -895,7 +896,7 @@ oprun_dispatched(struct nomad_result *res, void *arg)
 		oprun_end(r, "error", -1, NULL, err, 500);
 		return;
 	}
-	r->r_child = engine_strdup(child);
+	r->r_child = xstrdup(child);
 	freezero(r->r_payload, r->r_payloadlen);
 	r->r_payload = NULL;
 	log_info("operation %s/%s.%s run %lld dispatched as %s", r->r_ns,
@@ -941,9 +942,9 @@ oprun_stderr(struct nomad_result *res, void *arg)
 	tail = n > OPERATION_OUTPUT_MAX ? all + n - OPERATION_OUTPUT_MAX : all;
 	/* sensitive: as it is, for the caller alone; else redacted */
 	if (r->r_sensitive)
-		out = engine_strdup(tail);
+		out = xstrdup(tail);
 	else if ((out = redact_text(tail, strlen(tail))) == NULL)
-		out = engine_strdup("");
+		out = xstrdup("");
 	freezero(all, n);
 	oprun_end(r, r->r_exit == 0 ? "succeeded" : "failed", r->r_exit, out,
 	    NULL, 200);
@@ -961,7 +962,7 @@ oprun_stdout(struct nomad_result *res, void *arg)
 		    NULL)
 			fatal("strndup");
 	} else
-		r->r_stdout = engine_strdup("");
+		r->r_stdout = xstrdup("");
 	memset(&a, 0, sizeof(a));
 	a.na_ns = r->r_ns;
 	a.na_id = r->r_alloc;
@@ -1012,13 +1013,13 @@ oprun_polled(struct nomad_result *res, void *arg)
 		break;
 	if (task == NULL || json_string_value(json_object_get(last,
 	    "ID")) == NULL) {
-		r->r_stdout = engine_strdup("");
+		r->r_stdout = xstrdup("");
 		oprun_end(r, r->r_exit == 0 ? "succeeded" : "failed",
 		    r->r_exit, "", NULL, 200);
 		return;
 	}
-	r->r_alloc = engine_strdup(json_string_value(json_object_get(last, "ID")));
-	r->r_task = engine_strdup(task);
+	r->r_alloc = xstrdup(json_string_value(json_object_get(last, "ID")));
+	r->r_task = xstrdup(task);
 	memset(&a, 0, sizeof(a));
 	a.na_ns = r->r_ns;
 	a.na_id = r->r_alloc;
@@ -1088,7 +1089,7 @@ oprun_child_read(struct nomad_result *res, void *arg)
 		    r->r_name, (long long)r->r_id, r->r_token, id);
 		json_decref(r->r_meta);
 		r->r_meta = NULL;
-		r->r_child = engine_strdup(id);
+		r->r_child = xstrdup(id);
 		r->r_attempts = 0;
 		oprun_poll(r);
 		return;
@@ -1106,7 +1107,7 @@ oprun_search_next(struct oprun *r)
 	if (n > 0) {
 		const char *id = json_string_value(json_array_get(r->r_meta,
 		    n - 1));
-		char	*child = engine_strdup(id);
+		char	*child = xstrdup(id);
 
 		json_array_remove(r->r_meta, n - 1);
 		nomad_job_read(r->r_ns, child, oprun_child_read, r);
@@ -1203,12 +1204,12 @@ op_recover_one(const struct store_operation_run *or, const char *rev,
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		fatal("calloc");
 	r->r_id = or->or_id;
-	r->r_ns = engine_strdup(or->or_ns);
-	r->r_job = engine_strdup(or->or_job);
-	r->r_name = engine_strdup(or->or_operation);
+	r->r_ns = xstrdup(or->or_ns);
+	r->r_job = xstrdup(or->or_job);
+	r->r_name = xstrdup(or->or_operation);
 	r->r_sensitive = or->or_sensitive;
 	r->r_started = (time_t)or->or_started_at;
-	r->r_revision = engine_strdup(rev);
+	r->r_revision = xstrdup(rev);
 	r->r_timeout = op_timeout();
 	snprintf(r->r_token, sizeof(r->r_token), "op:%lld",
 	    (long long)r->r_id);
@@ -1363,10 +1364,10 @@ op_run_new(struct action_ctx *ac, int64_t id, const char *name,
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		fatal("calloc");
 	r->r_id = id;
-	r->r_ns = engine_strdup(ac->ac_ns);
-	r->r_job = engine_strdup(ac->ac_job);
-	r->r_name = engine_strdup(name);
-	r->r_revision = engine_strdup(row->or_revision);
+	r->r_ns = xstrdup(ac->ac_ns);
+	r->r_job = xstrdup(ac->ac_job);
+	r->r_name = xstrdup(name);
+	r->r_revision = xstrdup(row->or_revision);
 	r->r_sensitive = row->or_sensitive;
 	r->r_started = time(NULL);
 	r->r_timeout = op_timeout();
@@ -1477,12 +1478,6 @@ opclean_free(struct opclean *oc)
 	op_cleaning--;
 }
 
-int
-operation_revision_busy(const char *ns, const char *rev)
-{
-	return store_operation_revision_busy(engine_store(), ns, rev);
-}
-
 static void
 opclean_stopped(struct nomad_result *res, void *arg)
 {
@@ -1509,7 +1504,8 @@ opclean_read(struct nomad_result *res, void *arg)
 
 	/* Gone, stopped, or unknown now (asked again after a cycle). */
 	if (!nomad_ok(res) || json_is_true(json_object_get(res->nr_json,
-	    "Stop")) || operation_revision_busy(oc->oc_ns, oc->oc_rev)) {
+	    "Stop")) || store_operation_revision_busy(engine_store(), oc->oc_ns,
+	    oc->oc_rev)) {
 		opclean_free(oc);
 		return;
 	}
@@ -1524,8 +1520,8 @@ opclean_one(const char *rev, const char *ns, int64_t deployment, void *arg)
 	(void)arg;
 	if ((oc = calloc(1, sizeof(*oc))) == NULL)
 		fatal("calloc");
-	oc->oc_rev = engine_strdup(rev);
-	oc->oc_ns = engine_strdup(ns);
+	oc->oc_rev = xstrdup(rev);
+	oc->oc_ns = xstrdup(ns);
 	oc->oc_deployment = deployment;
 	op_cleaning++;
 	nomad_job_read(oc->oc_ns, oc->oc_rev, opclean_read, oc);

@@ -59,8 +59,6 @@ void	 operation_recover(void);
 
 /* After each cycle: stop the revisions no deployment offers. */
 void	 operation_cleanup(void);
-/* A run of revision rev is under way (or the store cannot tell). */
-int	 operation_revision_busy(const char *ns, const char *rev);
 
 /* A job gone from git and from Nomad: delete its run log. */
 void	 operation_forget(const char *ns, const char *job);

@@ -55,14 +55,6 @@ struct sreg {
 static struct sreg	*suspend_inflight[SUSPEND_BUSY_MAX];
 static size_t		 suspend_ninflight;
 
-int
-suspend_get(const char *ns, const char *job, char **who, char **reason,
-    int64_t *since)
-{
-	return store_job_suspend_get(engine_store(), ns, job, who, reason,
-	    since);
-}
-
 json_t *
 suspend_json(const char *ns, const char *job)
 {
@@ -70,7 +62,8 @@ suspend_json(const char *ns, const char *job)
 	char	*who = NULL, *reason = NULL;
 	int64_t	 since = 0;
 
-	if (suspend_get(ns, job, &who, &reason, &since) != 1)
+	if (store_job_get(engine_store(), STORE_JOB_SUSPEND, ns, job, &who,
+	    &reason, &since) != 1)
 		return json_null();
 	o = jsonb_pack("{s:s,s:s,s:o}", "by", who, "reason", reason, "since",
 	    api_time_json(since));
@@ -119,7 +112,8 @@ suspend_job_type_ok(const struct action_ctx *ac)
 int
 suspend_carry(const char *ns, const char *job, json_t *spec)
 {
-	if (suspend_get(ns, job, NULL, NULL, NULL) != 1)
+	if (store_job_get(engine_store(), STORE_JOB_SUSPEND, ns, job, NULL,
+	    NULL, NULL) != 1)
 		return 0;
 	json_object_set_new(spec, "Stop", json_true());
 	return 1;
@@ -283,9 +277,9 @@ suspend_store(const char *ns, const char *job, int stop, const char *who,
 	if (store_begin(s) == -1)
 		return -1;
 	if (stop)
-		rc = store_job_suspend_set(s, ns, job, who, reason);
+		rc = store_job_set(s, STORE_JOB_SUSPEND, ns, job, who, reason);
 	else
-		rc = store_job_suspend_clear(s, ns, job);
+		rc = store_job_clear(s, STORE_JOB_SUSPEND, ns, job);
 	if (rc == -1)
 		goto fail;
 	snprintf(target, sizeof(target), "job/%s/%s", ns, job);
@@ -358,7 +352,8 @@ suspend_retry(const char *ns, const char *job, int64_t dep,
     void (*done)(void *, int, const char *), void *arg, char *err,
     size_t errlen)
 {
-	if (suspend_get(ns, job, NULL, NULL, NULL) != 1) {
+	if (store_job_get(engine_store(), STORE_JOB_SUSPEND, ns, job, NULL,
+	    NULL, NULL) != 1) {
 		snprintf(err, errlen, "job %s/%s is no longer suspended", ns,
 		    job);
 		return -1;

@@ -18,9 +18,6 @@ struct action_ctx;
 struct api_resp;
 struct ejob;
 
-/* 1 suspended (who, reason, since set when not NULL), 0 not, -1 error. */
-int	 suspend_get(const char *ns, const char *job, char **who,
-	    char **reason, int64_t *since);
 /* A register of a suspend or unsuspend is in flight for the job. */
 int	 suspend_busy(const char *ns, const char *job);
 /* Does suspend mean something for the job's type (service, system)? */
