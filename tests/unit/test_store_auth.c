@@ -14,13 +14,11 @@
 #include <string.h>
 #include <syslog.h>
 
-#include <sqlite3.h>
-
 #include "log.h"
 #include "store.h"
-#include "store_priv.h"
 #include "store_auth.h"
 #include "test.h"
+#include "storefix.h"
 
 /* What the callbacks saw. */
 struct seen {
@@ -70,30 +68,12 @@ gone_cb(const char *hash, void *arg)
 	s->n++;
 }
 
-static struct store *
-open_mem(void)
-{
-	char		 err[256];
-	struct store	*st;
-
-	if ((st = store_open(":memory:", err, sizeof(err))) == NULL)
-		printf("# store_open: %s\n", err);
-	return st;
-}
-
 static void
-t_tokens(void)
+t_tokens(struct store *st)
 {
-	struct store	*st;
 	struct seen	 s;
 	int64_t		 id1 = 0, id2 = 0, id3 = 0;
 
-	TEST_BEGIN("store_auth: tokens");
-	if ((st = open_mem()) == NULL) {
-		CHECK(0);
-		TEST_END();
-		return;
-	}
 	CHECK(store_auth_token_insert(st, "ci", "h1", "p", "root", 100, 0,
 	    &id1) == 0);
 	CHECK(id1 > 0);
@@ -139,22 +119,13 @@ t_tokens(void)
 	CHECK(id2 > id3);
 	memset(&s, 0, sizeof(s));
 	CHECK(store_auth_tokens_walk(st, token_cb, &s) == 3);
-	store_close(st);
-	TEST_END();
 }
 
 static void
-t_sessions(void)
+t_sessions(struct store *st)
 {
-	struct store	*st;
 	struct seen	 s;
 
-	TEST_BEGIN("store_auth: sessions");
-	if ((st = open_mem()) == NULL) {
-		CHECK(0);
-		TEST_END();
-		return;
-	}
 	CHECK(store_auth_session_insert(st, "s1", "ann", "[]", "c", 100,
 	    1000) == 0);
 	CHECK(store_auth_session_insert(st, "s2", "ann", "[]", "c", 110,
@@ -199,29 +170,16 @@ t_sessions(void)
 	CHECK(store_auth_session_delete(st, "s3") == 0);
 	memset(&s, 0, sizeof(s));
 	CHECK(store_auth_sessions_walk(st, 0, session_cb, &s) == 0);
-	store_close(st);
-	TEST_END();
 }
 
 static void
-t_deployment_scope(void)
+t_deployment_scope(struct store *st)
 {
-	struct store	*st;
 	char		 ns[16];
 	int		 is_plan = -1;
 
-	TEST_BEGIN("store_auth: the ACL's scope of a deployment");
-	if ((st = open_mem()) == NULL) {
-		CHECK(0);
-		TEST_END();
-		return;
-	}
-	CHECK(sqlite3_exec(store_db(st), "INSERT INTO deployments (kind,"
-	    " namespace, job, repository, commit_id, spec, spec_hash, policy,"
-	    " state, created_at, updated_at) VALUES ('job', 'web', 'j', 'r',"
-	    " 'c', '{}', 'h', 'auto', 'completed', 1, 1), ('plan', '', 'p',"
-	    " 'r', 'c', '{}', 'h', 'auto', 'completed', 1, 1)", NULL, NULL,
-	    NULL) == SQLITE_OK);
+	CHECK(storefix_deployment(st, "web", "j", "completed") == 1);
+	CHECK(storefix_deployment(st, "", "p", "completed") == 2);
 	CHECK(store_auth_deployment_scope(st, 1, ns, sizeof(ns),
 	    &is_plan) == 1);
 	CHECK_STR(ns, "web");
@@ -232,8 +190,6 @@ t_deployment_scope(void)
 	CHECK(is_plan == 1);
 	CHECK(store_auth_deployment_scope(st, 3, ns, sizeof(ns),
 	    &is_plan) == 0);
-	store_close(st);
-	TEST_END();
 }
 
 int
@@ -241,8 +197,9 @@ main(void)
 {
 	log_init(1, LOG_DAEMON);
 	log_procinit("test_store_auth");
-	t_tokens();
-	t_sessions();
-	t_deployment_scope();
+	storefix_case("store_auth: tokens", t_tokens);
+	storefix_case("store_auth: sessions", t_sessions);
+	storefix_case("store_auth: the ACL's scope of a deployment",
+	    t_deployment_scope);
 	TEST_EXIT();
 }

@@ -15,14 +15,12 @@
 #include <string.h>
 #include <syslog.h>
 
-#include <sqlite3.h>
-
 #include "log.h"
 #include "store.h"
-#include "store_priv.h"
 #include "store_hosts.h"
 #include "store_dash.h"
 #include "test.h"
+#include "storefix.h"
 
 struct seen {
 	int		 n;
@@ -76,44 +74,6 @@ dash_cb(const struct store_dash_row *dr, void *arg)
 	return 0;
 }
 
-static struct store *
-open_mem(void)
-{
-	char		 err[256];
-	struct store	*st;
-
-	if ((st = store_open(":memory:", err, sizeof(err))) == NULL)
-		printf("# store_open: %s\n", err);
-	return st;
-}
-
-static int
-exec(struct store *st, const char *sql)
-{
-	char	*msg = NULL;
-
-	if (sqlite3_exec(store_db(st), sql, NULL, NULL, &msg) != SQLITE_OK) {
-		printf("# %s: %s\n", sql, msg);
-		sqlite3_free(msg);
-		return -1;
-	}
-	return 0;
-}
-
-static int64_t
-qint(struct store *st, const char *sql)
-{
-	sqlite3_stmt	*q;
-	int64_t		 v = -1;
-
-	if ((q = store_prepare(st, sql)) == NULL)
-		return -1;
-	if (sqlite3_step(q) == SQLITE_ROW)
-		v = sqlite3_column_int64(q, 0);
-	(void)sqlite3_reset(q);
-	return v;
-}
-
 static int64_t
 plan_new(struct store *st, const char *plan, const char *state, int64_t now)
 {
@@ -136,18 +96,11 @@ plan_new(struct store *st, const char *plan, const char *state, int64_t now)
 }
 
 static void
-t_plans(void)
+t_plans(struct store *st)
 {
-	struct store	*st;
 	struct seen	 s;
 	int64_t		 ids[4], a, b, c;
 
-	TEST_BEGIN("store_hosts: a plan's deployments");
-	if ((st = open_mem()) == NULL) {
-		CHECK(0);
-		TEST_END();
-		return;
-	}
 	a = plan_new(st, "r", "completed", 10);
 	b = plan_new(st, "r", "failed", 20);
 	c = plan_new(st, "r", "deploying", 30);
@@ -179,24 +132,15 @@ t_plans(void)
 	CHECK(store_hosts_deploy_running(st, ids, 4) == 2);
 	CHECK(ids[0] == c);
 	CHECK(store_hosts_deploy_running(st, ids, 1) == 1);
-	store_close(st);
-	TEST_END();
 }
 
 static void
-t_steps(void)
+t_steps(struct store *st)
 {
-	struct store		*st;
 	struct store_hosts_step	 sh;
 	struct seen		 s;
 	int64_t			 d;
 
-	TEST_BEGIN("store_hosts: host steps");
-	if ((st = open_mem()) == NULL) {
-		CHECK(0);
-		TEST_END();
-		return;
-	}
 	d = plan_new(st, "r", "deploying", 10);
 	memset(&sh, 0, sizeof(sh));
 	sh.sh_phase_index = 0;
@@ -256,54 +200,37 @@ t_steps(void)
 
 	/* It started at its creation: the first start stays. */
 	CHECK(store_hosts_deploy_started(st, d, 999) == 0);
-	CHECK(qint(st, "SELECT apply_started_at FROM deployments") == 10);
-	store_close(st);
-	TEST_END();
+	CHECK(storefix_int(st, "SELECT apply_started_at FROM deployments") ==
+	    10);
 }
 
 static void
-t_runs_lost(void)
+t_runs_lost(struct store *st)
 {
-	struct store	*st;
 	int64_t		 d;
 
-	TEST_BEGIN("store_hosts: host runs left running are lost");
-	if ((st = open_mem()) == NULL) {
-		CHECK(0);
-		TEST_END();
-		return;
-	}
 	d = plan_new(st, "r", "completed", 10);
 	CHECK(d > 0);
-	CHECK(exec(st, "INSERT INTO operation_runs (deployment_id, operation,"
-	    " instance, actor, started_at, namespace, job) VALUES"
+	CHECK(storefix_exec(st, "INSERT INTO operation_runs (deployment_id,"
+	    " operation, instance, actor, started_at, namespace, job) VALUES"
 	    " (1, 'op', 'h1', 'root', 5, '', 'r'),"
 	    " (1, 'op', '', 'root', 5, 'web', 'j')") == 0);
 	CHECK(store_hosts_runs_lost(st, 50) == 0);
-	CHECK(qint(st, "SELECT count(*) FROM operation_runs WHERE"
+	CHECK(storefix_int(st, "SELECT count(*) FROM operation_runs WHERE"
 	    " state = 'lost' AND ended_at = 50 AND namespace = ''") == 1);
-	CHECK(qint(st, "SELECT count(*) FROM operation_runs WHERE"
+	CHECK(storefix_int(st, "SELECT count(*) FROM operation_runs WHERE"
 	    " state = 'running' AND namespace = 'web'") == 1);
-	store_close(st);
-	TEST_END();
 }
 
 static void
-t_dash(void)
+t_dash(struct store *st)
 {
-	struct store	*st;
 	struct seen	 s;
 
-	TEST_BEGIN("store_dash: the overview's lists");
-	if ((st = open_mem()) == NULL) {
-		CHECK(0);
-		TEST_END();
-		return;
-	}
 #define D(ns, job, state) "('job', '" ns "', '" job "', 'r', 'c', '{}', 'h',"\
 	" 'auto', '" state "', 1, 1)"
-	CHECK(exec(st, "INSERT INTO deployments (kind, namespace, job,"
-	    " repository, commit_id, spec, spec_hash, policy, state,"
+	CHECK(storefix_exec(st, "INSERT INTO deployments (kind, namespace,"
+	    " job, repository, commit_id, spec, spec_hash, policy, state,"
 	    " created_at, updated_at) VALUES "
 	    D("a", "j1", "failed") ", "		/* 1: later completed */
 	    D("a", "j1", "completed") ", "
@@ -314,8 +241,9 @@ t_dash(void)
 	    D("b", "j5", "registering") ", "
 	    D("b", "j6", "awaiting_promotion")) == 0);
 #undef D
-	CHECK(exec(st, "BEGIN; INSERT INTO events (at, actor, action, target)"
-	    " VALUES (1, 'ann', 'deployment.acknowledge', 'deployment/3');"
+	CHECK(storefix_exec(st, "BEGIN; INSERT INTO events (at, actor,"
+	    " action, target) VALUES (1, 'ann', 'deployment.acknowledge',"
+	    " 'deployment/3');"
 	    " COMMIT") == 0);
 
 	memset(&s, 0, sizeof(s));
@@ -330,8 +258,6 @@ t_dash(void)
 	memset(&s, 0, sizeof(s));
 	CHECK(store_dash_walk(st, STORE_DASH_IN_PROGRESS, dash_cb, &s) == 1);
 	CHECK_STR(s.text[0], "j5");
-	store_close(st);
-	TEST_END();
 }
 
 int
@@ -339,9 +265,10 @@ main(void)
 {
 	log_init(1, LOG_DAEMON);
 	log_procinit("test_store_hosts");
-	t_plans();
-	t_steps();
-	t_runs_lost();
-	t_dash();
+	storefix_case("store_hosts: a plan's deployments", t_plans);
+	storefix_case("store_hosts: host steps", t_steps);
+	storefix_case("store_hosts: host runs left running are lost",
+	    t_runs_lost);
+	storefix_case("store_dash: the overview's lists", t_dash);
 	TEST_EXIT();
 }
