@@ -62,6 +62,22 @@ insert(struct store *st, const char *ns, const char *job,
 	return d.d_id;
 }
 
+/* A deployment with one pre hook of revision rev: its id, or -1. */
+static int64_t
+insert_hooked(struct store *st, const char *job, enum deploy_state state,
+    const char *rev)
+{
+	struct deploy	 d;
+
+	fill(&d, "web", job, state);
+	d.d_nhooks = 1;
+	d.d_hooks[0] = (struct deploy_hook){ "pre", 0, "m", "{}", "aa",
+	    (char *)rev, 60 };
+	if (store_deploy_insert(st, &d) == -1)
+		return -1;
+	return d.d_id;
+}
+
 static void
 t_roundtrip(struct store *st)
 {
@@ -325,13 +341,14 @@ count_cb(const char *state, int64_t n, int64_t created, int64_t updated,
 	    state, (long long)n, created > 0 && updated >= created);
 }
 
+/* A row of two names and an id: registered jobs, idle hook revisions. */
 static void
-reg_cb(const char *ns, const char *job, int64_t last, void *arg)
+pair_cb(const char *a, const char *b, int64_t id, void *arg)
 {
 	struct seen	*s = arg;
 
-	s->ids[s->n % 8] = last;
-	snprintf(s->text[s->n++ % 8], sizeof(s->text[0]), "%s/%s", ns, job);
+	s->ids[s->n % 8] = id;
+	snprintf(s->text[s->n++ % 8], sizeof(s->text[0]), "%s/%s", a, b);
 }
 
 static void
@@ -351,13 +368,13 @@ t_counts_registered(struct store *st)
 
 	/* Registered: the last deployment with an eval, per job. */
 	memset(&s, 0, sizeof(s));
-	CHECK(store_deploy_registered(st, reg_cb, &s) == 0);
+	CHECK(store_deploy_registered(st, pair_cb, &s) == 0);
 	CHECK(s.n == 0);
 	CHECK(store_deploy_set_register(st, a, "e1", 1) == 0);
 	CHECK(store_deploy_set_register(st, b, "e2", 2) == 0);
 	CHECK(store_deploy_set_register(st, c, "e3", 1) == 0);
 	memset(&s, 0, sizeof(s));
-	CHECK(store_deploy_registered(st, reg_cb, &s) == 0);
+	CHECK(store_deploy_registered(st, pair_cb, &s) == 0);
 	CHECK(s.n == 2);
 	CHECK_STR(s.text[0], "ops/db");
 	CHECK(s.ids[0] == c);
@@ -368,18 +385,12 @@ t_counts_registered(struct store *st)
 static void
 t_ack_health(struct store *st)
 {
-	struct deploy	 d;
 	struct hook_run	 hr;
 	char		*h;
 	int64_t		 a, b;
 
 	/* A hook run belongs to a hook of its deployment. */
-	fill(&d, "web", "api", DS_FAILED);
-	d.d_nhooks = 1;
-	d.d_hooks[0] = (struct deploy_hook){ "pre", 0, "m", "{}", "aa",
-	    "m-aaaaaaaa", 60 };
-	CHECK(store_deploy_insert(st, &d) == 0);
-	a = d.d_id;
+	a = insert_hooked(st, "api", DS_FAILED, "m-aaaaaaaa");
 	b = insert(st, "web", "db", DS_FAILED);
 	CHECK(store_deploy_acknowledged(st, a) == 0);
 	CHECK(store_begin(st) == 0);
@@ -417,47 +428,28 @@ t_ack_health(struct store *st)
 }
 
 static void
-idle_cb(const char *rev, const char *ns, int64_t deployment, void *arg)
-{
-	struct seen	*s = arg;
-
-	s->ids[s->n % 8] = deployment;
-	snprintf(s->text[s->n++ % 8], sizeof(s->text[0]), "%s/%s", rev, ns);
-}
-
-static void
 t_idle_hooks(struct store *st)
 {
-	struct deploy	 d;
 	struct seen	 s;
 	int64_t		 a;
 
-	/* a ended with hook rev A; b is under way with rev B. */
-	fill(&d, "web", "api", DS_FAILED);
-	d.d_nhooks = 1;
-	d.d_hooks[0] = (struct deploy_hook){ "pre", 0, "m", "{}", "aa",
-	    "m-aaaaaaaa", 60 };
-	CHECK(store_deploy_insert(st, &d) == 0);
-	a = d.d_id;
-	fill(&d, "web", "api", DS_PRE_HOOKS);
-	d.d_nhooks = 1;
-	d.d_hooks[0] = (struct deploy_hook){ "pre", 0, "m", "{}", "bb",
-	    "m-bbbbbbbb", 60 };
-	CHECK(store_deploy_insert(st, &d) == 0);
+	/* a ended with hook rev A; another is under way with rev B. */
+	a = insert_hooked(st, "api", DS_FAILED, "m-aaaaaaaa");
+	CHECK(insert_hooked(st, "api", DS_PRE_HOOKS, "m-bbbbbbbb") > a);
 
 	memset(&s, 0, sizeof(s));
-	CHECK(store_deploy_idle_hooks(st, 0, idle_cb, &s) == 0);
+	CHECK(store_deploy_idle_hooks(st, 0, pair_cb, &s) == 0);
 	CHECK(s.n == 1 && s.ids[0] == a);
 	CHECK_STR(s.text[0], "m-aaaaaaaa/web");
 	/* Ended before since: not looked at. */
 	memset(&s, 0, sizeof(s));
-	CHECK(store_deploy_idle_hooks(st, time(NULL) + 10, idle_cb, &s) == 0);
+	CHECK(store_deploy_idle_hooks(st, time(NULL) + 10, pair_cb, &s) == 0);
 	CHECK(s.n == 0);
 	/* Rev A in use again by an active deployment: not idle. */
 	CHECK(storefix_exec(st, "UPDATE deployment_hooks SET revision_job_id"
 	    " = 'm-aaaaaaaa'") == 0);
 	memset(&s, 0, sizeof(s));
-	CHECK(store_deploy_idle_hooks(st, 0, idle_cb, &s) == 0);
+	CHECK(store_deploy_idle_hooks(st, 0, pair_cb, &s) == 0);
 	CHECK(s.n == 0);
 }
 
