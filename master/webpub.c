@@ -20,11 +20,14 @@
  * the answer to any write, and when there was none for WEBPUB_TICK
  * seconds (checked every second); only an answer whose bytes changed is
  * pushed.  A commit that only adds to the audit log (a login's session
- * and event: webpub_audit_only()) re-renders only the audit log's
- * documents: a burst of logins does not render every document the
- * webworker holds once per login.  A top-level "generated_at" is the
- * time the answer last changed, and does not count as a change by
- * itself.
+ * and event: webpub_audit_only()) renders nothing: the audit log's
+ * documents are marked stale (IMSG_WEB_STALE), the webworker drops them
+ * and asks for them again (WANT) on their next read, and they are
+ * rendered then, once however many logins came between.  A burst of
+ * logins costs no rendering, and the next read still sees every login
+ * answered before it (the mark goes out before the login's answer).  A
+ * top-level "generated_at" is the time the answer last changed, and
+ * does not count as a change by itself.
  */
 #include "config.h"
 
@@ -75,6 +78,7 @@ struct webpub_sub {
 	char			 ws_hash[AUTH_SHA256_HEX + 1];
 	time_t			 ws_generated;
 	int			 ws_audit;	/* the audit log's */
+	int			 ws_stale;	/* dropped until wanted again */
 };
 RB_HEAD(webpub_subs, webpub_sub);
 int	 webpub_sub_cmp(struct webpub_sub *, struct webpub_sub *);
@@ -107,6 +111,7 @@ static struct {
 	struct timespec		 flushed_at;	/* its end, monotonic */
 	uint64_t		 renders;	/* for /metrics */
 	uint64_t		 pushes;
+	uint64_t		 stales;
 	uint64_t		 resets;
 } wp = {
 	.subs = RB_INITIALIZER(&wp.subs),
@@ -549,9 +554,33 @@ out:
 }
 
 /*
- * Render what may have changed: the audit log's documents when only the
- * audit log did, else every document (also when nothing was announced:
- * before the answer to a write, whatever it changed).
+ * The audit log changed: the webworker drops ws and asks for it again
+ * when it is read (webpub_subscribe renders it then).  A stale document
+ * is not rendered by a flush.
+ */
+static void
+webpub_stale(struct webpub_sub *ws)
+{
+	struct wire_web_want	 w;
+	struct msgw		 m;
+
+	if (ws->ws_stale)
+		return;
+	ws->ws_stale = 1;
+	ws->ws_hash[0] = '\0';
+	w.cls = ws->ws_class;
+	w.target = ws->ws_target;
+	msg_init(&m);
+	wire_put_web_want(&m, &w);
+	webpub_send(&m, IMSG_WEB_STALE);
+	wp.stales++;
+}
+
+/*
+ * Push what may have changed: when only the audit log did, mark its
+ * documents stale; else render every document not stale (also when
+ * nothing was announced: before the answer to a write, whatever it
+ * changed).
  */
 void
 webpub_flush(void)
@@ -569,13 +598,17 @@ webpub_flush(void)
 	if (webpub_web() == NULL)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (!all) {
+		RB_FOREACH(ws, webpub_subs, &wp.subs)
+			if (ws->ws_audit)
+				webpub_stale(ws);
+		return;
+	}
 	RB_FOREACH(ws, webpub_subs, &wp.subs)
-		if (all || ws->ws_audit)
+		if (!ws->ws_stale)
 			webpub_render(ws, 0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	wp.flushed_at = t1;
-	if (!all)
-		return;
 	wp.flushed = t1.tv_sec;
 	/*
 	 * Rendering costs the master its loop: the next flush after a
@@ -737,6 +770,7 @@ webpub_subscribe(struct worker *w, struct imsg *imsg, int want)
 		RB_INSERT(webpub_subs, &wp.subs, ws);
 		wp.nsubs++;
 	}
+	ws->ws_stale = 0;
 	webpub_render(ws, 1);
 	return;
 bad:
@@ -807,6 +841,10 @@ webpub_metrics(struct metrics_out *mo)
 		{ "nops_web_document_pushes_total", "counter",
 		    "Read documents the master pushed to the webworker.",
 		    (int64_t)wp.pushes },
+		{ "nops_web_document_stale_total", "counter",
+		    "Read documents the master marked stale (the audit log "
+		    "after a login or logout), rendered when next read.",
+		    (int64_t)wp.stales },
 		{ "nops_web_identity_resets_total", "counter",
 		    "Whole identity tables sent to the webworker (its start, "
 		    "reloads).", (int64_t)wp.resets },

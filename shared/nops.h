@@ -80,6 +80,9 @@ enum nops_proc {
 	X(IMSG_WEB_DOC, MASTER, WEB, web_doc,				\
 	    web_docs_dispatch)						\
 		/* a read's answer, for one class */			\
+	X(IMSG_WEB_STALE, MASTER, WEB, web_want,			\
+	    web_docs_stale)						\
+		/* drop a read's answer; WANT it again when read */	\
 									\
 	/* webworker -> master */					\
 	X(IMSG_WEB_REQUEST, WEB, MASTER, web_request,			\
@@ -298,6 +301,11 @@ int		 imsg_check_payload(uint32_t type, const void *, size_t,
  * IMSG_WEB_DOC		u32 class, str target, u32 status, str content
  *			type, u32 n, n x (str header name, str value), data
  *			body.
+ * IMSG_WEB_STALE	u32 class, str target: the document changed and
+ *			the master did not render it (the audit log after a
+ *			login).  The webworker drops its answer, keeps it
+ *			wanted, and sends WANT again at its next read, which
+ *			waits for the IMSG_WEB_DOC that answers it.
  * IMSG_WEB_SEEN	u32 n, n x (u32 kind, str hash, i64 at): sessions
  *			and tokens used since the last report (the master
  *			keeps last_seen / last_used), and with at 0 sessions

@@ -72,7 +72,7 @@ struct wire_web_doc {
 void	 wire_put_web_doc(struct msgw *, const struct wire_web_doc *);
 int	 wire_get_web_doc(struct msgr *, struct wire_web_doc *);
 
-/* IMSG_WEB_WANT, IMSG_WEB_UNWANT: u32 class, str target. */
+/* IMSG_WEB_WANT, IMSG_WEB_UNWANT, IMSG_WEB_STALE: u32 class, str target. */
 struct wire_web_want {
 	uint32_t	 cls;
 	const char	*target;

@@ -228,6 +228,8 @@ size_t	 web_docs_waiting(void);
 int	 web_docs_current(uint32_t cls, const char *target, uint64_t ver);
 /* IMSG_WEB_DOC; malformed is fatal. */
 void	 web_docs_dispatch(struct imsg *);
+/* IMSG_WEB_STALE: drop a document's answer until it is read again. */
+void	 web_docs_stale(struct imsg *);
 /* A new identity table: drop every document, 503 to those waiting. */
 void	 web_docs_reset(void);
 

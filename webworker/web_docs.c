@@ -6,7 +6,9 @@
  * changes, until we say we no longer want it (IMSG_WEB_UNWANT).  So a
  * document here is always the master's latest, and a client's write,
  * whose changes the master pushes before it answers the write, is seen
- * by the client's next read.
+ * by the client's next read.  A document the master marks stale
+ * (IMSG_WEB_STALE: the audit log after a login, not rendered) loses its
+ * answer; its next read sends WANT again and waits for the new one.
  *
  * Bounds: WEB_DOCS_MAX documents and WEB_DOCS_BYTES of bodies; past
  * them the least recently read one that nobody waits for goes.  One not
@@ -62,6 +64,7 @@ struct web_doc {
 	uint32_t		 wd_class;
 	char			*wd_target;
 	int			 wd_have;	/* the master answered */
+	int			 wd_stale;	/* WANT again when read */
 	int			 wd_status;
 	char			*wd_ctype;
 	size_t			 wd_nh;
@@ -388,8 +391,14 @@ web_doc_open(uint32_t cls, const char *target, struct web_rq *rq,
 {
 	struct web_doc	*d;
 
-	if ((d = web_doc_find(cls, target)) != NULL)
+	if ((d = web_doc_find(cls, target)) != NULL) {
+		if (d->wd_stale) {
+			d->wd_stale = 0;
+			d->wd_wanted = web_now();
+			web_want_send(IMSG_WEB_WANT, cls, target);
+		}
 		return d;
+	}
 	if (web_ndocs >= WEB_DOCS_MAX && web_doc_evict(NULL) == -1) {
 		web_local_error(rq, pg, slot, clear, 503, "queue_full",
 		    "too many documents being read; try again",
@@ -562,6 +571,7 @@ web_docs_dispatch(struct imsg *imsg)
 		return;
 	}
 	web_doc_content_free(d);
+	d->wd_stale = 0;
 	if ((d->wd_ctype = strdup(a->ctype)) == NULL)
 		fatal("strdup");
 	for (i = 0; i < a->nheaders; i++)
@@ -589,6 +599,24 @@ web_docs_dispatch(struct imsg *imsg)
 }
 
 void
+web_docs_stale(struct imsg *imsg)
+{
+	struct web_doc		*d;
+	struct msgr		 r;
+	struct wire_web_want	 w;
+
+	msg_reader(&r, imsg);
+	if (wire_get_web_want(&r, &w) == -1)
+		fatalx("malformed %s (%s)", imsg_to_str(imsg->hdr.type),
+		    r.what);
+	/* Gone already (UNWANT on its way), or waited for: nothing held. */
+	if ((d = web_doc_find(w.cls, w.target)) == NULL || !d->wd_have)
+		return;
+	web_doc_content_free(d);
+	d->wd_stale = 1;
+}
+
+void
 web_docs_reset(void)
 {
 	struct web_waiters	 list = TAILQ_HEAD_INITIALIZER(list);
@@ -610,7 +638,8 @@ web_doc_late(time_t now)
 	struct web_doc	*d;
 
 	TAILQ_FOREACH(d, &web_lru, wd_lru)
-		if (!d->wd_have && now - d->wd_wanted >= WEB_DOC_WAIT)
+		if (!d->wd_have && !d->wd_stale &&
+		    now - d->wd_wanted >= WEB_DOC_WAIT)
 			return d;
 	return NULL;
 }

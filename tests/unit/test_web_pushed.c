@@ -224,6 +224,17 @@ push_doc(uint32_t cls, const char *target, int status, const char *hname,
 }
 
 static void
+push_stale(uint32_t cls, const char *target)
+{
+	struct msgw	 m;
+
+	msg_init(&m);
+	msg_add_u32(&m, cls);
+	msg_add_str(&m, target);
+	m_send(&m, IMSG_WEB_STALE, 0, -1);
+}
+
+static void
 push_class(uint32_t cls, const char *json)
 {
 	struct msgw	 m;
@@ -812,6 +823,25 @@ test_docs(void)
 	CHECK(hdr(&r, "X-Doc") == NULL);
 	push_doc(CLS_READER, "/api/v1/overview", 200, NULL, NULL, "{}");
 	CHECK(m_want(IMSG_WEB_UNWANT, CLS_READER, "/api/v1/overview"));
+	TEST_END();
+
+	TEST_BEGIN("document: a stale one is asked again at its next read");
+	push_stale(CLS_READER, "/api/v1/jobs?limit=5");
+	/* Dropped, not asked for until read: nothing goes to the master. */
+	CHECK(m_quiet(50));
+	fd = http_start(0, "GET", "/api/v1/jobs?limit=5", bearer(tok));
+	CHECK(m_want(IMSG_WEB_WANT, CLS_READER, "/api/v1/jobs?limit=5"));
+	push_doc(CLS_READER, "/api/v1/jobs?limit=5", 200, NULL, NULL,
+	    "{\"items\":[4]}");
+	CHECK(http_finish(fd, &r, 3000) == 0);
+	CHECK(r.status == 200 && body_is(&r, "{\"items\":[4]}"));
+	/* Asked once: the next read is from memory again. */
+	CHECK(http(0, "GET", "/api/v1/jobs?limit=5", cookie(sid), &r) == 0);
+	CHECK(r.status == 200 && body_is(&r, "{\"items\":[4]}"));
+	CHECK(m_quiet(50));
+	/* Stale for one that is not held: nothing happens. */
+	push_stale(CLS_READER, "/api/v1/never-read");
+	CHECK(m_quiet(50));
 	TEST_END();
 
 	TEST_BEGIN("document: public ones are class 0's; a dead cookie ends");
