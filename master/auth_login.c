@@ -34,6 +34,7 @@
 #define AUTH_SESSIONS_PER_USER	100
 #define AUTH_TOKEN_NAME_MAX	48	/* "token:" + name fits an actor */
 #define AUTH_TOKEN_TTL_MAX	(10 * 365 * 86400)
+#define AUTH_PRUNE_EVERY	60	/* s between two deletes of ended sessions */
 
 /*
  * An unknown user name is checked against a hash too, so that the
@@ -144,19 +145,23 @@ auth_session_gone(const char *hash, void *arg)
 	webpub_forget(hash);
 }
 
-/* A new session row for user; 0, or -1. */
+/*
+ * A new session row for user, its id in sid and its CSRF token in csrf;
+ * 0, or -1.
+ */
 static int
 auth_session_create(const char *user, const char *addr, char *sid,
-    time_t *expires)
+    char *csrf, time_t *expires)
 {
+	static time_t		 pruned;
 	const struct nops_conf	*conf = api_auth_conf();
 	struct store		*s = api_auth_store();
 	json_t			*groups;
 	char			 hash[AUTH_SHA256_HEX + 1];
-	char			 csrf[AUTH_SECRET_B64 + 1], chash[AUTH_SHA256_HEX + 1];
+	char			 chash[AUTH_SHA256_HEX + 1];
 	char			*gs, target[NOPS_NAME_MAX + 8];
 	time_t			 now = time(NULL);
-	int			 ok;
+	int			 ok, prune;
 
 	if (s == NULL)
 		return -1;
@@ -165,7 +170,6 @@ auth_session_create(const char *user, const char *addr, char *sid,
 	auth_csrf_token(sid, csrf);
 	/* Only its hash is kept: the token is derived again from the id. */
 	auth_sha256_hex(csrf, strlen(csrf), chash);
-	explicit_bzero(csrf, sizeof(csrf));
 	*expires = now + conf->session_lifetime;
 	groups = auth_groups_json(user);
 	if ((gs = json_dumps(groups, JSON_COMPACT)) == NULL)
@@ -176,10 +180,14 @@ auth_session_create(const char *user, const char *addr, char *sid,
 		return -1;
 	}
 	/*
-	 * Sessions that ended, and the oldest of a user with too many: the
-	 * webworker forgets those pushed out.
+	 * Sessions that ended (at most once a minute: an ended one is
+	 * refused all the same, and the webworker reports those it finds),
+	 * and the oldest of a user with too many: the webworker forgets
+	 * those pushed out.
 	 */
-	ok = store_auth_sessions_prune(s, now, now - conf->session_idle) == 0 &&
+	prune = now < pruned || now - pruned >= AUTH_PRUNE_EVERY;
+	ok = (!prune || store_auth_sessions_prune(s, now,
+	    now - conf->session_idle) == 0) &&
 	    store_auth_sessions_trim(s, user, AUTH_SESSIONS_PER_USER - 1,
 	    auth_session_gone, NULL) == 0 &&
 	    store_auth_session_insert(s, hash, user, gs, chash, now,
@@ -190,8 +198,11 @@ auth_session_create(const char *user, const char *addr, char *sid,
 	    auth_login_commit(s) == -1) {
 		store_rollback(s);
 		explicit_bzero(sid, AUTH_SECRET_B64 + 1);
+		explicit_bzero(csrf, AUTH_SECRET_B64 + 1);
 		return -1;
 	}
+	if (prune)
+		pruned = now;
 	webpub_session_add(hash, user, now, *expires);
 	return 0;
 }
@@ -215,7 +226,7 @@ auth_login_done(int result, void *arg)
 	struct api_resp		 resp;
 	struct api_req		 req;
 	char			 sid[AUTH_SECRET_B64 + 1], detail[160];
-	char			 target[80];
+	char			 csrf[AUTH_SECRET_B64 + 1], target[80];
 	time_t			 now = time(NULL), expires;
 	int			 good;
 
@@ -241,7 +252,8 @@ auth_login_done(int result, void *arg)
 		goto out;
 	}
 	snprintf(detail, sizeof(detail), "from %s", l->al_addr);
-	if (auth_session_create(l->al_user, detail, sid, &expires) == -1) {
+	if (auth_session_create(l->al_user, detail, sid, csrf,
+	    &expires) == -1) {
 		api_error(&resp, 500, "runtime_error", "cannot create the "
 		    "session");
 		goto out;
@@ -250,14 +262,13 @@ auth_login_done(int result, void *arg)
 	memset(&req, 0, sizeof(req));
 	req.ar_tls = l->al_tls;
 	api_auth_cookie_header(&resp, &req, sid, conf->session_lifetime);
-	auth_csrf_token(sid, detail);
 	resp.status = 200;
 	resp.body = jsonb_pack("{s:s,s:o,s:s,s:o,s:i}", "user", l->al_user,
-	    "groups", auth_groups_json(l->al_user), "csrf_token", detail,
+	    "groups", auth_groups_json(l->al_user), "csrf_token", csrf,
 	    "expires_at", api_time_json(expires),
 	    "idle_timeout", conf->session_idle);
 	explicit_bzero(sid, sizeof(sid));
-	explicit_bzero(detail, sizeof(detail));
+	explicit_bzero(csrf, sizeof(csrf));
 out:
 	api_later_answer(l->al_later, &resp);
 	free(l);

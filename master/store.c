@@ -48,7 +48,8 @@ struct store {
 	int			 st_lost;	/* unlinked or replaced */
 	char			 st_lostmsg[512];
 	char			 st_lasterr[256];	/* a rolled-back write's */
-	int			 st_lazy;	/* synchronous NORMAL until the end */
+	int			 st_lazy;	/* in store_begin_lazy()'s transaction */
+	int			 st_normal;	/* synchronous is NORMAL: left so */
 	int			 st_accepted;	/* opened and migrated */
 	uint64_t		 st_decide_gen;	/* store_decide_gen() */
 	/* The integrity check after a clean stop, in a thread. */
@@ -97,6 +98,7 @@ static int	 store_migrate(struct store *, const struct store_migration *,
 		    int, int, char *, size_t);
 static int	 store_exec_cached(struct store *, const char *, const char *);
 static void	 store_lazy_end(struct store *);
+static int	 store_sync_full(struct store *);
 static int	 store_companions(const char *);
 static int	 store_orphan_wal(const char *, char *, size_t);
 static void	 store_unlitter(const char *, int);
@@ -458,6 +460,13 @@ static const char store_schema_v5[] =
 	STORE_REGISTERED_AGAIN("OLD")
 	"	END;";
 
+/*
+ * Version 6: a user's sessions by age, for the trim at each login
+ * (store_auth_sessions_trim), which scanned the whole table.
+ */
+static const char store_schema_v6[] =
+	"CREATE INDEX sessions_user ON sessions (user, created_at);";
+
 /* Append only; never edit a step that has been released. */
 static const struct store_migration store_migrations[] = {
 	{ "initial schema", store_schema_v1, 0 },
@@ -467,6 +476,7 @@ static const struct store_migration store_migrations[] = {
 	    0 },
 	{ "the last registered deployment of each job; ended deployments "
 	    "by end", store_schema_v5, 0 },
+	{ "sessions by user", store_schema_v6, 0 },
 };
 
 static int
@@ -1339,6 +1349,19 @@ store_done(sqlite3_stmt *st)
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
+/*
+ * A write about to run in autocommit while synchronous is still NORMAL
+ * from a lazy transaction: FULL first.  Should that fail (it is logged)
+ * the write still runs, and the next one tries again.
+ */
+static void
+store_prepared_write(struct store *st, sqlite3_stmt *stmt)
+{
+	if (st->st_normal && !st->st_lazy && !sqlite3_stmt_readonly(stmt) &&
+	    !store_in_transaction(st))
+		(void)store_sync_full(st);
+}
+
 sqlite3_stmt *
 store_prepare(struct store *st, const char *sql)
 {
@@ -1350,6 +1373,7 @@ store_prepare(struct store *st, const char *sql)
 		/* reset returns the last step's error: not ours to report */
 		(void)sqlite3_reset(ss->ss_stmt);
 		(void)sqlite3_clear_bindings(ss->ss_stmt);
+		store_prepared_write(st, ss->ss_stmt);
 		return (ss->ss_stmt);
 	}
 	if ((ss = calloc(1, sizeof(*ss))) == NULL ||
@@ -1373,6 +1397,7 @@ store_prepare(struct store *st, const char *sql)
 		goto fail;
 	}
 	RB_INSERT(store_stmts, &st->st_stmts, ss);
+	store_prepared_write(st, ss->ss_stmt);
 	return (ss->ss_stmt);
 
  fail:
@@ -1470,6 +1495,8 @@ store_begin(struct store *st)
 	}
 	if (store_check(st) == -1)
 		return (-1);
+	if (st->st_normal && !st->st_lazy && store_sync_full(st) == -1)
+		return (-1);
 	return (store_exec_cached(st, "BEGIN IMMEDIATE", "begin"));
 }
 
@@ -1480,9 +1507,17 @@ store_begin_lazy(struct store *st)
 		log_warnx("store: begin: a transaction is already open");
 		return (-1);
 	}
-	if (store_exec_cached(st, "PRAGMA synchronous = NORMAL",
-	    "synchronous") == -1)
-		return (-1);
+	/*
+	 * Left NORMAL afterwards (the pragma costs a parse each time): the
+	 * next write that is not lazy sets FULL first (store_sync_full), so
+	 * a burst of logins sets it once.
+	 */
+	if (!st->st_normal) {
+		if (store_exec_cached(st, "PRAGMA synchronous = NORMAL",
+		    "synchronous") == -1)
+			return (-1);
+		st->st_normal = 1;
+	}
 	st->st_lazy = 1;
 	if (store_begin(st) == -1) {
 		store_lazy_end(st);
@@ -1491,15 +1526,27 @@ store_begin_lazy(struct store *st)
 	return (0);
 }
 
-/* Back to the default every other transaction keeps: FULL. */
+/* The lazy transaction ended; synchronous stays NORMAL until a write. */
 static void
 store_lazy_end(struct store *st)
 {
-	if (!st->st_lazy)
-		return;
 	st->st_lazy = 0;
-	(void)store_exec_cached(st, "PRAGMA synchronous = FULL",
-	    "synchronous");
+}
+
+/*
+ * Back to the default every other write keeps: FULL, before a
+ * transaction that is not lazy begins, or a write runs in autocommit.
+ */
+static int
+store_sync_full(struct store *st)
+{
+	st->st_normal = 0;	/* before: the pragma is prepared here too */
+	if (store_exec_cached(st, "PRAGMA synchronous = FULL",
+	    "synchronous") == -1) {
+		st->st_normal = 1;
+		return (-1);
+	}
+	return (0);
 }
 
 int

@@ -193,9 +193,10 @@ store_auth_sessions_trim(struct store *s, const char *user, int keep,
 	sqlite3_stmt	*st;
 	int		 rc;
 
+	/* Past the newest keep, by sessions_user: no scan, no temp table. */
 	if ((st = store_prepare(s, "DELETE FROM sessions WHERE"
-	    " user = ?1 AND id_hash NOT IN (SELECT id_hash FROM sessions"
-	    " WHERE user = ?1 ORDER BY created_at DESC LIMIT ?2)"
+	    " id_hash IN (SELECT id_hash FROM sessions WHERE user = ?1"
+	    " ORDER BY created_at DESC LIMIT -1 OFFSET ?2)"
 	    " RETURNING id_hash")) == NULL)
 		return -1;
 	sqlite3_bind_text(st, 1, user, -1, SQLITE_TRANSIENT);

@@ -23,6 +23,7 @@
 #include "log.h"
 #include "store.h"
 #include "store_priv.h"
+#include "store_auth.h"
 #include "test.h"
 
 static char	 tmpdir[] = "/tmp/test_store.XXXXXX";
@@ -330,6 +331,37 @@ t_file_settings(void)
 	/* the WAL inherits the database file's mode */
 	CHECK(stat(tpath("settings.db-wal"), &sb) == 0 &&
 	    (sb.st_mode & 07777) == 0600);
+	store_close(st);
+	rmdb(path);
+	TEST_END();
+
+	TEST_BEGIN("a lazy transaction leaves NORMAL; the next write, FULL");
+	st = store_open(path, err, sizeof(err));
+	CHECK(st != NULL);
+	if (st == NULL) {
+		TEST_END();
+		return;
+	}
+	CHECK(store_begin_lazy(st) == 0);
+	CHECK(qint(store_db(st), "PRAGMA synchronous") == 1);
+	CHECK(store_event(st, "alice", "auth.login", "user/alice", NULL) > 0);
+	CHECK(store_commit(st) == 0);
+	/* Left so for the next lazy one; a read does not change it. */
+	CHECK(qint(store_db(st), "PRAGMA synchronous") == 1);
+	CHECK(store_begin_lazy(st) == 0);
+	CHECK(store_rollback(st) == 0);
+	CHECK(qint(store_db(st), "PRAGMA synchronous") == 1);
+	/* A transaction that is not lazy begins at FULL. */
+	CHECK(store_begin(st) == 0);
+	CHECK(qint(store_db(st), "PRAGMA synchronous") == 2);
+	CHECK(store_event(st, "system", "daemon.stop", NULL, NULL) > 0);
+	CHECK(store_commit(st) == 0);
+	CHECK(qint(store_db(st), "PRAGMA synchronous") == 2);
+	/* So does a write in autocommit, prepared by the store. */
+	CHECK(store_begin_lazy(st) == 0 && store_commit(st) == 0);
+	CHECK(qint(store_db(st), "PRAGMA synchronous") == 1);
+	CHECK(store_auth_session_seen(st, "none", 100) == 0);
+	CHECK(qint(store_db(st), "PRAGMA synchronous") == 2);
 	store_close(st);
 	rmdb(path);
 	TEST_END();
