@@ -56,6 +56,13 @@ static void	 act_deploy_now(struct action_ctx *, json_t *,
 	"is paused; resume it first" }
 #define R_NOT_SUSPENDED	{ ACOND_NOT_SUSPENDED, 409, "conflict", \
 	"is suspended; unsuspend it first" }
+#define R_DEPLOYED	{ ACOND_DEPLOYED, 409, "conflict", \
+	"has nothing deployed: no deployment of it completed" }
+#define R_IDLE		{ ACOND_IDLE, 429, "queue_full", \
+	"has a deployment under way; try again when it ends" }
+#define R_CAN_SUSPEND	{ ACOND_CAN_SUSPEND, 422, "invalid_configuration", \
+	"is a job type suspend means nothing for (only service and system " \
+	"jobs can be suspended)" }
 
 #define INPUT_REASON_OPT \
 	"{\"type\":\"object\",\"properties\":{\"reason\":{\"type\":\"string\"," \
@@ -119,41 +126,26 @@ static const struct action_def action_table[] = {
 	    "stopped: every later deployment carries the suspend",
 	    "Stop every allocation of this job until it is unsuspended?",
 	    0, -1,
-	    { { ACOND_MANAGED, 404, "not_found", "is not a managed job in "
-	    "git" }, { ACOND_DEPLOYED, 409, "conflict", "has nothing "
-	    "deployed: no deployment of it completed" },
+	    { R_MANAGED, R_DEPLOYED,
 	    { ACOND_MAY_SUSPEND, 409, "conflict", "is already suspended" },
-	    { ACOND_IDLE, 429, "queue_full", "has a deployment under way; "
-	    "try again when it ends" },
-	    { ACOND_CAN_SUSPEND, 422, "invalid_configuration", "is a job "
-	    "type suspend means nothing for (only service and system jobs "
-	    "can be suspended)" } }, INPUT_REASON_OPT, suspend_action },
+	    R_IDLE, R_CAN_SUSPEND }, INPUT_REASON_OPT, suspend_action },
 	{ "unsuspend", ACTION_ON_JOB, CAP_SUSPEND, ACTION_TOGGLE,
 	    "Unsuspend", "Start the job again: register the spec of its last "
 	    "successful deployment (not one that only failed)", NULL, 0, -1,
-	    { { ACOND_MANAGED, 404, "not_found", "is not a managed job in "
-	    "git" }, { ACOND_DEPLOYED, 409, "conflict", "has nothing "
-	    "deployed: no deployment of it completed" },
+	    { R_MANAGED, R_DEPLOYED,
 	    { ACOND_MAY_UNSUSPEND, 409, "conflict", "is not suspended" },
-	    { ACOND_IDLE, 429, "queue_full", "has a deployment under way; "
-	    "try again when it ends" },
-	    { ACOND_CAN_SUSPEND, 422, "invalid_configuration", "is a job "
-	    "type suspend means nothing for (only service and system jobs "
-	    "can be suspended)" } }, NULL, suspend_undo_action },
+	    R_IDLE, R_CAN_SUSPEND }, NULL, suspend_undo_action },
 	/* Every operation <job>.<operation> the deployed revision has. */
 	{ "*", ACTION_ON_JOB, CAP_OPERATE, ACTION_OPERATION,
 	    NULL, NULL, NULL, 0, -1,
-	    { { ACOND_MANAGED, 404, "not_found", "is not a managed job in "
-	    "git" }, { ACOND_DEPLOYED, 409, "conflict", "has nothing "
-	    "deployed: no deployment of it completed" },
+	    { R_MANAGED, R_DEPLOYED,
 	    { ACOND_HAS_OPERATION, 404, "not_found", "has no such operation "
 	    "in its deployed revision" },
 	    { ACOND_OPERATIONS, 422, "invalid_configuration", "was deployed "
 	    "by a revision that cannot do this operation (it is invalid "
 	    "there)" },
 	    { ACOND_NOT_SUSPENDED, 409, "conflict", "is suspended" },
-	    { ACOND_IDLE, 429, "queue_full", "has a deployment under way; "
-	    "try again when it ends" } }, NULL, operation_action },
+	    R_IDLE }, NULL, operation_action },
 	/* Every operation <host>.<operation> of a plan's host, as deployed. */
 	{ "*", ACTION_ON_HOST, CAP_OPERATE | CAP_HOSTS, ACTION_OPERATION,
 	    NULL, NULL, NULL, 0, -1,
@@ -636,16 +628,11 @@ action_api_deployment(struct api_req *req, struct api_resp *resp)
 	struct action_ctx	 ac;
 	struct deploy		 d;
 	json_t			*body;
-	const char		*errstr = NULL;
 	int64_t			 id;
 	int			 rc;
 
-	id = strtonum(req->ar_args[0], 1, INT64_MAX, &errstr);
-	if (errstr != NULL) {
-		api_error(resp, 404, "not_found", "no deployment %s",
-		    req->ar_args[0]);
+	if (api_engine_deploy_id(req, resp, &id) == -1)
 		return;
-	}
 	if ((ad = action_find(ACTION_ON_DEPLOYMENT, req->ar_args[1])) ==
 	    NULL) {
 		action_not_found(resp, ACTION_ON_DEPLOYMENT, req->ar_args[1]);
@@ -654,13 +641,7 @@ action_api_deployment(struct api_req *req, struct api_resp *resp)
 	if ((body = api_json_body(req, resp)) == NULL)
 		return;
 	if ((rc = store_deploy_load(engine_store(), id, &d)) != 0) {
-		if (rc == 1)
-			api_error(resp, 404, "not_found", "no deployment %lld",
-			    (long long)id);
-		else
-			api_error(resp, 500, "runtime_error", "deployment "
-			    "%lld: the database: %s", (long long)id,
-			    store_error(engine_store()));
+		api_engine_deploy_error(resp, rc, id);
 		json_decref(body);
 		return;
 	}

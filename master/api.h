@@ -145,6 +145,9 @@ struct deploy;
 struct ejob;
 /* A deployment's summary, as the lists and the actions answer it. */
 json_t	*api_engine_deploy_json(const struct deploy *);
+/* A deployment's id from the path (404 if none), and a failed load's answer. */
+int	 api_engine_deploy_id(struct api_req *, struct api_resp *, int64_t *);
+void	 api_engine_deploy_error(struct api_resp *, int rc, int64_t id);
 /* The procedure of deploy-now (the action table's row). */
 void	 api_engine_deploy_now(struct api_req *, struct api_resp *,
 	    struct ejob *);

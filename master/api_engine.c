@@ -351,8 +351,8 @@ api_event_cb(const struct store_event_row *r, void *arg)
 }
 
 /* store_deploy_load() said 1 (no such row) or -1: a store error, as itself. */
-static void
-api_store_or_404(struct api_resp *resp, int rc, int64_t id)
+void
+api_engine_deploy_error(struct api_resp *resp, int rc, int64_t id)
 {
 	if (rc == 1)
 		api_error(resp, 404, "not_found", "no deployment %lld",
@@ -363,8 +363,9 @@ api_store_or_404(struct api_resp *resp, int rc, int64_t id)
 		    store_error(engine_store()));
 }
 
-static int
-api_deployment_id(struct api_req *req, struct api_resp *resp, int64_t *id)
+/* The deployment id of the path's first argument; 404 if it is none. */
+int
+api_engine_deploy_id(struct api_req *req, struct api_resp *resp, int64_t *id)
 {
 	const char	*errstr = NULL;
 
@@ -436,10 +437,10 @@ api_deployment(struct api_req *req, struct api_resp *resp)
 	int64_t		 id;
 	int		 rc;
 
-	if (api_deployment_id(req, resp, &id) == -1)
+	if (api_engine_deploy_id(req, resp, &id) == -1)
 		return;
 	if ((rc = store_deploy_load(engine_store(), id, &d)) != 0) {
-		api_store_or_404(resp, rc, id);
+		api_engine_deploy_error(resp, rc, id);
 		return;
 	}
 	o = api_deploy_json(&d);
