@@ -193,6 +193,7 @@ deploy_git_change(struct store *s, struct deploy *d)
 	    deploy_git_change_cb, d);
 }
 
+/* Alike on purpose: detect_job_free (engine_detect.c) frees another struct. */
 void
 deploy_free(struct deploy *d)
 {
@@ -222,18 +223,24 @@ deploy_free(struct deploy *d)
 	free(d->d_vars_source);
 	free(d->d_base_commit);
 	free(d->d_git_change);
-	for (i = 0; i < d->d_nhooks; i++) {
-		free(d->d_hooks[i].dh_phase);
-		free(d->d_hooks[i].dh_hook_id);
-		if (d->d_hooks[i].dh_spec != NULL) {
-			explicit_bzero(d->d_hooks[i].dh_spec,
-			    strlen(d->d_hooks[i].dh_spec));
-			free(d->d_hooks[i].dh_spec);
-		}
-		free(d->d_hooks[i].dh_spec_hash);
-		free(d->d_hooks[i].dh_revision);
-	}
+	for (i = 0; i < d->d_nhooks; i++)
+		deploy_hook_free(&d->d_hooks[i]);
 	memset(d, 0, sizeof(*d));
+}
+
+/* One hook of a deployment or of a job as planned (engine_detect.c). */
+void
+deploy_hook_free(struct deploy_hook *dh)
+{
+	free(dh->dh_phase);
+	free(dh->dh_hook_id);
+	if (dh->dh_spec != NULL) {
+		/* The hook job's spec may hold secrets too. */
+		explicit_bzero(dh->dh_spec, strlen(dh->dh_spec));
+		free(dh->dh_spec);
+	}
+	free(dh->dh_spec_hash);
+	free(dh->dh_revision);
 }
 
 void

@@ -137,6 +137,7 @@ int		 deploy_move(struct store *, int64_t id, enum deploy_state from,
 int		 deploy_git_change(struct store *, struct deploy *);
 
 void		 deploy_free(struct deploy *);
+void		 deploy_hook_free(struct deploy_hook *);
 
 void		 deploy_hookrun_free(struct hook_run *);
 

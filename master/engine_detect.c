@@ -123,6 +123,7 @@ detect_job_park(struct ejob *ej)
 	ej->ej_job = NULL;
 }
 
+/* Alike on purpose: deploy_free (deploy.c) frees another struct. */
 void
 detect_job_free(struct ejob *ej)
 {
@@ -138,13 +139,8 @@ detect_job_free(struct ejob *ej)
 	free(ej->ej_spec);
 	meta_free(&ej->ej_meta);
 	free(ej->ej_error);
-	for (i = 0; i < ej->ej_nhooks; i++) {
-		free(ej->ej_hooks[i].dh_phase);
-		free(ej->ej_hooks[i].dh_hook_id);
-		free(ej->ej_hooks[i].dh_spec);
-		free(ej->ej_hooks[i].dh_spec_hash);
-		free(ej->ej_hooks[i].dh_revision);
-	}
+	for (i = 0; i < ej->ej_nhooks; i++)
+		deploy_hook_free(&ej->ej_hooks[i]);
 	free(ej->ej_hooks);
 	free(ej->ej_hook_error);
 	operation_frozen_free(ej);
