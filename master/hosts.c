@@ -334,6 +334,22 @@ hosts_host_get(const char *repo, const char *name, int create)
 	return hh;
 }
 
+/*
+ * The first line of *s into buf and *s past it: "" when it does not fit
+ * in n bytes (a store path cut short would name another path).
+ */
+void
+hosts_line(const char **s, char *buf, size_t n)
+{
+	size_t	 len = strcspn(*s, "\n");
+
+	if (len >= n)
+		len = 0;
+	memcpy(buf, *s, len);
+	buf[len] = '\0';
+	*s += len + ((*s)[len] == '\n');
+}
+
 struct hosts_host *
 hosts_host_first(void)
 {

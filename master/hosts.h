@@ -75,6 +75,8 @@ const struct nops_conf *hosts_conf(void);
 json_t	*hosts_json(void);	/* GET /api/v1/hosts */
 /* Redact secrets from host output, in place. */
 void	 hosts_redact(char *);
+/* The next line of command output (hosts.c). */
+void	 hosts_line(const char **, char *, size_t);
 struct store *hosts_store(void);
 /* What a host was seen running (for a step's goal and resume). */
 void	 hosts_seen(const char *repo, const char *host, const char *current,

@@ -47,17 +47,24 @@ struct hosts_probe {
 
 static void	 hosts_decide(const char *repo);
 
-/* The first line of s (at most n bytes) into buf, for a store path. */
-static void
-hosts_line(const char **s, char *buf, size_t n)
+/* The plan git has now, if it has no error: one to probe and decide. */
+static const struct plan *
+hosts_plan_whole(const char *repo, const char **commit)
 {
-	size_t	 len = strcspn(*s, "\n");
+	const struct plan	*pl;
 
-	if (len >= n)
-		len = 0;
-	memcpy(buf, *s, len);
-	buf[len] = '\0';
-	*s += len + ((*s)[len] == '\n');
+	if ((pl = plans_get(repo, commit)) == NULL || pl->pl_nerrors_all > 0)
+		return NULL;
+	return pl;
+}
+
+/* The state of the plan's i-th host, made if new; NULL: it is in no phase. */
+static struct hosts_host *
+hosts_phase_host(const struct plan *pl, size_t i, const char *repo)
+{
+	if (pl->pl_hosts[i].ph_phase < 0)
+		return NULL;
+	return hosts_host_get(repo, pl->pl_hosts[i].ph_name, 1);
 }
 
 static void
@@ -109,12 +116,11 @@ hosts_probe_repo(const char *repo)
 	struct hosts_probe	*hp;
 	size_t			 i;
 
-	if ((pl = plans_get(repo, &commit)) == NULL || pl->pl_nerrors_all > 0)
+	if ((pl = hosts_plan_whole(repo, &commit)) == NULL)
 		return;
 	for (i = 0; i < pl->pl_nhosts; i++) {
-		if (pl->pl_hosts[i].ph_phase < 0)
+		if ((hh = hosts_phase_host(pl, i, repo)) == NULL)
 			continue;
-		hh = hosts_host_get(repo, pl->pl_hosts[i].ph_name, 1);
 		if (hh->hh_probing)
 			continue;
 		if ((hp = calloc(1, sizeof(*hp))) == NULL ||
@@ -287,12 +293,11 @@ hosts_decide(const char *repo)
 	size_t			 i, ndrift = 0;
 	int			 rc;
 
-	if ((pl = plans_get(repo, &commit)) == NULL || pl->pl_nerrors_all > 0)
+	if ((pl = hosts_plan_whole(repo, &commit)) == NULL)
 		return;
 	for (i = 0; i < pl->pl_nhosts; i++) {
-		if (pl->pl_hosts[i].ph_phase < 0)
+		if ((hh = hosts_phase_host(pl, i, repo)) == NULL)
 			continue;
-		hh = hosts_host_get(repo, pl->pl_hosts[i].ph_name, 1);
 		if (hh->hh_error != NULL || hh->hh_current == NULL ||
 		    strcmp(hh->hh_current, pl->pl_hosts[i].ph_system) != 0)
 			ndrift++;

@@ -216,18 +216,6 @@ hoststep_tail(const char *out, size_t max)
 	return out;
 }
 
-void
-hoststep_line(const char **s, char *buf, size_t n)
-{
-	size_t	 len = strcspn(*s, "\n");
-
-	if (len >= n)
-		len = 0;
-	memcpy(buf, *s, len);
-	buf[len] = '\0';
-	*s += len + ((*s)[len] == '\n');
-}
-
 int
 hoststep_ssh(struct hoststep *hs, const char *cmd, int timeout,
     const char *in, int fd, hosts_ssh_cb cb)

@@ -81,7 +81,6 @@ void	 hoststep_fail(struct hoststep *, const char *fmt, ...)
 void	 hoststep_next(struct hoststep *);
 void	 hoststep_sub(struct hoststep *);
 const char *hoststep_tail(const char *, size_t);
-void	 hoststep_line(const char **, char *, size_t);
 int	 hoststep_ssh(struct hoststep *, const char *cmd, int timeout,
 	    const char *in, int fd, hosts_ssh_cb);
 const char *hoststep_stage(const struct hosts_ssh_res *);

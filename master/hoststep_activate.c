@@ -47,7 +47,7 @@ hoststep_activate_done(const struct hosts_ssh_res *res, void *arg)
 	hs->hs_ssh = 0;
 	/* The goal the host chose (auto), before anything else it says. */
 	if ((g = strstr(res->hr_out, "nops-goal ")) != NULL) {
-		hoststep_line(&g, goal, sizeof(goal));
+		hosts_line(&g, goal, sizeof(goal));
 		if ((gi = plan_goal_parse(goal + 10)) > 0 &&
 		    gi != hs->hs_goal) {
 			hs->hs_goal = gi;
@@ -113,7 +113,7 @@ hoststep_confirm_done(const struct hosts_ssh_res *res, void *arg)
 		    hoststep_tail(res->hr_shown, 256));
 		return;
 	}
-	hoststep_line(&p, cur, sizeof(cur));
+	hosts_line(&p, cur, sizeof(cur));
 	hosts_seen(hs->hs_repo, hs->hs_host->ph_name, cur, NULL, NULL);
 	if (strcmp(cur, hs->hs_host->ph_system) != 0) {
 		hoststep_fail(hs, "after the activation the host runs %s, not "

@@ -63,9 +63,9 @@ hoststep_probe_done(const struct hosts_ssh_res *res, void *arg)
 		    hoststep_tail(res->hr_shown, 512));
 		return;
 	}
-	hoststep_line(&p, hs->hs_current, sizeof(hs->hs_current));
-	hoststep_line(&p, hs->hs_booted, sizeof(hs->hs_booted));
-	hoststep_line(&p, hs->hs_profile, sizeof(hs->hs_profile));
+	hosts_line(&p, hs->hs_current, sizeof(hs->hs_current));
+	hosts_line(&p, hs->hs_booted, sizeof(hs->hs_booted));
+	hosts_line(&p, hs->hs_profile, sizeof(hs->hs_profile));
 	hosts_seen(hs->hs_repo, hs->hs_host->ph_name, hs->hs_current,
 	    hs->hs_booted, NULL);
 
@@ -73,7 +73,7 @@ hoststep_probe_done(const struct hosts_ssh_res *res, void *arg)
 	if ((missing = calloc(1, strlen(hs->hs_closure) + 1)) == NULL)
 		fatal("calloc");
 	for (q = hs->hs_closure; *q != '\0'; ) {
-		hoststep_line(&q, path, sizeof(path));
+		hosts_line(&q, path, sizeof(path));
 		if (plan_store_path_ok(path) && strstr(p, path) != NULL) {
 			memcpy(missing + len, path, strlen(path));
 			len += strlen(path);
