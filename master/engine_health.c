@@ -132,6 +132,13 @@ health_str(const json_t *o, const char *key)
 	return s != NULL ? s : "";
 }
 
+/* A number of Nomad's, for a pack's "I" (0 when it is not one). */
+static json_int_t
+health_int(const json_t *o, const char *key)
+{
+	return (json_int_t)json_integer_value(json_object_get(o, key));
+}
+
 /* An allocation's health in its deployment: 1, 0, or -1 not set. */
 static int
 health_alloc_healthy(const json_t *a)
@@ -255,16 +262,11 @@ health_groups_json(const struct astep *as, const json_t *dep,
 		json_object_foreach(json_object_get(dep, "TaskGroups"), k, g) {
 			o = jsonb_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:b}",
 			    "name", k,
-			    "desired", (json_int_t)json_integer_value(
-			    json_object_get(g, "DesiredTotal")),
-			    "placed", (json_int_t)json_integer_value(
-			    json_object_get(g, "PlacedAllocs")),
-			    "healthy", (json_int_t)json_integer_value(
-			    json_object_get(g, "HealthyAllocs")),
-			    "unhealthy", (json_int_t)json_integer_value(
-			    json_object_get(g, "UnhealthyAllocs")),
-			    "desired_canaries", (json_int_t)json_integer_value(
-			    json_object_get(g, "DesiredCanaries")),
+			    "desired", health_int(g, "DesiredTotal"),
+			    "placed", health_int(g, "PlacedAllocs"),
+			    "healthy", health_int(g, "HealthyAllocs"),
+			    "unhealthy", health_int(g, "UnhealthyAllocs"),
+			    "desired_canaries", health_int(g, "DesiredCanaries"),
 			    "placed_canaries", (json_int_t)json_array_size(
 			    json_object_get(g, "PlacedCanaries")),
 			    "promoted", json_is_true(json_object_get(g,
@@ -376,8 +378,7 @@ health_progress_json(const struct astep *as, const json_t *dep)
 		    "id", health_str(dep, "ID"),
 		    "status", health_str(dep, "Status"),
 		    "description", health_str(dep, "StatusDescription"),
-		    "job_version", (json_int_t)json_integer_value(
-		    json_object_get(dep, "JobVersion")));
+		    "job_version", health_int(dep, "JobVersion"));
 	return jsonb_pack("{s:I,s:o,s:o,s:o,s:o}",
 	    "job_version", (json_int_t)as->as_version,
 	    "nomad_deployment", nd,
@@ -554,6 +555,7 @@ health_dep_read(struct nomad_result *res, void *arg)
 		health_evaluate(as, NULL);
 }
 
+/* Alike on purpose: a step's callback, as hook_polled (engine_hooks.c). */
 static void
 health_allocs_read(struct nomad_result *res, void *arg)
 {
