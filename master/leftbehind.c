@@ -383,6 +383,7 @@ fail:
 	    "%s", store_error(s));
 }
 
+/* Alike on purpose: each module's route table (hosts_ops.c, operation.c). */
 const struct api_route leftbehind_routes[] = {
 	{ "GET",    "/api/v1/deployments/left-behind/*", 1, lb_list, CAP_READ,
 	    API_NS_DEPLOYMENT },

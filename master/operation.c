@@ -98,6 +98,7 @@ static void
 op_error(struct op_frozen *of, const char *fmt, ...)
     __attribute__((__format__(printf, 2, 3)));
 
+/* Alike on purpose: a printf-style setter, as api_error_json (api.c). */
 static void
 op_error(struct op_frozen *of, const char *fmt, ...)
 {
@@ -1589,6 +1590,7 @@ op_api_run(struct api_req *req, struct api_resp *resp)
 	resp->body = run;
 }
 
+/* Alike on purpose: each module's route table (hosts_ops.c, leftbehind.c). */
 const struct api_route operation_routes[] = {
 	{ "GET", "/api/v1/jobs/*/*/operations/runs", 1, op_api_runs, CAP_READ,
 	    API_NS_JOB },
