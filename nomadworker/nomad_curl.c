@@ -7,11 +7,13 @@
 
 #include <sys/types.h>
 #include <sys/time.h>
+#include <string.h>
 
 #include <curl/curl.h>
 #include <event2/event.h>
 
 #include "log.h"
+#include "nops.h"
 #include "nomad_curl.h"
 
 static void
@@ -128,4 +130,36 @@ curl_loop_init(struct curl_loop *cl, struct event_base *base,
 	curl_multi_setopt(cl->cl_multi, CURLMOPT_TIMERFUNCTION,
 	    curl_loop_timer_set_cb);
 	curl_multi_setopt(cl->cl_multi, CURLMOPT_TIMERDATA, cl);
+}
+
+void
+nomad_curl_opts(CURL *e, const char *url, long timeout_ms, long connect_ms,
+    char *errbuf, curl_write_callback write_cb, void *arg)
+{
+	curl_easy_setopt(e, CURLOPT_URL, url);
+	/* Only http(s), never a redirect, no proxy from the environment. */
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(e, CURLOPT_PROXY, "");
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
+	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, arg);
+	curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)arg);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, "nops/" NOPS_VERSION);
+}
+
+void
+nomad_curl_headers_free(struct curl_slist *headers)
+{
+	struct curl_slist	*h;
+
+	for (h = headers; h != NULL; h = h->next)
+		explicit_bzero(h->data, strlen(h->data));
+	curl_slist_free_all(headers);
 }

@@ -18,5 +18,10 @@ struct curl_loop {
 
 void	 curl_loop_init(struct curl_loop *, struct event_base *,
 	    void (*done)(char *, CURLcode));
+/* The options every transfer of the worker has; arg is also its PRIVATE. */
+void	 nomad_curl_opts(CURL *, const char *url, long timeout_ms,
+	    long connect_ms, char *errbuf, curl_write_callback, void *arg);
+/* Wipe (they may hold a token) and free a transfer's headers. */
+void	 nomad_curl_headers_free(struct curl_slist *);
 
 #endif /* NOPS_NOMAD_CURL_H */

@@ -169,14 +169,10 @@ nomad_http_configured(void)
 static void
 http_free(struct http_req *hr)
 {
-	struct curl_slist	*h;
-
 	if (hr->hr_easy != NULL)
 		curl_easy_cleanup(hr->hr_easy);
-	/* The token header: wipe it before the list goes back to malloc. */
-	for (h = hr->hr_headers; h != NULL; h = h->next)
-		explicit_bzero(h->data, strlen(h->data));
-	curl_slist_free_all(hr->hr_headers);
+	/* The token header: wiped before the list goes back to malloc. */
+	nomad_curl_headers_free(hr->hr_headers);
 	if (hr->hr_retry != NULL)
 		event_free(hr->hr_retry);
 	nomad_wire_free(&hr->hr_wire);
@@ -204,8 +200,8 @@ http_answer(struct http_req *hr, uint32_t status, const char *error)
 }
 
 /* Answer a request that never reached curl (bad config, bad request). */
-static void
-http_refuse(uint32_t id, const char *error)
+void
+nomad_http_refuse(uint32_t id, const char *error)
 {
 	struct nomad_answer	 an;
 
@@ -342,20 +338,11 @@ http_setopts(struct http_req *hr)
 	struct curl_blob blob;
 	long		 connect_ms;
 
-	curl_easy_setopt(e, CURLOPT_URL, hr->hr_url);
-	/* Only http(s), never a redirect, no proxy from the environment. */
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(e, CURLOPT_PROXY, "");
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)hr->hr_timeout_ms);
 	connect_ms = hr->hr_timeout_ms < HTTP_CONNECT_MS ?
 	    hr->hr_timeout_ms : HTTP_CONNECT_MS;
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
+	nomad_curl_opts(e, hr->hr_url, (long)hr->hr_timeout_ms, connect_ms,
+	    hr->hr_errbuf, http_write_cb, hr);
 	curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "gzip");
-	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
 	if (http_conf.hc_ca != NULL) {
 		/* The configured CA only, from memory: no file after start. */
 		blob.data = http_conf.hc_ca;
@@ -365,13 +352,8 @@ http_setopts(struct http_req *hr)
 		curl_easy_setopt(e, CURLOPT_CAINFO, NULL);
 		curl_easy_setopt(e, CURLOPT_CAPATH, NULL);
 	}
-	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, hr->hr_errbuf);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, http_write_cb);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, hr);
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, http_header_cb);
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, hr);
-	curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)hr);
-	curl_easy_setopt(e, CURLOPT_USERAGENT, "nops/" NOPS_VERSION);
 	/*
 	 * libcurl silently sends a request again when a reused keep-alive
 	 * connection turns out closed.  Nomad may have acted on the first
@@ -397,7 +379,7 @@ nomad_http_start(uint32_t id, struct nomad_wire *w, uint32_t timeout_ms)
 
 	if (http_conf.hc_base == NULL) {
 		nomad_wire_free(w);
-		http_refuse(id, "the nomadworker has no Nomad address");
+		nomad_http_refuse(id, "the nomadworker has no Nomad address");
 		return;
 	}
 	if ((hr = calloc(1, sizeof(*hr))) == NULL)

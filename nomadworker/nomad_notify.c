@@ -28,6 +28,7 @@
 #include "nops.h"
 #include "proc.h"
 #include "wire_notify.h"
+#include "nomadworker.h"
 #include "nomad_notify.h"
 #include "nomad_curl.h"
 
@@ -60,8 +61,7 @@ nn_result(uint32_t id, uint32_t status, const char *error)
 
 	msg_init(&m);
 	wire_put_notify_result(&m, &n);
-	if (imsgev_send(nn_iev, &m, IMSG_NOTIFY_RESULT, id, -1) == -1)
-		fatal("%s", imsg_to_str(IMSG_NOTIFY_RESULT));
+	nomad_send(nn_iev, &m, IMSG_NOTIFY_RESULT, id);
 }
 
 /* The receiver's answer is not ours to keep; only its size is bounded. */
@@ -80,14 +80,10 @@ nn_write_cb(char *data, size_t size, size_t n, void *arg)
 static void
 nn_free(struct notify_req *nr)
 {
-	struct curl_slist	*h;
-
 	if (nr->nr_easy != NULL)
 		curl_easy_cleanup(nr->nr_easy);
 	/* The Authorization header holds the token. */
-	for (h = nr->nr_headers; h != NULL; h = h->next)
-		explicit_bzero(h->data, strlen(h->data));
-	curl_slist_free_all(nr->nr_headers);
+	nomad_curl_headers_free(nr->nr_headers);
 	free(nr->nr_body);
 	free(nr);
 }
@@ -171,24 +167,11 @@ nomad_notify(struct imsg *imsg)
 	if ((nr->nr_easy = e = curl_easy_init()) == NULL)
 		fatalx("curl_easy_init");
 
-	curl_easy_setopt(e, CURLOPT_URL, n.url);
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(e, CURLOPT_PROXY, "");
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)NOTIFY_TIMEOUT_MS);
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)NOTIFY_CONNECT_MS);
-	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+	nomad_curl_opts(e, n.url, (long)NOTIFY_TIMEOUT_MS,
+	    (long)NOTIFY_CONNECT_MS, nr->nr_errbuf, nn_write_cb, nr);
 	/* One request, one connection: nothing is sent twice. */
 	curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
 	curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
-	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, nr->nr_errbuf);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, nn_write_cb);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, nr);
-	curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)nr);
-	curl_easy_setopt(e, CURLOPT_USERAGENT, "nops/" NOPS_VERSION);
 	curl_easy_setopt(e, CURLOPT_POST, 1L);
 	curl_easy_setopt(e, CURLOPT_POSTFIELDS, nr->nr_body);
 	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,

@@ -50,21 +50,17 @@ static struct imsgev		*np_iev;
 static struct curl_loop		 np_loop;
 static struct probe_reqs	 np_reqs = TAILQ_HEAD_INITIALIZER(np_reqs);
 
+/* Alike on purpose: nn_result (nomad_notify.c) sends another message type. */
 static void
 np_result(uint32_t id, uint32_t status, const char *error, const void *body,
     size_t bodylen)
 {
-	struct wire_http_probe_result	 p;
+	struct wire_http_probe_result	 p = { status, error, body, bodylen };
 	struct msgw			 m;
 
-	p.status = status;
-	p.error = error;
-	p.body = body;
-	p.bodylen = bodylen;
 	msg_init(&m);
 	wire_put_http_probe_result(&m, &p);
-	if (imsgev_send(np_iev, &m, IMSG_HTTP_PROBE_RESULT, id, -1) == -1)
-		fatal("%s", imsg_to_str(IMSG_HTTP_PROBE_RESULT));
+	nomad_send(np_iev, &m, IMSG_HTTP_PROBE_RESULT, id);
 }
 
 /* The head of the body is kept for the message; the rest is counted. */
@@ -138,23 +134,11 @@ nomad_probe(struct imsg *imsg)
 	pr->pr_id = imsg->hdr.peerid;
 	if ((pr->pr_easy = e = curl_easy_init()) == NULL)
 		fatalx("curl_easy_init");
-	curl_easy_setopt(e, CURLOPT_URL, url);
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(e, CURLOPT_PROXY, "");
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)timeout);
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
-	    (long)(timeout < PROBE_CONNECT_MS ? timeout : PROBE_CONNECT_MS));
-	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+	nomad_curl_opts(e, url, (long)timeout,
+	    (long)(timeout < PROBE_CONNECT_MS ? timeout : PROBE_CONNECT_MS),
+	    pr->pr_errbuf, np_write_cb, pr);
 	curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
 	curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
-	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, pr->pr_errbuf);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, np_write_cb);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, pr);
-	curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)pr);
-	curl_easy_setopt(e, CURLOPT_USERAGENT, "nops/" NOPS_VERSION);
 	curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
 	TAILQ_INSERT_TAIL(&np_reqs, pr, pr_entry);
 	if (curl_multi_add_handle(np_loop.cl_multi, e) != CURLM_OK) {

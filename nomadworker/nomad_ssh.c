@@ -444,9 +444,7 @@ ssh_wake_cb(int fd, short ev, void *arg)
 		res.outlen = len;
 		msg_init(&m);
 		wire_put_ssh_result(&m, &res);
-		if (imsgev_send(ssh_iev, &m, IMSG_SSH_RESULT, sr->sr_id,
-		    -1) == -1)
-			fatal("%s", imsg_to_str(IMSG_SSH_RESULT));
+		nomad_send(ssh_iev, &m, IMSG_SSH_RESULT, sr->sr_id);
 		log_debug("ssh run %u: %s:%u stage %u status %d in %lld ms",
 		    sr->sr_id, sr->sr_address, sr->sr_port, sr->sr_stage,
 		    sr->sr_status, (long long)sr->sr_ms);

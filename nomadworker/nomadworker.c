@@ -161,6 +161,14 @@ nomad_config(struct imsg *imsg)
 		explicit_bzero(imsg->data, imsg->datalen);
 }
 
+/* A message to the master; one that cannot be queued is fatal. */
+void
+nomad_send(struct imsgev *iev, struct msgw *m, uint32_t type, uint32_t id)
+{
+	if (imsgev_send(iev, m, type, id, -1) == -1)
+		fatal("%s", imsg_to_str(type));
+}
+
 /* Send the answer: the head with the first chunk, then the rest. */
 static void
 nomad_answer_cb(const struct nomad_answer *an)
@@ -182,9 +190,7 @@ nomad_answer_cb(const struct nomad_answer *an)
 	a.chunklen = n;
 	msg_init(&m);
 	wire_put_nomad_response(&m, &a);
-	if (imsgev_send(&nomad_iev, &m, IMSG_NOMAD_RESPONSE, an->an_id,
-	    -1) == -1)
-		fatal("%s", imsg_to_str(IMSG_NOMAD_RESPONSE));
+	nomad_send(&nomad_iev, &m, IMSG_NOMAD_RESPONSE, an->an_id);
 	for (off = n; off < an->an_bodylen; off += n) {
 		n = an->an_bodylen - off;
 		if (n > NOMAD_CHUNK_MAX)
@@ -193,21 +199,8 @@ nomad_answer_cb(const struct nomad_answer *an)
 		b.chunklen = n;
 		msg_init(&m);
 		wire_put_nomad_body(&m, &b);
-		if (imsgev_send(&nomad_iev, &m, IMSG_NOMAD_BODY, an->an_id,
-		    -1) == -1)
-			fatal("%s", imsg_to_str(IMSG_NOMAD_BODY));
+		nomad_send(&nomad_iev, &m, IMSG_NOMAD_BODY, an->an_id);
 	}
-}
-
-static void
-nomad_refuse(uint32_t id, const char *error)
-{
-	struct nomad_answer	 an;
-
-	memset(&an, 0, sizeof(an));
-	an.an_id = id;
-	an.an_error = error;
-	nomad_answer_cb(&an);
 }
 
 /*
@@ -244,18 +237,18 @@ nomad_request(struct imsg *imsg)
 	a.na_data2len = q.data2len;
 
 	if (!nomad_http_configured()) {
-		nomad_refuse(imsg->hdr.peerid, nomad_conf_error);
+		nomad_http_refuse(imsg->hdr.peerid, nomad_conf_error);
 		return;
 	}
 	if (!nomad_ns_allowed(a.na_ns)) {
 		snprintf(err, sizeof(err), "namespace \"%s\" is not one of "
 		    "the configured namespaces", a.na_ns);
-		nomad_refuse(imsg->hdr.peerid, err);
+		nomad_http_refuse(imsg->hdr.peerid, err);
 		return;
 	}
 	if (nomad_wire_build(&a, &w, err, sizeof(err)) == -1) {
 		log_warnx("request %u: %s", imsg->hdr.peerid, err);
-		nomad_refuse(imsg->hdr.peerid, err);
+		nomad_http_refuse(imsg->hdr.peerid, err);
 		return;
 	}
 	log_debug("request %u: %s %s", imsg->hdr.peerid, w.nw_method,
@@ -311,7 +304,7 @@ nomadworker_run(struct proc_ctx *pc)
 	if (proc_testhook(&nomad_wi, "nomad-stray-answer")) {
 		/* An answer to a request the master never made. */
 		log_info("test hook: answering request %u", 0x7fffffffU);
-		nomad_refuse(0x7fffffffU, "stray");
+		nomad_http_refuse(0x7fffffffU, "stray");
 	}
 #endif
 	log_debug("ready");

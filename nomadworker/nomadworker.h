@@ -15,12 +15,16 @@
 
 struct proc_ctx;
 struct imsgev;
+struct msgw;
 
 /* The process table's row (master/proc.c). */
 extern struct imsgev	 nomad_iev;
 void	 nomadworker_init(struct proc_ctx *);
 void	 nomadworker_loop(struct proc_ctx *);
 void	 nomadworker_run(struct proc_ctx *);
+/* A message to the master (iev); one that cannot be queued is fatal. */
+void	 nomad_send(struct imsgev *, struct msgw *, uint32_t type,
+	    uint32_t id);
 
 /* One request as the master sent it (IMSG_NOMAD_REQUEST, decoded). */
 struct nomad_ask {
@@ -81,6 +85,8 @@ void	 nomad_http_init(struct event_base *,
 /* Takes the conf's strings (the previous ones are wiped and freed). */
 void	 nomad_http_configure(struct nomad_http_conf *);
 int	 nomad_http_configured(void);
+/* Answer id with an error and no body, through the callback. */
+void	 nomad_http_refuse(uint32_t id, const char *error);
 /* Queue a request; its answer comes through the callback, exactly once. */
 void	 nomad_http_start(uint32_t id, struct nomad_wire *,
 	    uint32_t timeout_ms);
