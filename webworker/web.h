@@ -377,6 +377,7 @@ void	 html_commit(struct wbuf *, const char *);
 void	 html_csrf(struct wbuf *, const struct web_view *);
 void	 html_job_link(struct wbuf *, const char *ns, const char *id);
 void	 html_deploy_link(struct wbuf *, json_t *id);
+void	 html_deploy_cells(struct wbuf *, json_t *);
 void	 html_message(struct wbuf *, const char *cls, const char *text);
 void	 html_pager(struct wbuf *, json_t *list, const char *path,
 	    const char *keep);

@@ -361,6 +361,17 @@ html_deploy_link(struct wbuf *b, json_t *id)
 	    (long long)json_integer_value(id));
 }
 
+/* A deployment's first two cells in a table: its link and its job's. */
+void
+html_deploy_cells(struct wbuf *b, json_t *it)
+{
+	wbuf_puts(b, "<td>");
+	html_deploy_link(b, json_object_get(it, "id"));
+	wbuf_puts(b, "</td><td>");
+	html_job_link(b, jstr(it, "namespace"), jstr(it, "job"));
+	wbuf_puts(b, "</td>");
+}
+
 void
 html_error_page(struct wbuf *b, const struct web_view *v, int status,
     const char *message)
@@ -463,11 +474,9 @@ html_attention_deploys(struct wbuf *b, json_t *list, const char *id,
 	    "<table><tr><th>Deployment</th><th>Job</th><th>Commit</th>"
 	    "<th>Waiting since</th></tr>", id, title, jint(list, "count"));
 	json_array_foreach(json_object_get(list, "items"), i, it) {
-		wbuf_puts(b, "<tr><td>");
-		html_deploy_link(b, json_object_get(it, "id"));
-		wbuf_puts(b, "</td><td>");
-		html_job_link(b, jstr(it, "namespace"), jstr(it, "job"));
-		wbuf_puts(b, "</td><td>");
+		wbuf_puts(b, "<tr>");
+		html_deploy_cells(b, it);
+		wbuf_puts(b, "<td>");
 		html_commit(b, jstr(it, "commit"));
 		wbuf_puts(b, "</td><td>");
 		html_time(b, json_object_get(it, "updated_at"));
@@ -490,13 +499,8 @@ html_attention_rows(struct wbuf *b, json_t *list, const char *id,
 	json_array_foreach(json_object_get(list, "items"), i, it) {
 		wbuf_puts(b, "<tr>");
 		if (strcmp(id, "failed") == 0) {
-			wbuf_puts(b, "<td>");
-			html_deploy_link(b, json_object_get(it, "id"));
-			wbuf_puts(b, "</td><td>");
-			html_job_link(b, jstr(it, "namespace"),
-			    jstr(it, "job"));
-			wbuf_htmlf(b, "</td><td>%s</td><td>",
-			    jstr(it, "reason"));
+			html_deploy_cells(b, it);
+			wbuf_htmlf(b, "<td>%s</td><td>", jstr(it, "reason"));
 			html_time(b, json_object_get(it, "ended_at"));
 			wbuf_puts(b, "</td>");
 		} else if (strcmp(id, "blocked") == 0 ||
@@ -586,11 +590,9 @@ html_overview_in_progress(struct wbuf *b, json_t *l)
 	wbuf_puts(b, "<table id=\"in-progress\"><tr><th>Deployment"
 	    "</th><th>Job</th><th>State</th><th>Since</th></tr>");
 	json_array_foreach(json_object_get(l, "items"), i, it) {
-		wbuf_puts(b, "<tr><td>");
-		html_deploy_link(b, json_object_get(it, "id"));
-		wbuf_puts(b, "</td><td>");
-		html_job_link(b, jstr(it, "namespace"), jstr(it, "job"));
-		wbuf_puts(b, "</td><td>");
+		wbuf_puts(b, "<tr>");
+		html_deploy_cells(b, it);
+		wbuf_puts(b, "<td>");
 		html_state(b, jstr(it, "state"));
 		wbuf_puts(b, "</td><td>");
 		html_time(b, json_object_get(it, "updated_at"));

@@ -67,11 +67,9 @@ html_deployments(struct wbuf *b, const struct web_view *v, json_t *o,
 	    "<th>Job</th><th>State</th><th>Commit</th><th>Policy</th>"
 	    "<th>Created</th><th>Updated</th><th>Reason</th></tr>");
 	json_array_foreach(json_object_get(o, "items"), i, it) {
-		wbuf_puts(b, "<tr><td>");
-		html_deploy_link(b, json_object_get(it, "id"));
-		wbuf_puts(b, "</td><td>");
-		html_job_link(b, jstr(it, "namespace"), jstr(it, "job"));
-		wbuf_puts(b, "</td><td>");
+		wbuf_puts(b, "<tr>");
+		html_deploy_cells(b, it);
+		wbuf_puts(b, "<td>");
 		html_state(b, jstr(it, "state"));
 		wbuf_puts(b, "</td><td>");
 		html_commit(b, jstr(it, "commit"));
