@@ -203,11 +203,8 @@ deploy_free(struct deploy *d)
 	free(d->d_job);
 	free(d->d_repo);
 	free(d->d_commit);
-	if (d->d_spec != NULL) {
-		/* The spec may hold secrets (env values). */
-		explicit_bzero(d->d_spec, strlen(d->d_spec));
-		free(d->d_spec);
-	}
+	if (d->d_spec != NULL)	/* it may hold secrets (env values) */
+		freezero(d->d_spec, strlen(d->d_spec));
 	free(d->d_diff);
 	free(d->d_spec_hash);
 	free(d->d_policy);
@@ -234,11 +231,8 @@ deploy_hook_free(struct deploy_hook *dh)
 {
 	free(dh->dh_phase);
 	free(dh->dh_hook_id);
-	if (dh->dh_spec != NULL) {
-		/* The hook job's spec may hold secrets too. */
-		explicit_bzero(dh->dh_spec, strlen(dh->dh_spec));
-		free(dh->dh_spec);
-	}
+	if (dh->dh_spec != NULL)	/* it may hold secrets too */
+		freezero(dh->dh_spec, strlen(dh->dh_spec));
 	free(dh->dh_spec_hash);
 	free(dh->dh_revision);
 }

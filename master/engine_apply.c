@@ -109,10 +109,8 @@ apply_step_done(struct astep *as)
 		engine_apply_kick();	/* a promotion waited for this */
 	free(as->as_ns);
 	free(as->as_job);
-	if (as->as_spec != NULL) {
-		explicit_bzero(as->as_spec, strlen(as->as_spec));
-		free(as->as_spec);
-	}
+	if (as->as_spec != NULL)
+		freezero(as->as_spec, strlen(as->as_spec));
 	free(as->as_diff);
 	free(as->as_token);
 	free(as->as_phase);
@@ -385,8 +383,7 @@ register_plan(struct astep *as, json_t *spec, int recheck)
 		/* What is planned now is what will be registered. */
 		char *s = engine_json_canonical(spec);
 
-		explicit_bzero(as->as_spec, strlen(as->as_spec));
-		free(as->as_spec);
+		freezero(as->as_spec, strlen(as->as_spec));
 		as->as_spec = s;
 	}
 	nomad_plan(as->as_ns, as->as_job, spec, register_planned, as);
