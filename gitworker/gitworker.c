@@ -27,6 +27,7 @@
 #include "hex.h"
 #include "imsg.h"
 #include "msg.h"
+#include "msgtab.h"
 #include "nops.h"
 #include "proc.h"
 #include "sandbox.h"
@@ -46,9 +47,9 @@ static int		 git_sandboxed;
 static struct worker_init git_wi;
 
 static void	 git_repo_free(struct git_repo *);
-static void	 git_recv_repo(struct imsg *);
-static void	 git_recv_end(struct imsg *);
-static void	 git_recv_poll(struct imsg *);
+static void	 git_recv_repo(struct imsg *, const union imsg_payload *);
+static void	 git_recv_end(struct imsg *, const union imsg_payload *);
+static void	 git_recv_poll(struct imsg *, const union imsg_payload *);
 static void	 git_wait_repos(void);
 static size_t	 git_local_paths(char **, size_t);
 
@@ -95,32 +96,28 @@ git_blobdup(const void *p, size_t len)
 
 /* IMSG_GIT_REPO: name, url, branch, path, limits, ssh key, known_hosts. */
 static void
-git_recv_repo(struct imsg *imsg)
+git_recv_repo(struct imsg *imsg, const union imsg_payload *u)
 {
-	struct git_repo		*r;
-	struct msgr		 m;
-	struct wire_git_repo	 g;
+	struct git_repo			*r;
+	const struct wire_git_repo	*g = &u->git_repo;
 
-	msg_reader(&m, imsg);
-	if (wire_get_git_repo(&m, &g) == -1)
-		fatalx("gitworker: malformed IMSG_GIT_REPO (%s)", m.what);
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		fatal("calloc");
 	r->gr_id = imsg->hdr.peerid;
-	r->gr_name = git_blobdup(g.name, strlen(g.name));
-	r->gr_url = git_blobdup(g.url, strlen(g.url));
-	r->gr_branch = git_blobdup(g.branch, strlen(g.branch));
-	r->gr_path = git_blobdup(g.path, strlen(g.path));
-	r->gr_max_file = g.max_file;
-	r->gr_max_files = g.max_files;
-	r->gr_max_total = g.max_total;
-	if (g.keylen > 0) {
-		r->gr_key = git_blobdup(g.key, g.keylen);
-		r->gr_keylen = g.keylen;
+	r->gr_name = git_blobdup(g->name, strlen(g->name));
+	r->gr_url = git_blobdup(g->url, strlen(g->url));
+	r->gr_branch = git_blobdup(g->branch, strlen(g->branch));
+	r->gr_path = git_blobdup(g->path, strlen(g->path));
+	r->gr_max_file = g->max_file;
+	r->gr_max_files = g->max_files;
+	r->gr_max_total = g->max_total;
+	if (g->keylen > 0) {
+		r->gr_key = git_blobdup(g->key, g->keylen);
+		r->gr_keylen = g->keylen;
 	}
-	if (g.knownlen > 0) {
-		r->gr_known = git_blobdup(g.known, g.knownlen);
-		r->gr_knownlen = g.knownlen;
+	if (g->knownlen > 0) {
+		r->gr_known = git_blobdup(g->known, g->knownlen);
+		r->gr_knownlen = g->knownlen;
 	}
 	git_cache_path(r);
 	TAILQ_INSERT_TAIL(&git_next, r, gr_entry);
@@ -130,13 +127,10 @@ git_recv_repo(struct imsg *imsg)
 
 /* IMSG_GIT_REPO_END: the list is complete: it replaces the one in use. */
 static void
-git_recv_end(struct imsg *imsg)
+git_recv_end(struct imsg *imsg, const union imsg_payload *u)
 {
 	struct git_repo	*r;
 	size_t		 n = 0;
-
-	if (imsg->datalen != 0)
-		fatalx("gitworker: malformed IMSG_GIT_REPO_END");
 
 	while ((r = TAILQ_FIRST(&git_repos)) != NULL) {
 		TAILQ_REMOVE(&git_repos, r, gr_entry);
@@ -154,24 +148,25 @@ git_recv_end(struct imsg *imsg)
 }
 
 static void
-git_recv_poll(struct imsg *imsg)
+git_recv_poll(struct imsg *imsg, const union imsg_payload *u)
 {
-	struct git_repo		*r;
-	struct msgr		 m;
-	struct wire_git_poll	 p;
+	struct git_repo			*r;
+	const struct wire_git_poll	*p = &u->git_poll;
 
-	msg_reader(&m, imsg);
-	if (wire_get_git_poll(&m, &p) == -1)
-		fatalx("gitworker: malformed IMSG_GIT_POLL (%s)", m.what);
 	TAILQ_FOREACH(r, &git_repos, gr_entry)
 		if (r->gr_id == imsg->hdr.peerid)
 			break;
 	if (r == NULL)
 		fatalx("gitworker: poll of unknown repository %u",
 		    imsg->hdr.peerid);
-	git_poll(r, p.seq, p.commit);
+	git_poll(r, p->seq, p->commit);
 }
 
+/*
+ * The gitworker's dispatch table: the rows of NOPS_IMSGS to GIT and
+ * WORKER (IMSG_HANDLER_ROW, nops.h).
+ */
+/* Alike on purpose: supervise.c, nomadworker.c, webworker.c pick theirs. */
 #define IMSG_TO_MASTER(h)	NULL
 #define IMSG_TO_WORKER(h)	h
 #define IMSG_TO_GIT(h)		h

@@ -22,6 +22,7 @@
 #include "text.h"
 #include "imsg.h"
 #include "msg.h"
+#include "msgtab.h"
 #include "nops.h"
 #include "proc.h"
 #include "wire.h"
@@ -811,41 +812,34 @@ api_control_peer(struct worker *w, struct imsg *imsg, struct api_req *req)
 }
 
 void
-api_dispatch_web(struct worker *w, struct imsg *imsg)
+api_dispatch_web(struct worker *w, struct imsg *imsg,
+    const union imsg_payload *u)
 {
-	struct wire_web_request	 q;
-	struct api_req		 req;
-	struct api_resp		 resp;
-	struct msgr		 r;
-	static char		 pathbuf[WEB_PATH_MAX + 1];
-	uint32_t		 i;
+	const struct wire_web_request	*q = &u->web_request;
+	struct api_req			 req;
+	struct api_resp			 resp;
+	static char			 pathbuf[WEB_PATH_MAX + 1];
+	uint32_t			 i;
 
 	memset(&req, 0, sizeof(req));
 	memset(&resp, 0, sizeof(resp));
-	msg_reader(&r, imsg);
-	if (wire_get_web_request(&r, &q) == -1) {
-		supervise_violation(w, "malformed %s (%s)",
-		    imsg_to_str(imsg->hdr.type), r.what);
-		api_close_fd(imsg);
-		return;
-	}
 	req.ar_id = imsg->hdr.peerid;
-	req.ar_peer = q.peer;
-	req.ar_uid = q.uid;
-	req.ar_gid = q.gid;
-	req.ar_remote = q.remote;
-	req.ar_tls = q.tls != 0;
-	req.ar_method = q.method;
-	req.ar_ctype = q.ctype;
-	for (i = 0; i < q.nheaders; i++) {
-		req.ar_hname[i] = q.hname[i];
-		req.ar_hvalue[i] = q.hvalue[i];
+	req.ar_peer = q->peer;
+	req.ar_uid = q->uid;
+	req.ar_gid = q->gid;
+	req.ar_remote = q->remote;
+	req.ar_tls = q->tls != 0;
+	req.ar_method = q->method;
+	req.ar_ctype = q->ctype;
+	for (i = 0; i < q->nheaders; i++) {
+		req.ar_hname[i] = q->hname[i];
+		req.ar_hvalue[i] = q->hvalue[i];
 	}
-	req.ar_nheaders = q.nheaders;
-	req.ar_body = q.body;
-	req.ar_bodylen = q.bodylen;
+	req.ar_nheaders = q->nheaders;
+	req.ar_body = q->body;
+	req.ar_bodylen = q->bodylen;
 
-	api_target(&req, q.target, pathbuf);
+	api_target(&req, q->target, pathbuf);
 	if (api_control_peer(w, imsg, &req) == -1)
 		return;
 	if (api_request_text(&req, &resp) == -1) {

@@ -24,6 +24,7 @@
 #include "log.h"
 #include "imsg.h"
 #include "msg.h"
+#include "msgtab.h"
 #include "nops.h"
 #include "conf.h"
 #include "master.h"
@@ -266,21 +267,15 @@ hosts_redact(char *s)
 
 /* IMSG_SSH_RESULT from the nomadworker: untrusted, checked. */
 void
-hosts_ssh_result(struct worker *w, struct imsg *imsg)
+hosts_ssh_result(struct worker *w, struct imsg *imsg,
+    const union imsg_payload *u)
 {
-	struct hosts_run	*r;
-	struct hosts_ssh_res	 res;
-	struct wire_ssh_result	 sr;
-	struct msgr		 m;
-	size_t			 outlen;
-	char			*text, *shown;
+	const struct wire_ssh_result	*sr = &u->ssh_result;
+	struct hosts_run		*r;
+	struct hosts_ssh_res		 res;
+	size_t				 outlen;
+	char				*text, *shown;
 
-	msg_reader(&m, imsg);
-	if (wire_get_ssh_result(&m, &sr) == -1) {
-		supervise_violation(w, "malformed %s (%s)",
-		    imsg_to_str(imsg->hdr.type), m.what);
-		return;
-	}
 	if ((r = hosts_run_find(imsg->hdr.peerid)) == NULL) {
 		supervise_violation(w, "%s for a run never asked for (%u)",
 		    imsg_to_str(imsg->hdr.type), imsg->hdr.peerid);
@@ -288,10 +283,10 @@ hosts_ssh_result(struct worker *w, struct imsg *imsg)
 	}
 	TAILQ_REMOVE(&hosts_runs, r, hr_entry);
 	/* Output is shown and stored: valid text, secrets out. */
-	outlen = sr.outlen;
+	outlen = sr->outlen;
 	if ((text = malloc(outlen + 1)) == NULL)
 		fatal("malloc");
-	memcpy(text, sr.out, outlen);
+	memcpy(text, sr->out, outlen);
 	text[outlen] = '\0';
 	for (size_t i = 0; i < outlen; i++)
 		if (((unsigned char)text[i] < 0x20 && text[i] != '\n' &&
@@ -302,9 +297,9 @@ hosts_ssh_result(struct worker *w, struct imsg *imsg)
 		fatal("strdup");
 	hosts_redact(shown);
 	memset(&res, 0, sizeof(res));
-	res.hr_status = sr.status;
-	res.hr_stage = sr.stage;
-	res.hr_error = sr.error;
+	res.hr_status = sr->status;
+	res.hr_stage = sr->stage;
+	res.hr_error = sr->error;
 	res.hr_out = text;
 	res.hr_outlen = strlen(text);
 	res.hr_shown = shown;

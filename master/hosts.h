@@ -25,6 +25,7 @@
 struct nops_conf;
 struct worker;
 struct imsg;
+union imsg_payload;
 struct plan;
 struct plan_host;
 
@@ -58,7 +59,8 @@ void	 hosts_init(struct store *, const struct nops_conf *);
 void	 hosts_configure(const struct nops_conf *);
 void	 hosts_worker_started(struct worker *);
 void	 hosts_worker_exited(struct worker *);
-void	 hosts_ssh_result(struct worker *, struct imsg *);
+void	 hosts_ssh_result(struct worker *, struct imsg *,
+	    const union imsg_payload *);
 /*
  * Run command on h over a new SSH connection; stdin is in (inline) and
  * then the contents of fd (-1: none; passed to the nomadworker and
@@ -97,7 +99,8 @@ typedef void	(*hosts_http_cb)(int status, const char *error,
 uint32_t hosts_http(const char *url, int timeout_ms, hosts_http_cb, void *);
 void	 hosts_http_cancel(uint32_t);
 void	 hosts_http_worker_exited(void);
-void	 hosts_probe_result(struct worker *, struct imsg *);
+void	 hosts_probe_result(struct worker *, struct imsg *,
+	    const union imsg_payload *);
 
 /* hosts_drift.c */
 /* Read what every host of repo's plan runs, then decide. */

@@ -19,6 +19,7 @@
 #include "log.h"
 #include "imsg.h"
 #include "msg.h"
+#include "msgtab.h"
 #include "nops.h"
 #include "conf.h"
 #include "master.h"
@@ -104,20 +105,14 @@ hosts_http_worker_exited(void)
 
 /* IMSG_HTTP_PROBE_RESULT from the nomadworker: untrusted, checked. */
 void
-hosts_probe_result(struct worker *w, struct imsg *imsg)
+hosts_probe_result(struct worker *w, struct imsg *imsg,
+    const union imsg_payload *u)
 {
-	struct hosts_http_run		*r;
-	struct wire_http_probe_result	 p;
-	struct msgr			 m;
-	size_t				 i;
-	char				 text[PROBE_BODY_MAX + 1];
+	const struct wire_http_probe_result	*p = &u->http_probe_result;
+	struct hosts_http_run			*r;
+	size_t					 i;
+	char					 text[PROBE_BODY_MAX + 1];
 
-	msg_reader(&m, imsg);
-	if (wire_get_http_probe_result(&m, &p) == -1) {
-		supervise_violation(w, "malformed %s (%s)",
-		    imsg_to_str(imsg->hdr.type), m.what);
-		return;
-	}
 	if ((r = hosts_http_find(imsg->hdr.peerid)) == NULL) {
 		supervise_violation(w, "%s for a check never asked for (%u)",
 		    imsg_to_str(imsg->hdr.type), imsg->hdr.peerid);
@@ -125,14 +120,14 @@ hosts_probe_result(struct worker *w, struct imsg *imsg)
 	}
 	TAILQ_REMOVE(&hosts_http_runs, r, hh_entry);
 	/* The body is shown: one line of plain text, secrets out. */
-	memcpy(text, p.body, p.bodylen);
-	text[p.bodylen] = '\0';
-	for (i = 0; i < p.bodylen; i++)
+	memcpy(text, p->body, p->bodylen);
+	text[p->bodylen] = '\0';
+	for (i = 0; i < p->bodylen; i++)
 		if ((unsigned char)text[i] < 0x20 ||
 		    (unsigned char)text[i] >= 0x7f)
 			text[i] = ' ';
 	hosts_redact(text);
 	if (r->hh_cb != NULL)
-		r->hh_cb((int)p.status, p.error, text, r->hh_arg);
+		r->hh_cb((int)p->status, p->error, text, r->hh_arg);
 	free(r);
 }

@@ -41,9 +41,15 @@ struct worker {
 	char		*w_testhook;	/* test builds: one-shot hook */
 };
 
-/* The master's handler of a worker's message (NOPS_IMSGS in nops.h). */
-typedef void (*master_handler)(struct worker *, struct imsg *);
-void	 supervise_ready(struct worker *, struct imsg *);
+/*
+ * The master's handler of a worker's message (NOPS_IMSGS in nops.h): the
+ * sender, the imsg and its payload, decoded by supervise_dispatch()
+ * (shared/msgtab.h).
+ */
+typedef void (*master_handler)(struct worker *, struct imsg *,
+	    const union imsg_payload *);
+void	 supervise_ready(struct worker *, struct imsg *,
+	    const union imsg_payload *);
 
 /* A socket the webworker serves; the master keeps it across restarts. */
 struct listener {
@@ -102,7 +108,8 @@ void	 control_send_listeners(struct worker *);
 int	 control_peer(int, uid_t *, gid_t *, const char **);
 
 /* api.c */
-void	 api_dispatch_web(struct worker *, struct imsg *);
+void	 api_dispatch_web(struct worker *, struct imsg *,
+	    const union imsg_payload *);
 json_t	*api_status(void);
 
 /* nopsd.c, nopsd_init.c */

@@ -27,6 +27,7 @@
 #include "text.h"
 #include "imsg.h"
 #include "msg.h"
+#include "msgtab.h"
 #include "nops.h"
 #include "proc.h"
 #include "conf.h"
@@ -754,11 +755,11 @@ nomad_lookup(struct worker *w, struct imsg *imsg)
 }
 
 void
-nomad_response(struct worker *w, struct imsg *imsg)
+nomad_response(struct worker *w, struct imsg *imsg,
+    const union imsg_payload *u)
 {
-	struct nomad_call		*c;
-	struct msgr			 r;
-	struct wire_nomad_response	 a;
+	const struct wire_nomad_response	*a = &u->nomad_response;
+	struct nomad_call			*c;
 
 	if ((c = nomad_lookup(w, imsg)) == NULL)
 		return;
@@ -767,36 +768,30 @@ nomad_response(struct worker *w, struct imsg *imsg)
 		    imsg_to_str(imsg->hdr.type), c->nc_id);
 		return;
 	}
-	msg_reader(&r, imsg);
-	if (wire_get_nomad_response(&r, &a) == -1) {
-		supervise_violation(w, "malformed %s (%s)",
-		    imsg_to_str(imsg->hdr.type), r.what);
-		return;
-	}
-	c->nc_status = a.status;
-	c->nc_index = a.index;
-	c->nc_attempts = a.attempts;
+	c->nc_status = a->status;
+	c->nc_index = a->index;
+	c->nc_attempts = a->attempts;
 	c->nc_head = 1;
 	if (c->nc_status == 0)
-		c->nc_error = text_dup(a.error, strlen(a.error),
+		c->nc_error = text_dup(a->error, strlen(a->error),
 		    NOMAD_REASON_MAX, 0);
-	c->nc_bodytotal = (size_t)a.total;
+	c->nc_bodytotal = (size_t)a->total;
 	if ((c->nc_body = malloc(c->nc_bodytotal + 1)) == NULL)
 		fatal("malloc");
-	memcpy(c->nc_body, a.chunk, a.chunklen);
-	c->nc_bodylen = a.chunklen;
+	memcpy(c->nc_body, a->chunk, a->chunklen);
+	c->nc_bodylen = a->chunklen;
 	c->nc_body[c->nc_bodylen] = '\0';
 	if (c->nc_bodylen == c->nc_bodytotal)
 		nomad_finish(c);
 }
 
 void
-nomad_body(struct worker *w, struct imsg *imsg)
+nomad_body(struct worker *w, struct imsg *imsg,
+    const union imsg_payload *u)
 {
-	struct nomad_call	*c;
-	struct msgr		 r;
-	struct wire_nomad_body	 b;
-	size_t			 left;
+	const struct wire_nomad_body	*b = &u->nomad_body;
+	struct nomad_call		*c;
+	size_t				 left;
 
 	if ((c = nomad_lookup(w, imsg)) == NULL)
 		return;
@@ -806,17 +801,13 @@ nomad_body(struct worker *w, struct imsg *imsg)
 		return;
 	}
 	left = c->nc_bodytotal - c->nc_bodylen;
-	msg_reader(&r, imsg);
-	if (wire_get_nomad_body(&r, &b) == 0 && b.chunklen !=
-	    (left < NOMAD_CHUNK_MAX ? left : NOMAD_CHUNK_MAX))
-		msg_fail(&r, "chunk length");
-	if (r.err) {
-		supervise_violation(w, "malformed %s (%s)",
-		    imsg_to_str(imsg->hdr.type), r.what);
+	if (b->chunklen != (left < NOMAD_CHUNK_MAX ? left : NOMAD_CHUNK_MAX)) {
+		supervise_violation(w, "malformed %s (chunk length)",
+		    imsg_to_str(imsg->hdr.type));
 		return;
 	}
-	memcpy(c->nc_body + c->nc_bodylen, b.chunk, b.chunklen);
-	c->nc_bodylen += b.chunklen;
+	memcpy(c->nc_body + c->nc_bodylen, b->chunk, b->chunklen);
+	c->nc_bodylen += b->chunklen;
 	c->nc_body[c->nc_bodylen] = '\0';
 	if (c->nc_bodylen == c->nc_bodytotal)
 		nomad_finish(c);

@@ -17,6 +17,7 @@
 struct nops_conf;
 struct worker;
 struct imsg;
+union imsg_payload;
 
 #define NOMAD_TIMEOUT_MS	30000	/* per attempt, unless asked */
 #define NOMAD_MAX_OUTSTANDING	1024
@@ -83,8 +84,10 @@ int	 nomad_configure(const struct nops_conf *);
 void	 nomad_worker_started(struct worker *);
 void	 nomad_worker_exited(struct worker *, const char *why);
 /* The nomadworker's answers (NOPS_IMSGS in nops.h). */
-void	 nomad_response(struct worker *, struct imsg *);
-void	 nomad_body(struct worker *, struct imsg *);
+void	 nomad_response(struct worker *, struct imsg *,
+	    const union imsg_payload *);
+void	 nomad_body(struct worker *, struct imsg *,
+	    const union imsg_payload *);
 void	 nomad_shutdown(void);
 
 /* The generic call and one wrapper per operation. */

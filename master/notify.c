@@ -30,6 +30,7 @@
 #include "text.h"
 #include "imsg.h"
 #include "msg.h"
+#include "msgtab.h"
 #include "nops.h"
 #include "proc.h"
 #include "conf.h"
@@ -493,26 +494,23 @@ notify_deployment(int64_t id, enum deploy_state to)
 
 /* IMSG_NOTIFY_RESULT: u32 HTTP status (0: none), str error. */
 void
-notify_result(struct worker *w, struct imsg *imsg)
+notify_result(struct worker *w, struct imsg *imsg,
+    const union imsg_payload *u)
 {
-	struct notify_pending	*np;
-	struct notifier		*n;
-	struct msgr			 r;
-	struct wire_notify_result	 wr;
+	const struct wire_notify_result	*wr = &u->notify_result;
+	struct notify_pending		*np;
+	struct notifier			*n;
 	const char			*error;
 	uint32_t			 status;
 	char				 why[NOTIFY_ERROR_MAX + 64];
 
-	msg_reader(&r, imsg);
-	if (wire_get_notify_result(&r, &wr) == -1 ||
-	    imsg->hdr.peerid == 0 || imsg->hdr.peerid > notify_lastid) {
-		supervise_violation(w, "malformed %s (%s)",
-		    imsg_to_str(imsg->hdr.type),
-		    r.what != NULL ? r.what : "id");
+	if (imsg->hdr.peerid == 0 || imsg->hdr.peerid > notify_lastid) {
+		supervise_violation(w, "malformed %s (id)",
+		    imsg_to_str(imsg->hdr.type));
 		return;
 	}
-	status = wr.status;
-	error = wr.error;
+	status = wr->status;
+	error = wr->error;
 	TAILQ_FOREACH(np, &pendings, np_entry)
 		if (np->np_id == imsg->hdr.peerid)
 			break;

@@ -13,6 +13,7 @@
 struct nops_conf;
 struct worker;
 struct imsg;
+union imsg_payload;
 struct metrics_out;
 
 /* Read the notifiers' token files (as root): start and reload. */
@@ -27,7 +28,8 @@ void	 notify_configure(const struct nops_conf *);
 void	 notify_deployment(int64_t id, enum deploy_state to);
 
 /* IMSG_NOTIFY_RESULT from the nomadworker. */
-void	 notify_result(struct worker *, struct imsg *);
+void	 notify_result(struct worker *, struct imsg *,
+	    const union imsg_payload *);
 
 /* Sent and failed counters for /metrics. */
 void	 notify_metrics(struct metrics_out *);

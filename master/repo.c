@@ -33,6 +33,7 @@
 #include "text.h"
 #include "imsg.h"
 #include "msg.h"
+#include "msgtab.h"
 #include "nops.h"
 #include "proc.h"
 #include "conf.h"
@@ -960,76 +961,47 @@ repo_recv_error(struct worker *w, const struct wire_git_error *e)
 	repo_poll_end(e->error);
 }
 
-/* Any one of the gitworker's messages, decoded by its type. */
-union repo_git_payload {
-	struct wire_git_poll	 unchanged;
-	struct wire_git_error	 error;
-	struct wire_git_begin	 begin;
-	struct wire_git_file	 file;
-	struct wire_git_data	 data;
-	struct wire_git_note	 note;
-	struct wire_git_end	 end;
-	struct wire_git_same	 same;
-};
-
 /*
  * Every gitworker message is about the poll in flight: its repository's
- * id in peerid, the poll's sequence number first.  Each is decoded with
- * its own typed decoder (wire_git.h), checked against the poll, then
+ * id in peerid, the poll's sequence number first.  Each comes decoded by
+ * its row's decoder (wire_git.h), is checked against the poll, then
  * handed to its receiver; anything out of place is a violation.
  */
 void
-repo_git_msg(struct worker *w, struct imsg *imsg)
+repo_git_msg(struct worker *w, struct imsg *imsg,
+    const union imsg_payload *u)
 {
-	union repo_git_payload	 u;
-	struct repo		*r = repo_poll.p_repo;
-	struct msgr		 m;
-	uint32_t		 type = imsg->hdr.type, seq;
-	int			 rv;
+	struct repo	*r = repo_poll.p_repo;
+	uint32_t	 type = imsg->hdr.type, seq;
 
-	memset(&u, 0, sizeof(u));
-	msg_reader(&m, imsg);
 	switch (type) {
 	case IMSG_GIT_UNCHANGED:
-		rv = wire_get_git_unchanged(&m, &u.unchanged);
-		seq = u.unchanged.seq;
+		seq = u->git_unchanged.seq;
 		break;
 	case IMSG_GIT_ERROR:
-		rv = wire_get_git_error(&m, &u.error);
-		seq = u.error.seq;
+		seq = u->git_error.seq;
 		break;
 	case IMSG_GIT_SNAP_BEGIN:
-		rv = wire_get_git_begin(&m, &u.begin);
-		seq = u.begin.seq;
+		seq = u->git_begin.seq;
 		break;
 	case IMSG_GIT_SNAP_FILE:
-		rv = wire_get_git_file(&m, &u.file);
-		seq = u.file.seq;
+		seq = u->git_file.seq;
 		break;
 	case IMSG_GIT_SNAP_DATA:
-		rv = wire_get_git_data(&m, &u.data);
-		seq = u.data.seq;
+		seq = u->git_data.seq;
 		break;
 	case IMSG_GIT_SNAP_NOTE:
-		rv = wire_get_git_note(&m, &u.note);
-		seq = u.note.seq;
+		seq = u->git_note.seq;
 		break;
 	case IMSG_GIT_SNAP_END:
-		rv = wire_get_git_end(&m, &u.end);
-		seq = u.end.seq;
+		seq = u->git_end.seq;
 		break;
 	case IMSG_GIT_SNAP_SAME:
-		rv = wire_get_git_same(&m, &u.same);
-		seq = u.same.seq;
+		seq = u->git_same.seq;
 		break;
 	default:
 		repo_violation(w, "%s is not a git message",
 		    imsg_to_str(type));
-		return;
-	}
-	if (rv == -1) {
-		repo_violation(w, "malformed %s (%s)", imsg_to_str(type),
-		    m.what);
 		return;
 	}
 	if (r == NULL || imsg->hdr.peerid != r->r_id ||
@@ -1040,28 +1012,28 @@ repo_git_msg(struct worker *w, struct imsg *imsg)
 	}
 	switch (type) {
 	case IMSG_GIT_UNCHANGED:
-		repo_recv_unchanged(w, r, &u.unchanged);
+		repo_recv_unchanged(w, r, &u->git_unchanged);
 		break;
 	case IMSG_GIT_ERROR:
-		repo_recv_error(w, &u.error);
+		repo_recv_error(w, &u->git_error);
 		break;
 	case IMSG_GIT_SNAP_BEGIN:
-		repo_recv_begin(w, r, &u.begin);
+		repo_recv_begin(w, r, &u->git_begin);
 		break;
 	case IMSG_GIT_SNAP_FILE:
-		repo_recv_file(w, r, &u.file);
+		repo_recv_file(w, r, &u->git_file);
 		break;
 	case IMSG_GIT_SNAP_DATA:
-		repo_recv_data(w, &u.data);
+		repo_recv_data(w, &u->git_data);
 		break;
 	case IMSG_GIT_SNAP_NOTE:
-		repo_recv_note(w, r, &u.note);
+		repo_recv_note(w, r, &u->git_note);
 		break;
 	case IMSG_GIT_SNAP_END:
-		repo_recv_end(w, r, u.end.flags);
+		repo_recv_end(w, r, u->git_end.flags);
 		break;
 	case IMSG_GIT_SNAP_SAME:
-		repo_recv_same(w, r, &u.same);
+		repo_recv_same(w, r, &u->git_same);
 		break;
 	}
 }

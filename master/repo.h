@@ -26,6 +26,7 @@
 struct nops_conf;
 struct worker;
 struct imsg;
+union imsg_payload;
 
 /*
  * The limits of a snapshot and the fetch timeout are per repository
@@ -85,7 +86,8 @@ void	 repo_reconfigure(const struct nops_conf *);
 void	 repo_worker_started(struct worker *);
 void	 repo_worker_exited(struct worker *);
 /* Every message of the gitworker's (NOPS_IMSGS in nops.h). */
-void	 repo_git_msg(struct worker *, struct imsg *);
+void	 repo_git_msg(struct worker *, struct imsg *,
+	    const union imsg_payload *);
 
 /*
  * For the engine.  Repositories in config order; a struct repo is valid

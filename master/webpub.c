@@ -46,6 +46,7 @@
 #include "log.h"
 #include "imsg.h"
 #include "msg.h"
+#include "msgtab.h"
 #include "wire.h"
 #include "hex.h"
 #include "nops.h"
@@ -712,25 +713,22 @@ webpub_changed_now(void)
 }
 
 static void
-webpub_subscribe(struct worker *w, struct imsg *imsg, int want)
+webpub_subscribe(struct worker *w, struct imsg *imsg,
+    const struct wire_web_want *want_msg, int want)
 {
 	struct webpub_sub	 key, *ws;
-	struct wire_web_want	 want_msg;
-	struct msgr		 r;
 	const char		*target;
 	char			 path[WEB_PATH_MAX + 1];
 	uint32_t		 cls;
 
-	msg_reader(&r, imsg);
-	if (wire_get_web_want(&r, &want_msg) == -1)
-		goto bad;
-	cls = want_msg.cls;
-	target = want_msg.target;
+	cls = want_msg->cls;
+	target = want_msg->target;
 	strlcpy(path, target, sizeof(path));
 	path[strcspn(path, "?")] = '\0';
 	if (web_doc_route(path) == WEB_DOC_NO) {
-		msg_fail(&r, "not a pushed read");
-		goto bad;
+		supervise_violation(w, "malformed %s (not a pushed read)",
+		    imsg_to_str(imsg->hdr.type));
+		return;
 	}
 	/* A class of the table before a reset: the webworker drops it. */
 	if (cls >= wp.nclasses)
@@ -772,10 +770,6 @@ webpub_subscribe(struct worker *w, struct imsg *imsg, int want)
 	}
 	ws->ws_stale = 0;
 	webpub_render(ws, 1);
-	return;
-bad:
-	supervise_violation(w, "malformed %s (%s)",
-	    imsg_to_str(imsg->hdr.type), r.what);
 }
 
 /* The webworker found a session expired: delete it if it is. */
@@ -789,25 +783,19 @@ webpub_expired(struct store *s, const char *hash, time_t now)
 }
 
 void
-webpub_seen(struct worker *w, struct imsg *imsg)
+webpub_seen(struct worker *w, struct imsg *imsg,
+    const union imsg_payload *u)
 {
-	static struct wire_web_seen	 ws;
+	const struct wire_web_seen	*ws = &u->web_seen;
 	struct store			*s = nopsd_env->n_store;
-	struct msgr			 r;
 	const char			*hash;
 	uint32_t			 i;
 	int64_t				 at;
 	time_t				 now = time(NULL);
 
-	msg_reader(&r, imsg);
-	if (wire_get_web_seen(&r, &ws) == -1) {
-		supervise_violation(w, "malformed %s (%s)",
-		    imsg_to_str(imsg->hdr.type), r.what);
-		return;
-	}
-	for (i = 0; i < ws.nseen; i++) {
-		hash = ws.seen[i].hash;
-		if ((at = ws.seen[i].at) == 0) {
+	for (i = 0; i < ws->nseen; i++) {
+		hash = ws->seen[i].hash;
+		if ((at = ws->seen[i].at) == 0) {
 			webpub_expired(s, hash, now);
 			continue;
 		}
@@ -816,13 +804,13 @@ webpub_seen(struct worker *w, struct imsg *imsg)
 		if (s == NULL)
 			continue;
 		/* Best effort, as in api_auth.c: a lost touch ends early. */
-		if (ws.seen[i].kind == WEB_PRIN_SESSION)
+		if (ws->seen[i].kind == WEB_PRIN_SESSION)
 			(void)store_auth_session_seen(s, hash, at);
 		else
 			(void)store_auth_token_used(s, hash, at);
 	}
-	for (i = 0; i < ws.ncodes; i++)
-		metrics_http_add((int)ws.codes[i].status, ws.codes[i].count);
+	for (i = 0; i < ws->ncodes; i++)
+		metrics_http_add((int)ws->codes[i].status, ws->codes[i].count);
 }
 
 void
@@ -854,13 +842,15 @@ webpub_metrics(struct metrics_out *mo)
 }
 
 void
-webpub_want(struct worker *w, struct imsg *imsg)
+webpub_want(struct worker *w, struct imsg *imsg,
+    const union imsg_payload *u)
 {
-	webpub_subscribe(w, imsg, 1);
+	webpub_subscribe(w, imsg, &u->web_want, 1);
 }
 
 void
-webpub_unwant(struct worker *w, struct imsg *imsg)
+webpub_unwant(struct worker *w, struct imsg *imsg,
+    const union imsg_payload *u)
 {
-	webpub_subscribe(w, imsg, 0);
+	webpub_subscribe(w, imsg, &u->web_want, 0);
 }

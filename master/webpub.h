@@ -13,6 +13,7 @@
 #include "imsg.h"
 
 struct worker;
+union imsg_payload;
 struct metrics_out;
 
 void	 webpub_init(void);
@@ -41,8 +42,11 @@ void	 webpub_forget(const char *hash);
 void	 webpub_metrics(struct metrics_out *);
 /* IMSG_WEB_WANT, IMSG_WEB_UNWANT, IMSG_WEB_SEEN from the webworker. */
 /* The webworker's IMSG_WEB_WANT, _UNWANT and _SEEN (NOPS_IMSGS). */
-void	 webpub_want(struct worker *, struct imsg *);
-void	 webpub_unwant(struct worker *, struct imsg *);
-void	 webpub_seen(struct worker *, struct imsg *);
+void	 webpub_want(struct worker *, struct imsg *,
+	    const union imsg_payload *);
+void	 webpub_unwant(struct worker *, struct imsg *,
+	    const union imsg_payload *);
+void	 webpub_seen(struct worker *, struct imsg *,
+	    const union imsg_payload *);
 
 #endif /* NOPS_WEBPUB_H */

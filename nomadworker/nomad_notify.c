@@ -25,6 +25,7 @@
 #include "log.h"
 #include "imsg.h"
 #include "msg.h"
+#include "msgtab.h"
 #include "nops.h"
 #include "proc.h"
 #include "wire_notify.h"
@@ -144,30 +145,24 @@ nn_header(struct notify_req *nr, const char *name, const char *value,
  * link as ntfy headers; JSON requests leave them empty.
  */
 void
-nomad_notify(struct imsg *imsg)
+nomad_notify(struct imsg *imsg, const union imsg_payload *u)
 {
-	struct notify_req	*nr;
-	struct msgr		 r;
-	struct wire_notify	 n;
-	CURL			*e;
-
-	msg_reader(&r, imsg);
-	if (wire_get_notify(&r, &n) == -1)
-		fatalx("malformed %s (%s)", imsg_to_str(imsg->hdr.type),
-		    r.what);
+	struct notify_req		*nr;
+	const struct wire_notify	*n = &u->notify;
+	CURL				*e;
 
 	if ((nr = calloc(1, sizeof(*nr))) == NULL)
 		fatal("calloc");
 	nr->nr_id = imsg->hdr.peerid;
-	if ((nr->nr_body = malloc(n.bodylen + 1)) == NULL)
+	if ((nr->nr_body = malloc(n->bodylen + 1)) == NULL)
 		fatal("malloc");
-	memcpy(nr->nr_body, n.body, n.bodylen);
-	nr->nr_body[n.bodylen] = '\0';
-	nr->nr_bodylen = n.bodylen;
+	memcpy(nr->nr_body, n->body, n->bodylen);
+	nr->nr_body[n->bodylen] = '\0';
+	nr->nr_bodylen = n->bodylen;
 	if ((nr->nr_easy = e = curl_easy_init()) == NULL)
 		fatalx("curl_easy_init");
 
-	nomad_curl_opts(e, n.url, (long)NOTIFY_TIMEOUT_MS,
+	nomad_curl_opts(e, n->url, (long)NOTIFY_TIMEOUT_MS,
 	    (long)NOTIFY_CONNECT_MS, nr->nr_errbuf, nn_write_cb, nr);
 	/* One request, one connection: nothing is sent twice. */
 	curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
@@ -177,26 +172,26 @@ nomad_notify(struct imsg *imsg)
 	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
 	    (curl_off_t)nr->nr_bodylen);
 
-	if (n.kind == NOTIFY_KIND_JSON)
+	if (n->kind == NOTIFY_KIND_JSON)
 		nn_header(nr, "Content-Type", "application/json", 16);
 	else {
 		nn_header(nr, "Content-Type", "text/plain; charset=utf-8", 25);
-		if (*n.title != '\0')
-			nn_header(nr, "Title", n.title, strlen(n.title));
-		if (*n.tags != '\0')
-			nn_header(nr, "Tags", n.tags, strlen(n.tags));
-		if (*n.click != '\0')
-			nn_header(nr, "Click", n.click, strlen(n.click));
+		if (*n->title != '\0')
+			nn_header(nr, "Title", n->title, strlen(n->title));
+		if (*n->tags != '\0')
+			nn_header(nr, "Tags", n->tags, strlen(n->tags));
+		if (*n->click != '\0')
+			nn_header(nr, "Click", n->click, strlen(n->click));
 	}
 	/* No "Expect: 100-continue" round trip. */
 	if ((nr->nr_headers = curl_slist_append(nr->nr_headers, "Expect:")) ==
 	    NULL)
 		fatalx("curl_slist_append");
-	if (n.tokenlen > 0) {
+	if (n->tokenlen > 0) {
 		char	 b[sizeof("Bearer ") + NOTIFY_TOKEN_MAX];
 
-		snprintf(b, sizeof(b), "Bearer %.*s", (int)n.tokenlen,
-		    (const char *)n.token);
+		snprintf(b, sizeof(b), "Bearer %.*s", (int)n->tokenlen,
+		    (const char *)n->token);
 		nn_header(nr, "Authorization", b, strlen(b));
 		explicit_bzero(b, sizeof(b));
 	}

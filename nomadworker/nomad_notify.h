@@ -9,9 +9,10 @@
 
 struct imsgev;
 struct imsg;
+union imsg_payload;
 
 void	 nomad_notify_init(struct event_base *, struct imsgev *);
 /* IMSG_NOTIFY from the master. */
-void	 nomad_notify(struct imsg *);
+void	 nomad_notify(struct imsg *, const union imsg_payload *);
 
 #endif /* NOPS_NOMAD_NOTIFY_H */

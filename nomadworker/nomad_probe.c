@@ -26,6 +26,7 @@
 #include "log.h"
 #include "imsg.h"
 #include "msg.h"
+#include "msgtab.h"
 #include "nops.h"
 #include "proc.h"
 #include "nomadworker.h"
@@ -113,21 +114,16 @@ nomad_probe_init(struct event_base *base, struct imsgev *iev)
 
 /* IMSG_HTTP_PROBE: see shared/wire_hosts.h. */
 void
-nomad_probe(struct imsg *imsg)
+nomad_probe(struct imsg *imsg, const union imsg_payload *u)
 {
-	struct probe_req	*pr;
-	struct msgr		 r;
-	struct wire_http_probe	 p;
-	const char		*url;
-	uint32_t		 timeout;
-	CURL			*e;
+	struct probe_req		*pr;
+	const struct wire_http_probe	*p = &u->http_probe;
+	const char			*url;
+	uint32_t			 timeout;
+	CURL				*e;
 
-	msg_reader(&r, imsg);
-	if (wire_get_http_probe(&r, &p) == -1)
-		fatalx("malformed %s (%s)", imsg_to_str(imsg->hdr.type),
-		    r.what);
-	url = p.url;
-	timeout = p.timeout;
+	url = p->url;
+	timeout = p->timeout;
 
 	if ((pr = calloc(1, sizeof(*pr))) == NULL)
 		fatal("calloc");

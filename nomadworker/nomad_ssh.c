@@ -38,6 +38,7 @@
 #include "log.h"
 #include "imsg.h"
 #include "msg.h"
+#include "msgtab.h"
 #include "nops.h"
 #include "proc.h"
 #include "knownhosts.h"
@@ -469,19 +470,14 @@ nomad_ssh_init(struct event_base *base, struct imsgev *iev)
 
 /* IMSG_SSH_KEY: see shared/wire_hosts.h. */
 void
-nomad_ssh_key(struct imsg *imsg)
+nomad_ssh_key(struct imsg *imsg, const union imsg_payload *u)
 {
-	struct msgr		 r;
-	struct wire_ssh_key	 k;
-	const void		*key;
-	size_t			 keylen;
+	const struct wire_ssh_key	*k = &u->ssh_key;
+	const void			*key;
+	size_t				 keylen;
 
-	msg_reader(&r, imsg);
-	if (wire_get_ssh_key(&r, &k) == -1)
-		fatalx("malformed %s (%s)", imsg_to_str(imsg->hdr.type),
-		    r.what);
-	key = k.key;
-	keylen = k.keylen;
+	key = k->key;
+	keylen = k->keylen;
 	pthread_mutex_lock(&ssh_mtx);
 	if (ssh_key != NULL)
 		freezero(ssh_key, ssh_keylen);
@@ -500,41 +496,36 @@ nomad_ssh_key(struct imsg *imsg)
 
 /* IMSG_SSH_RUN: see shared/wire_hosts.h. */
 void
-nomad_ssh_run(struct imsg *imsg)
+nomad_ssh_run(struct imsg *imsg, const union imsg_payload *u)
 {
-	struct ssh_run		*sr;
-	struct msgr		 r;
-	struct wire_ssh_run	 w;
-	pthread_t		 t;
-	int			 fd;
+	struct ssh_run			*sr;
+	const struct wire_ssh_run	*w = &u->ssh_run;
+	pthread_t			 t;
+	int				 fd;
 
 	fd = imsg->fd;
-	msg_reader(&r, imsg);
-	if (wire_get_ssh_run(&r, &w) == -1)
-		fatalx("malformed %s (%s)", imsg_to_str(imsg->hdr.type),
-		    r.what);
-	if (((w.flags & SSH_F_STDIN_FD) != 0) != (fd != -1))
+	if (((w->flags & SSH_F_STDIN_FD) != 0) != (fd != -1))
 		fatalx("malformed %s (a descriptor without SSH_F_STDIN_FD or "
 		    "the other way round)", imsg_to_str(imsg->hdr.type));
 
 	if ((sr = calloc(1, sizeof(*sr))) == NULL ||
-	    (sr->sr_address = strdup(w.address)) == NULL ||
-	    (sr->sr_user = strdup(w.user)) == NULL ||
-	    (sr->sr_command = strdup(w.command)) == NULL ||
-	    (sr->sr_known = malloc(w.knownlen + 1)) == NULL ||
-	    (sr->sr_stdin = malloc(w.inlen + 1)) == NULL ||
+	    (sr->sr_address = strdup(w->address)) == NULL ||
+	    (sr->sr_user = strdup(w->user)) == NULL ||
+	    (sr->sr_command = strdup(w->command)) == NULL ||
+	    (sr->sr_known = malloc(w->knownlen + 1)) == NULL ||
+	    (sr->sr_stdin = malloc(w->inlen + 1)) == NULL ||
 	    (sr->sr_out = malloc(SSH_OUTPUT_MAX)) == NULL)
 		fatal("calloc");
-	memcpy(sr->sr_known, w.known, w.knownlen);
-	sr->sr_knownlen = w.knownlen;
-	memcpy(sr->sr_stdin, w.in, w.inlen);
-	sr->sr_stdinlen = w.inlen;
+	memcpy(sr->sr_known, w->known, w->knownlen);
+	sr->sr_knownlen = w->knownlen;
+	memcpy(sr->sr_stdin, w->in, w->inlen);
+	sr->sr_stdinlen = w->inlen;
 	sr->sr_id = imsg->hdr.peerid;
-	sr->sr_port = w.port;
-	sr->sr_timeout = w.timeout;
+	sr->sr_port = w->port;
+	sr->sr_timeout = w->timeout;
 	sr->sr_fd = fd;
-	log_debug("ssh run %u: %s@%s:%u", sr->sr_id, w.user, w.address,
-	    w.port);
+	log_debug("ssh run %u: %s@%s:%u", sr->sr_id, w->user, w->address,
+	    w->port);
 
 	pthread_mutex_lock(&ssh_mtx);
 	TAILQ_INSERT_TAIL(&ssh_todo, sr, sr_entry);

@@ -26,6 +26,7 @@
 #include "log.h"
 #include "imsg.h"
 #include "msg.h"
+#include "msgtab.h"
 #include "nops.h"
 #include "proc.h"
 #include "sandbox.h"
@@ -85,37 +86,32 @@ nomad_token_ok(const uint8_t *p, size_t len)
  * copies left by growing it).  Empty address: Nomad is not configured.
  */
 static void
-nomad_config(struct imsg *imsg)
+nomad_config(struct imsg *imsg, const union imsg_payload *u)
 {
-	struct nomad_http_conf	 hc;
-	struct nomad_ns		*ns;
-	struct msgr		 r;
-	struct wire_nomad_config c;
-	const char		*addr;
-	const void		*token, *ca;
-	size_t			 tokenlen, calen;
-	uint32_t		 n, i;
-	char			 base[NOMAD_ADDRESS_MAX + 1];
-	char			 err[sizeof(nomad_conf_error)];
+	struct nomad_http_conf		 hc;
+	struct nomad_ns			*ns;
+	const struct wire_nomad_config	*c = &u->nomad_config;
+	const char			*addr;
+	const void			*token, *ca;
+	size_t				 tokenlen, calen;
+	uint32_t			 n, i;
+	char				 base[NOMAD_ADDRESS_MAX + 1];
+	char				 err[sizeof(nomad_conf_error)];
 
 	memset(&hc, 0, sizeof(hc));
 	nomad_ns_clear();
-	msg_reader(&r, imsg);
-	if (wire_get_nomad_config(&r, &c) == -1)
-		fatalx("malformed %s (%s)", imsg_to_str(imsg->hdr.type),
-		    r.what);
-	for (i = 0; i < c.nnames; i++) {
+	for (i = 0; i < c->nnames; i++) {
 		if ((ns = calloc(1, sizeof(*ns))) == NULL ||
-		    (ns->ns_name = strdup(c.names[i])) == NULL)
+		    (ns->ns_name = strdup(c->names[i])) == NULL)
 			fatal("calloc");
 		TAILQ_INSERT_TAIL(&nomad_namespaces, ns, ns_entry);
 	}
-	addr = c.address;
-	ca = c.ca;
-	calen = c.calen;
-	token = c.token;
-	tokenlen = c.tokenlen;
-	n = c.nnames;
+	addr = c->address;
+	ca = c->ca;
+	calen = c->calen;
+	token = c->token;
+	tokenlen = c->tokenlen;
+	n = c->nnames;
 
 	err[0] = '\0';
 	if (addr[0] == '\0')
@@ -208,33 +204,28 @@ nomad_answer_cb(const struct nomad_answer *an)
  * uses is in shared/nops.h; the rest are empty.
  */
 static void
-nomad_request(struct imsg *imsg)
+nomad_request(struct imsg *imsg, const union imsg_payload *u)
 {
 	struct nomad_ask		 a;
 	struct nomad_wire		 w;
-	struct wire_nomad_request	 q;
-	struct msgr			 r;
+	const struct wire_nomad_request	*q = &u->nomad_request;
 	char				 err[512];
 
-	msg_reader(&r, imsg);
-	if (wire_get_nomad_request(&r, &q) == -1)
-		fatalx("malformed %s (%s)", imsg_to_str(imsg->hdr.type),
-		    r.what);
 	memset(&a, 0, sizeof(a));
-	a.na_op = q.op;
-	a.na_flags = q.flags;
-	a.na_timeout_ms = q.timeout_ms;
-	a.na_ns = q.ns;
-	a.na_id = q.id;
-	a.na_task = q.task;
-	a.na_prefix = q.prefix;
-	a.na_idem = q.idem;
-	a.na_index = q.index;
-	a.na_tail = q.tail;
-	a.na_data1 = q.data1;
-	a.na_data1len = q.data1len;
-	a.na_data2 = q.data2;
-	a.na_data2len = q.data2len;
+	a.na_op = q->op;
+	a.na_flags = q->flags;
+	a.na_timeout_ms = q->timeout_ms;
+	a.na_ns = q->ns;
+	a.na_id = q->id;
+	a.na_task = q->task;
+	a.na_prefix = q->prefix;
+	a.na_idem = q->idem;
+	a.na_index = q->index;
+	a.na_tail = q->tail;
+	a.na_data1 = q->data1;
+	a.na_data1len = q->data1len;
+	a.na_data2 = q->data2;
+	a.na_data2len = q->data2len;
 
 	if (!nomad_http_configured()) {
 		nomad_http_refuse(imsg->hdr.peerid, nomad_conf_error);
@@ -256,6 +247,11 @@ nomad_request(struct imsg *imsg)
 	nomad_http_start(imsg->hdr.peerid, &w, a.na_timeout_ms);
 }
 
+/*
+ * The nomadworker's dispatch table: the rows of NOPS_IMSGS to NOMAD
+ * and WORKER (IMSG_HANDLER_ROW, nops.h).
+ */
+/* Alike on purpose: supervise.c, gitworker.c, webworker.c pick theirs. */
 #define IMSG_TO_MASTER(h)	NULL
 #define IMSG_TO_WORKER(h)	h
 #define IMSG_TO_GIT(h)		NULL

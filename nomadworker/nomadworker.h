@@ -93,14 +93,15 @@ void	 nomad_http_start(uint32_t id, struct nomad_wire *,
 
 /* nomad_probe.c: HTTP checks of plan hosts. */
 struct imsg;
+union imsg_payload;
 void	 nomad_probe_init(struct event_base *, struct imsgev *);
-void	 nomad_probe(struct imsg *);
+void	 nomad_probe(struct imsg *, const union imsg_payload *);
 
 /* nomad_ssh.c: SSH to plan hosts. */
 struct imsgev;
 struct imsg;
 void	 nomad_ssh_init(struct event_base *, struct imsgev *);
-void	 nomad_ssh_key(struct imsg *);
-void	 nomad_ssh_run(struct imsg *);
+void	 nomad_ssh_key(struct imsg *, const union imsg_payload *);
+void	 nomad_ssh_run(struct imsg *, const union imsg_payload *);
 
 #endif /* NOPS_NOMADWORKER_H */

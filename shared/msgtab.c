@@ -1,7 +1,8 @@
 /*
  * What the message table (NOPS_IMSGS in nops.h) says of each type: its
- * name for the log, who may send it to whom, and its payload's decoder;
- * and the names of the operations IMSG_NOMAD_REQUEST carries.
+ * name for the log, who may send it to whom, and its payload's decoder
+ * (into union imsg_payload, msgtab.h); and the names of the operations
+ * IMSG_NOMAD_REQUEST carries.
  */
 #include "config.h"
 
@@ -10,78 +11,32 @@
 #include <string.h>
 
 #include "msg.h"
+#include "msgtab.h"
 #include "nops.h"
-#include "wire.h"
-#include "wire_auth.h"
-#include "wire_git.h"
-#include "wire_hosts.h"
-#include "wire_nomad.h"
-#include "wire_notify.h"
-#include "wire_proc.h"
 
-/* Run a layout's decoder on a payload: wire_check_<layout>(). */
-#define WIRE_CHECK(layout)						\
+/*
+ * Decode a payload of one layout into its member of the union:
+ * wire_decode_<layout>().  Only the member is cleared: IMSG_WEB_SEEN's
+ * is large.
+ */
+#define WIRE_DECODE(layout)						\
 static int								\
-wire_check_##layout(struct msgr *r)					\
+wire_decode_##layout(struct msgr *r, union imsg_payload *u)		\
 {									\
-	struct wire_##layout	 p;					\
-									\
-	memset(&p, 0, sizeof(p));					\
-	return wire_get_##layout(r, &p);				\
+	memset(&u->layout, 0, sizeof(u->layout));			\
+	return wire_get_##layout(r, &u->layout);			\
 }
-WIRE_CHECK(empty)
-WIRE_CHECK(web_request)
-WIRE_CHECK(web_answer)
-WIRE_CHECK(web_doc)
-WIRE_CHECK(web_want)
-WIRE_CHECK(auth_begin)
-WIRE_CHECK(auth_class)
-WIRE_CHECK(auth_principal)
-WIRE_CHECK(auth_forget)
-WIRE_CHECK(nomad_config)
-WIRE_CHECK(nomad_request)
-WIRE_CHECK(nomad_response)
-WIRE_CHECK(nomad_body)
-WIRE_CHECK(notify)
-WIRE_CHECK(notify_result)
-WIRE_CHECK(git_repo)
-WIRE_CHECK(git_poll)
-WIRE_CHECK(git_unchanged)
-WIRE_CHECK(git_error)
-WIRE_CHECK(git_begin)
-WIRE_CHECK(git_file)
-WIRE_CHECK(git_data)
-WIRE_CHECK(git_same)
-WIRE_CHECK(git_note)
-WIRE_CHECK(git_end)
-WIRE_CHECK(init)
-WIRE_CHECK(verbose)
-WIRE_CHECK(web_listen)
-WIRE_CHECK(ssh_key)
-WIRE_CHECK(ssh_run)
-WIRE_CHECK(ssh_result)
-WIRE_CHECK(http_probe)
-WIRE_CHECK(http_probe_result)
-
-/* IMSG_WEB_SEEN's layout is large (4096 entries): not on the stack. */
-static int
-wire_check_web_seen(struct msgr *r)
-{
-	static struct wire_web_seen	 p;
-
-	memset(&p, 0, sizeof(p));
-	return wire_get_web_seen(r, &p);
-}
+WIRE_LAYOUTS(WIRE_DECODE)
 
 struct imsg_row {
 	const char	*name;
 	uint32_t	 from;		/* IMSG_P_* */
 	uint32_t	 to;
-	int		(*check)(struct msgr *);
+	int		(*decode)(struct msgr *, union imsg_payload *);
 };
 
 #define IMSG_TABLE_ROW(type, f, t, payload, handler)			\
-	[type] = { #type, IMSG_P_##f, IMSG_P_##t, wire_check_##payload },
+	[type] = { #type, IMSG_P_##f, IMSG_P_##t, wire_decode_##payload },
 static const struct imsg_row imsg_rows[IMSG_MAX] = {
 	[IMSG_NONE] = { "IMSG_NONE", 0, 0, NULL },
 	NOPS_IMSGS(IMSG_TABLE_ROW)
@@ -108,16 +63,18 @@ imsg_permitted(uint32_t type, enum nops_proc from, enum nops_proc to)
 }
 
 int
-imsg_check_payload(uint32_t type, const void *buf, size_t len,
-    const char **what)
+imsg_decode(uint32_t type, const void *buf, size_t len,
+    union imsg_payload *u, const char **what)
 {
 	struct msgr	 r;
 
 	*what = NULL;
-	if (type >= IMSG_MAX || imsg_rows[type].check == NULL)
-		return 1;
+	if (type >= IMSG_MAX || imsg_rows[type].decode == NULL) {
+		*what = "no such message type";
+		return -1;
+	}
 	msg_reader_buf(&r, buf, len);
-	if (imsg_rows[type].check(&r) == -1) {
+	if (imsg_rows[type].decode(&r, u) == -1) {
 		*what = r.what != NULL ? r.what : "trailing bytes";
 		return -1;
 	}

@@ -30,14 +30,17 @@ enum nops_proc {
  *
  * sender and receiver: MASTER, GIT, NOMAD, WEB, or WORKER (any worker).
  * payload: its layout P, with struct wire_P, wire_put_P() and the decoder
- * wire_get_P() (shared/wire*.h); imsg_check_payload() runs the decoder
- * of a type, and every receiver runs it before the handler (the master's
+ * wire_get_P() (shared/wire*.h).  Every receiver decodes a message once,
+ * before its handler, with imsg_decode() (the master's
  * supervise_dispatch(), the workers' proc_worker_handle()): a payload
  * that does not decode is refused, never handled.
- * handler: the receiver's function for it.  In the master it is a
- * master_handler (master/master.h), in a worker a worker_handler
- * (shared/proc.h).  Adding a message is adding a row here and writing
- * its handler.
+ * handler: the receiver's function for it, given the imsg (its peerid,
+ * its fd) and the decoded payload: member P of union imsg_payload
+ * (shared/msgtab.h).  In the master it is a master_handler
+ * (master/master.h), in a worker a worker_handler (shared/proc.h); it
+ * checks what the values mean (is this id outstanding), never the
+ * layout again.  Adding a message is adding a row here and writing its
+ * handler.
  */
 #define NOPS_IMSGS(X)							\
 	/* master -> any worker */					\
@@ -217,11 +220,13 @@ int		 imsg_permitted(uint32_t type, enum nops_proc from,
 		    enum nops_proc to);
 const char	*imsg_to_str(uint32_t);
 /*
- * Decode a payload of this type with its row's decoder: 0, or -1 with
- * *what naming the first failure; 1 if the row has no shared decoder.
+ * Decode a payload of this type with its row's decoder into member P of
+ * *u (shared/msgtab.h): 0, or -1 with *what naming the first failure (an
+ * unknown type fails too).  Strings and blobs point into the payload.
  */
-int		 imsg_check_payload(uint32_t type, const void *, size_t,
-		    const char **what);
+union imsg_payload;
+int		 imsg_decode(uint32_t type, const void *, size_t,
+		    union imsg_payload *u, const char **what);
 
 /*
  * The largest message on each worker's channel, header included; both

@@ -22,6 +22,7 @@
 #include "log.h"
 #include "imsg.h"
 #include "msg.h"
+#include "msgtab.h"
 #include "nops.h"
 #include "proc.h"
 #include "wire_proc.h"
@@ -109,6 +110,13 @@ imsgev_send(struct imsgev *iev, struct msgw *m, uint32_t type,
 	return 0;
 }
 
+/*
+ * The payload of the message a worker is handling, as its row's decoder
+ * left it: one at a time, and not on the stack (the union holds
+ * IMSG_WEB_SEEN's large layout).
+ */
+static union imsg_payload	 proc_payload;
+
 int
 proc_send_init(struct imsgbuf *ibuf, const struct worker_init *wi)
 {
@@ -168,25 +176,25 @@ void
 proc_worker_init(const char *title, struct imsgbuf *ibuf,
     struct worker_init *wi)
 {
-	struct imsg	 imsg;
-	struct msgr	 r;
-	struct wire_init w;
+	struct imsg		 imsg;
+	const struct wire_init	*w = &proc_payload.init;
+	const char		*what;
 
 	memset(wi, 0, sizeof(*wi));
 	proc_worker_wait(title, ibuf, &imsg);
 	if (imsg.hdr.type != IMSG_INIT)
 		fatalx("%s: expected IMSG_INIT, got %s", title,
 		    imsg_to_str(imsg.hdr.type));
-	msg_reader(&r, &imsg);
-	if (wire_get_init(&r, &w) == -1)
-		fatalx("%s: malformed IMSG_INIT (%s)", title, r.what);
-	wi->wi_uid = w.uid;
-	wi->wi_gid = w.gid;
-	wi->wi_verbose = w.verbose;
-	if ((wi->wi_user = strdup(w.user)) == NULL ||
-	    (wi->wi_statedir = strdup(w.statedir)) == NULL ||
-	    (wi->wi_chroot = strdup(w.chroot)) == NULL ||
-	    (wi->wi_testhook = strdup(w.testhook)) == NULL)
+	if (imsg_decode(imsg.hdr.type, imsg.data, imsg.datalen,
+	    &proc_payload, &what) == -1)
+		fatalx("%s: malformed IMSG_INIT (%s)", title, what);
+	wi->wi_uid = w->uid;
+	wi->wi_gid = w->gid;
+	wi->wi_verbose = w->verbose;
+	if ((wi->wi_user = strdup(w->user)) == NULL ||
+	    (wi->wi_statedir = strdup(w->statedir)) == NULL ||
+	    (wi->wi_chroot = strdup(w->chroot)) == NULL ||
+	    (wi->wi_testhook = strdup(w->testhook)) == NULL)
 		fatal("%s: %s", title, __func__);
 	imsg_free(&imsg);
 	log_setverbose(wi->wi_verbose);
@@ -304,30 +312,24 @@ proc_testhook(const struct worker_init *wi, const char *name)
 
 /* IMSG_INIT comes once, before anything else (proc_worker_init()). */
 void
-proc_worker_reinit(struct imsg *imsg)
+proc_worker_reinit(struct imsg *imsg, const union imsg_payload *u)
 {
 	fatalx("a second IMSG_INIT");
 }
 
 /* IMSG_CTL_VERBOSE: see shared/wire_proc.h. */
 void
-proc_worker_verbose(struct imsg *imsg)
+proc_worker_verbose(struct imsg *imsg, const union imsg_payload *u)
 {
-	struct msgr	 r;
-	struct wire_verbose w;
-
-	msg_reader(&r, imsg);
-	if (wire_get_verbose(&r, &w) == -1)
-		fatalx("malformed IMSG_CTL_VERBOSE (%s)", r.what);
-	log_setverbose((int)w.level);
+	log_setverbose((int)u->verbose.level);
 }
 
 /*
  * Hand one message from the master to the worker's handler for its type
  * (handlers: the worker's dispatch table, see IMSG_HANDLER_ROW in
- * nops.h), once its row's decoder has read the payload.  A type without
- * a handler or a payload that does not decode is fatal: a worker trusts
- * nothing it did not expect, even from the master.
+ * nops.h) with its payload, decoded here once by its row's decoder.  A
+ * type without a handler or a payload that does not decode is fatal: a
+ * worker trusts nothing it did not expect, even from the master.
  */
 void
 proc_worker_handle(const char *title, const worker_handler *handlers,
@@ -339,10 +341,11 @@ proc_worker_handle(const char *title, const worker_handler *handlers,
 	if (type >= IMSG_MAX || handlers[type] == NULL)
 		fatalx("%s: unexpected %s from the master", title,
 		    imsg_to_str(type));
-	if (imsg_check_payload(type, imsg->data, imsg->datalen, &what) == -1)
+	if (imsg_decode(type, imsg->data, imsg->datalen, &proc_payload,
+	    &what) == -1)
 		fatalx("%s: malformed %s from the master: %s", title,
 		    imsg_to_str(type), what);
-	handlers[type](imsg);
+	handlers[type](imsg, &proc_payload);
 }
 
 /*

@@ -116,8 +116,11 @@ int	 imsgev_compose(struct imsgev *, uint32_t type, uint32_t peerid,
 int	 imsgev_send(struct imsgev *, struct msgw *, uint32_t type,
 	    uint32_t peerid, int fd);
 
-/* A worker's handler of a message from the master (NOPS_IMSGS in nops.h). */
-typedef void (*worker_handler)(struct imsg *);
+/*
+ * A worker's handler of a message from the master (NOPS_IMSGS in nops.h):
+ * the imsg and its payload, decoded by the dispatch (shared/msgtab.h).
+ */
+typedef void (*worker_handler)(struct imsg *, const union imsg_payload *);
 
 /* Worker side: wait (blocking) for the next message from the master. */
 void	 proc_worker_wait(const char *title, struct imsgbuf *, struct imsg *);
@@ -128,8 +131,8 @@ void	 proc_worker_init(const char *title, struct imsgbuf *,
 int	 proc_send_init(struct imsgbuf *, const struct worker_init *);
 
 /* The rows every worker handles (receiver WORKER). */
-void	 proc_worker_reinit(struct imsg *);
-void	 proc_worker_verbose(struct imsg *);
+void	 proc_worker_reinit(struct imsg *, const union imsg_payload *);
+void	 proc_worker_verbose(struct imsg *, const union imsg_payload *);
 void	 proc_worker_handle(const char *title, const worker_handler *,
 	    struct imsg *);
 void	 proc_worker_read(struct imsgev *, short, const worker_handler *);

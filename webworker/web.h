@@ -160,8 +160,9 @@ int	 web_call(struct web_page *, const char *method, const char *uri,
 /* Complete a page's call answered here (web_docs.c). */
 /* json, if not NULL, is the body already parsed (it is shared). */
 void	 web_call_answer(struct web_page *, size_t slot, int status,
-	    const char *ctype, const char **hname, const char **hvalue,
-	    size_t nh, const void *, size_t, json_t *);
+	    const char *ctype, const char *const *hname,
+	    const char *const *hvalue, size_t nh, const void *, size_t,
+	    json_t *);
 /* 1 if a Content-Type is application/json (parameters aside). */
 int	 web_is_json(const char *ctype);
 /* Send to the master; fatal if the channel refuses. */
@@ -199,11 +200,11 @@ void	 web_auth_init(void);
 /* 1 once the master has pushed an identity table (and is not replacing it). */
 int	 web_auth_ready(void);
 /* IMSG_WEB_AUTH_*; malformed is fatal. */
-void	 web_auth_begin(struct imsg *);
-void	 web_auth_class(struct imsg *);
-void	 web_auth_principal(struct imsg *);
-void	 web_auth_forget(struct imsg *);
-void	 web_auth_commit(struct imsg *);
+void	 web_auth_begin(struct imsg *, const union imsg_payload *);
+void	 web_auth_class(struct imsg *, const union imsg_payload *);
+void	 web_auth_principal(struct imsg *, const union imsg_payload *);
+void	 web_auth_forget(struct imsg *, const union imsg_payload *);
+void	 web_auth_commit(struct imsg *, const union imsg_payload *);
 /* As the master's auth_identify: 0, or -1 for a bad credential (why). */
 int	 web_identify(struct web_rq *, struct web_ident *);
 void	 web_ident_clear(struct web_ident *);
@@ -227,9 +228,9 @@ size_t	 web_docs_waiting(void);
 /* Is cls's document for target at version ver?  Then it is read. */
 int	 web_docs_current(uint32_t cls, const char *target, uint64_t ver);
 /* IMSG_WEB_DOC; malformed is fatal. */
-void	 web_docs_dispatch(struct imsg *);
+void	 web_docs_dispatch(struct imsg *, const union imsg_payload *);
 /* IMSG_WEB_STALE: drop a document's answer until it is read again. */
-void	 web_docs_stale(struct imsg *);
+void	 web_docs_stale(struct imsg *, const union imsg_payload *);
 /* A new identity table: drop every document, 503 to those waiting. */
 void	 web_docs_reset(void);
 

@@ -35,6 +35,7 @@
 #include "log.h"
 #include "imsg.h"
 #include "msg.h"
+#include "msgtab.h"
 #include "nops.h"
 #include "authc.h"
 #include "wire_auth.h"
@@ -167,23 +168,18 @@ web_target_table(uint32_t type)
 }
 
 void
-web_auth_begin(struct imsg *imsg)
+web_auth_begin(struct imsg *imsg, const union imsg_payload *u)
 {
-	struct msgr		 r;
-	struct wire_auth_begin	 b;
+	const struct wire_auth_begin	*b = &u->auth_begin;
 
-	msg_reader(&r, imsg);
-	if (wire_get_auth_begin(&r, &b) == -1)
-		fatalx("malformed %s (%s)", imsg_to_str(imsg->hdr.type),
-		    r.what);
 	if (web_next != NULL)
 		fatalx("%s before the last one's COMMIT",
 		    imsg_to_str(imsg->hdr.type));
 	web_next = web_table_new();
-	web_next->wt_idle = b.idle;
-	strlcpy(web_next->wt_boot, b.boot, sizeof(web_next->wt_boot));
-	web_next->wt_manage = b.manage;
-	web_next->wt_anon = b.anon;
+	web_next->wt_idle = b->idle;
+	strlcpy(web_next->wt_boot, b->boot, sizeof(web_next->wt_boot));
+	web_next->wt_manage = b->manage;
+	web_next->wt_anon = b->anon;
 	web_pushing = 1;
 }
 
@@ -220,21 +216,17 @@ web_class_valid(json_t *j)
 }
 
 void
-web_auth_class(struct imsg *imsg)
+web_auth_class(struct imsg *imsg, const union imsg_payload *u)
 {
-	struct web_table	*t = web_target_table(imsg->hdr.type);
-	struct msgr		 r;
-	struct wire_auth_class	 c;
-	json_t			*j = NULL;
+	const struct wire_auth_class	*c = &u->auth_class;
+	struct web_table		*t = web_target_table(imsg->hdr.type);
+	json_t				*j;
 
-	msg_reader(&r, imsg);
-	if (wire_get_auth_class(&r, &c) == 0)
-		j = json_loadb(c.json, c.jsonlen, JSON_REJECT_DUPLICATES,
-		    NULL);
+	j = json_loadb(c->json, c->jsonlen, JSON_REJECT_DUPLICATES, NULL);
 	if (j == NULL || !web_class_valid(j))
 		fatalx("malformed %s", imsg_to_str(imsg->hdr.type));
-	json_decref(t->wt_class[c.cls]);
-	t->wt_class[c.cls] = j;
+	json_decref(t->wt_class[c->cls]);
+	t->wt_class[c->cls] = j;
 }
 
 static int
@@ -244,30 +236,28 @@ web_groups_valid(json_t *j)
 }
 
 void
-web_auth_principal(struct imsg *imsg)
+web_auth_principal(struct imsg *imsg, const union imsg_payload *u)
 {
-	struct web_table	*t = web_target_table(imsg->hdr.type);
-	struct web_prin		*pr, *old;
-	struct msgr		 r;
-	struct wire_auth_principal p;
-	const char		*hash, *name;
-	uint32_t		 kind, cls;
-	int64_t			 seen, expires;
-	json_t			*groups = NULL, *js;
-	int			 bad;
+	const struct wire_auth_principal	*p = &u->auth_principal;
+	struct web_table			*t;
+	struct web_prin				*pr, *old;
+	const char				*hash, *name;
+	uint32_t				 kind, cls;
+	int64_t					 seen, expires;
+	json_t					*groups = NULL, *js;
+	int					 bad;
 
-	msg_reader(&r, imsg);
-	bad = wire_get_auth_principal(&r, &p) == -1 ||
-	    t->wt_class[p.cls] == NULL;
-	kind = p.kind;
-	hash = p.hash;
-	name = p.name;
-	cls = p.cls;
-	seen = p.seen;
-	expires = p.expires;
+	t = web_target_table(imsg->hdr.type);
+	bad = t->wt_class[p->cls] == NULL;
+	kind = p->kind;
+	hash = p->hash;
+	name = p->name;
+	cls = p->cls;
+	seen = p->seen;
+	expires = p->expires;
 	/* A session has its groups, maybe []; a token has none. */
-	if (!bad && p.groupslen > 0) {
-		groups = json_loadb(p.groups, p.groupslen,
+	if (!bad && p->groupslen > 0) {
+		groups = json_loadb(p->groups, p->groupslen,
 		    JSON_REJECT_DUPLICATES, NULL);
 		bad = groups == NULL || !web_groups_valid(groups);
 	}
@@ -323,18 +313,13 @@ web_auth_principal(struct imsg *imsg)
 }
 
 void
-web_auth_forget(struct imsg *imsg)
+web_auth_forget(struct imsg *imsg, const union imsg_payload *u)
 {
-	struct web_prin		*pr;
-	struct msgr		 r;
-	struct wire_auth_forget	 f;
-	const char		*hash;
+	struct web_prin			*pr;
+	const struct wire_auth_forget	*f = &u->auth_forget;
+	const char			*hash;
 
-	msg_reader(&r, imsg);
-	if (wire_get_auth_forget(&r, &f) == -1)
-		fatalx("malformed %s (%s)", imsg_to_str(imsg->hdr.type),
-		    r.what);
-	hash = f.hash;
+	hash = f->hash;
 	if (web_live == NULL && web_next == NULL)
 		fatalx("%s before any identity table",
 		    imsg_to_str(imsg->hdr.type));
@@ -346,14 +331,8 @@ web_auth_forget(struct imsg *imsg)
 }
 
 void
-web_auth_commit(struct imsg *imsg)
+web_auth_commit(struct imsg *imsg, const union imsg_payload *u)
 {
-	struct msgr		 r;
-	struct wire_empty	 e;
-
-	msg_reader(&r, imsg);
-	if (wire_get_empty(&r, &e) == -1)
-		fatalx("malformed %s", imsg_to_str(imsg->hdr.type));
 	if (web_next == NULL)
 		fatalx("%s without BEGIN", imsg_to_str(imsg->hdr.type));
 	/* The classes a client may get without a principal must be known. */

@@ -37,6 +37,7 @@
 #include "log.h"
 #include "imsg.h"
 #include "msg.h"
+#include "msgtab.h"
 #include "nops.h"
 #include "wire.h"
 #include "web.h"
@@ -547,27 +548,21 @@ web_docs_call(struct web_page *pg, size_t slot, const char *target)
 }
 
 void
-web_docs_dispatch(struct imsg *imsg)
+web_docs_dispatch(struct imsg *imsg, const union imsg_payload *u)
 {
-	struct web_doc		*d;
-	struct web_waiters	 list = TAILQ_HEAD_INITIALIZER(list);
-	struct msgr		 r;
-	struct wire_web_doc	 doc;
-	struct wire_web_answer	*a = &doc.answer;
-	uint32_t		 i;
+	const struct wire_web_doc	*doc = &u->web_doc;
+	const struct wire_web_answer	*a = &doc->answer;
+	struct web_doc			*d;
+	struct web_waiters		 list = TAILQ_HEAD_INITIALIZER(list);
+	uint32_t			 i;
 
-	msg_reader(&r, imsg);
-	if (wire_get_web_doc(&r, &doc) == -1)
-		fatalx("malformed %s (%s)", imsg_to_str(imsg->hdr.type),
-		    r.what);
-
-	if ((d = web_doc_find(doc.cls, doc.target)) == NULL) {
+	if ((d = web_doc_find(doc->cls, doc->target)) == NULL) {
 		/*
 		 * Sent before our UNWANT reached the master, or wanted under
 		 * the old identity table: make sure it stops.
 		 */
-		log_debug("document %u %s: not wanted", doc.cls, doc.target);
-		web_want_send(IMSG_WEB_UNWANT, doc.cls, doc.target);
+		log_debug("document %u %s: not wanted", doc->cls, doc->target);
+		web_want_send(IMSG_WEB_UNWANT, doc->cls, doc->target);
 		return;
 	}
 	web_doc_content_free(d);
@@ -599,18 +594,13 @@ web_docs_dispatch(struct imsg *imsg)
 }
 
 void
-web_docs_stale(struct imsg *imsg)
+web_docs_stale(struct imsg *imsg, const union imsg_payload *u)
 {
-	struct web_doc		*d;
-	struct msgr		 r;
-	struct wire_web_want	 w;
+	struct web_doc			*d;
+	const struct wire_web_want	*w = &u->web_want;
 
-	msg_reader(&r, imsg);
-	if (wire_get_web_want(&r, &w) == -1)
-		fatalx("malformed %s (%s)", imsg_to_str(imsg->hdr.type),
-		    r.what);
 	/* Gone already (UNWANT on its way), or waited for: nothing held. */
-	if ((d = web_doc_find(w.cls, w.target)) == NULL || !d->wd_have)
+	if ((d = web_doc_find(w->cls, w->target)) == NULL || !d->wd_have)
 		return;
 	web_doc_content_free(d);
 	d->wd_stale = 1;

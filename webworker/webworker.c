@@ -38,6 +38,7 @@
 #include "log.h"
 #include "imsg.h"
 #include "msg.h"
+#include "msgtab.h"
 #include "nops.h"
 #include "proc.h"
 #include "wire.h"
@@ -637,8 +638,8 @@ web_is_json(const char *ctype)
 /* A page's call answered: keep what the page may use. */
 static void
 web_call_done(struct web_call *wk, int status, const char *ctype,
-    const char **hname, const char **hvalue, size_t nh, const void *body,
-    size_t bodylen, json_t *json)
+    const char *const *hname, const char *const *hvalue, size_t nh,
+    const void *body, size_t bodylen, json_t *json)
 {
 	size_t	 i;
 
@@ -668,8 +669,8 @@ web_call_done(struct web_call *wk, int status, const char *ctype,
  */
 void
 web_call_answer(struct web_page *pg, size_t slot, int status,
-    const char *ctype, const char **hname, const char **hvalue, size_t nh,
-    const void *body, size_t bodylen, json_t *json)
+    const char *ctype, const char *const *hname, const char *const *hvalue,
+    size_t nh, const void *body, size_t bodylen, json_t *json)
 {
 	void	(*next)(struct web_page *);
 
@@ -683,13 +684,12 @@ web_call_answer(struct web_page *pg, size_t slot, int status,
 }
 
 static void
-web_response(struct imsg *imsg)
+web_response(struct imsg *imsg, const union imsg_payload *u)
 {
-	struct web_pending	*wp;
-	struct web_page		*pg;
-	struct msgr		 r;
-	struct wire_web_answer	 a;
-	uint32_t		 i;
+	struct web_pending		*wp;
+	struct web_page			*pg;
+	const struct wire_web_answer	*a = &u->web_answer;
+	uint32_t			 i;
 
 	/* The master answers in order, but for deferred answers. */
 	TAILQ_FOREACH(wp, &web_pending, wp_entry)
@@ -698,22 +698,18 @@ web_response(struct imsg *imsg)
 	if (wp == NULL)
 		fatalx("response to unknown request %u", imsg->hdr.peerid);
 
-	msg_reader(&r, imsg);
-	if (wire_get_web_answer(&r, &a) == -1)
-		fatalx("malformed %s (%s)", imsg_to_str(imsg->hdr.type),
-		    r.what);
-
 	TAILQ_REMOVE(&web_pending, wp, wp_entry);
 	web_npending--;
 	if (wp->wp_rq != NULL) {
-		for (i = 0; i < a.nheaders; i++)
-			web_add_header(wp->wp_rq, a.hname[i], a.hvalue[i]);
-		web_reply(wp->wp_rq, (int)a.status, a.ctype, a.body,
-		    a.bodylen);
+		for (i = 0; i < a->nheaders; i++)
+			web_add_header(wp->wp_rq, a->hname[i], a->hvalue[i]);
+		web_reply(wp->wp_rq, (int)a->status, a->ctype, a->body,
+		    a->bodylen);
 		free(wp->wp_rq);
 	} else if ((pg = wp->wp_page) != NULL)
-		web_call_answer(pg, wp->wp_slot, (int)a.status, a.ctype,
-		    a.hname, a.hvalue, a.nheaders, a.body, a.bodylen, NULL);
+		web_call_answer(pg, wp->wp_slot, (int)a->status, a->ctype,
+		    a->hname, a->hvalue, a->nheaders, a->body, a->bodylen,
+		    NULL);
 	free(wp);
 }
 
@@ -743,39 +739,37 @@ web_http_new(struct web_listener *wl)
 }
 
 static void
-web_listen(struct imsg *imsg)
+web_listen(struct imsg *imsg, const union imsg_payload *u)
 {
+	const struct wire_web_listen	*l = &u->web_listen;
 	struct web_listener		*wl;
 	struct evhttp_bound_socket	*bound;
-	struct msgr			 r;
-	struct wire_web_listen		 l;
 	const char			*name;
 	uint32_t			 i, tls;
 
-	msg_reader(&r, imsg);
-	if (wire_get_web_listen(&r, &l) == -1 || imsg->fd == -1)
-		fatalx("malformed %s (%s)", imsg_to_str(imsg->hdr.type),
-		    r.what != NULL ? r.what : "no socket");
-	name = l.name;
-	tls = l.tls;
+	if (imsg->fd == -1)
+		fatalx("malformed %s (no socket)",
+		    imsg_to_str(imsg->hdr.type));
+	name = l->name;
+	tls = l->tls;
 
 	if ((wl = calloc(1, sizeof(*wl))) == NULL)
 		fatal("calloc");
-	wl->wl_body_max = l.bodymax;
-	wl->wl_per_source = (int)l.persrc;
-	wl->wl_hostflags = l.hflags;
-	if (l.nhosts > 0 && (wl->wl_hosts = calloc(l.nhosts,
+	wl->wl_body_max = l->bodymax;
+	wl->wl_per_source = (int)l->persrc;
+	wl->wl_hostflags = l->hflags;
+	if (l->nhosts > 0 && (wl->wl_hosts = calloc(l->nhosts,
 	    sizeof(*wl->wl_hosts))) == NULL)
 		fatal("calloc");
-	for (i = 0; i < l.nhosts; i++)
-		if ((wl->wl_hosts[wl->wl_nhosts++] = strdup(l.hosts[i])) ==
+	for (i = 0; i < l->nhosts; i++)
+		if ((wl->wl_hosts[wl->wl_nhosts++] = strdup(l->hosts[i])) ==
 		    NULL)
 			fatal("strdup");
-	wl->wl_peer = l.kind == WEB_LISTEN_CONTROL ? WEB_PEER_LOCAL :
+	wl->wl_peer = l->kind == WEB_LISTEN_CONTROL ? WEB_PEER_LOCAL :
 	    WEB_PEER_TCP;
 	strlcpy(wl->wl_name, name, sizeof(wl->wl_name));
-	if (tls && (wl->wl_ssl = web_tls_ctx(l.cert, l.certlen, l.key,
-	    l.keylen)) == NULL)
+	if (tls && (wl->wl_ssl = web_tls_ctx(l->cert, l->certlen, l->key,
+	    l->keylen)) == NULL)
 		fatalx("%s: the tls certificate or key does not load", name);
 	/* The key is in the SSL_CTX now: no copy of it stays around. */
 	explicit_bzero(imsg->data, imsg->datalen);
@@ -791,6 +785,11 @@ web_listen(struct imsg *imsg)
 	log_debug("serving %s%s", name, tls ? " with tls" : "");
 }
 
+/*
+ * The webworker's dispatch table: the rows of NOPS_IMSGS to WEB and
+ * WORKER (IMSG_HANDLER_ROW, nops.h).
+ */
+/* Alike on purpose: supervise.c, gitworker.c, nomadworker.c pick theirs. */
 #define IMSG_TO_MASTER(h)	NULL
 #define IMSG_TO_WORKER(h)	h
 #define IMSG_TO_GIT(h)		NULL

@@ -16,6 +16,7 @@
 
 #include "imsg.h"
 #include "msg.h"
+#include "msgtab.h"
 #include "nops.h"
 #include "wire.h"
 #include "wire_auth.h"
@@ -43,103 +44,19 @@ put_##name(struct msgw *m, const void *p)				\
 {									\
 	wire_put_##name(m, p);						\
 }
-#define ROW(name)	{ get_##name, put_##name }
+#define ROW(name)	{ get_##name, put_##name },
 
-/* Every layout of wire.h: one LAYOUT() and one ROW() each. */
-LAYOUT(web_request)
-LAYOUT(web_answer)
-LAYOUT(web_doc)
-LAYOUT(web_want)
-LAYOUT(git_repo)
-LAYOUT(git_poll)
-LAYOUT(git_unchanged)
-LAYOUT(git_error)
-LAYOUT(git_begin)
-LAYOUT(git_file)
-LAYOUT(git_data)
-LAYOUT(git_note)
-LAYOUT(git_end)
-LAYOUT(nomad_config)
-LAYOUT(nomad_request)
-LAYOUT(nomad_response)
-LAYOUT(nomad_body)
-LAYOUT(notify)
-LAYOUT(notify_result)
-LAYOUT(auth_begin)
-LAYOUT(auth_class)
-LAYOUT(auth_principal)
-LAYOUT(auth_forget)
-LAYOUT(empty)
-LAYOUT(init)
-LAYOUT(verbose)
-LAYOUT(web_listen)
-LAYOUT(web_seen)
-LAYOUT(ssh_key)
-LAYOUT(ssh_run)
-LAYOUT(ssh_result)
-LAYOUT(http_probe)
-LAYOUT(http_probe_result)
+/* Every layout of shared/wire*.h: the list the message table uses. */
+WIRE_LAYOUTS(LAYOUT)
 
 static const struct layout layouts[] = {
-	ROW(web_request),
-	ROW(web_answer),
-	ROW(web_doc),
-	ROW(web_want),
-	ROW(git_repo),
-	ROW(git_poll),
-	ROW(git_unchanged),
-	ROW(git_error),
-	ROW(git_begin),
-	ROW(git_file),
-	ROW(git_data),
-	ROW(git_note),
-	ROW(git_end),
-	ROW(nomad_config),
-	ROW(nomad_request),
-	ROW(nomad_response),
-	ROW(nomad_body),
-	ROW(notify),
-	ROW(notify_result),
-	ROW(auth_begin),
-	ROW(auth_class),
-	ROW(auth_principal),
-	ROW(auth_forget),
-	ROW(empty),
-	ROW(init),
-	ROW(verbose),
-	ROW(web_listen),
-	ROW(web_seen),
-	ROW(ssh_key),
-	ROW(ssh_run),
-	ROW(ssh_result),
-	ROW(http_probe),
-	ROW(http_probe_result),
-};
-
-/* Large enough for any wire_* struct. */
-union wire_any {
-	struct wire_web_request	 request;
-	struct wire_web_answer	 answer;
-	struct wire_web_doc	 doc;
-	struct wire_web_want	 want;
-	struct wire_git_repo	 git_repo;
-	struct wire_git_begin	 git_begin;
-	struct wire_git_file	 git_file;
-	struct wire_nomad_config nomad_config;
-	struct wire_nomad_request nomad_request;
-	struct wire_nomad_response nomad_response;
-	struct wire_notify	 notify;
-	struct wire_auth_principal auth_principal;
-	struct wire_init	 init;
-	struct wire_web_listen	 web_listen;
-	struct wire_web_seen	 web_seen;
-	struct wire_ssh_run	 ssh_run;
+	WIRE_LAYOUTS(ROW)
 };
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static union wire_any	 v;	/* web_seen is large */
+	static union imsg_payload v;	/* web_seen is large */
 	const struct layout	*l;
 	struct msgr		 r;
 	struct msgw		 w;

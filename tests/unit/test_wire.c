@@ -11,6 +11,7 @@
 
 #include "imsg.h"
 #include "msg.h"
+#include "msgtab.h"
 #include "nops.h"
 #include "wire.h"
 #include "test.h"
@@ -51,30 +52,39 @@ test_table(void)
 
 	TEST_BEGIN("message table: each row's decoder runs from the table");
 	{
-		static const uint8_t	 poll[] = { 1, 0, 0, 0, 0, 0, 0, 0, 0 };
+		static const uint8_t	 poll[] = { 7, 0, 0, 0, 0, 0, 0, 0, 0 };
 		static const uint8_t	 bad[] = { 1, 0, 0, 0, 1, 0, 0, 0,
 		    'x', 0 };
+		static union imsg_payload u;
 		const char		*what;
 		uint32_t		 t;
-		int			 unshared = 0;
+		int			 undecoded = 0;
 
-		CHECK(imsg_check_payload(IMSG_GIT_POLL, poll, sizeof(poll),
+		CHECK(imsg_decode(IMSG_GIT_POLL, poll, sizeof(poll), &u,
 		    &what) == 0);
-		CHECK(imsg_check_payload(IMSG_GIT_POLL, bad, sizeof(bad),
+		CHECK(what == NULL);
+		/* The struct the handler gets is the row's, filled in. */
+		CHECK(u.git_poll.seq == 7);
+		CHECK_STR(u.git_poll.commit, "");
+		CHECK(imsg_decode(IMSG_GIT_POLL, bad, sizeof(bad), &u,
 		    &what) == -1);
 		CHECK_STR(what, "commit id");
-		CHECK(imsg_check_payload(IMSG_WORKER_READY, NULL, 0,
-		    &what) == 0);
-		CHECK(imsg_check_payload(IMSG_WEB_AUTH_COMMIT, poll, 1,
+		CHECK(imsg_decode(IMSG_WORKER_READY, NULL, 0, &u, &what) == 0);
+		CHECK(imsg_decode(IMSG_WEB_AUTH_COMMIT, poll, 1, &u,
 		    &what) == -1);
-		CHECK(imsg_check_payload(IMSG_MAX, NULL, 0, &what) == 1);
-		/* Every row has a shared decoder. */
+		CHECK_STR(what, "trailing bytes");
+		CHECK(imsg_decode(IMSG_MAX, NULL, 0, &u, &what) == -1);
+		CHECK_STR(what, "no such message type");
+		CHECK(imsg_decode(IMSG_NONE, NULL, 0, &u, &what) == -1);
+		CHECK_STR(what, "no such message type");
+		/* Every row has a decoder. */
 		for (t = IMSG_NONE + 1; t < IMSG_MAX; t++)
-			if (imsg_check_payload(t, NULL, 0, &what) == 1)
-				unshared++;
-		CHECK(unshared == 0);
-		CHECK(imsg_check_payload(IMSG_INIT, NULL, 0, &what) == -1);
-		CHECK(imsg_check_payload(IMSG_SSH_RUN, NULL, 0, &what) == -1);
+			if (imsg_decode(t, NULL, 0, &u, &what) == -1 &&
+			    strcmp(what, "no such message type") == 0)
+				undecoded++;
+		CHECK(undecoded == 0);
+		CHECK(imsg_decode(IMSG_INIT, NULL, 0, &u, &what) == -1);
+		CHECK(imsg_decode(IMSG_SSH_RUN, NULL, 0, &u, &what) == -1);
 	}
 	TEST_END();
 }
