@@ -51,7 +51,7 @@ int	 wire_get_web_request(struct msgr *, struct wire_web_request *);
  * body.  IMSG_WEB_RESPONSE (peerid: the request's id) is an answer;
  * IMSG_WEB_DOC is u32 class, str target (starts with '/'), an answer.
  */
-/* Its tail is wire_web_request's on purpose: one header coder serves both. */
+/* Alike on purpose: wire_web_request's tail; one header coder serves both. */
 struct wire_web_answer {
 	uint32_t	 status;
 	const char	*ctype;

@@ -20,6 +20,7 @@
  * file, u32 most files, u64 largest snapshot, data SSH private key (PEM,
  * may be empty), data known_hosts (may be empty).
  */
+/* Alike on purpose: fields in payload order, as in wire_nomad.h. */
 struct wire_git_repo {
 	const char	*name;
 	const char	*url;

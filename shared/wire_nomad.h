@@ -39,6 +39,7 @@ int	 wire_get_nomad_config(struct msgr *, struct wire_nomad_config *);
  * tail, data data1 (NOMAD_JOB_MAX), data data2 (NOMAD_VARS_MAX).  Which
  * fields an operation uses is in nops.h; the others are empty.
  */
+/* Alike on purpose: fields in payload order (wire_proc, _notify, _git.h). */
 struct wire_nomad_request {
 	uint32_t	 op;
 	uint32_t	 flags;

@@ -18,6 +18,7 @@
  * grow and copy it).  The decoder refuses header values with control
  * characters (the title may hold spaces, the others not).
  */
+/* Alike on purpose: fields in payload order, as in wire_nomad.h. */
 struct wire_notify {
 	uint32_t	 kind;
 	const char	*url;

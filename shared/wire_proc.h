@@ -18,6 +18,7 @@
  * IMSG_INIT: u32 uid, u32 gid, u32 verbose, str user, str state
  * directory, str chroot, str test hooks ("" in a build without them).
  */
+/* Alike on purpose: fields in payload order, as in wire_nomad.h. */
 struct wire_init {
 	uint32_t	 uid;
 	uint32_t	 gid;
