@@ -14,6 +14,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/params.h>
 
 #include "log.h"
 #include "authc.h"
@@ -117,13 +118,36 @@ void
 auth_csrf_token(const char *sid, char out[AUTH_SECRET_B64 + 1])
 {
 	static const char	 label[] = "nops csrf v1";
+	static EVP_MAC_CTX	*tmpl;
+	EVP_MAC_CTX		*ctx;
+	EVP_MAC			*mac;
+	OSSL_PARAM		 params[2];
 	unsigned char		 md[EVP_MAX_MD_SIZE];
-	unsigned int		 mdlen = 0;
+	size_t			 mdlen = 0;
 
-	if (HMAC(auth_sha256(), sid, (int)strlen(sid),
-	    (const unsigned char *)label, sizeof(label) - 1, md, &mdlen) ==
-	    NULL || mdlen != 32)
+	/*
+	 * HMAC() fetches the MAC and the digest again on every call (a
+	 * login's and each session probe's cost): a context with the
+	 * digest set is made once and copied for each key.
+	 */
+	if (tmpl == NULL) {
+		params[0] = OSSL_PARAM_construct_utf8_string("digest",
+		    (char *)"SHA256", 0);
+		params[1] = OSSL_PARAM_construct_end();
+		if ((mac = EVP_MAC_fetch(NULL, "HMAC", NULL)) == NULL ||
+		    (tmpl = EVP_MAC_CTX_new(mac)) == NULL ||
+		    EVP_MAC_CTX_set_params(tmpl, params) != 1)
+			fatalx("EVP_MAC HMAC sha256");
+		EVP_MAC_free(mac);	/* the context keeps its own */
+	}
+	if ((ctx = EVP_MAC_CTX_dup(tmpl)) == NULL ||
+	    EVP_MAC_init(ctx, (const unsigned char *)sid, strlen(sid),
+	    NULL) != 1 ||
+	    EVP_MAC_update(ctx, (const unsigned char *)label,
+	    sizeof(label) - 1) != 1 ||
+	    EVP_MAC_final(ctx, md, &mdlen, sizeof(md)) != 1 || mdlen != 32)
 		fatalx("HMAC sha256");
+	EVP_MAC_CTX_free(ctx);
 	auth_b64url(md, mdlen, out);
 	explicit_bzero(md, sizeof(md));
 }

@@ -18,6 +18,9 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
 #include "log.h"
 #include "conf.h"
 #include "auth.h"
@@ -311,6 +314,17 @@ test_secrets(void)
 	CHECK(strlen(c1) == 43 && strcmp(c1, s1) != 0);
 	auth_sha256_hex(s1, strlen(s1), hex);
 	CHECK(strstr(hex, c1) == NULL);
+	/* HMAC-SHA256 keyed by the id, of "nops csrf v1", base64url. */
+	{
+		unsigned char	 md[EVP_MAX_MD_SIZE];
+		unsigned int	 mdlen = 0;
+
+		CHECK(HMAC(EVP_sha256(), s1, (int)strlen(s1),
+		    (const unsigned char *)"nops csrf v1", 12, md, &mdlen) !=
+		    NULL && mdlen == 32);
+		auth_b64url(md, mdlen, c2);
+		CHECK_STR(c1, c2);
+	}
 	TEST_END();
 
 	TEST_BEGIN("secrets: constant-time equal");
