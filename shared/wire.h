@@ -8,8 +8,11 @@
  * enforces the bounds of nops.h and what the layout itself says (a
  * status is an HTTP status, a flag is 0 or 1); 0, or -1 with r->what
  * naming the first failure.  Strings and blobs point into the payload:
- * valid while the imsg lives.  What a value means to the receiver (is
- * this request outstanding) is the receiver's to check.
+ * valid while the imsg lives.  A receiver does not call it itself: its
+ * dispatch decodes each message once, through the table (imsg_decode(),
+ * shared/msgtab.h), and hands the struct to the handler.  What a value
+ * means to the receiver (is this request outstanding) is the handler's
+ * to check.  A new layout goes on WIRE_LAYOUTS (msgtab.h) too.
  */
 #ifndef NOPS_WIRE_H
 #define NOPS_WIRE_H
