@@ -10,7 +10,8 @@
 # public store headers (store.h, store_<group>.h) name no sqlite3 type,
 # so a file that includes them cannot reach SQLite either.
 # Prints one "ok" or "not ok" line per master source file, then one per
-# check of the private header.
+# check of the private header, then one for the rule that handlers never
+# decode their messages again (issue 16, item 1).
 
 srcdir=$(cd "$(dirname "$0")" && pwd)
 top_srcdir=${top_srcdir:-$srcdir/../..}
@@ -102,4 +103,18 @@ if [ -n "$shits" ]; then
 	printf '%s\n' "$shits" | head -3 | sed "s|^$master/|#   |"
 else
 	echo "ok - the public store headers ($(echo $pub | wc -w)) name no SQLite"
+fi
+
+# Each message is decoded once, by its receiver's dispatch through the
+# message table (imsg_decode(), shared/msgtab.h): no source of a process
+# outside shared/ reads a payload itself with msg_reader() or a
+# wire_get_*() decoder.
+dhits=$(cd "$top_srcdir" && grep -nHE '\b(msg_reader|wire_get_[a-z0-9_]+)\(' \
+    master/*.[chy] gitworker/*.[ch] nomadworker/*.[ch] webworker/*.[ch] \
+    2>/dev/null)
+if [ -n "$dhits" ]; then
+	echo "not ok - a handler decodes its message again:"
+	printf '%s\n' "$dhits" | head -3 | sed 's/^/#   /'
+else
+	echo "ok - every handler takes its payload decoded by the dispatch"
 fi
