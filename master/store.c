@@ -1331,6 +1331,19 @@ store_col_strdup(sqlite3_stmt *st, int i)
 	return (d);
 }
 
+const char *
+store_col_text(sqlite3_stmt *st, int i)
+{
+	return (const char *)sqlite3_column_text(st, i);
+}
+
+int
+store_bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	/* SQLite binds NULL for a NULL pointer. */
+	return sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+}
+
 int64_t
 store_col_int(sqlite3_stmt *st, int i, int64_t null_value)
 {
@@ -1360,6 +1373,27 @@ store_prepared_write(struct store *st, sqlite3_stmt *stmt)
 	if (st->st_normal && !st->st_lazy && !sqlite3_stmt_readonly(stmt) &&
 	    !store_in_transaction(st))
 		(void)store_sync_full(st);
+}
+
+sqlite3_stmt *
+store_prepare_job(struct store *st, const char *sql, const char *ns,
+    const char *job)
+{
+	sqlite3_stmt	*stmt;
+
+	if ((stmt = store_prepare(st, sql)) == NULL)
+		return NULL;
+	store_bind_text(stmt, 1, ns);
+	store_bind_text(stmt, 2, job);
+	return stmt;
+}
+
+int
+store_done_changes(struct store *st, sqlite3_stmt *stmt)
+{
+	if (store_done(stmt) == -1)
+		return -1;
+	return sqlite3_changes(st->st_db);
 }
 
 sqlite3_stmt *

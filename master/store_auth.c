@@ -18,28 +18,11 @@
 #define SA_TOKEN_COLS	"id, name, hash, policy, created_by, created_at," \
 			" expires_at, last_used, revoked_at"
 
-/* Step a statement that returns no rows, and reset it: 0, or -1. */
-static int
-store_auth_done(sqlite3_stmt *st)
-{
-	int	 rc;
-
-	rc = sqlite3_step(st);
-	(void)sqlite3_reset(st);
-	return rc == SQLITE_DONE ? 0 : -1;
-}
-
-static const char *
-store_auth_text(sqlite3_stmt *st, int i)
-{
-	return (const char *)sqlite3_column_text(st, i);
-}
-
 static void
 store_auth_session_row(sqlite3_stmt *st, struct store_auth_session *sa)
 {
-	sa->sa_hash = store_auth_text(st, 0);
-	sa->sa_user = store_auth_text(st, 1);
+	sa->sa_hash = store_col_text(st, 0);
+	sa->sa_user = store_col_text(st, 1);
 	sa->sa_last_seen = sqlite3_column_int64(st, 2);
 	sa->sa_expires_at = sqlite3_column_int64(st, 3);
 }
@@ -48,10 +31,10 @@ static void
 store_auth_token_row(sqlite3_stmt *st, struct store_auth_token *at)
 {
 	at->at_id = sqlite3_column_int64(st, 0);
-	at->at_name = store_auth_text(st, 1);
-	at->at_hash = store_auth_text(st, 2);
-	at->at_policy = store_auth_text(st, 3);
-	at->at_created_by = store_auth_text(st, 4);
+	at->at_name = store_col_text(st, 1);
+	at->at_hash = store_col_text(st, 2);
+	at->at_policy = store_col_text(st, 3);
+	at->at_created_by = store_col_text(st, 4);
 	at->at_created_at = sqlite3_column_int64(st, 5);
 	at->at_expires_at = store_col_int(st, 6, 0);
 	at->at_last_used = store_col_int(st, 7, 0);
@@ -85,6 +68,27 @@ store_auth_walk(sqlite3_stmt *st, int token,
 	return stop || rc == SQLITE_DONE ? n : -1;
 }
 
+/*
+ * The rows of sql to the session or token reader, with ?1 bound to key,
+ * or to n if key is NULL (a statement without ?1 ignores it).
+ */
+static int
+store_auth_select(struct store *s, const char *sql, const char *key,
+    int64_t n, int token,
+    int (*scb)(const struct store_auth_session *, void *),
+    int (*tcb)(const struct store_auth_token *, void *), void *arg)
+{
+	sqlite3_stmt	*st;
+
+	if ((st = store_prepare(s, sql)) == NULL)
+		return -1;
+	if (key != NULL)
+		store_bind_text(st, 1, key);
+	else
+		sqlite3_bind_int64(st, 1, n);
+	return store_auth_walk(st, token, scb, tcb, arg);
+}
+
 /* Sessions. */
 
 int
@@ -98,39 +102,29 @@ store_auth_session_insert(struct store *s, const char *hash,
 	    " groups, csrf, created_at, last_seen, expires_at) VALUES"
 	    " (?1, ?2, ?3, ?4, ?5, ?5, ?6)")) == NULL)
 		return -1;
-	sqlite3_bind_text(st, 1, hash, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, user, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, groups_json, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 4, csrf_hash, -1, SQLITE_TRANSIENT);
+	store_bind_text(st, 1, hash);
+	store_bind_text(st, 2, user);
+	store_bind_text(st, 3, groups_json);
+	store_bind_text(st, 4, csrf_hash);
 	sqlite3_bind_int64(st, 5, now);
 	sqlite3_bind_int64(st, 6, expires_at);
-	return store_auth_done(st);
+	return store_done(st);
 }
 
 int
 store_auth_session_find(struct store *s, const char *hash,
     int (*cb)(const struct store_auth_session *, void *), void *arg)
 {
-	sqlite3_stmt	*st;
-
-	if ((st = store_prepare(s, "SELECT " SA_SESSION_COLS " FROM sessions"
-	    " WHERE id_hash = ?1")) == NULL)
-		return -1;
-	sqlite3_bind_text(st, 1, hash, -1, SQLITE_TRANSIENT);
-	return store_auth_walk(st, 0, cb, NULL, arg);
+	return store_auth_select(s, "SELECT " SA_SESSION_COLS " FROM sessions"
+	    " WHERE id_hash = ?1", hash, 0, 0, cb, NULL, arg);
 }
 
 int
 store_auth_sessions_walk(struct store *s, int64_t since,
     int (*cb)(const struct store_auth_session *, void *), void *arg)
 {
-	sqlite3_stmt	*st;
-
-	if ((st = store_prepare(s, "SELECT " SA_SESSION_COLS " FROM sessions"
-	    " WHERE expires_at > ?1")) == NULL)
-		return -1;
-	sqlite3_bind_int64(st, 1, since);
-	return store_auth_walk(st, 0, cb, NULL, arg);
+	return store_auth_select(s, "SELECT " SA_SESSION_COLS " FROM sessions"
+	    " WHERE expires_at > ?1", NULL, since, 0, cb, NULL, arg);
 }
 
 int
@@ -142,8 +136,8 @@ store_auth_session_seen(struct store *s, const char *hash, int64_t at)
 	    " WHERE id_hash = ?2 AND last_seen < ?1")) == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, at);
-	sqlite3_bind_text(st, 2, hash, -1, SQLITE_TRANSIENT);
-	return store_auth_done(st);
+	store_bind_text(st, 2, hash);
+	return store_done(st);
 }
 
 int
@@ -154,8 +148,8 @@ store_auth_session_delete(struct store *s, const char *hash)
 	if ((st = store_prepare(s, "DELETE FROM sessions WHERE"
 	    " id_hash = ?1")) == NULL)
 		return -1;
-	sqlite3_bind_text(st, 1, hash, -1, SQLITE_TRANSIENT);
-	return store_auth_done(st);
+	store_bind_text(st, 1, hash);
+	return store_done(st);
 }
 
 int
@@ -167,10 +161,10 @@ store_auth_session_delete_ended(struct store *s, const char *hash,
 	if ((st = store_prepare(s, "DELETE FROM sessions WHERE id_hash = ?1"
 	    " AND (expires_at <= ?2 OR last_seen <= ?3)")) == NULL)
 		return -1;
-	sqlite3_bind_text(st, 1, hash, -1, SQLITE_TRANSIENT);
+	store_bind_text(st, 1, hash);
 	sqlite3_bind_int64(st, 2, now);
 	sqlite3_bind_int64(st, 3, idle_since);
-	return store_auth_done(st);
+	return store_done(st);
 }
 
 int
@@ -183,7 +177,7 @@ store_auth_sessions_prune(struct store *s, int64_t now, int64_t idle_since)
 		return -1;
 	sqlite3_bind_int64(st, 1, now);
 	sqlite3_bind_int64(st, 2, idle_since);
-	return store_auth_done(st);
+	return store_done(st);
 }
 
 int
@@ -199,10 +193,10 @@ store_auth_sessions_trim(struct store *s, const char *user, int keep,
 	    " ORDER BY created_at DESC LIMIT -1 OFFSET ?2)"
 	    " RETURNING id_hash")) == NULL)
 		return -1;
-	sqlite3_bind_text(st, 1, user, -1, SQLITE_TRANSIENT);
+	store_bind_text(st, 1, user);
 	sqlite3_bind_int(st, 2, keep);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		gone(store_auth_text(st, 0), arg);
+		gone(store_col_text(st, 0), arg);
 	(void)sqlite3_reset(st);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
@@ -221,10 +215,10 @@ store_auth_token_insert(struct store *s, const char *name, const char *hash,
 	    " policy, created_by, created_at, expires_at) VALUES"
 	    " (?1, ?2, ?3, ?4, ?5, ?6)")) == NULL)
 		return -1;
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, hash, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, policy, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 4, created_by, -1, SQLITE_TRANSIENT);
+	store_bind_text(st, 1, name);
+	store_bind_text(st, 2, hash);
+	store_bind_text(st, 3, policy);
+	store_bind_text(st, 4, created_by);
 	sqlite3_bind_int64(st, 5, now);
 	if (expires_at != 0)
 		sqlite3_bind_int64(st, 6, expires_at);
@@ -244,39 +238,26 @@ int
 store_auth_token_find(struct store *s, const char *hash,
     int (*cb)(const struct store_auth_token *, void *), void *arg)
 {
-	sqlite3_stmt	*st;
-
-	if ((st = store_prepare(s, "SELECT " SA_TOKEN_COLS " FROM api_tokens"
-	    " WHERE hash = ?1 AND revoked_at IS NULL")) == NULL)
-		return -1;
-	sqlite3_bind_text(st, 1, hash, -1, SQLITE_TRANSIENT);
-	return store_auth_walk(st, 1, NULL, cb, arg);
+	return store_auth_select(s, "SELECT " SA_TOKEN_COLS " FROM api_tokens"
+	    " WHERE hash = ?1 AND revoked_at IS NULL", hash, 0, 1, NULL, cb,
+	    arg);
 }
 
 int
 store_auth_tokens_walk(struct store *s,
     int (*cb)(const struct store_auth_token *, void *), void *arg)
 {
-	sqlite3_stmt	*st;
-
-	if ((st = store_prepare(s, "SELECT " SA_TOKEN_COLS " FROM api_tokens"
-	    " ORDER BY id")) == NULL)
-		return -1;
-	return store_auth_walk(st, 1, NULL, cb, arg);
+	return store_auth_select(s, "SELECT " SA_TOKEN_COLS " FROM api_tokens"
+	    " ORDER BY id", NULL, 0, 1, NULL, cb, arg);
 }
 
 int
 store_auth_tokens_live(struct store *s, int64_t now,
     int (*cb)(const struct store_auth_token *, void *), void *arg)
 {
-	sqlite3_stmt	*st;
-
-	if ((st = store_prepare(s, "SELECT " SA_TOKEN_COLS " FROM api_tokens"
+	return store_auth_select(s, "SELECT " SA_TOKEN_COLS " FROM api_tokens"
 	    " WHERE revoked_at IS NULL AND (expires_at IS NULL OR"
-	    " expires_at > ?1)")) == NULL)
-		return -1;
-	sqlite3_bind_int64(st, 1, now);
-	return store_auth_walk(st, 1, NULL, cb, arg);
+	    " expires_at > ?1)", NULL, now, 1, NULL, cb, arg);
 }
 
 int
@@ -289,8 +270,8 @@ store_auth_token_used(struct store *s, const char *hash, int64_t at)
 	    NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, at);
-	sqlite3_bind_text(st, 2, hash, -1, SQLITE_TRANSIENT);
-	return store_auth_done(st);
+	store_bind_text(st, 2, hash);
+	return store_done(st);
 }
 
 int
@@ -307,7 +288,7 @@ store_auth_token_revoke(struct store *s, int64_t id, const char *name,
 		return -1;
 	sqlite3_bind_int64(st, 1, now);
 	sqlite3_bind_int64(st, 2, id);
-	sqlite3_bind_text(st, 3, id == 0 ? name : "", -1, SQLITE_TRANSIENT);
+	store_bind_text(st, 3, id == 0 ? name : "");
 	return store_auth_walk(st, 1, NULL, cb, arg);
 }
 
@@ -325,8 +306,8 @@ store_auth_deployment_scope(struct store *s, int64_t id, char *ns,
 		return -1;
 	sqlite3_bind_int64(st, 1, id);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		strlcpy(ns, store_auth_text(st, 1), nslen);
-		*is_plan = strcmp(store_auth_text(st, 0), "plan") == 0;
+		strlcpy(ns, store_col_text(st, 1), nslen);
+		*is_plan = strcmp(store_col_text(st, 0), "plan") == 0;
 	}
 	(void)sqlite3_reset(st);
 	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;

@@ -64,13 +64,13 @@ store_dash_walk(struct store *s, enum store_dash_list which,
 		return -1;
 	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		dr.dr_id = sqlite3_column_int64(st, 0);
-		dr.dr_ns = (const char *)sqlite3_column_text(st, 1);
-		dr.dr_job = (const char *)sqlite3_column_text(st, 2);
-		dr.dr_state = (const char *)sqlite3_column_text(st, 3);
-		dr.dr_commit = (const char *)sqlite3_column_text(st, 4);
+		dr.dr_ns = store_col_text(st, 1);
+		dr.dr_job = store_col_text(st, 2);
+		dr.dr_state = store_col_text(st, 3);
+		dr.dr_commit = store_col_text(st, 4);
 		dr.dr_created_at = sqlite3_column_int64(st, 5);
 		dr.dr_updated_at = sqlite3_column_int64(st, 6);
-		dr.dr_reason = (const char *)sqlite3_column_text(st, 7);
+		dr.dr_reason = store_col_text(st, 7);
 		dr.dr_ended_at = sqlite3_column_int64(st, 8);
 		n++;
 		stop = cb(&dr, arg);

@@ -17,14 +17,6 @@
 #include "store_deploy.h"
 
 static int
-store_deploy_text(sqlite3_stmt *st, int i, const char *s)
-{
-	if (s == NULL)
-		return sqlite3_bind_null(st, i);
-	return sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
-}
-
-static int
 store_deploy_int(sqlite3_stmt *st, int i, int64_t v, int64_t null_value)
 {
 	if (v == null_value)
@@ -32,13 +24,11 @@ store_deploy_int(sqlite3_stmt *st, int i, int64_t v, int64_t null_value)
 	return sqlite3_bind_int64(st, i, v);
 }
 
+/* store_done(), saying what failed. */
 static int
 store_deploy_done(struct store *s, sqlite3_stmt *st, const char *what)
 {
-	int	 rc = sqlite3_step(st);
-
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE) {
+	if (store_done(st) == -1) {
 		log_warnx("store: %s: %s", what, sqlite3_errmsg(store_db(s)));
 		return -1;
 	}
@@ -61,17 +51,17 @@ store_deploy_insert(struct store *s, struct deploy *d)
 	    " ?, ?, ?, ?, ?, ?, ?, ?)");
 	if (st == NULL)
 		return -1;
-	store_deploy_text(st, 1, d->d_ns);
-	store_deploy_text(st, 2, d->d_job);
-	store_deploy_text(st, 3, d->d_repo);
-	store_deploy_text(st, 4, d->d_commit);
-	store_deploy_text(st, 5, d->d_spec);
-	store_deploy_text(st, 6, d->d_diff);
-	store_deploy_text(st, 7, d->d_spec_hash);
+	store_bind_text(st, 1, d->d_ns);
+	store_bind_text(st, 2, d->d_job);
+	store_bind_text(st, 3, d->d_repo);
+	store_bind_text(st, 4, d->d_commit);
+	store_bind_text(st, 5, d->d_spec);
+	store_bind_text(st, 6, d->d_diff);
+	store_bind_text(st, 7, d->d_spec_hash);
 	store_deploy_int(st, 8, d->d_cas_index, -1);
-	store_deploy_text(st, 9, d->d_policy);
-	store_deploy_text(st, 10, deploy_state_str(d->d_state));
-	store_deploy_text(st, 11, d->d_reason);
+	store_bind_text(st, 9, d->d_policy);
+	store_bind_text(st, 10, deploy_state_str(d->d_state));
+	store_bind_text(st, 11, d->d_reason);
 	store_deploy_int(st, 12, d->d_retry_of, 0);
 	sqlite3_bind_int64(st, 13, now);
 	sqlite3_bind_int64(st, 14, now);
@@ -79,14 +69,14 @@ store_deploy_insert(struct store *s, struct deploy *d)
 		sqlite3_bind_int64(st, 15, now);
 	else
 		sqlite3_bind_null(st, 15);
-	store_deploy_text(st, 16, d->d_subject);
-	store_deploy_text(st, 17, d->d_author);
+	store_bind_text(st, 16, d->d_subject);
+	store_bind_text(st, 17, d->d_author);
 	store_deploy_int(st, 18, d->d_commit_time, 0);
-	store_deploy_text(st, 19, d->d_path);
-	store_deploy_text(st, 20, d->d_source);
-	store_deploy_text(st, 21, d->d_vars_source);
-	store_deploy_text(st, 22, d->d_base_commit);
-	store_deploy_text(st, 23, d->d_git_change);
+	store_bind_text(st, 19, d->d_path);
+	store_bind_text(st, 20, d->d_source);
+	store_bind_text(st, 21, d->d_vars_source);
+	store_bind_text(st, 22, d->d_base_commit);
+	store_bind_text(st, 23, d->d_git_change);
 	if (store_deploy_done(s, st, "insert deployment") == -1)
 		return -1;
 	d->d_id = sqlite3_last_insert_rowid(store_db(s));
@@ -101,12 +91,12 @@ store_deploy_insert(struct store *s, struct deploy *d)
 		if (st == NULL)
 			return -1;
 		sqlite3_bind_int64(st, 1, d->d_id);
-		store_deploy_text(st, 2, h->dh_phase);
+		store_bind_text(st, 2, h->dh_phase);
 		sqlite3_bind_int(st, 3, h->dh_position);
-		store_deploy_text(st, 4, h->dh_hook_id);
-		store_deploy_text(st, 5, h->dh_spec);
-		store_deploy_text(st, 6, h->dh_spec_hash);
-		store_deploy_text(st, 7, h->dh_revision);
+		store_bind_text(st, 4, h->dh_hook_id);
+		store_bind_text(st, 5, h->dh_spec);
+		store_bind_text(st, 6, h->dh_spec_hash);
+		store_bind_text(st, 7, h->dh_revision);
 		sqlite3_bind_int(st, 8, h->dh_timeout);
 		if (store_deploy_done(s, st, "insert deployment hook") == -1)
 			return -1;
@@ -128,13 +118,13 @@ store_deploy_set_state(struct store *s, int64_t id, enum deploy_state from,
 	    " WHERE id = ? AND state = ?");
 	if (st == NULL)
 		return -1;
-	store_deploy_text(st, 1, deploy_state_str(to));
-	store_deploy_text(st, 2, reason);
+	store_bind_text(st, 1, deploy_state_str(to));
+	store_bind_text(st, 2, reason);
 	sqlite3_bind_int64(st, 3, now);
 	sqlite3_bind_int(st, 4, deploy_state_terminal(to));
 	sqlite3_bind_int64(st, 5, now);
 	sqlite3_bind_int64(st, 6, id);
-	store_deploy_text(st, 7, deploy_state_str(from));
+	store_bind_text(st, 7, deploy_state_str(from));
 	if (store_deploy_done(s, st, "deployment transition") == -1)
 		return -1;
 	return sqlite3_changes(store_db(s)) > 0;
@@ -153,8 +143,8 @@ store_deploy_update(struct store *s, const char *sql, int64_t id,
 	 * uses the ones it needs (binding an unused index is a no-op).
 	 */
 	sqlite3_bind_int64(st, 1, id);
-	store_deploy_text(st, 2, a);
-	store_deploy_text(st, 3, b);
+	store_bind_text(st, 2, a);
+	store_bind_text(st, 3, b);
 	sqlite3_bind_int64(st, 4, x);
 	sqlite3_bind_int64(st, 5, y);
 	sqlite3_bind_int64(st, 6, time(NULL));
@@ -226,7 +216,7 @@ store_deploy_row(struct store *s, sqlite3_stmt *st, struct deploy *d)
 	d->d_spec_hash = store_col_strdup(st, 7);
 	d->d_cas_index = store_col_int(st, 8, -1);
 	d->d_policy = store_col_strdup(st, 9);
-	state = (const char *)sqlite3_column_text(st, 10);
+	state = store_col_text(st, 10);
 	if (state == NULL || deploy_state_parse(state, &d->d_state) == -1) {
 		log_warnx("deployment %lld has an unknown state %s",
 		    (long long)d->d_id, state != NULL ? state : "NULL");
@@ -330,10 +320,8 @@ store_deploy_job_one(struct store *s, const char *sql, const char *ns,
 {
 	sqlite3_stmt	*st;
 
-	if ((st = store_prepare(s, sql)) == NULL)
+	if ((st = store_prepare_job(s, sql, ns, job)) == NULL)
 		return -1;
-	store_deploy_text(st, 1, ns);
-	store_deploy_text(st, 2, job);
 	return store_deploy_one(s, st, d);
 }
 
@@ -404,7 +392,7 @@ store_deploy_hookrun_get(struct store *s, const char *token,
 	    " output FROM hook_runs WHERE idempotency_token = ?");
 	if (st == NULL)
 		return -1;
-	store_deploy_text(st, 1, token);
+	store_bind_text(st, 1, token);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		hr->hr_id = sqlite3_column_int64(st, 0);
@@ -435,9 +423,9 @@ store_deploy_hookrun_create(struct store *s, int64_t deployment,
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, deployment);
-	store_deploy_text(st, 2, phase);
+	store_bind_text(st, 2, phase);
 	sqlite3_bind_int(st, 3, position);
-	store_deploy_text(st, 4, token);
+	store_bind_text(st, 4, token);
 	sqlite3_bind_int64(st, 5, time(NULL));
 	return store_deploy_done(s, st, "insert hook run");
 }
@@ -458,13 +446,13 @@ store_deploy_hookrun_update(struct store *s, const char *token,
 	    " WHERE idempotency_token = ?");
 	if (st == NULL)
 		return -1;
-	store_deploy_text(st, 1, state);
-	store_deploy_text(st, 2, child);
+	store_bind_text(st, 1, state);
+	store_bind_text(st, 2, child);
 	store_deploy_int(st, 3, exit_code, -1);
-	store_deploy_text(st, 4, error);
+	store_bind_text(st, 4, error);
 	sqlite3_bind_int(st, 5, terminal);
 	sqlite3_bind_int64(st, 6, time(NULL));
-	store_deploy_text(st, 7, token);
+	store_bind_text(st, 7, token);
 	return store_deploy_done(s, st, "update hook run");
 }
 
@@ -478,8 +466,8 @@ store_deploy_hookrun_set_output(struct store *s, const char *token,
 	    " WHERE idempotency_token = ?");
 	if (st == NULL)
 		return -1;
-	store_deploy_text(st, 1, output);
-	store_deploy_text(st, 2, token);
+	store_bind_text(st, 1, output);
+	store_bind_text(st, 2, token);
 	return store_deploy_done(s, st, "keep hook output");
 }
 
@@ -491,7 +479,7 @@ store_deploy_set_health(struct store *s, int64_t id, const char *progress)
 	st = store_prepare(s, "UPDATE deployments SET health = ? WHERE id = ?");
 	if (st == NULL)
 		return -1;
-	store_deploy_text(st, 1, progress);
+	store_bind_text(st, 1, progress);
 	sqlite3_bind_int64(st, 2, id);
 	return store_deploy_done(s, st, "keep health progress");
 }
@@ -521,7 +509,7 @@ store_deploy_hookrun_clear(struct store *s, const char *token)
 	    " idempotency_token = ?");
 	if (st == NULL)
 		return -1;
-	store_deploy_text(st, 1, token);
+	store_bind_text(st, 1, token);
 	return store_deploy_done(s, st, "clear hook run");
 }
 
@@ -534,19 +522,17 @@ store_deploy_last_source(struct store *s, const char *ns, const char *job,
 	sqlite3_stmt	*st;
 	int		 rc;
 
-	st = store_prepare(s, "SELECT commit_id, path, source, vars_source"
-	    " FROM deployments WHERE namespace = ? AND job = ? AND"
+	st = store_prepare_job(s, "SELECT commit_id, path, source,"
+	    " vars_source FROM deployments WHERE namespace = ? AND job = ? AND"
 	    " state = 'completed' AND source IS NOT NULL"
-	    " ORDER BY id DESC LIMIT 1");
+	    " ORDER BY id DESC LIMIT 1", ns, job);
 	if (st == NULL)
 		return -1;
-	store_deploy_text(st, 1, ns);
-	store_deploy_text(st, 2, job);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		ds.ds_commit = (const char *)sqlite3_column_text(st, 0);
-		ds.ds_path = (const char *)sqlite3_column_text(st, 1);
-		ds.ds_source = (const char *)sqlite3_column_text(st, 2);
-		ds.ds_vars_source = (const char *)sqlite3_column_text(st, 3);
+		ds.ds_commit = store_col_text(st, 0);
+		ds.ds_path = store_col_text(st, 1);
+		ds.ds_source = store_col_text(st, 2);
+		ds.ds_vars_source = store_col_text(st, 3);
 		cb(&ds, arg);
 	}
 	sqlite3_reset(st);
@@ -560,17 +546,16 @@ store_deploy_last_ended(struct store *s, const char *ns, const char *job,
 	sqlite3_stmt	*st;
 	int		 rc;
 
-	st = store_prepare(s, "SELECT id, state, spec_hash FROM"
+	st = store_prepare_job(s, "SELECT id, state, spec_hash FROM"
 	    " deployments WHERE namespace = ? AND job = ? AND state IN"
-	    " ('completed', 'failed', 'rejected') ORDER BY id DESC LIMIT 1");
+	    " ('completed', 'failed', 'rejected') ORDER BY id DESC LIMIT 1",
+	    ns, job);
 	if (st == NULL)
 		return -1;
-	store_deploy_text(st, 1, ns);
-	store_deploy_text(st, 2, job);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		cb(sqlite3_column_int64(st, 0),
-		    (const char *)sqlite3_column_text(st, 1),
-		    (const char *)sqlite3_column_text(st, 2), arg);
+		    store_col_text(st, 1),
+		    store_col_text(st, 2), arg);
 	sqlite3_reset(st);
 	if (rc == SQLITE_ROW)
 		return 0;
@@ -588,7 +573,7 @@ store_deploy_list_row(sqlite3_stmt *st, struct deploy *d)
 	d->d_ns = store_col_strdup(st, 1);
 	d->d_job = store_col_strdup(st, 2);
 	d->d_repo = store_col_strdup(st, 3);
-	state = (const char *)sqlite3_column_text(st, 4);
+	state = store_col_text(st, 4);
 	if (state == NULL || deploy_state_parse(state, &d->d_state) == -1)
 		d->d_state = DS_FAILED;
 	d->d_commit = store_col_strdup(st, 5);
@@ -627,13 +612,13 @@ store_deploy_list(struct store *s, const struct store_deploy_filter *f,
 	    " (?4 = 0 OR id < ?4) ORDER BY id DESC");
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_text(st, 1, f->df_state, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, f->df_ns, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, f->df_job, -1, SQLITE_TRANSIENT);
+	store_bind_text(st, 1, f->df_state);
+	store_bind_text(st, 2, f->df_ns);
+	store_bind_text(st, 3, f->df_job);
 	sqlite3_bind_int64(st, 4, f->df_before);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (f->df_readable != NULL && !f->df_readable(
-		    (const char *)sqlite3_column_text(st, 1), arg))
+		    store_col_text(st, 1), arg))
 			continue;
 		store_deploy_list_row(st, &d);
 		stop = cb(&d, arg);
@@ -660,7 +645,7 @@ store_deploy_count_states(struct store *s,
 	if (st == NULL)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if ((name = (const char *)sqlite3_column_text(st, 0)) == NULL)
+		if ((name = store_col_text(st, 0)) == NULL)
 			continue;
 		cb(name, sqlite3_column_int64(st, 1),
 		    sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
@@ -690,8 +675,8 @@ store_deploy_idle_hooks(struct store *s, int64_t since,
 		return -1;
 	sqlite3_bind_int64(st, 1, since);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		cb((const char *)sqlite3_column_text(st, 0),
-		    (const char *)sqlite3_column_text(st, 1),
+		cb(store_col_text(st, 0),
+		    store_col_text(st, 1),
 		    sqlite3_column_int64(st, 2), arg);
 	sqlite3_reset(st);
 	return rc == SQLITE_DONE ? 0 : -1;
@@ -710,8 +695,8 @@ store_deploy_registered(struct store *s,
 	if (st == NULL)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		cb((const char *)sqlite3_column_text(st, 0),
-		    (const char *)sqlite3_column_text(st, 1),
+		cb(store_col_text(st, 0),
+		    store_col_text(st, 1),
 		    sqlite3_column_int64(st, 2), arg);
 	sqlite3_reset(st);
 	return rc == SQLITE_DONE ? 0 : -1;
@@ -729,7 +714,7 @@ store_deploy_acknowledged(struct store *s, int64_t id)
 	    " target = ? AND action = 'deployment.acknowledge' LIMIT 1");
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_text(st, 1, target, -1, SQLITE_TRANSIENT);
+	store_bind_text(st, 1, target);
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	if (rc == SQLITE_ROW)
@@ -745,13 +730,11 @@ store_deploy_last_completed(struct store *s, const char *ns, const char *job,
 	int		 rc;
 
 	*id = 0;
-	st = store_prepare(s, "SELECT max(id) FROM deployments WHERE"
+	st = store_prepare_job(s, "SELECT max(id) FROM deployments WHERE"
 	    " namespace = ?1 AND job = ?2 AND kind = 'job' AND"
-	    " state = 'completed'");
+	    " state = 'completed'", ns, job);
 	if (st == NULL)
 		return -1;
-	store_deploy_text(st, 1, ns);
-	store_deploy_text(st, 2, job);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW &&
 	    sqlite3_column_type(st, 0) != SQLITE_NULL)
 		*id = sqlite3_column_int64(st, 0);

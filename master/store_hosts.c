@@ -19,21 +19,15 @@
 #define SH_STEP_COLS	"id, phase_index, phase, position, host, step," \
 			" goal, system, state, error, started_at, ended_at"
 
-static const char *
-store_hosts_text(sqlite3_stmt *st, int i)
-{
-	return (const char *)sqlite3_column_text(st, i);
-}
-
 static void
 store_hosts_deploy_row(sqlite3_stmt *st, struct store_hosts_deploy *hd)
 {
 	hd->hd_id = sqlite3_column_int64(st, 0);
-	hd->hd_plan = store_hosts_text(st, 1);
-	hd->hd_state = store_hosts_text(st, 2);
-	hd->hd_spec_hash = store_hosts_text(st, 3);
-	hd->hd_commit = store_hosts_text(st, 4);
-	hd->hd_spec = store_hosts_text(st, 5);
+	hd->hd_plan = store_col_text(st, 1);
+	hd->hd_state = store_col_text(st, 2);
+	hd->hd_spec_hash = store_col_text(st, 3);
+	hd->hd_commit = store_col_text(st, 4);
+	hd->hd_spec = store_col_text(st, 5);
 	hd->hd_speclen = (size_t)sqlite3_column_bytes(st, 5);
 }
 
@@ -42,14 +36,14 @@ store_hosts_step_row(sqlite3_stmt *st, struct store_hosts_step *sh)
 {
 	sh->sh_id = sqlite3_column_int64(st, 0);
 	sh->sh_phase_index = sqlite3_column_int(st, 1);
-	sh->sh_phase = store_hosts_text(st, 2);
+	sh->sh_phase = store_col_text(st, 2);
 	sh->sh_position = sqlite3_column_int(st, 3);
-	sh->sh_host = store_hosts_text(st, 4);
-	sh->sh_step = store_hosts_text(st, 5);
-	sh->sh_goal = store_hosts_text(st, 6);
-	sh->sh_system = store_hosts_text(st, 7);
-	sh->sh_state = store_hosts_text(st, 8);
-	sh->sh_error = store_hosts_text(st, 9);
+	sh->sh_host = store_col_text(st, 4);
+	sh->sh_step = store_col_text(st, 5);
+	sh->sh_goal = store_col_text(st, 6);
+	sh->sh_system = store_col_text(st, 7);
+	sh->sh_state = store_col_text(st, 8);
+	sh->sh_error = store_col_text(st, 9);
 	sh->sh_started_at = store_col_int(st, 10, 0);
 	sh->sh_ended_at = store_col_int(st, 11, 0);
 }
@@ -90,25 +84,6 @@ store_hosts_step_walk(sqlite3_stmt *st,
 	return stop || rc == SQLITE_DONE ? n : -1;
 }
 
-static int
-store_hosts_bind_text(sqlite3_stmt *st, int i, const char *s)
-{
-	if (s == NULL)
-		return sqlite3_bind_null(st, i);
-	return sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
-}
-
-/* Step a statement that returns no rows, and reset it: 0, or -1. */
-static int
-store_hosts_done(sqlite3_stmt *st)
-{
-	int	 rc;
-
-	rc = sqlite3_step(st);
-	(void)sqlite3_reset(st);
-	return rc == SQLITE_DONE ? 0 : -1;
-}
-
 /* Plan deployments. */
 
 int
@@ -140,7 +115,7 @@ store_hosts_plan_find(struct store *s, const char *plan,
 	}
 	if ((st = store_prepare(s, sql)) == NULL)
 		return -1;
-	sqlite3_bind_text(st, 1, plan, -1, SQLITE_TRANSIENT);
+	store_bind_text(st, 1, plan);
 	return store_hosts_deploy_one(st, cb, arg);
 }
 
@@ -186,19 +161,19 @@ store_hosts_deploy_create(struct store *s, const struct store_hosts_new *hn,
 	    " VALUES ('plan', '', ?1, ?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7, ?8, ?8,"
 	    " ?9)")) == NULL)
 		return -1;
-	sqlite3_bind_text(st, 1, hn->hn_plan, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, hn->hn_commit, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, hn->hn_spec, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 4, hn->hn_spec_hash, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 5, hn->hn_policy, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 6, hn->hn_state, -1, SQLITE_TRANSIENT);
-	store_hosts_bind_text(st, 7, hn->hn_reason);
+	store_bind_text(st, 1, hn->hn_plan);
+	store_bind_text(st, 2, hn->hn_commit);
+	store_bind_text(st, 3, hn->hn_spec);
+	store_bind_text(st, 4, hn->hn_spec_hash);
+	store_bind_text(st, 5, hn->hn_policy);
+	store_bind_text(st, 6, hn->hn_state);
+	store_bind_text(st, 7, hn->hn_reason);
 	sqlite3_bind_int64(st, 8, hn->hn_now);
 	if (hn->hn_started)
 		sqlite3_bind_int64(st, 9, hn->hn_now);
 	else
 		sqlite3_bind_null(st, 9);
-	if (store_hosts_done(st) == -1)
+	if (store_done(st) == -1)
 		return -1;
 	*id = sqlite3_last_insert_rowid(store_db(s));
 	return 0;
@@ -215,7 +190,7 @@ store_hosts_deploy_started(struct store *s, int64_t id, int64_t now)
 		return -1;
 	sqlite3_bind_int64(st, 1, now);
 	sqlite3_bind_int64(st, 2, id);
-	return store_hosts_done(st);
+	return store_done(st);
 }
 
 /* Host steps. */
@@ -233,14 +208,14 @@ store_hosts_step_add(struct store *s, int64_t deployment,
 		return -1;
 	sqlite3_bind_int64(st, 1, deployment);
 	sqlite3_bind_int(st, 2, sh->sh_phase_index);
-	sqlite3_bind_text(st, 3, sh->sh_phase, -1, SQLITE_TRANSIENT);
+	store_bind_text(st, 3, sh->sh_phase);
 	sqlite3_bind_int(st, 4, sh->sh_position);
-	sqlite3_bind_text(st, 5, sh->sh_host, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 6, sh->sh_step, -1, SQLITE_TRANSIENT);
-	store_hosts_bind_text(st, 7, sh->sh_system);
-	store_hosts_bind_text(st, 8, sh->sh_state);
-	store_hosts_bind_text(st, 9, sh->sh_error);
-	return store_hosts_done(st);
+	store_bind_text(st, 5, sh->sh_host);
+	store_bind_text(st, 6, sh->sh_step);
+	store_bind_text(st, 7, sh->sh_system);
+	store_bind_text(st, 8, sh->sh_state);
+	store_bind_text(st, 9, sh->sh_error);
+	return store_done(st);
 }
 
 int
@@ -286,14 +261,14 @@ store_hosts_step_save(struct store *s, int64_t id, const char *step,
 	    " ended_at = CASE WHEN ?6 THEN ?5 ELSE NULL END WHERE id = ?7")) ==
 	    NULL)
 		return -1;
-	sqlite3_bind_text(st, 1, step, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, state, -1, SQLITE_TRANSIENT);
-	store_hosts_bind_text(st, 3, goal);
-	store_hosts_bind_text(st, 4, error);
+	store_bind_text(st, 1, step);
+	store_bind_text(st, 2, state);
+	store_bind_text(st, 3, goal);
+	store_bind_text(st, 4, error);
 	sqlite3_bind_int64(st, 5, now);
 	sqlite3_bind_int(st, 6, terminal);
 	sqlite3_bind_int64(st, 7, id);
-	return store_hosts_done(st);
+	return store_done(st);
 }
 
 /* Operation runs. */
@@ -309,5 +284,5 @@ store_hosts_runs_lost(struct store *s, int64_t now)
 	    " WHERE namespace = '' AND state = 'running'")) == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, now);
-	return store_hosts_done(st);
+	return store_done(st);
 }

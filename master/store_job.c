@@ -39,20 +39,6 @@ static const struct store_job_sql {
 	}
 };
 
-/* sql prepared, with ns and job bound as ?1 and ?2. */
-static sqlite3_stmt *
-store_job_prepare(struct store *s, const char *sql, const char *ns,
-    const char *job)
-{
-	sqlite3_stmt	*st;
-
-	if ((st = store_prepare(s, sql)) == NULL)
-		return NULL;
-	sqlite3_bind_text(st, 1, ns, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, job, -1, SQLITE_TRANSIENT);
-	return st;
-}
-
 int
 store_job_get(struct store *s, enum store_job_kind kind, const char *ns,
     const char *job, char **who, char **reason, int64_t *since)
@@ -60,7 +46,7 @@ store_job_get(struct store *s, enum store_job_kind kind, const char *ns,
 	sqlite3_stmt	*st;
 	int		 rc;
 
-	st = store_job_prepare(s, store_job_sql[kind].js_get, ns, job);
+	st = store_prepare_job(s, store_job_sql[kind].js_get, ns, job);
 	if (st == NULL)
 		return -1;
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -83,12 +69,11 @@ store_job_set(struct store *s, enum store_job_kind kind, const char *ns,
 {
 	sqlite3_stmt	*st;
 
-	st = store_job_prepare(s, store_job_sql[kind].js_set, ns, job);
+	st = store_prepare_job(s, store_job_sql[kind].js_set, ns, job);
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_text(st, 3, who, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 4, reason != NULL ? reason : "", -1,
-	    SQLITE_TRANSIENT);
+	store_bind_text(st, 3, who);
+	store_bind_text(st, 4, reason != NULL ? reason : "");
 	sqlite3_bind_int64(st, 5, time(NULL));
 	return store_done(st);
 }
@@ -99,10 +84,8 @@ store_job_clear(struct store *s, enum store_job_kind kind, const char *ns,
 {
 	sqlite3_stmt	*st;
 
-	st = store_job_prepare(s, store_job_sql[kind].js_clear, ns, job);
+	st = store_prepare_job(s, store_job_sql[kind].js_clear, ns, job);
 	if (st == NULL)
 		return -1;
-	if (store_done(st) == -1)
-		return -1;
-	return sqlite3_changes(store_db(s));
+	return store_done_changes(s, st);
 }

@@ -11,23 +11,34 @@
 #include "store_priv.h"
 #include "store_leftbehind.h"
 
+/* sql prepared, with kind, env and object bound as ?1, ?2 and ?3. */
+static sqlite3_stmt *
+store_leftbehind_prepare(struct store *s, const char *sql, const char *kind,
+    const char *env, const char *object)
+{
+	sqlite3_stmt	*st;
+
+	if ((st = store_prepare(s, sql)) == NULL)
+		return NULL;
+	store_bind_text(st, 1, kind);
+	store_bind_text(st, 2, env);
+	store_bind_text(st, 3, object);
+	return st;
+}
+
 int
 store_leftbehind_refresh(struct store *s, const char *kind, const char *env,
     const char *object, const char *error)
 {
 	sqlite3_stmt	*st;
 
-	st = store_prepare(s, "UPDATE left_behind SET error = ?1 WHERE"
-	    " kind = ?2 AND environment = ?3 AND object = ?4");
+	st = store_leftbehind_prepare(s, "UPDATE left_behind SET error = ?4"
+	    " WHERE kind = ?1 AND environment = ?2 AND object = ?3", kind, env,
+	    object);
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_text(st, 1, error, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, kind, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, env, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 4, object, -1, SQLITE_TRANSIENT);
-	if (store_done(st) == -1)
-		return -1;
-	return sqlite3_changes(store_db(s));
+	store_bind_text(st, 4, error);
+	return store_done_changes(s, st);
 }
 
 int
@@ -36,16 +47,13 @@ store_leftbehind_insert(struct store *s, int64_t deployment,
 {
 	sqlite3_stmt	*st;
 
-	st = store_prepare(s, "INSERT INTO left_behind (deployment_id, kind,"
-	    " object, environment, error, created_at) VALUES"
-	    " (?1, ?2, ?3, ?4, ?5, ?6)");
+	st = store_leftbehind_prepare(s, "INSERT INTO left_behind (kind,"
+	    " environment, object, deployment_id, error, created_at) VALUES"
+	    " (?1, ?2, ?3, ?4, ?5, ?6)", kind, env, object);
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, deployment);
-	sqlite3_bind_text(st, 2, kind, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, object, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 4, env, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 5, error, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 4, deployment);
+	store_bind_text(st, 5, error);
 	sqlite3_bind_int64(st, 6, time(NULL));
 	return store_done(st);
 }
@@ -56,13 +64,11 @@ store_leftbehind_delete(struct store *s, const char *kind, const char *env,
 {
 	sqlite3_stmt	*st;
 
-	st = store_prepare(s, "DELETE FROM left_behind WHERE kind = ?1 AND"
-	    " environment = ?2 AND object = ?3");
+	st = store_leftbehind_prepare(s, "DELETE FROM left_behind WHERE"
+	    " kind = ?1 AND environment = ?2 AND object = ?3", kind, env,
+	    object);
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_text(st, 1, kind, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, env, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, object, -1, SQLITE_TRANSIENT);
 	return store_done(st);
 }
 
@@ -77,9 +83,7 @@ store_leftbehind_forget(struct store *s, int64_t id, int64_t deployment)
 		return -1;
 	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_int64(st, 2, deployment);
-	if (store_done(st) == -1)
-		return -1;
-	return sqlite3_changes(store_db(s));
+	return store_done_changes(s, st);
 }
 
 int
@@ -98,10 +102,10 @@ store_leftbehind_list(struct store *s, int64_t deployment,
 	sqlite3_bind_int64(st, 1, deployment);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		lr.lr_id = sqlite3_column_int64(st, 0);
-		lr.lr_kind = (const char *)sqlite3_column_text(st, 1);
-		lr.lr_object = (const char *)sqlite3_column_text(st, 2);
-		lr.lr_env = (const char *)sqlite3_column_text(st, 3);
-		lr.lr_error = (const char *)sqlite3_column_text(st, 4);
+		lr.lr_kind = store_col_text(st, 1);
+		lr.lr_object = store_col_text(st, 2);
+		lr.lr_env = store_col_text(st, 3);
+		lr.lr_error = store_col_text(st, 4);
 		lr.lr_created_at = sqlite3_column_int64(st, 5);
 		cb(&lr, arg);
 		n++;

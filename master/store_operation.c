@@ -13,12 +13,6 @@
 #include "store_priv.h"
 #include "store_operation.h"
 
-static const char *
-store_operation_text(sqlite3_stmt *st, int i)
-{
-	return (const char *)sqlite3_column_text(st, i);
-}
-
 static int64_t
 store_operation_int(sqlite3_stmt *st, int i)
 {
@@ -39,17 +33,17 @@ store_operation_def_put(struct store *s, int64_t deployment,
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, deployment);
-	sqlite3_bind_text(st, 2, od->od_name, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, od->od_job_id, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 4, od->od_group, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 5, od->od_spec, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 6, od->od_spec_hash, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 7, od->od_revision, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 8, od->od_schema, -1, SQLITE_TRANSIENT);
+	store_bind_text(st, 2, od->od_name);
+	store_bind_text(st, 3, od->od_job_id);
+	store_bind_text(st, 4, od->od_group);
+	store_bind_text(st, 5, od->od_spec);
+	store_bind_text(st, 6, od->od_spec_hash);
+	store_bind_text(st, 7, od->od_revision);
+	store_bind_text(st, 8, od->od_schema);
 	sqlite3_bind_int(st, 9, od->od_sensitive);
-	sqlite3_bind_text(st, 10, od->od_description, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 11, od->od_confirm, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 12, od->od_error, -1, SQLITE_TRANSIENT);
+	store_bind_text(st, 10, od->od_description);
+	store_bind_text(st, 11, od->od_confirm);
+	store_bind_text(st, 12, od->od_error);
 	return store_done(st);
 }
 
@@ -68,23 +62,36 @@ store_operation_defs(struct store *s, int64_t deployment, const char *name,
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, deployment);
-	sqlite3_bind_text(st, 2, name, -1, SQLITE_TRANSIENT);
+	store_bind_text(st, 2, name);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		od.od_name = store_operation_text(st, 0);
-		od.od_job_id = store_operation_text(st, 1);
-		od.od_group = store_operation_text(st, 2);
-		od.od_spec = store_operation_text(st, 3);
+		od.od_name = store_col_text(st, 0);
+		od.od_job_id = store_col_text(st, 1);
+		od.od_group = store_col_text(st, 2);
+		od.od_spec = store_col_text(st, 3);
 		od.od_spec_hash = NULL;
-		od.od_revision = store_operation_text(st, 4);
-		od.od_schema = store_operation_text(st, 5);
+		od.od_revision = store_col_text(st, 4);
+		od.od_schema = store_col_text(st, 5);
 		od.od_sensitive = sqlite3_column_int(st, 6);
-		od.od_description = store_operation_text(st, 7);
-		od.od_confirm = store_operation_text(st, 8);
-		od.od_error = store_operation_text(st, 9);
+		od.od_description = store_col_text(st, 7);
+		od.od_confirm = store_col_text(st, 8);
+		od.od_error = store_col_text(st, 9);
 		cb(&od, arg);
 	}
 	sqlite3_reset(st);
 	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* sql prepared, with ns, job and instance bound as ?1, ?2 and ?3. */
+static sqlite3_stmt *
+store_operation_prepare(struct store *s, const char *sql, const char *ns,
+    const char *job, const char *instance)
+{
+	sqlite3_stmt	*st;
+
+	if ((st = store_prepare_job(s, sql, ns, job)) == NULL)
+		return NULL;
+	store_bind_text(st, 3, instance);
+	return st;
 }
 
 int64_t
@@ -94,18 +101,15 @@ store_operation_run_insert(struct store *s, int64_t deployment,
 {
 	sqlite3_stmt	*st;
 
-	st = store_prepare(s, "INSERT INTO operation_runs (deployment_id,"
-	    " namespace, job, instance, operation, actor, sensitive,"
-	    " started_at, state) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
-	    " 'running')");
+	st = store_operation_prepare(s, "INSERT INTO operation_runs"
+	    " (namespace, job, instance, deployment_id, operation, actor,"
+	    " sensitive, started_at, state) VALUES (?1, ?2, ?3, ?4, ?5, ?6,"
+	    " ?7, ?8, 'running')", ns, job, instance);
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, deployment);
-	sqlite3_bind_text(st, 2, ns, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, job, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 4, instance, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 5, operation, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 6, actor, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 4, deployment);
+	store_bind_text(st, 5, operation);
+	store_bind_text(st, 6, actor);
 	sqlite3_bind_int(st, 7, sensitive != 0);
 	sqlite3_bind_int64(st, 8, time(NULL));
 	if (store_done(st) == -1)
@@ -119,15 +123,12 @@ store_operation_run_trim(struct store *s, const char *ns, const char *job,
 {
 	sqlite3_stmt	*st;
 
-	st = store_prepare(s, "DELETE FROM operation_runs WHERE id IN"
+	st = store_operation_prepare(s, "DELETE FROM operation_runs WHERE id IN"
 	    " (SELECT id FROM operation_runs WHERE namespace = ?1 AND"
 	    " job = ?2 AND instance = ?3 ORDER BY id DESC LIMIT -1"
-	    " OFFSET ?4)");
+	    " OFFSET ?4)", ns, job, instance);
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_text(st, 1, ns, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, job, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, instance, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int(st, 4, keep);
 	return store_done(st);
 }
@@ -150,9 +151,9 @@ store_operation_run_end(struct store *s, int64_t id, const char *state,
 	else
 		sqlite3_bind_null(st, 3);
 	/* A NULL text binds NULL. */
-	sqlite3_bind_text(st, 4, output, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 5, error, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 6, state, -1, SQLITE_TRANSIENT);
+	store_bind_text(st, 4, output);
+	store_bind_text(st, 5, error);
+	store_bind_text(st, 6, state);
 	return store_done(st);
 }
 
@@ -167,7 +168,7 @@ store_operation_run_lost(struct store *s, int64_t id, const char *why)
 		return -1;
 	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_int64(st, 2, time(NULL));
-	sqlite3_bind_text(st, 3, why, -1, SQLITE_TRANSIENT);
+	store_bind_text(st, 3, why);
 	return store_done(st);
 }
 
@@ -176,15 +177,11 @@ store_operation_run_forget(struct store *s, const char *ns, const char *job)
 {
 	sqlite3_stmt	*st;
 
-	st = store_prepare(s, "DELETE FROM operation_runs WHERE"
-	    " namespace = ?1 AND job = ?2");
+	st = store_prepare_job(s, "DELETE FROM operation_runs WHERE"
+	    " namespace = ?1 AND job = ?2", ns, job);
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_text(st, 1, ns, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, job, -1, SQLITE_TRANSIENT);
-	if (store_done(st) == -1)
-		return -1;
-	return sqlite3_changes(store_db(s));
+	return store_done_changes(s, st);
 }
 
 #define STORE_OPERATION_RUN_COLUMNS	"id, namespace, job, instance," \
@@ -195,19 +192,19 @@ static void
 store_operation_run_row(sqlite3_stmt *st, struct store_operation_run *r)
 {
 	r->or_id = sqlite3_column_int64(st, 0);
-	r->or_ns = store_operation_text(st, 1);
-	r->or_job = store_operation_text(st, 2);
-	r->or_instance = store_operation_text(st, 3);
-	r->or_operation = store_operation_text(st, 4);
+	r->or_ns = store_col_text(st, 1);
+	r->or_job = store_col_text(st, 2);
+	r->or_instance = store_col_text(st, 3);
+	r->or_operation = store_col_text(st, 4);
 	r->or_deployment = sqlite3_column_int64(st, 5);
-	r->or_actor = store_operation_text(st, 6);
+	r->or_actor = store_col_text(st, 6);
 	r->or_sensitive = sqlite3_column_int(st, 7);
 	r->or_started_at = store_operation_int(st, 8);
 	r->or_ended_at = store_operation_int(st, 9);
-	r->or_state = store_operation_text(st, 10);
+	r->or_state = store_col_text(st, 10);
 	r->or_exit_code = store_operation_int(st, 11);
-	r->or_output = store_operation_text(st, 12);
-	r->or_error = store_operation_text(st, 13);
+	r->or_output = store_col_text(st, 12);
+	r->or_error = store_col_text(st, 13);
 }
 
 int
@@ -225,8 +222,8 @@ store_operation_run_get(struct store *s, int64_t id, const char *ns,
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_text(st, 2, ns, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, job, -1, SQLITE_TRANSIENT);
+	store_bind_text(st, 2, ns);
+	store_bind_text(st, 3, job);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		store_operation_run_row(st, &r);
 		cb(&r, arg);
@@ -246,16 +243,13 @@ store_operation_run_page(struct store *s, const char *ns, const char *job,
 	sqlite3_stmt	*st;
 	int		 rc, stop = 0;
 
-	st = store_prepare(s, "SELECT " STORE_OPERATION_RUN_COLUMNS
+	st = store_operation_prepare(s, "SELECT " STORE_OPERATION_RUN_COLUMNS
 	    " FROM operation_runs"
 	    " WHERE namespace = ?1 AND job = ?2 AND (?3 IS NULL OR"
 	    " instance = ?3) AND (?4 = 0 OR id < ?4) ORDER BY id DESC"
-	    " LIMIT ?5");
+	    " LIMIT ?5", ns, job, instance);
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_text(st, 1, ns, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, job, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, instance, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(st, 4, before);
 	sqlite3_bind_int64(st, 5, limit);
 	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -285,12 +279,12 @@ store_operation_running(struct store *s,
 	memset(&r, 0, sizeof(r));
 	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		r.or_id = sqlite3_column_int64(st, 0);
-		r.or_ns = store_operation_text(st, 1);
-		r.or_job = store_operation_text(st, 2);
-		r.or_operation = store_operation_text(st, 3);
+		r.or_ns = store_col_text(st, 1);
+		r.or_job = store_col_text(st, 2);
+		r.or_operation = store_col_text(st, 3);
 		r.or_sensitive = sqlite3_column_int(st, 4);
 		r.or_started_at = sqlite3_column_int64(st, 5);
-		stop = cb(&r, store_operation_text(st, 6), arg);
+		stop = cb(&r, store_col_text(st, 6), arg);
 	}
 	sqlite3_reset(st);
 	return stop || rc == SQLITE_DONE ? 0 : -1;
@@ -310,8 +304,8 @@ store_operation_revision_busy(struct store *s, const char *ns,
 	    " o.revision = ?2");
 	if (st == NULL)
 		return 1;
-	sqlite3_bind_text(st, 1, ns, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, rev, -1, SQLITE_TRANSIENT);
+	store_bind_text(st, 1, ns);
+	store_bind_text(st, 2, rev);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		busy = sqlite3_column_int(st, 0) > 0;
 	sqlite3_reset(st);
@@ -345,7 +339,7 @@ store_operation_idle_revisions(struct store *s, int64_t since,
 		return -1;
 	sqlite3_bind_int64(st, 1, since);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		cb(store_operation_text(st, 0), store_operation_text(st, 1),
+		cb(store_col_text(st, 0), store_col_text(st, 1),
 		    sqlite3_column_int64(st, 2), arg);
 	sqlite3_reset(st);
 	return rc == SQLITE_DONE ? 0 : -1;

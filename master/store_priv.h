@@ -24,12 +24,21 @@
  * (logged), also if sql holds more than one statement.
  */
 sqlite3_stmt	*store_prepare(struct store *, const char *sql);
+/* The same with ns and job bound as ?1 and ?2 (a job's rows). */
+sqlite3_stmt	*store_prepare_job(struct store *, const char *sql,
+		    const char *ns, const char *job);
 /* The connection (the store modules, and the store's unit tests). */
 sqlite3		*store_db(struct store *);
 /* A column as a copy (NULL stays NULL), or as an integer (NULL: null_value). */
 char		*store_col_strdup(sqlite3_stmt *, int);
+/* A text column as it is (NULL stays NULL), valid until the next step. */
+const char	*store_col_text(sqlite3_stmt *, int);
+/* Bind a copy of s, or NULL if s is NULL: SQLite's return code. */
+int		 store_bind_text(sqlite3_stmt *, int, const char *s);
 int64_t		 store_col_int(sqlite3_stmt *, int, int64_t null_value);
 /* Step a bound statement that returns no rows, and reset it: 0 or -1. */
 int		 store_done(sqlite3_stmt *);
+/* The same: the rows the statement changed, or -1. */
+int		 store_done_changes(struct store *, sqlite3_stmt *);
 
 #endif /* NOPS_STORE_PRIV_H */
