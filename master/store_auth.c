@@ -18,6 +18,7 @@
 #define SA_TOKEN_COLS	"id, name, hash, policy, created_by, created_at," \
 			" expires_at, last_used, revoked_at"
 
+/* Alike on purpose: store_hosts.c's row readers; other columns. */
 static void
 store_auth_session_row(sqlite3_stmt *st, struct store_auth_session *sa)
 {

@@ -28,6 +28,7 @@ enum store_dash_list {
 	STORE_DASH_FAILED,
 };
 
+/* Alike on purpose: wire_nomad_request, wire_git_repo: other fields. */
 struct store_dash_row {
 	int64_t		 dr_id;
 	const char	*dr_ns;

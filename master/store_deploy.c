@@ -51,6 +51,7 @@ store_deploy_insert(struct store *s, struct deploy *d)
 	    " ?, ?, ?, ?, ?, ?, ?, ?)");
 	if (st == NULL)
 		return -1;
+	/* Alike on purpose: store_deploy_list's binds; other columns. */
 	store_bind_text(st, 1, d->d_ns);
 	store_bind_text(st, 2, d->d_job);
 	store_bind_text(st, 3, d->d_repo);
@@ -141,6 +142,7 @@ store_deploy_update(struct store *s, const char *sql, int64_t id,
 	/*
 	 * Parameters ?1..?6 are always id, a, b, x, y, now; a statement
 	 * uses the ones it needs (binding an unused index is a no-op).
+	 * Alike on purpose: store_hosts_step_save binds its own columns.
 	 */
 	sqlite3_bind_int64(st, 1, id);
 	store_bind_text(st, 2, a);
@@ -612,6 +614,7 @@ store_deploy_list(struct store *s, const struct store_deploy_filter *f,
 	    " (?4 = 0 OR id < ?4) ORDER BY id DESC");
 	if (st == NULL)
 		return -1;
+	/* Alike on purpose: store_deploy_insert's binds; other columns. */
 	store_bind_text(st, 1, f->df_state);
 	store_bind_text(st, 2, f->df_ns);
 	store_bind_text(st, 3, f->df_job);

@@ -19,6 +19,7 @@
 #define SH_STEP_COLS	"id, phase_index, phase, position, host, step," \
 			" goal, system, state, error, started_at, ended_at"
 
+/* Alike on purpose: store_auth.c's row readers; other columns. */
 static void
 store_hosts_deploy_row(sqlite3_stmt *st, struct store_hosts_deploy *hd)
 {
@@ -206,6 +207,7 @@ store_hosts_step_add(struct store *s, int64_t deployment,
 	    " system, state, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
 	    " coalesce(?8, 'pending'), ?9)")) == NULL)
 		return -1;
+	/* Alike on purpose: store_operation_def_put's binds; other columns. */
 	sqlite3_bind_int64(st, 1, deployment);
 	sqlite3_bind_int(st, 2, sh->sh_phase_index);
 	store_bind_text(st, 3, sh->sh_phase);
@@ -261,6 +263,7 @@ store_hosts_step_save(struct store *s, int64_t id, const char *step,
 	    " ended_at = CASE WHEN ?6 THEN ?5 ELSE NULL END WHERE id = ?7")) ==
 	    NULL)
 		return -1;
+	/* Alike on purpose: store_deploy_update's binds; other columns. */
 	store_bind_text(st, 1, step);
 	store_bind_text(st, 2, state);
 	store_bind_text(st, 3, goal);

@@ -37,6 +37,7 @@ enum store_hosts_which {
 };
 
 /* A new plan deployment. */
+/* Alike on purpose: store_operation_def (store_operation.h); other rows. */
 struct store_hosts_new {
 	const char	*hn_plan;	/* the repository */
 	const char	*hn_commit;

@@ -37,6 +37,7 @@ store_leftbehind_refresh(struct store *s, const char *kind, const char *env,
 	    object);
 	if (st == NULL)
 		return -1;
+	/* Alike on purpose: store_leftbehind_delete's opening, +1 bind. */
 	store_bind_text(st, 4, error);
 	return store_done_changes(s, st);
 }
@@ -67,6 +68,7 @@ store_leftbehind_delete(struct store *s, const char *kind, const char *env,
 	st = store_leftbehind_prepare(s, "DELETE FROM left_behind WHERE"
 	    " kind = ?1 AND environment = ?2 AND object = ?3", kind, env,
 	    object);
+	/* Alike on purpose: store_leftbehind_refresh's opening. */
 	if (st == NULL)
 		return -1;
 	return store_done(st);
@@ -81,6 +83,7 @@ store_leftbehind_forget(struct store *s, int64_t id, int64_t deployment)
 	    " deployment_id = ?2");
 	if (st == NULL)
 		return -1;
+	/* Alike on purpose: store_operation_run_lost's binds; other columns. */
 	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_int64(st, 2, deployment);
 	return store_done_changes(s, st);

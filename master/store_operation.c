@@ -32,6 +32,7 @@ store_operation_def_put(struct store *s, int64_t deployment,
 	    " ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
 	if (st == NULL)
 		return -1;
+	/* Alike on purpose: store_hosts_step_add's binds; other columns. */
 	sqlite3_bind_int64(st, 1, deployment);
 	store_bind_text(st, 2, od->od_name);
 	store_bind_text(st, 3, od->od_job_id);
@@ -107,6 +108,7 @@ store_operation_run_insert(struct store *s, int64_t deployment,
 	    " ?7, ?8, 'running')", ns, job, instance);
 	if (st == NULL)
 		return -1;
+	/* Alike on purpose: store_operation_run_trim's opening; other binds. */
 	sqlite3_bind_int64(st, 4, deployment);
 	store_bind_text(st, 5, operation);
 	store_bind_text(st, 6, actor);
@@ -129,6 +131,7 @@ store_operation_run_trim(struct store *s, const char *ns, const char *job,
 	    " OFFSET ?4)", ns, job, instance);
 	if (st == NULL)
 		return -1;
+	/* Alike on purpose: store_operation_run_insert's opening. */
 	sqlite3_bind_int(st, 4, keep);
 	return store_done(st);
 }
@@ -166,6 +169,7 @@ store_operation_run_lost(struct store *s, int64_t id, const char *why)
 	    " ended_at = ?2, error = ?3 WHERE id = ?1 AND state = 'running'");
 	if (st == NULL)
 		return -1;
+	/* Alike on purpose: store_leftbehind_forget's binds; other columns. */
 	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_int64(st, 2, time(NULL));
 	store_bind_text(st, 3, why);

@@ -15,6 +15,7 @@ struct store;
 #define STORE_OPERATION_NULL	INT64_MIN
 
 /* An operation frozen into a deployment; any string may be NULL. */
+/* Alike on purpose: store_hosts_new (store_hosts.h); other rows. */
 struct store_operation_def {
 	const char	*od_name;
 	const char	*od_job_id;
