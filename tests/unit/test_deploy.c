@@ -4,28 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sqlite3.h>
-
 #include "test.h"
 #include "log.h"
 #include "store.h"
-#include "store_priv.h"
 #include "deploy.h"
 #include "store_deploy.h"
-
-static int
-count(struct store *s, const char *sql)
-{
-	sqlite3_stmt	*st;
-	int		 n = -1;
-
-	if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		n = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	return n;
-}
+#include "storefix.h"
 
 static void
 fill(struct deploy *d, const char *job, enum deploy_state state)
@@ -72,7 +56,7 @@ main(void)
 	CHECK(deploy_create(s, &d, "system") == 0);
 	CHECK(store_commit(s) == 0);
 	CHECK(d.d_id > 0);
-	CHECK(count(s, "SELECT count(*) FROM events WHERE action = "
+	CHECK(storefix_int(s, "SELECT count(*) FROM events WHERE action = "
 	    "'deployment.create'") == 1);
 	TEST_END();
 
@@ -107,7 +91,7 @@ main(void)
 	    "alice", "approve", NULL) == 1);
 	CHECK(store_deploy_set_approval(s, d.d_id, "alice", "aa11") == 0);
 	CHECK(store_commit(s) == 0);
-	CHECK(count(s, "SELECT count(*) FROM events WHERE action = "
+	CHECK(storefix_int(s, "SELECT count(*) FROM events WHERE action = "
 	    "'deployment.approve' AND actor = 'alice'") == 1);
 	CHECK(store_deploy_load(s, d.d_id, &r) == 0);
 	CHECK(r.d_state == DS_PRE_HOOKS);
@@ -145,7 +129,7 @@ main(void)
 	CHECK(store_deploy_load(s, e.d_id, &r) == 0);
 	CHECK(r.d_state == DS_PENDING_APPROVAL);
 	deploy_free(&r);
-	CHECK(count(s, "SELECT count(*) FROM events WHERE action = "
+	CHECK(storefix_int(s, "SELECT count(*) FROM events WHERE action = "
 	    "'deployment.reject'") == 0);
 	TEST_END();
 
