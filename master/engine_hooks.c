@@ -742,104 +742,26 @@ hooks_apply(struct deploy *d, const char *phase)
 
 /* ---- hook revisions no active deployment needs ---- */
 
-struct hclean {
-	char		*hc_ns;
-	char		*hc_rev;
-	int64_t		 hc_deployment;
+static struct leftbehind_clean hooks_clean = {
+	LB_HOOK_REVISION, "hook", "no active deployment needs it", NULL, 0
 };
 
-static int	 hooks_cleaning;	/* stops in flight */
-
-static void
-hclean_free(struct hclean *hc)
-{
-	free(hc->hc_ns);
-	free(hc->hc_rev);
-	free(hc);
-	hooks_cleaning--;
-}
-
-/*
- * Left behind (master/leftbehind.c): a revision a cleanup failed to
- * stop.  A later successful write (stop or register) of it removes it.
- */
-static void
-left_behind_set(const char *ns, const char *rev, int64_t deployment,
-    const char *error)
-{
-	if (error != NULL)
-		leftbehind_add(LB_HOOK_REVISION, ns, rev, deployment, error);
-	else
-		leftbehind_clear(LB_HOOK_REVISION, ns, rev);
-}
-
+/* A later successful write of a hook revision removes its record. */
 void
 hooks_left_behind_clear(const char *ns, const char *rev)
 {
-	left_behind_set(ns, rev, 0, NULL);
-}
-
-static void
-hooks_cleaned(struct nomad_result *res, void *arg)
-{
-	struct hclean	*hc = arg;
-
-	if (nomad_ok(res) || res->nr_status == 404) {
-		log_info("stopped hook revision %s/%s: no active deployment "
-		    "needs it", hc->hc_ns, hc->hc_rev);
-		left_behind_set(hc->hc_ns, hc->hc_rev, 0, NULL);
-	} else {
-		log_warnx("stopping hook revision %s/%s: %s; left behind",
-		    hc->hc_ns, hc->hc_rev, apply_err(res));
-		left_behind_set(hc->hc_ns, hc->hc_rev, hc->hc_deployment,
-		    apply_err(res));
-	}
-	hclean_free(hc);
-}
-
-static void
-hooks_clean_read(struct nomad_result *res, void *arg)
-{
-	struct hclean	*hc = arg;
-
-	if (res->nr_status == 404 || (nomad_ok(res) &&
-	    json_is_true(json_object_get(res->nr_json, "Stop")))) {
-		hclean_free(hc);
-		return;
-	}
-	if (!nomad_ok(res)) {
-		/* Unknown: try again after the next cycle. */
-		hclean_free(hc);
-		return;
-	}
-	nomad_job_stop(hc->hc_ns, hc->hc_rev, 0, hooks_cleaned, hc);
+	leftbehind_clear(LB_HOOK_REVISION, ns, rev);
 }
 
 /*
  * After each detection cycle: stop the hook revisions that only ended
  * deployments (of the last week) used.  A stop that fails is left behind.
  */
-static void
-hooks_cleanup_one(const char *rev, const char *ns, int64_t deployment,
-    void *arg)
-{
-	struct hclean	*hc;
-
-	(void)arg;
-	if ((hc = calloc(1, sizeof(*hc))) == NULL)
-		fatal("calloc");
-	hc->hc_rev = xstrdup(rev);
-	hc->hc_ns = xstrdup(ns);
-	hc->hc_deployment = deployment;
-	hooks_cleaning++;
-	nomad_job_read(hc->hc_ns, hc->hc_rev, hooks_clean_read, hc);
-}
-
 void
 hooks_cleanup(void)
 {
-	if (hooks_cleaning > 0)
+	if (hooks_clean.lk_inflight > 0)
 		return;
 	(void)store_deploy_idle_hooks(engine_store(), time(NULL) - 7 * 86400,
-	    hooks_cleanup_one, NULL);
+	    leftbehind_clean_one, &hooks_clean);
 }

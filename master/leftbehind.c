@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "log.h"
+#include "xmalloc.h"
 #include "conf.h"
 #include "master.h"
 #include "store.h"
@@ -26,6 +27,7 @@
 #include "store_operation.h"
 #include "engine.h"
 #include "nomad.h"
+#include "engine_apply.h"
 #include "deploy.h"
 #include "store_deploy.h"
 #include "api.h"
@@ -100,6 +102,103 @@ leftbehind_clear(const char *kind, const char *env, const char *object)
 	return -1;
 }
 
+/* ---- revisions no one needs ---- */
+
+/* One object being stopped: by a cleanup, or by a retry (the API). */
+struct lb_one {
+	struct leftbehind_clean	*lo_clean;	/* a cleanup's kind, or NULL */
+	struct lb_retry		*lo_r;		/* a retry's, or NULL */
+	char			*lo_kind;
+	char			*lo_env;
+	char			*lo_object;
+	int64_t			 lo_deployment;
+};
+
+static struct lb_one *
+lb_one_new(const char *kind, const char *env, const char *object,
+    int64_t deployment)
+{
+	struct lb_one	*lo;
+
+	if ((lo = calloc(1, sizeof(*lo))) == NULL)
+		fatal("%s", __func__);
+	lo->lo_kind = xstrdup(kind);
+	lo->lo_env = xstrdup(env);
+	lo->lo_object = xstrdup(object);
+	lo->lo_deployment = deployment;
+	return lo;
+}
+
+static void
+lb_one_free(struct lb_one *lo)
+{
+	if (lo->lo_clean != NULL)
+		lo->lo_clean->lk_inflight--;
+	free(lo->lo_kind);
+	free(lo->lo_env);
+	free(lo->lo_object);
+	free(lo);
+}
+
+/* A stop's answer: stopped or gone, the record goes (1); else it stays. */
+static int
+lb_stop_answered(const struct nomad_result *res, const char *kind,
+    const char *env, const char *object, int64_t deployment,
+    const char *error)
+{
+	if (nomad_ok(res) || res->nr_status == 404) {
+		leftbehind_clear(kind, env, object);
+		return 1;
+	}
+	leftbehind_add(kind, env, object, deployment, error);
+	return 0;
+}
+
+static void
+lb_cleaned(struct nomad_result *res, void *arg)
+{
+	struct lb_one			*lo = arg;
+	const struct leftbehind_clean	*k = lo->lo_clean;
+
+	if (lb_stop_answered(res, lo->lo_kind, lo->lo_env, lo->lo_object,
+	    lo->lo_deployment, apply_err(res)))
+		log_info("stopped %s revision %s/%s: %s", k->lk_what,
+		    lo->lo_env, lo->lo_object, k->lk_why);
+	else
+		log_warnx("stopping %s revision %s/%s: %s; left behind",
+		    k->lk_what, lo->lo_env, lo->lo_object, apply_err(res));
+	lb_one_free(lo);
+}
+
+static void
+lb_clean_read(struct nomad_result *res, void *arg)
+{
+	struct lb_one			*lo = arg;
+	const struct leftbehind_clean	*k = lo->lo_clean;
+
+	/* Gone, stopped, or unknown now (asked again after a cycle). */
+	if (!nomad_ok(res) || json_is_true(json_object_get(res->nr_json,
+	    "Stop")) || (k->lk_busy != NULL && k->lk_busy(engine_store(),
+	    lo->lo_env, lo->lo_object))) {
+		lb_one_free(lo);
+		return;
+	}
+	nomad_job_stop(lo->lo_env, lo->lo_object, 0, lb_cleaned, lo);
+}
+
+void
+leftbehind_clean_one(const char *rev, const char *ns, int64_t deployment,
+    void *arg)
+{
+	struct lb_one	*lo;
+
+	lo = lb_one_new(((struct leftbehind_clean *)arg)->lk_kind, ns, rev,
+	    deployment);
+	lo->lo_clean = arg;
+	lo->lo_clean->lk_inflight++;
+	nomad_job_read(lo->lo_env, lo->lo_object, lb_clean_read, lo);
+}
+
 /* ---- the API ---- */
 
 struct lb_retry {
@@ -109,13 +208,6 @@ struct lb_retry {
 	int		 lr_removed;
 	int		 lr_failing;
 	int		 lr_refused;
-};
-
-struct lb_one {
-	struct lb_retry	*lo_r;
-	char		*lo_kind;
-	char		*lo_env;
-	char		*lo_object;
 };
 
 static int
@@ -216,29 +308,17 @@ lb_retry_end(struct lb_retry *r)
 }
 
 static void
-lb_one_free(struct lb_one *lo)
-{
-	free(lo->lo_kind);
-	free(lo->lo_env);
-	free(lo->lo_object);
-	free(lo);
-}
-
-static void
 lb_stopped(struct nomad_result *res, void *arg)
 {
 	struct lb_one	*lo = arg;
 	struct lb_retry	*r = lo->lo_r;
 
-	if (nomad_ok(res) || res->nr_status == 404) {
-		leftbehind_clear(lo->lo_kind, lo->lo_env, lo->lo_object);
+	if (lb_stop_answered(res, lo->lo_kind, lo->lo_env, lo->lo_object,
+	    lo->lo_deployment, res->nr_error != NULL ? res->nr_error :
+	    "no answer from Nomad"))
 		r->lr_removed++;
-	} else {
-		leftbehind_add(lo->lo_kind, lo->lo_env, lo->lo_object,
-		    r->lr_deployment, res->nr_error != NULL ? res->nr_error :
-		    "no answer from Nomad");
+	else
 		r->lr_failing++;
-	}
 	lb_one_free(lo);
 	lb_retry_end(r);
 }
@@ -286,11 +366,8 @@ lb_retry_one(const struct store_leftbehind_row *lr, void *arg)
 	if (lw->lw_retry == NULL)
 		lb_retry_new(lw);
 	r = lw->lw_retry;
-	if ((lo = calloc(1, sizeof(*lo))) == NULL ||
-	    (lo->lo_kind = strdup(lr->lr_kind)) == NULL ||
-	    (lo->lo_env = strdup(lr->lr_env)) == NULL ||
-	    (lo->lo_object = strdup(lr->lr_object)) == NULL)
-		fatal("%s", __func__);
+	lo = lb_one_new(lr->lr_kind, lr->lr_env, lr->lr_object,
+	    r->lr_deployment);
 	lo->lo_r = r;
 	if (strcmp(lo->lo_kind, LB_HOOK_REVISION) == 0 ||
 	    (strcmp(lo->lo_kind, LB_OPERATION_REVISION) == 0 &&

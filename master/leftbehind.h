@@ -22,4 +22,25 @@ int	 leftbehind_add(const char *kind, const char *env, const char *object,
 int	 leftbehind_clear(const char *kind, const char *env,
 	    const char *object);
 
+/*
+ * Revisions no one needs (hook revisions, engine_hooks.c; operation
+ * revisions, operation.c), stopped after each detection cycle: the
+ * store's walk of a kind's idle revisions calls leftbehind_clean_one
+ * with the kind as arg.  A revision gone, stopped already, unknown now
+ * (asked again after a cycle) or busy is left alone; a stop that fails
+ * is left behind.
+ */
+struct store;
+struct leftbehind_clean {
+	const char	*lk_kind;	/* LB_HOOK_REVISION, ... */
+	const char	*lk_what;	/* "hook", ...: for the log */
+	const char	*lk_why;	/* why no one needs it: for the log */
+	/* 1: a run is under way on it, leave it (NULL: never). */
+	int		(*lk_busy)(struct store *, const char *ns,
+			    const char *rev);
+	int		 lk_inflight;	/* reads and stops under way */
+};
+void	 leftbehind_clean_one(const char *rev, const char *ns,
+	    int64_t deployment, void *kind);
+
 #endif /* NOPS_LEFTBEHIND_H */

@@ -1462,79 +1462,18 @@ out:
  * same).  A stop that fails is left behind (LB_OPERATION_REVISION).  The
  * next run of it registers it again.
  */
-struct opclean {
-	char		*oc_ns;
-	char		*oc_rev;
-	int64_t		 oc_deployment;
+static struct leftbehind_clean op_clean = {
+	LB_OPERATION_REVISION, "operation", "no deployment offers it and no "
+	"run of it is under way", store_operation_revision_busy, 0
 };
-
-static int	 op_cleaning;	/* reads and stops in flight */
-
-static void
-opclean_free(struct opclean *oc)
-{
-	free(oc->oc_ns);
-	free(oc->oc_rev);
-	free(oc);
-	op_cleaning--;
-}
-
-static void
-opclean_stopped(struct nomad_result *res, void *arg)
-{
-	struct opclean	*oc = arg;
-
-	if (nomad_ok(res) || res->nr_status == 404) {
-		log_info("stopped operation revision %s/%s: no deployment "
-		    "offers it and no run of it is under way", oc->oc_ns,
-		    oc->oc_rev);
-		leftbehind_clear(LB_OPERATION_REVISION, oc->oc_ns, oc->oc_rev);
-	} else {
-		log_warnx("stopping operation revision %s/%s: %s; left behind",
-		    oc->oc_ns, oc->oc_rev, apply_err(res));
-		leftbehind_add(LB_OPERATION_REVISION, oc->oc_ns, oc->oc_rev,
-		    oc->oc_deployment, apply_err(res));
-	}
-	opclean_free(oc);
-}
-
-static void
-opclean_read(struct nomad_result *res, void *arg)
-{
-	struct opclean	*oc = arg;
-
-	/* Gone, stopped, or unknown now (asked again after a cycle). */
-	if (!nomad_ok(res) || json_is_true(json_object_get(res->nr_json,
-	    "Stop")) || store_operation_revision_busy(engine_store(), oc->oc_ns,
-	    oc->oc_rev)) {
-		opclean_free(oc);
-		return;
-	}
-	nomad_job_stop(oc->oc_ns, oc->oc_rev, 0, opclean_stopped, oc);
-}
-
-static void
-opclean_one(const char *rev, const char *ns, int64_t deployment, void *arg)
-{
-	struct opclean	*oc;
-
-	(void)arg;
-	if ((oc = calloc(1, sizeof(*oc))) == NULL)
-		fatal("calloc");
-	oc->oc_rev = xstrdup(rev);
-	oc->oc_ns = xstrdup(ns);
-	oc->oc_deployment = deployment;
-	op_cleaning++;
-	nomad_job_read(oc->oc_ns, oc->oc_rev, opclean_read, oc);
-}
 
 void
 operation_cleanup(void)
 {
-	if (op_cleaning > 0)
+	if (op_clean.lk_inflight > 0)
 		return;
 	(void)store_operation_idle_revisions(engine_store(),
-	    time(NULL) - 7 * 86400, opclean_one, NULL);
+	    time(NULL) - 7 * 86400, leftbehind_clean_one, &op_clean);
 }
 
 void
