@@ -35,17 +35,23 @@ acl_kind_str(enum acl_kind kind)
 	return "none";
 }
 
-int
-acl_policy_exists(const struct nops_conf *conf, const char *name)
+/* A configured policy by name (not the built-in management one). */
+static const struct conf_policy *
+acl_policy_find(const struct nops_conf *conf, const char *name)
 {
 	const struct conf_policy	*p;
 
-	if (strcmp(name, CONF_POLICY_MANAGEMENT) == 0)
-		return 1;
 	TAILQ_FOREACH(p, &conf->policies, entry)
 		if (strcmp(p->name, name) == 0)
-			return 1;
-	return 0;
+			return p;
+	return NULL;
+}
+
+int
+acl_policy_exists(const struct nops_conf *conf, const char *name)
+{
+	return strcmp(name, CONF_POLICY_MANAGEMENT) == 0 ||
+	    acl_policy_find(conf, name) != NULL;
 }
 
 /* The capabilities one policy grants in ns (NULL: in some namespace). */
@@ -59,10 +65,7 @@ acl_policy_caps(const struct nops_conf *conf, const char *name,
 
 	if (strcmp(name, CONF_POLICY_MANAGEMENT) == 0)
 		return ACL_CAPS_ALL | CAP_MANAGEMENT;
-	TAILQ_FOREACH(p, &conf->policies, entry)
-		if (strcmp(p->name, name) == 0)
-			break;
-	if (p == NULL)
+	if ((p = acl_policy_find(conf, name)) == NULL)
 		return 0;
 	TAILQ_FOREACH(pn, &p->namespaces, entry) {
 		if (ns != NULL && fnmatch(pn->glob, ns, 0) != 0)
