@@ -49,6 +49,13 @@ static void	 hook_dispatch(struct astep *);
 static void	 hook_dispatch_again(int, short, void *);
 static int	 hook_dispatch_unknown(const struct nomad_result *);
 
+/* The state a deployment is in while the hooks of phase run. */
+static enum deploy_state
+hook_state(const char *phase)
+{
+	return strcmp(phase, "pre") == 0 ? DS_PRE_HOOKS : DS_POST_HOOKS;
+}
+
 static void
 hook_run_update(const char *token, const char *state, const char *child,
     int exit_code, const char *error)
@@ -67,8 +74,7 @@ static void
 hook_registered(struct nomad_result *res, void *arg)
 {
 	struct astep	*as = arg;
-	enum deploy_state st = strcmp(as->as_phase, "pre") == 0 ?
-	    DS_PRE_HOOKS : DS_POST_HOOKS;
+	enum deploy_state st = hook_state(as->as_phase);
 
 	if (!nomad_ok(res)) {
 		if (apply_transient(res)) {
@@ -98,8 +104,7 @@ hook_dispatched(struct nomad_result *res, void *arg)
 {
 	struct astep	*as = arg;
 	const char	*child;
-	enum deploy_state st = strcmp(as->as_phase, "pre") == 0 ?
-	    DS_PRE_HOOKS : DS_POST_HOOKS;
+	enum deploy_state st = hook_state(as->as_phase);
 
 	child = nomad_ok(res) ? json_string_value(json_object_get(res->nr_json,
 	    "DispatchedJobID")) : NULL;
@@ -247,9 +252,8 @@ hook_start(struct astep *as, const struct deploy_hook *h)
 	    "pre-hook-pending" : "post-hook-pending");
 	spec = json_loads(h->dh_spec, 0, NULL);
 	if (spec == NULL) {
-		apply_fail(id, strcmp(h->dh_phase, "pre") == 0 ? DS_PRE_HOOKS :
-		    DS_POST_HOOKS, "hook %s: its frozen spec does not parse",
-		    h->dh_hook_id);
+		apply_fail(id, hook_state(h->dh_phase), "hook %s: its frozen "
+		    "spec does not parse", h->dh_hook_id);
 		apply_step_done(as);
 		return;
 	}
@@ -290,8 +294,7 @@ hook_child_read(struct nomad_result *res, void *arg)
 	struct hook_search *hs = arg;
 	struct astep	*as = hs->hs_as;
 	const char	*tok, *id;
-	enum deploy_state st = strcmp(as->as_phase, "pre") == 0 ?
-	    DS_PRE_HOOKS : DS_POST_HOOKS;
+	enum deploy_state st = hook_state(as->as_phase);
 
 	/* A child gone meanwhile (garbage collected) is not ours to know. */
 	if (!nomad_ok(res) && res->nr_status != 404) {
@@ -320,8 +323,7 @@ static void
 hook_search_next(struct hook_search *hs)
 {
 	struct astep	*as = hs->hs_as;
-	enum deploy_state st = strcmp(as->as_phase, "pre") == 0 ?
-	    DS_PRE_HOOKS : DS_POST_HOOKS;
+	enum deploy_state st = hook_state(as->as_phase);
 
 	if (hs->hs_left > 0) {
 		hs->hs_left--;
@@ -371,8 +373,7 @@ hook_found(struct nomad_result *res, void *arg)
 	json_t		*j;
 	const char	*parent, *id;
 	size_t		 i;
-	enum deploy_state st = strcmp(as->as_phase, "pre") == 0 ?
-	    DS_PRE_HOOKS : DS_POST_HOOKS;
+	enum deploy_state st = hook_state(as->as_phase);
 
 	if (!nomad_ok(res)) {
 		if (!apply_transient(res))
@@ -553,8 +554,7 @@ hook_polled(struct nomad_result *res, void *arg)
 	const char	*cs;
 	size_t		 i;
 	int		 running = 0, failed = 0, complete = 0, code = -1;
-	enum deploy_state st = strcmp(as->as_phase, "pre") == 0 ?
-	    DS_PRE_HOOKS : DS_POST_HOOKS;
+	enum deploy_state st = hook_state(as->as_phase);
 
 	if (!nomad_ok(res)) {
 		if (!apply_transient(res) && res->nr_status != 404)
@@ -696,8 +696,7 @@ hooks_apply(struct deploy *d, const char *phase)
 	struct deploy_hook	*h;
 	struct hook_run		 hr;
 	struct astep		*as;
-	enum deploy_state	 st = strcmp(phase, "pre") == 0 ?
-				    DS_PRE_HOOKS : DS_POST_HOOKS;
+	enum deploy_state	 st = hook_state(phase);
 	size_t			 i;
 	char			 token[128];
 	int			 rc;
