@@ -39,39 +39,37 @@ static struct drequest	*dcarry;
 static size_t		 ndcarry;
 static int		 decide_failed;	/* set by decide_fail() */
 
-static void
-drequest_carry(const char *ns, const char *id, int kind, int64_t of,
-    char *who)
+/* A new request at the end of the array *a of *n; its dr_who is unset. */
+static struct drequest *
+drequest_push(struct drequest **a, size_t *n, const char *ns, const char *id,
+    int kind, int64_t of)
 {
 	struct drequest	*r;
 
-	dcarry = reallocarray(dcarry, ndcarry + 1, sizeof(*dcarry));
-	if (dcarry == NULL)
+	if ((*a = reallocarray(*a, *n + 1, sizeof(**a))) == NULL)
 		fatal("reallocarray");
-	r = &dcarry[ndcarry++];
+	r = &(*a)[(*n)++];
 	r->dr_ns = xstrdup(ns);
 	r->dr_id = xstrdup(id);
 	r->dr_kind = kind;
 	r->dr_of = of;
-	r->dr_who = who;	/* taken */
+	return r;
+}
+
+/* who is taken. */
+static void
+drequest_carry(const char *ns, const char *id, int kind, int64_t of,
+    char *who)
+{
+	drequest_push(&dcarry, &ndcarry, ns, id, kind, of)->dr_who = who;
 }
 
 static void
 drequest_add(const char *ns, const char *id, int kind, int64_t of,
     const char *who)
 {
-	struct drequest	*r;
-
-	drequests = reallocarray(drequests, ndrequests + 1,
-	    sizeof(*drequests));
-	if (drequests == NULL)
-		fatal("reallocarray");
-	r = &drequests[ndrequests++];
-	r->dr_ns = xstrdup(ns);
-	r->dr_id = xstrdup(id);
-	r->dr_kind = kind;
-	r->dr_of = of;
-	r->dr_who = xstrdup(who);
+	drequest_push(&drequests, &ndrequests, ns, id, kind, of)->dr_who =
+	    xstrdup(who);
 }
 
 void
@@ -524,15 +522,71 @@ decide_keep(struct dcycle *dc, struct ejob *ej, int unmoved)
 	return 1;
 }
 
+/* Each deployment waiting for approval whose job left git is superseded. */
+static void
+decide_supersede(struct dcycle *dc)
+{
+	struct ejob	*ej, key;
+	struct deploy	 d;
+	int64_t		*ids;
+	size_t		 i, n;
+	int		 rc;
+
+	if (store_deploy_active_ids(engine_store(), &ids, &n) == -1) {
+		log_warnx("detection: reading active deployments: %s",
+		    store_error(engine_store()));
+		engine_detect_retry("a store error");
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if ((rc = store_deploy_load(engine_store(), ids[i], &d)) == -1) {
+			log_warnx("detection: deployment %lld: %s",
+			    (long long)ids[i], store_error(engine_store()));
+			engine_detect_retry("a store error");
+		}
+		if (rc != 0)
+			continue;
+		if (d.d_state == DS_PENDING_APPROVAL) {
+			memset(&key, 0, sizeof(key));
+			key.ej_ns = d.d_ns;
+			key.ej_id = d.d_job;
+			ej = RB_FIND(ejobs, &dc->dc_jobs, &key);
+			if ((ej == NULL || ej->ej_meta.jm_role != META_MANAGED) &&
+			    decide_move(d.d_id, DS_PENDING_APPROVAL,
+			    DS_SUPERSEDED, "supersede", "superseded: the job is "
+			    "no longer managed in git") == -1)
+				engine_detect_retry("a store error");
+		}
+		deploy_free(&d);
+	}
+	free(ids);
+}
+
+/*
+ * After a cycle: requests for jobs that had nothing to do are dropped;
+ * those whose decision failed wait for the retry.
+ */
+static void
+decide_requests_next(void)
+{
+	while (ndrequests > 0) {
+		ndrequests--;
+		free(drequests[ndrequests].dr_ns);
+		free(drequests[ndrequests].dr_id);
+		free(drequests[ndrequests].dr_who);
+	}
+	free(drequests);
+	drequests = dcarry;
+	ndrequests = ndcarry;
+	dcarry = NULL;
+	ndcarry = 0;
+}
+
 void
 decide_cycle(struct dcycle *dc)
 {
 	struct ejob	*ej;
-	size_t		 i;
-	int64_t		*ids;
-	size_t		 n;
-	struct deploy	 d;
-	int		 rc, unmoved, scan;
+	int		 unmoved;
 	uint64_t	 gen;
 
 	unmoved = store_decide_gen(engine_store()) ==
@@ -577,54 +631,9 @@ decide_cycle(struct dcycle *dc)
 	 * a deleted one.  A focused cycle has the last one's managed jobs:
 	 * with no deployment written since, the last one superseded all.
 	 */
-	scan = !dc->dc_incomplete && !(dc->dc_focus && unmoved);
-	if (scan && store_deploy_active_ids(engine_store(), &ids, &n) == -1) {
-		log_warnx("detection: reading active deployments: %s",
-		    store_error(engine_store()));
-		engine_detect_retry("a store error");
-	} else if (scan) {
-		for (i = 0; i < n; i++) {
-			if ((rc = store_deploy_load(engine_store(), ids[i], &d)) ==
-			    -1) {
-				log_warnx("detection: deployment %lld: %s",
-				    (long long)ids[i],
-				    store_error(engine_store()));
-				engine_detect_retry("a store error");
-			}
-			if (rc != 0)
-				continue;
-			if (d.d_state == DS_PENDING_APPROVAL) {
-				struct ejob key;
-
-				memset(&key, 0, sizeof(key));
-				key.ej_ns = d.d_ns;
-				key.ej_id = d.d_job;
-				ej = RB_FIND(ejobs, &dc->dc_jobs, &key);
-				if ((ej == NULL ||
-				    ej->ej_meta.jm_role != META_MANAGED) &&
-				    decide_move(d.d_id, DS_PENDING_APPROVAL,
-				    DS_SUPERSEDED, "supersede",
-				    "superseded: the job is no longer "
-				    "managed in git") == -1)
-					engine_detect_retry("a store error");
-			}
-			deploy_free(&d);
-		}
-		free(ids);
-	}
-	/* Requests for jobs that had nothing to do are dropped. */
-	while (ndrequests > 0) {
-		ndrequests--;
-		free(drequests[ndrequests].dr_ns);
-		free(drequests[ndrequests].dr_id);
-		free(drequests[ndrequests].dr_who);
-	}
-	/* Those whose decision failed wait for the retry. */
-	free(drequests);
-	drequests = dcarry;
-	ndrequests = ndcarry;
-	dcarry = NULL;
-	ndcarry = 0;
+	if (!dc->dc_incomplete && !(dc->dc_focus && unmoved))
+		decide_supersede(dc);
+	decide_requests_next();
 	engine_env->e_decide_gen = store_decide_gen(engine_store());
 	detect_orphans(dc);
 }
