@@ -18,6 +18,7 @@
 #include "store.h"
 #include "store_hosts.h"
 #include "api.h"
+#include "jsonb.h"
 #include "plan.h"
 #include "plans.h"
 #include "hosts.h"
@@ -119,18 +120,15 @@ hosts_item_json(const char *repo, const char *commit, const struct plan *pl,
 	json_object_set_new(o, "phase", h->ph_phase >= 0 ?
 	    json_string(pl->pl_phases[h->ph_phase].pp_name) :
 	    json_null());
-	json_object_set_new(o, "current", hh != NULL &&
-	    hh->hh_current != NULL ?
-	    json_string(hh->hh_current) : json_null());
-	json_object_set_new(o, "booted", hh != NULL &&
-	    hh->hh_booted != NULL ?
-	    json_string(hh->hh_booted) : json_null());
-	json_object_set_new(o, "error", hh != NULL &&
-	    hh->hh_error != NULL ?
-	    json_string(hh->hh_error) : json_null());
-	json_object_set_new(o, "last_step", hh != NULL &&
-	    hh->hh_last_step != NULL ?
-	    json_string(hh->hh_last_step) : json_null());
+	/* What a host said: text made valid (jsonb_str; NULL is null). */
+	json_object_set_new(o, "current", jsonb_str(hh != NULL ?
+	    hh->hh_current : NULL));
+	json_object_set_new(o, "booted", jsonb_str(hh != NULL ?
+	    hh->hh_booted : NULL));
+	json_object_set_new(o, "error", jsonb_str(hh != NULL ?
+	    hh->hh_error : NULL));
+	json_object_set_new(o, "last_step", jsonb_str(hh != NULL ?
+	    hh->hh_last_step : NULL));
 	json_object_set_new(o, "seen_at", api_time_json(
 	    hh != NULL ? hh->hh_seen_at : 0));
 	return o;
