@@ -1062,6 +1062,7 @@ detect_finish(struct dcycle *dc)
 	 * API and notifications need was taken from them.  Memory stays
 	 * proportional to the files, not to jansson trees of them.
 	 */
+	/* Alike on purpose: web_doc_content_free (web_docs.c), other fields. */
 	RB_FOREACH(ej, ejobs, &e->e_jobs) {
 		json_decref(ej->ej_live);
 		ej->ej_live = NULL;

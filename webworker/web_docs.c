@@ -135,6 +135,7 @@ web_doc_find(uint32_t cls, const char *target)
 	return NULL;
 }
 
+/* Alike on purpose: detect_finish (engine_detect.c) clears other fields. */
 static void
 web_doc_content_free(struct web_doc *d)
 {
