@@ -376,7 +376,10 @@ void	 html_time(struct wbuf *, json_t *);
 void	 html_state(struct wbuf *, const char *state);
 void	 html_commit(struct wbuf *, const char *);
 void	 html_csrf(struct wbuf *, const struct web_view *);
+void	 html_pair_link(struct wbuf *, const char *kind, const char *a,
+	    const char *c, int whole);
 void	 html_job_link(struct wbuf *, const char *ns, const char *id);
+void	 html_table_end(struct wbuf *, json_t *list, const char *none);
 void	 html_deploy_link(struct wbuf *, json_t *id);
 void	 html_deploy_cells(struct wbuf *, json_t *);
 void	 html_message(struct wbuf *, const char *cls, const char *text);

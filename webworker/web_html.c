@@ -335,18 +335,44 @@ html_commit(struct wbuf *b, const char *c)
 	wbuf_htmlf(b, "<code title=\"%s\">%s</code>", c, s);
 }
 
+/*
+ * A link of class kind to /<kind>s/<a>/<c>, shown as "a/c" (whole) or
+ * "c"; a dash when either part is missing.
+ */
 void
-html_job_link(struct wbuf *b, const char *ns, const char *id)
+html_pair_link(struct wbuf *b, const char *kind, const char *a,
+    const char *c, int whole)
 {
-	if (ns == NULL || id == NULL) {
+	if (a == NULL || c == NULL) {
 		wbuf_puts(b, "<span class=\"muted\">—</span>");
 		return;
 	}
-	wbuf_puts(b, "<a class=\"job\" href=\"/jobs/");
-	wbuf_urlenc(b, ns);
+	wbuf_htmlf(b, "<a class=\"%s\" href=\"/%ss/", kind, kind);
+	wbuf_urlenc(b, a);
 	wbuf_puts(b, "/");
-	wbuf_urlenc(b, id);
-	wbuf_htmlf(b, "\">%s/%s</a>", ns, id);
+	wbuf_urlenc(b, c);
+	if (whole)
+		wbuf_htmlf(b, "\">%s/%s</a>", a, c);
+	else
+		wbuf_htmlf(b, "\">%s</a>", c);
+}
+
+void
+html_job_link(struct wbuf *b, const char *ns, const char *id)
+{
+	html_pair_link(b, "job", ns, id, 1);
+}
+
+/* The end of a list's table, and a line saying so when it had no item. */
+void
+html_table_end(struct wbuf *b, json_t *list, const char *none)
+{
+	wbuf_puts(b, "</table>");
+	if (json_array_size(json_object_get(list, "items")) == 0) {
+		wbuf_puts(b, "<p class=\"muted\">");
+		wbuf_puts(b, none);
+		wbuf_puts(b, "</p>");
+	}
 }
 
 void
@@ -701,9 +727,7 @@ html_jobs(struct wbuf *b, const struct web_view *v, json_t *o)
 		wbuf_htmlf(b, "</td><td>%s</td></tr>", jstr(it, "note") !=
 		    NULL ? jstr(it, "note") : jstr(it, "error"));
 	}
-	wbuf_puts(b, "</table>");
-	if (json_array_size(json_object_get(o, "items")) == 0)
-		wbuf_puts(b, "<p class=\"muted\">No job files in git.</p>");
+	html_table_end(b, o, "No job files in git.");
 	html_pager(b, o, "/jobs", NULL);
 	html_end(b);
 }

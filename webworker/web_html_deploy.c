@@ -79,9 +79,7 @@ html_deployments(struct wbuf *b, const struct web_view *v, json_t *o,
 		html_time(b, json_object_get(it, "updated_at"));
 		wbuf_htmlf(b, "</td><td>%s</td></tr>", jstr(it, "reason"));
 	}
-	wbuf_puts(b, "</table>");
-	if (json_array_size(json_object_get(o, "items")) == 0)
-		wbuf_puts(b, "<p class=\"muted\">No deployment.</p>");
+	html_table_end(b, o, "No deployment.");
 	wbuf_init(&keep);
 	html_keep(&keep, q, keepnames);
 	html_pager(b, o, "/deployments", keep.wb_buf);
@@ -644,9 +642,7 @@ html_activity(struct wbuf *b, const struct web_view *v, json_t *o,
 		html_target(b, jstr(it, "target"));
 		wbuf_htmlf(b, "</td><td>%s</td></tr>", jstr(it, "detail"));
 	}
-	wbuf_puts(b, "</table>");
-	if (json_array_size(json_object_get(o, "items")) == 0)
-		wbuf_puts(b, "<p class=\"muted\">No event.</p>");
+	html_table_end(b, o, "No event.");
 	wbuf_init(&keep);
 	if (target != NULL && *target != '\0') {
 		wbuf_puts(&keep, "target=");

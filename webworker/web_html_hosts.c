@@ -108,24 +108,14 @@ html_hosts(struct wbuf *b, const struct web_view *v, json_t *hosts,
 		    jstr(it, "error") != NULL ? jstr(it, "error") :
 		    HS(jstr(it, "last_step")));
 	}
-	wbuf_puts(b, "</table>");
-	if (json_array_size(json_object_get(hosts, "items")) == 0)
-		wbuf_puts(b, "<p class=\"muted\">No deploy plan in git.</p>");
+	html_table_end(b, hosts, "No deploy plan in git.");
 	html_end(b);
 }
 
 void
 html_host_link(struct wbuf *b, const char *repo, const char *host)
 {
-	if (repo == NULL || host == NULL) {
-		wbuf_puts(b, "<span class=\"muted\">—</span>");
-		return;
-	}
-	wbuf_puts(b, "<a class=\"host\" href=\"/hosts/");
-	wbuf_urlenc(b, repo);
-	wbuf_puts(b, "/");
-	wbuf_urlenc(b, host);
-	wbuf_htmlf(b, "\">%s</a>", host);
+	html_pair_link(b, "host", repo, host, 0);
 }
 
 /*
