@@ -39,7 +39,6 @@ token_create(struct ctl *ctl, int argc, char **argv)
 	};
 	const char	*policy = NULL, *expires = NULL;
 	json_t		*body, *a;
-	long		 st;
 	int		 ch, rv;
 
 	optind = 0;
@@ -67,13 +66,8 @@ token_create(struct ctl *ctl, int argc, char **argv)
 	body = json_pack("{s:s,s:s}", "name", argv[0], "policy", policy);
 	json_object_set_new(body, "expires", expires != NULL ?
 	    json_string(expires) : json_null());
-	st = ctl_call(ctl, "POST", "/api/v1/tokens", body, &a);
-	json_decref(body);
-	if ((rv = ctl_check(ctl, st, a)) != 0)
-		goto out;
-	if (ctl->json)
-		ctl_print_json(a);
-	else {
+	rv = ctl_post(ctl, "/api/v1/tokens", body, &a);
+	if (rv == 0 && !ctl->json) {
 		/* The token alone on stdout: "... > file" keeps just it. */
 		fprintf(stderr, "token %s (id %lld, policy %s, expires %s); "
 		    "it is shown this once:\n", ctl_str(a, "name", "?"),
@@ -82,7 +76,6 @@ token_create(struct ctl *ctl, int argc, char **argv)
 		    "never"));
 		printf("%s\n", ctl_str(a, "token", "?"));
 	}
-out:
 	/* The answer held the token: jsonwipe_init() wipes it. */
 	json_decref(a);
 	return rv;
@@ -95,12 +88,11 @@ token_list(struct ctl *ctl)
 	json_t			*a, *tok, *items;
 	char			 id[24];
 	size_t			 i;
-	long			 st;
 	int			 rv;
 
-	st = ctl_call(ctl, "GET", "/api/v1/tokens", NULL, &a);
-	if (!ctl_answer(ctl, st, a, &rv))
+	if (!ctl_get(ctl, "/api/v1/tokens", &a, &rv))
 		goto out;
+	/* Alike on purpose: cmd_jobs (ctl_engine.c) lists so; other columns. */
 	if ((items = ctl_items(a, "no tokens")) == NULL)
 		goto out;
 	t = table_new(8, "ID", "NAME", "POLICY", "STATE", "CREATED BY",
@@ -124,22 +116,16 @@ token_revoke(struct ctl *ctl, const char *which)
 {
 	json_t	*a, *body = json_object();
 	char	 path[512], *esc;
-	long	 st;
 	int	 rv;
 
 	esc = ctl_escape(which);
 	snprintf(path, sizeof(path), "/api/v1/tokens/%s/revoke", esc);
 	free(esc);
-	st = ctl_call(ctl, "POST", path, body, &a);
-	json_decref(body);
-	if ((rv = ctl_check(ctl, st, a)) == 0) {
-		if (ctl->json)
-			ctl_print_json(a);
-		else
-			printf("token %s (id %lld) revoked\n",
-			    ctl_str(a, "name", "?"), (long long)
-			    json_integer_value(json_object_get(a, "id")));
-	}
+	rv = ctl_post(ctl, path, body, &a);
+	if (rv == 0 && !ctl->json)
+		printf("token %s (id %lld) revoked\n",
+		    ctl_str(a, "name", "?"), (long long)
+		    json_integer_value(json_object_get(a, "id")));
 	json_decref(a);
 	return rv;
 }

@@ -151,20 +151,6 @@ ctl_list(struct ctl *ctl, const char *path, long long limit, json_t **list)
 	}
 }
 
-/* POST an action with body; the answer in *answer.  Returns the exit. */
-static int
-ctl_action(struct ctl *ctl, const char *path, json_t *body, json_t **answer)
-{
-	long	 st;
-	int	 rv;
-
-	st = ctl_call(ctl, "POST", path, body, answer);
-	json_decref(body);
-	if ((rv = ctl_check(ctl, st, *answer)) == 0 && ctl->json)
-		ctl_print_json(*answer);
-	return rv;
-}
-
 static void
 job_notes(struct ctl_table *t, json_t *j)
 {
@@ -565,7 +551,7 @@ cmd_approve(struct ctl *ctl, int argc, char **argv)
 		json_decref(a);
 	}
 	path = deployment_path(id, "approve");
-	rv = ctl_action(ctl, path, body, &a);
+	rv = ctl_post(ctl, path, body, &a);
 	free(path);
 	if (rv == 0 && !ctl->json)
 		printf("deployment %lld approved, now %s\n", id,
@@ -588,7 +574,7 @@ ctl_reasoned(struct ctl *ctl, const char *id_arg, const char *action,
 	if (ctl->reason != NULL)
 		json_object_set_new(body, "reason", json_string(ctl->reason));
 	path = deployment_path(id, action);
-	rv = ctl_action(ctl, path, body, &a);
+	rv = ctl_post(ctl, path, body, &a);
 	free(path);
 	if (rv == 0 && !ctl->json)
 		printf("deployment %lld %s\n", id, done);
@@ -620,7 +606,7 @@ ctl_queued(struct ctl *ctl, const char *id_arg, const char *action,
 	int		 rv;
 
 	path = deployment_path(id, action);
-	rv = ctl_action(ctl, path, json_object(), &a);
+	rv = ctl_post(ctl, path, json_object(), &a);
 	free(path);
 	if (rv == 0 && !ctl->json)
 		printf("%s of deployment %lld queued\n", what, id);
@@ -653,7 +639,7 @@ ctl_job_action(struct ctl *ctl, const char *arg, const char *action,
 	    action);
 	free(ns);
 	free(job);
-	rv = ctl_action(ctl, path, body, &a);
+	rv = ctl_post(ctl, path, body, &a);
 	free(path);
 	if (rv == 0 && !ctl->json) {
 		char	*s = xasprintf("%s/%s", ctl_str(a, "namespace", "?"),

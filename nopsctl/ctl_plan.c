@@ -31,7 +31,6 @@ cmd_plan(struct ctl *ctl, int argc, char **argv)
 	json_t			*p = NULL, *ph, *h, *e, *hosts;
 	char			 path[256], *joined;
 	size_t			 i, j, len;
-	long			 st;
 	int			 rv;
 
 	(void)argc;
@@ -41,8 +40,7 @@ cmd_plan(struct ctl *ctl, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	snprintf(path, sizeof(path), "/api/v1/plans/%s", argv[0]);
-	st = ctl_call(ctl, "GET", path, NULL, &p);
-	if (!ctl_answer(ctl, st, p, &rv))
+	if (!ctl_get(ctl, path, &p, &rv))
 		goto out;
 	print_field("repository", ctl_str(p, "repository", "?"));
 	print_field("commit", ctl_str(p, "commit", "?"));
@@ -98,13 +96,11 @@ cmd_hosts(struct ctl *ctl, int argc, char **argv)
 	struct ctl_table	*t;
 	json_t			*a = NULL, *h, *items;
 	size_t			 i;
-	long			 st;
 	int			 rv;
 
 	(void)argc;
 	(void)argv;
-	st = ctl_call(ctl, "GET", "/api/v1/hosts", NULL, &a);
-	if (!ctl_answer(ctl, st, a, &rv))
+	if (!ctl_get(ctl, "/api/v1/hosts", &a, &rv))
 		goto out;
 	if ((items = ctl_items(a, "no hosts")) == NULL)
 		goto out;
@@ -198,7 +194,6 @@ cmd_host_runs(struct ctl *ctl, int argc, char **argv)
 	char			 path[512], id[32], code[32];
 	long long		 run = 0;
 	size_t			 i;
-	long			 st;
 	int			 rv;
 
 	if (!ctl_plan_name_ok(argv[0]) || (argc >= 2 &&
@@ -222,8 +217,7 @@ cmd_host_runs(struct ctl *ctl, int argc, char **argv)
 		snprintf(path, sizeof(path), "/api/v1/plans/%s/operations/"
 		    "runs?limit=100%s%s", argv[0], argc >= 2 ? "&host=" : "",
 		    argc >= 2 ? argv[1] : "");
-	st = ctl_call(ctl, "GET", path, NULL, &a);
-	if (!ctl_answer(ctl, st, a, &rv))
+	if (!ctl_get(ctl, path, &a, &rv))
 		goto out;
 	if (run > 0) {
 		printf("run %lld: %s on %s by %s: %s\n", run,

@@ -72,6 +72,7 @@ static const struct option reason_opts[] = {
 };
 
 /* The order of the usage message and of nopsctl(8). */
+/* Alike on purpose: one row per command, each row the shape of the others. */
 static const struct ctl_cmd ctl_cmds[] = {
 	{ "status",	0, 0, "",		no_opts, "", cmd_status,
 	    "the daemon, its workers and the engine" },
@@ -399,6 +400,33 @@ ctl_answer(struct ctl *ctl, long st, json_t *a, int *rv)
 	return 1;
 }
 
+/* GET path into *a, then ctl_answer() it. */
+int
+ctl_get(struct ctl *ctl, const char *path, json_t **a, int *rv)
+{
+	long	 st;
+
+	st = ctl_call(ctl, "GET", path, NULL, a);
+	return ctl_answer(ctl, st, *a, rv);
+}
+
+/*
+ * POST body (consumed) to path, the answer in *answer: the error said,
+ * or under -j the answer printed.  Returns the exit status.
+ */
+int
+ctl_post(struct ctl *ctl, const char *path, json_t *body, json_t **answer)
+{
+	long	 st;
+	int	 rv;
+
+	st = ctl_call(ctl, "POST", path, body, answer);
+	json_decref(body);
+	if ((rv = ctl_check(ctl, st, *answer)) == 0 && ctl->json)
+		ctl_print_json(*answer);
+	return rv;
+}
+
 /* The items of list answer a; NULL, with none said, when there are none. */
 json_t *
 ctl_items(json_t *a, const char *none)
@@ -452,11 +480,9 @@ cmd_status(struct ctl *ctl, int argc, char **argv)
 {
 	json_t		*a, *w, *db;
 	size_t		 i;
-	long		 st;
 	int		 rv;
 
-	st = ctl_call(ctl, "GET", "/api/v1/status", NULL, &a);
-	if (!ctl_answer(ctl, st, a, &rv))
+	if (!ctl_get(ctl, "/api/v1/status", &a, &rv))
 		goto out;
 	printf("nopsd %s, pid %lld, started %s\n", ctl_str(a, "version", "?"),
 	    (long long)json_integer_value(json_object_get(a, "pid")),
@@ -491,18 +517,12 @@ out:
 static int
 cmd_reload(struct ctl *ctl, int argc, char **argv)
 {
-	json_t	*a, *body = json_object();
-	long	 st;
+	json_t	*a;
 	int	 rv;
 
-	st = ctl_call(ctl, "POST", "/api/v1/reload", body, &a);
-	json_decref(body);
-	if ((rv = ctl_check(ctl, st, a)) == 0) {
-		if (ctl->json)
-			ctl_print_json(a);
-		else
-			printf("reloaded\n");
-	}
+	rv = ctl_post(ctl, "/api/v1/reload", json_object(), &a);
+	if (rv == 0 && !ctl->json)
+		printf("reloaded\n");
 	json_decref(a);
 	return rv;
 }
@@ -511,7 +531,6 @@ static int
 cmd_log(struct ctl *ctl, int argc, char **argv)
 {
 	json_t	*a, *body;
-	long	 st;
 	int	 rv, verbose;
 
 	if (strcmp(argv[0], "verbose") == 0)
@@ -521,14 +540,9 @@ cmd_log(struct ctl *ctl, int argc, char **argv)
 	else
 		errx(EXIT_USAGE, "log %s: say verbose or brief", argv[0]);
 	body = json_pack("{s:b}", "verbose", verbose);
-	st = ctl_call(ctl, "POST", "/api/v1/log", body, &a);
-	json_decref(body);
-	if ((rv = ctl_check(ctl, st, a)) == 0) {
-		if (ctl->json)
-			ctl_print_json(a);
-		else
-			printf("log %s\n", verbose ? "verbose" : "brief");
-	}
+	rv = ctl_post(ctl, "/api/v1/log", body, &a);
+	if (rv == 0 && !ctl->json)
+		printf("log %s\n", verbose ? "verbose" : "brief");
 	json_decref(a);
 	return rv;
 }
@@ -545,10 +559,23 @@ ctl_repo_path(char *buf, size_t len, const char *name, const char *suffix)
 	curl_free(esc);
 }
 
+/* Repository r's last error, if any, on a line that starts with lead. */
+static void
+ctl_repo_error(json_t *r, const char *lead)
+{
+	json_t	*e = json_object_get(r, "last_error");
+
+	if (json_is_object(e))
+		safe_printf("%s %s (since %s, %lld failures)\n", lead,
+		    ctl_str(e, "message", "?"), ctl_str(e, "at", "?"),
+		    (long long)json_integer_value(json_object_get(e,
+		    "failures")));
+}
+
 static void
 ctl_repo_detail(json_t *r)
 {
-	json_t		*e, *f;
+	json_t		*f;
 	size_t		 i;
 
 	safe_printf("repository %s\n", ctl_str(r, "name", "?"));
@@ -575,12 +602,7 @@ ctl_repo_detail(json_t *r)
 	safe_printf("checked    %s\n", ctl_str(r, "checked_at", "never"));
 	safe_printf("next poll  %s (%s)\n", ctl_str(r, "next_poll", "-"),
 	    ctl_str(r, "state", "?"));
-	if ((e = json_object_get(r, "last_error")) != NULL &&
-	    json_is_object(e))
-		safe_printf("error      %s (since %s, %lld failures)\n",
-		    ctl_str(e, "message", "?"), ctl_str(e, "at", "?"),
-		    (long long)json_integer_value(json_object_get(e,
-		    "failures")));
+	ctl_repo_error(r, "error     ");
 	json_array_foreach(json_object_get(r, "files"), i, f) {
 		if (i == 0)
 			safe_printf("\n%-5s %9s  %-12s %s\n", "KIND", "SIZE",
@@ -603,19 +625,17 @@ ctl_repo_detail(json_t *r)
 static int
 cmd_repos(struct ctl *ctl, int argc, char **argv)
 {
-	json_t		*a, *r, *e;
+	json_t		*a, *r;
 	char		 path[512];
 	const char	*commit;
 	size_t		 i;
-	long		 st;
 	int		 rv;
 
 	if (argc == 1)
 		ctl_repo_path(path, sizeof(path), argv[0], "");
 	else
 		strlcpy(path, "/api/v1/repositories", sizeof(path));
-	st = ctl_call(ctl, "GET", path, NULL, &a);
-	if (!ctl_answer(ctl, st, a, &rv))
+	if (!ctl_get(ctl, path, &a, &rv))
 		goto out;
 	if (argc == 1) {
 		ctl_repo_detail(a);
@@ -629,12 +649,7 @@ cmd_repos(struct ctl *ctl, int argc, char **argv)
 		    ctl_str(r, "name", "?"), ctl_str(r, "branch", "?"), commit,
 		    ctl_str(r, "fetched_at", "-"), ctl_str(r, "next_poll", "-"),
 		    ctl_str(r, "state", "?"));
-		if ((e = json_object_get(r, "last_error")) != NULL &&
-		    json_is_object(e))
-			safe_printf("    error: %s (since %s, %lld failures)\n",
-			    ctl_str(e, "message", "?"), ctl_str(e, "at", "?"),
-			    (long long)json_integer_value(json_object_get(e,
-			    "failures")));
+		ctl_repo_error(r, "    error:");
 	}
 out:
 	json_decref(a);
@@ -644,20 +659,14 @@ out:
 static int
 cmd_fetch(struct ctl *ctl, int argc, char **argv)
 {
-	json_t	*a, *body = json_object();
+	json_t	*a;
 	char	 path[512];
-	long	 st;
 	int	 rv;
 
 	ctl_repo_path(path, sizeof(path), argv[0], "/fetch");
-	st = ctl_call(ctl, "POST", path, body, &a);
-	json_decref(body);
-	if ((rv = ctl_check(ctl, st, a)) == 0) {
-		if (ctl->json)
-			ctl_print_json(a);
-		else
-			printf("fetch of %s queued\n", argv[0]);
-	}
+	rv = ctl_post(ctl, path, json_object(), &a);
+	if (rv == 0 && !ctl->json)
+		printf("fetch of %s queued\n", argv[0]);
 	json_decref(a);
 	return rv;
 }

@@ -52,6 +52,8 @@ long		 ctl_call(struct ctl *, const char *, const char *, json_t *,
 int		 ctl_check(struct ctl *, long, json_t *);
 void		 ctl_print_json(json_t *);
 int		 ctl_answer(struct ctl *, long, json_t *, int *);
+int		 ctl_get(struct ctl *, const char *, json_t **, int *);
+int		 ctl_post(struct ctl *, const char *, json_t *, json_t **);
 json_t		*ctl_items(json_t *, const char *);
 const char	*ctl_num(char *, size_t, json_t *, const char *);
 const char	*ctl_str(json_t *, const char *, const char *);
