@@ -252,8 +252,7 @@ ctl_run_result(json_t *a)
 		printf("(sensitive: the output was shown once, to whoever ran "
 		    "it, and is not stored)\n");
 	if (json_is_integer(json_object_get(a, "exit_code")))
-		printf("exit code %lld\n", (long long)json_integer_value(
-		    json_object_get(a, "exit_code")));
+		printf("exit code %lld\n", ctl_int(a, "exit_code"));
 	else
 		safe_printf("%s: %s\n", ctl_str(a, "state", "?"),
 		    ctl_str(a, "error", "no exit code"));
@@ -358,11 +357,8 @@ cmd_left_behind(struct ctl *ctl, int argc, char **argv)
 		goto out;
 	if (argc == 2) {
 		printf("removed %lld, still failing %lld, refused %lld\n",
-		    (long long)json_integer_value(json_object_get(a,
-		    "removed")), (long long)json_integer_value(
-		    json_object_get(a, "still_failing")),
-		    (long long)json_integer_value(json_object_get(a,
-		    "refused")));
+		    ctl_int(a, "removed"), ctl_int(a, "still_failing"),
+		    ctl_int(a, "refused"));
 		goto out;
 	}
 	if (argc == 3) {

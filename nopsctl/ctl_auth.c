@@ -71,7 +71,7 @@ token_create(struct ctl *ctl, int argc, char **argv)
 		/* The token alone on stdout: "... > file" keeps just it. */
 		fprintf(stderr, "token %s (id %lld, policy %s, expires %s); "
 		    "it is shown this once:\n", ctl_str(a, "name", "?"),
-		    (long long)json_integer_value(json_object_get(a, "id")),
+		    ctl_int(a, "id"),
 		    ctl_str(a, "policy", "?"), ctl_str(a, "expires_at",
 		    "never"));
 		printf("%s\n", ctl_str(a, "token", "?"));
@@ -124,8 +124,7 @@ token_revoke(struct ctl *ctl, const char *which)
 	rv = ctl_post(ctl, path, body, &a);
 	if (rv == 0 && !ctl->json)
 		printf("token %s (id %lld) revoked\n",
-		    ctl_str(a, "name", "?"), (long long)
-		    json_integer_value(json_object_get(a, "id")));
+		    ctl_str(a, "name", "?"), ctl_int(a, "id"));
 	json_decref(a);
 	return rv;
 }

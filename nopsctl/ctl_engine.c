@@ -649,8 +649,7 @@ ctl_job_action(struct ctl *ctl, const char *arg, const char *action,
 		if (strcmp(action, "deploy-now") == 0 &&
 		    json_is_integer(json_object_get(a, "deployment")))
 			printf("deployment %lld of %s started without "
-			    "approval\n", (long long)json_integer_value(
-			    json_object_get(a, "deployment")), safe);
+			    "approval\n", ctl_int(a, "deployment"), safe);
 		else if (strcmp(action, "deploy-now") == 0)
 			printf("deploy-now of %s queued\n", safe);
 		else

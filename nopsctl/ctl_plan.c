@@ -80,7 +80,7 @@ cmd_plan(struct ctl *ctl, int argc, char **argv)
 
 		snprintf(addr, sizeof(addr), "%s@%s:%lld",
 		    ctl_str(h, "user", "?"), ctl_str(h, "address", "?"),
-		    (long long)json_integer_value(json_object_get(h, "port")));
+		    ctl_int(h, "port"));
 		table_row(t, ctl_str(h, "name", "?"), addr,
 		    ctl_str(h, "phase", "-"), ctl_str(h, "system", "-"));
 	}

@@ -440,6 +440,13 @@ ctl_items(json_t *a, const char *none)
 	return items;
 }
 
+/* The integer o[key], or 0 when it is absent or not one. */
+long long
+ctl_int(json_t *o, const char *key)
+{
+	return json_integer_value(json_object_get(o, key));
+}
+
 /* The integer o[key] as text in buf, or "-" when it is not one. */
 const char *
 ctl_num(char *buf, size_t len, json_t *o, const char *key)
@@ -485,28 +492,21 @@ cmd_status(struct ctl *ctl, int argc, char **argv)
 	if (!ctl_get(ctl, "/api/v1/status", &a, &rv))
 		goto out;
 	printf("nopsd %s, pid %lld, started %s\n", ctl_str(a, "version", "?"),
-	    (long long)json_integer_value(json_object_get(a, "pid")),
-	    ctl_str(a, "started_at", "?"));
+	    ctl_int(a, "pid"), ctl_str(a, "started_at", "?"));
 	printf("config %s, loaded %s, %lld reloads, %lld refused\n",
 	    ctl_str(a, "config", "?"), ctl_str(a, "config_loaded_at", "?"),
-	    (long long)json_integer_value(json_object_get(a, "reloads")),
-	    (long long)json_integer_value(json_object_get(a,
-	    "reload_failures")));
+	    ctl_int(a, "reloads"), ctl_int(a, "reload_failures"));
 	db = json_object_get(a, "database");
 	printf("database %s, schema version %lld\n", ctl_str(db, "path", "?"),
-	    (long long)json_integer_value(json_object_get(db,
-	    "schema_version")));
+	    ctl_int(db, "schema_version"));
 	printf("log %s\n\n", json_integer_value(json_object_get(a,
 	    "verbose")) > 0 ? "verbose" : "brief");
 	printf("%-12s %-8s %-10s %-8s %s\n", "WORKER", "PID", "STATE",
 	    "RESTARTS", "LAST EXIT");
 	json_array_foreach(json_object_get(a, "workers"), i, w) {
 		printf("%-12s %-8lld %-10s %-8lld %s\n",
-		    ctl_str(w, "name", "?"),
-		    (long long)json_integer_value(json_object_get(w, "pid")),
-		    ctl_str(w, "state", "?"),
-		    (long long)json_integer_value(json_object_get(w,
-		    "restarts")),
+		    ctl_str(w, "name", "?"), ctl_int(w, "pid"),
+		    ctl_str(w, "state", "?"), ctl_int(w, "restarts"),
 		    ctl_str(w, "last_exit", "-"));
 	}
 out:
@@ -568,8 +568,7 @@ ctl_repo_error(json_t *r, const char *lead)
 	if (json_is_object(e))
 		safe_printf("%s %s (since %s, %lld failures)\n", lead,
 		    ctl_str(e, "message", "?"), ctl_str(e, "at", "?"),
-		    (long long)json_integer_value(json_object_get(e,
-		    "failures")));
+		    ctl_int(e, "failures"));
 }
 
 static void
@@ -590,13 +589,8 @@ ctl_repo_detail(json_t *r)
 		    ctl_str(r, "commit_time", "?"));
 		safe_printf("snapshot   %lld: %lld files (%lld jobs, %lld bytes), "
 		    "fetched %s\n",
-		    (long long)json_integer_value(json_object_get(r,
-		    "generation")),
-		    (long long)json_integer_value(json_object_get(r,
-		    "file_count")),
-		    (long long)json_integer_value(json_object_get(r,
-		    "job_count")),
-		    (long long)json_integer_value(json_object_get(r, "bytes")),
+		    ctl_int(r, "generation"), ctl_int(r, "file_count"),
+		    ctl_int(r, "job_count"), ctl_int(r, "bytes"),
 		    ctl_str(r, "fetched_at", "?"));
 	}
 	safe_printf("checked    %s\n", ctl_str(r, "checked_at", "never"));
@@ -608,7 +602,7 @@ ctl_repo_detail(json_t *r)
 			safe_printf("\n%-5s %9s  %-12s %s\n", "KIND", "SIZE",
 			    "SHA256", "PATH");
 		safe_printf("%-5s %9lld  %-12.12s %s", ctl_str(f, "kind", "?"),
-		    (long long)json_integer_value(json_object_get(f, "size")),
+		    ctl_int(f, "size"),
 		    ctl_str(f, "sha256", "?"), ctl_str(f, "path", "?"));
 		if (json_is_string(json_object_get(f, "vars")))
 			safe_printf(" (vars %s)", ctl_str(f, "vars", ""));

@@ -55,6 +55,7 @@ int		 ctl_answer(struct ctl *, long, json_t *, int *);
 int		 ctl_get(struct ctl *, const char *, json_t **, int *);
 int		 ctl_post(struct ctl *, const char *, json_t *, json_t **);
 json_t		*ctl_items(json_t *, const char *);
+long long	 ctl_int(json_t *, const char *);
 const char	*ctl_num(char *, size_t, json_t *, const char *);
 const char	*ctl_str(json_t *, const char *, const char *);
 char		*ctl_escape(const char *);
