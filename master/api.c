@@ -64,6 +64,7 @@ api_error(struct api_resp *resp, int status, const char *code,
 	    "message", jsonb_str(msg));
 }
 
+/* Alike on purpose: op_error (operation.c) formats so, to its own end. */
 json_t *
 api_error_json(const char *code, const char *fmt, ...)
 {
@@ -463,6 +464,7 @@ api_debug_nomad(struct api_req *req, struct api_resp *resp)
 }
 #endif
 
+/* Alike on purpose: a route table, one row per route. */
 static const struct api_route api_routes[] = {
 	{ "GET",  "/api/v1/status",	1, api_get_status, CAP_READ,
 	    API_NS_NONE },

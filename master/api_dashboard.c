@@ -395,6 +395,7 @@ dash_event_visible(struct api_req *req, const char *target)
 	return 1;
 }
 
+/* Alike on purpose: api_event_cb (api_engine.c), with the target. */
 static int
 dash_event_cb(const struct store_event_row *r, void *arg)
 {

@@ -314,6 +314,7 @@ api_deployments(struct api_req *req, struct api_resp *resp)
 	 * readable row are found; rows the client may not read are skipped
 	 * so that a page is full whenever more rows exist.
 	 */
+	/* Alike on purpose: a filter filled field by field. */
 	f.df_state = state;
 	f.df_ns = ns;
 	f.df_job = job;
@@ -338,6 +339,7 @@ out:
 	free(job);
 }
 
+/* Alike on purpose: dash_event_cb (api_dashboard.c), another shape. */
 static int
 api_event_cb(const struct store_event_row *r, void *arg)
 {
@@ -607,6 +609,7 @@ api_orphans(struct api_req *req, struct api_resp *resp)
 	    json_null(), "complete", engine_env->e_orphans_known);
 }
 
+/* Alike on purpose: api_orphans' walk, over another list and fields. */
 static void
 api_file_errors(struct api_req *req, struct api_resp *resp)
 {
@@ -648,6 +651,7 @@ api_engine(struct api_req *req, struct api_resp *resp)
 	    "detecting", e->e_detecting);
 }
 
+/* Alike on purpose: a route table, one row per route. */
 const struct api_route api_engine_routes[] = {
 	{ "GET",  "/api/v1/engine",		1, api_engine, CAP_READ,
 	    API_NS_NONE },

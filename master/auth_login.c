@@ -654,6 +654,7 @@ fail:
 	    "change: %s", store_error(api_auth_store()));
 }
 
+/* Alike on purpose: a route table, one row per route. */
 const struct api_route auth_routes[] = {
 	{ "POST", "/api/v1/login",	0, auth_api_login, ACL_ROUTE_PUBLIC,
 	    API_NS_NONE },

@@ -62,6 +62,7 @@ config_new(void)
 
 	if ((conf = calloc(1, sizeof(*conf))) == NULL)
 		fatal("calloc");
+	/* Alike on purpose: defaults set field by field (as suspend.c's). */
 	conf->user = xstrdup(NOPS_USER);
 	conf->master_user = xstrdup(NOPS_MASTER_USER);
 	conf->database = xstrdup(NOPS_DB_FILE);
@@ -691,7 +692,7 @@ config_check_ntfy_topic(const char *s)
 	return NULL;
 }
 
-/* Like config_cap_name/_parse, on purpose: one-line calls, other table. */
+/* Alike on purpose: config_cap_name/_parse, one-line calls, other table. */
 const char *
 config_notify_event_name(uint32_t ev)
 {

@@ -167,6 +167,7 @@ decide_create(struct ejob *ej, enum deploy_state state, const char *reason,
 	json_decref(spec);
 	diffs = xstrdup(ej->ej_diff);
 
+	/* Alike on purpose: a row filled field by field (as repo.c's). */
 	memset(&d, 0, sizeof(d));
 	d.d_ns = ej->ej_ns;
 	d.d_job = ej->ej_id;

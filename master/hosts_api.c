@@ -210,6 +210,7 @@ hosts_api_steps(struct api_req *req, struct api_resp *resp)
  * Reads in any namespace: hosts have none, and a plan's deployment is in
  * the namespace "".
  */
+/* Alike on purpose: a route table, one row per route. */
 const struct api_route hosts_routes[] = {
 	{ "GET",  "/api/v1/hosts",		1, hosts_api_list, CAP_READ,
 	    API_NS_NONE },

@@ -224,6 +224,20 @@ nixrun_read(int fd, short ev, void *arg)
 	nr->nr_err[nr->nr_errlen] = '\0';
 }
 
+/* Read fd (the child's stdout or stderr) into nr without blocking. */
+static struct event *
+nixrun_watch(struct nixrun *nr, int fd)
+{
+	struct event	*ev;
+
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	if ((ev = event_new(nopsd_env->n_base, fd, EV_READ | EV_PERSIST,
+	    nixrun_read, nr)) == NULL)
+		fatal("event_new");
+	event_add(ev, NULL);
+	return ev;
+}
+
 static void
 nixrun_timeout(int fd, short ev, void *arg)
 {
@@ -532,21 +546,14 @@ nixrun_start(const struct nixrun_spec *ns, nixrun_cb cb, void *arg,
 	if (out[0] != -1) {
 		close(out[1]);
 		nr->nr_outfd = out[0];
-		fcntl(nr->nr_outfd, F_SETFL, O_NONBLOCK);
-		nr->nr_outev = event_new(nopsd_env->n_base, nr->nr_outfd,
-		    EV_READ | EV_PERSIST, nixrun_read, nr);
-		event_add(nr->nr_outev, NULL);
+		nr->nr_outev = nixrun_watch(nr, nr->nr_outfd);
 	}
 	close(err[1]);
 	nr->nr_errfd = err[0];
-	fcntl(nr->nr_errfd, F_SETFL, O_NONBLOCK);
-	nr->nr_errev = event_new(nopsd_env->n_base, nr->nr_errfd,
-	    EV_READ | EV_PERSIST, nixrun_read, nr);
-	event_add(nr->nr_errev, NULL);
-	nr->nr_timer = evtimer_new(nopsd_env->n_base, nixrun_timeout, nr);
-	if (nr->nr_errev == NULL || nr->nr_timer == NULL ||
-	    (out[0] != -1 && nr->nr_outev == NULL))
-		fatal("event_new");
+	nr->nr_errev = nixrun_watch(nr, nr->nr_errfd);
+	if ((nr->nr_timer = evtimer_new(nopsd_env->n_base, nixrun_timeout,
+	    nr)) == NULL)
+		fatal("evtimer_new");
 	tv.tv_sec = ns->ns_timeout;
 	tv.tv_usec = 0;
 	evtimer_add(nr->nr_timer, &tv);

@@ -440,6 +440,7 @@ nomad_call_send(struct nomad_call *c, struct worker *w,
 	struct timeval			 tv;
 	long long			 ms;
 
+	/* Alike on purpose: a wire struct filled as proc_send_init's. */
 	q.op = (uint32_t)c->nc_op;
 	q.flags = a->na_flags;
 	q.timeout_ms = timeout;
@@ -536,7 +537,7 @@ nomad_call(int op, const struct nomad_args *a, nomad_cb cb, void *arg)
 	return id;
 }
 
-/* The wrappers below are alike in shape on purpose: each fills its args. */
+/* Alike on purpose: each wrapper below fills its own args for nomad_call. */
 uint32_t
 nomad_parse(const char *ns, const char *hcl, size_t hcllen, const char *vars,
     size_t varslen, nomad_cb cb, void *arg)

@@ -101,6 +101,7 @@ nomad_debug(json_t *req, void (*answer)(void *, int, json_t *), void *ctx,
 		snprintf(err, errlen, "unknown op %s", opname);
 		return -1;
 	}
+	/* Alike on purpose: fields filled as webhook.c's request. */
 	a.na_ns = nomad_debug_str(req, "namespace");
 	a.na_id = nomad_debug_str(req, "id");
 	a.na_task = nomad_debug_str(req, "task");

@@ -36,7 +36,7 @@
 	CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP)
 #define NOPSD_THREAD	(CLONE_THREAD | CLONE_VM | CLONE_SIGHAND)
 
-/* Rows alike in shape to sandbox.c's base on purpose: a table, one per call. */
+/* Alike on purpose: rows shaped as shared/sandbox.c's base, one per call. */
 static const struct sandbox_syscall nopsd_rows[] = {
 	/* start a worker: fork, execute nopsd again, reap it */
 	SANDBOX_ALLOW_MASK(clone, 0, NOPSD_NS_FLAGS | NOPSD_THREAD, 0),

@@ -42,6 +42,7 @@ struct openapi_op {
 	int		 public;	/* no credential needed */
 };
 
+/* Alike on purpose: one row per route. */
 static const struct openapi_op openapi_ops[] = {
 	/* master/api.c */
 	{ "GET", "/api/v1/status", "/api/v1/status", "daemon",

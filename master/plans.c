@@ -610,6 +610,7 @@ plans_api_infra(struct api_req *req, struct api_resp *resp)
 	resp->status = 200;
 }
 
+/* Alike on purpose: a route table, one row per route. */
 const struct api_route plans_routes[] = {
 	{ "GET",  "/api/v1/plans",		1, plans_api_list, CAP_READ,
 	    API_NS_NONE },

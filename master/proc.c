@@ -22,6 +22,7 @@
 #include "nopsd_sandbox.h"
 #include "master.h"
 
+/* Alike on purpose: one row per process, each the shape of the others. */
 const struct proc_def procs[PROC_MAX] = {
 	[PROC_MASTER] = {
 		.pd_title = "nopsd",

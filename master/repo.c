@@ -471,6 +471,7 @@ repo_send_one(struct worker *w, struct repo *r)
 	 */
 	if (r->r_file_error != NULL)
 		repo_show_error(r, r->r_file_error);
+	/* Alike on purpose: a wire struct filled field by field. */
 	g.name = r->r_name;
 	g.url = r->r_url;
 	g.branch = r->r_branch;

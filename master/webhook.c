@@ -185,6 +185,7 @@ webhook_post(struct api_req *req, struct api_resp *resp)
 		return;
 	}
 
+	/* Alike on purpose: fields filled as nomad_debug.c's request. */
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_hub256 = api_header(req, "X-Hub-Signature-256");
 	wr.wr_gitea = api_header(req, "X-Gitea-Signature");

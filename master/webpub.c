@@ -816,6 +816,7 @@ webpub_seen(struct worker *w, struct imsg *imsg,
 void
 webpub_metrics(struct metrics_out *mo)
 {
+	/* Alike on purpose: one row per metric. */
 	const struct metrics_one	 one[] = {
 		{ "nops_web_documents", "gauge",
 		    "Read documents the webworker holds and the master keeps "
