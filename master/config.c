@@ -470,6 +470,21 @@ config_check_authority(const char *s, char *host, size_t hostlen,
 	return NULL;
 }
 
+/* *s past its scheme: 0 for https://, 1 for http://, -1 for neither. */
+static int
+config_url_scheme(const char **s)
+{
+	if (strncmp(*s, "https://", 8) == 0) {
+		*s += 8;
+		return 0;
+	}
+	if (strncmp(*s, "http://", 7) == 0) {
+		*s += 7;
+		return 1;
+	}
+	return -1;
+}
+
 const char *
 config_check_nomad_address(const char *s)
 {
@@ -480,13 +495,7 @@ config_check_nomad_address(const char *s)
 	if (strlen(s) > URL_MAX || !config_is_text(s))
 		return "bad address: too long or contains spaces or "
 		    "control characters";
-	if (strncmp(s, "https://", 8) == 0) {
-		plain = 0;
-		s += 8;
-	} else if (strncmp(s, "http://", 7) == 0) {
-		plain = 1;
-		s += 7;
-	} else
+	if ((plain = config_url_scheme(&s)) == -1)
 		return "the address must start with https:// (or http:// "
 		    "for a loopback host)";
 	if (strchr(s, '@') != NULL)
@@ -655,13 +664,7 @@ config_check_url(const char *s, int secure)
 
 	if (strlen(s) > URL_MAX || !config_is_text(s))
 		return "too long, or contains spaces or control characters";
-	if (strncmp(s, "https://", 8) == 0) {
-		plain = 0;
-		s += 8;
-	} else if (strncmp(s, "http://", 7) == 0) {
-		plain = 1;
-		s += 7;
-	} else
+	if ((plain = config_url_scheme(&s)) == -1)
 		return "the URL must start with https:// or http://";
 	if (strchr(s, '#') != NULL)
 		return "no fragment in the URL";
@@ -777,6 +780,17 @@ config_print_file(FILE *fp, const char *indent, const char *what,
 	fputc('\n', fp);
 }
 
+/* A keyword (with its leading white space) and its quoted value, if any. */
+static void
+config_print_opt(FILE *fp, const char *kw, const char *s)
+{
+	if (s == NULL)
+		return;
+	fprintf(fp, "%s ", kw);
+	config_print_str(fp, s);
+	fputc('\n', fp);
+}
+
 /* A keyword (with its leading white space) and a duration or a size. */
 static void
 config_print_dur(FILE *fp, const char *kw, int secs)
@@ -798,13 +812,10 @@ config_print_size(FILE *fp, const char *kw, uint64_t n)
 static void
 config_print_global(FILE *fp, const struct nops_conf *conf)
 {
-	fputs("user ", fp);
-	config_print_str(fp, conf->user);
-	fputs("\nmaster user ", fp);
-	config_print_str(fp, conf->master_user);
-	fputs("\ndatabase ", fp);
-	config_print_str(fp, conf->database);
-	fputs("\ncontrol socket ", fp);
+	config_print_opt(fp, "user", conf->user);
+	config_print_opt(fp, "master user", conf->master_user);
+	config_print_opt(fp, "database", conf->database);
+	fputs("control socket ", fp);
 	config_print_str(fp, conf->control_socket);
 	fputs(" group ", fp);
 	config_print_str(fp, conf->control_group);
@@ -881,11 +892,7 @@ config_print_hosts(FILE *fp, const struct conf_hosts *h)
 	fputs("\nhosts {\n", fp);
 	config_print_file(fp, "\t", "ssh key", h->ssh_key_file);
 	config_print_file(fp, "\t", "known-hosts", h->known_hosts_file);
-	if (h->nix_store != NULL) {
-		fputs("\tnix store ", fp);
-		config_print_str(fp, h->nix_store);
-		fputc('\n', fp);
-	}
+	config_print_opt(fp, "\tnix store", h->nix_store);
 	config_print_dur(fp, "\tconfirm-timeout", h->confirm_timeout);
 	config_print_dur(fp, "\tcommand-timeout", h->command_timeout);
 	config_print_dur(fp, "\teval-timeout", h->eval_timeout);
@@ -894,18 +901,17 @@ config_print_hosts(FILE *fp, const struct conf_hosts *h)
 	fputs("}\n", fp);
 }
 
+/* Alike on purpose: one line a keyword, as config_print_hosts/_global. */
 static void
 config_print_repo(FILE *fp, const struct conf_repo *r)
 {
 	fputs("\nrepository ", fp);
 	config_print_str(fp, r->name);
-	fputs(" {\n\turl ", fp);
-	config_print_str(fp, r->url);
-	fputs("\n\tbranch ", fp);
-	config_print_str(fp, r->branch);
-	fputs("\n\tpath ", fp);
-	config_print_str(fp, r->path);
-	config_print_dur(fp, "\n\tpoll-interval", r->poll_interval);
+	fputs(" {\n", fp);
+	config_print_opt(fp, "\turl", r->url);
+	config_print_opt(fp, "\tbranch", r->branch);
+	config_print_opt(fp, "\tpath", r->path);
+	config_print_dur(fp, "\tpoll-interval", r->poll_interval);
 	config_print_dur(fp, "\tfetch-timeout", r->fetch_timeout);
 	config_print_size(fp, "\tmax-file-size", r->max_file_size);
 	fprintf(fp, "\tmax-files %u\n", r->max_files);
@@ -913,11 +919,7 @@ config_print_repo(FILE *fp, const struct conf_repo *r)
 	config_print_file(fp, "\t", "webhook secret", r->webhook_secret_file);
 	config_print_file(fp, "\t", "ssh key", r->ssh_key_file);
 	config_print_file(fp, "\t", "known-hosts", r->known_hosts_file);
-	if (r->commit_url != NULL) {
-		fputs("\tcommit-url ", fp);
-		config_print_str(fp, r->commit_url);
-		fputc('\n', fp);
-	}
+	config_print_opt(fp, "\tcommit-url", r->commit_url);
 	fputs("}\n", fp);
 }
 
@@ -929,11 +931,7 @@ config_print_notify(FILE *fp, const struct conf_notify *n)
 	fprintf(fp, " {\n\t%s url ", config_notify_kind_name(n->kind));
 	config_print_str(fp, n->url);
 	fputc('\n', fp);
-	if (n->topic != NULL) {
-		fputs("\ttopic ", fp);
-		config_print_str(fp, n->topic);
-		fputc('\n', fp);
-	}
+	config_print_opt(fp, "\ttopic", n->topic);
 	config_print_file(fp, "\t", "token", n->token_file);
 	fputs("\tevents ", fp);
 	config_print_bits(fp, config_events, CONFIG_NEVENTS, n->events);
@@ -983,11 +981,7 @@ config_print_access(FILE *fp, const struct nops_conf *conf)
 		config_print_str(fp, b->policy);
 		fputc('\n', fp);
 	}
-	if (conf->anonymous_policy != NULL) {
-		fputs("anonymous policy ", fp);
-		config_print_str(fp, conf->anonymous_policy);
-		fputc('\n', fp);
-	}
+	config_print_opt(fp, "anonymous policy", conf->anonymous_policy);
 }
 
 void
