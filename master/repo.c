@@ -210,6 +210,17 @@ repo_endswith(const char *s, const char *suffix)
 	return a > b && strcmp(s + a - b, suffix) == 0 && s[a - b - 1] != '/';
 }
 
+/* Whether path is name at the top of the repository's path top. */
+static int
+repo_at_top(const char *path, const char *top, const char *name)
+{
+	char	 want[GITW_PATH_MAX + 32];
+
+	snprintf(want, sizeof(want), "%s%s%s", top, top[0] != '\0' ? "/" : "",
+	    name);
+	return strcmp(path, want) == 0;
+}
+
 /*
  * A path the gitworker sent: relative, no empty, "." or ".." parts, below
  * top, and named as its kind says (0: any name, for notes).
@@ -219,7 +230,6 @@ repo_check_path(const char *path, const char *top, int kind)
 {
 	const char	*errstr, *base;
 	size_t		 toplen = strlen(top);
-	char		 plan[GITW_PATH_MAX + 32];
 
 	if (path[0] == '\0' || strlen(path) > GITW_PATH_MAX)
 		return "an empty or too long path";
@@ -246,16 +256,12 @@ repo_check_path(const char *path, const char *top, int kind)
 			return "a variables file not named *.vars.hcl";
 		return NULL;
 	case GITW_FILE_PLAN:
-		snprintf(plan, sizeof(plan), "%s%s%s", top, toplen ? "/" : "",
-		    GITW_PLAN_FILE);
-		if (strcmp(path, plan) != 0)
+		if (!repo_at_top(path, top, GITW_PLAN_FILE))
 			return "a plan file that is not nops.plan.json at the "
 			    "top of the repository's path";
 		return NULL;
 	case GITW_FILE_PLAN_NIX:
-		snprintf(plan, sizeof(plan), "%s%s%s", top, toplen ? "/" : "",
-		    GITW_PLAN_NIX_FILE);
-		if (strcmp(path, plan) != 0)
+		if (!repo_at_top(path, top, GITW_PLAN_NIX_FILE))
 			return "a plan file that is not nops.plan.nix at the "
 			    "top of the repository's path";
 		return NULL;
