@@ -91,10 +91,7 @@ nomad_config(struct imsg *imsg, const union imsg_payload *u)
 	struct nomad_http_conf		 hc;
 	struct nomad_ns			*ns;
 	const struct wire_nomad_config	*c = &u->nomad_config;
-	const char			*addr;
-	const void			*token, *ca;
-	size_t				 tokenlen, calen;
-	uint32_t			 n, i;
+	uint32_t			 i;
 	char				 base[NOMAD_ADDRESS_MAX + 1];
 	char				 err[sizeof(nomad_conf_error)];
 
@@ -106,51 +103,44 @@ nomad_config(struct imsg *imsg, const union imsg_payload *u)
 			fatal("calloc");
 		TAILQ_INSERT_TAIL(&nomad_namespaces, ns, ns_entry);
 	}
-	addr = c->address;
-	ca = c->ca;
-	calen = c->calen;
-	token = c->token;
-	tokenlen = c->tokenlen;
-	n = c->nnames;
-
 	err[0] = '\0';
-	if (addr[0] == '\0')
+	if (c->address[0] == '\0')
 		strlcpy(err, "Nomad is not configured (no nomad block)",
 		    sizeof(err));
-	else if (nomad_address_parse(addr, base, sizeof(base), err,
+	else if (nomad_address_parse(c->address, base, sizeof(base), err,
 	    sizeof(err)) == -1)
 		;
-	else if (!nomad_token_ok(token, tokenlen))
+	else if (!nomad_token_ok(c->token, c->tokenlen))
 		strlcpy(err, "the Nomad token has characters that cannot go "
 		    "in an HTTP header", sizeof(err));
 	if (err[0] != '\0') {
 		/* Forget the old settings: never talk to a stale address. */
 		nomad_http_configure(&hc);
 		strlcpy(nomad_conf_error, err, sizeof(nomad_conf_error));
-		if (addr[0] == '\0')
+		if (c->address[0] == '\0')
 			log_debug("%s", err);
 		else
 			log_warnx("%s", err);
 	} else {
 		if ((hc.hc_base = strdup(base)) == NULL)
 			fatal("strdup");
-		if (tokenlen > 0) {
-			if ((hc.hc_token = malloc(tokenlen + 1)) == NULL)
+		if (c->tokenlen > 0) {
+			if ((hc.hc_token = malloc(c->tokenlen + 1)) == NULL)
 				fatal("malloc");
-			memcpy(hc.hc_token, token, tokenlen);
-			hc.hc_token[tokenlen] = '\0';
+			memcpy(hc.hc_token, c->token, c->tokenlen);
+			hc.hc_token[c->tokenlen] = '\0';
 		}
-		if (calen > 0) {
-			if ((hc.hc_ca = malloc(calen)) == NULL)
+		if (c->calen > 0) {
+			if ((hc.hc_ca = malloc(c->calen)) == NULL)
 				fatal("malloc");
-			memcpy(hc.hc_ca, ca, calen);
-			hc.hc_calen = calen;
+			memcpy(hc.hc_ca, c->ca, c->calen);
+			hc.hc_calen = c->calen;
 		}
 		nomad_http_configure(&hc);
 		nomad_conf_error[0] = '\0';
 		log_debug("Nomad at %s, %s, %s CA, %u namespace(s)", base,
-		    tokenlen > 0 ? "with a token" : "no token",
-		    calen > 0 ? "configured" : "system", n);
+		    c->tokenlen > 0 ? "with a token" : "no token",
+		    c->calen > 0 ? "configured" : "system", c->nnames);
 	}
 	/* The token was in this message: do not leave it in the heap. */
 	if (imsg->data != NULL)

@@ -241,20 +241,11 @@ web_auth_principal(struct imsg *imsg, const union imsg_payload *u)
 	const struct wire_auth_principal	*p = &u->auth_principal;
 	struct web_table			*t;
 	struct web_prin				*pr, *old;
-	const char				*hash, *name;
-	uint32_t				 kind, cls;
-	int64_t					 seen, expires;
 	json_t					*groups = NULL, *js;
 	int					 bad;
 
 	t = web_target_table(imsg->hdr.type);
 	bad = t->wt_class[p->cls] == NULL;
-	kind = p->kind;
-	hash = p->hash;
-	name = p->name;
-	cls = p->cls;
-	seen = p->seen;
-	expires = p->expires;
 	/* A session has its groups, maybe []; a token has none. */
 	if (!bad && p->groupslen > 0) {
 		groups = json_loadb(p->groups, p->groupslen,
@@ -263,7 +254,7 @@ web_auth_principal(struct imsg *imsg, const union imsg_payload *u)
 	}
 	/* Names go into JSON answers: text only. */
 	if (!bad) {
-		if ((js = json_string(name)) == NULL)
+		if ((js = json_string(p->name)) == NULL)
 			bad = 1;
 		json_decref(js);
 	}
@@ -271,19 +262,19 @@ web_auth_principal(struct imsg *imsg, const union imsg_payload *u)
 		json_decref(groups);
 		fatalx("malformed %s", imsg_to_str(imsg->hdr.type));
 	}
-	if (kind == WEB_PRIN_TOKEN) {
+	if (p->kind == WEB_PRIN_TOKEN) {
 		json_decref(groups);	/* a token has no groups */
 		groups = NULL;
 	}
 
 	if ((pr = calloc(1, sizeof(*pr))) == NULL)
 		fatal("calloc");
-	strlcpy(pr->pr_hash, hash, sizeof(pr->pr_hash));
-	pr->pr_kind = kind;
-	pr->pr_class = cls;
-	strlcpy(pr->pr_name, name, sizeof(pr->pr_name));
-	pr->pr_seen = pr->pr_reported = seen;
-	pr->pr_expires = expires;
+	strlcpy(pr->pr_hash, p->hash, sizeof(pr->pr_hash));
+	pr->pr_kind = p->kind;
+	pr->pr_class = p->cls;
+	strlcpy(pr->pr_name, p->name, sizeof(pr->pr_name));
+	pr->pr_seen = pr->pr_reported = p->seen;
+	pr->pr_expires = p->expires;
 	pr->pr_groups = groups;
 	/*
 	 * The master's last seen wins over a later use seen here: it is
