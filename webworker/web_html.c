@@ -375,6 +375,7 @@ html_table_end(struct wbuf *b, json_t *list, const char *none)
 	}
 }
 
+/* Alike on purpose: html_diff (web_html_deploy.c) opens the same way. */
 void
 html_deploy_link(struct wbuf *b, json_t *id)
 {
@@ -703,7 +704,7 @@ html_overview(struct wbuf *b, const struct web_view *v, json_t *o)
 	html_end(b);
 }
 
-/* Jobs. */
+/* Jobs.  Alike on purpose: html_hosts' table (other columns). */
 
 void
 html_jobs(struct wbuf *b, const struct web_view *v, json_t *o)
