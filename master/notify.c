@@ -44,6 +44,7 @@
 #include "cfile.h"
 #include "webhook.h"
 #include "jsonb.h"
+#include "api.h"
 #include "plan.h"
 #include "plans.h"
 #include "xmalloc.h"
@@ -255,19 +256,6 @@ notify_event_tags(uint32_t ev)
 	}
 }
 
-static json_t *
-notify_time_json(int64_t t)
-{
-	struct tm	 tm;
-	time_t		 tt = (time_t)t;
-	char		 buf[32];
-
-	if (t == 0 || gmtime_r(&tt, &tm) == NULL)
-		return json_null();
-	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	return jsonb_str(buf);
-}
-
 /* A plan's deployment has no namespace; its job is the repository. */
 static int
 notify_is_plan(const struct deploy *d)
@@ -323,10 +311,10 @@ notify_webhook_doc(const struct notifier *n, const struct deploy *d,
 	    "commit", d->d_commit,
 	    "spec_hash", d->d_spec_hash,
 	    "policy", d->d_policy,
-	    "created_at", notify_time_json(d->d_created_at),
-	    "updated_at", notify_time_json(d->d_updated_at),
+	    "created_at", api_time_json(d->d_created_at),
+	    "updated_at", api_time_json(d->d_updated_at),
 	    "url", link != NULL ? jsonb_str(link) : json_null(),
-	    "sent_at", notify_time_json(time(NULL)));
+	    "sent_at", api_time_json(time(NULL)));
 }
 
 /* Wait for the worker's word on notification id; swept after a while. */

@@ -45,6 +45,7 @@
 #include "cfile.h"
 #include "webpub.h"
 #include "jsonb.h"
+#include "api.h"
 #include "xmalloc.h"
 
 #define REPO_IDLE		0
@@ -277,18 +278,6 @@ repo_check_path(const char *path, const char *top, int kind)
 	default:
 		return "an unknown kind of file";
 	}
-}
-
-static json_t *
-repo_time_json(time_t t)
-{
-	struct tm	 tm;
-	char		 buf[32];
-
-	if (t == 0 || gmtime_r(&t, &tm) == NULL)
-		return json_null();
-	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	return jsonb_str(buf);
 }
 
 /* --------------------------------------------------------- repositories */
@@ -1307,14 +1296,14 @@ repo_json(const struct repo *r)
 	json_object_set_new(o, "subject", s != NULL ?
 	    jsonb_str(s->rs_subject) : json_null());
 	json_object_set_new(o, "commit_time", s != NULL ?
-	    repo_time_json((time_t)s->rs_time) : json_null());
+	    api_time_json((time_t)s->rs_time) : json_null());
 	url = s != NULL ? gitctx_commit_url(r->r_commit_tmpl, s->rs_commit) :
 	    NULL;
 	json_object_set_new(o, "commit_url", jsonb_str(url));
 	free(url);
 	json_object_set_new(o, "fetched_at", s != NULL ?
-	    repo_time_json(s->rs_fetched_at) : json_null());
-	json_object_set_new(o, "checked_at", repo_time_json(r->r_checked_at));
+	    api_time_json(s->rs_fetched_at) : json_null());
+	json_object_set_new(o, "checked_at", api_time_json(r->r_checked_at));
 	json_object_set_new(o, "generation",
 	    json_integer((json_int_t)r->r_generation));
 	json_object_set_new(o, "file_count",
@@ -1325,9 +1314,9 @@ repo_json(const struct repo *r)
 	    json_integer(s != NULL ? (json_int_t)s->rs_size : 0));
 	json_object_set_new(o, "last_error", r->r_error == NULL ? json_null() :
 	    jsonb_pack("{s:s,s:o,s:i}", "message", r->r_error,
-	    "at", repo_time_json(r->r_error_at), "failures", (int)r->r_fails));
+	    "at", api_time_json(r->r_error_at), "failures", (int)r->r_fails));
 	json_object_set_new(o, "next_poll", r->r_state != REPO_IDLE ?
-	    json_null() : repo_time_json(r->r_next_poll));
+	    json_null() : api_time_json(r->r_next_poll));
 	json_object_set_new(o, "polls", json_integer((json_int_t)r->r_polls));
 	json_object_set_new(o, "snapshots",
 	    json_integer((json_int_t)r->r_snapshots));
