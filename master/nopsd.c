@@ -223,18 +223,25 @@ nopsd_check_file(const char *path, int dir, void *arg)
 	nu->nu_errno = errno;
 }
 
+/* Record an audit event in a transaction of its own (none: no store). */
 static void
-nopsd_reload_refused(const char *who, const char *why)
+nopsd_event(const char *who, const char *action, const char *target,
+    const char *detail)
 {
 	struct nopsd	*env = nopsd_env;
 
-	env->n_reload_failures++;
 	if (env->n_store != NULL && store_begin(env->n_store) == 0) {
-		if (store_event(env->n_store, who, "config.reload",
-		    env->n_conffile, why) == -1 ||
-		    store_commit(env->n_store) == -1)
+		if (store_event(env->n_store, who, action, target,
+		    detail) == -1 || store_commit(env->n_store) == -1)
 			store_rollback(env->n_store);
 	}
+}
+
+static void
+nopsd_reload_refused(const char *who, const char *why)
+{
+	nopsd_env->n_reload_failures++;
+	nopsd_event(who, "config.reload", nopsd_env->n_conffile, why);
 }
 
 /*
@@ -264,15 +271,9 @@ nopsd_reload(const char *who)
 	}
 	close(fd);
 	if ((conf = parse_config(env->n_conffile, 0)) == NULL) {
-		env->n_reload_failures++;
 		log_warnx("%s has errors; keeping the running configuration",
 		    env->n_conffile);
-		if (env->n_store != NULL && store_begin(env->n_store) == 0) {
-			if (store_event(env->n_store, who, "config.reload",
-			    env->n_conffile, "refused: errors") == -1 ||
-			    store_commit(env->n_store) == -1)
-				store_rollback(env->n_store);
-		}
+		nopsd_reload_refused(who, "refused: errors");
 		return -1;
 	}
 	/* Refused whole, before any part of it is applied. */
@@ -303,16 +304,10 @@ nopsd_reload(const char *who)
 	/* The users file and bootstrap token are part of the config. */
 	if (api_auth_configure(conf, 0) == -1) {
 		config_free(conf);
-		env->n_reload_failures++;
 		log_warnx("%s: users file or bootstrap token has errors; "
 		    "keeping the running configuration", env->n_conffile);
-		if (env->n_store != NULL && store_begin(env->n_store) == 0) {
-			if (store_event(env->n_store, who, "config.reload",
-			    env->n_conffile, "refused: users file or "
-			    "bootstrap token") == -1 ||
-			    store_commit(env->n_store) == -1)
-				store_rollback(env->n_store);
-		}
+		nopsd_reload_refused(who, "refused: users file or bootstrap "
+		    "token");
 		return -1;
 	}
 	config_free(env->n_conf);
@@ -334,12 +329,7 @@ nopsd_reload(const char *who)
 	notify_configure(conf);
 	/* Policies, users and namespaces may have changed every class. */
 	webpub_reset();
-	if (env->n_store != NULL && store_begin(env->n_store) == 0) {
-		if (store_event(env->n_store, who, "config.reload",
-		    env->n_conffile, "ok") == -1 ||
-		    store_commit(env->n_store) == -1)
-			store_rollback(env->n_store);
-	}
+	nopsd_event(who, "config.reload", env->n_conffile, "ok");
 	log_info("configuration reloaded");
 	return 0;
 }
@@ -374,12 +364,7 @@ nopsd_shutdown(void)
 	engine_shutdown();
 	api_auth_shutdown();
 	if (env->n_store != NULL) {
-		if (store_begin(env->n_store) == 0) {
-			if (store_event(env->n_store, "system", "daemon.stop",
-			    "nopsd", NULL) == -1 ||
-			    store_commit(env->n_store) == -1)
-				store_rollback(env->n_store);
-		}
+		nopsd_event("system", "daemon.stop", "nopsd", NULL);
 		store_close(env->n_store);
 		env->n_store = NULL;
 	}
@@ -469,12 +454,7 @@ nopsd_run(struct proc_ctx *pc)
 	if ((watch = event_new(env->n_base, -1, EV_PERSIST,
 	    nopsd_store_watch, NULL)) == NULL || event_add(watch, &tv) == -1)
 		fatalx("store watch: event");
-	if (store_begin(env->n_store) == 0) {
-		if (store_event(env->n_store, "system", "daemon.start",
-		    "nopsd", NOPS_VERSION) == -1 ||
-		    store_commit(env->n_store) == -1)
-			store_rollback(env->n_store);
-	}
+	nopsd_event("system", "daemon.start", "nopsd", NOPS_VERSION);
 	/* Key files (kept from the start); polls start now. */
 	repo_init(env->n_conf);
 	engine_init(env->n_store, env->n_conf);
