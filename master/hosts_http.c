@@ -37,6 +37,7 @@ static TAILQ_HEAD(, hosts_http_run) hosts_http_runs =
     TAILQ_HEAD_INITIALIZER(hosts_http_runs);
 static uint32_t		 hosts_http_nextid = 1;
 
+/* Alike on purpose: hoststep_find, nixrun_find: a find loop, other lists. */
 static struct hosts_http_run *
 hosts_http_find(uint32_t id)
 {
@@ -103,6 +104,7 @@ hosts_http_worker_exited(void)
 	}
 }
 
+/* Alike on purpose: nomad_body, a handler's opening, other messages. */
 /* IMSG_HTTP_PROBE_RESULT from the nomadworker: untrusted, checked. */
 void
 hosts_probe_result(struct worker *w, struct imsg *imsg,

@@ -80,6 +80,7 @@ hoststep_running(int64_t id)
 	return hoststep_find(id) != NULL;
 }
 
+/* Alike on purpose: repo_snap_free, nomad_cached_free: other structs. */
 static void
 hoststep_free(struct hoststep *hs)
 {

@@ -173,6 +173,7 @@ hoststep_build_done(int status, const char *out, size_t outlen,
 	hoststep_sub(hs);
 }
 
+/* Alike on purpose: hoststep_build_done, test_built: nixrun callbacks. */
 static void
 hoststep_closure_done(int status, const char *out, size_t outlen,
     const char *err, void *arg)

@@ -322,6 +322,7 @@ static void
 metrics_engine_totals(struct metrics_out *mo, const struct engine *e)
 {
 	const struct metrics_one	 one[] = {
+		/* Alike on purpose: rows of a table, a metric a row. */
 		{ "nops_detection_last_success_timestamp_seconds", "gauge",
 		    "When the last complete detection cycle ended, in unix "
 		    "seconds (0: none yet).", (int64_t)e->e_last_detect },

@@ -74,6 +74,7 @@ nixrun_bin(const char *name)
 	return path;
 }
 
+/* Alike on purpose: hoststep_find: a find loop, another list. */
 static struct nixrun *
 nixrun_find(int id)
 {
@@ -153,6 +154,7 @@ nixrun_rmdir(const char *dir)
 		log_warnx("nixrun: removing %s failed", dir);
 }
 
+/* Alike on purpose: nomad_call_free, repo_free: each frees its own struct. */
 static void
 nixrun_free(struct nixrun *nr)
 {

@@ -111,6 +111,7 @@ nomad_init(void)
 
 /* ---------------------------------------------------------- completion */
 
+/* Alike on purpose: repo_free, nixrun_free: each frees its own struct. */
 static void
 nomad_call_free(struct nomad_call *c)
 {

@@ -65,6 +65,7 @@
 
 /* ---- detection: freezing ---- */
 
+/* Alike on purpose: op_row_free, another struct's members. */
 static void
 op_frozen_clear(struct op_frozen *of)
 {
@@ -570,6 +571,7 @@ op_timeout(void)
 	    OPERATION_TIMEOUT);
 }
 
+/* Alike on purpose: repo_snap_free, hoststep_free: its own members. */
 static void
 oprun_free(struct oprun *r)
 {

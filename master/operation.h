@@ -76,6 +76,7 @@ void	 operation_action(struct action_ctx *, json_t *, struct api_resp *);
  * "") and of hosts' (namespace "", job the plan's repository, instance
  * the host: hosts_ops.c).
  */
+/* Alike on purpose: store_leftbehind_row, a list of members. */
 struct oprun_new {
 	int64_t		 on_deployment;
 	const char	*on_ns;

@@ -93,6 +93,7 @@ static TAILQ_HEAD(, plans_entry) plans_list =
 static void	 plans_eval(struct plans_entry *, const char *part,
 		    const char *host);
 
+/* Alike on purpose: notifier_find, repo_find: a find loop, other lists. */
 static struct plans_entry *
 plans_find(const char *repo)
 {

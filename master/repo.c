@@ -970,6 +970,7 @@ repo_git_msg(struct worker *w, struct imsg *imsg,
 	struct repo	*r = repo_poll.p_repo;
 	uint32_t	 type = imsg->hdr.type, seq;
 
+	/* Alike on purpose: a case a message, each its struct's seq. */
 	switch (type) {
 	case IMSG_GIT_UNCHANGED:
 		seq = u->git_unchanged.seq;

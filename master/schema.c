@@ -68,6 +68,7 @@ sc_fail(struct sctx *sc, const char *path, const char *fmt, ...)
 	    path, msg);
 }
 
+/* Alike on purpose: nomad_fail_later, repo_violation: printf-like openings. */
 static int
 sc_unusable(struct sctx *sc, const char *fmt, ...)
     __attribute__((__format__(printf, 2, 3)));
@@ -604,6 +605,7 @@ kw_array(struct sctx *sc, json_t *s, json_t *v, const char *base,
 	size_t		 i, j, n = json_array_size(v), o, found;
 	int		 rc;
 
+	/* Alike on purpose: maxLength/minLength above, other keywords. */
 	if ((k = json_object_get(s, "maxItems")) != NULL && is_number(k) &&
 	    (double)n > num(k)) {
 		sc_fail(sc, path, "has more than %g items", num(k));

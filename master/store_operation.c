@@ -280,6 +280,7 @@ store_operation_running(struct store *s,
 	    " WHERE r.state = 'running' ORDER BY r.id");
 	if (st == NULL)
 		return -1;
+	/* Alike on purpose: store_dash.c's deployment rows, other columns. */
 	memset(&r, 0, sizeof(r));
 	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		r.or_id = sqlite3_column_int64(st, 0);
@@ -316,6 +317,7 @@ store_operation_revision_busy(struct store *s, const char *ns,
 	return busy;
 }
 
+/* Alike on purpose: store_deploy_idle_hooks, other tables, same callback. */
 int
 store_operation_idle_revisions(struct store *s, int64_t since,
     void (*cb)(const char *, const char *, int64_t, void *), void *arg)

@@ -364,6 +364,7 @@ supervise_violation(struct worker *w, const char *fmt, ...)
  * The master stops a worker that is stuck (e.g. a git fetch past its
  * deadline): like a violation, without blaming the protocol.
  */
+/* Alike on purpose: supervise_violation, the same wrapper without blame. */
 void
 supervise_kill(struct worker *w, const char *fmt, ...)
 {

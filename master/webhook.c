@@ -120,6 +120,7 @@ webhook_configure(const struct nops_conf *conf)
 			log_warnx("repository %s: webhook secret file %s; its "
 			    "webhooks are refused", cr->name, err);
 	}
+	/* Alike on purpose: notify_configure's sweep, another list. */
 	/* Counters of removed repositories go with them. */
 	for (wh = TAILQ_FIRST(&wh_repos); wh != NULL; wh = next) {
 		next = TAILQ_NEXT(wh, wh_entry);

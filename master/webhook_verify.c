@@ -123,6 +123,7 @@ webhook_verify(const struct webhook_req *wr, const uint8_t *secret,
 			}
 		}
 	}
+	/* Alike on purpose: X-Hub-Signature-256, other prefix, words. */
 	if (wr->wr_gitea != NULL) {
 		any = 1;
 		v = webhook_trim(wr->wr_gitea, buf, sizeof(buf));
