@@ -293,6 +293,7 @@ hosts_decide(const char *repo)
 	size_t			 i, ndrift = 0;
 	int			 rc;
 
+	/* Alike on purpose: hosts_probe_repo's walk; here each host is decided. */
 	if ((pl = hosts_plan_whole(repo, &commit)) == NULL)
 		return;
 	for (i = 0; i < pl->pl_nhosts; i++) {
