@@ -348,6 +348,7 @@ api_repos_list(struct api_req *req, struct api_resp *resp)
 	resp->body = repo_json_list();
 }
 
+/* Alike on purpose: plans_api_one (plans.c), another lookup and error. */
 static void
 api_repos_one(struct api_req *req, struct api_resp *resp)
 {
@@ -360,6 +361,7 @@ api_repos_one(struct api_req *req, struct api_resp *resp)
 }
 
 /* Poll the repository now; the answer does not wait for the fetch. */
+/* Alike on purpose: api_reload, a route that takes an empty body. */
 static void
 api_repos_fetch(struct api_req *req, struct api_resp *resp)
 {

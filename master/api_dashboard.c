@@ -274,6 +274,7 @@ dash_restarts(struct api_req *req)
 }
 
 /* Jobs in Nomad that nops deployed once and git no longer declares. */
+/* Alike on purpose: dash_files, dash_restarts: other lists and fields. */
 static json_t *
 dash_orphans(struct api_req *req, const struct engine *e)
 {

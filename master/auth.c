@@ -77,6 +77,7 @@ auth_user_key_cmp(const void *key, const void *elem)
 	return strcmp(key, u->au_name);
 }
 
+/* Alike on purpose: repo_snap_free, survey_free: other arrays. */
 void
 auth_users_free(struct auth_users *u)
 {

@@ -48,6 +48,7 @@ cfile_same(const struct stat *a, const struct stat *b)
 	    a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
 }
 
+/* Alike on purpose: notifier_find, plans_find, repo_find: another list. */
 static struct cfile_kept *
 cfile_find(const char *path)
 {

@@ -141,6 +141,7 @@ config_free(struct nops_conf *conf)
 	free(conf->nomad.token_file);
 	free(conf->nomad.ca_file);
 	config_free_strs(&conf->nomad.namespaces);
+	/* Alike on purpose: repo_free, oprun_free and the like: other members. */
 	while ((r = TAILQ_FIRST(&conf->repos)) != NULL) {
 		TAILQ_REMOVE(&conf->repos, r, entry);
 		free(r->name);

@@ -118,6 +118,7 @@ control_tls_read(const char *certfile, const char *keyfile,
 		goto out;
 	}
 	BIO_free(bio);
+	/* Alike on purpose: the certificate's read above; a key here. */
 	if ((bio = BIO_new_mem_buf(t->ct_key, (int)t->ct_keylen)) == NULL ||
 	    (pk = PEM_read_bio_PrivateKey(bio, NULL, control_no_passphrase,
 	    NULL)) == NULL) {

@@ -17,6 +17,7 @@
 #include "store_deploy.h"
 #include "gitctx.h"
 
+/* Alike on purpose: a table, one row a state. */
 static const char *const deploy_states[DS_MAX] = {
 	[DS_PENDING_APPROVAL] = "pending_approval",
 	[DS_PRE_HOOKS] = "pre_hooks",
@@ -237,6 +238,7 @@ deploy_hook_free(struct deploy_hook *dh)
 	free(dh->dh_revision);
 }
 
+/* Alike on purpose: op_row_free, dmemo_free, hook_logs_free: other members. */
 void
 deploy_hookrun_free(struct hook_run *hr)
 {

@@ -83,6 +83,7 @@ apply_release(int64_t id)
 		}
 }
 
+/* Alike on purpose: op_recover_one (operation.c) fills another struct. */
 struct astep *
 apply_step_new(const struct deploy *d)
 {
@@ -101,6 +102,7 @@ apply_step_new(const struct deploy *d)
 }
 
 /* End a step: free its context, let the deployment move again. */
+/* Alike on purpose: each_free (hosts_each.c) frees other members. */
 void
 apply_step_done(struct astep *as)
 {

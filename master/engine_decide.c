@@ -248,6 +248,7 @@ decide_blocked(struct ejob *ej, int64_t *last)
 	return dl.dl_blocked;
 }
 
+/* Alike on purpose: sc_fail (schema.c), a printf-like note elsewhere. */
 static void
 decide_note(struct ejob *ej, const char *state, const char *fmt, ...)
 	__attribute__((__format__(printf, 3, 4)));

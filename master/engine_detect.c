@@ -176,6 +176,7 @@ file_errors_free(struct efile_error *e, size_t n)
 	free(e);
 }
 
+/* Alike on purpose: file_errors_free and the like, other members. */
 static void
 orphans_free(struct eorphan *o, size_t n)
 {
@@ -188,6 +189,7 @@ orphans_free(struct eorphan *o, size_t n)
 	free(o);
 }
 
+/* Alike on purpose: op_rows_add (operation.c), an append to another array. */
 static void
 cycle_error(struct dcycle *dc, const char *repo, const char *path,
     const char *err)

@@ -63,6 +63,9 @@ RB_GENERATE_STATIC(dmemos, dmemo, dm_node, dmemo_cmp)
 #undef __unused
 #endif
 
+/*
+ * Alike on purpose: op_frozen_clear, hoststep_free, repo_free: other members.
+ */
 static void
 dmemo_free(struct dmemo *dm)
 {

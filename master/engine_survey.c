@@ -126,6 +126,7 @@ survey_leader(struct nomad_result *res, void *arg)
  * its configuration's (a client forwarding to the servers).  A token
  * without agent:read gets 403: the version is then unknown and taken as
  * unchanged; the leader and the safety interval still apply (nopsd.8).
+ * Alike on purpose: survey_leader, a callback's opening; other fields.
  */
 static void
 survey_version(struct nomad_result *res, void *arg)
@@ -489,6 +490,7 @@ survey_finish(struct dcycle *dc)
 		e->e_full_at = time(NULL);
 }
 
+/* Alike on purpose: repo_snap_free, auth_users_free: other arrays. */
 void
 survey_free(struct dcycle *dc)
 {

@@ -75,6 +75,7 @@ watch_free(struct watch *w)
 	free(w);
 }
 
+/* Alike on purpose: nomad_parse_cache_flush, hoststep_stop_all: other lists. */
 void
 watch_shutdown(void)
 {

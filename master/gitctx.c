@@ -34,6 +34,7 @@ struct gbuf {
 	size_t	 b_cap;
 };
 
+/* Alike on purpose: mo_add (metrics.c), a buffer private to each module. */
 static void
 gbuf_add(struct gbuf *b, const char *s, size_t n)
 {

@@ -134,6 +134,10 @@ hosts_worker_started(struct worker *w)
 	hosts_send_key();
 }
 
+/*
+ * Alike on purpose: hosts_http_find, hoststep_find, nixrun_find: a TAILQ find
+ * over another list.
+ */
 static struct hosts_run *
 hosts_run_find(uint32_t id)
 {
@@ -345,6 +349,7 @@ hosts_line(const char **s, char *buf, size_t n)
 	*s += len + ((*s)[len] == '\n');
 }
 
+/* Alike on purpose: repo_first/repo_next (repo.c), another list. */
 struct hosts_host *
 hosts_host_first(void)
 {
