@@ -70,6 +70,16 @@ hook_run_update(const char *token, const char *state, const char *child,
 	}
 }
 
+/* Nomad refused a hook's call for good: the run and the deployment fail. */
+static void
+hook_nomad_failed(struct astep *as, enum deploy_state st, const char *what,
+    const char *name, struct nomad_result *res)
+{
+	hook_run_update(as->as_token, "failed", NULL, -1, apply_err(res));
+	apply_fail(as->as_id, st, "%s %s: %s", what, name, apply_err(res));
+	apply_step_done(as);
+}
+
 static void
 hook_registered(struct nomad_result *res, void *arg)
 {
@@ -87,11 +97,8 @@ hook_registered(struct nomad_result *res, void *arg)
 			apply_step_done(as);
 			return;
 		}
-		hook_run_update(as->as_token, "failed", NULL, -1,
-		    apply_err(res));
-		apply_fail(as->as_id, st, "registering hook revision %s: %s",
-		    as->as_revision, apply_err(res));
-		apply_step_done(as);
+		hook_nomad_failed(as, st, "registering hook revision",
+		    as->as_revision, res);
 		return;
 	}
 	/* A write of the revision: a record of it left behind goes. */
@@ -140,11 +147,7 @@ hook_dispatched(struct nomad_result *res, void *arg)
 			apply_step_done(as);
 			return;
 		}
-		hook_run_update(as->as_token, "failed", NULL, -1,
-		    apply_err(res));
-		apply_fail(as->as_id, st, "dispatching hook %s: %s",
-		    as->as_hook, apply_err(res));
-		apply_step_done(as);
+		hook_nomad_failed(as, st, "dispatching hook", as->as_hook, res);
 		return;
 	}
 	hook_run_update(as->as_token, "dispatched", child, -1, NULL);
@@ -157,6 +160,7 @@ hook_dispatched(struct nomad_result *res, void *arg)
 /*
  * Dispatch meta: only the keys the hook declares (Nomad refuses others),
  * from the deployment's facts.
+ * Alike on purpose: op_meta (operation.c), other keys and struct.
  */
 static json_t *
 hook_meta(const json_t *hookspec, const struct astep *as)
@@ -443,6 +447,7 @@ hook_logs_read(struct hook_logs *hl, int use_stderr, nomad_cb cb)
 	nomad_call(NOMAD_OP_ALLOC_LOGS, &a, cb, hl);
 }
 
+/* Alike on purpose: repo_free, nixrun_free, nomad_call_free: other members. */
 static void
 hook_logs_free(struct hook_logs *hl)
 {
