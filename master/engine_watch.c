@@ -65,6 +65,7 @@ static struct watches	 watches = TAILQ_HEAD_INITIALIZER(watches);
 
 static void	 watch_send(struct watch *);
 
+/* Alike on purpose: nomad_cache.c, hoststep.c free and flush other lists. */
 static void
 watch_free(struct watch *w)
 {
@@ -75,7 +76,6 @@ watch_free(struct watch *w)
 	free(w);
 }
 
-/* Alike on purpose: nomad_parse_cache_flush, hoststep_stop_all: other lists. */
 void
 watch_shutdown(void)
 {
