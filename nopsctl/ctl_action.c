@@ -258,6 +258,7 @@ ctl_run_result(json_t *a)
 		    ctl_str(a, "error", "no exit code"));
 }
 
+/* Alike on purpose: cmd_actions, cmd_deployments: a list, own columns. */
 /*
  * runs [namespace/]job [run]: the run log of a job's operations, newest
  * first, or one run with its output.

@@ -595,6 +595,7 @@ cmd_acknowledge(struct ctl *ctl, int argc, char **argv)
 	return ctl_reasoned(ctl, argv[0], "acknowledge", "acknowledged");
 }
 
+/* Alike on purpose: ctl_reasoned; no reason, other words printed. */
 /* retry and promote: nopsd queues them and answers 202. */
 static int
 ctl_queued(struct ctl *ctl, const char *id_arg, const char *action,

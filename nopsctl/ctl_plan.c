@@ -90,6 +90,7 @@ out:
 	return rv;
 }
 
+/* Alike on purpose: cmd_plan, each_host, runs, jobs: lists, own columns. */
 int
 cmd_hosts(struct ctl *ctl, int argc, char **argv)
 {
