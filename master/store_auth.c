@@ -244,6 +244,7 @@ store_auth_token_find(struct store *s, const char *hash,
 	    arg);
 }
 
+/* Alike on purpose: the session lookups above: a query each, one reader. */
 int
 store_auth_tokens_walk(struct store *s,
     int (*cb)(const struct store_auth_token *, void *), void *arg)
