@@ -565,6 +565,26 @@ kw_numeric(struct sctx *sc, json_t *s, json_t *v,
 	return SCHEMA_VALID;
 }
 
+/* maxItems/minItems, maxProperties/minProperties: n counts what. */
+static int
+kw_count(struct sctx *sc, json_t *s, const char *path, size_t n,
+    const char *maxkw, const char *minkw, const char *what)
+{
+	json_t	*k;
+
+	if ((k = json_object_get(s, maxkw)) != NULL && is_number(k) &&
+	    (double)n > num(k)) {
+		sc_fail(sc, path, "has more than %g %s", num(k), what);
+		return SCHEMA_INVALID;
+	}
+	if ((k = json_object_get(s, minkw)) != NULL && is_number(k) &&
+	    (double)n < num(k)) {
+		sc_fail(sc, path, "has fewer than %g %s", num(k), what);
+		return SCHEMA_INVALID;
+	}
+	return SCHEMA_VALID;
+}
+
 static int
 kw_string(struct sctx *sc, json_t *s, json_t *v,
     const char *path)
@@ -574,6 +594,7 @@ kw_string(struct sctx *sc, json_t *s, json_t *v,
 	int		 m;
 
 	len = utf8_len(json_string_value(v), json_string_length(v));
+	/* Alike on purpose: kw_count, with the words of a string's length. */
 	if ((k = json_object_get(s, "maxLength")) != NULL && is_number(k) &&
 	    (double)len > num(k)) {
 		sc_fail(sc, path, "is longer than %g characters", num(k));
@@ -605,17 +626,9 @@ kw_array(struct sctx *sc, json_t *s, json_t *v, const char *base,
 	size_t		 i, j, n = json_array_size(v), o, found;
 	int		 rc;
 
-	/* Alike on purpose: maxLength/minLength above, other keywords. */
-	if ((k = json_object_get(s, "maxItems")) != NULL && is_number(k) &&
-	    (double)n > num(k)) {
-		sc_fail(sc, path, "has more than %g items", num(k));
+	if (kw_count(sc, s, path, n, "maxItems", "minItems", "items") !=
+	    SCHEMA_VALID)
 		return SCHEMA_INVALID;
-	}
-	if ((k = json_object_get(s, "minItems")) != NULL && is_number(k) &&
-	    (double)n < num(k)) {
-		sc_fail(sc, path, "has fewer than %g items", num(k));
-		return SCHEMA_INVALID;
-	}
 	if (json_is_true(json_object_get(s, "uniqueItems")))
 		for (i = 0; i < n; i++)
 			for (j = i + 1; j < n; j++)
@@ -675,16 +688,9 @@ kw_object(struct sctx *sc, json_t *s, json_t *v,
 	size_t		 n = json_object_size(v), o, i;
 	int		 rc, m, matched;
 
-	if ((k = json_object_get(s, "maxProperties")) != NULL &&
-	    is_number(k) && (double)n > num(k)) {
-		sc_fail(sc, path, "has more than %g properties", num(k));
+	if (kw_count(sc, s, path, n, "maxProperties", "minProperties",
+	    "properties") != SCHEMA_VALID)
 		return SCHEMA_INVALID;
-	}
-	if ((k = json_object_get(s, "minProperties")) != NULL &&
-	    is_number(k) && (double)n < num(k)) {
-		sc_fail(sc, path, "has fewer than %g properties", num(k));
-		return SCHEMA_INVALID;
-	}
 	json_array_foreach(json_object_get(s, "required"), i, e)
 		if (json_is_string(e) && json_object_get(v,
 		    json_string_value(e)) == NULL) {

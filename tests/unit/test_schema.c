@@ -148,6 +148,17 @@ own_cases(void)
 	CHECK_STR(err, "/targets/1/port: is more than the maximum 65535");
 	TEST_END();
 
+	TEST_BEGIN("schema: item and property counts name what they count");
+	CHECK(check("{\"type\":\"array\",\"maxItems\":2}", "[1,2,3]",
+	    err, sizeof(err)) == SCHEMA_INVALID);
+	CHECK_STR(err, "/: has more than 2 items");
+	CHECK(check("{\"type\":\"object\",\"minProperties\":2}",
+	    "{\"a\":1}", err, sizeof(err)) == SCHEMA_INVALID);
+	CHECK_STR(err, "/: has fewer than 2 properties");
+	CHECK(check("{\"minItems\":1,\"maxProperties\":1}", "[1]", err,
+	    sizeof(err)) == SCHEMA_VALID);
+	TEST_END();
+
 	TEST_BEGIN("schema: a missing required property names its object");
 	CHECK(check("{\"properties\":{\"a\":{\"required\":[\"b\"]}}}",
 	    "{\"a\":{}}", err, sizeof(err)) == SCHEMA_INVALID);
