@@ -636,6 +636,19 @@ sandbox_seccomp_rows(scmp_filter_ctx ctx, const struct sandbox_syscall *rows,
 }
 
 /*
+ * Row sc allows a call whose last tested argument is the process itself;
+ * the row after it is the same call towards anyone else, failing with EPERM.
+ */
+static size_t
+sandbox_seccomp_self_pair(struct sandbox_syscall *sc)
+{
+	sc[1] = sc[0];
+	sc[1].sc_errno = EPERM;
+	sc[1].sc_arg[sc[0].sc_narg - 1].sa_op = SANDBOX_CMP_NE;
+	return 2;
+}
+
+/*
  * The rows that name a process: signals (kill, tgkill) and the owner of a
  * descriptor's SIGIO (fcntl F_SETOWN) only towards pid, the process
  * itself, so that a worker cannot touch a sibling of the same uid even
@@ -645,8 +658,9 @@ sandbox_seccomp_rows(scmp_filter_ctx ctx, const struct sandbox_syscall *rows,
 static size_t
 sandbox_seccomp_self(struct sandbox_syscall *rows, pid_t pid, int flags)
 {
+	const int		 sig[] = { SCMP_SYS(kill), SCMP_SYS(tgkill) };
 	struct sandbox_syscall	*sc;
-	size_t			 n = 0;
+	size_t			 i, n = 0;
 	uint64_t		 self = (uint64_t)pid;
 
 	memset(rows, 0, SANDBOX_SELF_ROWS * sizeof(*rows));
@@ -654,43 +668,26 @@ sandbox_seccomp_self(struct sandbox_syscall *rows, pid_t pid, int flags)
 		rows[n++].sc_nr = SCMP_SYS(kill);
 		rows[n++].sc_nr = SCMP_SYS(tgkill);
 	} else {
-		/* kill(self, sig); kill(other, ...) fails with EPERM */
-		sc = &rows[n++];
-		sc->sc_nr = SCMP_SYS(kill);
-		sc->sc_narg = 1;
-		sc->sc_arg[0] = (struct sandbox_arg){ 0, SANDBOX_CMP_EQ, 0,
-		    self };
-		sc = &rows[n++];
-		sc->sc_nr = SCMP_SYS(kill);
-		sc->sc_errno = EPERM;
-		sc->sc_narg = 1;
-		sc->sc_arg[0] = (struct sandbox_arg){ 0, SANDBOX_CMP_NE, 0,
-		    self };
-		/* tgkill(self, any thread of ours, sig): raise(), abort() */
-		sc = &rows[n++];
-		sc->sc_nr = SCMP_SYS(tgkill);
-		sc->sc_narg = 1;
-		sc->sc_arg[0] = (struct sandbox_arg){ 0, SANDBOX_CMP_EQ, 0,
-		    self };
-		sc = &rows[n++];
-		sc->sc_nr = SCMP_SYS(tgkill);
-		sc->sc_errno = EPERM;
-		sc->sc_narg = 1;
-		sc->sc_arg[0] = (struct sandbox_arg){ 0, SANDBOX_CMP_NE, 0,
-		    self };
+		/*
+		 * kill(self, sig) and tgkill(self, any thread of ours, sig),
+		 * as raise() and abort() do; towards another, EPERM.
+		 */
+		for (i = 0; i < sizeof(sig) / sizeof(sig[0]); i++) {
+			sc = &rows[n];
+			sc->sc_nr = sig[i];
+			sc->sc_narg = 1;
+			sc->sc_arg[0] = (struct sandbox_arg){ 0, SANDBOX_CMP_EQ,
+			    0, self };
+			n += sandbox_seccomp_self_pair(sc);
+		}
 	}
 	/* fcntl(fd, F_SETOWN, self); any other owner fails with EPERM */
-	sc = &rows[n++];
+	sc = &rows[n];
 	sc->sc_nr = SCMP_SYS(fcntl);
 	sc->sc_narg = 2;
 	sc->sc_arg[0] = (struct sandbox_arg){ 1, SANDBOX_CMP_EQ, 0, F_SETOWN };
 	sc->sc_arg[1] = (struct sandbox_arg){ 2, SANDBOX_CMP_EQ, 0, self };
-	sc = &rows[n++];
-	sc->sc_nr = SCMP_SYS(fcntl);
-	sc->sc_errno = EPERM;
-	sc->sc_narg = 2;
-	sc->sc_arg[0] = (struct sandbox_arg){ 1, SANDBOX_CMP_EQ, 0, F_SETOWN };
-	sc->sc_arg[1] = (struct sandbox_arg){ 2, SANDBOX_CMP_NE, 0, self };
+	n += sandbox_seccomp_self_pair(sc);
 	return n;
 }
 
