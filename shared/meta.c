@@ -402,43 +402,46 @@ meta_read_role(struct job_meta *jm, json_t *meta)
 	}
 }
 
-/* A managed job's hooks and their timeouts. */
+/*
+ * A managed job's hooks and their timeouts: both lists first, then both
+ * timeouts, each timeout ignored where its list is empty.
+ */
 static void
 meta_read_hooks(struct job_meta *jm, json_t *meta)
 {
+	const struct {
+		const char	*key, *tkey;
+		char		**list;
+		size_t		*nlist;
+		int		*timeout;
+	} hook[] = {
+		{ "nops_pre_hook", "nops_pre_hook_timeout", jm->jm_pre,
+		    &jm->jm_npre, &jm->jm_pre_timeout },
+		{ "nops_post_hook", "nops_post_hook_timeout", jm->jm_post,
+		    &jm->jm_npost, &jm->jm_post_timeout },
+	};
 	const char	*v;
+	size_t		 i;
 
-	if ((v = meta_get(meta, "nops_pre_hook")) != NULL) {
+	for (i = 0; i < sizeof(hook) / sizeof(hook[0]); i++) {
+		if ((v = meta_get(meta, hook[i].key)) == NULL)
+			continue;
 		if (jm->jm_role != META_MANAGED)
-			meta_issue(jm, META_WARN, "nops_pre_hook", "ignored: the "
+			meta_issue(jm, META_WARN, hook[i].key, "ignored: the "
 			    "job is not managed");
 		else
-			meta_list(jm, "nops_pre_hook", v, jm->jm_pre,
-			    &jm->jm_npre, "hook", META_MAX_HOOKS);
+			meta_list(jm, hook[i].key, v, hook[i].list,
+			    hook[i].nlist, "hook", META_MAX_HOOKS);
 	}
-	if ((v = meta_get(meta, "nops_post_hook")) != NULL) {
-		if (jm->jm_role != META_MANAGED)
-			meta_issue(jm, META_WARN, "nops_post_hook", "ignored: "
-			    "the job is not managed");
+	for (i = 0; i < sizeof(hook) / sizeof(hook[0]); i++) {
+		if ((v = meta_get(meta, hook[i].tkey)) == NULL)
+			continue;
+		if (*hook[i].nlist == 0)
+			meta_issue(jm, META_WARN, hook[i].tkey,
+			    "ignored: no %s", hook[i].key);
 		else
-			meta_list(jm, "nops_post_hook", v, jm->jm_post,
-			    &jm->jm_npost, "hook", META_MAX_HOOKS);
-	}
-	if ((v = meta_get(meta, "nops_pre_hook_timeout")) != NULL) {
-		if (jm->jm_npre == 0)
-			meta_issue(jm, META_WARN, "nops_pre_hook_timeout",
-			    "ignored: no nops_pre_hook");
-		else
-			meta_duration(jm, "nops_pre_hook_timeout", v,
-			    META_MAX_TIMEOUT, &jm->jm_pre_timeout);
-	}
-	if ((v = meta_get(meta, "nops_post_hook_timeout")) != NULL) {
-		if (jm->jm_npost == 0)
-			meta_issue(jm, META_WARN, "nops_post_hook_timeout",
-			    "ignored: no nops_post_hook");
-		else
-			meta_duration(jm, "nops_post_hook_timeout", v,
-			    META_MAX_TIMEOUT, &jm->jm_post_timeout);
+			meta_duration(jm, hook[i].tkey, v, META_MAX_TIMEOUT,
+			    hook[i].timeout);
 	}
 }
 

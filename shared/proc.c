@@ -445,6 +445,20 @@ proc_testhook_probe(const char *what, pid_t lo, pid_t hi, int n, int other)
 		    (int)lo, (int)hi, n - other, other);
 }
 
+/* One probe of pid p that rc answers: 1 where it was not refused. */
+static int
+proc_testhook_other(const char *what, pid_t p, int rc)
+{
+	if (rc == 0)
+		log_info("test hook: %s %d: allowed", what, (int)p);
+	else if (errno != EPERM)
+		log_info("test hook: %s %d: %s", what, (int)p,
+		    strerror(errno));
+	else
+		return 0;
+	return 1;
+}
+
 static void
 proc_testhook_signal(int fd)
 {
@@ -457,22 +471,9 @@ proc_testhook_signal(int fd)
 		if (p == self)
 			continue;
 		n++;
-		if (kill(p, 0) == 0) {
-			kother++;
-			log_info("test hook: kill %d: allowed", (int)p);
-		} else if (errno != EPERM) {
-			kother++;
-			log_info("test hook: kill %d: %s", (int)p,
-			    strerror(errno));
-		}
-		if (fcntl(fd, F_SETOWN, p) == 0) {
-			fother++;
-			log_info("test hook: F_SETOWN %d: allowed", (int)p);
-		} else if (errno != EPERM) {
-			fother++;
-			log_info("test hook: F_SETOWN %d: %s", (int)p,
-			    strerror(errno));
-		}
+		kother += proc_testhook_other("kill", p, kill(p, 0));
+		fother += proc_testhook_other("F_SETOWN", p,
+		    fcntl(fd, F_SETOWN, p));
 	}
 	proc_testhook_probe("kill", lo, hi, n, kother);
 	proc_testhook_probe("F_SETOWN", lo, hi, n, fother);
