@@ -362,6 +362,7 @@ wire_promote(const struct nomad_ask *a, struct nomad_wire *w, char *err,
 	return 0;
 }
 
+/* Alike on purpose: wire_plan, wire_register: each op builds its call. */
 static int
 wire_logs(const struct nomad_ask *a, struct nomad_wire *w, char *err,
     size_t errlen)

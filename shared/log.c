@@ -147,6 +147,7 @@ log_warn(const char *emsg, ...)
 	errno = saved_errno;
 }
 
+/* Alike on purpose: log_info, log_debug; one priority per entry point. */
 void
 log_warnx(const char *emsg, ...)
 {

@@ -64,6 +64,7 @@ msg_add(struct msgw *w, const void *data, size_t n)
 	w->len += n;
 }
 
+/* Alike on purpose: msg_get_u8 and the rest, one typed adder per width. */
 void
 msg_add_u8(struct msgw *w, uint8_t v)
 {
@@ -200,6 +201,7 @@ msg_take(struct msgr *r, void *out, size_t n, const char *what)
 	return 0;
 }
 
+/* Alike on purpose: msg_add_u8 and the rest, one typed getter per width. */
 int
 msg_get_u8(struct msgr *r, uint8_t *v)
 {

@@ -358,6 +358,7 @@ plan_free(struct plan *pl)
 
 	if (pl == NULL)
 		return;
+	/* Alike on purpose: one loop per array of rows (hosts, phases, tests). */
 	for (i = 0; i < pl->pl_nhosts; i++) {
 		h = &pl->pl_hosts[i];
 		free(h->ph_name);

@@ -197,6 +197,7 @@ plan_spec_json(const struct plan *pl)
 	    "phases", phases);
 	if (o == NULL)
 		fatal("json_pack");
+	/* Alike on purpose: the hosts above; each row packs its own fields. */
 	if (pl->pl_ntests > 0) {
 		json_t	*tests = json_array();
 

@@ -43,6 +43,7 @@ wire_get_headers(struct msgr *r, uint32_t *n, const char **name,
 		*n = 0;
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire.h in order. */
 void
 wire_put_web_request(struct msgw *m, const struct wire_web_request *q)
 {
@@ -80,6 +81,7 @@ wire_get_web_request(struct msgr *r, struct wire_web_request *q)
 	return r->err ? -1 : 0;
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire.h in order. */
 void
 wire_put_web_answer(struct msgw *m, const struct wire_web_answer *a)
 {
@@ -110,6 +112,7 @@ wire_get_web_answer(struct msgr *r, struct wire_web_answer *a)
 	return r->err ? -1 : 0;
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire.h in order. */
 void
 wire_put_web_doc(struct msgw *m, const struct wire_web_doc *d)
 {
@@ -132,6 +135,7 @@ wire_get_web_doc(struct msgr *r, struct wire_web_doc *d)
 	return r->err ? -1 : 0;
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire.h in order. */
 void
 wire_put_web_want(struct msgw *m, const struct wire_web_want *w)
 {
@@ -151,6 +155,7 @@ wire_get_web_want(struct msgr *r, struct wire_web_want *w)
 	return r->err ? -1 : 0;
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire.h in order. */
 void
 wire_put_web_listen(struct msgw *m, const struct wire_web_listen *l)
 {
@@ -204,6 +209,7 @@ wire_get_web_listen(struct msgr *r, struct wire_web_listen *l)
 	return r->err ? -1 : 0;
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire.h in order. */
 void
 wire_put_web_seen(struct msgw *m, const struct wire_web_seen *s)
 {

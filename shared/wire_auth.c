@@ -19,6 +19,7 @@ wire_hash_ok(const char *s)
 	    strspn(s, "0123456789abcdef") == WEB_HASH_HEX;
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire_auth.h in order. */
 void
 wire_put_auth_begin(struct msgw *m, const struct wire_auth_begin *b)
 {
@@ -46,6 +47,7 @@ wire_get_auth_begin(struct msgr *r, struct wire_auth_begin *b)
 	return r->err ? -1 : 0;
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire_auth.h in order. */
 void
 wire_put_auth_class(struct msgw *m, const struct wire_auth_class *c)
 {
@@ -67,6 +69,7 @@ wire_get_auth_class(struct msgr *r, struct wire_auth_class *c)
 	return r->err ? -1 : 0;
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire_auth.h in order. */
 void
 wire_put_auth_principal(struct msgw *m, const struct wire_auth_principal *p)
 {
@@ -106,6 +109,7 @@ wire_get_auth_principal(struct msgr *r, struct wire_auth_principal *p)
 	return r->err ? -1 : 0;
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire_auth.h in order. */
 void
 wire_put_auth_forget(struct msgw *m, const struct wire_auth_forget *f)
 {
@@ -123,6 +127,7 @@ wire_get_auth_forget(struct msgr *r, struct wire_auth_forget *f)
 	return r->err ? -1 : 0;
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire_auth.h in order. */
 void
 wire_put_empty(struct msgw *m, const struct wire_empty *e)
 {

@@ -18,6 +18,7 @@
  * token hash ("" or 64 hex), u32 management class, u32 anonymous class
  * (0: none); classes below WEB_CLASSES_MAX.
  */
+/* Alike on purpose: fields in payload order, as in wire_nomad.h. */
 struct wire_auth_begin {
 	uint32_t	 idle;
 	const char	*boot;
@@ -41,6 +42,7 @@ int	 wire_get_auth_class(struct msgr *, struct wire_auth_class *);
  * name (not empty), u32 class, i64 last seen, i64 expires (both >= 0),
  * data groups (JSON; empty for a token).
  */
+/* Alike on purpose: fields in payload order, as in wire_nomad.h. */
 struct wire_auth_principal {
 	uint32_t	 kind;
 	const char	*hash;

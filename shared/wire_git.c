@@ -18,6 +18,7 @@ wire_git_hex(const char *s, size_t len)
 	return strlen(s) == len && strspn(s, "0123456789abcdef") == len;
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire_git.h in order. */
 void
 wire_put_git_repo(struct msgw *m, const struct wire_git_repo *g)
 {
@@ -57,6 +58,7 @@ wire_get_git_repo(struct msgr *r, struct wire_git_repo *g)
 	return r->err ? -1 : 0;
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire_git.h in order. */
 void
 wire_put_git_poll(struct msgw *m, const struct wire_git_poll *p)
 {
@@ -77,6 +79,7 @@ wire_get_git_poll(struct msgr *r, struct wire_git_poll *p)
 	return r->err ? -1 : 0;
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire_git.h in order. */
 void
 wire_put_git_unchanged(struct msgw *m, const struct wire_git_poll *p)
 {
@@ -93,6 +96,7 @@ wire_get_git_unchanged(struct msgr *r, struct wire_git_poll *p)
 	return r->err ? -1 : 0;
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire_git.h in order. */
 void
 wire_put_git_error(struct msgw *m, const struct wire_git_error *e)
 {
@@ -112,6 +116,7 @@ wire_get_git_error(struct msgr *r, struct wire_git_error *e)
 	return r->err ? -1 : 0;
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire_git.h in order. */
 void
 wire_put_git_begin(struct msgw *m, const struct wire_git_begin *b)
 {
@@ -144,6 +149,7 @@ wire_get_git_begin(struct msgr *r, struct wire_git_begin *b)
 	return r->err ? -1 : 0;
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire_git.h in order. */
 void
 wire_put_git_file(struct msgw *m, const struct wire_git_file *f)
 {
@@ -173,6 +179,7 @@ wire_get_git_file(struct msgr *r, struct wire_git_file *f)
 	return r->err ? -1 : 0;
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire_git.h in order. */
 void
 wire_put_git_same(struct msgw *m, const struct wire_git_same *f)
 {
@@ -194,6 +201,7 @@ wire_get_git_same(struct msgr *r, struct wire_git_same *f)
 	return r->err ? -1 : 0;
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire_git.h in order. */
 void
 wire_put_git_data(struct msgw *m, const struct wire_git_data *d)
 {
@@ -209,6 +217,7 @@ wire_get_git_data(struct msgr *r, struct wire_git_data *d)
 	return msg_end(r);
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire_git.h in order. */
 void
 wire_put_git_note(struct msgw *m, const struct wire_git_note *n)
 {
@@ -226,6 +235,7 @@ wire_get_git_note(struct msgr *r, struct wire_git_note *n)
 	return msg_end(r);
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire_git.h in order. */
 void
 wire_put_git_end(struct msgw *m, const struct wire_git_end *e)
 {

@@ -64,6 +64,7 @@ int	 wire_get_git_error(struct msgr *, struct wire_git_error *);
  * <email>"), i64 commit time (unix s), str subject, u32 files, u64 bytes
  * in all.
  */
+/* Alike on purpose: fields in payload order, as in wire_nomad.h. */
 struct wire_git_begin {
 	uint32_t	 seq;
 	const char	*commit;

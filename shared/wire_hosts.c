@@ -11,6 +11,7 @@
 #include "nops.h"
 #include "wire_hosts.h"
 
+/* Alike on purpose: each wire_*.c coder walks wire_hosts.h in order. */
 void
 wire_put_ssh_key(struct msgw *m, const struct wire_ssh_key *k)
 {
@@ -24,6 +25,7 @@ wire_get_ssh_key(struct msgr *r, struct wire_ssh_key *k)
 	return msg_end(r);
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire_hosts.h in order. */
 void
 wire_put_ssh_run(struct msgw *m, const struct wire_ssh_run *s)
 {
@@ -58,6 +60,7 @@ wire_get_ssh_run(struct msgr *r, struct wire_ssh_run *s)
 	return r->err ? -1 : 0;
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire_hosts.h in order. */
 void
 wire_put_ssh_result(struct msgw *m, const struct wire_ssh_result *s)
 {
@@ -83,6 +86,7 @@ wire_get_ssh_result(struct msgr *r, struct wire_ssh_result *s)
 	return r->err ? -1 : 0;
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire_hosts.h in order. */
 void
 wire_put_http_probe(struct msgw *m, const struct wire_http_probe *p)
 {
@@ -105,6 +109,7 @@ wire_get_http_probe(struct msgr *r, struct wire_http_probe *p)
 	return r->err ? -1 : 0;
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire_hosts.h in order. */
 void
 wire_put_http_probe_result(struct msgw *m,
     const struct wire_http_probe_result *p)

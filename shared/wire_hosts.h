@@ -13,6 +13,7 @@
 #include "nops.h"
 
 /* IMSG_SSH_KEY: data the client's private key (PEM), or empty. */
+/* Alike on purpose: fields in payload order, as in wire_nomad.h. */
 struct wire_ssh_key {
 	const void	*key;
 	size_t		 keylen;
@@ -47,6 +48,7 @@ int	 wire_get_ssh_run(struct msgr *, struct wire_ssh_run *);
  * SSH_STAGE_DONE, else 0-255), u32 stage reached (SSH_STAGE_*), str
  * error, data the output's tail (bytes as they came).
  */
+/* Alike on purpose: fields in payload order, as in wire_nomad.h. */
 struct wire_ssh_result {
 	int32_t		 status;
 	uint32_t	 stage;

@@ -10,6 +10,7 @@
 #include "nops.h"
 #include "wire_nomad.h"
 
+/* Alike on purpose: each wire_*.c coder walks wire_nomad.h in order. */
 void
 wire_put_nomad_config(struct msgw *m, const struct wire_nomad_config *c)
 {
@@ -41,6 +42,7 @@ wire_get_nomad_config(struct msgr *r, struct wire_nomad_config *c)
 	return msg_end(r);
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire_nomad.h in order. */
 void
 wire_put_nomad_request(struct msgw *m, const struct wire_nomad_request *q)
 {
@@ -84,6 +86,7 @@ wire_get_nomad_request(struct msgr *r, struct wire_nomad_request *q)
 	return r->err ? -1 : 0;
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire_nomad.h in order. */
 void
 wire_put_nomad_response(struct msgw *m, const struct wire_nomad_response *a)
 {
@@ -121,6 +124,7 @@ wire_get_nomad_response(struct msgr *r, struct wire_nomad_response *a)
 	return r->err ? -1 : 0;
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire_nomad.h in order. */
 void
 wire_put_nomad_body(struct msgw *m, const struct wire_nomad_body *b)
 {

@@ -24,6 +24,7 @@ wire_header_ok(const char *s, size_t len, int spaces)
 	return 1;
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire_notify.h in order. */
 void
 wire_put_notify(struct msgw *m, const struct wire_notify *n)
 {
@@ -61,6 +62,7 @@ wire_get_notify(struct msgr *r, struct wire_notify *n)
 	return r->err ? -1 : 0;
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire_notify.h in order. */
 void
 wire_put_notify_result(struct msgw *m, const struct wire_notify_result *n)
 {

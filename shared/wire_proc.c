@@ -10,6 +10,7 @@
 #include "nops.h"
 #include "wire_proc.h"
 
+/* Alike on purpose: each wire_*.c coder walks wire_proc.h in order. */
 void
 wire_put_init(struct msgw *m, const struct wire_init *w)
 {
@@ -35,6 +36,7 @@ wire_get_init(struct msgr *r, struct wire_init *w)
 	return msg_end(r);
 }
 
+/* Alike on purpose: each wire_*.c coder walks wire_proc.h in order. */
 void
 wire_put_verbose(struct msgw *m, const struct wire_verbose *w)
 {

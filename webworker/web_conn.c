@@ -234,6 +234,7 @@ web_accept_error(struct evconnlistener *lev, void *arg)
 	web_accept_pause(1);
 }
 
+/* Alike on purpose: web_docs_init, each module its own one-second sweep. */
 void
 web_conn_init(void)
 {

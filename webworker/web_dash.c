@@ -269,6 +269,7 @@ web_render(struct web_page *pg)
 		break;
 	}
 	wbuf_init(&b);
+	/* Alike on purpose: a case a page: title, tab, refresh, renderer. */
 	switch (pg->wg_what) {
 	case WEB_OVERVIEW:
 		web_view_init(&v, pg, "Overview", "overview");

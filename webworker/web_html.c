@@ -500,6 +500,7 @@ html_attention_deploys(struct wbuf *b, json_t *list, const char *id,
 	wbuf_htmlf(b, "<section class=\"box\" id=\"%s\"><h3>%s (%lld)</h3>"
 	    "<table><tr><th>Deployment</th><th>Job</th><th>Commit</th>"
 	    "<th>Waiting since</th></tr>", id, title, jint(list, "count"));
+	/* Alike on purpose: html_overview_in_progress, a state for a commit. */
 	json_array_foreach(json_object_get(list, "items"), i, it) {
 		wbuf_puts(b, "<tr>");
 		html_deploy_cells(b, it);
