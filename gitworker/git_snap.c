@@ -433,6 +433,14 @@ snap_root(struct snap *s, git_commit *commit, git_tree **out)
 	return 0;
 }
 
+/* Message m of type to the master, about the snapshot's repository. */
+static void
+snap_send_msg(struct snap *s, struct msgw *m, uint32_t type, const char *name)
+{
+	if (imsgev_send(git_master, m, type, s->s_repo->gr_id, -1) == -1)
+		fatal("%s", name);
+}
+
 /* IMSG_GIT_SNAP_BEGIN: the commit, its author and subject, the counts. */
 static void
 snap_send_begin(struct snap *s, uint32_t seq, git_commit *commit,
@@ -464,9 +472,7 @@ snap_send_begin(struct snap *s, uint32_t seq, git_commit *commit,
 	b.total = s->s_total;
 	msg_init(&m);
 	wire_put_git_begin(&m, &b);
-	if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_BEGIN, s->s_repo->gr_id,
-	    -1) == -1)
-		fatal("IMSG_GIT_SNAP_BEGIN");
+	snap_send_msg(s, &m, IMSG_GIT_SNAP_BEGIN, "IMSG_GIT_SNAP_BEGIN");
 }
 
 /* IMSG_GIT_SNAP_SAME: the master takes the file from its known commit. */
@@ -481,13 +487,10 @@ snap_send_same(struct snap *s, uint32_t seq, const struct snap_file *f)
 	ws.path = f->sf_path;
 	msg_init(&m);
 	wire_put_git_same(&m, &ws);
-	if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_SAME, s->s_repo->gr_id,
-	    -1) == -1)
-		fatal("IMSG_GIT_SNAP_SAME");
+	snap_send_msg(s, &m, IMSG_GIT_SNAP_SAME, "IMSG_GIT_SNAP_SAME");
 }
 
-/* IMSG_GIT_SNAP_FILE, then its content in IMSG_GIT_SNAP_DATA pieces. */
-/* A file's IMSG_GIT_SNAP_FILE, then its content in chunks. */
+/* A file's IMSG_GIT_SNAP_FILE, then its content in IMSG_GIT_SNAP_DATA. */
 static void
 snap_send_blob(struct snap *s, const struct wire_git_file *wf,
     const char *data, size_t size)
@@ -498,9 +501,7 @@ snap_send_blob(struct snap *s, const struct wire_git_file *wf,
 
 	msg_init(&m);
 	wire_put_git_file(&m, wf);
-	if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_FILE,
-	    s->s_repo->gr_id, -1) == -1)
-		fatal("IMSG_GIT_SNAP_FILE");
+	snap_send_msg(s, &m, IMSG_GIT_SNAP_FILE, "IMSG_GIT_SNAP_FILE");
 	for (off = 0; off < size; off += n) {
 		n = size - off > GITW_CHUNK_MAX ? GITW_CHUNK_MAX : size - off;
 		d.seq = wf->seq;
@@ -508,9 +509,7 @@ snap_send_blob(struct snap *s, const struct wire_git_file *wf,
 		d.len = n;
 		msg_init(&m);
 		wire_put_git_data(&m, &d);
-		if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_DATA,
-		    s->s_repo->gr_id, -1) == -1)
-			fatal("IMSG_GIT_SNAP_DATA");
+		snap_send_msg(s, &m, IMSG_GIT_SNAP_DATA, "IMSG_GIT_SNAP_DATA");
 	}
 }
 
@@ -590,17 +589,13 @@ snap_send_end(struct snap *s, uint32_t seq, uint32_t flags)
 		note.text = s->s_notes[i].sn_text;
 		msg_init(&m);
 		wire_put_git_note(&m, &note);
-		if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_NOTE,
-		    s->s_repo->gr_id, -1) == -1)
-			fatal("IMSG_GIT_SNAP_NOTE");
+		snap_send_msg(s, &m, IMSG_GIT_SNAP_NOTE, "IMSG_GIT_SNAP_NOTE");
 	}
 	end.seq = seq;
 	end.flags = flags;
 	msg_init(&m);
 	wire_put_git_end(&m, &end);
-	if (imsgev_send(git_master, &m, IMSG_GIT_SNAP_END, s->s_repo->gr_id,
-	    -1) == -1)
-		fatal("IMSG_GIT_SNAP_END");
+	snap_send_msg(s, &m, IMSG_GIT_SNAP_END, "IMSG_GIT_SNAP_END");
 }
 
 static void
