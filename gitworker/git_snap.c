@@ -463,6 +463,7 @@ snap_send_begin(struct snap *s, uint32_t seq, git_commit *commit,
 	text_printf(subject, sizeof(subject), 0, "%s",
 	    summary != NULL ? summary : "");
 
+	/* Alike on purpose: snap_send_same, another layout filled and sent. */
 	b.seq = seq;
 	b.commit = hex;
 	b.author = author;

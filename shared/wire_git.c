@@ -33,6 +33,7 @@ wire_put_git_repo(struct msgw *m, const struct wire_git_repo *g)
 	msg_add_data(m, g->known, g->knownlen);
 }
 
+/* Alike on purpose: each wire_*.c decoder checks wire_git.h's fields. */
 int
 wire_get_git_repo(struct msgr *r, struct wire_git_repo *g)
 {
@@ -129,6 +130,7 @@ wire_put_git_begin(struct msgw *m, const struct wire_git_begin *b)
 	msg_add_u64(m, b->total);
 }
 
+/* Alike on purpose: each wire_*.c decoder checks wire_git.h's fields. */
 int
 wire_get_git_begin(struct msgr *r, struct wire_git_begin *b)
 {

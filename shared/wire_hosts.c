@@ -39,6 +39,7 @@ wire_put_ssh_run(struct msgw *m, const struct wire_ssh_run *s)
 	msg_add_data(m, s->in, s->inlen);
 }
 
+/* Alike on purpose: each wire_*.c decoder checks wire_hosts.h's fields. */
 int
 wire_get_ssh_run(struct msgr *r, struct wire_ssh_run *s)
 {
