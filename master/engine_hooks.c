@@ -160,43 +160,17 @@ hook_dispatched(struct nomad_result *res, void *arg)
 /*
  * Dispatch meta: only the keys the hook declares (Nomad refuses others),
  * from the deployment's facts.
- * Alike on purpose: op_meta (operation.c), other keys and struct.
  */
 static json_t *
 hook_meta(const json_t *hookspec, const struct astep *as)
 {
-	json_t		*pj, *meta, *list, *k;
-	const char	*key;
 	char		 id[32];
-	size_t		 i, l;
-	const char	*lists[] = { "MetaRequired", "MetaOptional" };
+	const char	*kv[] = { "nops_deployment", id, "nops_job", as->as_job,
+	    "nops_namespace", as->as_ns, "nops_commit", as->as_commit,
+	    "nops_phase", as->as_phase, NULL };
 
-	meta = json_object();
-	pj = json_object_get(hookspec, "ParameterizedJob");
 	snprintf(id, sizeof(id), "%lld", (long long)as->as_id);
-	for (l = 0; l < 2; l++) {
-		list = json_object_get(pj, lists[l]);
-		json_array_foreach(list, i, k) {
-			key = json_string_value(k);
-			if (key == NULL)
-				continue;
-			if (strcmp(key, "nops_deployment") == 0)
-				json_object_set_new(meta, key, jsonb_str(id));
-			else if (strcmp(key, "nops_job") == 0)
-				json_object_set_new(meta, key,
-				    jsonb_str(as->as_job));
-			else if (strcmp(key, "nops_namespace") == 0)
-				json_object_set_new(meta, key,
-				    jsonb_str(as->as_ns));
-			else if (strcmp(key, "nops_commit") == 0)
-				json_object_set_new(meta, key,
-				    jsonb_str(as->as_commit));
-			else if (strcmp(key, "nops_phase") == 0)
-				json_object_set_new(meta, key,
-				    jsonb_str(as->as_phase));
-		}
-	}
-	return meta;
+	return nomad_dispatch_meta(hookspec, kv);
 }
 
 /*

@@ -33,6 +33,7 @@
 #include "conf.h"
 #include "master.h"
 #include "nomad.h"
+#include "jsonb.h"
 #include "wire_nomad.h"
 
 /* On top of the worker's own timeouts: its retries and some slack. */
@@ -864,4 +865,33 @@ nomad_cas_error(const struct nomad_result *res, uint64_t *sent,
 		return NOMAD_CAS_CONFLICT;
 	}
 	return NOMAD_CAS_NONE;
+}
+
+/*
+ * The Meta of a dispatch: each key the parameterized job declares
+ * (MetaRequired, MetaOptional) that kv names gets its value; kv holds
+ * key and value in turn and ends at a NULL key.
+ */
+json_t *
+nomad_dispatch_meta(const json_t *spec, const char *const *kv)
+{
+	json_t		*pj, *meta, *k;
+	const char	*key, *const *p;
+	size_t		 i, l;
+	const char	*lists[] = { "MetaRequired", "MetaOptional" };
+
+	meta = json_object();
+	pj = json_object_get(spec, "ParameterizedJob");
+	for (l = 0; l < 2; l++)
+		json_array_foreach(json_object_get(pj, lists[l]), i, k) {
+			if ((key = json_string_value(k)) == NULL)
+				continue;
+			for (p = kv; p[0] != NULL; p += 2)
+				if (strcmp(key, p[0]) == 0) {
+					json_object_set_new(meta, key,
+					    jsonb_str(p[1]));
+					break;
+				}
+		}
+	return meta;
 }

@@ -168,6 +168,7 @@ void	 nomad_cache_put(const uint8_t *key, uint32_t status,
  * answer with its result through answer(ctx, status, body) later.
  * Returns 0, or -1 with a reason in err (answer is then not called).
  */
+json_t	*nomad_dispatch_meta(const json_t *, const char *const *);
 int	 nomad_debug(json_t *req, void (*answer)(void *, int, json_t *),
 	    void *ctx, char *err, size_t errlen);
 #endif

@@ -1254,36 +1254,13 @@ operation_recover(void)
 static json_t *
 op_meta(const json_t *spec, const struct oprun *r, const char *commit)
 {
-	json_t		*pj, *meta, *k;
-	const char	*key;
 	char		 id[32];
-	size_t		 i, l;
-	const char	*lists[] = { "MetaRequired", "MetaOptional" };
+	const char	*kv[] = { "nops_job", r->r_job, "nops_namespace", r->r_ns,
+	    "nops_operation", r->r_name, "nops_run", id,
+	    commit != NULL ? "nops_commit" : NULL, commit, NULL };
 
-	meta = json_object();
-	pj = json_object_get(spec, "ParameterizedJob");
 	snprintf(id, sizeof(id), "%lld", (long long)r->r_id);
-	for (l = 0; l < 2; l++)
-		json_array_foreach(json_object_get(pj, lists[l]), i, k) {
-			if ((key = json_string_value(k)) == NULL)
-				continue;
-			if (strcmp(key, "nops_job") == 0)
-				json_object_set_new(meta, key,
-				    jsonb_str(r->r_job));
-			else if (strcmp(key, "nops_namespace") == 0)
-				json_object_set_new(meta, key,
-				    jsonb_str(r->r_ns));
-			else if (strcmp(key, "nops_operation") == 0)
-				json_object_set_new(meta, key,
-				    jsonb_str(r->r_name));
-			else if (strcmp(key, "nops_run") == 0)
-				json_object_set_new(meta, key, jsonb_str(id));
-			else if (strcmp(key, "nops_commit") == 0 &&
-			    commit != NULL)
-				json_object_set_new(meta, key,
-				    jsonb_str(commit));
-		}
-	return meta;
+	return nomad_dispatch_meta(spec, kv);
 }
 
 /* Save the run (never its input) and its audit event; cap the log. */
