@@ -361,7 +361,7 @@ api_repos_one(struct api_req *req, struct api_resp *resp)
 }
 
 /* Poll the repository now; the answer does not wait for the fetch. */
-/* Alike on purpose: api_reload, a route that takes an empty body. */
+/* Alike on purpose: api_reload, a write whose body is checked, unused. */
 static void
 api_repos_fetch(struct api_req *req, struct api_resp *resp)
 {
