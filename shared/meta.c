@@ -638,12 +638,23 @@ cron_parse(const char *expr, struct cron *cr, char *err, size_t errlen)
 		{ "@daily", "0 0 * * *" }, { "@midnight", "0 0 * * *" },
 		{ "@hourly", "0 * * * *" },
 	};
-	static const char *const what[] = { "minute", "hour", "day of month",
-	    "month", "day of week" };
+	/* The five fields in order: their range and names. */
+	static const struct {
+		const char		*what;
+		int			 lo, hi;
+		const char *const	*names;
+		int			 nnames, namebase;
+	} cf[5] = {
+		{ "minute", 0, 59, NULL, 0, 0 },
+		{ "hour", 0, 23, NULL, 0, 0 },
+		{ "day of month", 1, 31, NULL, 0, 0 },
+		{ "month", 1, 12, cron_months, 12, 1 },
+		{ "day of week", 0, 7, cron_days, 7, 0 },
+	};
 	char		 buf[256], *fields[6], *p, *tok;
-	uint64_t	 bits;
+	uint64_t	 bits[5];
 	size_t		 i;
-	int		 n = 0, star;
+	int		 n = 0, star[5];
 
 	memset(cr, 0, sizeof(*cr));
 	for (i = 0; i < sizeof(shorthands) / sizeof(shorthands[0]); i++)
@@ -669,40 +680,23 @@ cron_parse(const char *expr, struct cron *cr, char *err, size_t errlen)
 		    "@daily");
 		return -1;
 	}
-	if (cron_field(fields[0], 0, 59, NULL, 0, 0, &bits, &star) == -1)
-		goto bad0;
-	cr->cr_min = bits;
-	if (cron_field(fields[1], 0, 23, NULL, 0, 0, &bits, &star) == -1) {
-		n = 1;
-		goto bad;
-	}
-	cr->cr_hour = (uint32_t)bits;
-	if (cron_field(fields[2], 1, 31, NULL, 0, 0, &bits, &star) == -1) {
-		n = 2;
-		goto bad;
-	}
-	cr->cr_dom = (uint32_t)bits;
-	cr->cr_dom_star = star;
-	if (cron_field(fields[3], 1, 12, cron_months, 12, 1, &bits,
-	    &star) == -1) {
-		n = 3;
-		goto bad;
-	}
-	cr->cr_mon = (uint16_t)bits;
-	if (cron_field(fields[4], 0, 7, cron_days, 7, 0, &bits, &star) == -1) {
-		n = 4;
-		goto bad;
-	}
-	if (bits & (1ULL << 7))		/* 7 is Sunday too */
-		bits |= 1;
-	cr->cr_dow = (uint8_t)(bits & 0x7f);
-	cr->cr_dow_star = star;
+	for (i = 0; i < 5; i++)
+		if (cron_field(fields[i], cf[i].lo, cf[i].hi, cf[i].names,
+		    cf[i].nnames, cf[i].namebase, &bits[i], &star[i]) == -1) {
+			snprintf(err, errlen, "bad %s field \"%s\"", cf[i].what,
+			    fields[i]);
+			return -1;
+		}
+	if (bits[4] & (1ULL << 7))	/* 7 is Sunday too */
+		bits[4] |= 1;
+	cr->cr_min = bits[0];
+	cr->cr_hour = (uint32_t)bits[1];
+	cr->cr_dom = (uint32_t)bits[2];
+	cr->cr_dom_star = star[2];
+	cr->cr_mon = (uint16_t)bits[3];
+	cr->cr_dow = (uint8_t)(bits[4] & 0x7f);
+	cr->cr_dow_star = star[4];
 	return 0;
-bad0:
-	n = 0;
-bad:
-	snprintf(err, errlen, "bad %s field \"%s\"", what[n], fields[n]);
-	return -1;
 }
 
 static int
