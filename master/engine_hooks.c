@@ -271,7 +271,7 @@ hook_child_read(struct nomad_result *res, void *arg)
 {
 	struct hook_search *hs = arg;
 	struct astep	*as = hs->hs_as;
-	const char	*tok, *id;
+	const char	*id;
 	enum deploy_state st = hook_state(as->as_phase);
 
 	/* A child gone meanwhile (garbage collected) is not ours to know. */
@@ -282,11 +282,7 @@ hook_child_read(struct nomad_result *res, void *arg)
 		hook_search_end(hs);
 		return;
 	}
-	tok = nomad_ok(res) ? json_string_value(json_object_get(res->nr_json,
-	    "DispatchIdempotencyToken")) : NULL;
-	id = nomad_ok(res) ? json_string_value(json_object_get(res->nr_json,
-	    "ID")) : NULL;
-	if (tok != NULL && id != NULL && strcmp(tok, as->as_token) == 0) {
+	if ((id = nomad_child_of(res, as->as_token)) != NULL) {
 		log_info("deployment %lld: found the run of %s hook %s after a "
 		    "restart: %s", (long long)as->as_id, as->as_phase,
 		    as->as_hook, id);

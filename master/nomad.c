@@ -826,6 +826,26 @@ nomad_ok(const struct nomad_result *res)
 }
 
 /*
+ * A dispatched child's job as read from Nomad: its ID when it was
+ * dispatched with this idempotency token, else NULL (not read, not
+ * found, or another run's child).
+ */
+const char *
+nomad_child_of(const struct nomad_result *res, const char *token)
+{
+	const char	*tok, *id;
+
+	if (!nomad_ok(res))
+		return NULL;
+	tok = json_string_value(json_object_get(res->nr_json,
+	    "DispatchIdempotencyToken"));
+	id = json_string_value(json_object_get(res->nr_json, "ID"));
+	if (tok == NULL || id == NULL || strcmp(tok, token) != 0)
+		return NULL;
+	return id;
+}
+
+/*
  * Recognise Nomad's check-and-set refusals of a register.  They are
  * plain fmt.Errorf texts (HTTP 500), so matching the text is the only
  * way; the prefix is a constant of Nomad's API package.

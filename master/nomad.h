@@ -134,6 +134,7 @@ size_t	 nomad_outstanding(void);
 
 /* Reading results. */
 int	 nomad_ok(const struct nomad_result *);	/* 2xx and usable */
+const char *nomad_child_of(const struct nomad_result *, const char *);
 
 /* Check-and-set refusals of a register (NOMAD-API.md section 4). */
 #define NOMAD_CAS_NONE		0	/* not a CAS refusal */

@@ -85,6 +85,7 @@ static struct event		*notify_timer;
 static uint32_t			 notify_lastid;
 static char			*notify_dashboard;	/* no final '/' */
 
+/* Alike on purpose: repo_find (repo.c), a TAILQ search by name. */
 static struct notifier *
 notifier_find(const char *name)
 {

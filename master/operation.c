@@ -1075,18 +1075,14 @@ static void
 oprun_child_read(struct nomad_result *res, void *arg)
 {
 	struct oprun	*r = arg;
-	const char	*tok, *id;
+	const char	*id;
 
 	/* A child gone meanwhile (garbage collected) is not ours to know. */
 	if (!nomad_ok(res) && res->nr_status != 404) {
 		oprun_search_again(r, res);
 		return;
 	}
-	tok = nomad_ok(res) ? json_string_value(json_object_get(res->nr_json,
-	    "DispatchIdempotencyToken")) : NULL;
-	id = nomad_ok(res) ? json_string_value(json_object_get(res->nr_json,
-	    "ID")) : NULL;
-	if (tok != NULL && id != NULL && strcmp(tok, r->r_token) == 0) {
+	if ((id = nomad_child_of(res, r->r_token)) != NULL) {
 		log_info("operation %s/%s.%s run %lld: found again after a "
 		    "restart by its token %s: %s", r->r_ns, r->r_job,
 		    r->r_name, (long long)r->r_id, r->r_token, id);

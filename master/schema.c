@@ -778,6 +778,7 @@ kw_logic(struct sctx *sc, json_t *s, json_t *v, const char *base,
 	json_array_foreach(json_object_get(s, "allOf"), i, e)
 		if ((rc = sv(sc, e, v, base, path)) != SCHEMA_VALID)
 			return rc;
+	/* Alike on purpose: anyOf stops at one match, oneOf counts them. */
 	if ((k = json_object_get(s, "anyOf")) != NULL) {
 		good = 0;
 		json_array_foreach(k, i, e) {

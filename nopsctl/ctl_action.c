@@ -312,6 +312,8 @@ out:
 	return rv;
 }
 
+/* Alike on purpose: each listing ends as cmd_jobs' does (ctl_engine.c). */
+
 /*
  * left-behind id [retry | forget entry]: the objects a deployment's
  * cleanups left behind; retry them, or forget one record.
