@@ -6,7 +6,7 @@
 struct proc_ctx;
 struct imsgev;
 
-/* The process table's row (master/proc.c). */
+/* The process table's row (master/proc.c); alike on purpose: webworker.h. */
 extern struct imsgev	 git_iev;
 void	 gitworker_init(struct proc_ctx *);
 void	 gitworker_loop(struct proc_ctx *);

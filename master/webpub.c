@@ -88,9 +88,8 @@ RB_PROTOTYPE(webpub_subs, webpub_sub, ws_node, webpub_sub_cmp);
 int
 webpub_sub_cmp(struct webpub_sub *a, struct webpub_sub *b)
 {
-	if (a->ws_class != b->ws_class)
-		return a->ws_class < b->ws_class ? -1 : 1;
-	return strcmp(a->ws_target, b->ws_target);
+	return web_doc_key_cmp(a->ws_class, a->ws_target, b->ws_class,
+	    b->ws_target);
 }
 RB_GENERATE(webpub_subs, webpub_sub, ws_node, webpub_sub_cmp);
 

@@ -337,6 +337,9 @@ int		 imsg_decode(uint32_t type, const void *, size_t,
 #define WEB_DOC_READ		1	/* a document for the client's class */
 #define WEB_DOC_PUBLIC		2	/* a document for class 0, for anyone */
 int		 web_doc_route(const char *path);
+/* A document's key (class, then target) in order, for both ends' trees. */
+int		 web_doc_key_cmp(uint32_t, const char *, uint32_t,
+		    const char *);
 
 /* Identity of an HTTP client, as the webworker saw it. */
 #define WEB_PEER_LOCAL		1	/* control socket: SO_PEERCRED */

@@ -61,3 +61,12 @@ web_doc_route(const char *path)
 			return web_docs[i].kind;
 	return WEB_DOC_NO;
 }
+
+int
+web_doc_key_cmp(uint32_t acls, const char *atarget, uint32_t bcls,
+    const char *btarget)
+{
+	if (acls != bcls)
+		return acls < bcls ? -1 : 1;
+	return strcmp(atarget, btarget);
+}

@@ -99,9 +99,8 @@ RB_PROTOTYPE(web_docs, web_doc, wd_node, web_doc_cmp);
 int
 web_doc_cmp(struct web_doc *a, struct web_doc *b)
 {
-	if (a->wd_class != b->wd_class)
-		return a->wd_class < b->wd_class ? -1 : 1;
-	return strcmp(a->wd_target, b->wd_target);
+	return web_doc_key_cmp(a->wd_class, a->wd_target, b->wd_class,
+	    b->wd_target);
 }
 RB_GENERATE(web_docs, web_doc, wd_node, web_doc_cmp);
 
