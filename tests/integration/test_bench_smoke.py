@@ -41,6 +41,8 @@ CASES = [
      ()),
     ("web_idle_flood", ["20"], r"ratio \(flood / alone\): median [\d.]+",
      ()),
+    ("wake_latency", ["1", "1"],
+     r"\| none \| \d+ \| \d+ \| 1\.00 \|(.|\n)*\| giveway \| ", ()),
     ("webhook_latency", ["5", "2"],
      r"p50 [\d.]+ ms, p99 [\d.]+ ms(.|\n)*nomadsim alone", ()),
 ]
