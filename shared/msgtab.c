@@ -1,8 +1,8 @@
 /*
  * What the message table (NOPS_IMSGS in nops.h) says of each type: its
- * name for the log, who may send it to whom, and its payload's decoder
- * (into union imsg_payload, msgtab.h); and the names of the operations
- * IMSG_NOMAD_REQUEST carries.
+ * name for the log, who may send it to whom, and its payload's layout
+ * (wire.h), which decodes it into union imsg_payload (msgtab.h); and the
+ * names of the operations IMSG_NOMAD_REQUEST carries.
  */
 #include "config.h"
 
@@ -14,29 +14,15 @@
 #include "msgtab.h"
 #include "nops.h"
 
-/*
- * Decode a payload of one layout into its member of the union:
- * wire_decode_<layout>().  Only the member is cleared: IMSG_WEB_SEEN's
- * is large.
- */
-#define WIRE_DECODE(layout)						\
-static int								\
-wire_decode_##layout(struct msgr *r, union imsg_payload *u)		\
-{									\
-	memset(&u->layout, 0, sizeof(u->layout));			\
-	return wire_get_##layout(r, &u->layout);			\
-}
-WIRE_LAYOUTS(WIRE_DECODE)
-
 struct imsg_row {
-	const char	*name;
-	uint32_t	 from;		/* IMSG_P_* */
-	uint32_t	 to;
-	int		(*decode)(struct msgr *, union imsg_payload *);
+	const char		*name;
+	uint32_t		 from;		/* IMSG_P_* */
+	uint32_t		 to;
+	const struct wire_layout *layout;	/* its payload's */
 };
 
 #define IMSG_TABLE_ROW(type, f, t, payload, handler)			\
-	[type] = { #type, IMSG_P_##f, IMSG_P_##t, wire_decode_##payload },
+	[type] = { #type, IMSG_P_##f, IMSG_P_##t, &wire_layout_##payload },
 static const struct imsg_row imsg_rows[IMSG_MAX] = {
 	[IMSG_NONE] = { "IMSG_NONE", 0, 0, NULL },
 	NOPS_IMSGS(IMSG_TABLE_ROW)
@@ -66,15 +52,21 @@ int
 imsg_decode(uint32_t type, const void *buf, size_t len,
     union imsg_payload *u, const char **what)
 {
-	struct msgr	 r;
+	const struct wire_layout	*l;
+	struct msgr			 r;
 
 	*what = NULL;
-	if (type >= IMSG_MAX || imsg_rows[type].decode == NULL) {
+	if (type >= IMSG_MAX || (l = imsg_rows[type].layout) == NULL) {
 		*what = "no such message type";
 		return -1;
 	}
+	/*
+	 * The layout's struct is the union's member of its name, at the
+	 * start; only the member is cleared: IMSG_WEB_SEEN's is large.
+	 */
+	memset(u, 0, l->wl_size);
 	msg_reader_buf(&r, buf, len);
-	if (imsg_rows[type].decode(&r, u) == -1) {
+	if (wire_get(&r, l, u) == -1) {
 		*what = r.what != NULL ? r.what : "trailing bytes";
 		return -1;
 	}

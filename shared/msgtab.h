@@ -19,8 +19,9 @@
 #include "wire_proc.h"
 
 /*
- * Every payload layout of shared/wire*.h: struct wire_L, wire_put_L(),
- * wire_get_L().  The payload column of NOPS_IMSGS names one of these.
+ * Every payload layout of shared/wire*.h: struct wire_L, its table
+ * wire_layout_L, wire_put_L(), wire_get_L().  The payload column of
+ * NOPS_IMSGS names one of these.
  */
 #define WIRE_LAYOUTS(X)							\
 	X(web_request) X(web_answer) X(web_doc) X(web_want)		\

@@ -1,8 +1,10 @@
 /*
- * Encoders and decoders of the message payloads (wire.h).
+ * The generic encoder and decoder of the payload layouts (wire.h), and
+ * the web channel's layouts.
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -11,97 +13,209 @@
 #include "nops.h"
 #include "wire.h"
 
-/* n x (str name, str value), as requests and answers carry them. */
+static void	 wire_put_fields(struct msgw *, const struct wire_field *,
+		    size_t, const uint8_t *);
+static void	 wire_get_fields(struct msgr *, const struct wire_field *,
+		    size_t, uint8_t *);
+static void	 wire_check(struct msgr *, const struct wire_layout *,
+		    const uint8_t *);
+
 static void
-wire_put_headers(struct msgw *m, uint32_t n, const char *const *name,
-    const char *const *value)
+wire_put_fields(struct msgw *m, const struct wire_field *f, size_t n,
+    const uint8_t *base)
 {
+	const void	*p;
+	const size_t	*len;
+	const uint32_t	*count;
 	uint32_t	 i;
 
-	msg_add_u32(m, n);
-	for (i = 0; i < n; i++) {
-		msg_add_str(m, name[i]);
-		msg_add_str(m, value[i]);
+	for (; n > 0; f++, n--) {
+		p = base + f->wf_off;
+		switch (f->wf_kind) {
+		case WIRE_U8:
+			msg_add_u8(m, *(const uint8_t *)p);
+			break;
+		case WIRE_U32:
+			msg_add_u32(m, *(const uint32_t *)p);
+			break;
+		case WIRE_I32:
+			msg_add_i32(m, *(const int32_t *)p);
+			break;
+		case WIRE_U64:
+			msg_add_u64(m, *(const uint64_t *)p);
+			break;
+		case WIRE_I64:
+			msg_add_i64(m, *(const int64_t *)p);
+			break;
+		case WIRE_STR:
+			msg_add_str(m, *(const char *const *)p);
+			break;
+		case WIRE_DATA:
+			len = (const void *)(base + f->wf_aux);
+			msg_add_data(m, *(const void *const *)p, *len);
+			break;
+		case WIRE_LIST:
+			count = p;
+			if (*count > f->wf_max) {
+				m->err = ERANGE;
+				return;
+			}
+			msg_add_u32(m, *count);
+			for (i = 0; i < *count; i++)
+				wire_put_fields(m, f->wf_items, f->wf_nitems,
+				    base + f->wf_aux + i * f->wf_stride);
+			break;
+		case WIRE_PART:
+			wire_put_fields(m, f->wf_part->wl_fields,
+			    f->wf_part->wl_nfields, p);
+			break;
+		}
 	}
 }
 
-static void
-wire_get_headers(struct msgr *r, uint32_t *n, const char **name,
-    const char **value)
-{
-	uint32_t	 i;
-
-	*n = 0;
-	msg_get_u32(r, n);
-	if (*n > WEB_HEADERS_MAX)
-		msg_fail(r, "too many headers");
-	for (i = 0; i < *n && r->err == 0; i++) {
-		msg_get_str(r, &name[i], WEB_HNAME_MAX);
-		msg_get_str(r, &value[i], WEB_HEADER_MAX);
-	}
-	if (r->err != 0)
-		*n = 0;
-}
-
-/* Alike on purpose: each wire_*.c coder walks wire.h in order. */
 void
-wire_put_web_request(struct msgw *m, const struct wire_web_request *q)
+wire_put(struct msgw *m, const struct wire_layout *l, const void *p)
 {
-	msg_add_u32(m, q->peer);
-	msg_add_u32(m, q->uid);
-	msg_add_u32(m, q->gid);
-	msg_add_str(m, q->remote);
-	msg_add_u32(m, q->tls);
-	msg_add_str(m, q->method);
-	msg_add_str(m, q->target);
-	msg_add_str(m, q->ctype);
-	wire_put_headers(m, q->nheaders, q->hname, q->hvalue);
-	msg_add_data(m, q->body, q->bodylen);
+	wire_put_fields(m, l->wl_fields, l->wl_nfields, p);
+}
+
+/*
+ * Every field is read even after a failure: msg_get_*() then zeroes its
+ * output, so a caller never sees a field the payload did not hold.
+ */
+static void
+wire_get_fields(struct msgr *r, const struct wire_field *f, size_t n,
+    uint8_t *base)
+{
+	void		*p;
+	uint32_t	*count;
+	uint32_t	 i;
+
+	for (; n > 0; f++, n--) {
+		p = base + f->wf_off;
+		switch (f->wf_kind) {
+		case WIRE_U8:
+			msg_get_u8(r, p);
+			break;
+		case WIRE_U32:
+			msg_get_u32(r, p);
+			break;
+		case WIRE_I32:
+			msg_get_i32(r, p);
+			break;
+		case WIRE_U64:
+			msg_get_u64(r, p);
+			break;
+		case WIRE_I64:
+			msg_get_i64(r, p);
+			break;
+		case WIRE_STR:
+			msg_get_str(r, p, f->wf_max);
+			break;
+		case WIRE_DATA:
+			msg_get_data(r, p, (void *)(base + f->wf_aux),
+			    f->wf_max);
+			break;
+		case WIRE_LIST:
+			count = p;
+			msg_get_u32(r, count);
+			if (*count > f->wf_max)
+				msg_fail(r, f->wf_what);
+			for (i = 0; i < *count && r->err == 0; i++)
+				wire_get_fields(r, f->wf_items, f->wf_nitems,
+				    base + f->wf_aux + i * f->wf_stride);
+			if (r->err != 0)
+				*count = 0;
+			break;
+		case WIRE_PART:
+			wire_get_fields(r, f->wf_part->wl_fields,
+			    f->wf_part->wl_nfields, p);
+			break;
+		}
+	}
+}
+
+/* A part's checks first, then the layout's own, up to the first failure. */
+static void
+wire_check(struct msgr *r, const struct wire_layout *l, const uint8_t *base)
+{
+	size_t	 i;
+
+	for (i = 0; i < l->wl_nfields; i++)
+		if (l->wl_fields[i].wf_kind == WIRE_PART)
+			wire_check(r, l->wl_fields[i].wf_part,
+			    base + l->wl_fields[i].wf_off);
+	if (r->err == 0 && l->wl_check != NULL)
+		l->wl_check(r, base);
 }
 
 int
-wire_get_web_request(struct msgr *r, struct wire_web_request *q)
+wire_get(struct msgr *r, const struct wire_layout *l, void *p)
 {
-	msg_get_u32(r, &q->peer);
-	msg_get_u32(r, &q->uid);
-	msg_get_u32(r, &q->gid);
-	msg_get_str(r, &q->remote, WEB_REMOTE_MAX);
-	msg_get_u32(r, &q->tls);
-	msg_get_str(r, &q->method, WEB_METHOD_MAX);
-	msg_get_str(r, &q->target, WEB_PATH_MAX);
-	msg_get_str(r, &q->ctype, WEB_HEADER_MAX);
-	wire_get_headers(r, &q->nheaders, q->hname, q->hvalue);
-	msg_get_data(r, &q->body, &q->bodylen, WEB_BODY_MAX);
+	wire_get_fields(r, l->wl_fields, l->wl_nfields, p);
 	if (msg_end(r) == -1)
 		return -1;
+	wire_check(r, l, p);
+	return r->err ? -1 : 0;
+}
+
+/*
+ * Alike on purpose (whole file): the field tables below, and those of
+ * wire_auth.c, wire_git.c, wire_hosts.c, wire_nomad.c, wire_notify.c and
+ * wire_proc.c, are one per layout: each lists its struct's fields in
+ * payload order, and tables of the same shape are different layouts.
+ */
+
+/* n x (str name, str value), as requests and answers carry them. */
+static const struct wire_field wire_request_headers[] = {
+	WF_STR(web_request, hname[0], WEB_HNAME_MAX),
+	WF_STR(web_request, hvalue[0], WEB_HEADER_MAX),
+};
+static const struct wire_field wire_answer_headers[] = {
+	WF_STR(web_answer, hname[0], WEB_HNAME_MAX),
+	WF_STR(web_answer, hvalue[0], WEB_HEADER_MAX),
+};
+
+static const struct wire_field wire_web_request_fields[] = {
+	WF_U32(web_request, peer),
+	WF_U32(web_request, uid),
+	WF_U32(web_request, gid),
+	WF_STR(web_request, remote, WEB_REMOTE_MAX),
+	WF_U32(web_request, tls),
+	WF_STR(web_request, method, WEB_METHOD_MAX),
+	WF_STR(web_request, target, WEB_PATH_MAX),
+	WF_STR(web_request, ctype, WEB_HEADER_MAX),
+	WF_STRS(web_request, nheaders, WEB_HEADERS_MAX, "too many headers",
+	    wire_request_headers),
+	WF_DATA(web_request, body, bodylen, WEB_BODY_MAX),
+};
+
+static void
+wire_web_request_check(struct msgr *r, const void *p)
+{
+	const struct wire_web_request	*q = p;
+
 	if (q->tls > 1)
 		msg_fail(r, "tls flag");
 	else if (q->peer != WEB_PEER_LOCAL && q->peer != WEB_PEER_TCP)
 		msg_fail(r, "peer kind");
-	return r->err ? -1 : 0;
 }
+WIRE_DEFINE(web_request, wire_web_request_fields, wire_web_request_check)
 
-/* Alike on purpose: each wire_*.c coder walks wire.h in order. */
-void
-wire_put_web_answer(struct msgw *m, const struct wire_web_answer *a)
+static const struct wire_field wire_web_answer_fields[] = {
+	WF_U32(web_answer, status),
+	WF_STR(web_answer, ctype, WEB_CTYPE_MAX),
+	WF_STRS(web_answer, nheaders, WEB_HEADERS_MAX, "too many headers",
+	    wire_answer_headers),
+	WF_DATA(web_answer, body, bodylen, WEBWORKER_MSG_MAX),
+};
+
+static void
+wire_web_answer_check(struct msgr *r, const void *p)
 {
-	msg_add_u32(m, a->status);
-	msg_add_str(m, a->ctype);
-	wire_put_headers(m, a->nheaders, a->hname, a->hvalue);
-	msg_add_data(m, a->body, a->bodylen);
-}
+	const struct wire_web_answer	*a = p;
+	uint32_t			 i;
 
-int
-wire_get_web_answer(struct msgr *r, struct wire_web_answer *a)
-{
-	uint32_t	 i;
-
-	msg_get_u32(r, &a->status);
-	msg_get_str(r, &a->ctype, WEB_CTYPE_MAX);
-	wire_get_headers(r, &a->nheaders, a->hname, a->hvalue);
-	msg_get_data(r, &a->body, &a->bodylen, WEBWORKER_MSG_MAX);
-	if (msg_end(r) == -1)
-		return -1;
 	if (a->status < 100 || a->status > 599)
 		msg_fail(r, "status");
 	else if (*a->ctype == '\0')
@@ -109,91 +223,64 @@ wire_get_web_answer(struct msgr *r, struct wire_web_answer *a)
 	for (i = 0; i < a->nheaders && r->err == 0; i++)
 		if (*a->hname[i] == '\0')
 			msg_fail(r, "empty header name");
-	return r->err ? -1 : 0;
 }
+WIRE_DEFINE(web_answer, wire_web_answer_fields, wire_web_answer_check)
 
-/* Alike on purpose: each wire_*.c coder walks wire.h in order. */
-void
-wire_put_web_doc(struct msgw *m, const struct wire_web_doc *d)
-{
-	msg_add_u32(m, d->cls);
-	msg_add_str(m, d->target);
-	wire_put_web_answer(m, &d->answer);
-}
+static const struct wire_field wire_web_doc_fields[] = {
+	WF_U32(web_doc, cls),
+	WF_STR(web_doc, target, WEB_PATH_MAX),
+	WF_PART(web_doc, answer, &wire_layout_web_answer),
+};
 
-int
-wire_get_web_doc(struct msgr *r, struct wire_web_doc *d)
+static void
+wire_web_doc_check(struct msgr *r, const void *p)
 {
-	msg_get_u32(r, &d->cls);
-	msg_get_str(r, &d->target, WEB_PATH_MAX);
-	if (wire_get_web_answer(r, &d->answer) == -1)
-		return -1;
+	const struct wire_web_doc	*d = p;
+
 	if (d->cls >= WEB_CLASSES_MAX)
 		msg_fail(r, "class out of range");
 	else if (*d->target != '/')
 		msg_fail(r, "target");
-	return r->err ? -1 : 0;
 }
+WIRE_DEFINE(web_doc, wire_web_doc_fields, wire_web_doc_check)
 
-/* Alike on purpose: each wire_*.c coder walks wire.h in order. */
-void
-wire_put_web_want(struct msgw *m, const struct wire_web_want *w)
-{
-	msg_add_u32(m, w->cls);
-	msg_add_str(m, w->target);
-}
+static const struct wire_field wire_web_want_fields[] = {
+	WF_U32(web_want, cls),
+	WF_STR(web_want, target, WEB_PATH_MAX),
+};
 
-int
-wire_get_web_want(struct msgr *r, struct wire_web_want *w)
+static void
+wire_web_want_check(struct msgr *r, const void *p)
 {
-	msg_get_u32(r, &w->cls);
-	msg_get_str(r, &w->target, WEB_PATH_MAX);
-	if (msg_end(r) == -1)
-		return -1;
+	const struct wire_web_want	*w = p;
+
 	if (w->cls >= WEB_CLASSES_MAX)
 		msg_fail(r, "class out of range");
-	return r->err ? -1 : 0;
 }
+WIRE_DEFINE(web_want, wire_web_want_fields, wire_web_want_check)
 
-/* Alike on purpose: each wire_*.c coder walks wire.h in order. */
-void
-wire_put_web_listen(struct msgw *m, const struct wire_web_listen *l)
+static const struct wire_field wire_web_listen_hosts[] = {
+	WF_STR(web_listen, hosts[0], WEB_NAME_MAX),
+};
+
+static const struct wire_field wire_web_listen_fields[] = {
+	WF_U32(web_listen, kind),
+	WF_STR(web_listen, name, WEB_NAME_MAX),
+	WF_U32(web_listen, tls),
+	WF_DATA(web_listen, cert, certlen, WEB_TLS_PEM_MAX),
+	WF_DATA(web_listen, key, keylen, WEB_TLS_PEM_MAX),
+	WF_U32(web_listen, bodymax),
+	WF_U32(web_listen, hflags),
+	WF_STRS(web_listen, nhosts, WEB_HOSTS_MAX, "too many hostnames",
+	    wire_web_listen_hosts),
+	WF_U32(web_listen, persrc),
+};
+
+static void
+wire_web_listen_check(struct msgr *r, const void *p)
 {
-	uint32_t	 i;
+	const struct wire_web_listen	*l = p;
 
-	msg_add_u32(m, l->kind);
-	msg_add_str(m, l->name);
-	msg_add_u32(m, l->tls);
-	msg_add_data(m, l->cert, l->certlen);
-	msg_add_data(m, l->key, l->keylen);
-	msg_add_u32(m, l->bodymax);
-	msg_add_u32(m, l->hflags);
-	msg_add_u32(m, l->nhosts);
-	for (i = 0; i < l->nhosts; i++)
-		msg_add_str(m, l->hosts[i]);
-	msg_add_u32(m, l->persrc);
-}
-
-int
-wire_get_web_listen(struct msgr *r, struct wire_web_listen *l)
-{
-	uint32_t	 i;
-
-	msg_get_u32(r, &l->kind);
-	msg_get_str(r, &l->name, WEB_NAME_MAX);
-	msg_get_u32(r, &l->tls);
-	msg_get_data(r, &l->cert, &l->certlen, WEB_TLS_PEM_MAX);
-	msg_get_data(r, &l->key, &l->keylen, WEB_TLS_PEM_MAX);
-	msg_get_u32(r, &l->bodymax);
-	msg_get_u32(r, &l->hflags);
-	msg_get_u32(r, &l->nhosts);
-	if (r->err == 0 && l->nhosts > WEB_HOSTS_MAX)
-		msg_fail(r, "too many hostnames");
-	for (i = 0; i < l->nhosts && r->err == 0; i++)
-		msg_get_str(r, &l->hosts[i], WEB_NAME_MAX);
-	msg_get_u32(r, &l->persrc);
-	if (msg_end(r) == -1)
-		return -1;
 	if (l->kind != WEB_LISTEN_CONTROL && l->kind != WEB_LISTEN_TCP)
 		msg_fail(r, "listener kind");
 	else if (l->tls > 1 || (l->tls && (l->kind != WEB_LISTEN_TCP ||
@@ -206,59 +293,51 @@ wire_get_web_listen(struct msgr *r, struct wire_web_listen *l)
 		msg_fail(r, "connections per source out of range");
 	else if ((l->hflags & ~WEB_HOSTS_IPLITERAL) != 0)
 		msg_fail(r, "host flags");
-	return r->err ? -1 : 0;
 }
+WIRE_DEFINE(web_listen, wire_web_listen_fields, wire_web_listen_check)
 
-/* Alike on purpose: each wire_*.c coder walks wire.h in order. */
-void
-wire_put_web_seen(struct msgw *m, const struct wire_web_seen *s)
+static const struct wire_field wire_web_seen_entries[] = {
+	WF_U32(web_seen_entry, kind),
+	WF_STR(web_seen_entry, hash, WEB_HASH_HEX),
+	WF_I64(web_seen_entry, at),
+};
+static const struct wire_field wire_web_seen_codes[] = {
+	WF_U32(web_seen_code, status),
+	WF_U32(web_seen_code, count),
+};
+
+static const struct wire_field wire_web_seen_fields[] = {
+	WF_RECS(web_seen, nseen, WEB_SEEN_MAX, "too many entries", seen,
+	    wire_web_seen_entries),
+	WF_RECS(web_seen, ncodes, WEB_CODES_MAX, "too many statuses", codes,
+	    wire_web_seen_codes),
+};
+
+/*
+ * The entries are checked once the whole payload has decoded: one that
+ * is bad and cut short says what cut it short.
+ */
+static void
+wire_web_seen_check(struct msgr *r, const void *p)
 {
-	uint32_t	 i;
+	const struct wire_web_seen		*s = p;
+	const struct wire_web_seen_entry	*e;
+	const struct wire_web_seen_code		*c;
+	uint32_t				 i;
 
-	msg_add_u32(m, s->nseen);
-	for (i = 0; i < s->nseen; i++) {
-		msg_add_u32(m, s->seen[i].kind);
-		msg_add_str(m, s->seen[i].hash);
-		msg_add_i64(m, s->seen[i].at);
-	}
-	msg_add_u32(m, s->ncodes);
-	for (i = 0; i < s->ncodes; i++) {
-		msg_add_u32(m, s->codes[i].status);
-		msg_add_u32(m, s->codes[i].count);
-	}
-}
-
-int
-wire_get_web_seen(struct msgr *r, struct wire_web_seen *s)
-{
-	struct wire_web_seen_entry	*e;
-	struct wire_web_seen_code	*c;
-	uint32_t			 i;
-
-	msg_get_u32(r, &s->nseen);
-	if (r->err == 0 && s->nseen > WEB_SEEN_MAX)
-		msg_fail(r, "too many entries");
 	for (i = 0; i < s->nseen && r->err == 0; i++) {
 		e = &s->seen[i];
-		msg_get_u32(r, &e->kind);
-		msg_get_str(r, &e->hash, WEB_HASH_HEX);
-		msg_get_i64(r, &e->at);
-		if (r->err == 0 && ((e->kind != WEB_PRIN_SESSION &&
+		if ((e->kind != WEB_PRIN_SESSION &&
 		    e->kind != WEB_PRIN_TOKEN) ||
 		    strlen(e->hash) != WEB_HASH_HEX || e->at < 0 ||
-		    (e->at == 0 && e->kind != WEB_PRIN_SESSION)))
+		    (e->at == 0 && e->kind != WEB_PRIN_SESSION))
 			msg_fail(r, "bad entry");
 	}
-	msg_get_u32(r, &s->ncodes);
-	if (r->err == 0 && s->ncodes > WEB_CODES_MAX)
-		msg_fail(r, "too many statuses");
 	for (i = 0; i < s->ncodes && r->err == 0; i++) {
 		c = &s->codes[i];
-		msg_get_u32(r, &c->status);
-		msg_get_u32(r, &c->count);
-		if (r->err == 0 && (c->status < 100 || c->status > 599 ||
-		    c->count > WEB_SEEN_COUNT_MAX))
+		if (c->status < 100 || c->status > 599 ||
+		    c->count > WEB_SEEN_COUNT_MAX)
 			msg_fail(r, "bad status count");
 	}
-	return msg_end(r);
 }
+WIRE_DEFINE(web_seen, wire_web_seen_fields, wire_web_seen_check)

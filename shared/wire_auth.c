@@ -1,5 +1,6 @@
 /*
- * Encoders and decoders of the identity table's payloads (wire_auth.h).
+ * The identity table's payload layouts (wire_auth.h): each one's fields,
+ * in payload order, for the generic coder of wire.c, and its checks.
  */
 #include "config.h"
 
@@ -9,7 +10,13 @@
 
 #include "msg.h"
 #include "nops.h"
+#include "wire.h"
 #include "wire_auth.h"
+
+/*
+ * Alike on purpose (whole file): the field tables, one per layout, as
+ * wire.c says of its own.
+ */
 
 /* A SHA-256 in lower-case hex, as sessions and tokens are known. */
 static int
@@ -19,81 +26,59 @@ wire_hash_ok(const char *s)
 	    strspn(s, "0123456789abcdef") == WEB_HASH_HEX;
 }
 
-/* Alike on purpose: each wire_*.c coder walks wire_auth.h in order. */
-void
-wire_put_auth_begin(struct msgw *m, const struct wire_auth_begin *b)
-{
-	msg_add_u32(m, b->idle);
-	msg_add_str(m, b->boot);
-	msg_add_u32(m, b->manage);
-	msg_add_u32(m, b->anon);
-}
+static const struct wire_field wire_auth_begin_fields[] = {
+	WF_U32(auth_begin, idle),
+	WF_STR(auth_begin, boot, WEB_HASH_HEX),
+	WF_U32(auth_begin, manage),
+	WF_U32(auth_begin, anon),
+};
 
-int
-wire_get_auth_begin(struct msgr *r, struct wire_auth_begin *b)
+static void
+wire_auth_begin_check(struct msgr *r, const void *p)
 {
-	msg_get_u32(r, &b->idle);
-	msg_get_str(r, &b->boot, WEB_HASH_HEX);
-	msg_get_u32(r, &b->manage);
-	msg_get_u32(r, &b->anon);
-	if (msg_end(r) == -1)
-		return -1;
+	const struct wire_auth_begin	*b = p;
+
 	if (b->idle == 0)
 		msg_fail(r, "no idle timeout");
 	else if (b->manage >= WEB_CLASSES_MAX || b->anon >= WEB_CLASSES_MAX)
 		msg_fail(r, "class out of range");
 	else if (*b->boot != '\0' && !wire_hash_ok(b->boot))
 		msg_fail(r, "bootstrap hash");
-	return r->err ? -1 : 0;
 }
+WIRE_DEFINE(auth_begin, wire_auth_begin_fields, wire_auth_begin_check)
 
-/* Alike on purpose: each wire_*.c coder walks wire_auth.h in order. */
-void
-wire_put_auth_class(struct msgw *m, const struct wire_auth_class *c)
-{
-	msg_add_u32(m, c->cls);
-	msg_add_data(m, c->json, c->jsonlen);
-}
+static const struct wire_field wire_auth_class_fields[] = {
+	WF_U32(auth_class, cls),
+	WF_DATA(auth_class, json, jsonlen, WEB_CLASS_JSON_MAX),
+};
 
-int
-wire_get_auth_class(struct msgr *r, struct wire_auth_class *c)
+static void
+wire_auth_class_check(struct msgr *r, const void *p)
 {
-	msg_get_u32(r, &c->cls);
-	msg_get_data(r, &c->json, &c->jsonlen, WEB_CLASS_JSON_MAX);
-	if (msg_end(r) == -1)
-		return -1;
+	const struct wire_auth_class	*c = p;
+
 	if (c->cls >= WEB_CLASSES_MAX)
 		msg_fail(r, "class out of range");
 	else if (c->jsonlen == 0)
 		msg_fail(r, "no view");
-	return r->err ? -1 : 0;
 }
+WIRE_DEFINE(auth_class, wire_auth_class_fields, wire_auth_class_check)
 
-/* Alike on purpose: each wire_*.c coder walks wire_auth.h in order. */
-void
-wire_put_auth_principal(struct msgw *m, const struct wire_auth_principal *p)
-{
-	msg_add_u32(m, p->kind);
-	msg_add_str(m, p->hash);
-	msg_add_str(m, p->name);
-	msg_add_u32(m, p->cls);
-	msg_add_i64(m, p->seen);
-	msg_add_i64(m, p->expires);
-	msg_add_data(m, p->groups, p->groupslen);
-}
+static const struct wire_field wire_auth_principal_fields[] = {
+	WF_U32(auth_principal, kind),
+	WF_STR(auth_principal, hash, WEB_HASH_HEX),
+	WF_STR(auth_principal, name, WEB_PRIN_NAME_MAX),
+	WF_U32(auth_principal, cls),
+	WF_I64(auth_principal, seen),
+	WF_I64(auth_principal, expires),
+	WF_DATA(auth_principal, groups, groupslen, WEB_GROUPS_JSON_MAX),
+};
 
-int
-wire_get_auth_principal(struct msgr *r, struct wire_auth_principal *p)
+static void
+wire_auth_principal_check(struct msgr *r, const void *q)
 {
-	msg_get_u32(r, &p->kind);
-	msg_get_str(r, &p->hash, WEB_HASH_HEX);
-	msg_get_str(r, &p->name, WEB_PRIN_NAME_MAX);
-	msg_get_u32(r, &p->cls);
-	msg_get_i64(r, &p->seen);
-	msg_get_i64(r, &p->expires);
-	msg_get_data(r, &p->groups, &p->groupslen, WEB_GROUPS_JSON_MAX);
-	if (msg_end(r) == -1)
-		return -1;
+	const struct wire_auth_principal	*p = q;
+
 	if (p->kind != WEB_PRIN_SESSION && p->kind != WEB_PRIN_TOKEN)
 		msg_fail(r, "principal kind");
 	else if (!wire_hash_ok(p->hash))
@@ -106,38 +91,23 @@ wire_get_auth_principal(struct msgr *r, struct wire_auth_principal *p)
 		msg_fail(r, "negative time");
 	else if (p->kind == WEB_PRIN_SESSION && p->groupslen == 0)
 		msg_fail(r, "a session without its groups");
-	return r->err ? -1 : 0;
 }
+WIRE_DEFINE(auth_principal, wire_auth_principal_fields,
+    wire_auth_principal_check)
 
-/* Alike on purpose: each wire_*.c coder walks wire_auth.h in order. */
-void
-wire_put_auth_forget(struct msgw *m, const struct wire_auth_forget *f)
-{
-	msg_add_str(m, f->hash);
-}
+static const struct wire_field wire_auth_forget_fields[] = {
+	WF_STR(auth_forget, hash, WEB_HASH_HEX),
+};
 
-int
-wire_get_auth_forget(struct msgr *r, struct wire_auth_forget *f)
+static void
+wire_auth_forget_check(struct msgr *r, const void *p)
 {
-	msg_get_str(r, &f->hash, WEB_HASH_HEX);
-	if (msg_end(r) == -1)
-		return -1;
+	const struct wire_auth_forget	*f = p;
+
 	if (!wire_hash_ok(f->hash))
 		msg_fail(r, "hash");
-	return r->err ? -1 : 0;
 }
+WIRE_DEFINE(auth_forget, wire_auth_forget_fields, wire_auth_forget_check)
 
-/* Alike on purpose: each wire_*.c coder walks wire_auth.h in order. */
-void
-wire_put_empty(struct msgw *m, const struct wire_empty *e)
-{
-	(void)m;
-	(void)e;
-}
-
-int
-wire_get_empty(struct msgr *r, struct wire_empty *e)
-{
-	(void)e;
-	return msg_end(r);
-}
+/* IMSG_WEB_AUTH_COMMIT and the others without a payload. */
+WIRE_DEFINE_N(empty, NULL, 0, NULL)

@@ -12,6 +12,7 @@
 
 #include "msg.h"
 #include "nops.h"
+#include "wire.h"
 
 /*
  * IMSG_WEB_AUTH_BEGIN: u32 session idle timeout (s, not 0), str bootstrap
@@ -25,8 +26,7 @@ struct wire_auth_begin {
 	uint32_t	 manage;
 	uint32_t	 anon;
 };
-void	 wire_put_auth_begin(struct msgw *, const struct wire_auth_begin *);
-int	 wire_get_auth_begin(struct msgr *, struct wire_auth_begin *);
+WIRE_DECLARE(auth_begin);
 
 /* IMSG_WEB_AUTH_CLASS: u32 class, data its view (JSON, not empty). */
 struct wire_auth_class {
@@ -34,8 +34,7 @@ struct wire_auth_class {
 	const void	*json;
 	size_t		 jsonlen;
 };
-void	 wire_put_auth_class(struct msgw *, const struct wire_auth_class *);
-int	 wire_get_auth_class(struct msgr *, struct wire_auth_class *);
+WIRE_DECLARE(auth_class);
 
 /*
  * IMSG_WEB_AUTH_PRINCIPAL: u32 kind (WEB_PRIN_*), str hash (64 hex), str
@@ -53,22 +52,18 @@ struct wire_auth_principal {
 	const void	*groups;
 	size_t		 groupslen;
 };
-void	 wire_put_auth_principal(struct msgw *,
-	    const struct wire_auth_principal *);
-int	 wire_get_auth_principal(struct msgr *, struct wire_auth_principal *);
+WIRE_DECLARE(auth_principal);
 
 /* IMSG_WEB_AUTH_FORGET: str hash (64 hex). */
 struct wire_auth_forget {
 	const char	*hash;
 };
-void	 wire_put_auth_forget(struct msgw *, const struct wire_auth_forget *);
-int	 wire_get_auth_forget(struct msgr *, struct wire_auth_forget *);
+WIRE_DECLARE(auth_forget);
 
 /* IMSG_WEB_AUTH_COMMIT, IMSG_WORKER_READY, IMSG_GIT_REPO_END: nothing. */
 struct wire_empty {
 	char		 unused;
 };
-void	 wire_put_empty(struct msgw *, const struct wire_empty *);
-int	 wire_get_empty(struct msgr *, struct wire_empty *);
+WIRE_DECLARE(empty);
 
 #endif /* NOPS_WIRE_AUTH_H */

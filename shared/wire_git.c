@@ -1,5 +1,6 @@
 /*
- * Encoders and decoders of the git channel's payloads (wire_git.h).
+ * The git channel's payload layouts (wire_git.h): each one's fields, in
+ * payload order, for the generic coder of wire.c, and its checks.
  */
 #include "config.h"
 
@@ -9,7 +10,13 @@
 
 #include "msg.h"
 #include "nops.h"
+#include "wire.h"
 #include "wire_git.h"
+
+/*
+ * Alike on purpose (whole file): the field tables, one per layout, as
+ * wire.c says of its own.
+ */
 
 /* Lower-case hex of exactly len digits. */
 static int
@@ -18,36 +25,23 @@ wire_git_hex(const char *s, size_t len)
 	return strlen(s) == len && strspn(s, "0123456789abcdef") == len;
 }
 
-/* Alike on purpose: each wire_*.c coder walks wire_git.h in order. */
-void
-wire_put_git_repo(struct msgw *m, const struct wire_git_repo *g)
-{
-	msg_add_str(m, g->name);
-	msg_add_str(m, g->url);
-	msg_add_str(m, g->branch);
-	msg_add_str(m, g->path);
-	msg_add_u32(m, g->max_file);
-	msg_add_u32(m, g->max_files);
-	msg_add_u64(m, g->max_total);
-	msg_add_data(m, g->key, g->keylen);
-	msg_add_data(m, g->known, g->knownlen);
-}
+static const struct wire_field wire_git_repo_fields[] = {
+	WF_STR(git_repo, name, GITW_NAME_MAX),
+	WF_STR(git_repo, url, GITW_URL_MAX),
+	WF_STR(git_repo, branch, GITW_BRANCH_MAX),
+	WF_STR(git_repo, path, GITW_PATH_MAX),
+	WF_U32(git_repo, max_file),
+	WF_U32(git_repo, max_files),
+	WF_U64(git_repo, max_total),
+	WF_DATA(git_repo, key, keylen, GITW_KEY_MAX),
+	WF_DATA(git_repo, known, knownlen, GITW_KNOWNHOSTS_MAX),
+};
 
-/* Alike on purpose: each wire_*.c decoder checks wire_git.h's fields. */
-int
-wire_get_git_repo(struct msgr *r, struct wire_git_repo *g)
+static void
+wire_git_repo_check(struct msgr *r, const void *p)
 {
-	msg_get_str(r, &g->name, GITW_NAME_MAX);
-	msg_get_str(r, &g->url, GITW_URL_MAX);
-	msg_get_str(r, &g->branch, GITW_BRANCH_MAX);
-	msg_get_str(r, &g->path, GITW_PATH_MAX);
-	msg_get_u32(r, &g->max_file);
-	msg_get_u32(r, &g->max_files);
-	msg_get_u64(r, &g->max_total);
-	msg_get_data(r, &g->key, &g->keylen, GITW_KEY_MAX);
-	msg_get_data(r, &g->known, &g->knownlen, GITW_KNOWNHOSTS_MAX);
-	if (msg_end(r) == -1)
-		return -1;
+	const struct wire_git_repo	*g = p;
+
 	/* The name becomes a file name in the gitworker's cache. */
 	if (g->name[0] == '\0' || strcmp(g->name, ".") == 0 ||
 	    strcmp(g->name, "..") == 0 || strchr(g->name, '/') != NULL)
@@ -56,203 +50,143 @@ wire_get_git_repo(struct msgr *r, struct wire_git_repo *g)
 	    g->max_files > GITW_LIMIT_FILES ||
 	    g->max_total > GITW_LIMIT_SNAP_SIZE)
 		msg_fail(r, "limits");
-	return r->err ? -1 : 0;
 }
+WIRE_DEFINE(git_repo, wire_git_repo_fields, wire_git_repo_check)
 
-/* Alike on purpose: each wire_*.c coder walks wire_git.h in order. */
-void
-wire_put_git_poll(struct msgw *m, const struct wire_git_poll *p)
-{
-	msg_add_u32(m, p->seq);
-	msg_add_str(m, p->commit);
-}
+/* IMSG_GIT_UNCHANGED has IMSG_GIT_POLL's fields. */
+static const struct wire_field wire_git_poll_fields[] = {
+	WF_U32(git_poll, seq),
+	WF_STR(git_poll, commit, GITW_COMMIT_HEXLEN),
+};
 
-int
-wire_get_git_poll(struct msgr *r, struct wire_git_poll *p)
+static void
+wire_git_poll_check(struct msgr *r, const void *p)
 {
-	msg_get_u32(r, &p->seq);
-	msg_get_str(r, &p->commit, GITW_COMMIT_HEXLEN);
-	if (msg_end(r) == -1)
-		return -1;
-	if (*p->commit != '\0' && !wire_git_hex(p->commit,
+	const struct wire_git_poll	*g = p;
+
+	if (*g->commit != '\0' && !wire_git_hex(g->commit,
 	    GITW_COMMIT_HEXLEN))
 		msg_fail(r, "commit id");
-	return r->err ? -1 : 0;
 }
+WIRE_DEFINE(git_poll, wire_git_poll_fields, wire_git_poll_check)
 
-/* Alike on purpose: each wire_*.c coder walks wire_git.h in order. */
-void
-wire_put_git_unchanged(struct msgw *m, const struct wire_git_poll *p)
+static void
+wire_git_unchanged_check(struct msgr *r, const void *p)
 {
-	wire_put_git_poll(m, p);
-}
+	const struct wire_git_poll	*g = p;
 
-int
-wire_get_git_unchanged(struct msgr *r, struct wire_git_poll *p)
-{
-	if (wire_get_git_poll(r, p) == -1)
-		return -1;
-	if (*p->commit == '\0')
+	wire_git_poll_check(r, p);
+	if (r->err == 0 && *g->commit == '\0')
 		msg_fail(r, "no commit id");
-	return r->err ? -1 : 0;
 }
+WIRE_DEFINE(git_unchanged, wire_git_poll_fields, wire_git_unchanged_check)
 
-/* Alike on purpose: each wire_*.c coder walks wire_git.h in order. */
-void
-wire_put_git_error(struct msgw *m, const struct wire_git_error *e)
-{
-	msg_add_u32(m, e->seq);
-	msg_add_str(m, e->error);
-}
+static const struct wire_field wire_git_error_fields[] = {
+	WF_U32(git_error, seq),
+	WF_STR(git_error, error, GITW_ERROR_MAX),
+};
 
-int
-wire_get_git_error(struct msgr *r, struct wire_git_error *e)
+static void
+wire_git_error_check(struct msgr *r, const void *p)
 {
-	msg_get_u32(r, &e->seq);
-	msg_get_str(r, &e->error, GITW_ERROR_MAX);
-	if (msg_end(r) == -1)
-		return -1;
+	const struct wire_git_error	*e = p;
+
 	if (*e->error == '\0')
 		msg_fail(r, "empty error");
-	return r->err ? -1 : 0;
 }
+WIRE_DEFINE(git_error, wire_git_error_fields, wire_git_error_check)
 
-/* Alike on purpose: each wire_*.c coder walks wire_git.h in order. */
-void
-wire_put_git_begin(struct msgw *m, const struct wire_git_begin *b)
-{
-	msg_add_u32(m, b->seq);
-	msg_add_str(m, b->commit);
-	msg_add_str(m, b->author);
-	msg_add_i64(m, b->time);
-	msg_add_str(m, b->subject);
-	msg_add_u32(m, b->nfiles);
-	msg_add_u64(m, b->total);
-}
+static const struct wire_field wire_git_begin_fields[] = {
+	WF_U32(git_begin, seq),
+	WF_STR(git_begin, commit, GITW_COMMIT_HEXLEN),
+	WF_STR(git_begin, author, GITW_AUTHOR_MAX),
+	WF_I64(git_begin, time),
+	WF_STR(git_begin, subject, GITW_SUBJECT_MAX),
+	WF_U32(git_begin, nfiles),
+	WF_U64(git_begin, total),
+};
 
-/* Alike on purpose: each wire_*.c decoder checks wire_git.h's fields. */
-int
-wire_get_git_begin(struct msgr *r, struct wire_git_begin *b)
+static void
+wire_git_begin_check(struct msgr *r, const void *p)
 {
-	msg_get_u32(r, &b->seq);
-	msg_get_str(r, &b->commit, GITW_COMMIT_HEXLEN);
-	msg_get_str(r, &b->author, GITW_AUTHOR_MAX);
-	msg_get_i64(r, &b->time);
-	msg_get_str(r, &b->subject, GITW_SUBJECT_MAX);
-	msg_get_u32(r, &b->nfiles);
-	msg_get_u64(r, &b->total);
-	if (msg_end(r) == -1)
-		return -1;
+	const struct wire_git_begin	*b = p;
+
 	if (!wire_git_hex(b->commit, GITW_COMMIT_HEXLEN))
 		msg_fail(r, "commit id");
 	else if (b->nfiles > GITW_LIMIT_FILES ||
 	    b->total > GITW_LIMIT_SNAP_SIZE)
 		msg_fail(r, "counts past the limits");
-	return r->err ? -1 : 0;
+}
+WIRE_DEFINE(git_begin, wire_git_begin_fields, wire_git_begin_check)
+
+static int
+wire_git_kind_ok(uint8_t kind)
+{
+	return kind >= GITW_FILE_JOB && kind <= GITW_FILE_SCHEMA;
 }
 
-/* Alike on purpose: each wire_*.c coder walks wire_git.h in order. */
-void
-wire_put_git_file(struct msgw *m, const struct wire_git_file *f)
-{
-	msg_add_u32(m, f->seq);
-	msg_add_u8(m, f->kind);
-	msg_add_str(m, f->path);
-	msg_add_u64(m, f->size);
-	msg_add_str(m, f->sha256);
-}
+static const struct wire_field wire_git_file_fields[] = {
+	WF_U32(git_file, seq),
+	WF_U8(git_file, kind),
+	WF_STR(git_file, path, GITW_PATH_MAX),
+	WF_U64(git_file, size),
+	WF_STR(git_file, sha256, GITW_SHA256_HEXLEN),
+};
 
-int
-wire_get_git_file(struct msgr *r, struct wire_git_file *f)
+static void
+wire_git_file_check(struct msgr *r, const void *p)
 {
-	msg_get_u32(r, &f->seq);
-	msg_get_u8(r, &f->kind);
-	msg_get_str(r, &f->path, GITW_PATH_MAX);
-	msg_get_u64(r, &f->size);
-	msg_get_str(r, &f->sha256, GITW_SHA256_HEXLEN);
-	if (msg_end(r) == -1)
-		return -1;
-	if (f->kind < GITW_FILE_JOB || f->kind > GITW_FILE_SCHEMA)
+	const struct wire_git_file	*f = p;
+
+	if (!wire_git_kind_ok(f->kind))
 		msg_fail(r, "file kind");
 	else if (f->size > GITW_LIMIT_FILE_SIZE)
 		msg_fail(r, "file size past the limit");
 	else if (!wire_git_hex(f->sha256, GITW_SHA256_HEXLEN))
 		msg_fail(r, "sha256");
-	return r->err ? -1 : 0;
 }
+WIRE_DEFINE(git_file, wire_git_file_fields, wire_git_file_check)
 
-/* Alike on purpose: each wire_*.c coder walks wire_git.h in order. */
-void
-wire_put_git_same(struct msgw *m, const struct wire_git_same *f)
-{
-	msg_add_u32(m, f->seq);
-	msg_add_u8(m, f->kind);
-	msg_add_str(m, f->path);
-}
+static const struct wire_field wire_git_same_fields[] = {
+	WF_U32(git_same, seq),
+	WF_U8(git_same, kind),
+	WF_STR(git_same, path, GITW_PATH_MAX),
+};
 
-int
-wire_get_git_same(struct msgr *r, struct wire_git_same *f)
+static void
+wire_git_same_check(struct msgr *r, const void *p)
 {
-	msg_get_u32(r, &f->seq);
-	msg_get_u8(r, &f->kind);
-	msg_get_str(r, &f->path, GITW_PATH_MAX);
-	if (msg_end(r) == -1)
-		return -1;
-	if (f->kind < GITW_FILE_JOB || f->kind > GITW_FILE_SCHEMA)
+	const struct wire_git_same	*f = p;
+
+	if (!wire_git_kind_ok(f->kind))
 		msg_fail(r, "file kind");
-	return r->err ? -1 : 0;
 }
+WIRE_DEFINE(git_same, wire_git_same_fields, wire_git_same_check)
 
-/* Alike on purpose: each wire_*.c coder walks wire_git.h in order. */
-void
-wire_put_git_data(struct msgw *m, const struct wire_git_data *d)
-{
-	msg_add_u32(m, d->seq);
-	msg_add_data(m, d->data, d->len);
-}
+static const struct wire_field wire_git_data_fields[] = {
+	WF_U32(git_data, seq),
+	WF_DATA(git_data, data, len, GITW_CHUNK_MAX),
+};
+WIRE_DEFINE(git_data, wire_git_data_fields, NULL)
 
-int
-wire_get_git_data(struct msgr *r, struct wire_git_data *d)
-{
-	msg_get_u32(r, &d->seq);
-	msg_get_data(r, &d->data, &d->len, GITW_CHUNK_MAX);
-	return msg_end(r);
-}
+static const struct wire_field wire_git_note_fields[] = {
+	WF_U32(git_note, seq),
+	WF_STR(git_note, path, GITW_PATH_MAX),
+	WF_STR(git_note, text, GITW_NOTE_MAX),
+};
+WIRE_DEFINE(git_note, wire_git_note_fields, NULL)
 
-/* Alike on purpose: each wire_*.c coder walks wire_git.h in order. */
-void
-wire_put_git_note(struct msgw *m, const struct wire_git_note *n)
-{
-	msg_add_u32(m, n->seq);
-	msg_add_str(m, n->path);
-	msg_add_str(m, n->text);
-}
+static const struct wire_field wire_git_end_fields[] = {
+	WF_U32(git_end, seq),
+	WF_U32(git_end, flags),
+};
 
-int
-wire_get_git_note(struct msgr *r, struct wire_git_note *n)
+static void
+wire_git_end_check(struct msgr *r, const void *p)
 {
-	msg_get_u32(r, &n->seq);
-	msg_get_str(r, &n->path, GITW_PATH_MAX);
-	msg_get_str(r, &n->text, GITW_NOTE_MAX);
-	return msg_end(r);
-}
+	const struct wire_git_end	*e = p;
 
-/* Alike on purpose: each wire_*.c coder walks wire_git.h in order. */
-void
-wire_put_git_end(struct msgw *m, const struct wire_git_end *e)
-{
-	msg_add_u32(m, e->seq);
-	msg_add_u32(m, e->flags);
-}
-
-int
-wire_get_git_end(struct msgr *r, struct wire_git_end *e)
-{
-	msg_get_u32(r, &e->seq);
-	msg_get_u32(r, &e->flags);
-	if (msg_end(r) == -1)
-		return -1;
 	if ((e->flags & ~(GITW_SNAP_FETCHED | GITW_SNAP_REBUILT)) != 0)
 		msg_fail(r, "unknown flags");
-	return r->err ? -1 : 0;
 }
+WIRE_DEFINE(git_end, wire_git_end_fields, wire_git_end_check)

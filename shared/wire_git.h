@@ -14,6 +14,7 @@
 
 #include "msg.h"
 #include "nops.h"
+#include "wire.h"
 
 /*
  * IMSG_GIT_REPO: str name, str url, str branch, str path, u32 largest
@@ -34,8 +35,7 @@ struct wire_git_repo {
 	const void	*known;
 	size_t		 knownlen;
 };
-void	 wire_put_git_repo(struct msgw *, const struct wire_git_repo *);
-int	 wire_get_git_repo(struct msgr *, struct wire_git_repo *);
+WIRE_DECLARE(git_repo);
 
 /*
  * IMSG_GIT_POLL: u32 seq, str the commit the master has ("" or 40 hex).
@@ -46,18 +46,15 @@ struct wire_git_poll {
 	const char	*commit;
 };
 #define wire_git_unchanged	wire_git_poll	/* the same struct */
-void	 wire_put_git_poll(struct msgw *, const struct wire_git_poll *);
-int	 wire_get_git_poll(struct msgr *, struct wire_git_poll *);
-void	 wire_put_git_unchanged(struct msgw *, const struct wire_git_poll *);
-int	 wire_get_git_unchanged(struct msgr *, struct wire_git_poll *);
+WIRE_DECLARE(git_poll);
+WIRE_DECLARE(git_unchanged);
 
 /* IMSG_GIT_ERROR: u32 seq, str error (not empty). */
 struct wire_git_error {
 	uint32_t	 seq;
 	const char	*error;
 };
-void	 wire_put_git_error(struct msgw *, const struct wire_git_error *);
-int	 wire_get_git_error(struct msgr *, struct wire_git_error *);
+WIRE_DECLARE(git_error);
 
 /*
  * IMSG_GIT_SNAP_BEGIN: u32 seq, str commit (40 hex), str author ("Name
@@ -74,8 +71,7 @@ struct wire_git_begin {
 	uint32_t	 nfiles;
 	uint64_t	 total;
 };
-void	 wire_put_git_begin(struct msgw *, const struct wire_git_begin *);
-int	 wire_get_git_begin(struct msgr *, struct wire_git_begin *);
+WIRE_DECLARE(git_begin);
 
 /*
  * IMSG_GIT_SNAP_FILE: u32 seq, u8 kind (GITW_FILE_*), str path, u64 size,
@@ -88,8 +84,7 @@ struct wire_git_file {
 	uint64_t	 size;
 	const char	*sha256;
 };
-void	 wire_put_git_file(struct msgw *, const struct wire_git_file *);
-int	 wire_get_git_file(struct msgr *, struct wire_git_file *);
+WIRE_DECLARE(git_file);
 
 /*
  * IMSG_GIT_SNAP_SAME: u32 seq, u8 kind (GITW_FILE_*), str path: the file
@@ -101,8 +96,7 @@ struct wire_git_same {
 	uint8_t		 kind;
 	const char	*path;
 };
-void	 wire_put_git_same(struct msgw *, const struct wire_git_same *);
-int	 wire_get_git_same(struct msgr *, struct wire_git_same *);
+WIRE_DECLARE(git_same);
 
 /* IMSG_GIT_SNAP_DATA: u32 seq, data the next piece (GITW_CHUNK_MAX). */
 struct wire_git_data {
@@ -110,8 +104,7 @@ struct wire_git_data {
 	const void	*data;
 	size_t		 len;
 };
-void	 wire_put_git_data(struct msgw *, const struct wire_git_data *);
-int	 wire_get_git_data(struct msgr *, struct wire_git_data *);
+WIRE_DECLARE(git_data);
 
 /* IMSG_GIT_SNAP_NOTE: u32 seq, str path, str why it was not taken. */
 struct wire_git_note {
@@ -119,15 +112,13 @@ struct wire_git_note {
 	const char	*path;
 	const char	*text;
 };
-void	 wire_put_git_note(struct msgw *, const struct wire_git_note *);
-int	 wire_get_git_note(struct msgr *, struct wire_git_note *);
+WIRE_DECLARE(git_note);
 
 /* IMSG_GIT_SNAP_END: u32 seq, u32 flags (GITW_SNAP_*). */
 struct wire_git_end {
 	uint32_t	 seq;
 	uint32_t	 flags;
 };
-void	 wire_put_git_end(struct msgw *, const struct wire_git_end *);
-int	 wire_get_git_end(struct msgr *, struct wire_git_end *);
+WIRE_DECLARE(git_end);
 
 #endif /* NOPS_WIRE_GIT_H */

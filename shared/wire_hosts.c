@@ -1,5 +1,6 @@
 /*
- * Encoders and decoders of the plan hosts' payloads (wire_hosts.h).
+ * The plan hosts' payload layouts (wire_hosts.h): each one's fields, in
+ * payload order, for the generic coder of wire.c, and its checks.
  */
 #include "config.h"
 
@@ -9,127 +10,94 @@
 
 #include "msg.h"
 #include "nops.h"
+#include "wire.h"
 #include "wire_hosts.h"
 
-/* Alike on purpose: each wire_*.c coder walks wire_hosts.h in order. */
-void
-wire_put_ssh_key(struct msgw *m, const struct wire_ssh_key *k)
-{
-	msg_add_data(m, k->key, k->keylen);
-}
+/*
+ * Alike on purpose (whole file): the field tables, one per layout, as
+ * wire.c says of its own.
+ */
 
-int
-wire_get_ssh_key(struct msgr *r, struct wire_ssh_key *k)
-{
-	msg_get_data(r, &k->key, &k->keylen, SSH_KEY_MAX);
-	return msg_end(r);
-}
+static const struct wire_field wire_ssh_key_fields[] = {
+	WF_DATA(ssh_key, key, keylen, SSH_KEY_MAX),
+};
+WIRE_DEFINE(ssh_key, wire_ssh_key_fields, NULL)
 
-/* Alike on purpose: each wire_*.c coder walks wire_hosts.h in order. */
-void
-wire_put_ssh_run(struct msgw *m, const struct wire_ssh_run *s)
-{
-	msg_add_str(m, s->address);
-	msg_add_u32(m, s->port);
-	msg_add_str(m, s->user);
-	msg_add_data(m, s->known, s->knownlen);
-	msg_add_str(m, s->command);
-	msg_add_u32(m, s->timeout);
-	msg_add_u32(m, s->flags);
-	msg_add_data(m, s->in, s->inlen);
-}
+static const struct wire_field wire_ssh_run_fields[] = {
+	WF_STR(ssh_run, address, SSH_ADDRESS_MAX),
+	WF_U32(ssh_run, port),
+	WF_STR(ssh_run, user, SSH_USER_MAX),
+	WF_DATA(ssh_run, known, knownlen, SSH_KNOWN_MAX),
+	WF_STR(ssh_run, command, SSH_COMMAND_MAX),
+	WF_U32(ssh_run, timeout),
+	WF_U32(ssh_run, flags),
+	WF_DATA(ssh_run, in, inlen, SSH_STDIN_MAX),
+};
 
-/* Alike on purpose: each wire_*.c decoder checks wire_hosts.h's fields. */
-int
-wire_get_ssh_run(struct msgr *r, struct wire_ssh_run *s)
+static void
+wire_ssh_run_check(struct msgr *r, const void *p)
 {
-	msg_get_str(r, &s->address, SSH_ADDRESS_MAX);
-	msg_get_u32(r, &s->port);
-	msg_get_str(r, &s->user, SSH_USER_MAX);
-	msg_get_data(r, &s->known, &s->knownlen, SSH_KNOWN_MAX);
-	msg_get_str(r, &s->command, SSH_COMMAND_MAX);
-	msg_get_u32(r, &s->timeout);
-	msg_get_u32(r, &s->flags);
-	msg_get_data(r, &s->in, &s->inlen, SSH_STDIN_MAX);
-	if (msg_end(r) == -1)
-		return -1;
+	const struct wire_ssh_run	*s = p;
+
 	if (s->port == 0 || s->port > 65535 || s->timeout == 0 ||
 	    s->timeout > SSH_TIMEOUT_MAX || (s->flags & ~SSH_F_ALL) != 0 ||
 	    s->address[0] == '\0' || s->address[0] == '-' ||
 	    s->user[0] == '\0' || s->command[0] == '\0')
 		msg_fail(r, "a field out of range");
-	return r->err ? -1 : 0;
 }
+WIRE_DEFINE(ssh_run, wire_ssh_run_fields, wire_ssh_run_check)
 
-/* Alike on purpose: each wire_*.c coder walks wire_hosts.h in order. */
-void
-wire_put_ssh_result(struct msgw *m, const struct wire_ssh_result *s)
-{
-	msg_add_i32(m, s->status);
-	msg_add_u32(m, s->stage);
-	msg_add_str(m, s->error);
-	msg_add_data(m, s->out, s->outlen);
-}
+static const struct wire_field wire_ssh_result_fields[] = {
+	WF_I32(ssh_result, status),
+	WF_U32(ssh_result, stage),
+	WF_STR(ssh_result, error, SSH_ERROR_MAX),
+	WF_DATA(ssh_result, out, outlen, SSH_OUTPUT_MAX),
+};
 
-int
-wire_get_ssh_result(struct msgr *r, struct wire_ssh_result *s)
+static void
+wire_ssh_result_check(struct msgr *r, const void *p)
 {
-	msg_get_i32(r, &s->status);
-	msg_get_u32(r, &s->stage);
-	msg_get_str(r, &s->error, SSH_ERROR_MAX);
-	msg_get_data(r, &s->out, &s->outlen, SSH_OUTPUT_MAX);
-	if (msg_end(r) == -1)
-		return -1;
+	const struct wire_ssh_result	*s = p;
+
 	if (s->stage < SSH_STAGE_CONNECT || s->stage > SSH_STAGE_DONE ||
 	    s->status < -1 || s->status > 255 ||
 	    (s->stage == SSH_STAGE_DONE) != (s->status != -1))
 		msg_fail(r, "stage or status out of range");
-	return r->err ? -1 : 0;
 }
+WIRE_DEFINE(ssh_result, wire_ssh_result_fields, wire_ssh_result_check)
 
-/* Alike on purpose: each wire_*.c coder walks wire_hosts.h in order. */
-void
-wire_put_http_probe(struct msgw *m, const struct wire_http_probe *p)
-{
-	msg_add_str(m, p->url);
-	msg_add_u32(m, p->timeout);
-}
+static const struct wire_field wire_http_probe_fields[] = {
+	WF_STR(http_probe, url, PROBE_URL_MAX),
+	WF_U32(http_probe, timeout),
+};
 
-int
-wire_get_http_probe(struct msgr *r, struct wire_http_probe *p)
+static void
+wire_http_probe_check(struct msgr *r, const void *q)
 {
-	msg_get_str(r, &p->url, PROBE_URL_MAX);
-	msg_get_u32(r, &p->timeout);
-	if (msg_end(r) == -1)
-		return -1;
+	const struct wire_http_probe	*p = q;
+
 	if (strncmp(p->url, "https://", 8) != 0 &&
 	    strncmp(p->url, "http://", 7) != 0)
 		msg_fail(r, "not an http(s) URL");
 	else if (p->timeout == 0 || p->timeout > PROBE_TIMEOUT_MAX_MS)
 		msg_fail(r, "timeout out of range");
-	return r->err ? -1 : 0;
 }
+WIRE_DEFINE(http_probe, wire_http_probe_fields, wire_http_probe_check)
 
-/* Alike on purpose: each wire_*.c coder walks wire_hosts.h in order. */
-void
-wire_put_http_probe_result(struct msgw *m,
-    const struct wire_http_probe_result *p)
-{
-	msg_add_u32(m, p->status);
-	msg_add_str(m, p->error);
-	msg_add_data(m, p->body, p->bodylen);
-}
+static const struct wire_field wire_http_probe_result_fields[] = {
+	WF_U32(http_probe_result, status),
+	WF_STR(http_probe_result, error, PROBE_ERROR_MAX),
+	WF_DATA(http_probe_result, body, bodylen, PROBE_BODY_MAX),
+};
 
-int
-wire_get_http_probe_result(struct msgr *r, struct wire_http_probe_result *p)
+static void
+wire_http_probe_result_check(struct msgr *r, const void *q)
 {
-	msg_get_u32(r, &p->status);
-	msg_get_str(r, &p->error, PROBE_ERROR_MAX);
-	msg_get_data(r, &p->body, &p->bodylen, PROBE_BODY_MAX);
-	if (msg_end(r) == -1)
-		return -1;
+	const struct wire_http_probe_result	*p = q;
+
 	if (p->status > 999 || (p->status != 0 && p->status < 100) ||
 	    (p->status == 0) != (p->error[0] != '\0'))
 		msg_fail(r, "status out of range, or an error with a status");
-	return r->err ? -1 : 0;
 }
+WIRE_DEFINE(http_probe_result, wire_http_probe_result_fields,
+    wire_http_probe_result_check)

@@ -11,6 +11,7 @@
 
 #include "msg.h"
 #include "nops.h"
+#include "wire.h"
 
 /* IMSG_SSH_KEY: data the client's private key (PEM), or empty. */
 /* Alike on purpose: fields in payload order, as in wire_nomad.h. */
@@ -18,8 +19,7 @@ struct wire_ssh_key {
 	const void	*key;
 	size_t		 keylen;
 };
-void	 wire_put_ssh_key(struct msgw *, const struct wire_ssh_key *);
-int	 wire_get_ssh_key(struct msgr *, struct wire_ssh_key *);
+WIRE_DECLARE(ssh_key);
 
 /*
  * IMSG_SSH_RUN: str address (not empty, no leading '-'), u32 port
@@ -40,8 +40,7 @@ struct wire_ssh_run {
 	const void	*in;
 	size_t		 inlen;
 };
-void	 wire_put_ssh_run(struct msgw *, const struct wire_ssh_run *);
-int	 wire_get_ssh_run(struct msgr *, struct wire_ssh_run *);
+WIRE_DECLARE(ssh_run);
 
 /*
  * IMSG_SSH_RESULT: i32 exit status (-1 unless the stage is
@@ -56,16 +55,14 @@ struct wire_ssh_result {
 	const void	*out;
 	size_t		 outlen;
 };
-void	 wire_put_ssh_result(struct msgw *, const struct wire_ssh_result *);
-int	 wire_get_ssh_result(struct msgr *, struct wire_ssh_result *);
+WIRE_DECLARE(ssh_result);
 
 /* IMSG_HTTP_PROBE: str url (http:// or https://), u32 timeout (ms). */
 struct wire_http_probe {
 	const char	*url;
 	uint32_t	 timeout;
 };
-void	 wire_put_http_probe(struct msgw *, const struct wire_http_probe *);
-int	 wire_get_http_probe(struct msgr *, struct wire_http_probe *);
+WIRE_DECLARE(http_probe);
 
 /*
  * IMSG_HTTP_PROBE_RESULT: u32 HTTP status (100-999, or 0 with an error),
@@ -77,9 +74,6 @@ struct wire_http_probe_result {
 	const void	*body;
 	size_t		 bodylen;
 };
-void	 wire_put_http_probe_result(struct msgw *,
-	    const struct wire_http_probe_result *);
-int	 wire_get_http_probe_result(struct msgr *,
-	    struct wire_http_probe_result *);
+WIRE_DECLARE(http_probe_result);
 
 #endif /* NOPS_WIRE_HOSTS_H */

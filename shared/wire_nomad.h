@@ -13,6 +13,7 @@
 
 #include "msg.h"
 #include "nops.h"
+#include "wire.h"
 
 /*
  * IMSG_NOMAD_CONFIG: str address ("" when Nomad is not usable), data CA
@@ -28,9 +29,7 @@ struct wire_nomad_config {
 	const void	*token;
 	size_t		 tokenlen;
 };
-void	 wire_put_nomad_config(struct msgw *,
-	    const struct wire_nomad_config *);
-int	 wire_get_nomad_config(struct msgr *, struct wire_nomad_config *);
+WIRE_DECLARE(nomad_config);
 
 /*
  * IMSG_NOMAD_REQUEST: u32 op (NOMAD_OP_*), u32 flags (NOMAD_F_*), u32
@@ -56,9 +55,7 @@ struct wire_nomad_request {
 	const void	*data2;
 	size_t		 data2len;
 };
-void	 wire_put_nomad_request(struct msgw *,
-	    const struct wire_nomad_request *);
-int	 wire_get_nomad_request(struct msgr *, struct wire_nomad_request *);
+WIRE_DECLARE(nomad_request);
 
 /*
  * IMSG_NOMAD_RESPONSE: u32 HTTP status (0: no answer, then an error and
@@ -77,15 +74,12 @@ struct wire_nomad_response {
 	const void	*chunk;
 	size_t		 chunklen;
 };
-void	 wire_put_nomad_response(struct msgw *,
-	    const struct wire_nomad_response *);
-int	 wire_get_nomad_response(struct msgr *, struct wire_nomad_response *);
+WIRE_DECLARE(nomad_response);
 
 struct wire_nomad_body {
 	const void	*chunk;
 	size_t		 chunklen;
 };
-void	 wire_put_nomad_body(struct msgw *, const struct wire_nomad_body *);
-int	 wire_get_nomad_body(struct msgr *, struct wire_nomad_body *);
+WIRE_DECLARE(nomad_body);
 
 #endif /* NOPS_WIRE_NOMAD_H */

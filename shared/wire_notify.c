@@ -1,5 +1,6 @@
 /*
- * Encoders and decoders of a notification's payloads (wire_notify.h).
+ * A notification's payload layouts (wire_notify.h): each one's fields,
+ * in payload order, for the generic coder of wire.c, and its checks.
  */
 #include "config.h"
 
@@ -9,7 +10,13 @@
 
 #include "msg.h"
 #include "nops.h"
+#include "wire.h"
 #include "wire_notify.h"
+
+/*
+ * Alike on purpose (whole file): the field tables, one per layout, as
+ * wire.c says of its own.
+ */
 
 /* A header value: printable ASCII, with spaces if allowed. */
 static int
@@ -24,31 +31,21 @@ wire_header_ok(const char *s, size_t len, int spaces)
 	return 1;
 }
 
-/* Alike on purpose: each wire_*.c coder walks wire_notify.h in order. */
-void
-wire_put_notify(struct msgw *m, const struct wire_notify *n)
-{
-	msg_add_u32(m, n->kind);
-	msg_add_str(m, n->url);
-	msg_add_str(m, n->title);
-	msg_add_str(m, n->tags);
-	msg_add_str(m, n->click);
-	msg_add_data(m, n->body, n->bodylen);
-	msg_add_data(m, n->token, n->tokenlen);
-}
+static const struct wire_field wire_notify_fields[] = {
+	WF_U32(notify, kind),
+	WF_STR(notify, url, NOTIFY_URL_MAX),
+	WF_STR(notify, title, NOTIFY_TITLE_MAX),
+	WF_STR(notify, tags, NOTIFY_TAGS_MAX),
+	WF_STR(notify, click, NOTIFY_URL_MAX),
+	WF_DATA(notify, body, bodylen, NOTIFY_BODY_MAX),
+	WF_DATA(notify, token, tokenlen, NOTIFY_TOKEN_MAX),
+};
 
-int
-wire_get_notify(struct msgr *r, struct wire_notify *n)
+static void
+wire_notify_check(struct msgr *r, const void *p)
 {
-	msg_get_u32(r, &n->kind);
-	msg_get_str(r, &n->url, NOTIFY_URL_MAX);
-	msg_get_str(r, &n->title, NOTIFY_TITLE_MAX);
-	msg_get_str(r, &n->tags, NOTIFY_TAGS_MAX);
-	msg_get_str(r, &n->click, NOTIFY_URL_MAX);
-	msg_get_data(r, &n->body, &n->bodylen, NOTIFY_BODY_MAX);
-	msg_get_data(r, &n->token, &n->tokenlen, NOTIFY_TOKEN_MAX);
-	if (msg_end(r) == -1)
-		return -1;
+	const struct wire_notify	*n = p;
+
 	if (n->kind != NOTIFY_KIND_JSON && n->kind != NOTIFY_KIND_TEXT)
 		msg_fail(r, "unknown kind");
 	else if (strncmp(n->url, "https://", 8) != 0 &&
@@ -59,25 +56,21 @@ wire_get_notify(struct msgr *r, struct wire_notify *n)
 	    !wire_header_ok(n->click, strlen(n->click), 0) ||
 	    !wire_header_ok(n->token, n->tokenlen, 0))
 		msg_fail(r, "a header value with control characters");
-	return r->err ? -1 : 0;
 }
+WIRE_DEFINE(notify, wire_notify_fields, wire_notify_check)
 
-/* Alike on purpose: each wire_*.c coder walks wire_notify.h in order. */
-void
-wire_put_notify_result(struct msgw *m, const struct wire_notify_result *n)
-{
-	msg_add_u32(m, n->status);
-	msg_add_str(m, n->error);
-}
+static const struct wire_field wire_notify_result_fields[] = {
+	WF_U32(notify_result, status),
+	WF_STR(notify_result, error, NOTIFY_ERROR_MAX),
+};
 
-int
-wire_get_notify_result(struct msgr *r, struct wire_notify_result *n)
+static void
+wire_notify_result_check(struct msgr *r, const void *p)
 {
-	msg_get_u32(r, &n->status);
-	msg_get_str(r, &n->error, NOTIFY_ERROR_MAX);
-	if (msg_end(r) == -1)
-		return -1;
+	const struct wire_notify_result	*n = p;
+
 	if (n->status > 599 || (n->status != 0 && n->status < 100))
 		msg_fail(r, "HTTP status");
-	return r->err ? -1 : 0;
 }
+WIRE_DEFINE(notify_result, wire_notify_result_fields,
+    wire_notify_result_check)

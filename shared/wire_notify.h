@@ -10,6 +10,7 @@
 
 #include "msg.h"
 #include "nops.h"
+#include "wire.h"
 
 /*
  * IMSG_NOTIFY: u32 kind (NOTIFY_KIND_*), str url (http:// or https://),
@@ -30,8 +31,7 @@ struct wire_notify {
 	const void	*token;
 	size_t		 tokenlen;
 };
-void	 wire_put_notify(struct msgw *, const struct wire_notify *);
-int	 wire_get_notify(struct msgr *, struct wire_notify *);
+WIRE_DECLARE(notify);
 
 /*
  * IMSG_NOTIFY_RESULT: u32 HTTP status (0 when there was none, else
@@ -41,8 +41,6 @@ struct wire_notify_result {
 	uint32_t	 status;
 	const char	*error;
 };
-void	 wire_put_notify_result(struct msgw *,
-	    const struct wire_notify_result *);
-int	 wire_get_notify_result(struct msgr *, struct wire_notify_result *);
+WIRE_DECLARE(notify_result);
 
 #endif /* NOPS_WIRE_NOTIFY_H */

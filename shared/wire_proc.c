@@ -1,5 +1,6 @@
 /*
- * Encoders and decoders of the start-up channel's payloads (wire_proc.h).
+ * The start-up channel's payload layouts (wire_proc.h): each one's
+ * fields, in payload order, for the generic coder of wire.c.
  */
 #include "config.h"
 
@@ -8,44 +9,21 @@
 
 #include "msg.h"
 #include "nops.h"
+#include "wire.h"
 #include "wire_proc.h"
 
-/* Alike on purpose: each wire_*.c coder walks wire_proc.h in order. */
-void
-wire_put_init(struct msgw *m, const struct wire_init *w)
-{
-	msg_add_u32(m, w->uid);
-	msg_add_u32(m, w->gid);
-	msg_add_u32(m, w->verbose);
-	msg_add_str(m, w->user);
-	msg_add_str(m, w->statedir);
-	msg_add_str(m, w->chroot);
-	msg_add_str(m, w->testhook);
-}
+static const struct wire_field wire_init_fields[] = {
+	WF_U32(init, uid),
+	WF_U32(init, gid),
+	WF_U32(init, verbose),
+	WF_STR(init, user, WIRE_INIT_USER_MAX),
+	WF_STR(init, statedir, WIRE_INIT_PATH_MAX),
+	WF_STR(init, chroot, WIRE_INIT_PATH_MAX),
+	WF_STR(init, testhook, WIRE_INIT_USER_MAX),
+};
+WIRE_DEFINE(init, wire_init_fields, NULL)
 
-int
-wire_get_init(struct msgr *r, struct wire_init *w)
-{
-	msg_get_u32(r, &w->uid);
-	msg_get_u32(r, &w->gid);
-	msg_get_u32(r, &w->verbose);
-	msg_get_str(r, &w->user, WIRE_INIT_USER_MAX);
-	msg_get_str(r, &w->statedir, WIRE_INIT_PATH_MAX);
-	msg_get_str(r, &w->chroot, WIRE_INIT_PATH_MAX);
-	msg_get_str(r, &w->testhook, WIRE_INIT_USER_MAX);
-	return msg_end(r);
-}
-
-/* Alike on purpose: each wire_*.c coder walks wire_proc.h in order. */
-void
-wire_put_verbose(struct msgw *m, const struct wire_verbose *w)
-{
-	msg_add_u32(m, w->level);
-}
-
-int
-wire_get_verbose(struct msgr *r, struct wire_verbose *w)
-{
-	msg_get_u32(r, &w->level);
-	return msg_end(r);
-}
+static const struct wire_field wire_verbose_fields[] = {
+	WF_U32(verbose, level),
+};
+WIRE_DEFINE(verbose, wire_verbose_fields, NULL)

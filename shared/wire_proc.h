@@ -10,6 +10,7 @@
 
 #include "msg.h"
 #include "nops.h"
+#include "wire.h"
 
 #define WIRE_INIT_USER_MAX	256
 #define WIRE_INIT_PATH_MAX	1024
@@ -28,14 +29,12 @@ struct wire_init {
 	const char	*chroot;
 	const char	*testhook;
 };
-void	 wire_put_init(struct msgw *, const struct wire_init *);
-int	 wire_get_init(struct msgr *, struct wire_init *);
+WIRE_DECLARE(init);
 
 /* IMSG_CTL_VERBOSE: u32 level (that of -v given n times). */
 struct wire_verbose {
 	uint32_t	 level;
 };
-void	 wire_put_verbose(struct msgw *, const struct wire_verbose *);
-int	 wire_get_verbose(struct msgr *, struct wire_verbose *);
+WIRE_DECLARE(verbose);
 
 #endif /* NOPS_WIRE_PROC_H */

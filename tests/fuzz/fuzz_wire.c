@@ -1,6 +1,7 @@
 /*
- * libFuzzer target: the payload decoders of shared/wire*.c.  The first
- * byte picks a layout, the rest is its payload.  Invariants (abort on
+ * libFuzzer target: the payload layouts of shared/wire*.c, through the
+ * generic coder (wire.c) as the message table runs it.  The first byte
+ * picks a layout, the rest is its payload.  Invariants (abort on
  * violation): a payload that decodes re-encodes to the same bytes; one
  * that does not says what failed.
  */
@@ -28,47 +29,28 @@
 
 int	 LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
-struct layout {
-	int	(*get)(struct msgr *, void *);
-	void	(*put)(struct msgw *, const void *);
-};
-
-#define LAYOUT(name)							\
-static int								\
-get_##name(struct msgr *r, void *p)					\
-{									\
-	return wire_get_##name(r, p);					\
-}									\
-static void								\
-put_##name(struct msgw *m, const void *p)				\
-{									\
-	wire_put_##name(m, p);						\
-}
-#define ROW(name)	{ get_##name, put_##name },
-
 /* Every layout of shared/wire*.h: the list the message table uses. */
-WIRE_LAYOUTS(LAYOUT)
-
-static const struct layout layouts[] = {
+#define ROW(name)	&wire_layout_##name,
+static const struct wire_layout *const layouts[] = {
 	WIRE_LAYOUTS(ROW)
 };
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static union imsg_payload v;	/* web_seen is large */
-	const struct layout	*l;
-	struct msgr		 r;
-	struct msgw		 w;
+	static union imsg_payload	 v;	/* web_seen is large */
+	const struct wire_layout	*l;
+	struct msgr			 r;
+	struct msgw			 w;
 
 	if (size < 1)
 		return 0;
-	l = &layouts[data[0] % (sizeof(layouts) / sizeof(layouts[0]))];
+	l = layouts[data[0] % (sizeof(layouts) / sizeof(layouts[0]))];
 	data++;
 	size--;
 	memset(&v, 0, sizeof(v));
 	msg_reader_buf(&r, data, size);
-	if (l->get(&r, &v) == -1) {
+	if (wire_get(&r, l, &v) == -1) {
 		if (r.err == 0 || r.what == NULL)
 			abort();
 		return 0;
@@ -76,7 +58,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (r.what != NULL)
 		abort();
 	msg_init(&w);
-	l->put(&w, &v);
+	wire_put(&w, l, &v);
 	/* An empty payload leaves w.buf NULL: nothing to compare. */
 	if (w.err || w.len != size ||
 	    (size > 0 && memcmp(w.buf, data, size) != 0))
