@@ -147,7 +147,11 @@ log_warn(const char *emsg, ...)
 	errno = saved_errno;
 }
 
-/* Alike on purpose: log_info, log_debug; one priority per entry point. */
+/*
+ * Alike on purpose: log_warnx, log_info and log_debug differ only in the
+ * priority they hand vlog(); a variadic function can pass its arguments
+ * on only as a va_list, so each keeps its own va_start and va_end.
+ */
 void
 log_warnx(const char *emsg, ...)
 {

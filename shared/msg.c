@@ -64,37 +64,6 @@ msg_add(struct msgw *w, const void *data, size_t n)
 	w->len += n;
 }
 
-/* Alike on purpose: msg_get_u8 and the rest, one typed adder per width. */
-void
-msg_add_u8(struct msgw *w, uint8_t v)
-{
-	msg_add(w, &v, sizeof(v));
-}
-
-void
-msg_add_u32(struct msgw *w, uint32_t v)
-{
-	msg_add(w, &v, sizeof(v));
-}
-
-void
-msg_add_i32(struct msgw *w, int32_t v)
-{
-	msg_add(w, &v, sizeof(v));
-}
-
-void
-msg_add_u64(struct msgw *w, uint64_t v)
-{
-	msg_add(w, &v, sizeof(v));
-}
-
-void
-msg_add_i64(struct msgw *w, int64_t v)
-{
-	msg_add(w, &v, sizeof(v));
-}
-
 void
 msg_add_str(struct msgw *w, const char *s)
 {
@@ -201,41 +170,27 @@ msg_take(struct msgr *r, void *out, size_t n, const char *what)
 	return 0;
 }
 
-/* Alike on purpose: msg_add_u8 and the rest, one typed getter per width. */
-int
-msg_get_u8(struct msgr *r, uint8_t *v)
-{
-	*v = 0;
-	return msg_take(r, v, sizeof(*v), "u8: short payload");
+/*
+ * The integers: one adder and one getter per width, msg_add_u8() and
+ * msg_get_u8() and so on; a getter zeroes its output before it reads.
+ */
+#define MSG_INT(name, type)						\
+void									\
+msg_add_##name(struct msgw *w, type v)					\
+{									\
+	msg_add(w, &v, sizeof(v));					\
+}									\
+int									\
+msg_get_##name(struct msgr *r, type *v)					\
+{									\
+	*v = 0;								\
+	return msg_take(r, v, sizeof(*v), #name ": short payload");	\
 }
-
-int
-msg_get_u32(struct msgr *r, uint32_t *v)
-{
-	*v = 0;
-	return msg_take(r, v, sizeof(*v), "u32: short payload");
-}
-
-int
-msg_get_i32(struct msgr *r, int32_t *v)
-{
-	*v = 0;
-	return msg_take(r, v, sizeof(*v), "i32: short payload");
-}
-
-int
-msg_get_u64(struct msgr *r, uint64_t *v)
-{
-	*v = 0;
-	return msg_take(r, v, sizeof(*v), "u64: short payload");
-}
-
-int
-msg_get_i64(struct msgr *r, int64_t *v)
-{
-	*v = 0;
-	return msg_take(r, v, sizeof(*v), "i64: short payload");
-}
+MSG_INT(u8, uint8_t)
+MSG_INT(u32, uint32_t)
+MSG_INT(i32, int32_t)
+MSG_INT(u64, uint64_t)
+MSG_INT(i64, int64_t)
 
 int
 msg_get_str(struct msgr *r, const char **out, size_t maxlen)

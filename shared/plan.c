@@ -358,7 +358,11 @@ plan_free(struct plan *pl)
 
 	if (pl == NULL)
 		return;
-	/* Alike on purpose: one loop per array of rows (hosts, phases, tests). */
+	/*
+	 * Alike on purpose: one loop per array of rows (hosts, phases,
+	 * tests), each freeing its own row type's members: the free()
+	 * calls look alike, the members are all different.
+	 */
 	for (i = 0; i < pl->pl_nhosts; i++) {
 		h = &pl->pl_hosts[i];
 		free(h->ph_name);

@@ -197,7 +197,11 @@ plan_spec_json(const struct plan *pl)
 	    "phases", phases);
 	if (o == NULL)
 		fatal("json_pack");
-	/* Alike on purpose: the hosts above; each row packs its own fields. */
+	/*
+	 * Alike on purpose: the hosts' checks above; a test and a check
+	 * each pack their own fields, and what they share is jansson's
+	 * pack-then-fatal and the optional keys set after it.
+	 */
 	if (pl->pl_ntests > 0) {
 		json_t	*tests = json_array();
 

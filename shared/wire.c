@@ -13,6 +13,15 @@
 #include "nops.h"
 #include "wire.h"
 
+/*
+ * Alike on purpose (whole file): wire_put_fields() and wire_get_fields()
+ * have one case per kind each, the two directions of msg.h's encoding;
+ * and below, as in every wire_*.c, one field table and one check per
+ * layout: a table lists its struct's fields in payload order, a check
+ * its layout's own rules, so two of the same shape are still two
+ * layouts, with nothing to fold.
+ */
+
 static void	 wire_put_fields(struct msgw *, const struct wire_field *,
 		    size_t, const uint8_t *);
 static void	 wire_get_fields(struct msgr *, const struct wire_field *,
@@ -158,13 +167,6 @@ wire_get(struct msgr *r, const struct wire_layout *l, void *p)
 	wire_check(r, l, p);
 	return r->err ? -1 : 0;
 }
-
-/*
- * Alike on purpose (whole file): the field tables below, and those of
- * wire_auth.c, wire_git.c, wire_hosts.c, wire_nomad.c, wire_notify.c and
- * wire_proc.c, are one per layout: each lists its struct's fields in
- * payload order, and tables of the same shape are different layouts.
- */
 
 /* n x (str name, str value), as requests and answers carry them. */
 static const struct wire_field wire_request_headers[] = {

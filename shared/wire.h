@@ -144,6 +144,12 @@ wire_get_##l(struct msgr *r, struct wire_##l *p)			\
 }
 
 /*
+ * Alike on purpose (whole file): one struct per layout, its members in
+ * payload order, as in every wire_*.h; layouts whose fields have the
+ * same types look alike and are still different messages.
+ */
+
+/*
  * IMSG_WEB_REQUEST (peerid: the request's id): u32 peer kind
  * (WEB_PEER_*), u32 uid, u32 gid (SO_PEERCRED of a control socket
  * client; 0 for TCP), str remote ("address:port"), u32 tls (0 or 1), str
@@ -173,7 +179,6 @@ WIRE_DECLARE(web_request);
  * body.  IMSG_WEB_RESPONSE (peerid: the request's id) is an answer;
  * IMSG_WEB_DOC is u32 class, str target (starts with '/'), an answer.
  */
-/* Alike on purpose: wire_web_request's tail; one header coder serves both. */
 struct wire_web_answer {
 	uint32_t	 status;
 	const char	*ctype;

@@ -15,11 +15,16 @@
 #include "wire.h"
 
 /*
+ * Alike on purpose (whole file): one struct per layout, its members in
+ * payload order, as in every wire_*.h; layouts whose fields have the
+ * same types look alike and are still different messages.
+ */
+
+/*
  * IMSG_WEB_AUTH_BEGIN: u32 session idle timeout (s, not 0), str bootstrap
  * token hash ("" or 64 hex), u32 management class, u32 anonymous class
  * (0: none); classes below WEB_CLASSES_MAX.
  */
-/* Alike on purpose: fields in payload order, as in wire_nomad.h. */
 struct wire_auth_begin {
 	uint32_t	 idle;
 	const char	*boot;
@@ -41,7 +46,6 @@ WIRE_DECLARE(auth_class);
  * name (not empty), u32 class, i64 last seen, i64 expires (both >= 0),
  * data groups (JSON; empty for a token).
  */
-/* Alike on purpose: fields in payload order, as in wire_nomad.h. */
 struct wire_auth_principal {
 	uint32_t	 kind;
 	const char	*hash;

@@ -1,6 +1,6 @@
 /*
  * Payload layouts of the git channel (master <-> gitworker): one struct
- * and one encoder and decoder each, as wire.h for the web channel.  The
+ * and one field table each, as wire.h for the web channel.  The
  * peerid of every message is the repository's id.  Decoders enforce the
  * bounds of nops.h (GITW_*) and the layout's own rules (a commit id is
  * hex of its length, flags are known bits); whether a message fits the
@@ -17,11 +17,16 @@
 #include "wire.h"
 
 /*
+ * Alike on purpose (whole file): one struct per layout, its members in
+ * payload order, as in every wire_*.h; layouts whose fields have the
+ * same types look alike and are still different messages.
+ */
+
+/*
  * IMSG_GIT_REPO: str name, str url, str branch, str path, u32 largest
  * file, u32 most files, u64 largest snapshot, data SSH private key (PEM,
  * may be empty), data known_hosts (may be empty).
  */
-/* Alike on purpose: fields in payload order, as in wire_nomad.h. */
 struct wire_git_repo {
 	const char	*name;
 	const char	*url;
@@ -61,7 +66,6 @@ WIRE_DECLARE(git_error);
  * <email>"), i64 commit time (unix s), str subject, u32 files, u64 bytes
  * in all.
  */
-/* Alike on purpose: fields in payload order, as in wire_nomad.h. */
 struct wire_git_begin {
 	uint32_t	 seq;
 	const char	*commit;

@@ -13,8 +13,13 @@
 #include "nops.h"
 #include "wire.h"
 
+/*
+ * Alike on purpose (whole file): one struct per layout, its members in
+ * payload order, as in every wire_*.h; layouts whose fields have the
+ * same types look alike and are still different messages.
+ */
+
 /* IMSG_SSH_KEY: data the client's private key (PEM), or empty. */
-/* Alike on purpose: fields in payload order, as in wire_nomad.h. */
 struct wire_ssh_key {
 	const void	*key;
 	size_t		 keylen;
@@ -47,7 +52,6 @@ WIRE_DECLARE(ssh_run);
  * SSH_STAGE_DONE, else 0-255), u32 stage reached (SSH_STAGE_*), str
  * error, data the output's tail (bytes as they came).
  */
-/* Alike on purpose: fields in payload order, as in wire_nomad.h. */
 struct wire_ssh_result {
 	int32_t		 status;
 	uint32_t	 stage;

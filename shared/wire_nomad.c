@@ -13,8 +13,10 @@
 #include "wire_nomad.h"
 
 /*
- * Alike on purpose (whole file): the field tables, one per layout, as
- * wire.c says of its own.
+ * Alike on purpose (whole file): one field table and one check per
+ * layout, as in wire.c and every wire_*.c: a table lists its struct's
+ * fields in payload order, a check its layout's own rules, so two of
+ * the same shape are still two layouts, with nothing to fold.
  */
 
 static const struct wire_field wire_nomad_config_names[] = {

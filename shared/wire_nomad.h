@@ -16,6 +16,12 @@
 #include "wire.h"
 
 /*
+ * Alike on purpose (whole file): one struct per layout, its members in
+ * payload order, as in every wire_*.h; layouts whose fields have the
+ * same types look alike and are still different messages.
+ */
+
+/*
  * IMSG_NOMAD_CONFIG: str address ("" when Nomad is not usable), data CA
  * bundle (PEM, may be empty), u32 n, n x str namespace, data token (may
  * be empty; last, so that nothing grows the buffer after it).
@@ -38,7 +44,6 @@ WIRE_DECLARE(nomad_config);
  * tail, data data1 (NOMAD_JOB_MAX), data data2 (NOMAD_VARS_MAX).  Which
  * fields an operation uses is in nops.h; the others are empty.
  */
-/* Alike on purpose: fields in payload order (wire_proc, _notify, _git.h). */
 struct wire_nomad_request {
 	uint32_t	 op;
 	uint32_t	 flags;

@@ -13,13 +13,18 @@
 #include "wire.h"
 
 /*
+ * Alike on purpose (whole file): one struct per layout, its members in
+ * payload order, as in every wire_*.h; layouts whose fields have the
+ * same types look alike and are still different messages.
+ */
+
+/*
  * IMSG_NOTIFY: u32 kind (NOTIFY_KIND_*), str url (http:// or https://),
  * str title, str tags, str click URL (the three "" for a JSON kind),
  * data body, data token ("" for none; last, so that the buffer does not
  * grow and copy it).  The decoder refuses header values with control
  * characters (the title may hold spaces, the others not).
  */
-/* Alike on purpose: fields in payload order, as in wire_nomad.h. */
 struct wire_notify {
 	uint32_t	 kind;
 	const char	*url;

@@ -12,6 +12,12 @@
 #include "wire.h"
 #include "wire_proc.h"
 
+/*
+ * Alike on purpose (whole file): one field table per layout, as in
+ * wire.c and every wire_*.c: a table lists its struct's fields in
+ * payload order, so two of the same shape are still two layouts.
+ */
+
 static const struct wire_field wire_init_fields[] = {
 	WF_U32(init, uid),
 	WF_U32(init, gid),

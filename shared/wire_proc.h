@@ -12,6 +12,12 @@
 #include "nops.h"
 #include "wire.h"
 
+/*
+ * Alike on purpose (whole file): one struct per layout, its members in
+ * payload order, as in every wire_*.h; layouts whose fields have the
+ * same types look alike and are still different messages.
+ */
+
 #define WIRE_INIT_USER_MAX	256
 #define WIRE_INIT_PATH_MAX	1024
 
@@ -19,7 +25,6 @@
  * IMSG_INIT: u32 uid, u32 gid, u32 verbose, str user, str state
  * directory, str chroot, str test hooks ("" in a build without them).
  */
-/* Alike on purpose: fields in payload order, as in wire_nomad.h. */
 struct wire_init {
 	uint32_t	 uid;
 	uint32_t	 gid;
