@@ -18,6 +18,8 @@ static int	 msg_reserve(struct msgw *, size_t);
 static void	 msg_add(struct msgw *, const void *, size_t);
 static int	 msg_take(struct msgr *, void *, size_t, const char *);
 static int	 msg_bad(struct msgr *, const char *);
+static int	 msg_peek_len(struct msgr *, size_t, size_t, uint32_t *,
+		    const uint8_t **);
 
 void
 msg_init(struct msgw *w)
@@ -192,35 +194,53 @@ MSG_INT(i32, int32_t)
 MSG_INT(u64, uint64_t)
 MSG_INT(i64, int64_t)
 
+/*
+ * The uint32 length in front of a string (nul 1: a NUL follows it) or a
+ * blob (nul 0): at most maxlen, with all its bytes in the payload; *p
+ * points at them.  Nothing is consumed: the caller moves r->off past
+ * the length and the bytes once it has checked them.
+ */
+static int
+msg_peek_len(struct msgr *r, size_t nul, size_t maxlen, uint32_t *n,
+    const uint8_t **p)
+{
+	static const char *const what[2][3] = {
+		{ "data: short length", "data: longer than allowed",
+		    "data: past the end" },
+		{ "str: short length", "str: longer than allowed",
+		    "str: past the end" },
+	};
+	size_t	 off0 = r->off;
+
+	*p = NULL;
+	if (msg_take(r, n, sizeof(*n), what[nul][0]) == -1)
+		return -1;
+	r->off = off0;
+	/* Compare in size_t: n + 1 cannot wrap there. */
+	if (*n > maxlen)
+		return msg_bad(r, what[nul][1]);
+	if (r->len - r->off - sizeof(*n) < (size_t)*n + nul)
+		return msg_bad(r, what[nul][2]);
+	*p = r->buf + r->off + sizeof(*n);
+	return 0;
+}
+
 int
 msg_get_str(struct msgr *r, const char **out, size_t maxlen)
 {
+	const uint8_t	*p;
 	const char	*s;
 	uint32_t	 n;
-	size_t		 off0 = r->off;
 
 	*out = NULL;
-	if (msg_take(r, &n, sizeof(n), "str: short length") == -1)
+	if (msg_peek_len(r, 1, maxlen, &n, &p) == -1)
 		return -1;
-	/* Compare in size_t: n + 1 cannot wrap there. */
-	if (n > maxlen) {
-		r->off = off0;
-		return msg_bad(r, "str: longer than allowed");
-	}
-	if (r->len - r->off < (size_t)n + 1) {
-		r->off = off0;
-		return msg_bad(r, "str: past the end");
-	}
-	s = (const char *)r->buf + r->off;
-	if (s[n] != '\0') {
-		r->off = off0;
+	s = (const char *)p;
+	if (s[n] != '\0')
 		return msg_bad(r, "str: missing NUL");
-	}
-	if (memchr(s, '\0', n) != NULL) {
-		r->off = off0;
+	if (memchr(s, '\0', n) != NULL)
 		return msg_bad(r, "str: embedded NUL");
-	}
-	r->off += (size_t)n + 1;
+	r->off += sizeof(n) + (size_t)n + 1;
 	*out = s;
 	return 0;
 }
@@ -241,24 +261,16 @@ msg_get_strdup(struct msgr *r, char **out, size_t maxlen)
 int
 msg_get_data(struct msgr *r, const void **out, size_t *len, size_t maxlen)
 {
+	const uint8_t	*p;
 	uint32_t	 n;
-	size_t		 off0 = r->off;
 
 	*out = NULL;
 	*len = 0;
-	if (msg_take(r, &n, sizeof(n), "data: short length") == -1)
+	if (msg_peek_len(r, 0, maxlen, &n, &p) == -1)
 		return -1;
-	if (n > maxlen) {
-		r->off = off0;
-		return msg_bad(r, "data: longer than allowed");
-	}
-	if (r->len - r->off < n) {
-		r->off = off0;
-		return msg_bad(r, "data: past the end");
-	}
-	*out = r->buf + r->off;
+	*out = p;
 	*len = n;
-	r->off += n;
+	r->off += sizeof(n) + (size_t)n;
 	return 0;
 }
 
