@@ -146,7 +146,10 @@ wire_get_##l(struct msgr *r, struct wire_##l *p)			\
 /*
  * Alike on purpose (whole file): one struct per layout, its members in
  * payload order, as in every wire_*.h; layouts whose fields have the
- * same types look alike and are still different messages.
+ * same types look alike and are still different messages.  A request's
+ * tail and an answer hold the same members (content type, headers,
+ * body) under the same names, which the webworker and the API use on
+ * both; each has its own field table (wire.c).
  */
 
 /*
