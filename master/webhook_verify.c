@@ -74,15 +74,43 @@ webhook_trim(const char *s, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * One signature header, GitHub's or Gitea's: after prefix, 64 hex digits
+ * that must be mac.  ret is the verdict of the headers checked before: a
+ * malformed header wins over a mismatch (the client is broken, not
+ * forging), but every header present is checked either way.
+ */
+static enum webhook_verdict
+webhook_verify_hmac(const char *hdr, const char *prefix, const uint8_t *mac,
+    const char *malformed, const char *mismatch, enum webhook_verdict ret,
+    const char **why)
+{
+	uint8_t		 sig[WEBHOOK_MACLEN];
+	char		 buf[2 * WEBHOOK_MACLEN +
+		    sizeof(WEBHOOK_HUB_PREFIX) + 1];
+	const char	*v;
+	size_t		 plen = strlen(prefix);
+
+	v = webhook_trim(hdr, buf, sizeof(buf));
+	if (v == NULL || strncmp(v, prefix, plen) != 0 ||
+	    hex_decode(v + plen, sig, sizeof(sig)) == -1) {
+		*why = malformed;
+		ret = WEBHOOK_MALFORMED;
+	} else if (!webhook_ct_equal(mac, sig, sizeof(sig)) &&
+	    ret == WEBHOOK_VALID) {
+		*why = mismatch;
+		ret = WEBHOOK_MISMATCH;
+	}
+	explicit_bzero(sig, sizeof(sig));
+	return ret;
+}
+
 enum webhook_verdict
 webhook_verify(const struct webhook_req *wr, const uint8_t *secret,
     size_t secretlen, const char **why)
 {
-	uint8_t		 mac[EVP_MAX_MD_SIZE], sig[WEBHOOK_MACLEN];
+	uint8_t		 mac[EVP_MAX_MD_SIZE];
 	unsigned int	 maclen = 0;
-	char		 buf[2 * WEBHOOK_MACLEN +
-		    sizeof(WEBHOOK_HUB_PREFIX) + 1];
-	const char	*v;
 	const void	*body = wr->wr_bodylen > 0 ? wr->wr_body : "";
 	enum webhook_verdict ret = WEBHOOK_VALID;
 	int		 any = 0, ok;
@@ -102,41 +130,17 @@ webhook_verify(const struct webhook_req *wr, const uint8_t *secret,
 		}
 	}
 
-	/*
-	 * A malformed header wins over a mismatch (the client is broken,
-	 * not forging), but every header present is checked either way.
-	 */
 	if (wr->wr_hub256 != NULL) {
 		any = 1;
-		v = webhook_trim(wr->wr_hub256, buf, sizeof(buf));
-		if (v == NULL || strncmp(v, WEBHOOK_HUB_PREFIX,
-		    sizeof(WEBHOOK_HUB_PREFIX) - 1) != 0 ||
-		    hex_decode(v + sizeof(WEBHOOK_HUB_PREFIX) - 1, sig,
-		    sizeof(sig)) == -1) {
-			*why = "X-Hub-Signature-256 is not sha256= and 64 hex "
-			    "digits";
-			ret = WEBHOOK_MALFORMED;
-		} else if (!webhook_ct_equal(mac, sig, sizeof(sig))) {
-			if (ret == WEBHOOK_VALID) {
-				*why = "X-Hub-Signature-256 does not match";
-				ret = WEBHOOK_MISMATCH;
-			}
-		}
+		ret = webhook_verify_hmac(wr->wr_hub256, WEBHOOK_HUB_PREFIX,
+		    mac, "X-Hub-Signature-256 is not sha256= and 64 hex digits",
+		    "X-Hub-Signature-256 does not match", ret, why);
 	}
-	/* Alike on purpose: X-Hub-Signature-256, other prefix, words. */
 	if (wr->wr_gitea != NULL) {
 		any = 1;
-		v = webhook_trim(wr->wr_gitea, buf, sizeof(buf));
-		if (v == NULL || hex_decode(v, sig, sizeof(sig)) ==
-		    -1) {
-			*why = "X-Gitea-Signature is not 64 hex digits";
-			ret = WEBHOOK_MALFORMED;
-		} else if (!webhook_ct_equal(mac, sig, sizeof(sig))) {
-			if (ret == WEBHOOK_VALID) {
-				*why = "X-Gitea-Signature does not match";
-				ret = WEBHOOK_MISMATCH;
-			}
-		}
+		ret = webhook_verify_hmac(wr->wr_gitea, "", mac,
+		    "X-Gitea-Signature is not 64 hex digits",
+		    "X-Gitea-Signature does not match", ret, why);
 	}
 	if (wr->wr_gitlab != NULL) {
 		any = 1;
@@ -148,7 +152,6 @@ webhook_verify(const struct webhook_req *wr, const uint8_t *secret,
 		}
 	}
 	explicit_bzero(mac, sizeof(mac));
-	explicit_bzero(sig, sizeof(sig));
 	if (!any) {
 		*why = "no X-Hub-Signature-256, X-Gitea-Signature or "
 		    "X-Gitlab-Token header";
