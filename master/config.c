@@ -863,11 +863,7 @@ config_print_web(FILE *fp, const struct nops_conf *conf)
 	fprintf(fp, "max-connections-per-address %d\n",
 	    conf->max_conns_per_address);
 	config_print_file(fp, "", "metrics token", conf->metrics_token_file);
-	if (conf->dashboard_url != NULL) {
-		fputs("dashboard url ", fp);
-		config_print_str(fp, conf->dashboard_url);
-		fputc('\n', fp);
-	}
+	config_print_opt(fp, "dashboard url", conf->dashboard_url);
 }
 
 static void
