@@ -266,6 +266,10 @@ metrics_process(struct metrics_out *mo)
 	for (lf = log_flood_first(); lf != NULL; lf = lf->lf_next)
 		metrics_sample(mo, "nops_log_events_total",
 		    (int64_t)lf->lf_total, "what", lf->lf_what, METRICS_END);
+	/*
+	 * Alike on purpose: the loop above, another counter; a family's
+	 * samples stand together in the text format, so one pass each.
+	 */
 	metrics_family(mo, "nops_log_suppressed_total", "counter",
 	    "Lines of those events not logged one by one (summed up in the "
 	    "log every 10 s instead).");
@@ -322,7 +326,10 @@ static void
 metrics_engine_totals(struct metrics_out *mo, const struct engine *e)
 {
 	const struct metrics_one	 one[] = {
-		/* Alike on purpose: rows of a table, a metric a row. */
+		/*
+		 * Alike on purpose: metrics_process' rows; a metric a row,
+		 * each its own name, words and value.
+		 */
 		{ "nops_detection_last_success_timestamp_seconds", "gauge",
 		    "When the last complete detection cycle ended, in unix "
 		    "seconds (0: none yet).", (int64_t)e->e_last_detect },
@@ -348,6 +355,10 @@ metrics_engine_totals(struct metrics_out *mo, const struct engine *e)
 		    "Detection cycles focused on the jobs of the job files a "
 		    "push changed (engine_focus.c).",
 		    (int64_t)e->e_total_focused },
+		/*
+		 * Alike on purpose: the rows above, a metric a row; from
+		 * here, the last complete cycle's gauges.
+		 */
 		{ "nops_detection_last_nomad_requests", "gauge",
 		    "Nomad requests of the last complete detection cycle.",
 		    (int64_t)e->e_last_requests },

@@ -26,6 +26,14 @@
 #include "openapi.h"
 #include "jsonb.h"
 
+/*
+ * Alike on purpose (whole file): the rows of openapi_ops[], one a route
+ * in the order of the route tables, and of openapi_errors[] and
+ * openapi_params[]: each row holds its own words and schema names, so
+ * rows of the same shape repeat by design; there is no logic among
+ * them to fold.
+ */
+
 /* How one route is described. */
 struct openapi_op {
 	const char	*method;
@@ -42,7 +50,6 @@ struct openapi_op {
 	int		 public;	/* no credential needed */
 };
 
-/* Alike on purpose: one row per route. */
 static const struct openapi_op openapi_ops[] = {
 	/* master/api.c */
 	{ "GET", "/api/v1/status", "/api/v1/status", "daemon",
