@@ -66,16 +66,20 @@ store_hosts_deploy_one(sqlite3_stmt *st,
 }
 
 /*
- * The rows of a bound step query to cb until it returns non-zero: the
- * number passed, or -1.
+ * The rows of the step query sql, with ?1 bound to deployment, to cb
+ * until it returns non-zero: the number passed, or -1.
  */
 static int
-store_hosts_step_walk(sqlite3_stmt *st,
+store_hosts_step_walk(struct store *s, const char *sql, int64_t deployment,
     int (*cb)(const struct store_hosts_step *, void *), void *arg)
 {
 	struct store_hosts_step	 sh;
+	sqlite3_stmt		*st;
 	int			 n = 0, rc = SQLITE_DONE, stop = 0;
 
+	if ((st = store_prepare(s, sql)) == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, deployment);
 	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		store_hosts_step_row(st, &sh);
 		n++;
@@ -224,30 +228,20 @@ int
 store_hosts_steps_walk(struct store *s, int64_t deployment,
     int (*cb)(const struct store_hosts_step *, void *), void *arg)
 {
-	sqlite3_stmt	*st;
-
-	if ((st = store_prepare(s, "SELECT " SH_STEP_COLS " FROM"
+	return store_hosts_step_walk(s, "SELECT " SH_STEP_COLS " FROM"
 	    " deployment_steps WHERE deployment_id = ?1 ORDER BY phase_index,"
-	    " position")) == NULL)
-		return -1;
-	sqlite3_bind_int64(st, 1, deployment);
-	return store_hosts_step_walk(st, cb, arg);
+	    " position", deployment, cb, arg);
 }
 
 int
 store_hosts_step_next(struct store *s, int64_t deployment,
     int (*cb)(const struct store_hosts_step *, void *), void *arg)
 {
-	sqlite3_stmt	*st;
-
 	/* Preflight tests (phase_index -1) come first. */
-	if ((st = store_prepare(s, "SELECT " SH_STEP_COLS " FROM"
+	return store_hosts_step_walk(s, "SELECT " SH_STEP_COLS " FROM"
 	    " deployment_steps WHERE deployment_id = ?1 AND state NOT IN"
 	    " ('succeeded', 'skipped') ORDER BY phase_index, position"
-	    " LIMIT 1")) == NULL)
-		return -1;
-	sqlite3_bind_int64(st, 1, deployment);
-	return store_hosts_step_walk(st, cb, arg);
+	    " LIMIT 1", deployment, cb, arg);
 }
 
 int
