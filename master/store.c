@@ -1362,6 +1362,23 @@ store_done(sqlite3_stmt *st)
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
+int
+store_walk_names_id(struct store *st, const char *sql, int64_t n,
+    void (*cb)(const char *, const char *, int64_t, void *), void *arg)
+{
+	sqlite3_stmt	*stmt;
+	int		 rc;
+
+	if ((stmt = store_prepare(st, sql)) == NULL)
+		return -1;
+	sqlite3_bind_int64(stmt, 1, n);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		cb(store_col_text(stmt, 0), store_col_text(stmt, 1),
+		    sqlite3_column_int64(stmt, 2), arg);
+	sqlite3_reset(stmt);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
 /*
  * A write about to run in autocommit while synchronous is still NORMAL
  * from a lazy transaction: FULL first.  Should that fail (it is logged)

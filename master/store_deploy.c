@@ -662,10 +662,7 @@ int
 store_deploy_idle_hooks(struct store *s, int64_t since,
     void (*cb)(const char *, const char *, int64_t, void *), void *arg)
 {
-	sqlite3_stmt	*st;
-	int		 rc;
-
-	st = store_prepare(s, "SELECT h.revision_job_id,"
+	return store_walk_names_id(s, "SELECT h.revision_job_id,"
 	    " d.namespace, max(d.id) FROM deployment_hooks h JOIN deployments d"
 	    " ON d.id = h.deployment_id WHERE d.state IN ('completed',"
 	    " 'failed', 'rejected', 'superseded') AND d.ended_at > ? AND"
@@ -673,36 +670,16 @@ store_deploy_idle_hooks(struct store *s, int64_t since,
 	    " deployment_hooks h2 JOIN deployments d2 ON d2.id ="
 	    " h2.deployment_id WHERE d2.state NOT IN ('completed', 'failed',"
 	    " 'rejected', 'superseded')) GROUP BY h.revision_job_id,"
-	    " d.namespace");
-	if (st == NULL)
-		return -1;
-	sqlite3_bind_int64(st, 1, since);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		cb(store_col_text(st, 0),
-		    store_col_text(st, 1),
-		    sqlite3_column_int64(st, 2), arg);
-	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? 0 : -1;
+	    " d.namespace", since, cb, arg);
 }
 
 int
 store_deploy_registered(struct store *s,
     void (*cb)(const char *, const char *, int64_t, void *), void *arg)
 {
-	sqlite3_stmt	*st;
-	int		 rc;
-
 	/* The last registered deployment per job (store.c, version 5). */
-	st = store_prepare(s, "SELECT namespace, job, last_id"
-	    " FROM registered_jobs ORDER BY namespace, job");
-	if (st == NULL)
-		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		cb(store_col_text(st, 0),
-		    store_col_text(st, 1),
-		    sqlite3_column_int64(st, 2), arg);
-	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? 0 : -1;
+	return store_walk_names_id(s, "SELECT namespace, job, last_id"
+	    " FROM registered_jobs ORDER BY namespace, job", 0, cb, arg);
 }
 
 int

@@ -317,15 +317,11 @@ store_operation_revision_busy(struct store *s, const char *ns,
 	return busy;
 }
 
-/* Alike on purpose: store_deploy_idle_hooks, other tables, same callback. */
 int
 store_operation_idle_revisions(struct store *s, int64_t since,
     void (*cb)(const char *, const char *, int64_t, void *), void *arg)
 {
-	sqlite3_stmt	*st;
-	int		 rc;
-
-	st = store_prepare(s, "SELECT o.revision, r.namespace,"
+	return store_walk_names_id(s, "SELECT o.revision, r.namespace,"
 	    " max(o.deployment_id) FROM operation_runs r JOIN"
 	    " deployment_operations o ON o.deployment_id = r.deployment_id AND"
 	    " o.name = r.operation WHERE r.started_at > ?1 AND"
@@ -340,13 +336,5 @@ store_operation_idle_revisions(struct store *s, int64_t since,
 	    "  deployment_operations o4 ON o4.deployment_id = r4.deployment_id"
 	    "  AND o4.name = r4.operation WHERE r4.state = 'running' AND"
 	    "  r4.namespace = r.namespace AND o4.revision = o.revision)"
-	    " GROUP BY o.revision, r.namespace");
-	if (st == NULL)
-		return -1;
-	sqlite3_bind_int64(st, 1, since);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		cb(store_col_text(st, 0), store_col_text(st, 1),
-		    sqlite3_column_int64(st, 2), arg);
-	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? 0 : -1;
+	    " GROUP BY o.revision, r.namespace", since, cb, arg);
 }

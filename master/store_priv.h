@@ -40,5 +40,13 @@ int64_t		 store_col_int(sqlite3_stmt *, int, int64_t null_value);
 int		 store_done(sqlite3_stmt *);
 /* The same: the rows the statement changed, or -1. */
 int		 store_done_changes(struct store *, sqlite3_stmt *);
+/*
+ * The rows of sql, with ?1 bound to n (a statement without ?1 ignores
+ * it), as two texts and an integer (two names and a deployment id), each
+ * to cb: 0 or -1.
+ */
+int		 store_walk_names_id(struct store *, const char *sql, int64_t n,
+		    void (*cb)(const char *, const char *, int64_t, void *),
+		    void *);
 
 #endif /* NOPS_STORE_PRIV_H */
