@@ -970,7 +970,12 @@ repo_git_msg(struct worker *w, struct imsg *imsg,
 	struct repo	*r = repo_poll.p_repo;
 	uint32_t	 type = imsg->hdr.type, seq;
 
-	/* Alike on purpose: a case a message, each its struct's seq. */
+	/*
+	 * Alike on purpose: the switch below has a case a message too;
+	 * this one reads each message's seq from its own struct, that one
+	 * hands the message to its receiver, and the poll check between
+	 * them is what both cases rely on.
+	 */
 	switch (type) {
 	case IMSG_GIT_UNCHANGED:
 		seq = u->git_unchanged.seq;

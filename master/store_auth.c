@@ -18,7 +18,10 @@
 #define SA_TOKEN_COLS	"id, name, hash, policy, created_by, created_at," \
 			" expires_at, last_used, revoked_at"
 
-/* Alike on purpose: store_hosts.c's row readers; other columns. */
+/*
+ * Alike on purpose: the row readers of store_hosts.c and
+ * store_operation.c: each copies its own columns into its own struct.
+ */
 static void
 store_auth_session_row(sqlite3_stmt *st, struct store_auth_session *sa)
 {

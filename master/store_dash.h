@@ -28,7 +28,12 @@ enum store_dash_list {
 	STORE_DASH_FAILED,
 };
 
-/* Alike on purpose: wire_nomad_request, wire_git_repo: other fields. */
+/*
+ * Alike on purpose: the other row structs (store_leftbehind_row,
+ * store_hosts_new, store_operation_def, operation.h's, the wire_*
+ * structs of shared/): members of the same types in a row, each its
+ * own table's or message's.
+ */
 struct store_dash_row {
 	int64_t		 dr_id;
 	const char	*dr_ns;

@@ -19,7 +19,10 @@
 #define SH_STEP_COLS	"id, phase_index, phase, position, host, step," \
 			" goal, system, state, error, started_at, ended_at"
 
-/* Alike on purpose: store_auth.c's row readers; other columns. */
+/*
+ * Alike on purpose: the row readers of store_auth.c and
+ * store_operation.c: each copies its own columns into its own struct.
+ */
 static void
 store_hosts_deploy_row(sqlite3_stmt *st, struct store_hosts_deploy *hd)
 {

@@ -26,6 +26,11 @@ store_leftbehind_prepare(struct store *s, const char *sql, const char *kind,
 	return st;
 }
 
+/*
+ * Alike on purpose: store_leftbehind_delete opens the same way
+ * (store_leftbehind_prepare binds the three keys); this one binds the
+ * error too and counts the rows changed.
+ */
 int
 store_leftbehind_refresh(struct store *s, const char *kind, const char *env,
     const char *object, const char *error)
@@ -37,7 +42,6 @@ store_leftbehind_refresh(struct store *s, const char *kind, const char *env,
 	    object);
 	if (st == NULL)
 		return -1;
-	/* Alike on purpose: store_leftbehind_delete's opening, +1 bind. */
 	store_bind_text(st, 4, error);
 	return store_done_changes(s, st);
 }
@@ -68,7 +72,6 @@ store_leftbehind_delete(struct store *s, const char *kind, const char *env,
 	st = store_leftbehind_prepare(s, "DELETE FROM left_behind WHERE"
 	    " kind = ?1 AND environment = ?2 AND object = ?3", kind, env,
 	    object);
-	/* Alike on purpose: store_leftbehind_refresh's opening. */
 	if (st == NULL)
 		return -1;
 	return store_done(st);

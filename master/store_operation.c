@@ -108,7 +108,11 @@ store_operation_run_insert(struct store *s, int64_t deployment,
 	    " ?7, ?8, 'running')", ns, job, instance);
 	if (st == NULL)
 		return -1;
-	/* Alike on purpose: store_operation_run_trim's opening; other binds. */
+	/*
+	 * Alike on purpose: store_operation_run_trim opens the same way
+	 * (store_operation_prepare binds the run's keys); the columns bound
+	 * here are the insert's own.
+	 */
 	sqlite3_bind_int64(st, 4, deployment);
 	store_bind_text(st, 5, operation);
 	store_bind_text(st, 6, actor);
@@ -131,7 +135,6 @@ store_operation_run_trim(struct store *s, const char *ns, const char *job,
 	    " OFFSET ?4)", ns, job, instance);
 	if (st == NULL)
 		return -1;
-	/* Alike on purpose: store_operation_run_insert's opening. */
 	sqlite3_bind_int(st, 4, keep);
 	return store_done(st);
 }
@@ -280,7 +283,12 @@ store_operation_running(struct store *s,
 	    " WHERE r.state = 'running' ORDER BY r.id");
 	if (st == NULL)
 		return -1;
-	/* Alike on purpose: store_dash.c's deployment rows, other columns. */
+	/*
+	 * Alike on purpose: store_dash_walk's loop (store_dash.c): each
+	 * copies its own columns into its own row type and passes it to a
+	 * callback of that type; a shared loop would need a void * adapter
+	 * per type, longer than the loop.
+	 */
 	memset(&r, 0, sizeof(r));
 	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		r.or_id = sqlite3_column_int64(st, 0);
@@ -317,6 +325,11 @@ store_operation_revision_busy(struct store *s, const char *ns,
 	return busy;
 }
 
+/*
+ * Alike on purpose: store_deploy_idle_hooks (store_deploy.c), one call
+ * of store_walk_names_id each; only the query differs, and it is all
+ * that the function says.
+ */
 int
 store_operation_idle_revisions(struct store *s, int64_t since,
     void (*cb)(const char *, const char *, int64_t, void *), void *arg)
