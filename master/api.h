@@ -151,5 +151,10 @@ void	 api_engine_deploy_error(struct api_resp *, int rc, int64_t id);
 /* The procedure of deploy-now (the action table's row). */
 void	 api_engine_deploy_now(struct api_req *, struct api_resp *,
 	    struct ejob *);
+struct eorphan;
+struct efile_error;
+/* An orphan job and a job file in error, as the API and dashboard list them. */
+json_t	*api_engine_orphan_json(const struct eorphan *);
+json_t	*api_engine_file_error_json(const struct efile_error *);
 
 #endif /* NOPS_API_H */

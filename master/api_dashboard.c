@@ -242,10 +242,8 @@ dash_files(struct api_req *req, const struct engine *e)
 
 	files = dash_list();
 	for (i = 0; i < e->e_nfile_errors; i++)
-		dash_list_add(req, files, NULL, jsonb_pack("{s:s,s:s,s:s}",
-		    "repository", e->e_file_errors[i].fe_repo,
-		    "path", e->e_file_errors[i].fe_path,
-		    "error", e->e_file_errors[i].fe_error));
+		dash_list_add(req, files, NULL,
+		    api_engine_file_error_json(&e->e_file_errors[i]));
 	return files;
 }
 
@@ -283,12 +281,8 @@ dash_orphans(struct api_req *req, const struct engine *e)
 
 	orphans = dash_list();
 	for (i = 0; i < e->e_norphans; i++)
-		dash_list_add(req, orphans, e->e_orphans[i].eo_ns, jsonb_pack(
-		    "{s:s,s:s,s:I}",
-		    "namespace", e->e_orphans[i].eo_ns,
-		    "id", e->e_orphans[i].eo_id,
-		    "last_deployment",
-		    (json_int_t)e->e_orphans[i].eo_last_deployment));
+		dash_list_add(req, orphans, e->e_orphans[i].eo_ns,
+		    api_engine_orphan_json(&e->e_orphans[i]));
 	json_object_set_new(orphans, "complete",
 	    json_boolean(e->e_orphans_known));
 	return orphans;

@@ -595,6 +595,20 @@ api_engine_deploy_now(struct api_req *req, struct api_resp *resp,
 	    "id", id, "action", "deploy-now", "queued", 1);
 }
 
+json_t *
+api_engine_orphan_json(const struct eorphan *eo)
+{
+	return jsonb_pack("{s:s,s:s,s:I}", "namespace", eo->eo_ns, "id",
+	    eo->eo_id, "last_deployment", (json_int_t)eo->eo_last_deployment);
+}
+
+json_t *
+api_engine_file_error_json(const struct efile_error *fe)
+{
+	return jsonb_pack("{s:s,s:s,s:s}", "repository", fe->fe_repo,
+	    "path", fe->fe_path, "error", fe->fe_error);
+}
+
 static void
 api_orphans(struct api_req *req, struct api_resp *resp)
 {
@@ -603,17 +617,13 @@ api_orphans(struct api_req *req, struct api_resp *resp)
 
 	items = json_array();
 	for (i = 0; i < engine_env->e_norphans; i++)
-		json_array_append_new(items, jsonb_pack("{s:s,s:s,s:I}",
-		    "namespace", engine_env->e_orphans[i].eo_ns,
-		    "id", engine_env->e_orphans[i].eo_id,
-		    "last_deployment",
-		    (json_int_t)engine_env->e_orphans[i].eo_last_deployment));
+		json_array_append_new(items,
+		    api_engine_orphan_json(&engine_env->e_orphans[i]));
 	resp->status = 200;
 	resp->body = jsonb_pack("{s:o,s:o,s:b}", "items", items, "next",
 	    json_null(), "complete", engine_env->e_orphans_known);
 }
 
-/* Alike on purpose: api_orphans' walk, over another list and fields. */
 static void
 api_file_errors(struct api_req *req, struct api_resp *resp)
 {
@@ -622,10 +632,8 @@ api_file_errors(struct api_req *req, struct api_resp *resp)
 
 	items = json_array();
 	for (i = 0; i < engine_env->e_nfile_errors; i++)
-		json_array_append_new(items, jsonb_pack("{s:s,s:s,s:s}",
-		    "repository", engine_env->e_file_errors[i].fe_repo,
-		    "path", engine_env->e_file_errors[i].fe_path,
-		    "error", engine_env->e_file_errors[i].fe_error));
+		json_array_append_new(items,
+		    api_engine_file_error_json(&engine_env->e_file_errors[i]));
 	resp->status = 200;
 	resp->body = jsonb_pack("{s:o,s:o}", "items", items, "next",
 	    json_null());
