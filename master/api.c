@@ -223,14 +223,22 @@ api_json_body(struct api_req *req, struct api_resp *resp)
 	return j;
 }
 
-static void
-api_reload(struct api_req *req, struct api_resp *resp)
+int
+api_json_body_check(struct api_req *req, struct api_resp *resp)
 {
 	json_t	*body;
 
 	if ((body = api_json_body(req, resp)) == NULL)
-		return;
+		return -1;
 	json_decref(body);
+	return 0;
+}
+
+static void
+api_reload(struct api_req *req, struct api_resp *resp)
+{
+	if (api_json_body_check(req, resp) == -1)
+		return;
 	if (nopsd_reload(req->ar_actor) == -1) {
 		api_error(resp, 422, "invalid_configuration",
 		    "%s has errors; the running configuration is unchanged "
@@ -361,15 +369,11 @@ api_repos_one(struct api_req *req, struct api_resp *resp)
 }
 
 /* Poll the repository now; the answer does not wait for the fetch. */
-/* Alike on purpose: api_reload, a write whose body is checked, unused. */
 static void
 api_repos_fetch(struct api_req *req, struct api_resp *resp)
 {
-	json_t	*body;
-
-	if ((body = api_json_body(req, resp)) == NULL)
+	if (api_json_body_check(req, resp) == -1)
 		return;
-	json_decref(body);
 	if (repo_fetch_now(req->ar_args[0], req->ar_actor) == -1) {
 		api_error(resp, 404, "not_found", "no repository %s",
 		    req->ar_args[0]);

@@ -96,6 +96,8 @@ void	 api_error(struct api_resp *, int status, const char *code,
 	    const char *fmt, ...) __attribute__((__format__(printf, 4, 5)));
 /* A JSON object body (writes need Content-Type: application/json). */
 json_t	*api_json_body(struct api_req *, struct api_resp *);
+/* The same for a write that uses no input: 0, or -1 with the error set. */
+int	 api_json_body_check(struct api_req *, struct api_resp *);
 /* A forwarded request header (case-insensitive name), or NULL. */
 const char *api_header(const struct api_req *, const char *name);
 /* Add a response header (Set-Cookie, Location, Retry-After, ...). */

@@ -357,12 +357,10 @@ static void
 auth_api_logout(struct api_req *req, struct api_resp *resp)
 {
 	const struct acl_ident	*id = api_auth_ident(req);
-	json_t			*body;
 	char			 target[80];
 
-	if ((body = api_json_body(req, resp)) == NULL)
+	if (api_json_body_check(req, resp) == -1)
 		return;
-	json_decref(body);
 	if (id == NULL || id->ai_kind != ACL_USER) {
 		api_error(resp, 400, "bad_request", "not a login session "
 		    "(a token is revoked, not logged out)");
@@ -610,17 +608,14 @@ auth_api_token_revoke(struct api_req *req, struct api_resp *resp)
 {
 	struct store		*s = api_auth_store();
 	struct auth_revoked	 r;
-	json_t			*body;
 	const char		*arg = req->ar_args[0], *errstr = NULL;
 	char			 target[64];
 	int64_t			 tid = 0;
 	int			 found;
 
-	if (strcmp(req->ar_method, "POST") == 0) {
-		if ((body = api_json_body(req, resp)) == NULL)
-			return;
-		json_decref(body);
-	}
+	if (strcmp(req->ar_method, "POST") == 0 &&
+	    api_json_body_check(req, resp) == -1)
+		return;
 	if (strspn(arg, "0123456789") == strlen(arg))
 		tid = strtonum(arg, 1, INT64_MAX, &errstr);
 	if (errstr != NULL) {
