@@ -62,6 +62,13 @@ store_dash_walk(struct store *s, enum store_dash_list which,
 	}
 	if ((st = store_prepare(s, sql)) == NULL)
 		return -1;
+	/*
+	 * Alike on purpose: the step loops of store_leftbehind_list,
+	 * store_operation_running, store_auth_walk and
+	 * store_hosts_step_walk: each copies its own columns into its own
+	 * row type for a callback of that type; one loop for all would need
+	 * a void * adapter per type, longer than the loop it saves.
+	 */
 	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		dr.dr_id = sqlite3_column_int64(st, 0);
 		dr.dr_ns = store_col_text(st, 1);

@@ -86,7 +86,11 @@ store_leftbehind_forget(struct store *s, int64_t id, int64_t deployment)
 	    " deployment_id = ?2");
 	if (st == NULL)
 		return -1;
-	/* Alike on purpose: store_operation_run_lost's binds; other columns. */
+	/*
+	 * Alike on purpose: store_operation_run_lost and
+	 * store_deploy_hookrun_set_output bind two values as well, into
+	 * other tables' columns.
+	 */
 	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_int64(st, 2, deployment);
 	return store_done_changes(s, st);
