@@ -161,6 +161,11 @@ repo_gitworker(void)
 	return w != NULL && w->w_running ? w : NULL;
 }
 
+/*
+ * Alike on purpose: auth_users_free (auth.c) and oprun_free
+ * (operation.c) free their own structs' members the same way; nothing
+ * but free() is shared.
+ */
 static void
 repo_snap_free(struct repo_snap *s)
 {
