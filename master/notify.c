@@ -226,35 +226,34 @@ notify_event_name(uint32_t ev)
 	return config_notify_event_name(ev);
 }
 
-static const char *
-notify_event_words(uint32_t ev)
-{
-	switch (ev) {
-	case CONF_NOTIFY_EV_PENDING_APPROVAL:
-		return "is waiting for approval";
-	case CONF_NOTIFY_EV_FAILED:
-		return "failed";
-	case CONF_NOTIFY_EV_AWAITING_PROMOTION:
-		return "is waiting for canary promotion";
-	default:
-		return "completed";
-	}
-}
+/*
+ * Each event in words (after the deployment) and as ntfy tags (emoji
+ * short codes ntfy shows in front of the title).  The last row is
+ * "completed", also for any event not listed.
+ */
+static const struct notify_event {
+	uint32_t	 ne_ev;
+	const char	*ne_words;
+	const char	*ne_tags;
+} notify_events[] = {
+	{ CONF_NOTIFY_EV_PENDING_APPROVAL, "is waiting for approval",
+	    "hourglass,nops" },
+	{ CONF_NOTIFY_EV_FAILED, "failed", "x,nops" },
+	{ CONF_NOTIFY_EV_AWAITING_PROMOTION,
+	    "is waiting for canary promotion", "bird,nops" },
+	{ CONF_NOTIFY_EV_COMPLETED, "completed", "white_check_mark,nops" },
+};
+#define NOTIFY_NEVENTS	(sizeof(notify_events) / sizeof(notify_events[0]))
 
-/* ntfy tags: emoji short codes ntfy shows in front of the title. */
-static const char *
-notify_event_tags(uint32_t ev)
+static const struct notify_event *
+notify_event(uint32_t ev)
 {
-	switch (ev) {
-	case CONF_NOTIFY_EV_PENDING_APPROVAL:
-		return "hourglass,nops";
-	case CONF_NOTIFY_EV_FAILED:
-		return "x,nops";
-	case CONF_NOTIFY_EV_AWAITING_PROMOTION:
-		return "bird,nops";
-	default:
-		return "white_check_mark,nops";
-	}
+	size_t	 i;
+
+	for (i = 0; i < NOTIFY_NEVENTS - 1; i++)
+		if (notify_events[i].ne_ev == ev)
+			break;
+	return &notify_events[i];
 }
 
 /* A plan's deployment has no namespace; its job is the repository. */
@@ -360,7 +359,7 @@ notify_send(struct notifier *n, const struct deploy *d, uint32_t ev,
 	}
 	notify_subject(d, subject, sizeof(subject));
 	snprintf(title, sizeof(title), "nops: %s %s", subject,
-	    notify_event_words(ev));
+	    notify_event(ev)->ne_words);
 	notify_header_text(title);
 	switch (n->n_kind) {
 	case CONF_NOTIFY_SLACK:
@@ -401,7 +400,7 @@ notify_send(struct notifier *n, const struct deploy *d, uint32_t ev,
 	wn.kind = kind;
 	wn.url = n->n_url;
 	wn.title = kind == NOTIFY_KIND_TEXT ? title : "";
-	wn.tags = kind == NOTIFY_KIND_TEXT ? notify_event_tags(ev) : "";
+	wn.tags = kind == NOTIFY_KIND_TEXT ? notify_event(ev)->ne_tags : "";
 	wn.click = kind == NOTIFY_KIND_TEXT && link != NULL ? link : "";
 	wn.body = body;
 	wn.bodylen = strlen(body);
@@ -469,7 +468,7 @@ notify_deployment(int64_t id, enum deploy_state to)
 	notify_subject(&d, subject, sizeof(subject));
 	text_printf(text, NOTIFY_TEXT_MAX, 0, "nops: deployment %lld of "
 	    "%s %s (commit %.12s)%s%s%s%s", (long long)id, subject,
-	    notify_event_words(ev), d.d_commit,
+	    notify_event(ev)->ne_words, d.d_commit,
 	    d.d_reason != NULL ? ": " : "",
 	    d.d_reason != NULL ? d.d_reason : "",
 	    link != NULL ? " " : "", link != NULL ? link : "");
