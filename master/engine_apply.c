@@ -17,6 +17,7 @@
 
 #include <sys/types.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,12 +164,19 @@ void
 apply_fail(int64_t id, enum deploy_state from, const char *fmt, ...)
 {
 	va_list	 ap;
-	char	 reason[1024];
 
 	va_start(ap, fmt);
+	apply_vfail(id, from, fmt, ap);
+	va_end(ap);
+}
+
+void
+apply_vfail(int64_t id, enum deploy_state from, const char *fmt, va_list ap)
+{
+	char	 reason[1024];
+
 	/* Nomad's words in it are text already; cut on a character. */
 	text_vprintf(reason, sizeof(reason), 0, fmt, ap);
-	va_end(ap);
 	log_warnx("deployment %lld failed: %s", (long long)id, reason);
 	apply_move(id, from, DS_FAILED, "fail", reason);
 }

@@ -5,6 +5,7 @@
 #ifndef NOPS_ENGINE_APPLY_H
 #define NOPS_ENGINE_APPLY_H
 
+#include <stdarg.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -50,6 +51,8 @@ int		 apply_move(int64_t, enum deploy_state, enum deploy_state,
 		    const char *action, const char *reason);
 void		 apply_fail(int64_t, enum deploy_state, const char *, ...)
 		    __attribute__((__format__(printf, 3, 4)));
+void		 apply_vfail(int64_t, enum deploy_state, const char *, va_list)
+		    __attribute__((__format__(printf, 3, 0)));
 int		 apply_transient(const struct nomad_result *);
 const char	*apply_err(const struct nomad_result *);
 void		 apply_unsaved(int64_t, const char *);

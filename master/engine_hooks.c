@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include <sys/types.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,8 @@
 static void	 hook_dispatch(struct astep *);
 static void	 hook_dispatch_again(int, short, void *);
 static int	 hook_dispatch_unknown(const struct nomad_result *);
+static void	 hook_fail(struct astep *, int, const char *, const char *, ...)
+		    __attribute__((__format__(printf, 4, 5)));
 
 /* The state a deployment is in while the hooks of phase run. */
 static enum deploy_state
@@ -70,13 +73,28 @@ hook_run_update(const char *token, const char *state, const char *child,
 	}
 }
 
+/*
+ * A hook's run failed (its exit code or -1, and why, kept with the run),
+ * and so does the deployment, for the reason fmt says.
+ */
+static void
+hook_fail(struct astep *as, int code, const char *why, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	hook_run_update(as->as_token, "failed", NULL, code, why);
+	va_start(ap, fmt);
+	apply_vfail(as->as_id, hook_state(as->as_phase), fmt, ap);
+	va_end(ap);
+}
+
 /* Nomad refused a hook's call for good: the run and the deployment fail. */
 static void
-hook_nomad_failed(struct astep *as, enum deploy_state st, const char *what,
-    const char *name, struct nomad_result *res)
+hook_nomad_failed(struct astep *as, const char *what, const char *name,
+    struct nomad_result *res)
 {
-	hook_run_update(as->as_token, "failed", NULL, -1, apply_err(res));
-	apply_fail(as->as_id, st, "%s %s: %s", what, name, apply_err(res));
+	hook_fail(as, -1, apply_err(res), "%s %s: %s", what, name,
+	    apply_err(res));
 	apply_step_done(as);
 }
 
@@ -84,7 +102,6 @@ static void
 hook_registered(struct nomad_result *res, void *arg)
 {
 	struct astep	*as = arg;
-	enum deploy_state st = hook_state(as->as_phase);
 
 	if (!nomad_ok(res)) {
 		if (apply_transient(res)) {
@@ -97,7 +114,7 @@ hook_registered(struct nomad_result *res, void *arg)
 			apply_step_done(as);
 			return;
 		}
-		hook_nomad_failed(as, st, "registering hook revision",
+		hook_nomad_failed(as, "registering hook revision",
 		    as->as_revision, res);
 		return;
 	}
@@ -111,7 +128,6 @@ hook_dispatched(struct nomad_result *res, void *arg)
 {
 	struct astep	*as = arg;
 	const char	*child;
-	enum deploy_state st = hook_state(as->as_phase);
 
 	child = nomad_ok(res) ? json_string_value(json_object_get(res->nr_json,
 	    "DispatchedJobID")) : NULL;
@@ -147,7 +163,7 @@ hook_dispatched(struct nomad_result *res, void *arg)
 			apply_step_done(as);
 			return;
 		}
-		hook_nomad_failed(as, st, "dispatching hook", as->as_hook, res);
+		hook_nomad_failed(as, "dispatching hook", as->as_hook, res);
 		return;
 	}
 	hook_run_update(as->as_token, "dispatched", child, -1, NULL);
@@ -258,6 +274,15 @@ struct hook_search {
 
 static void	 hook_search_next(struct hook_search *);
 
+/* A read in the search for a run failed: if for good, the deployment fails. */
+static void
+hook_search_failed(struct astep *as, const struct nomad_result *res)
+{
+	if (!apply_transient(res))
+		apply_fail(as->as_id, hook_state(as->as_phase), "looking for "
+		    "hook %s's run: %s", as->as_hook, apply_err(res));
+}
+
 static void
 hook_search_end(struct hook_search *hs)
 {
@@ -272,13 +297,10 @@ hook_child_read(struct nomad_result *res, void *arg)
 	struct hook_search *hs = arg;
 	struct astep	*as = hs->hs_as;
 	const char	*id;
-	enum deploy_state st = hook_state(as->as_phase);
 
 	/* A child gone meanwhile (garbage collected) is not ours to know. */
 	if (!nomad_ok(res) && res->nr_status != 404) {
-		if (!apply_transient(res))
-			apply_fail(as->as_id, st, "looking for hook %s's run: "
-			    "%s", as->as_hook, apply_err(res));
+		hook_search_failed(as, res);
 		hook_search_end(hs);
 		return;
 	}
@@ -297,7 +319,6 @@ static void
 hook_search_next(struct hook_search *hs)
 {
 	struct astep	*as = hs->hs_as;
-	enum deploy_state st = hook_state(as->as_phase);
 
 	if (hs->hs_left > 0) {
 		hs->hs_left--;
@@ -328,12 +349,11 @@ hook_search_next(struct hook_search *hs)
 		json_decref(spec);
 		return;
 	}
-	hook_run_update(as->as_token, "failed", NULL, -1,
-	    "dispatch fate unknown, no run found");
-	apply_fail(as->as_id, st, "%s hook %s: the dispatch's fate is unknown: "
-	    "it has been pending for %lld s and Nomad has no run with its "
-	    "token (a run may have ended and been garbage collected); nops "
-	    "does not dispatch again rather than risk running it twice",
+	hook_fail(as, -1, "dispatch fate unknown, no run found", "%s hook %s: "
+	    "the dispatch's fate is unknown: it has been pending for %lld s "
+	    "and Nomad has no run with its token (a run may have ended and "
+	    "been garbage collected); nops does not dispatch again rather "
+	    "than risk running it twice",
 	    as->as_phase, as->as_hook, (long long)(time(NULL) -
 	    as->as_started));
 	hook_search_end(hs);
@@ -347,12 +367,9 @@ hook_found(struct nomad_result *res, void *arg)
 	json_t		*j;
 	const char	*parent, *id;
 	size_t		 i;
-	enum deploy_state st = hook_state(as->as_phase);
 
 	if (!nomad_ok(res)) {
-		if (!apply_transient(res))
-			apply_fail(as->as_id, st, "looking for hook %s's run: "
-			    "%s", as->as_hook, apply_err(res));
+		hook_search_failed(as, res);
 		apply_step_done(as);
 		return;
 	}
@@ -529,7 +546,6 @@ hook_polled(struct nomad_result *res, void *arg)
 	const char	*cs;
 	size_t		 i;
 	int		 running = 0, failed = 0, complete = 0, code = -1;
-	enum deploy_state st = hook_state(as->as_phase);
 
 	if (!nomad_ok(res)) {
 		if (!apply_transient(res) && res->nr_status != 404)
@@ -557,8 +573,7 @@ hook_polled(struct nomad_result *res, void *arg)
 		char	 why[256];
 
 		snprintf(why, sizeof(why), "exit code %d", code);
-		hook_run_update(as->as_token, "failed", NULL, code, why);
-		apply_fail(as->as_id, st, "%s hook %s failed (%s)",
+		hook_fail(as, code, why, "%s hook %s failed (%s)",
 		    as->as_phase, as->as_hook, why);
 	} else if (complete > 0 && running == 0 && failed == 0) {
 		hook_run_update(as->as_token, "succeeded", NULL, 0, NULL);
@@ -575,8 +590,8 @@ hook_polled(struct nomad_result *res, void *arg)
  * find it again by its token, or poll it within its timeout.
  */
 static void
-hooks_resume(struct deploy *d, struct deploy_hook *h, enum deploy_state st,
-    struct astep *as, struct hook_run *hr, int rc)
+hooks_resume(struct deploy *d, struct deploy_hook *h, struct astep *as,
+    struct hook_run *hr, int rc)
 {
 	struct store	*s = engine_store();
 	char		 prefix[320];
@@ -632,9 +647,8 @@ hooks_resume(struct deploy *d, struct deploy_hook *h, enum deploy_state st,
 
 		snprintf(why, sizeof(why), "timed out after %ds",
 		    as->as_timeout);
-		hook_run_update(as->as_token, "failed", NULL, -1, why);
-		apply_fail(d->d_id, st, "%s hook %s %s; its run %s is "
-		    "stopped", as->as_phase, h->dh_hook_id, why, as->as_child);
+		hook_fail(as, -1, why, "%s hook %s %s; its run %s is stopped",
+		    as->as_phase, h->dh_hook_id, why, as->as_child);
 		nomad_job_stop(d->d_ns, as->as_child, 0, hook_stopped,
 		    as);
 		return;
@@ -707,7 +721,7 @@ hooks_apply(struct deploy *d, const char *phase)
 		as->as_revision = xstrdup(h->dh_revision);
 		as->as_hook = xstrdup(h->dh_hook_id);
 		as->as_timeout = h->dh_timeout;
-		hooks_resume(d, h, st, as, &hr, rc);
+		hooks_resume(d, h, as, &hr, rc);
 		return;
 	}
 	hooks_phase_done(d, st);
