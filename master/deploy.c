@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "xmalloc.h"
 #include "store.h"
 #include "deploy.h"
 #include "store_deploy.h"
@@ -171,9 +172,7 @@ deploy_git_change_cb(const struct store_deploy_source *ds, void *arg)
 	char		 vpath[1200];
 	int		 same;
 
-	if (ds->ds_commit != NULL &&
-	    (d->d_base_commit = strdup(ds->ds_commit)) == NULL)
-		fatal("strdup");
+	d->d_base_commit = xstrdup(ds->ds_commit);
 	/* A move to another file reads as the new file's change. */
 	same = ds->ds_path != NULL && strcmp(ds->ds_path, d->d_path) == 0;
 	old = same ? ds->ds_source : "";

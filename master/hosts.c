@@ -22,6 +22,7 @@
 #include <jansson.h>
 
 #include "log.h"
+#include "xmalloc.h"
 #include "imsg.h"
 #include "msg.h"
 #include "msgtab.h"
@@ -297,8 +298,7 @@ hosts_ssh_result(struct worker *w, struct imsg *imsg,
 		    text[i] != '\t') || (unsigned char)text[i] >= 0x7f ||
 		    text[i] == '\0')
 			text[i] = '?';
-	if ((shown = strdup(text)) == NULL)
-		fatal("strdup");
+	shown = xstrdup(text);
 	hosts_redact(shown);
 	memset(&res, 0, sizeof(res));
 	res.hr_status = sr->status;
@@ -367,8 +367,7 @@ hosts_set(char **field, const char *v)
 {
 	free(*field);
 	*field = NULL;
-	if (v != NULL && (*field = strdup(v)) == NULL)
-		fatal("strdup");
+	*field = xstrdup(v);
 }
 
 void

@@ -38,6 +38,7 @@
 #include <jansson.h>
 
 #include "log.h"
+#include "xmalloc.h"
 #include "nops.h"
 #include "conf.h"
 #include "master.h"
@@ -144,8 +145,7 @@ hoststep_save(struct hoststep *hs, const char *step, const char *state,
 	if (store_commit(s) == -1)
 		return -1;
 	free(hs->hs_saved_step);
-	if ((hs->hs_saved_step = strdup(step)) == NULL)
-		fatal("strdup");
+	hs->hs_saved_step = xstrdup(step);
 	snprintf(detail, sizeof(detail), "deployment %lld: %s %s%s%s",
 	    (long long)hs->hs_id, step, state,
 	    hs->hs_goal != PLAN_GOAL_AUTO ? " " : "",

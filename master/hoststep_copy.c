@@ -23,6 +23,7 @@
 #include <jansson.h>
 
 #include "log.h"
+#include "xmalloc.h"
 #include "nops.h"
 #include "conf.h"
 #include "master.h"
@@ -188,8 +189,7 @@ hoststep_closure_done(int status, const char *out, size_t outlen,
 		return;
 	}
 	free(hs->hs_closure);
-	if ((hs->hs_closure = strdup(out)) == NULL)
-		fatal("strdup");
+	hs->hs_closure = xstrdup(out);
 	hs->hs_sub = HS_PROBE;
 	hoststep_sub(hs);
 }

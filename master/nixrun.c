@@ -28,6 +28,7 @@
 #include <seccomp.h>
 
 #include "log.h"
+#include "xmalloc.h"
 #include "sandbox.h"
 #include "master.h"
 #include "nixrun.h"
@@ -540,11 +541,9 @@ nixrun_start(const struct nixrun_spec *ns, nixrun_cb cb, void *arg,
 	setpgid(pid, pid);
 	nr->nr_id = nixrun_nextid++;
 	nr->nr_pid = pid;
-	nr->nr_what = strdup(ns->ns_what);
+	nr->nr_what = xstrdup(ns->ns_what);
 	nr->nr_cb = cb;
 	nr->nr_arg = arg;
-	if (nr->nr_what == NULL)
-		fatal("strdup");
 	if (out[0] != -1) {
 		close(out[1]);
 		nr->nr_outfd = out[0];

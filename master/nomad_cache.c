@@ -16,6 +16,7 @@
 #include <openssl/evp.h>
 
 #include "log.h"
+#include "xmalloc.h"
 #include "nomad.h"
 
 struct nomad_cached {
@@ -129,8 +130,8 @@ nomad_cache_get(const uint8_t *key, uint32_t *status, uint64_t *index,
 	if (pc->pc_text != NULL && (*json = json_loads(pc->pc_text, 0,
 	    NULL)) == NULL)
 		fatalx("json_loads of a cached parse");
-	if (pc->pc_error != NULL && (*error = strdup(pc->pc_error)) == NULL)
-		fatal("strdup");
+	if (pc->pc_error != NULL)
+		*error = xstrdup(pc->pc_error);
 	return 1;
 }
 
@@ -175,8 +176,8 @@ nomad_cache_put(const uint8_t *key, uint32_t status, uint64_t index,
 		if ((pc->pc_text = json_dumps(json, JSON_COMPACT |
 		    JSON_ENCODE_ANY)) == NULL)
 			fatalx("json_dumps");
-	} else if ((pc->pc_error = strdup(error)) == NULL)
-		fatal("strdup");
+	} else
+		pc->pc_error = xstrdup(error);
 	pc->pc_size = size;
 	TAILQ_INSERT_HEAD(&nomad_cache, pc, pc_entry);
 	nomad_ncached++;

@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "log.h"
+#include "xmalloc.h"
 #include "imsg.h"
 #include "msg.h"
 #include "nops.h"
@@ -183,8 +184,8 @@ nomad_configure(const struct nops_conf *conf)
 	if (conf->nomad.address == NULL)
 		strlcpy(s.ns_error, "Nomad is not configured (no nomad block)",
 		    sizeof(s.ns_error));
-	else if ((s.ns_address = strdup(conf->nomad.address)) == NULL)
-		fatal("strdup");
+	else
+		s.ns_address = xstrdup(conf->nomad.address);
 	if (s.ns_address != NULL && conf->nomad.token_file != NULL)
 		nomad_load_token(conf->nomad.token_file, &s);
 	if (s.ns_address != NULL && s.ns_error[0] == '\0' &&
@@ -206,9 +207,7 @@ nomad_configure(const struct nops_conf *conf)
 		if ((s.ns_names = calloc(n, sizeof(char *))) == NULL)
 			fatal("calloc");
 		TAILQ_FOREACH(cs, &conf->nomad.namespaces, entry)
-			if ((s.ns_names[s.ns_nnames++] = strdup(cs->str)) ==
-			    NULL)
-				fatal("strdup");
+			s.ns_names[s.ns_nnames++] = xstrdup(cs->str);
 	}
 	if (s.ns_error[0] != '\0' && s.ns_address != NULL)
 		log_warnx("nomad: %s; calls to Nomad fail until this is "

@@ -22,6 +22,7 @@
 #include <jansson.h>
 
 #include "log.h"
+#include "xmalloc.h"
 #include "master.h"
 #include "nixrun.h"
 #include "conf.h"
@@ -285,9 +286,8 @@ plans_eval_done(int status, const char *out, size_t outlen, const char *err,
 				    json_string_value(v) : "?");
 				continue;
 			}
-			if ((pe->pe_names[pe->pe_nnames++] =
-			    strdup(json_string_value(v))) == NULL)
-				fatal("strdup");
+			pe->pe_names[pe->pe_nnames++] =
+			    xstrdup(json_string_value(v));
 		}
 		json_decref(names);
 		pe->pe_stage = PLANS_STAGE_PARTS;

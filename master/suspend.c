@@ -25,6 +25,7 @@
 #include <jansson.h>
 
 #include "log.h"
+#include "xmalloc.h"
 #include "conf.h"
 #include "master.h"
 #include "store.h"
@@ -251,9 +252,8 @@ suspend_register(const char *ns, const char *job, int64_t dep, int stop,
 	}
 	if ((sr = calloc(1, sizeof(*sr))) == NULL)
 		fatal("calloc");
-	if ((sr->sr_ns = strdup(ns)) == NULL ||
-	    (sr->sr_job = strdup(job)) == NULL)
-		fatal("strdup");
+	sr->sr_ns = xstrdup(ns);
+	sr->sr_job = xstrdup(job);
 	sr->sr_stop = stop;
 	sr->sr_deployment = dep;
 	sr->sr_spec = spec;
