@@ -20,6 +20,7 @@
 #include "log.h"
 #include "text.h"
 #include "redact.h"
+#include "textbuf.h"
 #include "gitctx.h"
 
 #define GITCTX_LINES_MAX	20000	/* per side */
@@ -27,37 +28,6 @@
 #define GITCTX_SOURCE_MAX	(1024 * 1024)	/* kept of a job file */
 #define GITCTX_CELLS_MAX	(512 * 1024)	/* of the table, 1 MiB */
 #define GITCTX_REDACTED		"<redacted>"
-
-struct gbuf {
-	char	*b_data;
-	size_t	 b_len;
-	size_t	 b_cap;
-};
-
-/* Alike on purpose: mo_add (metrics.c), a buffer private to each module. */
-static void
-gbuf_add(struct gbuf *b, const char *s, size_t n)
-{
-	size_t	 cap;
-
-	if (b->b_len + n + 1 > b->b_cap) {
-		cap = b->b_cap == 0 ? 1024 : b->b_cap;
-		while (cap < b->b_len + n + 1)
-			cap *= 2;
-		if ((b->b_data = realloc(b->b_data, cap)) == NULL)
-			fatal("realloc");
-		b->b_cap = cap;
-	}
-	memcpy(b->b_data + b->b_len, s, n);
-	b->b_len += n;
-	b->b_data[b->b_len] = '\0';
-}
-
-static void
-gbuf_str(struct gbuf *b, const char *s)
-{
-	gbuf_add(b, s, strlen(s));
-}
 
 /* The host and path of a remote URL, without user, password or .git. */
 static int
@@ -164,7 +134,7 @@ gitctx_default_template(const char *url)
 char *
 gitctx_commit_url(const char *tmpl, const char *commit)
 {
-	struct gbuf	 b;
+	struct textbuf	 b;
 	const char	*p, *q;
 	size_t		 i;
 
@@ -176,11 +146,11 @@ gitctx_commit_url(const char *tmpl, const char *commit)
 			return NULL;
 	memset(&b, 0, sizeof(b));
 	for (p = tmpl; (q = strstr(p, "{commit}")) != NULL; p = q + 8) {
-		gbuf_add(&b, p, q - p);
-		gbuf_str(&b, commit);
+		textbuf_add(&b, p, q - p);
+		textbuf_str(&b, commit);
 	}
-	gbuf_str(&b, p);
-	return b.b_data;
+	textbuf_str(&b, p);
+	return b.tb_text;
 }
 
 /* The name an assignment line sets ("  KEY = ..."), and where = is. */
@@ -266,7 +236,7 @@ gitctx_depth(const char *line, size_t len)
 char *
 gitctx_redact_source(const char *raw)
 {
-	struct gbuf	 b;
+	struct textbuf	 b;
 	const char	*line, *nl, *eq, *h;
 	char		 name[64], marker[64], *out, *text;
 	size_t		 len, n;
@@ -275,7 +245,7 @@ gitctx_redact_source(const char *raw)
 	/* A file from git: text, bounded, before anything reads it. */
 	text = text_dup(raw, strlen(raw), GITCTX_SOURCE_MAX, TEXT_LINES);
 	memset(&b, 0, sizeof(b));
-	gbuf_str(&b, "");
+	textbuf_str(&b, "");
 	marker[0] = '\0';
 	for (line = text; *line != '\0'; line = nl + (*nl != '\0')) {
 		if ((nl = strchr(line, '\n')) == NULL)
@@ -289,8 +259,8 @@ gitctx_redact_source(const char *raw)
 			if ((size_t)(nl - h) == strlen(marker) &&
 			    strncmp(h, marker, nl - h) == 0) {
 				marker[0] = '\0';
-				gbuf_add(&b, line, len);
-				gbuf_str(&b, "\n");
+				textbuf_add(&b, line, len);
+				textbuf_str(&b, "\n");
 			}
 			continue;
 		}
@@ -300,12 +270,12 @@ gitctx_redact_source(const char *raw)
 				env = 0;
 			else if ((eq = gitctx_assign(line, len, NULL, 0)) !=
 			    NULL) {
-				gbuf_add(&b, line, eq - line + 1);
-				gbuf_str(&b, " \"" GITCTX_REDACTED "\"\n");
+				textbuf_add(&b, line, eq - line + 1);
+				textbuf_str(&b, " \"" GITCTX_REDACTED "\"\n");
 				continue;
 			}
-			gbuf_add(&b, line, len);
-			gbuf_str(&b, "\n");
+			textbuf_add(&b, line, len);
+			textbuf_str(&b, "\n");
 			continue;
 		}
 		if (gitctx_opens(line, len, "env")) {
@@ -316,8 +286,8 @@ gitctx_redact_source(const char *raw)
 			/* env { A = "x" } on one line */
 			if ((eq = memchr(line, '{', len)) != NULL &&
 			    depth <= 0 && memchr(eq, '=', nl - eq) != NULL) {
-				gbuf_add(&b, line, eq - line + 1);
-				gbuf_str(&b, " " GITCTX_REDACTED " }\n");
+				textbuf_add(&b, line, eq - line + 1);
+				textbuf_str(&b, " " GITCTX_REDACTED " }\n");
 				continue;
 			}
 		} else if ((eq = gitctx_assign(line, len, name,
@@ -325,7 +295,7 @@ gitctx_redact_source(const char *raw)
 			h = eq + 1;
 			while (h < nl && (*h == ' ' || *h == '\t'))
 				h++;
-			gbuf_add(&b, line, eq - line + 1);
+			textbuf_add(&b, line, eq - line + 1);
 			if (nl - h > 2 && strncmp(h, "<<", 2) == 0) {
 				h += 2;
 				if (h < nl && *h == '-')
@@ -338,23 +308,23 @@ gitctx_redact_source(const char *raw)
 					n = 0;
 				memcpy(marker, h, n);
 				marker[n] = '\0';
-				gbuf_add(&b, eq + 1, nl - eq - 1);
-				gbuf_str(&b, "\n  " GITCTX_REDACTED "\n");
+				textbuf_add(&b, eq + 1, nl - eq - 1);
+				textbuf_str(&b, "\n  " GITCTX_REDACTED "\n");
 				continue;
 			}
-			gbuf_str(&b, " \"" GITCTX_REDACTED "\"\n");
+			textbuf_str(&b, " \"" GITCTX_REDACTED "\"\n");
 			continue;
 		} else if (eq != NULL && redact_name_is_secret(name)) {
 			/* password = "...", api_token = "..." */
-			gbuf_add(&b, line, eq - line + 1);
-			gbuf_str(&b, " \"" GITCTX_REDACTED "\"\n");
+			textbuf_add(&b, line, eq - line + 1);
+			textbuf_str(&b, " \"" GITCTX_REDACTED "\"\n");
 			continue;
 		}
-		gbuf_add(&b, line, len);
-		gbuf_str(&b, "\n");
+		textbuf_add(&b, line, len);
+		textbuf_str(&b, "\n");
 	}
-	out = redact_text(b.b_data, b.b_len);
-	free(b.b_data);
+	out = redact_text(b.tb_text, b.tb_len);
+	free(b.tb_text);
 	free(text);
 	return out;
 }
@@ -408,11 +378,11 @@ glines_eq(const struct glines *a, size_t i, const struct glines *b, size_t j)
 
 /* One diff line: ' ', '-' or '+', then the text. */
 static void
-gitctx_line(struct gbuf *b, char op, const char *s, size_t n)
+gitctx_line(struct textbuf *b, char op, const char *s, size_t n)
 {
-	gbuf_add(b, &op, 1);
-	gbuf_add(b, s, n);
-	gbuf_str(b, "\n");
+	textbuf_add(b, &op, 1);
+	textbuf_add(b, s, n);
+	textbuf_str(b, "\n");
 }
 
 /*
@@ -484,7 +454,7 @@ gitctx_ops(const struct glines *a, const struct glines *b, size_t *nopsp)
 
 /* The hunks of ops, GITCTX_CONTEXT lines around each change, into out. */
 static void
-gitctx_hunks(struct gbuf *out, const struct glines *a,
+gitctx_hunks(struct textbuf *out, const struct glines *a,
     const struct glines *b, const char *ops, size_t nops)
 {
 	char		 hdr[128];
@@ -523,7 +493,7 @@ gitctx_hunks(struct gbuf *out, const struct glines *a,
 		snprintf(hdr, sizeof(hdr), "@@ -%zu,%zu +%zu,%zu @@\n",
 		    acount > 0 ? astart + 1 : astart, acount,
 		    bcount > 0 ? bstart + 1 : bstart, bcount);
-		gbuf_str(out, hdr);
+		textbuf_str(out, hdr);
 		i = astart;
 		j = bstart;
 		for (h = start; h < end; h++) {
@@ -552,30 +522,30 @@ char *
 gitctx_diff(const char *path, const char *old, const char *new)
 {
 	struct glines	 a, b;
-	struct gbuf	 out;
+	struct textbuf	 out;
 	char		*ops;
 	size_t		 nops;
 
 	if (strcmp(old, new) == 0)
 		return NULL;
 	memset(&out, 0, sizeof(out));
-	gbuf_str(&out, "--- a/");
-	gbuf_str(&out, path);
-	gbuf_str(&out, "\n+++ b/");
-	gbuf_str(&out, path);
-	gbuf_str(&out, "\n");
+	textbuf_str(&out, "--- a/");
+	textbuf_str(&out, path);
+	textbuf_str(&out, "\n+++ b/");
+	textbuf_str(&out, path);
+	textbuf_str(&out, "\n");
 	memset(&b, 0, sizeof(b));
 	if (glines_split(old, &a) == -1 || glines_split(new, &b) == -1) {
 		glines_free(&a);
 		glines_free(&b);
-		gbuf_str(&out, "@@ the file is too long to compare line by "
+		textbuf_str(&out, "@@ the file is too long to compare line by "
 		    "line @@\n");
-		return out.b_data;
+		return out.tb_text;
 	}
 	ops = gitctx_ops(&a, &b, &nops);
 	gitctx_hunks(&out, &a, &b, ops, nops);
 	free(ops);
 	glines_free(&a);
 	glines_free(&b);
-	return out.b_data;
+	return out.tb_text;
 }

@@ -50,36 +50,17 @@ static uint64_t	 metrics_http[METRICS_STATUS_MAX];
 static char	*metrics_token;
 static size_t	 metrics_tokenlen;
 
-static void
-mo_grow(struct metrics_out *mo, size_t want)
-{
-	size_t	 size;
-	char	*p;
-
-	if (mo->mo_len + want + 1 <= mo->mo_size)
-		return;
-	size = mo->mo_size == 0 ? 16384 : mo->mo_size;
-	while (size < mo->mo_len + want + 1)
-		size *= 2;
-	if ((p = realloc(mo->mo_buf, size)) == NULL)
-		fatal("realloc");
-	mo->mo_buf = p;
-	mo->mo_size = size;
-}
-
+/* Short names for the exposition's text (textbuf.c), written in many places. */
 static void
 mo_add(struct metrics_out *mo, const char *s, size_t n)
 {
-	mo_grow(mo, n);
-	memcpy(mo->mo_buf + mo->mo_len, s, n);
-	mo->mo_len += n;
-	mo->mo_buf[mo->mo_len] = '\0';
+	textbuf_add(&mo->mo_text, s, n);
 }
 
 static void
 mo_str(struct metrics_out *mo, const char *s)
 {
-	mo_add(mo, s, strlen(s));
+	textbuf_str(&mo->mo_text, s);
 }
 
 /* A label value: backslash, double quote and newline are escaped. */
@@ -501,7 +482,7 @@ metrics_render(const struct api_req *req, size_t *len)
 	struct metrics_out	 mo;
 
 	memset(&mo, 0, sizeof(mo));
-	mo_grow(&mo, 0);
+	mo_add(&mo, "", 0);	/* "" when nothing follows */
 	metrics_process(&mo);
 	metrics_repos(&mo);
 	metrics_engine(&mo, req);
@@ -510,8 +491,8 @@ metrics_render(const struct api_req *req, size_t *len)
 	notify_metrics(&mo);
 	webpub_metrics(&mo);
 	auth_hash_metrics(&mo);
-	*len = mo.mo_len;
-	return mo.mo_buf;
+	*len = mo.mo_text.tb_len;
+	return mo.mo_text.tb_text;
 }
 
 static int

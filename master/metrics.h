@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "api.h"
+#include "textbuf.h"
 
 #define METRICS_CTYPE	"text/plain; version=0.0.4; charset=utf-8"
 #define METRICS_TOKEN_MAX	4096
@@ -18,9 +19,7 @@ struct nops_conf;
 
 /* The text being built. */
 struct metrics_out {
-	char		*mo_buf;
-	size_t		 mo_len;
-	size_t		 mo_size;
+	struct textbuf	 mo_text;
 };
 
 /* "# HELP" and "# TYPE" of a family; its samples follow at once. */
