@@ -58,6 +58,21 @@ engine_crashpoint(const char *point)
 }
 #endif
 
+/*
+ * The test hook NOPS_TEST_NO_SKIP: the equivalence test's reference, in
+ * which every cycle is a full one, plans every job and parses every file
+ * (survey, focus and memo skip nothing).  0 in a build without test hooks.
+ */
+int
+engine_no_skip(void)
+{
+#ifdef NOPS_TEST_HOOKS
+	return getenv("NOPS_TEST_NO_SKIP") != NULL;
+#else
+	return 0;
+#endif
+}
+
 const struct nops_conf *
 engine_conf(void)
 {

@@ -257,6 +257,7 @@ void	 engine_crashpoint(const char *point);
 #endif
 
 /* Helpers shared by the engine's files. */
+int	 engine_no_skip(void);		/* the test hook NOPS_TEST_NO_SKIP */
 void	 engine_sha256_hex(const void *, size_t, char out[ENGINE_HASHLEN + 1]);
 char	*engine_json_canonical(const json_t *);	/* sorted, compact */
 

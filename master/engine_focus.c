@@ -176,12 +176,8 @@ focus_why_not(struct dcycle *dc)
 	struct engine	*e = engine_env;
 	size_t		 i;
 
-	/* Alike on purpose: survey_full's test hook; another answer. */
-#ifdef NOPS_TEST_HOOKS
-	/* The equivalence test's reference: every cycle is a full one. */
-	if (getenv("NOPS_TEST_NO_SKIP") != NULL)
+	if (engine_no_skip())
 		return "test hook";
-#endif
 	if (e->e_asked_other)
 		return "not started by new snapshots alone";
 	if (!e->e_last_clean || dc->dc_incomplete)

@@ -78,16 +78,6 @@ dmemo_free(struct dmemo *dm)
 	free(dm);
 }
 
-static int
-memo_off(void)
-{
-#ifdef NOPS_TEST_HOOKS
-	return getenv("NOPS_TEST_NO_SKIP") != NULL;
-#else
-	return 0;
-#endif
-}
-
 static void
 memo_key(const struct repo_file *rf, char *key)
 {
@@ -142,7 +132,7 @@ memo_find(const struct repo_file *rf)
 {
 	struct dmemo	 key, *dm;
 
-	if (memo_off())
+	if (engine_no_skip())
 		return NULL;
 	memo_key(rf, key.dm_key);
 	if ((dm = RB_FIND(dmemos, &memos, &key)) != NULL)
@@ -161,7 +151,7 @@ memo_put(const struct repo_file *rf, const json_t *job, const char *error)
 	const char	*ns, *id;
 	uint8_t		 ckey[NOMAD_KEY_LEN];
 
-	if (memo_off() || (job == NULL && error == NULL))
+	if (engine_no_skip() || (job == NULL && error == NULL))
 		return NULL;
 	if ((dm = calloc(1, sizeof(*dm))) == NULL)
 		fatal("calloc");
