@@ -22,6 +22,7 @@
 #include <math.h>
 #include <regex.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -767,6 +768,29 @@ out:
 	return SCHEMA_VALID;
 }
 
+/*
+ * How many of the schemas in the array k v agrees with (*good), counting
+ * no further than most: anyOf needs one, oneOf all of them.  A schema
+ * nops cannot use ends it with SCHEMA_UNUSABLE.
+ */
+static int
+kw_agrees(struct sctx *sc, json_t *k, json_t *v, const char *base,
+    char *path, size_t most, size_t *good)
+{
+	json_t	*e;
+	size_t	 i;
+	int	 rc;
+
+	*good = 0;
+	json_array_foreach(k, i, e) {
+		if ((rc = sv_quiet(sc, e, v, base, path)) == SCHEMA_UNUSABLE)
+			return rc;
+		if (rc == SCHEMA_VALID && ++*good == most)
+			break;
+	}
+	return SCHEMA_VALID;
+}
+
 static int
 kw_logic(struct sctx *sc, json_t *s, json_t *v, const char *base,
     char *path)
@@ -778,32 +802,19 @@ kw_logic(struct sctx *sc, json_t *s, json_t *v, const char *base,
 	json_array_foreach(json_object_get(s, "allOf"), i, e)
 		if ((rc = sv(sc, e, v, base, path)) != SCHEMA_VALID)
 			return rc;
-	/* Alike on purpose: anyOf stops at one match, oneOf counts them. */
 	if ((k = json_object_get(s, "anyOf")) != NULL) {
-		good = 0;
-		json_array_foreach(k, i, e) {
-			if ((rc = sv_quiet(sc, e, v, base, path)) ==
-			    SCHEMA_UNUSABLE)
-				return rc;
-			if (rc == SCHEMA_VALID) {
-				good = 1;
-				break;
-			}
-		}
-		if (!good) {
+		if ((rc = kw_agrees(sc, k, v, base, path, 1, &good)) !=
+		    SCHEMA_VALID)
+			return rc;
+		if (good == 0) {
 			sc_fail(sc, path, "agrees with none of \"anyOf\"");
 			return SCHEMA_INVALID;
 		}
 	}
 	if ((k = json_object_get(s, "oneOf")) != NULL) {
-		good = 0;
-		json_array_foreach(k, i, e) {
-			if ((rc = sv_quiet(sc, e, v, base, path)) ==
-			    SCHEMA_UNUSABLE)
-				return rc;
-			if (rc == SCHEMA_VALID)
-				good++;
-		}
+		if ((rc = kw_agrees(sc, k, v, base, path, SIZE_MAX, &good)) !=
+		    SCHEMA_VALID)
+			return rc;
 		if (good != 1) {
 			sc_fail(sc, path, "agrees with %zu of \"oneOf\", not "
 			    "exactly one", good);
