@@ -48,7 +48,11 @@ cfile_same(const struct stat *a, const struct stat *b)
 	    a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
 }
 
-/* Alike on purpose: notifier_find, plans_find, repo_find: another list. */
+/*
+ * Alike on purpose: notifier_find (notify.c), plans_find (plans.c) and
+ * repo_find (repo.c) search their own TAILQ by name the same way; the
+ * element types differ, and one search for all would need a macro.
+ */
 static struct cfile_kept *
 cfile_find(const char *path)
 {

@@ -18,7 +18,7 @@
 #include "store_deploy.h"
 #include "gitctx.h"
 
-/* Alike on purpose: a table, one row a state. */
+/* Alike on purpose: one name a state, each row the shape of the next. */
 static const char *const deploy_states[DS_MAX] = {
 	[DS_PENDING_APPROVAL] = "pending_approval",
 	[DS_PRE_HOOKS] = "pre_hooks",
@@ -193,7 +193,11 @@ deploy_git_change(struct store *s, struct deploy *d)
 	    deploy_git_change_cb, d);
 }
 
-/* Alike on purpose: detect_job_free (engine_detect.c) frees another struct. */
+/*
+ * Alike on purpose: detect_job_free (engine_detect.c) frees a struct ejob
+ * the same way, a free(3) per member; the members differ, nothing else
+ * is shared.
+ */
 void
 deploy_free(struct deploy *d)
 {
@@ -237,7 +241,11 @@ deploy_hook_free(struct deploy_hook *dh)
 	free(dh->dh_revision);
 }
 
-/* Alike on purpose: op_row_free, dmemo_free, hook_logs_free: other members. */
+/*
+ * Alike on purpose: op_row_free (operation.c), dmemo_free (engine_memo.c)
+ * and hook_logs_free (engine_hooks.c) free other structs' members the
+ * same way; only the free(3) calls are alike.
+ */
 void
 deploy_hookrun_free(struct hook_run *hr)
 {

@@ -84,7 +84,11 @@ apply_release(int64_t id)
 		}
 }
 
-/* Alike on purpose: op_recover_one (operation.c) fills another struct. */
+/*
+ * Alike on purpose: op_recover_one (operation.c) allocates and fills a
+ * struct oprun the same way; other fields from another source, so a
+ * helper would only move the assignments.
+ */
 struct astep *
 apply_step_new(const struct deploy *d)
 {
@@ -103,7 +107,10 @@ apply_step_new(const struct deploy *d)
 }
 
 /* End a step: free its context, let the deployment move again. */
-/* Alike on purpose: each_free (hosts_each.c) frees other members. */
+/*
+ * Alike on purpose: each_free (hosts_each.c) frees a struct each_run's
+ * members the same way; the members differ.
+ */
 void
 apply_step_done(struct astep *as)
 {

@@ -167,7 +167,10 @@ decide_create(struct ejob *ej, enum deploy_state state, const char *reason,
 	json_decref(spec);
 	diffs = xstrdup(ej->ej_diff);
 
-	/* Alike on purpose: a row filled field by field (as repo.c's). */
+	/*
+	 * Alike on purpose: repo_send_one (repo.c) fills a wire struct
+	 * field by field the same way; other fields from another source.
+	 */
 	memset(&d, 0, sizeof(d));
 	d.d_ns = ej->ej_ns;
 	d.d_job = ej->ej_id;
@@ -248,7 +251,10 @@ decide_blocked(struct ejob *ej, int64_t *last)
 	return dl.dl_blocked;
 }
 
-/* Alike on purpose: sc_fail (schema.c), a printf-like note elsewhere. */
+/*
+ * Alike on purpose: sc_fail (schema.c) is a printf-like setter too; it
+ * writes a bounded buffer once, this replaces an allocated note.
+ */
 static void
 decide_note(struct ejob *ej, const char *state, const char *fmt, ...)
 	__attribute__((__format__(printf, 3, 4)));

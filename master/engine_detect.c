@@ -123,7 +123,10 @@ detect_job_park(struct ejob *ej)
 	ej->ej_job = NULL;
 }
 
-/* Alike on purpose: deploy_free (deploy.c) frees another struct. */
+/*
+ * Alike on purpose: deploy_free (deploy.c) frees a struct deploy the same
+ * way, a free(3) per member; the members differ.
+ */
 void
 detect_job_free(struct ejob *ej)
 {
@@ -176,7 +179,10 @@ file_errors_free(struct efile_error *e, size_t n)
 	free(e);
 }
 
-/* Alike on purpose: file_errors_free and the like, other members. */
+/*
+ * Alike on purpose: file_errors_free above frees an array of another
+ * type the same way; the members differ.
+ */
 static void
 orphans_free(struct eorphan *o, size_t n)
 {
@@ -189,7 +195,10 @@ orphans_free(struct eorphan *o, size_t n)
 	free(o);
 }
 
-/* Alike on purpose: op_rows_add (operation.c), an append to another array. */
+/*
+ * Alike on purpose: op_rows_add (operation.c) appends to an array of
+ * another type the same way (reallocarray, then fill the new element).
+ */
 static void
 cycle_error(struct dcycle *dc, const char *repo, const char *path,
     const char *err)
@@ -1064,7 +1073,10 @@ detect_finish(struct dcycle *dc)
 	 * API and notifications need was taken from them.  Memory stays
 	 * proportional to the files, not to jansson trees of them.
 	 */
-	/* Alike on purpose: web_doc_content_free (web_docs.c), other fields. */
+	/*
+	 * Alike on purpose: web_doc_content_free (web_docs.c) lets go of
+	 * another struct's fields the same way; nothing else is shared.
+	 */
 	RB_FOREACH(ej, ejobs, &e->e_jobs) {
 		json_decref(ej->ej_live);
 		ej->ej_live = NULL;

@@ -555,7 +555,10 @@ health_dep_read(struct nomad_result *res, void *arg)
 		health_evaluate(as, NULL);
 }
 
-/* Alike on purpose: a step's callback, as hook_polled (engine_hooks.c). */
+/*
+ * Alike on purpose: hook_polled (engine_hooks.c) opens the same way, as
+ * every step's Nomad callback does; what each reads of the answer differs.
+ */
 static void
 health_allocs_read(struct nomad_result *res, void *arg)
 {

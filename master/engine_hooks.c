@@ -434,7 +434,10 @@ hook_logs_read(struct hook_logs *hl, int use_stderr, nomad_cb cb)
 	nomad_call(NOMAD_OP_ALLOC_LOGS, &a, cb, hl);
 }
 
-/* Alike on purpose: repo_free, nixrun_free, nomad_call_free: other members. */
+/*
+ * Alike on purpose: repo_free (repo.c), nixrun_free (nixrun.c) and
+ * nomad_call_free (nomad.c) free their own structs' members the same way.
+ */
 static void
 hook_logs_free(struct hook_logs *hl)
 {

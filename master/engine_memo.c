@@ -17,9 +17,9 @@
  * 5xx, a 403) is never kept.  Entries no cycle used are dropped at the
  * end of each cycle, and all of them when the parse cache is flushed
  * (another Nomad cluster).  A job's answer leaves the parse cache once
- * it is kept here (one copy of its text).  The test hook NOPS_TEST_NO_SKIP turns this
- * off, so that the equivalence test's reference parses every file every
- * cycle as the seed says.
+ * it is kept here (one copy of its text).  The test hook NOPS_TEST_NO_SKIP
+ * (engine_no_skip) turns this off, so that the equivalence test's
+ * reference parses every file every cycle as the seed says.
  */
 #include "config.h"
 
@@ -64,7 +64,9 @@ RB_GENERATE_STATIC(dmemos, dmemo, dm_node, dmemo_cmp)
 #endif
 
 /*
- * Alike on purpose: op_frozen_clear, hoststep_free, repo_free: other members.
+ * Alike on purpose: op_frozen_clear (operation.c), hoststep_free
+ * (hoststep.c) and repo_free (repo.c) free their own structs' members the
+ * same way; the members differ.
  */
 static void
 dmemo_free(struct dmemo *dm)

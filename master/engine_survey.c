@@ -126,7 +126,8 @@ survey_leader(struct nomad_result *res, void *arg)
  * its configuration's (a client forwarding to the servers).  A token
  * without agent:read gets 403: the version is then unknown and taken as
  * unchanged; the leader and the safety interval still apply (nopsd.8).
- * Alike on purpose: survey_leader, a callback's opening; other fields.
+ * Alike on purpose: survey_leader above opens the same way (count the
+ * request, read, free the ask, answered); it reads another field.
  */
 static void
 survey_version(struct nomad_result *res, void *arg)
@@ -487,7 +488,10 @@ survey_finish(struct dcycle *dc)
 		e->e_full_at = time(NULL);
 }
 
-/* Alike on purpose: repo_snap_free, auth_users_free: other arrays. */
+/*
+ * Alike on purpose: repo_snap_free (repo.c) and auth_users_free (auth.c)
+ * free an array and its elements' members the same way; other members.
+ */
 void
 survey_free(struct dcycle *dc)
 {

@@ -65,7 +65,12 @@ static struct watches	 watches = TAILQ_HEAD_INITIALIZER(watches);
 
 static void	 watch_send(struct watch *);
 
-/* Alike on purpose: nomad_cache.c, hoststep.c free and flush other lists. */
+/*
+ * Alike on purpose: nomad_parse_cache_flush (nomad_cache.c) and
+ * hoststep_stop_all (hoststep.c) free and empty their own TAILQs the
+ * same way; the element types differ, and one loop for all would need a
+ * macro.
+ */
 static void
 watch_free(struct watch *w)
 {

@@ -136,8 +136,9 @@ hosts_worker_started(struct worker *w)
 }
 
 /*
- * Alike on purpose: hosts_http_find, hoststep_find, nixrun_find: a TAILQ find
- * over another list.
+ * Alike on purpose: hosts_http_find (hosts_http.c), hoststep_find and
+ * nixrun_find search their own TAILQ by id the same way; the element
+ * types differ, and one search for all would need a macro.
  */
 static struct hosts_run *
 hosts_run_find(uint32_t id)
@@ -349,7 +350,10 @@ hosts_line(const char **s, char *buf, size_t n)
 	*s += len + ((*s)[len] == '\n');
 }
 
-/* Alike on purpose: repo_first/repo_next (repo.c), another list. */
+/*
+ * Alike on purpose: repo_first/repo_next (repo.c) walk another module's
+ * private list the same way; each keeps its list to itself.
+ */
 struct hosts_host *
 hosts_host_first(void)
 {

@@ -210,7 +210,10 @@ hosts_api_steps(struct api_req *req, struct api_resp *resp)
  * Reads in any namespace: hosts have none, and a plan's deployment is in
  * the namespace "".
  */
-/* Alike on purpose: a route table, one row per route. */
+/*
+ * Alike on purpose: a route table like plans.c's and hosts_ops.c's; the
+ * rows are data api.c reads, only their layout repeats.
+ */
 const struct api_route hosts_routes[] = {
 	{ "GET",  "/api/v1/hosts",		1, hosts_api_list, CAP_READ,
 	    API_NS_NONE },

@@ -293,7 +293,10 @@ hosts_decide(const char *repo)
 	size_t			 i, ndrift = 0;
 	int			 rc;
 
-	/* Alike on purpose: hosts_probe_repo's walk; here each host is decided. */
+	/*
+	 * Alike on purpose: hosts_probe_repo walks a plan's hosts the same
+	 * way; there each is probed, here each is decided.
+	 */
 	if ((pl = hosts_plan_whole(repo, &commit)) == NULL)
 		return;
 	for (i = 0; i < pl->pl_nhosts; i++) {

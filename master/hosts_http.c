@@ -37,7 +37,11 @@ static TAILQ_HEAD(, hosts_http_run) hosts_http_runs =
     TAILQ_HEAD_INITIALIZER(hosts_http_runs);
 static uint32_t		 hosts_http_nextid = 1;
 
-/* Alike on purpose: hoststep_find, nixrun_find: a find loop, other lists. */
+/*
+ * Alike on purpose: hosts_run_find (hosts.c), hoststep_find and
+ * nixrun_find search their own TAILQ by id the same way; the element
+ * types differ, and one search for all would need a macro.
+ */
 static struct hosts_http_run *
 hosts_http_find(uint32_t id)
 {
@@ -104,7 +108,10 @@ hosts_http_worker_exited(void)
 	}
 }
 
-/* Alike on purpose: nomad_body, a handler's opening, other messages. */
+/*
+ * Alike on purpose: nomad_body (nomad.c) opens the same way, as a handler
+ * of a worker's answer does (find the request by peerid); another message.
+ */
 /* IMSG_HTTP_PROBE_RESULT from the nomadworker: untrusted, checked. */
 void
 hosts_probe_result(struct worker *w, struct imsg *imsg,

@@ -539,7 +539,10 @@ hosts_api_host(struct api_req *req, struct api_resp *resp)
 	resp->body = o;
 }
 
-/* Alike on purpose: each module's route table (operation.c, leftbehind.c). */
+/*
+ * Alike on purpose: a route table like operation.c's and leftbehind.c's;
+ * the rows are data api.c reads, only their layout repeats.
+ */
 const struct api_route hosts_ops_routes[] = {
 	{ "GET",  "/api/v1/hosts/*/*",	1, hosts_api_host, CAP_READ,
 	    API_NS_PLAN },

@@ -81,7 +81,10 @@ hoststep_running(int64_t id)
 	return hoststep_find(id) != NULL;
 }
 
-/* Alike on purpose: repo_snap_free, nomad_cached_free: other structs. */
+/*
+ * Alike on purpose: repo_snap_free (repo.c) and nomad_cached_free
+ * (nomad_cache.c) free their own structs the same way; other members.
+ */
 static void
 hoststep_free(struct hoststep *hs)
 {

@@ -174,7 +174,11 @@ hoststep_build_done(int status, const char *out, size_t outlen,
 	hoststep_sub(hs);
 }
 
-/* Alike on purpose: hoststep_build_done, test_built: nixrun callbacks. */
+/*
+ * Alike on purpose: hoststep_build_done above and hoststep_test_built
+ * (hoststep.c) open as every nixrun callback does (the run is over, a
+ * failure ends the step); each says another thing and goes on elsewhere.
+ */
 static void
 hoststep_closure_done(int status, const char *out, size_t outlen,
     const char *err, void *arg)

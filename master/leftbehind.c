@@ -460,7 +460,10 @@ fail:
 	    "%s", store_error(s));
 }
 
-/* Alike on purpose: each module's route table (hosts_ops.c, operation.c). */
+/*
+ * Alike on purpose: a route table like hosts_ops.c's and operation.c's;
+ * the rows are data api.c reads, only their layout repeats.
+ */
 const struct api_route leftbehind_routes[] = {
 	{ "GET",    "/api/v1/deployments/left-behind/*", 1, lb_list, CAP_READ,
 	    API_NS_DEPLOYMENT },

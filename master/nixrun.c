@@ -75,7 +75,11 @@ nixrun_bin(const char *name)
 	return path;
 }
 
-/* Alike on purpose: hoststep_find: a find loop, another list. */
+/*
+ * Alike on purpose: hoststep_find (hoststep.c) and hosts_run_find
+ * (hosts.c) search their own TAILQ by id the same way; the element types
+ * differ, and one search for all would need a macro.
+ */
 static struct nixrun *
 nixrun_find(int id)
 {
@@ -155,7 +159,10 @@ nixrun_rmdir(const char *dir)
 		log_warnx("nixrun: removing %s failed", dir);
 }
 
-/* Alike on purpose: nomad_call_free, repo_free: each frees its own struct. */
+/*
+ * Alike on purpose: nomad_call_free (nomad.c) and repo_free (repo.c) free
+ * their own structs' members the same way; the members differ.
+ */
 static void
 nixrun_free(struct nixrun *nr)
 {

@@ -112,7 +112,10 @@ nomad_init(void)
 
 /* ---------------------------------------------------------- completion */
 
-/* Alike on purpose: repo_free, nixrun_free: each frees its own struct. */
+/*
+ * Alike on purpose: repo_free (repo.c) and nixrun_free (nixrun.c) free
+ * their own structs' members the same way; the members differ.
+ */
 static void
 nomad_call_free(struct nomad_call *c)
 {
@@ -442,7 +445,11 @@ nomad_call_send(struct nomad_call *c, struct worker *w,
 	struct timeval			 tv;
 	long long			 ms;
 
-	/* Alike on purpose: a wire struct filled as proc_send_init's. */
+	/*
+	 * Alike on purpose: proc_send_init (shared/proc.c) and
+	 * repo_send_one (repo.c) fill their wire structs field by field
+	 * too; other fields from other sources.
+	 */
 	q.op = (uint32_t)c->nc_op;
 	q.flags = a->na_flags;
 	q.timeout_ms = timeout;
@@ -539,7 +546,11 @@ nomad_call(int op, const struct nomad_args *a, nomad_cb cb, void *arg)
 	return id;
 }
 
-/* Alike on purpose: each wrapper below fills its own args for nomad_call. */
+/*
+ * Alike on purpose: each wrapper below sets the struct nomad_args fields
+ * its request takes and calls nomad_call; a caller reads the wrapper's
+ * named arguments better than a struct it fills itself.
+ */
 uint32_t
 nomad_parse(const char *ns, const char *hcl, size_t hcllen, const char *vars,
     size_t varslen, nomad_cb cb, void *arg)

@@ -101,7 +101,10 @@ nomad_debug(json_t *req, void (*answer)(void *, int, json_t *), void *ctx,
 		snprintf(err, errlen, "unknown op %s", opname);
 		return -1;
 	}
-	/* Alike on purpose: fields filled as webhook.c's request. */
+	/*
+	 * Alike on purpose: webhook_post (webhook.c) fills its request from
+	 * headers the same way; other fields from another source.
+	 */
 	a.na_ns = nomad_debug_str(req, "namespace");
 	a.na_id = nomad_debug_str(req, "id");
 	a.na_task = nomad_debug_str(req, "task");

@@ -65,7 +65,10 @@
 
 /* ---- detection: freezing ---- */
 
-/* Alike on purpose: op_row_free, another struct's members. */
+/*
+ * Alike on purpose: op_row_free below frees a struct op_row's members the
+ * same way; the members differ.
+ */
 static void
 op_frozen_clear(struct op_frozen *of)
 {
@@ -99,7 +102,10 @@ static void
 op_error(struct op_frozen *of, const char *fmt, ...)
     __attribute__((__format__(printf, 2, 3)));
 
-/* Alike on purpose: a printf-style setter, as api_error_json (api.c). */
+/*
+ * Alike on purpose: api_error_json (api.c) formats into a buffer the same
+ * way; it builds a JSON answer, this keeps the text with the operation.
+ */
 static void
 op_error(struct op_frozen *of, const char *fmt, ...)
 {
@@ -571,7 +577,6 @@ op_timeout(void)
 	    OPERATION_TIMEOUT);
 }
 
-/* Alike on purpose: repo_snap_free, hoststep_free: its own members. */
 static void
 oprun_free(struct oprun *r)
 {
@@ -589,6 +594,11 @@ oprun_free(struct oprun *r)
 		op_recover_more = 0;
 		operation_recover();
 	}
+	/*
+	 * Alike on purpose: repo_snap_free (repo.c) and hoststep_free
+	 * (hoststep.c) free their own structs' members the same way; the
+	 * members differ.
+	 */
 	if (r->r_payload != NULL)
 		freezero(r->r_payload, r->r_payloadlen);
 	if (r->r_stdout != NULL)
@@ -1504,7 +1514,10 @@ op_api_run(struct api_req *req, struct api_resp *resp)
 	resp->body = run;
 }
 
-/* Alike on purpose: each module's route table (hosts_ops.c, leftbehind.c). */
+/*
+ * Alike on purpose: a route table like hosts_ops.c's and leftbehind.c's;
+ * the rows are data api.c reads, only their layout repeats.
+ */
 const struct api_route operation_routes[] = {
 	{ "GET", "/api/v1/jobs/*/*/operations/runs", 1, op_api_runs, CAP_READ,
 	    API_NS_JOB },

@@ -76,7 +76,11 @@ void	 operation_action(struct action_ctx *, json_t *, struct api_resp *);
  * "") and of hosts' (namespace "", job the plan's repository, instance
  * the host: hosts_ops.c).
  */
-/* Alike on purpose: store_leftbehind_row, a list of members. */
+/*
+ * Alike on purpose: store_leftbehind_row (store_leftbehind.h),
+ * store_dash_row (store_dash.h) and the store_hosts.h and
+ * store_operation.h rows are structs of other fields.
+ */
 struct oprun_new {
 	int64_t		 on_deployment;
 	const char	*on_ns;

@@ -94,7 +94,11 @@ static TAILQ_HEAD(, plans_entry) plans_list =
 static void	 plans_eval(struct plans_entry *, const char *part,
 		    const char *host);
 
-/* Alike on purpose: notifier_find, repo_find: a find loop, other lists. */
+/*
+ * Alike on purpose: cfile_find (cfile.c), notifier_find (notify.c) and
+ * repo_find (repo.c) search their own TAILQ by name the same way; the
+ * element types differ, and one search for all would need a macro.
+ */
 static struct plans_entry *
 plans_find(const char *repo)
 {
@@ -611,7 +615,10 @@ plans_api_infra(struct api_req *req, struct api_resp *resp)
 	resp->status = 200;
 }
 
-/* Alike on purpose: a route table, one row per route. */
+/*
+ * Alike on purpose: a route table like hosts_api.c's and api_engine.c's;
+ * the rows are data api.c reads, only their layout repeats.
+ */
 const struct api_route plans_routes[] = {
 	{ "GET",  "/api/v1/plans",		1, plans_api_list, CAP_READ,
 	    API_NS_NONE },

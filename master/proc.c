@@ -22,7 +22,10 @@
 #include "nopsd_sandbox.h"
 #include "master.h"
 
-/* Alike on purpose: one row per process, each the shape of the others. */
+/*
+ * Alike on purpose: one row per process (the model is relayd's
+ * privsep_proc table), each the shape of the others.
+ */
 const struct proc_def procs[PROC_MAX] = {
 	[PROC_MASTER] = {
 		.pd_title = "nopsd",

@@ -69,7 +69,11 @@ sc_fail(struct sctx *sc, const char *path, const char *fmt, ...)
 	    path, msg);
 }
 
-/* Alike on purpose: nomad_fail_later, repo_violation: printf-like openings. */
+/*
+ * Alike on purpose: nomad_fail_later (nomad.c) and repo_violation
+ * (repo.c) open as printf-like functions do (prototype with the format
+ * attribute, va_start); each keeps its text elsewhere.
+ */
 static int
 sc_unusable(struct sctx *sc, const char *fmt, ...)
     __attribute__((__format__(printf, 2, 3)));
