@@ -16,6 +16,7 @@
 #include <sys/queue.h>
 
 #include "log.h"
+#include "xmalloc.h"
 #include "cfile.h"
 
 /*
@@ -168,9 +169,9 @@ cfile_keep(const char *path)
 	}
 	if ((ck = cfile_find(path)) != NULL)
 		cfile_drop(ck);
-	if ((ck = calloc(1, sizeof(*ck))) == NULL ||
-	    (ck->ck_path = strdup(path)) == NULL)
+	if ((ck = calloc(1, sizeof(*ck))) == NULL)
 		fatal(NULL);
+	ck->ck_path = xstrdup(path);
 	ck->ck_fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	ck->ck_sb = sb;
 	ck->ck_buf = buf;

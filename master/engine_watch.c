@@ -38,6 +38,7 @@
 #include <jansson.h>
 
 #include "log.h"
+#include "xmalloc.h"
 #include "conf.h"
 #include "master.h"
 #include "nomad.h"
@@ -251,9 +252,9 @@ watch_add(const char *ns, int deployments)
 {
 	struct watch	*w;
 
-	if ((w = calloc(1, sizeof(*w))) == NULL ||
-	    (w->w_ns = strdup(ns)) == NULL)
+	if ((w = calloc(1, sizeof(*w))) == NULL)
 		fatal("calloc");
+	w->w_ns = xstrdup(ns);
 	w->w_deployments = deployments;
 	if ((w->w_timer = evtimer_new(nopsd_env->n_base, watch_timer_cb,
 	    w)) == NULL)

@@ -326,10 +326,10 @@ hosts_host_get(const char *repo, const char *name, int create)
 			return hh;
 	if (!create)
 		return NULL;
-	if ((hh = calloc(1, sizeof(*hh))) == NULL ||
-	    (hh->hh_repo = strdup(repo)) == NULL ||
-	    (hh->hh_name = strdup(name)) == NULL)
+	if ((hh = calloc(1, sizeof(*hh))) == NULL)
 		fatal("calloc");
+	hh->hh_repo = xstrdup(repo);
+	hh->hh_name = xstrdup(name);
 	TAILQ_INSERT_TAIL(&hosts_hosts, hh, hh_entry);
 	return hh;
 }

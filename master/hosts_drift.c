@@ -23,6 +23,7 @@
 #include <jansson.h>
 
 #include "log.h"
+#include "xmalloc.h"
 #include "nops.h"
 #include "conf.h"
 #include "master.h"
@@ -123,10 +124,10 @@ hosts_probe_repo(const char *repo)
 			continue;
 		if (hh->hh_probing)
 			continue;
-		if ((hp = calloc(1, sizeof(*hp))) == NULL ||
-		    (hp->hp_repo = strdup(repo)) == NULL ||
-		    (hp->hp_host = strdup(pl->pl_hosts[i].ph_name)) == NULL)
+		if ((hp = calloc(1, sizeof(*hp))) == NULL)
 			fatal("calloc");
+		hp->hp_repo = xstrdup(repo);
+		hp->hp_host = xstrdup(pl->pl_hosts[i].ph_name);
 		strlcpy(hp->hp_commit, commit, sizeof(hp->hp_commit));
 		hh->hh_probing = 1;
 		if (hosts_ssh(&pl->pl_hosts[i], HOSTS_PROBE_CMD,

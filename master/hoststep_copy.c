@@ -268,8 +268,8 @@ hoststep_copy(struct hoststep *hs)
 		    NIXRUN_PATHS_MAX);
 		return;
 	}
-	if ((paths = strdup(hs->hs_missing)) == NULL ||
-	    (argv = calloc(n + 4, sizeof(*argv))) == NULL)
+	paths = xstrdup(hs->hs_missing);
+	if ((argv = calloc(n + 4, sizeof(*argv))) == NULL)
 		fatal("calloc");
 	strlcpy(bin, nixrun_bin("nix-store"), sizeof(bin));
 	argv[a++] = bin;

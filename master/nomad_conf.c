@@ -199,9 +199,9 @@ nomad_configure(const struct nops_conf *conf)
 		snprintf(s.ns_error, sizeof(s.ns_error), "more than %d "
 		    "namespaces", NOMAD_NAMESPACES_MAX);
 	if (n == 0) {
-		if ((s.ns_names = calloc(1, sizeof(char *))) == NULL ||
-		    (s.ns_names[0] = strdup("default")) == NULL)
+		if ((s.ns_names = calloc(1, sizeof(char *))) == NULL)
 			fatal("calloc");
+		s.ns_names[0] = xstrdup("default");
 		s.ns_nnames = 1;
 	} else {
 		if ((s.ns_names = calloc(n, sizeof(char *))) == NULL)

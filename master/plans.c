@@ -466,9 +466,9 @@ plans_snapshot(const char *repo, const struct repo_snap *s)
 		return;
 	}
 	if (pe == NULL) {
-		if ((pe = calloc(1, sizeof(*pe))) == NULL ||
-		    (pe->pe_repo = strdup(repo)) == NULL)
+		if ((pe = calloc(1, sizeof(*pe))) == NULL)
 			fatal("calloc");
+		pe->pe_repo = xstrdup(repo);
 		TAILQ_INSERT_TAIL(&plans_list, pe, pe_entry);
 	} else if (strcmp(pe->pe_commit, s->rs_commit) == 0 &&
 	    (pe->pe_plan != NULL || pe->pe_snap != NULL))
@@ -476,7 +476,7 @@ plans_snapshot(const char *repo, const struct repo_snap *s)
 	plans_stop_eval(pe);
 	strlcpy(pe->pe_commit, s->rs_commit, sizeof(pe->pe_commit));
 	free(pe->pe_file);
-	pe->pe_file = strdup(s->rs_plan != NULL ? s->rs_plan->rf_path :
+	pe->pe_file = xstrdup(s->rs_plan != NULL ? s->rs_plan->rf_path :
 	    s->rs_plan_nix->rf_path);
 	clock_gettime(CLOCK_MONOTONIC, &pe->pe_started);
 	if (s->rs_plan != NULL && s->rs_plan_nix != NULL) {
