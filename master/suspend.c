@@ -252,6 +252,10 @@ suspend_register(const char *ns, const char *job, int64_t dep, int stop,
 	}
 	if ((sr = calloc(1, sizeof(*sr))) == NULL)
 		fatal("calloc");
+	/*
+	 * Alike on purpose: config_new (config.c) sets its defaults a field
+	 * at a time the same way; other fields, nothing to share.
+	 */
 	sr->sr_ns = xstrdup(ns);
 	sr->sr_job = xstrdup(job);
 	sr->sr_stop = stop;
