@@ -276,46 +276,41 @@ api_log(struct api_req *req, struct api_resp *resp)
 
 
 /*
- * A route's path against a request's: literal segments must be equal, a
- * "*" segment takes one segment, percent-decoded (a job ID may hold
+ * A "*" segment of a route's path (web_path_match(), the rule the pushed
+ * documents' paths follow too): percent-decoded (a job ID may hold
  * characters a URL escapes, an encoded '/' too: dispatched children have
  * one), without control characters once decoded, copied to the next of
  * req->ar_args.
  */
 static int
+api_path_arg(void *arg, const char *seg, size_t n)
+{
+	struct api_req	*req = arg;
+	char		*a;
+	ssize_t		 len;
+	size_t		 i, o;
+
+	if (req->ar_nargs >= API_ARGS_MAX)
+		return -1;
+	a = req->ar_args[req->ar_nargs++];
+	if ((len = hex_pct_decode(seg, n, a, sizeof(req->ar_args[0]),
+	    0)) == -1)
+		return -1;
+	o = (size_t)len;
+	for (i = 0; i < o; i++)
+		if ((unsigned char)a[i] < 0x20 || a[i] == 0x7f)
+			return -1;
+	/* Names are text (nopsd(8), BOUNDARY): %ff is none. */
+	if (text_check(a, o) != NULL)
+		return -1;
+	return 0;
+}
+
+static int
 api_path_match(const char *pattern, const char *path, struct api_req *req)
 {
-	size_t	 n, i, o, nargs = 0;
-	ssize_t	 len;
-	char	*arg;
-
-	while (*pattern != '\0' && *path != '\0') {
-		if (pattern[0] == '*' && (pattern[1] == '/' ||
-		    pattern[1] == '\0')) {
-			n = strcspn(path, "/");
-			if (n == 0 || nargs >= API_ARGS_MAX)
-				return 0;
-			arg = req->ar_args[nargs++];
-			if ((len = hex_pct_decode(path, n, arg,
-			    sizeof(req->ar_args[0]), 0)) == -1)
-				return 0;
-			o = (size_t)len;
-			for (i = 0; i < o; i++)
-				if ((unsigned char)arg[i] < 0x20 ||
-				    arg[i] == 0x7f)
-					return 0;
-			/* Names are text (nopsd(8), BOUNDARY): %ff is none. */
-			if (text_check(arg, o) != NULL)
-				return 0;
-			path += n;
-			pattern++;
-			continue;
-		}
-		if (*pattern++ != *path++)
-			return 0;
-	}
-	req->ar_nargs = nargs;
-	return *pattern == '\0' && *path == '\0';
+	req->ar_nargs = 0;
+	return web_path_match(pattern, path, api_path_arg, req);
 }
 
 /* The value of a query parameter, percent-decoded; NULL if absent. */

@@ -337,6 +337,12 @@ int		 imsg_decode(uint32_t type, const void *, size_t,
 #define WEB_DOC_READ		1	/* a document for the client's class */
 #define WEB_DOC_PUBLIC		2	/* a document for class 0, for anyone */
 int		 web_doc_route(const char *path);
+/*
+ * The one rule of a path against a route's pattern, for these documents
+ * and the master's API routes (shared/webdoc.c).
+ */
+int		 web_path_match(const char *pattern, const char *path,
+		    int (*star)(void *, const char *, size_t), void *arg);
 /* A document's key (class, then target) in order, for both ends' trees. */
 int		 web_doc_key_cmp(uint32_t, const char *, uint32_t,
 		    const char *);

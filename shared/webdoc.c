@@ -30,25 +30,31 @@ static const struct {
 	{ "/api/v1/openapi.json",	WEB_DOC_PUBLIC },
 };
 
-/* 1 if path matches pattern, segment by segment; "*" is one non-empty one. */
-static int
-web_doc_match(const char *pat, const char *path)
+/*
+ * 1 if path matches pattern, segment by segment: a literal segment must
+ * be equal, a "*" segment takes one non-empty segment of path, which
+ * star() (when not NULL) is given and may refuse by returning -1.
+ */
+int
+web_path_match(const char *pattern, const char *path,
+    int (*star)(void *, const char *, size_t), void *arg)
 {
 	size_t	 n;
 
-	while (*pat != '\0' && *path != '\0') {
-		if (*pat == '*') {
+	while (*pattern != '\0' && *path != '\0') {
+		if (pattern[0] == '*' && (pattern[1] == '/' ||
+		    pattern[1] == '\0')) {
 			n = strcspn(path, "/");
-			if (n == 0)
+			if (n == 0 || (star != NULL && star(arg, path, n) == -1))
 				return 0;
 			path += n;
-			pat++;
+			pattern++;
 			continue;
 		}
-		if (*pat++ != *path++)
+		if (*pattern++ != *path++)
 			return 0;
 	}
-	return *pat == '\0' && *path == '\0';
+	return *pattern == '\0' && *path == '\0';
 }
 
 int
@@ -57,7 +63,7 @@ web_doc_route(const char *path)
 	size_t	 i;
 
 	for (i = 0; i < sizeof(web_docs) / sizeof(web_docs[0]); i++)
-		if (web_doc_match(web_docs[i].path, path))
+		if (web_path_match(web_docs[i].path, path, NULL, NULL))
 			return web_docs[i].kind;
 	return WEB_DOC_NO;
 }
