@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include <event2/event.h>
 #include <jansson.h>
 #include <openssl/ssl.h>
 
@@ -126,6 +127,8 @@ struct web_page {
 
 /* webworker.c */
 extern struct event_base	*web_base;
+/* A timer on web_base calling cb every secs seconds for good; or fatal. */
+struct event *web_every(int secs, event_callback_fn cb);
 /* The headers every answer carries, ours or the edge's (NULL-ended). */
 extern const char *const	 web_sec_headers[][2];
 const char *web_reason(int status);

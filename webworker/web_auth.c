@@ -92,6 +92,10 @@ static size_t			 web_nseen, web_seensize;
 static uint32_t			 web_codes[WEB_STATUS_MAX + 1];
 static struct event		*web_seen_ev;
 
+/*
+ * Alike on purpose: auth_rl_cmp and its tree (master/auth.c): an RB tree by
+ * a string key, each over its own struct; the macros need one cmp each.
+ */
 int	 web_prin_cmp(struct web_prin *, struct web_prin *);
 RB_PROTOTYPE(web_prins, web_prin, pr_node, web_prin_cmp);
 
@@ -447,11 +451,7 @@ web_seen_timer(evutil_socket_t fd, short event, void *arg)
 void
 web_auth_init(void)
 {
-	struct timeval	 tv = { WEB_SEEN_EVERY, 0 };
-
-	if ((web_seen_ev = event_new(web_base, -1, EV_PERSIST, web_seen_timer,
-	    NULL)) == NULL || event_add(web_seen_ev, &tv) == -1)
-		fatalx("event");
+	web_seen_ev = web_every(WEB_SEEN_EVERY, web_seen_timer);
 }
 
 /* Identity. */

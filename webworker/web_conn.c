@@ -234,15 +234,10 @@ web_accept_error(struct evconnlistener *lev, void *arg)
 	web_accept_pause(1);
 }
 
-/* Alike on purpose: web_docs_init, each module its own one-second sweep. */
 void
 web_conn_init(void)
 {
-	struct timeval	 tv = { 1, 0 };
-
-	if ((web_sweep_ev = event_new(web_base, -1, EV_PERSIST, web_sweep,
-	    NULL)) == NULL || event_add(web_sweep_ev, &tv) == -1)
-		fatalx("event");
+	web_sweep_ev = web_every(1, web_sweep);
 }
 
 void

@@ -93,6 +93,11 @@ static struct event		*web_docs_ev;
 static time_t			 web_next_sweep;
 static uint64_t			 web_doc_versions;	/* the last given */
 
+/*
+ * Alike on purpose: webpub_sub_cmp and its tree (master/webpub.c).  The
+ * order is one function, web_doc_key_cmp (shared/webdoc.c); what is left
+ * is each process's own struct and the RB macros that name it.
+ */
 int	 web_doc_cmp(struct web_doc *, struct web_doc *);
 RB_PROTOTYPE(web_docs, web_doc, wd_node, web_doc_cmp);
 
@@ -661,11 +666,7 @@ web_docs_sweep(evutil_socket_t fd, short event, void *arg)
 void
 web_docs_init(void)
 {
-	struct timeval	 tv = { 1, 0 };
-
 	/* Each second for late answers; idle documents every WEB_DOC_SWEEP. */
-	if ((web_docs_ev = event_new(web_base, -1, EV_PERSIST, web_docs_sweep,
-	    NULL)) == NULL || event_add(web_docs_ev, &tv) == -1)
-		fatalx("event");
+	web_docs_ev = web_every(1, web_docs_sweep);
 	web_next_sweep = web_now() + WEB_DOC_SWEEP;
 }

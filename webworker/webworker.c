@@ -787,9 +787,13 @@ web_listen(struct imsg *imsg, const union imsg_payload *u)
 
 /*
  * The webworker's dispatch table: the rows of NOPS_IMSGS to WEB and
- * WORKER (IMSG_HANDLER_ROW, nops.h).
+ * WORKER (IMSG_HANDLER_ROW, nops.h).  Alike on purpose: supervise.c,
+ * gitworker.c and nomadworker.c choose their rows with the same five
+ * lines.  The choice is made here, by the preprocessor, because a table
+ * may name only its own process's handlers (a worker links no master
+ * code); a matrix of the choices in nops.h would repeat these lines
+ * there, one block per receiver.
  */
-/* Alike on purpose: supervise.c, gitworker.c, nomadworker.c pick theirs. */
 #define IMSG_TO_MASTER(h)	NULL
 #define IMSG_TO_WORKER(h)	h
 #define IMSG_TO_GIT(h)		NULL
@@ -803,6 +807,18 @@ static void
 web_dispatch_master(int fd, short event, void *arg)
 {
 	proc_worker_read(&web_iev, event, web_handlers);
+}
+
+struct event *
+web_every(int secs, event_callback_fn cb)
+{
+	struct timeval	 tv = { secs, 0 };
+	struct event	*ev;
+
+	if ((ev = event_new(web_base, -1, EV_PERSIST, cb, NULL)) == NULL ||
+	    event_add(ev, &tv) == -1)
+		fatalx("event");
+	return ev;
 }
 
 /* The event loop and what runs on it; the channel is set up. */
