@@ -43,6 +43,11 @@ static const struct sandbox_syscall git_syscalls[] = {
 	SANDBOX_ALLOW(flock),
 };
 
+/*
+ * Alike on purpose: nomad_sandbox.c and web_sandbox.c: each worker's profile
+ * is its own data, and its wrappers are one call each into the shared
+ * sandbox_profile_*() (shared/sandbox.c), named so tests pick a worker's.
+ */
 const struct sandbox_profile gitworker_profile = {
 	"gitworker",
 	git_read_paths, sizeof(git_read_paths) / sizeof(git_read_paths[0]),

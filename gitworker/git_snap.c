@@ -268,6 +268,10 @@ snap_add(struct snap *s, int kind, const char *prefix, const char *name,
 		free(path);
 		return -1;
 	}
+	/*
+	 * Alike on purpose: focus_add (master/engine_focus.c) grows its array
+	 * with reallocarray too, one at a time; this one doubles.
+	 */
 	if (s->s_nfiles == s->s_cap) {
 		s->s_cap = s->s_cap == 0 ? 64 : s->s_cap * 2;
 		s->s_files = reallocarray(s->s_files, s->s_cap,

@@ -164,9 +164,13 @@ git_recv_poll(struct imsg *imsg, const union imsg_payload *u)
 
 /*
  * The gitworker's dispatch table: the rows of NOPS_IMSGS to GIT and
- * WORKER (IMSG_HANDLER_ROW, nops.h).
+ * WORKER (IMSG_HANDLER_ROW, nops.h).  Alike on purpose: supervise.c,
+ * nomadworker.c and webworker.c choose their rows with the same five
+ * lines.  The choice is made here, by the preprocessor, because a table
+ * may name only its own process's handlers (a worker links no master
+ * code); a matrix of the choices in nops.h would repeat these lines
+ * there, one block per receiver.
  */
-/* Alike on purpose: supervise.c, nomadworker.c, webworker.c pick theirs. */
 #define IMSG_TO_MASTER(h)	NULL
 #define IMSG_TO_WORKER(h)	h
 #define IMSG_TO_GIT(h)		h

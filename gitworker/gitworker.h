@@ -6,7 +6,10 @@
 struct proc_ctx;
 struct imsgev;
 
-/* The process table's row (master/proc.c); alike on purpose: webworker.h. */
+/*
+ * Alike on purpose: nomadworker.h and webworker.h: the process table's row
+ * (master/proc.c) names each worker's own three entry points.
+ */
 extern struct imsgev	 git_iev;
 void	 gitworker_init(struct proc_ctx *);
 void	 gitworker_loop(struct proc_ctx *);

@@ -238,10 +238,14 @@ nomad_request(struct imsg *imsg, const union imsg_payload *u)
 }
 
 /*
- * The nomadworker's dispatch table: the rows of NOPS_IMSGS to NOMAD
- * and WORKER (IMSG_HANDLER_ROW, nops.h).
+ * The nomadworker's dispatch table: the rows of NOPS_IMSGS to NOMAD and
+ * WORKER (IMSG_HANDLER_ROW, nops.h).  Alike on purpose: supervise.c,
+ * gitworker.c and webworker.c choose their rows with the same five
+ * lines.  The choice is made here, by the preprocessor, because a table
+ * may name only its own process's handlers (a worker links no master
+ * code); a matrix of the choices in nops.h would repeat these lines
+ * there, one block per receiver.
  */
-/* Alike on purpose: supervise.c, gitworker.c, webworker.c pick theirs. */
 #define IMSG_TO_MASTER(h)	NULL
 #define IMSG_TO_WORKER(h)	h
 #define IMSG_TO_GIT(h)		NULL

@@ -114,6 +114,10 @@ static const struct sandbox_syscall sandbox_base[] = {
 	/* glibc falls back to clone(2) on ENOSYS; anything else breaks it */
 	SANDBOX_ERRNO(clone3, ENOSYS),
 
+	/*
+	 * Alike on purpose: the rows of master/nopsd_sandbox.c, one per call
+	 * in the same macros; each table is what its process may do.
+	 */
 	/* time, randomness, who am I */
 	SANDBOX_ALLOW(clock_gettime),
 	SANDBOX_ALLOW(clock_getres),

@@ -149,6 +149,7 @@ html_begin(struct wbuf *b, const struct web_view *v)
  * The notice after an action, from a fixed table: the query string only
  * picks a line, its text is never shown.
  */
+/* Alike on purpose: diffview_aliases (master/diffview.c), a pair table too. */
 const char *
 html_done_text(const char *action)
 {

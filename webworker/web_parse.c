@@ -352,6 +352,11 @@ bad:
 	return -1;
 }
 
+/*
+ * Alike on purpose: api_header (master/api.c) looks a request's header up
+ * the same way, in another struct and without case (HTTP's names); a form's
+ * names are exact.  A shared lookup would take both arrays and the compare.
+ */
 const char *
 web_form_get(const struct web_form *f, const char *name)
 {
