@@ -376,7 +376,10 @@ html_table_end(struct wbuf *b, json_t *list, const char *none)
 	}
 }
 
-/* Alike on purpose: html_diff (web_html_deploy.c) opens the same way. */
+/*
+ * Alike on purpose: html_diff (web_html_deploy.c) opens the same way, a
+ * muted line when the JSON is not the type it shows; the rest differs.
+ */
 void
 html_deploy_link(struct wbuf *b, json_t *id)
 {
