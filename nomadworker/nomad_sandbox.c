@@ -38,6 +38,11 @@ static const struct sandbox_syscall nomad_syscalls[] = {
 	SANDBOX_ALLOW(pread64),
 };
 
+/*
+ * Alike on purpose: git_sandbox.c and web_sandbox.c: each worker's profile
+ * is its own data, and its wrappers are one call each into the shared
+ * sandbox_profile_*() (shared/sandbox.c), named so tests pick a worker's.
+ */
 const struct sandbox_profile nomadworker_profile = {
 	"nomadworker",
 	nomad_paths, sizeof(nomad_paths) / sizeof(nomad_paths[0]),

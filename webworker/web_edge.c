@@ -546,7 +546,11 @@ web_edge_chunk_size(struct web_conn *wn, const char *line, size_t len)
 	return 0;
 }
 
-/* A whole line (CRLF taken off) in we_line. */
+/*
+ * A whole line (CRLF taken off) in we_line.  Alike on purpose: the end of
+ * hcl.c's string lexer and lx_next's locals (shared/hcl.c): the same shape
+ * of fields set, a return and the next function's locals, nothing shared.
+ */
 static int
 web_edge_line(struct web_conn *wn)
 {
