@@ -78,6 +78,7 @@ nn_write_cb(char *data, size_t size, size_t n, void *arg)
 	return len;
 }
 
+/* Alike on purpose: repo_free (master/repo.c) ends so too, other members. */
 static void
 nn_free(struct notify_req *nr)
 {

@@ -573,6 +573,10 @@ hcl_parse(const char *data, size_t len, char *err, size_t errlen,
 	return root;
 }
 
+/*
+ * Alike on purpose: store_close (master/store.c) opens the same way, a
+ * NULL check and a walk with a saved next; the two free unrelated things.
+ */
 void
 hcl_free(struct hcl_node *n)
 {
