@@ -59,6 +59,37 @@ static const char *const web_job_actions[] = {
 	"pause", "resume", "deploy-now", NULL
 };
 
+/*
+ * The pages web_page_get() draws, a row each: the view's title, the tab it
+ * lights, its refresh in seconds, whether its splices are rendered for
+ * reuse (web_pages.c), whether it shows the notice after an action.
+ */
+static const struct web_page_view {
+	const char	*pv_title;
+	const char	*pv_nav;
+	int		 pv_refresh;
+	int		 pv_splices;
+	int		 pv_notice;
+} web_page_views[] = {
+	[WEB_OVERVIEW] =	{ "Overview",	 "overview",	 5, 1, 0 },
+	[WEB_JOBS] =		{ "Jobs",	 "jobs",	10, 1, 0 },
+	[WEB_JOB] =		{ "Job",	 "jobs",	 5, 1, 1 },
+	[WEB_DEPLOYMENTS] =	{ "Deployments", "deployments",	10, 1, 0 },
+	[WEB_DEPLOYMENT] =	{ "Deployment",	 "deployments",	 3, 1, 1 },
+	[WEB_ACTIVITY] =	{ "Activity",	 "activity",	10, 1, 0 },
+	[WEB_HOSTS] =		{ "Hosts",	 "hosts",	 5, 1, 0 },
+	[WEB_HOST] =		{ "Host",	 "hosts",	10, 0, 1 },
+	[WEB_LEFT_BEHIND] =	{ "Left behind", "deployments",	10, 0, 1 },
+};
+
+/* The pages web_page_get() draws: a GET of one of these, and only that. */
+static int
+web_dash_page(int what)
+{
+	return what > 0 && (size_t)what < sizeof(web_page_views) /
+	    sizeof(web_page_views[0]) && web_page_views[what].pv_title != NULL;
+}
+
 /* The first path segments that are the dashboard's; the rest is the API. */
 static const char *const web_dash_tops[] = {
 	"", "jobs", "deployments", "activity", "hosts", "login", "logout",
@@ -251,6 +282,7 @@ static void
 web_render(struct web_page *pg)
 {
 	struct web_call		*mc = &pg->wg_calls[1];
+	const struct web_page_view *pv;
 	struct web_view		 v;
 	struct wbuf		 b;
 	struct web_splices	 sp, *spp = NULL;
@@ -268,74 +300,50 @@ web_render(struct web_page *pg)
 		spp = &sp;	/* render it for reuse */
 		break;
 	}
+	if (!web_dash_page(pg->wg_what))
+		fatalx("page %d", pg->wg_what);
+	pv = &web_page_views[pg->wg_what];
+	web_view_init(&v, pg, pv->pv_title, pv->pv_nav);
+	if (pv->pv_splices)
+		v.wv_splices = spp;
+	v.wv_refresh = pv->pv_refresh;
+	if (pv->pv_notice)
+		v.wv_notice = html_done_text(web_form_get(&pg->wg_query,
+		    "done"));
 	wbuf_init(&b);
-	/* Alike on purpose: a case a page: title, tab, refresh, renderer. */
 	switch (pg->wg_what) {
 	case WEB_OVERVIEW:
-		web_view_init(&v, pg, "Overview", "overview");
-		v.wv_splices = spp;
-		v.wv_refresh = 5;
 		html_overview(&b, &v, mc->wk_json);
 		break;
 	case WEB_JOBS:
-		web_view_init(&v, pg, "Jobs", "jobs");
-		v.wv_splices = spp;
-		v.wv_refresh = 10;
 		html_jobs(&b, &v, mc->wk_json);
 		break;
 	case WEB_JOB:
-		web_view_init(&v, pg, "Job", "jobs");
-		v.wv_splices = spp;
-		v.wv_refresh = 5;
-		v.wv_notice = html_done_text(web_form_get(&pg->wg_query,
-		    "done"));
 		html_job(&b, &v, mc->wk_json,
 		    pg->wg_calls[2].wk_status == 200 ?
 		    pg->wg_calls[2].wk_json : NULL);
 		break;
 	case WEB_DEPLOYMENTS:
-		web_view_init(&v, pg, "Deployments", "deployments");
-		v.wv_splices = spp;
-		v.wv_refresh = 10;
 		html_deployments(&b, &v, mc->wk_json, &pg->wg_query);
 		break;
 	case WEB_DEPLOYMENT:
-		web_view_init(&v, pg, "Deployment", "deployments");
-		v.wv_splices = spp;
-		v.wv_refresh = 3;
-		v.wv_notice = html_done_text(web_form_get(&pg->wg_query,
-		    "done"));
 		html_deployment(&b, &v, mc->wk_json,
 		    pg->wg_calls[2].wk_status == 200 &&
 		    json_is_object(pg->wg_calls[2].wk_json) ?
 		    pg->wg_calls[2].wk_json : NULL);
 		break;
 	case WEB_HOSTS:
-		web_view_init(&v, pg, "Hosts", "hosts");
-		v.wv_splices = spp;
-		v.wv_refresh = 5;
 		html_hosts(&b, &v, mc->wk_json,
 		    pg->wg_calls[2].wk_status == 200 ?
 		    pg->wg_calls[2].wk_json : NULL);
 		break;
 	case WEB_HOST:
-		web_view_init(&v, pg, "Host", "hosts");
-		v.wv_refresh = 10;
-		v.wv_notice = html_done_text(web_form_get(&pg->wg_query,
-		    "done"));
 		html_host(&b, &v, mc->wk_json);
 		break;
 	case WEB_LEFT_BEHIND:
-		web_view_init(&v, pg, "Left behind", "deployments");
-		v.wv_refresh = 10;
-		v.wv_notice = html_done_text(web_form_get(&pg->wg_query,
-		    "done"));
 		html_left_behind(&b, &v, mc->wk_json, pg->wg_segs[1]);
 		break;
 	case WEB_ACTIVITY:
-		web_view_init(&v, pg, "Activity", "activity");
-		v.wv_splices = spp;
-		v.wv_refresh = 10;
 		html_activity(&b, &v, mc->wk_json,
 		    web_form_get(&pg->wg_query, "target"));
 		break;
@@ -948,26 +956,6 @@ web_action_paths(struct web_page *pg)
 	wbuf_free(&api);
 	wbuf_free(&back);
 	return rc;
-}
-
-/* The pages web_page_get() draws: a GET of one of these, and only that. */
-static int
-web_dash_page(int what)
-{
-	switch (what) {
-	case WEB_OVERVIEW:
-	case WEB_JOBS:
-	case WEB_JOB:
-	case WEB_DEPLOYMENTS:
-	case WEB_DEPLOYMENT:
-	case WEB_ACTIVITY:
-	case WEB_HOSTS:
-	case WEB_HOST:
-	case WEB_LEFT_BEHIND:
-		return 1;
-	default:
-		return 0;
-	}
 }
 
 int
