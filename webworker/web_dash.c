@@ -516,12 +516,32 @@ web_login_done(struct web_page *pg)
 	}
 }
 
+/*
+ * POST j to path as JSON; j's reference is taken, and its text, which may
+ * hold a password, wiped after.  web_call()'s -1: too many in flight.
+ */
+static int
+web_call_json(struct web_page *pg, const char *path, const char *csrf,
+    json_t *j)
+{
+	char	*body;
+	int	 rc;
+
+	body = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	if (body == NULL)
+		fatalx("json_dumps");
+	rc = web_call(pg, "POST", path, "application/json", csrf, body,
+	    strlen(body));
+	freezero(body, strlen(body));
+	return rc;
+}
+
 static void
 web_login_post(struct web_page *pg)
 {
 	const char	*user, *pass, *csrf, *cookie;
 	char		 have[WEB_COOKIE_VALUE_MAX];
-	char		*body;
 	json_t		*j;
 	int		 rc;
 
@@ -548,14 +568,7 @@ web_login_post(struct web_page *pg)
 		    "valid text.");
 		return;
 	}
-	body = json_dumps(j, JSON_COMPACT);
-	json_decref(j);
-	if (body == NULL)
-		fatalx("json_dumps");
-	rc = web_call(pg, "POST", "/api/v1/login", "application/json", NULL,
-	    body, strlen(body));
-	freezero(body, strlen(body));
-	if (rc == -1) {
+	if (web_call_json(pg, "/api/v1/login", NULL, j) == -1) {
 		web_page_error(pg, 429, "too many requests in flight");
 		return;
 	}
@@ -682,7 +695,6 @@ web_action_checked(struct web_page *pg)
 {
 	struct web_call	*s = &pg->wg_calls[0];
 	const char	*csrf, *want, *v, *errstr = NULL;
-	char		*body;
 	json_t		*j;
 	int		 rc;
 
@@ -717,16 +729,11 @@ web_action_checked(struct web_page *pg)
 		web_page_error(pg, 400, errstr);
 		return;
 	}
-	body = json_dumps(j, JSON_COMPACT);
-	json_decref(j);
-	if (body == NULL)
-		fatalx("json_dumps");
-	if (pg->wg_what == WEB_ACT_LEFT_BEHIND && pg->wg_nsegs == 5)
+	if (pg->wg_what == WEB_ACT_LEFT_BEHIND && pg->wg_nsegs == 5) {
+		json_decref(j);
 		rc = web_call(pg, "DELETE", pg->wg_api, "", csrf, NULL, 0);
-	else
-		rc = web_call(pg, "POST", pg->wg_api, "application/json", csrf,
-		    body, strlen(body));
-	free(body);
+	} else
+		rc = web_call_json(pg, pg->wg_api, csrf, j);
 	if (rc == -1) {
 		web_page_error(pg, 429, "too many requests in flight");
 		return;
