@@ -486,6 +486,10 @@ web_login_form(struct web_page *pg, int status, const char *message)
 	web_page_reply(pg, status, &b);
 }
 
+/*
+ * Alike on purpose: web_page_failed's cases answer such statuses with an
+ * error page; a failed login shows its form again, with the message.
+ */
 static void
 web_login_done(struct web_page *pg)
 {
