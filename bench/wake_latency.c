@@ -18,7 +18,8 @@
  *	cgroup		as idle, and in a CPU cgroup marked idle (nopsd as
  *			root with cgroup v1's cpu.idle, its default here)
  *	giveway		as cgroup, and sleeping ~1 us every 250 us of a job
- *			(nopsd since session 9: auth_hash_give_way())
+ *			(tried in nopsd in session 9 and taken out again: it
+ *			did not shorten the tail; bench/README.md)
  *
  * Prints one line: the mode, samples, p50, p90, p99 and the longest, in
  * microseconds.  Modes that need a cgroup print "skipped" with the reason

@@ -28,19 +28,6 @@
  * a fair share, until no check waits (auth_hash_idle()).  Without a
  * cgroup they stay as above.
  *
- * Neither is enough on every kernel, though.  Measured on this project's
- * test machines (Linux 6.18 under KVM, bench/README.md, login_burst): a
- * task woken on a CPU where a hashing process runs, idle cgroup and
- * SCHED_IDLE notwithstanding, often waited for the next scheduler tick
- * (4 ms at HZ=250) before it ran, which no policy or weight changed; a
- * process that leaves its CPU now and then bounds that wait.  So while a
- * check runs, an interval timer (AUTH_HASH_GIVE_US of wall time, SIGALRM)
- * makes the hashing process sleep a moment (auth_hash_give_way()): a task
- * waiting for its CPU runs then, and where none waits the CPU idles for
- * a few microseconds.  The timer is off between checks, so an idle pool
- * never wakes.  Each result says how often its check gave way
- * (nops_auth_hash_gave_way_total).
- *
  * A hashing process is a fork of the master that keeps one descriptor,
  * a SOCK_SEQPACKET socket shared by all of them: one message per job
  * (slot, pool generation, password, hash), one per result.  It opens no
@@ -54,7 +41,6 @@
 #include "config.h"
 
 #include <sys/types.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -74,7 +60,6 @@
 #include <unistd.h>
 
 #include <event2/event.h>
-#include <seccomp.h>
 
 #include "log.h"
 #include "logflood.h"
@@ -82,10 +67,8 @@
 #include "conf.h"
 #include "master.h"
 #include "auth.h"
-#include "metrics.h"
 
 #define AUTH_HASH_HASH_MAX	128	/* bcrypt's is 60 characters */
-#define AUTH_HASH_GIVE_US	250	/* a check gives way this often */
 
 struct auth_hash_msg {			/* master -> hashing process */
 	uint32_t	 ahm_slot;
@@ -101,7 +84,6 @@ struct auth_hash_res {			/* hashing process -> master */
 	int32_t		 ahr_result;
 	int32_t		 ahr_sched_errno;	/* SCHED_IDLE refused */
 	int32_t		 ahr_cg_errno;		/* the cgroup refused */
-	uint32_t	 ahr_gave_way;		/* times the check gave way */
 };
 
 struct auth_hash_job {
@@ -117,7 +99,6 @@ static uint32_t		 ah_gen;
 static int		 ah_fd = -1;
 static struct event	*ah_ev;
 static int		 ah_sched_logged;
-static uint64_t		 ah_gave_way_total;	/* summed over results */
 static int		 ah_cgfd = -1;	/* the idle cgroup's cgroup.procs */
 static int		 ah_idlefd = -1;	/* its cpu.idle, when there is one */
 static int		 ah_weightfd = -1;	/* its cpu.shares or cpu.weight */
@@ -155,35 +136,6 @@ auth_hash_test_wait(const struct auth_hash_msg *m, struct auth_hash_res *r)
 }
 #endif
 
-/* The hashing process: a moment off the CPU, AUTH_HASH_GIVE_US apart. */
-static volatile sig_atomic_t	 ah_gave_way;
-
-static void
-auth_hash_give_way(int sig)
-{
-	struct timespec	 ts = { 0, 1000 };
-	int		 saved_errno = errno;
-
-	(void)sig;
-	(void)nanosleep(&ts, NULL);
-	ah_gave_way++;
-	errno = saved_errno;
-}
-
-/* The timer that calls auth_hash_give_way(): on (1) or off (0). */
-static void
-auth_hash_give_timer(int on)
-{
-	struct itimerval	 it;
-
-	memset(&it, 0, sizeof(it));
-	if (on) {
-		it.it_interval.tv_usec = AUTH_HASH_GIVE_US;
-		it.it_value.tv_usec = AUTH_HASH_GIVE_US;
-	}
-	(void)setitimer(ITIMER_REAL, &it, NULL);
-}
-
 static void
 auth_hash_compute(const struct auth_hash_msg *m, size_t len,
     struct auth_hash_res *r)
@@ -205,17 +157,8 @@ auth_hash_compute(const struct auth_hash_msg *m, size_t len,
 	if (auth_hash_test_wait(m, r))
 		return;
 #endif
-	ah_gave_way = 0;
-	auth_hash_give_timer(1);
 	r->ahr_result = auth_password_verify(m->ahm_data, m->ahm_pwlen, hash);
-	auth_hash_give_timer(0);
-	r->ahr_gave_way = (uint32_t)ah_gave_way;
 }
-
-/* Beyond every process's base: the give-way timer, its own. */
-static const struct sandbox_syscall ah_hasher_rows[] = {
-	SANDBOX_ALLOW(setitimer),
-};
 
 static __dead void
 auth_hash_child(int fd)
@@ -223,7 +166,6 @@ auth_hash_child(int fd)
 	struct auth_hash_msg	 m;
 	struct auth_hash_res	 r;
 	struct sched_param	 sp;
-	struct sigaction	 sa;
 	sigset_t		 none;
 	ssize_t			 n;
 	int			 sig, sched_errno = 0, cg_errno = 0;
@@ -233,15 +175,8 @@ auth_hash_child(int fd)
 		if (sig != SIGKILL && sig != SIGSTOP)
 			(void)signal(sig, SIG_DFL);
 	(void)signal(SIGPIPE, SIG_IGN);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = auth_hash_give_way;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	(void)sigaction(SIGALRM, &sa, NULL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	/* the moment given way: about 1 us, not the default slack's 50 */
-	(void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 
 	/*
 	 * Only the socket, as descriptor 3 (stderr stays for fatal()), and
@@ -262,8 +197,7 @@ auth_hash_child(int fd)
 	/* Nothing of the master's: no capability, no file, no process. */
 	sandbox_caps_clear();
 	(void)sandbox_landlock("hasher", NULL, 0);
-	sandbox_seccomp("hasher", ah_hasher_rows, sizeof(ah_hasher_rows) /
-	    sizeof(ah_hasher_rows[0]));
+	sandbox_seccomp("hasher", NULL, 0);
 
 	/*
 	 * Confined, into the idle cgroup by the descriptor the master opened
@@ -603,7 +537,6 @@ auth_hash_ready(int fd, short event, void *arg)
 			    "refused (%s); hashing takes a session's share of "
 			    "the CPUs", ah_cgdir, strerror(r.ahr_cg_errno));
 		}
-		ah_gave_way_total += r.ahr_gave_way;
 		if (r.ahr_gen != ah_gen || r.ahr_slot >= AUTH_HASH_QUEUE_MAX ||
 		    ah_slots[r.ahr_slot] == NULL) {
 			log_warnx("password hashing: a result for no waiting "
@@ -698,19 +631,6 @@ auth_hash_init(void)
 {
 	if (ah_ev == NULL)
 		(void)auth_hash_start();
-}
-
-void
-auth_hash_metrics(struct metrics_out *mo)
-{
-	const struct metrics_one	 one[] = {
-		{ "nops_auth_hash_gave_way_total", "counter",
-		    "Times a password check's process left its CPU for a "
-		    "moment, so that a task woken there ran at once.",
-		    (int64_t)ah_gave_way_total },
-	};
-
-	metrics_ones(mo, one, sizeof(one) / sizeof(one[0]));
 }
 
 int
