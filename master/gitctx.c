@@ -20,7 +20,7 @@
 #include "log.h"
 #include "text.h"
 #include "redact.h"
-#include "textbuf.h"
+#include "growbuf.h"
 #include "gitctx.h"
 
 #define GITCTX_LINES_MAX	20000	/* per side */
@@ -134,7 +134,7 @@ gitctx_default_template(const char *url)
 char *
 gitctx_commit_url(const char *tmpl, const char *commit)
 {
-	struct textbuf	 b;
+	struct growbuf	 b;
 	const char	*p, *q;
 	size_t		 i;
 
@@ -146,11 +146,11 @@ gitctx_commit_url(const char *tmpl, const char *commit)
 			return NULL;
 	memset(&b, 0, sizeof(b));
 	for (p = tmpl; (q = strstr(p, "{commit}")) != NULL; p = q + 8) {
-		textbuf_add(&b, p, q - p);
-		textbuf_str(&b, commit);
+		growbuf_xadd(&b, p, q - p);
+		growbuf_xputs(&b, commit);
 	}
-	textbuf_str(&b, p);
-	return b.tb_text;
+	growbuf_xputs(&b, p);
+	return b.gb_buf;
 }
 
 /* The name an assignment line sets ("  KEY = ..."), and where = is. */
@@ -236,7 +236,7 @@ gitctx_depth(const char *line, size_t len)
 char *
 gitctx_redact_source(const char *raw)
 {
-	struct textbuf	 b;
+	struct growbuf	 b;
 	const char	*line, *nl, *eq, *h;
 	char		 name[64], marker[64], *out, *text;
 	size_t		 len, n;
@@ -245,7 +245,7 @@ gitctx_redact_source(const char *raw)
 	/* A file from git: text, bounded, before anything reads it. */
 	text = text_dup(raw, strlen(raw), GITCTX_SOURCE_MAX, TEXT_LINES);
 	memset(&b, 0, sizeof(b));
-	textbuf_str(&b, "");
+	growbuf_xputs(&b, "");
 	marker[0] = '\0';
 	for (line = text; *line != '\0'; line = nl + (*nl != '\0')) {
 		if ((nl = strchr(line, '\n')) == NULL)
@@ -259,8 +259,8 @@ gitctx_redact_source(const char *raw)
 			if ((size_t)(nl - h) == strlen(marker) &&
 			    strncmp(h, marker, nl - h) == 0) {
 				marker[0] = '\0';
-				textbuf_add(&b, line, len);
-				textbuf_str(&b, "\n");
+				growbuf_xadd(&b, line, len);
+				growbuf_xputs(&b, "\n");
 			}
 			continue;
 		}
@@ -270,12 +270,12 @@ gitctx_redact_source(const char *raw)
 				env = 0;
 			else if ((eq = gitctx_assign(line, len, NULL, 0)) !=
 			    NULL) {
-				textbuf_add(&b, line, eq - line + 1);
-				textbuf_str(&b, " \"" GITCTX_REDACTED "\"\n");
+				growbuf_xadd(&b, line, eq - line + 1);
+				growbuf_xputs(&b, " \"" GITCTX_REDACTED "\"\n");
 				continue;
 			}
-			textbuf_add(&b, line, len);
-			textbuf_str(&b, "\n");
+			growbuf_xadd(&b, line, len);
+			growbuf_xputs(&b, "\n");
 			continue;
 		}
 		if (gitctx_opens(line, len, "env")) {
@@ -286,8 +286,8 @@ gitctx_redact_source(const char *raw)
 			/* env { A = "x" } on one line */
 			if ((eq = memchr(line, '{', len)) != NULL &&
 			    depth <= 0 && memchr(eq, '=', nl - eq) != NULL) {
-				textbuf_add(&b, line, eq - line + 1);
-				textbuf_str(&b, " " GITCTX_REDACTED " }\n");
+				growbuf_xadd(&b, line, eq - line + 1);
+				growbuf_xputs(&b, " " GITCTX_REDACTED " }\n");
 				continue;
 			}
 		} else if ((eq = gitctx_assign(line, len, name,
@@ -295,7 +295,7 @@ gitctx_redact_source(const char *raw)
 			h = eq + 1;
 			while (h < nl && (*h == ' ' || *h == '\t'))
 				h++;
-			textbuf_add(&b, line, eq - line + 1);
+			growbuf_xadd(&b, line, eq - line + 1);
 			if (nl - h > 2 && strncmp(h, "<<", 2) == 0) {
 				h += 2;
 				if (h < nl && *h == '-')
@@ -308,23 +308,23 @@ gitctx_redact_source(const char *raw)
 					n = 0;
 				memcpy(marker, h, n);
 				marker[n] = '\0';
-				textbuf_add(&b, eq + 1, nl - eq - 1);
-				textbuf_str(&b, "\n  " GITCTX_REDACTED "\n");
+				growbuf_xadd(&b, eq + 1, nl - eq - 1);
+				growbuf_xputs(&b, "\n  " GITCTX_REDACTED "\n");
 				continue;
 			}
-			textbuf_str(&b, " \"" GITCTX_REDACTED "\"\n");
+			growbuf_xputs(&b, " \"" GITCTX_REDACTED "\"\n");
 			continue;
 		} else if (eq != NULL && redact_name_is_secret(name)) {
 			/* password = "...", api_token = "..." */
-			textbuf_add(&b, line, eq - line + 1);
-			textbuf_str(&b, " \"" GITCTX_REDACTED "\"\n");
+			growbuf_xadd(&b, line, eq - line + 1);
+			growbuf_xputs(&b, " \"" GITCTX_REDACTED "\"\n");
 			continue;
 		}
-		textbuf_add(&b, line, len);
-		textbuf_str(&b, "\n");
+		growbuf_xadd(&b, line, len);
+		growbuf_xputs(&b, "\n");
 	}
-	out = redact_text(b.tb_text, b.tb_len);
-	free(b.tb_text);
+	out = redact_text(b.gb_buf, b.gb_len);
+	free(b.gb_buf);
 	free(text);
 	return out;
 }
@@ -378,11 +378,11 @@ glines_eq(const struct glines *a, size_t i, const struct glines *b, size_t j)
 
 /* One diff line: ' ', '-' or '+', then the text. */
 static void
-gitctx_line(struct textbuf *b, char op, const char *s, size_t n)
+gitctx_line(struct growbuf *b, char op, const char *s, size_t n)
 {
-	textbuf_add(b, &op, 1);
-	textbuf_add(b, s, n);
-	textbuf_str(b, "\n");
+	growbuf_xadd(b, &op, 1);
+	growbuf_xadd(b, s, n);
+	growbuf_xputs(b, "\n");
 }
 
 /*
@@ -454,7 +454,7 @@ gitctx_ops(const struct glines *a, const struct glines *b, size_t *nopsp)
 
 /* The hunks of ops, GITCTX_CONTEXT lines around each change, into out. */
 static void
-gitctx_hunks(struct textbuf *out, const struct glines *a,
+gitctx_hunks(struct growbuf *out, const struct glines *a,
     const struct glines *b, const char *ops, size_t nops)
 {
 	char		 hdr[128];
@@ -493,7 +493,7 @@ gitctx_hunks(struct textbuf *out, const struct glines *a,
 		snprintf(hdr, sizeof(hdr), "@@ -%zu,%zu +%zu,%zu @@\n",
 		    acount > 0 ? astart + 1 : astart, acount,
 		    bcount > 0 ? bstart + 1 : bstart, bcount);
-		textbuf_str(out, hdr);
+		growbuf_xputs(out, hdr);
 		i = astart;
 		j = bstart;
 		for (h = start; h < end; h++) {
@@ -522,30 +522,30 @@ char *
 gitctx_diff(const char *path, const char *old, const char *new)
 {
 	struct glines	 a, b;
-	struct textbuf	 out;
+	struct growbuf	 out;
 	char		*ops;
 	size_t		 nops;
 
 	if (strcmp(old, new) == 0)
 		return NULL;
 	memset(&out, 0, sizeof(out));
-	textbuf_str(&out, "--- a/");
-	textbuf_str(&out, path);
-	textbuf_str(&out, "\n+++ b/");
-	textbuf_str(&out, path);
-	textbuf_str(&out, "\n");
+	growbuf_xputs(&out, "--- a/");
+	growbuf_xputs(&out, path);
+	growbuf_xputs(&out, "\n+++ b/");
+	growbuf_xputs(&out, path);
+	growbuf_xputs(&out, "\n");
 	memset(&b, 0, sizeof(b));
 	if (glines_split(old, &a) == -1 || glines_split(new, &b) == -1) {
 		glines_free(&a);
 		glines_free(&b);
-		textbuf_str(&out, "@@ the file is too long to compare line by "
-		    "line @@\n");
-		return out.tb_text;
+		growbuf_xputs(&out, "@@ the file is too long to compare "
+		    "line by line @@\n");
+		return out.gb_buf;
 	}
 	ops = gitctx_ops(&a, &b, &nops);
 	gitctx_hunks(&out, &a, &b, ops, nops);
 	free(ops);
 	glines_free(&a);
 	glines_free(&b);
-	return out.tb_text;
+	return out.gb_buf;
 }

@@ -50,17 +50,17 @@ static uint64_t	 metrics_http[METRICS_STATUS_MAX];
 static char	*metrics_token;
 static size_t	 metrics_tokenlen;
 
-/* Short names for the exposition's text (textbuf.c), written in many places. */
+/* Short names for the exposition's text (a growbuf), written in many places. */
 static void
 mo_add(struct metrics_out *mo, const char *s, size_t n)
 {
-	textbuf_add(&mo->mo_text, s, n);
+	growbuf_xadd(&mo->mo_text, s, n);
 }
 
 static void
 mo_str(struct metrics_out *mo, const char *s)
 {
-	textbuf_str(&mo->mo_text, s);
+	growbuf_xputs(&mo->mo_text, s);
 }
 
 /* A label value: backslash, double quote and newline are escaped. */
@@ -490,8 +490,8 @@ metrics_render(const struct api_req *req, size_t *len)
 	webhook_metrics(&mo);
 	notify_metrics(&mo);
 	webpub_metrics(&mo);
-	*len = mo.mo_text.tb_len;
-	return mo.mo_text.tb_text;
+	*len = mo.mo_text.gb_len;
+	return mo.mo_text.gb_buf;
 }
 
 static int

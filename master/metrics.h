@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "api.h"
-#include "textbuf.h"
+#include "growbuf.h"
 
 #define METRICS_CTYPE	"text/plain; version=0.0.4; charset=utf-8"
 #define METRICS_TOKEN_MAX	4096
@@ -19,7 +19,7 @@ struct nops_conf;
 
 /* The text being built. */
 struct metrics_out {
-	struct textbuf	 mo_text;
+	struct growbuf	 mo_text;
 };
 
 /* "# HELP" and "# TYPE" of a family; its samples follow at once. */

@@ -21,6 +21,7 @@
 #include <curl/curl.h>
 #include <event2/event.h>
 
+#include "growbuf.h"
 #include "log.h"
 #include "nops.h"
 #include "nomadworker.h"
@@ -41,10 +42,7 @@ struct http_req {
 	uint32_t		 hr_attempts;
 	struct event		*hr_retry;
 	char			 hr_errbuf[CURL_ERROR_SIZE];
-	uint8_t			*hr_resp;
-	size_t			 hr_resplen;
-	size_t			 hr_respsize;
-	int			 hr_toobig;
+	struct growbuf		 hr_resp;	/* cap: NOMAD_BODY_MAX */
 	uint64_t		 hr_index;
 };
 TAILQ_HEAD(http_reqs, http_req);
@@ -72,26 +70,11 @@ static size_t
 http_write_cb(char *data, size_t size, size_t n, void *arg)
 {
 	struct http_req	*hr = arg;
-	size_t		 len = size * n, want;
-	uint8_t		*p;
+	size_t		 len = size * n;
 
-	if (len > NOMAD_BODY_MAX - hr->hr_resplen) {
-		hr->hr_toobig = 1;
-		return 0;	/* curl stops with CURLE_WRITE_ERROR */
-	}
-	if (hr->hr_resplen + len > hr->hr_respsize) {
-		want = hr->hr_respsize == 0 ? 16384 : hr->hr_respsize;
-		while (want < hr->hr_resplen + len)
-			want *= 2;
-		if (want > NOMAD_BODY_MAX)
-			want = NOMAD_BODY_MAX;
-		if ((p = realloc(hr->hr_resp, want)) == NULL)
-			fatal("realloc");
-		hr->hr_resp = p;
-		hr->hr_respsize = want;
-	}
-	memcpy(hr->hr_resp + hr->hr_resplen, data, len);
-	hr->hr_resplen += len;
+	/* Past the cap (GROWBUF_TOOBIG): curl stops, CURLE_WRITE_ERROR. */
+	if (growbuf_xadd(&hr->hr_resp, data, len) == -1)
+		return 0;
 	return len;
 }
 
@@ -177,7 +160,7 @@ http_free(struct http_req *hr)
 		event_free(hr->hr_retry);
 	nomad_wire_free(&hr->hr_wire);
 	free(hr->hr_url);
-	free(hr->hr_resp);
+	growbuf_free(&hr->hr_resp);
 	free(hr);
 }
 
@@ -193,8 +176,8 @@ http_answer(struct http_req *hr, uint32_t status, const char *error)
 	an.an_attempts = hr->hr_attempts;
 	an.an_error = error != NULL ? error : "";
 	if (status != 0) {
-		an.an_body = hr->hr_resp;
-		an.an_bodylen = hr->hr_resplen;
+		an.an_body = hr->hr_resp.gb_buf;
+		an.an_bodylen = hr->hr_resp.gb_len;
 	}
 	http_done(&an);
 }
@@ -217,8 +200,7 @@ http_add(struct http_req *hr)
 	CURLMcode	 mc;
 
 	hr->hr_attempts++;
-	hr->hr_resplen = 0;
-	hr->hr_toobig = 0;
+	growbuf_reset(&hr->hr_resp);
 	hr->hr_index = 0;
 	hr->hr_errbuf[0] = '\0';
 	if ((mc = curl_multi_add_handle(http_multi(hr), hr->hr_easy)) !=
@@ -306,7 +288,7 @@ http_finish(struct http_req *hr, CURLcode rc)
 	if (rc == CURLE_OK) {
 		http_answer(hr, (uint32_t)status, NULL);
 	} else {
-		if (hr->hr_toobig)
+		if (hr->hr_resp.gb_err == GROWBUF_TOOBIG)
 			snprintf(err, sizeof(err), "%s %s: answer larger than "
 			    "%d bytes", hr->hr_wire.nw_method, hr->hr_url,
 			    NOMAD_BODY_MAX);
@@ -388,6 +370,8 @@ nomad_http_start(uint32_t id, struct nomad_wire *w, uint32_t timeout_ms)
 	hr->hr_wire = *w;
 	memset(w, 0, sizeof(*w));
 	hr->hr_timeout_ms = timeout_ms;
+	hr->hr_resp.gb_first = 16384;
+	hr->hr_resp.gb_max = NOMAD_BODY_MAX;
 	if (asprintf(&hr->hr_url, "%s%s", http_conf.hc_base,
 	    hr->hr_wire.nw_path) == -1)
 		fatal("asprintf");

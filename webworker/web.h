@@ -137,7 +137,7 @@ void	 web_add_header(struct web_rq *, const char *, const char *);
 void	 web_reply(struct web_rq *, int status, const char *ctype,
 	    const void *, size_t);
 void	 web_reply_wbuf(struct web_rq *, int status, const char *ctype,
-	    struct wbuf *);
+	    struct growbuf *);
 struct evbuffer;
 struct web_blob;
 /* The body as it is in buf (taken and freed; a HEAD sends its length). */
@@ -339,7 +339,7 @@ void		 web_blob_add(struct evbuffer *, struct web_blob *, size_t off,
  */
 struct web_splices;
 int	 web_pages_reuse(struct web_page *, struct web_splices *);
-void	 web_pages_keep(struct web_page *, struct wbuf *,
+void	 web_pages_keep(struct web_page *, struct growbuf *,
 	    const struct web_splices *);
 /* Drop the kept pages (a new identity table). */
 void	 web_pages_forget(void);
@@ -373,56 +373,56 @@ struct web_view {
 	struct web_splices *wv_splices;	/* rendering for reuse, or NULL */
 };
 const char *html_done_text(const char *action);
-void	 html_begin(struct wbuf *, const struct web_view *);
-void	 html_end(struct wbuf *);
-void	 html_time(struct wbuf *, json_t *);
-void	 html_state(struct wbuf *, const char *state);
-void	 html_commit(struct wbuf *, const char *);
-void	 html_csrf(struct wbuf *, const struct web_view *);
-void	 html_pair_link(struct wbuf *, const char *kind, const char *a,
+void	 html_begin(struct growbuf *, const struct web_view *);
+void	 html_end(struct growbuf *);
+void	 html_time(struct growbuf *, json_t *);
+void	 html_state(struct growbuf *, const char *state);
+void	 html_commit(struct growbuf *, const char *);
+void	 html_csrf(struct growbuf *, const struct web_view *);
+void	 html_pair_link(struct growbuf *, const char *kind, const char *a,
 	    const char *c, int whole);
-void	 html_job_link(struct wbuf *, const char *ns, const char *id);
-void	 html_table_end(struct wbuf *, json_t *list, const char *none);
-void	 html_deploy_link(struct wbuf *, json_t *id);
-void	 html_deploy_cells(struct wbuf *, json_t *);
-void	 html_message(struct wbuf *, const char *cls, const char *text);
-void	 html_pager(struct wbuf *, json_t *list, const char *path,
+void	 html_job_link(struct growbuf *, const char *ns, const char *id);
+void	 html_table_end(struct growbuf *, json_t *list, const char *none);
+void	 html_deploy_link(struct growbuf *, json_t *id);
+void	 html_deploy_cells(struct growbuf *, json_t *);
+void	 html_message(struct growbuf *, const char *cls, const char *text);
+void	 html_pager(struct growbuf *, json_t *list, const char *path,
 	    const char *keep);
 /* May the client do cap in namespace ns (session's capabilities)? */
 int	 html_can(const struct web_view *, const char *cap, const char *ns);
 const char *jstr(json_t *, const char *key);
 long long jint(json_t *, const char *key);
-void	 html_error_page(struct wbuf *, const struct web_view *, int status,
+void	 html_error_page(struct growbuf *, const struct web_view *, int status,
 	    const char *message);
-void	 html_login_page(struct wbuf *, const char *csrf, const char *next,
+void	 html_login_page(struct growbuf *, const char *csrf, const char *next,
 	    const char *message);
-void	 html_overview(struct wbuf *, const struct web_view *, json_t *);
-void	 html_jobs(struct wbuf *, const struct web_view *, json_t *);
-void	 html_job(struct wbuf *, const struct web_view *, json_t *job,
+void	 html_overview(struct growbuf *, const struct web_view *, json_t *);
+void	 html_jobs(struct growbuf *, const struct web_view *, json_t *);
+void	 html_job(struct growbuf *, const struct web_view *, json_t *job,
 	    json_t *deployments);
 
 /* web_html_action.c: controls drawn from an "actions" list */
-void	 html_operation_run(struct wbuf *, const struct web_view *, json_t *);
-void	 html_left_behind(struct wbuf *, const struct web_view *, json_t *,
+void	 html_operation_run(struct growbuf *, const struct web_view *, json_t *);
+void	 html_left_behind(struct growbuf *, const struct web_view *, json_t *,
 	    const char *deployment);
-void	 html_actions(struct wbuf *, const struct web_view *, json_t *actions,
+void	 html_actions(struct growbuf *, const struct web_view *, json_t *actions,
 	    const char *base);
 
 /* web_html_deploy.c */
-void	 html_deployments(struct wbuf *, const struct web_view *, json_t *,
+void	 html_deployments(struct growbuf *, const struct web_view *, json_t *,
 	    const struct web_form *query);
-void	 html_deployment(struct wbuf *, const struct web_view *, json_t *,
+void	 html_deployment(struct growbuf *, const struct web_view *, json_t *,
 	    json_t *steps);
-void	 html_activity(struct wbuf *, const struct web_view *, json_t *,
+void	 html_activity(struct growbuf *, const struct web_view *, json_t *,
 	    const char *target);
-void	 html_diff(struct wbuf *, json_t *diff);
+void	 html_diff(struct growbuf *, json_t *diff);
 
 /* web_html_hosts.c */
-void	 html_hosts(struct wbuf *, const struct web_view *, json_t *hosts,
+void	 html_hosts(struct growbuf *, const struct web_view *, json_t *hosts,
 	    json_t *plans);
-void	 html_plan_steps(struct wbuf *, json_t *steps);
-void	 html_host(struct wbuf *, const struct web_view *, json_t *host);
-void	 html_each_result(struct wbuf *, const struct web_view *, json_t *);
-void	 html_host_link(struct wbuf *, const char *repo, const char *host);
+void	 html_plan_steps(struct growbuf *, json_t *steps);
+void	 html_host(struct growbuf *, const struct web_view *, json_t *host);
+void	 html_each_result(struct growbuf *, const struct web_view *, json_t *);
+void	 html_host_link(struct growbuf *, const char *repo, const char *host);
 
 #endif /* NOPS_WEB_H */

@@ -153,10 +153,10 @@ web_call_message(struct web_call *wk)
 }
 
 static void
-web_page_reply(struct web_page *pg, int status, struct wbuf *b)
+web_page_reply(struct web_page *pg, int status, struct growbuf *b)
 {
 	web_reply_wbuf(&pg->wg_rq, status, WEB_HTML, b);
-	wbuf_free(b);
+	growbuf_free(b);
 	web_page_free(pg);
 }
 
@@ -164,26 +164,26 @@ static void
 web_page_error(struct web_page *pg, int status, const char *message)
 {
 	struct web_view	 v;
-	struct wbuf	 b;
+	struct growbuf	 b;
 
 	web_view_init(&v, pg, status == 404 ? "Not found" : status == 403 ?
 	    "Forbidden" : "Error", NULL);
-	wbuf_init(&b);
+	growbuf_init(&b);
 	html_error_page(&b, &v, status, message);
 	web_page_reply(pg, status, &b);
 }
 
 /* Send the client to the address built in b (freed), and end the page. */
 static void
-web_page_goto(struct web_page *pg, struct wbuf *b)
+web_page_goto(struct web_page *pg, struct growbuf *b)
 {
-	if (b->wb_err)
+	if (b->gb_err)
 		web_page_error(pg, 500, "out of memory");
 	else {
-		web_redirect(&pg->wg_rq, b->wb_buf);
+		web_redirect(&pg->wg_rq, b->gb_buf);
 		web_page_free(pg);
 	}
-	wbuf_free(b);
+	growbuf_free(b);
 }
 
 /*
@@ -194,7 +194,7 @@ web_page_goto(struct web_page *pg, struct wbuf *b)
 static void
 web_page_login(struct web_page *pg)
 {
-	struct wbuf	 b;
+	struct growbuf	 b;
 	const char	*back = pg->wg_rq.wr_target;
 	const char	*cookie = NULL;
 	size_t		 i, j;
@@ -214,10 +214,10 @@ web_page_login(struct web_page *pg)
 			}
 	if (strcmp(pg->wg_rq.wr_method, "POST") == 0)
 		back = pg->wg_back;
-	wbuf_init(&b);
-	wbuf_puts(&b, "/login");
+	growbuf_init(&b);
+	growbuf_puts(&b, "/login");
 	if (web_local_path(back) && strcmp(back, "/") != 0) {
-		wbuf_puts(&b, "?next=");
+		growbuf_puts(&b, "?next=");
 		wbuf_urlenc(&b, back);
 	}
 	web_page_goto(pg, &b);
@@ -255,26 +255,26 @@ web_page_failed(struct web_page *pg, struct web_call *wk)
 
 /* "?limit=..." plus the query fields of the page the client gave. */
 static void
-web_query_add(struct wbuf *b, const struct web_form *q, const char *name)
+web_query_add(struct growbuf *b, const struct web_form *q, const char *name)
 {
 	const char	*v = web_form_get(q, name);
 
 	if (v == NULL || *v == '\0')
 		return;
-	wbuf_puts(b, "&");
-	wbuf_puts(b, name);
-	wbuf_puts(b, "=");
+	growbuf_puts(b, "&");
+	growbuf_puts(b, name);
+	growbuf_puts(b, "=");
 	wbuf_urlenc(b, v);
 }
 
 static int
-web_page_call(struct web_page *pg, const char *method, struct wbuf *uri)
+web_page_call(struct web_page *pg, const char *method, struct growbuf *uri)
 {
 	int	 rc = -1;
 
-	if (!uri->wb_err)
-		rc = web_call(pg, method, uri->wb_buf, "", NULL, NULL, 0);
-	wbuf_free(uri);
+	if (!uri->gb_err)
+		rc = web_call(pg, method, uri->gb_buf, "", NULL, NULL, 0);
+	growbuf_free(uri);
 	return rc;
 }
 
@@ -284,7 +284,7 @@ web_render(struct web_page *pg)
 	struct web_call		*mc = &pg->wg_calls[1];
 	const struct web_page_view *pv;
 	struct web_view		 v;
-	struct wbuf		 b;
+	struct growbuf		 b;
 	struct web_splices	 sp, *spp = NULL;
 
 	if (mc->wk_status != 200 || !json_is_object(mc->wk_json)) {
@@ -310,7 +310,7 @@ web_render(struct web_page *pg)
 	if (pv->pv_notice)
 		v.wv_notice = html_done_text(web_form_get(&pg->wg_query,
 		    "done"));
-	wbuf_init(&b);
+	growbuf_init(&b);
 	switch (pg->wg_what) {
 	case WEB_OVERVIEW:
 		html_overview(&b, &v, mc->wk_json);
@@ -350,7 +350,7 @@ web_render(struct web_page *pg)
 	default:
 		fatalx("page %d", pg->wg_what);
 	}
-	if (spp != NULL && !sp.sp_full && !b.wb_err) {
+	if (spp != NULL && !sp.sp_full && !b.gb_err) {
 		web_pages_keep(pg, &b, &sp);
 		return;
 	}
@@ -361,7 +361,7 @@ web_render(struct web_page *pg)
 static void
 web_page_get(struct web_page *pg)
 {
-	struct wbuf	 uri;
+	struct growbuf	 uri;
 	const char	*q;
 	const char	*errstr = NULL;
 
@@ -372,10 +372,10 @@ web_page_get(struct web_page *pg)
 	}
 	if (web_call(pg, "GET", "/api/v1/session", "", NULL, NULL, 0) == -1)
 		goto busy;
-	wbuf_init(&uri);
+	growbuf_init(&uri);
 	switch (pg->wg_what) {
 	case WEB_OVERVIEW:
-		wbuf_puts(&uri, "/api/v1/overview");
+		growbuf_puts(&uri, "/api/v1/overview");
 		break;
 	case WEB_JOBS:
 		wbuf_htmlf(&uri, "/api/v1/jobs?limit=%d", WEB_PAGE_SIZE);
@@ -384,31 +384,31 @@ web_page_get(struct web_page *pg)
 	case WEB_JOB:
 	case WEB_DEPLOYMENT:
 		if (pg->wg_what == WEB_JOB) {
-			wbuf_puts(&uri, "/api/v1/jobs/");
+			growbuf_puts(&uri, "/api/v1/jobs/");
 			wbuf_urlenc(&uri, pg->wg_segs[1]);
-			wbuf_puts(&uri, "/");
+			growbuf_puts(&uri, "/");
 			wbuf_urlenc(&uri, pg->wg_segs[2]);
 		} else {
-			wbuf_puts(&uri, "/api/v1/deployments/");
+			growbuf_puts(&uri, "/api/v1/deployments/");
 			wbuf_urlenc(&uri, pg->wg_segs[1]);
 		}
 		if (web_page_call(pg, "GET", &uri) == -1)
 			goto busy;
 		if (pg->wg_what == WEB_DEPLOYMENT) {
 			/* A plan's host steps (404 for a job's). */
-			wbuf_init(&uri);
-			wbuf_puts(&uri, "/api/v1/deployments/");
+			growbuf_init(&uri);
+			growbuf_puts(&uri, "/api/v1/deployments/");
 			wbuf_urlenc(&uri, pg->wg_segs[1]);
-			wbuf_puts(&uri, "/steps");
+			growbuf_puts(&uri, "/steps");
 			if (web_page_call(pg, "GET", &uri) == -1)
 				goto busy;
 		}
 		if (pg->wg_what == WEB_JOB) {
-			wbuf_init(&uri);
-			wbuf_puts(&uri, "/api/v1/deployments?limit=10"
+			growbuf_init(&uri);
+			growbuf_puts(&uri, "/api/v1/deployments?limit=10"
 			    "&namespace=");
 			wbuf_urlenc(&uri, pg->wg_segs[1]);
-			wbuf_puts(&uri, "&job=");
+			growbuf_puts(&uri, "&job=");
 			wbuf_urlenc(&uri, pg->wg_segs[2]);
 			if (web_page_call(pg, "GET", &uri) == -1)
 				goto busy;
@@ -424,23 +424,23 @@ web_page_get(struct web_page *pg)
 		web_query_add(&uri, &pg->wg_query, "job");
 		break;
 	case WEB_HOSTS:
-		wbuf_puts(&uri, "/api/v1/hosts");
+		growbuf_puts(&uri, "/api/v1/hosts");
 		if (web_page_call(pg, "GET", &uri) == -1)
 			goto busy;
-		wbuf_init(&uri);
-		wbuf_puts(&uri, "/api/v1/plans");
+		growbuf_init(&uri);
+		growbuf_puts(&uri, "/api/v1/plans");
 		if (web_page_call(pg, "GET", &uri) == -1)
 			goto busy;
 		web_page_then(pg, web_render);
 		return;
 	case WEB_HOST:
-		wbuf_puts(&uri, "/api/v1/hosts/");
+		growbuf_puts(&uri, "/api/v1/hosts/");
 		wbuf_urlenc(&uri, pg->wg_segs[1]);
-		wbuf_puts(&uri, "/");
+		growbuf_puts(&uri, "/");
 		wbuf_urlenc(&uri, pg->wg_segs[2]);
 		break;
 	case WEB_LEFT_BEHIND:
-		wbuf_puts(&uri, "/api/v1/deployments/left-behind/");
+		growbuf_puts(&uri, "/api/v1/deployments/left-behind/");
 		wbuf_urlenc(&uri, pg->wg_segs[1]);
 		break;
 	case WEB_ACTIVITY:
@@ -461,7 +461,7 @@ busy:
 static void
 web_login_form(struct web_page *pg, int status, const char *message)
 {
-	struct wbuf	 b, c;
+	struct growbuf	 b, c;
 	unsigned char	 rnd[WEB_TOKEN_HEXLEN / 2];
 	char		 tok[WEB_TOKEN_HEXLEN + 1];
 	const char	*next;
@@ -469,19 +469,19 @@ web_login_form(struct web_page *pg, int status, const char *message)
 	arc4random_buf(rnd, sizeof(rnd));
 	hex_encode(rnd, sizeof(rnd), tok);
 	explicit_bzero(rnd, sizeof(rnd));
-	wbuf_init(&c);
+	growbuf_init(&c);
 	wbuf_htmlf(&c, "%s=%s; Path=/login; HttpOnly; SameSite=Strict%s",
 	    WEB_LOGIN_COOKIE, tok, pg->wg_rq.wr_client.wc_tls ?
 	    "; Secure" : "");
-	if (!c.wb_err)
-		web_add_header(&pg->wg_rq, "Set-Cookie", c.wb_buf);
-	wbuf_free(&c);
+	if (!c.gb_err)
+		web_add_header(&pg->wg_rq, "Set-Cookie", c.gb_buf);
+	growbuf_free(&c);
 	next = web_form_get(&pg->wg_form, "next");
 	if (next == NULL)
 		next = web_form_get(&pg->wg_query, "next");
 	if (!web_local_path(next))
 		next = NULL;
-	wbuf_init(&b);
+	growbuf_init(&b);
 	html_login_page(&b, tok, next, message);
 	web_page_reply(pg, status, &b);
 }
@@ -584,7 +584,7 @@ static void
 web_action_done(struct web_page *pg)
 {
 	struct web_call	*wk = &pg->wg_calls[1];
-	struct wbuf	 b;
+	struct growbuf	 b;
 	size_t		 i;
 
 	if (pg->wg_what == WEB_LOGOUT) {
@@ -609,7 +609,7 @@ web_action_done(struct web_page *pg)
 		struct web_view	 v;
 
 		web_view_init(&v, pg, "Operation", "hosts");
-		wbuf_init(&b);
+		growbuf_init(&b);
 		html_each_result(&b, &v, wk->wk_json);
 		web_add_header(&pg->wg_rq, "Cache-Control", "no-store");
 		web_page_reply(pg, 200, &b);
@@ -624,15 +624,15 @@ web_action_done(struct web_page *pg)
 
 		web_view_init(&v, pg, "Operation", pg->wg_what == WEB_ACT_HOST ?
 		    "hosts" : "jobs");
-		wbuf_init(&b);
+		growbuf_init(&b);
 		html_operation_run(&b, &v, wk->wk_json);
 		web_add_header(&pg->wg_rq, "Cache-Control", "no-store");
 		web_page_reply(pg, 200, &b);
 		return;
 	}
-	wbuf_init(&b);
-	wbuf_puts(&b, pg->wg_back);
-	wbuf_puts(&b, "?done=");
+	growbuf_init(&b);
+	growbuf_puts(&b, pg->wg_back);
+	growbuf_puts(&b, "?done=");
 	wbuf_urlenc(&b, pg->wg_segs[pg->wg_nsegs - 1]);
 	web_page_goto(pg, &b);
 }
@@ -887,7 +887,7 @@ web_dash_route(struct web_page *pg, int get, int post)
  * request does not have.
  */
 static int
-web_seg_path(struct wbuf *b, const struct web_page *pg, const char *tmpl)
+web_seg_path(struct growbuf *b, const struct web_page *pg, const char *tmpl)
 {
 	const char	*p;
 	size_t		 len;
@@ -895,7 +895,7 @@ web_seg_path(struct wbuf *b, const struct web_page *pg, const char *tmpl)
 
 	for (p = tmpl; *p != '\0'; p++) {
 		if ((len = strcspn(p, "%")) > 0) {
-			wbuf_add(b, p, len);
+			growbuf_add(b, p, len);
 			if (*(p += len) == '\0')
 				break;
 		}
@@ -939,7 +939,7 @@ static int
 web_action_paths(struct web_page *pg)
 {
 	const struct web_action_route	*r = NULL;
-	struct wbuf			 api, back;
+	struct growbuf			 api, back;
 	size_t				 i;
 	int				 rc = -1;
 
@@ -949,23 +949,23 @@ web_action_paths(struct web_page *pg)
 		    (web_action_routes[i].nsegs == 0 ||
 		    web_action_routes[i].nsegs == pg->wg_nsegs))
 			r = &web_action_routes[i];
-	wbuf_init(&api);
-	wbuf_init(&back);
+	growbuf_init(&api);
+	growbuf_init(&back);
 	if (r == NULL) {
-		wbuf_puts(&api, "/api/v1/logout");
-		wbuf_puts(&back, "/");
+		growbuf_puts(&api, "/api/v1/logout");
+		growbuf_puts(&back, "/");
 	} else if (web_seg_path(&api, pg, r->api) == -1 ||
 	    web_seg_path(&back, pg, r->back) == -1)
 		goto done;
-	if (!api.wb_err && !back.wb_err && api.wb_len < sizeof(pg->wg_api) &&
-	    back.wb_len < sizeof(pg->wg_back)) {
-		strlcpy(pg->wg_api, api.wb_buf, sizeof(pg->wg_api));
-		strlcpy(pg->wg_back, back.wb_buf, sizeof(pg->wg_back));
+	if (!api.gb_err && !back.gb_err && api.gb_len < sizeof(pg->wg_api) &&
+	    back.gb_len < sizeof(pg->wg_back)) {
+		strlcpy(pg->wg_api, api.gb_buf, sizeof(pg->wg_api));
+		strlcpy(pg->wg_back, back.gb_buf, sizeof(pg->wg_back));
 		rc = 0;
 	}
  done:
-	wbuf_free(&api);
-	wbuf_free(&back);
+	growbuf_free(&api);
+	growbuf_free(&back);
 	return rc;
 }
 

@@ -60,18 +60,18 @@ html_can(const struct web_view *v, const char *cap, const char *ns)
 }
 
 static void
-html_nav(struct wbuf *b, const struct web_view *v, const char *id,
+html_nav(struct growbuf *b, const struct web_view *v, const char *id,
     const char *href, const char *label)
 {
 	wbuf_htmlf(b, "<a href=\"%s\"", href);
 	if (v->wv_nav != NULL && strcmp(v->wv_nav, id) == 0)
-		wbuf_puts(b, " class=\"cur\"");
+		growbuf_puts(b, " class=\"cur\"");
 	wbuf_htmlf(b, ">%s</a>", label);
 }
 
 /* A session's own text: here, or where a reused page takes it. */
 static void
-html_splice(struct wbuf *b, const struct web_view *v, int kind,
+html_splice(struct growbuf *b, const struct web_view *v, int kind,
     const char *text)
 {
 	struct web_splices	*sp = v->wv_splices;
@@ -84,21 +84,21 @@ html_splice(struct wbuf *b, const struct web_view *v, int kind,
 		sp->sp_full = 1;
 		return;
 	}
-	sp->sp_off[sp->sp_n] = b->wb_len;
+	sp->sp_off[sp->sp_n] = b->gb_len;
 	sp->sp_kind[sp->sp_n++] = kind;
 }
 
 void
-html_csrf(struct wbuf *b, const struct web_view *v)
+html_csrf(struct growbuf *b, const struct web_view *v)
 {
-	wbuf_puts(b, "<input type=\"hidden\" name=\"csrf\" value=\"");
+	growbuf_puts(b, "<input type=\"hidden\" name=\"csrf\" value=\"");
 	html_splice(b, v, WEB_SPLICE_CSRF, v->wv_session != NULL ?
 	    jstr(v->wv_session, "csrf_token") : "");
-	wbuf_puts(b, "\">");
+	growbuf_puts(b, "\">");
 }
 
 void
-html_begin(struct wbuf *b, const struct web_view *v)
+html_begin(struct growbuf *b, const struct web_view *v)
 {
 	const char	*who = NULL;
 
@@ -114,32 +114,33 @@ html_begin(struct wbuf *b, const struct web_view *v)
 	if (v->wv_refresh > 0)
 		wbuf_htmlf(b, "<body data-refresh=\"%d\">", v->wv_refresh);
 	else
-		wbuf_puts(b, "<body>");
-	wbuf_puts(b, "<header><nav><a class=\"brand\" href=\"/\">nops</a>");
+		growbuf_puts(b, "<body>");
+	growbuf_puts(b, "<header><nav><a class=\"brand\" href=\"/\">nops</a>");
 	html_nav(b, v, "overview", "/", "Overview");
 	html_nav(b, v, "jobs", "/jobs", "Jobs");
 	html_nav(b, v, "deployments", "/deployments", "Deployments");
 	html_nav(b, v, "hosts", "/hosts", "Hosts");
 	html_nav(b, v, "activity", "/activity", "Activity");
-	wbuf_puts(b, "<span class=\"who\">");
+	growbuf_puts(b, "<span class=\"who\">");
 	if (v->wv_session != NULL && json_is_true(json_object_get(
 	    v->wv_session, "authenticated"))) {
 		if ((who = jstr(v->wv_session, "user")) == NULL)
 			who = jstr(v->wv_session, "actor");
-		wbuf_puts(b, "<span class=\"user\">");
+		growbuf_puts(b, "<span class=\"user\">");
 		html_splice(b, v, WEB_SPLICE_WHO, who);
-		wbuf_puts(b, "</span>");
+		growbuf_puts(b, "</span>");
 		if (jstr(v->wv_session, "user") != NULL) {
-			wbuf_puts(b, "<form method=\"post\" action=\"/logout\">");
+			growbuf_puts(b, "<form method=\"post\" "
+			    "action=\"/logout\">");
 			html_csrf(b, v);
-			wbuf_puts(b, "<button type=\"submit\" id=\"logout\">"
+			growbuf_puts(b, "<button type=\"submit\" id=\"logout\">"
 			    "Log out</button></form>");
 		}
 	} else if (v->wv_local)
-		wbuf_puts(b, "<span class=\"user\">local admin</span>");
+		growbuf_puts(b, "<span class=\"user\">local admin</span>");
 	else
-		wbuf_puts(b, "<a href=\"/login\">Log in</a>");
-	wbuf_puts(b, "</span></nav></header>\n<main id=\"main\">");
+		growbuf_puts(b, "<a href=\"/login\">Log in</a>");
+	growbuf_puts(b, "</span></nav></header>\n<main id=\"main\">");
 	if (v->wv_notice != NULL)
 		wbuf_htmlf(b, "<div class=\"msg done\" id=\"notice\">%s</div>",
 		    v->wv_notice);
@@ -182,21 +183,21 @@ html_done_text(const char *action)
 }
 
 void
-html_end(struct wbuf *b)
+html_end(struct growbuf *b)
 {
 	wbuf_htmlf(b, "</main>\n<footer>nops %s</footer>\n</body></html>\n",
 	    NOPS_VERSION);
 }
 
 void
-html_message(struct wbuf *b, const char *cls, const char *text)
+html_message(struct growbuf *b, const char *cls, const char *text)
 {
 	wbuf_htmlf(b, "<div class=\"msg %s\">%s</div>", cls, text);
 }
 
 /* "5 min ago" for an RFC 3339 UTC time; the absolute one if unsure. */
 static void
-html_ago(struct wbuf *b, const char *rfc, const char *shown)
+html_ago(struct growbuf *b, const char *rfc, const char *shown)
 {
 	struct tm	 tm;
 	const char	*end;
@@ -213,7 +214,7 @@ html_ago(struct wbuf *b, const char *rfc, const char *shown)
 	if (d < -60)
 		wbuf_htmlf(b, "in %lld min", (-d + 59) / 60);
 	else if (d < 60)
-		wbuf_puts(b, "just now");
+		growbuf_puts(b, "just now");
 	else if (d < 3600)
 		wbuf_htmlf(b, "%lld min ago", d / 60);
 	else if (d < 86400)
@@ -225,14 +226,14 @@ html_ago(struct wbuf *b, const char *rfc, const char *shown)
 }
 
 void
-html_time(struct wbuf *b, json_t *t)
+html_time(struct growbuf *b, json_t *t)
 {
 	const char	*s = json_string_value(t);
 	char		 shown[40];
 	char		*p;
 
 	if (s == NULL) {
-		wbuf_puts(b, "<span class=\"muted\">—</span>");
+		growbuf_puts(b, "<span class=\"muted\">—</span>");
 		return;
 	}
 	strlcpy(shown, s, sizeof(shown));
@@ -243,7 +244,7 @@ html_time(struct wbuf *b, json_t *t)
 	/* Relative, the absolute time on hover. */
 	wbuf_htmlf(b, "<time datetime=\"%s\" title=\"%s\">", s, shown);
 	html_ago(b, s, shown);
-	wbuf_puts(b, "</time>");
+	growbuf_puts(b, "</time>");
 }
 
 static const char *
@@ -312,10 +313,10 @@ html_state_label(const char *s)
 }
 
 void
-html_state(struct wbuf *b, const char *state)
+html_state(struct growbuf *b, const char *state)
 {
 	if (state == NULL) {
-		wbuf_puts(b, "<span class=\"muted\">—</span>");
+		growbuf_puts(b, "<span class=\"muted\">—</span>");
 		return;
 	}
 	wbuf_htmlf(b, "<span class=\"state %s\" data-state=\"%s\" "
@@ -324,12 +325,12 @@ html_state(struct wbuf *b, const char *state)
 }
 
 void
-html_commit(struct wbuf *b, const char *c)
+html_commit(struct growbuf *b, const char *c)
 {
 	char	 s[13];
 
 	if (c == NULL) {
-		wbuf_puts(b, "<span class=\"muted\">—</span>");
+		growbuf_puts(b, "<span class=\"muted\">—</span>");
 		return;
 	}
 	strlcpy(s, c, sizeof(s));
@@ -341,16 +342,16 @@ html_commit(struct wbuf *b, const char *c)
  * "c"; a dash when either part is missing.
  */
 void
-html_pair_link(struct wbuf *b, const char *kind, const char *a,
+html_pair_link(struct growbuf *b, const char *kind, const char *a,
     const char *c, int whole)
 {
 	if (a == NULL || c == NULL) {
-		wbuf_puts(b, "<span class=\"muted\">—</span>");
+		growbuf_puts(b, "<span class=\"muted\">—</span>");
 		return;
 	}
 	wbuf_htmlf(b, "<a class=\"%s\" href=\"/%ss/", kind, kind);
 	wbuf_urlenc(b, a);
-	wbuf_puts(b, "/");
+	growbuf_puts(b, "/");
 	wbuf_urlenc(b, c);
 	if (whole)
 		wbuf_htmlf(b, "\">%s/%s</a>", a, c);
@@ -359,20 +360,20 @@ html_pair_link(struct wbuf *b, const char *kind, const char *a,
 }
 
 void
-html_job_link(struct wbuf *b, const char *ns, const char *id)
+html_job_link(struct growbuf *b, const char *ns, const char *id)
 {
 	html_pair_link(b, "job", ns, id, 1);
 }
 
 /* The end of a list's table, and a line saying so when it had no item. */
 void
-html_table_end(struct wbuf *b, json_t *list, const char *none)
+html_table_end(struct growbuf *b, json_t *list, const char *none)
 {
-	wbuf_puts(b, "</table>");
+	growbuf_puts(b, "</table>");
 	if (json_array_size(json_object_get(list, "items")) == 0) {
-		wbuf_puts(b, "<p class=\"muted\">");
-		wbuf_puts(b, none);
-		wbuf_puts(b, "</p>");
+		growbuf_puts(b, "<p class=\"muted\">");
+		growbuf_puts(b, none);
+		growbuf_puts(b, "</p>");
 	}
 }
 
@@ -381,10 +382,10 @@ html_table_end(struct wbuf *b, json_t *list, const char *none)
  * muted line when the JSON is not the type it shows; the rest differs.
  */
 void
-html_deploy_link(struct wbuf *b, json_t *id)
+html_deploy_link(struct growbuf *b, json_t *id)
 {
 	if (!json_is_integer(id)) {
-		wbuf_puts(b, "<span class=\"muted\">—</span>");
+		growbuf_puts(b, "<span class=\"muted\">—</span>");
 		return;
 	}
 	wbuf_htmlf(b, "<a class=\"deployment\" href=\"/deployments/%lld\">"
@@ -394,32 +395,32 @@ html_deploy_link(struct wbuf *b, json_t *id)
 
 /* A deployment's first two cells in a table: its link and its job's. */
 void
-html_deploy_cells(struct wbuf *b, json_t *it)
+html_deploy_cells(struct growbuf *b, json_t *it)
 {
-	wbuf_puts(b, "<td>");
+	growbuf_puts(b, "<td>");
 	html_deploy_link(b, json_object_get(it, "id"));
-	wbuf_puts(b, "</td><td>");
+	growbuf_puts(b, "</td><td>");
 	html_job_link(b, jstr(it, "namespace"), jstr(it, "job"));
-	wbuf_puts(b, "</td>");
+	growbuf_puts(b, "</td>");
 }
 
 void
-html_error_page(struct wbuf *b, const struct web_view *v, int status,
+html_error_page(struct growbuf *b, const struct web_view *v, int status,
     const char *message)
 {
 	html_begin(b, v);
 	wbuf_htmlf(b, "<h1>%s</h1>", v->wv_title);
 	html_message(b, "error", message);
 	if (status == 403)
-		wbuf_puts(b, "<p>Your account may not do this here. Ask an "
+		growbuf_puts(b, "<p>Your account may not do this here. Ask an "
 		    "administrator for the capability if you need it.</p>");
 	wbuf_htmlf(b, "<p class=\"muted\">HTTP %d</p>", status);
-	wbuf_puts(b, "<p><a href=\"/\">Back to the overview</a></p>");
+	growbuf_puts(b, "<p><a href=\"/\">Back to the overview</a></p>");
 	html_end(b);
 }
 
 void
-html_login_page(struct wbuf *b, const char *csrf, const char *next,
+html_login_page(struct growbuf *b, const char *csrf, const char *next,
     const char *message)
 {
 	struct web_view	 v;
@@ -427,7 +428,7 @@ html_login_page(struct wbuf *b, const char *csrf, const char *next,
 	memset(&v, 0, sizeof(v));
 	v.wv_title = "Log in";
 	html_begin(b, &v);
-	wbuf_puts(b, "<div class=\"login\"><h1>Log in to nops</h1>");
+	growbuf_puts(b, "<div class=\"login\"><h1>Log in to nops</h1>");
 	if (message != NULL)
 		html_message(b, "error", message);
 	wbuf_htmlf(b, "<form method=\"post\" action=\"/login\">"
@@ -435,7 +436,7 @@ html_login_page(struct wbuf *b, const char *csrf, const char *next,
 	if (next != NULL)
 		wbuf_htmlf(b, "<input type=\"hidden\" name=\"next\" "
 		    "value=\"%s\">", next);
-	wbuf_puts(b, "<label for=\"username\">User name</label>"
+	growbuf_puts(b, "<label for=\"username\">User name</label>"
 	    "<input type=\"text\" id=\"username\" name=\"username\" "
 	    "autocomplete=\"username\" required autofocus>"
 	    "<label for=\"password\">Password</label>"
@@ -451,34 +452,34 @@ html_login_page(struct wbuf *b, const char *csrf, const char *next,
  * the filters, already encoded and escaped.
  */
 void
-html_pager(struct wbuf *b, json_t *o, const char *path, const char *keep)
+html_pager(struct growbuf *b, json_t *o, const char *path, const char *keep)
 {
 	const char	*next = jstr(o, "next");
 
-	wbuf_puts(b, "<div class=\"pager\">");
+	growbuf_puts(b, "<div class=\"pager\">");
 	if (keep != NULL && *keep != '\0')
 		wbuf_htmlf(b, "<a href=\"%s?", path);
 	else
 		wbuf_htmlf(b, "<a href=\"%s", path);
-	wbuf_puts(b, keep != NULL ? keep : "");
-	wbuf_puts(b, "\">First page</a>");
+	growbuf_puts(b, keep != NULL ? keep : "");
+	growbuf_puts(b, "\">First page</a>");
 	if (next != NULL) {
 		wbuf_htmlf(b, "<a rel=\"next\" href=\"%s?", path);
 		if (keep != NULL && *keep != '\0') {
-			wbuf_puts(b, keep);
-			wbuf_puts(b, "&amp;");
+			growbuf_puts(b, keep);
+			growbuf_puts(b, "&amp;");
 		}
-		wbuf_puts(b, "cursor=");
+		growbuf_puts(b, "cursor=");
 		wbuf_urlenc(b, next);
-		wbuf_puts(b, "\">Next page →</a>");
+		growbuf_puts(b, "\">Next page →</a>");
 	}
-	wbuf_puts(b, "</div>");
+	growbuf_puts(b, "</div>");
 }
 
 /* Overview. */
 
 static void
-html_more(struct wbuf *b, json_t *list, const char *href)
+html_more(struct growbuf *b, json_t *list, const char *href)
 {
 	long long	 count = jint(list, "count");
 	size_t		 shown = json_array_size(json_object_get(list,
@@ -495,7 +496,7 @@ html_more(struct wbuf *b, json_t *list, const char *href)
 }
 
 static void
-html_attention_deploys(struct wbuf *b, json_t *list, const char *id,
+html_attention_deploys(struct growbuf *b, json_t *list, const char *id,
     const char *title, const char *href)
 {
 	json_t	*it;
@@ -506,21 +507,21 @@ html_attention_deploys(struct wbuf *b, json_t *list, const char *id,
 	    "<th>Waiting since</th></tr>", id, title, jint(list, "count"));
 	/* Alike on purpose: html_overview_in_progress, a state for a commit. */
 	json_array_foreach(json_object_get(list, "items"), i, it) {
-		wbuf_puts(b, "<tr>");
+		growbuf_puts(b, "<tr>");
 		html_deploy_cells(b, it);
-		wbuf_puts(b, "<td>");
+		growbuf_puts(b, "<td>");
 		html_commit(b, jstr(it, "commit"));
-		wbuf_puts(b, "</td><td>");
+		growbuf_puts(b, "</td><td>");
 		html_time(b, json_object_get(it, "updated_at"));
-		wbuf_puts(b, "</td></tr>");
+		growbuf_puts(b, "</td></tr>");
 	}
-	wbuf_puts(b, "</table>");
+	growbuf_puts(b, "</table>");
 	html_more(b, list, href);
-	wbuf_puts(b, "</section>");
+	growbuf_puts(b, "</section>");
 }
 
 static void
-html_attention_rows(struct wbuf *b, json_t *list, const char *id,
+html_attention_rows(struct growbuf *b, json_t *list, const char *id,
     const char *title)
 {
 	json_t	*it;
@@ -529,15 +530,15 @@ html_attention_rows(struct wbuf *b, json_t *list, const char *id,
 	wbuf_htmlf(b, "<section class=\"box\" id=\"%s\"><h3>%s (%lld)</h3>"
 	    "<table>", id, title, jint(list, "count"));
 	json_array_foreach(json_object_get(list, "items"), i, it) {
-		wbuf_puts(b, "<tr>");
+		growbuf_puts(b, "<tr>");
 		if (strcmp(id, "failed") == 0) {
 			html_deploy_cells(b, it);
 			wbuf_htmlf(b, "<td>%s</td><td>", jstr(it, "reason"));
 			html_time(b, json_object_get(it, "ended_at"));
-			wbuf_puts(b, "</td>");
+			growbuf_puts(b, "</td>");
 		} else if (strcmp(id, "blocked") == 0 ||
 		    strcmp(id, "duplicate_jobs") == 0) {
-			wbuf_puts(b, "<td>");
+			growbuf_puts(b, "<td>");
 			html_job_link(b, jstr(it, "namespace"),
 			    jstr(it, "id"));
 			wbuf_htmlf(b, "</td><td>%s</td>", jstr(it, "note") !=
@@ -560,16 +561,16 @@ html_attention_rows(struct wbuf *b, json_t *list, const char *id,
 			wbuf_htmlf(b, "</td><td>%s</td>",
 			    jstr(it, "last_exit"));
 		}
-		wbuf_puts(b, "</tr>");
+		growbuf_puts(b, "</tr>");
 	}
-	wbuf_puts(b, "</table>");
+	growbuf_puts(b, "</table>");
 	html_more(b, list, NULL);
-	wbuf_puts(b, "</section>");
+	growbuf_puts(b, "</section>");
 }
 
 /* The overview's attention lists, each with its count. */
 static void
-html_overview_attention(struct wbuf *b, json_t *o)
+html_overview_attention(struct growbuf *b, json_t *o)
 {
 	json_t		*att = json_object_get(o, "attention"), *l;
 	size_t		 i;
@@ -588,7 +589,7 @@ html_overview_attention(struct wbuf *b, json_t *o)
 	wbuf_htmlf(b, "<h2 id=\"attention\">Needs attention (%lld)</h2>",
 	    jint(o, "attention_total"));
 	if (jint(o, "attention_total") == 0)
-		wbuf_puts(b, "<p class=\"muted\">Nothing needs attention."
+		growbuf_puts(b, "<p class=\"muted\">Nothing needs attention."
 		    "</p>");
 	l = json_object_get(att, "awaiting_approval");
 	if (jint(l, "count") > 0)
@@ -608,66 +609,66 @@ html_overview_attention(struct wbuf *b, json_t *o)
 
 /* The deployments being applied. */
 static void
-html_overview_in_progress(struct wbuf *b, json_t *l)
+html_overview_in_progress(struct growbuf *b, json_t *l)
 {
 	json_t	*it;
 	size_t	 i;
 
 	wbuf_htmlf(b, "<h2>In progress (%lld)</h2>", jint(l, "count"));
 	if (jint(l, "count") == 0) {
-		wbuf_puts(b, "<p class=\"muted\">No deployment is being "
+		growbuf_puts(b, "<p class=\"muted\">No deployment is being "
 		    "applied.</p>");
 		return;
 	}
-	wbuf_puts(b, "<table id=\"in-progress\"><tr><th>Deployment"
+	growbuf_puts(b, "<table id=\"in-progress\"><tr><th>Deployment"
 	    "</th><th>Job</th><th>State</th><th>Since</th></tr>");
 	json_array_foreach(json_object_get(l, "items"), i, it) {
-		wbuf_puts(b, "<tr>");
+		growbuf_puts(b, "<tr>");
 		html_deploy_cells(b, it);
-		wbuf_puts(b, "<td>");
+		growbuf_puts(b, "<td>");
 		html_state(b, jstr(it, "state"));
-		wbuf_puts(b, "</td><td>");
+		growbuf_puts(b, "</td><td>");
 		html_time(b, json_object_get(it, "updated_at"));
-		wbuf_puts(b, "</td></tr>");
+		growbuf_puts(b, "</td></tr>");
 	}
-	wbuf_puts(b, "</table>");
+	growbuf_puts(b, "</table>");
 	html_more(b, l, NULL);
 }
 
 static void
-html_overview_repositories(struct wbuf *b, json_t *l)
+html_overview_repositories(struct growbuf *b, json_t *l)
 {
 	json_t	*it;
 	size_t	 i;
 
-	wbuf_puts(b, "<h2>Repositories</h2><table id=\"repositories\"><tr>"
+	growbuf_puts(b, "<h2>Repositories</h2><table id=\"repositories\"><tr>"
 	    "<th>Name</th><th>State</th><th>Commit</th><th>Subject</th>"
 	    "<th>Fetched</th><th>Error</th></tr>");
 	json_array_foreach(json_object_get(l, "items"), i, it) {
 		wbuf_htmlf(b, "<tr><td>%s</td><td>", jstr(it, "name"));
 		html_state(b, jstr(it, "state"));
-		wbuf_puts(b, "</td><td>");
+		growbuf_puts(b, "</td><td>");
 		html_commit(b, jstr(it, "commit"));
 		wbuf_htmlf(b, "</td><td>%s</td><td>", jstr(it, "subject"));
 		html_time(b, json_object_get(it, "fetched_at"));
 		wbuf_htmlf(b, "</td><td>%s</td></tr>", jstr(it, "error"));
 	}
-	wbuf_puts(b, "</table>");
+	growbuf_puts(b, "</table>");
 }
 
 static void
-html_overview_orphans(struct wbuf *b, json_t *l)
+html_overview_orphans(struct growbuf *b, json_t *l)
 {
 	json_t	*it;
 	size_t	 i;
 
 	wbuf_htmlf(b, "<h2>Orphans (%lld)</h2>", jint(l, "count"));
 	if (!json_is_true(json_object_get(l, "complete")))
-		wbuf_puts(b, "<p class=\"muted\">Not known while a file does "
-		    "not parse.</p>");
+		growbuf_puts(b, "<p class=\"muted\">Not known while a file "
+		    "does not parse.</p>");
 	if (jint(l, "count") <= 0)
 		return;
-	wbuf_puts(b, "<p class=\"muted\">Jobs nops deployed that are "
+	growbuf_puts(b, "<p class=\"muted\">Jobs nops deployed that are "
 	    "gone from git but still run. nops never stops them."
 	    "</p><table id=\"orphans\"><tr><th>Job</th>"
 	    "<th>Last deployment</th></tr>");
@@ -675,56 +676,56 @@ html_overview_orphans(struct wbuf *b, json_t *l)
 		wbuf_htmlf(b, "<tr><td>%s/%s</td><td>",
 		    jstr(it, "namespace"), jstr(it, "id"));
 		html_deploy_link(b, json_object_get(it, "last_deployment"));
-		wbuf_puts(b, "</td></tr>");
+		growbuf_puts(b, "</td></tr>");
 	}
-	wbuf_puts(b, "</table>");
+	growbuf_puts(b, "</table>");
 	html_more(b, l, NULL);
 }
 
 void
-html_overview(struct wbuf *b, const struct web_view *v, json_t *o)
+html_overview(struct growbuf *b, const struct web_view *v, json_t *o)
 {
 	json_t		*bystate = json_object_get(json_object_get(o, "jobs"),
 			    "by_state"), *l;
 	const char	*k;
 
 	html_begin(b, v);
-	wbuf_puts(b, "<h1>Overview</h1><div class=\"counts\">");
+	growbuf_puts(b, "<h1>Overview</h1><div class=\"counts\">");
 	wbuf_htmlf(b, "<a href=\"/jobs\">%lld jobs</a>",
 	    jint(json_object_get(o, "jobs"), "total"));
 	json_object_foreach(bystate, k, l)
 		wbuf_htmlf(b, "<span>%s: %lld</span>", k,
 		    (long long)json_integer_value(l));
-	wbuf_puts(b, "</div>");
+	growbuf_puts(b, "</div>");
 	html_overview_attention(b, o);
 	html_overview_in_progress(b, json_object_get(o, "in_progress"));
 	html_overview_repositories(b, json_object_get(o, "repositories"));
 	html_overview_orphans(b, json_object_get(o, "orphans"));
 	l = json_object_get(o, "engine");
-	wbuf_puts(b, "<p class=\"muted\">Last detection ");
+	growbuf_puts(b, "<p class=\"muted\">Last detection ");
 	html_time(b, json_object_get(l, "last_detection"));
-	wbuf_puts(b, ", last apply ");
+	growbuf_puts(b, ", last apply ");
 	html_time(b, json_object_get(l, "last_apply"));
-	wbuf_puts(b, ".</p>");
+	growbuf_puts(b, ".</p>");
 	html_end(b);
 }
 
 /* Jobs.  Alike on purpose: html_hosts' table (other columns). */
 
 void
-html_jobs(struct wbuf *b, const struct web_view *v, json_t *o)
+html_jobs(struct growbuf *b, const struct web_view *v, json_t *o)
 {
 	json_t	*it;
 	size_t	 i;
 
 	html_begin(b, v);
-	wbuf_puts(b, "<h1>Jobs</h1><table id=\"jobs\"><tr><th>Job</th>"
+	growbuf_puts(b, "<h1>Jobs</h1><table id=\"jobs\"><tr><th>Job</th>"
 	    "<th>State</th><th>Policy</th><th>Deployment</th>"
 	    "<th>Repository</th><th>Commit</th><th>Note</th></tr>");
 	json_array_foreach(json_object_get(o, "items"), i, it) {
-		wbuf_puts(b, "<tr><td>");
+		growbuf_puts(b, "<tr><td>");
 		html_job_link(b, jstr(it, "namespace"), jstr(it, "id"));
-		wbuf_puts(b, "</td><td>");
+		growbuf_puts(b, "</td><td>");
 		html_state(b, jstr(it, "state"));
 		wbuf_htmlf(b, "</td><td>%s</td><td>", jstr(it, "policy"));
 		html_deploy_link(b, json_object_get(it, "deployment"));
@@ -740,7 +741,7 @@ html_jobs(struct wbuf *b, const struct web_view *v, json_t *o)
 
 /* A job's facts: where it comes from, how it is deployed, who holds it. */
 static void
-html_job_facts(struct wbuf *b, json_t *j)
+html_job_facts(struct growbuf *b, json_t *j)
 {
 	json_t		*hold;
 	size_t		 i;
@@ -752,7 +753,7 @@ html_job_facts(struct wbuf *b, json_t *j)
 		{ "suspended", "Suspended" },
 	};
 
-	wbuf_puts(b, "<section class=\"box\"><table>");
+	growbuf_puts(b, "<section class=\"box\"><table>");
 	wbuf_htmlf(b, "<tr><th>Repository</th><td>%s</td></tr>"
 	    "<tr><th>File</th><td><code>%s</code></td></tr>"
 	    "<tr><th>Commit</th><td>", jstr(j, "repository"),
@@ -767,36 +768,36 @@ html_job_facts(struct wbuf *b, json_t *j)
 	    "yes: git differs from the live job" : "no",
 	    jstr(j, "spec_hash"));
 	html_deploy_link(b, json_object_get(j, "deployment"));
-	wbuf_puts(b, "</td></tr>");
+	growbuf_puts(b, "</td></tr>");
 	for (i = 0; i < sizeof(holds) / sizeof(holds[0]); i++) {
 		if (!json_is_object(hold = json_object_get(j, holds[i].key)))
 			continue;
 		wbuf_htmlf(b, "<tr><th>%s</th><td>by %s: %s (since ",
 		    holds[i].title, jstr(hold, "by"), jstr(hold, "reason"));
 		html_time(b, json_object_get(hold, "since"));
-		wbuf_puts(b, ")</td></tr>");
+		growbuf_puts(b, ")</td></tr>");
 	}
-	wbuf_puts(b, "</table></section>");
+	growbuf_puts(b, "</table></section>");
 }
 
 /* A job's issues and hooks, where it has any. */
 static void
-html_job_lists(struct wbuf *b, json_t *j)
+html_job_lists(struct growbuf *b, json_t *j)
 {
 	json_t	*it;
 	size_t	 i;
 
 	if (json_array_size(json_object_get(j, "issues")) > 0) {
-		wbuf_puts(b, "<h2>Issues</h2><table id=\"issues\"><tr>"
+		growbuf_puts(b, "<h2>Issues</h2><table id=\"issues\"><tr>"
 		    "<th>Severity</th><th>Key</th><th>Message</th></tr>");
 		json_array_foreach(json_object_get(j, "issues"), i, it)
 			wbuf_htmlf(b, "<tr><td>%s</td><td><code>%s</code></td>"
 			    "<td>%s</td></tr>", jstr(it, "severity"),
 			    jstr(it, "key"), jstr(it, "message"));
-		wbuf_puts(b, "</table>");
+		growbuf_puts(b, "</table>");
 	}
 	if (json_array_size(json_object_get(j, "hooks")) > 0) {
-		wbuf_puts(b, "<h2>Hooks</h2><table id=\"hooks\"><tr>"
+		growbuf_puts(b, "<h2>Hooks</h2><table id=\"hooks\"><tr>"
 		    "<th>Phase</th><th>#</th><th>Hook</th><th>Revision</th>"
 		    "<th>Timeout</th></tr>");
 		json_array_foreach(json_object_get(j, "hooks"), i, it)
@@ -805,74 +806,74 @@ html_job_lists(struct wbuf *b, json_t *j)
 			    "</tr>", jstr(it, "phase"), jint(it, "position"),
 			    jstr(it, "hook"), jstr(it, "revision"),
 			    jint(it, "timeout"));
-		wbuf_puts(b, "</table>");
+		growbuf_puts(b, "</table>");
 	}
 }
 
 /* A job's last deployments, and a link to all of them. */
 static void
-html_job_recent(struct wbuf *b, json_t *ds, const char *ns, const char *id)
+html_job_recent(struct growbuf *b, json_t *ds, const char *ns, const char *id)
 {
 	json_t	*it;
 	size_t	 i;
 
-	wbuf_puts(b, "<h2>Recent deployments</h2>");
+	growbuf_puts(b, "<h2>Recent deployments</h2>");
 	if (ds == NULL || json_array_size(json_object_get(ds, "items")) ==
 	    0) {
-		wbuf_puts(b, "<p class=\"muted\">None.</p>");
+		growbuf_puts(b, "<p class=\"muted\">None.</p>");
 		return;
 	}
-	wbuf_puts(b, "<table id=\"deployments\"><tr><th>Deployment"
+	growbuf_puts(b, "<table id=\"deployments\"><tr><th>Deployment"
 	    "</th><th>State</th><th>Commit</th><th>Created</th>"
 	    "<th>Reason</th></tr>");
 	json_array_foreach(json_object_get(ds, "items"), i, it) {
-		wbuf_puts(b, "<tr><td>");
+		growbuf_puts(b, "<tr><td>");
 		html_deploy_link(b, json_object_get(it, "id"));
-		wbuf_puts(b, "</td><td>");
+		growbuf_puts(b, "</td><td>");
 		html_state(b, jstr(it, "state"));
-		wbuf_puts(b, "</td><td>");
+		growbuf_puts(b, "</td><td>");
 		html_commit(b, jstr(it, "commit"));
-		wbuf_puts(b, "</td><td>");
+		growbuf_puts(b, "</td><td>");
 		html_time(b, json_object_get(it, "created_at"));
 		wbuf_htmlf(b, "</td><td>%s</td></tr>", jstr(it, "reason"));
 	}
-	wbuf_puts(b, "</table><p><a href=\"/deployments?namespace=");
+	growbuf_puts(b, "</table><p><a href=\"/deployments?namespace=");
 	wbuf_urlenc(b, ns);
-	wbuf_puts(b, "&amp;job=");
+	growbuf_puts(b, "&amp;job=");
 	wbuf_urlenc(b, id);
-	wbuf_puts(b, "\">All deployments of this job →</a></p>");
+	growbuf_puts(b, "\">All deployments of this job →</a></p>");
 }
 
 void
-html_job(struct wbuf *b, const struct web_view *v, json_t *j, json_t *ds)
+html_job(struct growbuf *b, const struct web_view *v, json_t *j, json_t *ds)
 {
-	struct wbuf	 path;
+	struct growbuf	 path;
 	const char	*ns = jstr(j, "namespace"), *id = jstr(j, "id");
 	const char	*note;
 
 	html_begin(b, v);
 	wbuf_htmlf(b, "<h1>Job %s/%s ", ns, id);
 	html_state(b, jstr(j, "state"));
-	wbuf_puts(b, "</h1>");
+	growbuf_puts(b, "</h1>");
 	if ((note = jstr(j, "note")) != NULL)
 		html_message(b, "info", note);
 	if (jstr(j, "error") != NULL)
 		html_message(b, "error", jstr(j, "error"));
 
-	wbuf_init(&path);
-	wbuf_puts(&path, "/jobs/");
+	growbuf_init(&path);
+	growbuf_puts(&path, "/jobs/");
 	wbuf_urlenc(&path, ns);
-	wbuf_puts(&path, "/");
+	growbuf_puts(&path, "/");
 	wbuf_urlenc(&path, id);
-	if (!path.wb_err)
-		html_actions(b, v, json_object_get(j, "actions"), path.wb_buf);
-	wbuf_free(&path);
+	if (!path.gb_err)
+		html_actions(b, v, json_object_get(j, "actions"), path.gb_buf);
+	growbuf_free(&path);
 
 	html_job_facts(b, j);
 	html_job_lists(b, j);
 	if (json_is_object(json_object_get(j, "diff")) &&
 	    json_is_true(json_object_get(j, "drift"))) {
-		wbuf_puts(b, "<h2>Drift: git against the live job</h2>");
+		growbuf_puts(b, "<h2>Drift: git against the live job</h2>");
 		html_diff(b, json_object_get(j, "diff"));
 	}
 	html_job_recent(b, ds, ns, id);

@@ -50,7 +50,7 @@ html_required(json_t *schema, const char *key)
 }
 
 static void
-html_action_fields(struct wbuf *b, json_t *schema)
+html_action_fields(struct growbuf *b, json_t *schema)
 {
 	json_t		*props, *p, *e;
 	const char	*key, *type, *title;
@@ -64,11 +64,11 @@ html_action_fields(struct wbuf *b, json_t *schema)
 	if (!simple || (json_object_size(props) == 0 &&
 	    json_object_get(schema, "type") != NULL &&
 	    json_object_get(schema, "properties") == NULL)) {
-		wbuf_puts(b, "<textarea name=\"input_json\" rows=\"3\" "
+		growbuf_puts(b, "<textarea name=\"input_json\" rows=\"3\" "
 		    "cols=\"40\" placeholder=\"input (JSON)\"");
 		if (json_array_size(json_object_get(schema, "required")) > 0)
-			wbuf_puts(b, " required");
-		wbuf_puts(b, ">{}</textarea>");
+			growbuf_puts(b, " required");
+		growbuf_puts(b, ">{}</textarea>");
 		return;
 	}
 	json_object_foreach(props, key, p) {
@@ -85,7 +85,7 @@ html_action_fields(struct wbuf *b, json_t *schema)
 				if (json_is_string(e))
 					wbuf_htmlf(b, "<option>%s</option>",
 					    json_string_value(e));
-			wbuf_puts(b, "</select>");
+			growbuf_puts(b, "</select>");
 		} else if (strcmp(type, "boolean") == 0) {
 			wbuf_htmlf(b, "<label><input type=\"checkbox\" "
 			    "name=\"in.b.%s\" value=\"true\"> %s</label>",
@@ -96,26 +96,26 @@ html_action_fields(struct wbuf *b, json_t *schema)
 			if (json_is_integer(json_object_get(p, "maxLength")))
 				wbuf_htmlf(b, " maxlength=\"%ld\"",
 				    (long)jint(p, "maxLength"));
-			wbuf_puts(b, req ? " required>" : ">");
+			growbuf_puts(b, req ? " required>" : ">");
 		} else {
 			wbuf_htmlf(b, "<input type=\"number\" name=\"in.n.%s\" "
 			    "placeholder=\"%s\"", key, title);
 			if (strcmp(type, "number") == 0)
-				wbuf_puts(b, " step=\"any\"");
-			wbuf_puts(b, req ? " required>" : ">");
+				growbuf_puts(b, " step=\"any\"");
+			growbuf_puts(b, req ? " required>" : ">");
 		}
 	}
 }
 
 void
-html_actions(struct wbuf *b, const struct web_view *v, json_t *actions,
+html_actions(struct growbuf *b, const struct web_view *v, json_t *actions,
     const char *base)
 {
 	json_t		*a, *schema;
 	const char	*id, *title;
 	size_t		 i;
 
-	wbuf_puts(b, "<div class=\"actions\" id=\"actions\">");
+	growbuf_puts(b, "<div class=\"actions\" id=\"actions\">");
 	json_array_foreach(actions, i, a) {
 		if ((id = jstr(a, "id")) == NULL)
 			continue;
@@ -130,13 +130,13 @@ html_actions(struct wbuf *b, const struct web_view *v, json_t *actions,
 		wbuf_htmlf(b, "<form method=\"post\" action=\"%s/actions/",
 		    base);
 		wbuf_urlenc(b, id);
-		wbuf_puts(b, "\"");
+		growbuf_puts(b, "\"");
 		if (jstr(a, "confirm") != NULL)
 			wbuf_htmlf(b, " data-confirm=\"%s\"", jstr(a,
 			    "confirm"));
 		if (jstr(a, "group") != NULL)
 			wbuf_htmlf(b, " data-group=\"%s\"", jstr(a, "group"));
-		wbuf_puts(b, ">");
+		growbuf_puts(b, ">");
 		html_csrf(b, v);
 		if (json_is_object(schema = json_object_get(a,
 		    "input_schema")))
@@ -146,7 +146,7 @@ html_actions(struct wbuf *b, const struct web_view *v, json_t *actions,
 		    "description") != NULL ? jstr(a, "description") : "",
 		    title);
 	}
-	wbuf_puts(b, "</div>");
+	growbuf_puts(b, "</div>");
 }
 
 /*
@@ -154,7 +154,7 @@ html_actions(struct wbuf *b, const struct web_view *v, json_t *actions,
  * output is in this page only: nopsd keeps no copy, so it says so.
  */
 void
-html_operation_run(struct wbuf *b, const struct web_view *v, json_t *run)
+html_operation_run(struct growbuf *b, const struct web_view *v, json_t *run)
 {
 	json_t		*code = json_object_get(run, "exit_code");
 	const char	*out = jstr(run, "output"), *err = jstr(run, "error");
@@ -163,10 +163,10 @@ html_operation_run(struct wbuf *b, const struct web_view *v, json_t *run)
 	wbuf_htmlf(b, "<h1>Operation %s</h1>", jstr(run, "action") != NULL ?
 	    jstr(run, "action") : "?");
 	if (jstr(run, "host") != NULL) {
-		wbuf_puts(b, "<p>Host ");
+		growbuf_puts(b, "<p>Host ");
 		html_host_link(b, jstr(run, "repository"), jstr(run, "host"));
 	} else {
-		wbuf_puts(b, "<p>Job ");
+		growbuf_puts(b, "<p>Job ");
 		html_job_link(b, jstr(run, "namespace"), jstr(run, "job"));
 	}
 	wbuf_htmlf(b, ", run %ld by %s: ", (long)jint(run, "id"),
@@ -175,7 +175,7 @@ html_operation_run(struct wbuf *b, const struct web_view *v, json_t *run)
 	if (json_is_integer(code))
 		wbuf_htmlf(b, " <span id=\"exit-code\">exit code %ld</span>",
 		    (long)json_integer_value(code));
-	wbuf_puts(b, "</p>");
+	growbuf_puts(b, "</p>");
 	if (err != NULL)
 		html_message(b, "error", err);
 	if (json_is_true(json_object_get(run, "sensitive")))
@@ -192,7 +192,7 @@ html_operation_run(struct wbuf *b, const struct web_view *v, json_t *run)
  * all, and one to forget each record (the object is not touched).
  */
 void
-html_left_behind(struct wbuf *b, const struct web_view *v, json_t *list,
+html_left_behind(struct growbuf *b, const struct web_view *v, json_t *list,
     const char *deployment)
 {
 	json_t		*items = json_object_get(list, "items"), *r;
@@ -201,23 +201,23 @@ html_left_behind(struct wbuf *b, const struct web_view *v, json_t *list,
 	html_begin(b, v);
 	wbuf_htmlf(b, "<h1>Left behind by deployment <a href=\"/deployments/"
 	    "%s\">%s</a></h1>", deployment, deployment);
-	wbuf_puts(b, "<p class=\"muted\">Objects a cleanup of this "
+	growbuf_puts(b, "<p class=\"muted\">Objects a cleanup of this "
 	    "deployment failed to remove while the run went on.  A later "
 	    "successful write of an object removes its record.</p>");
 	if (json_array_size(items) == 0) {
-		wbuf_puts(b, "<p id=\"left-behind-none\">Nothing is left "
+		growbuf_puts(b, "<p id=\"left-behind-none\">Nothing is left "
 		    "behind.</p>");
 		html_end(b);
 		return;
 	}
-	wbuf_puts(b, "<div class=\"actions\">");
+	growbuf_puts(b, "<div class=\"actions\">");
 	wbuf_htmlf(b, "<form method=\"post\" action=\"/deployments/%s/"
 	    "left-behind\">", deployment);
 	html_csrf(b, v);
-	wbuf_puts(b, "<button type=\"submit\" id=\"left-behind-retry\" "
+	growbuf_puts(b, "<button type=\"submit\" id=\"left-behind-retry\" "
 	    "title=\"Try to remove each object again\">Retry</button>"
 	    "</form></div>");
-	wbuf_puts(b, "<table id=\"left-behind\"><tr><th>Kind</th><th>"
+	growbuf_puts(b, "<table id=\"left-behind\"><tr><th>Kind</th><th>"
 	    "Environment</th><th>Object</th><th>Error</th><th>Since</th>"
 	    "<th></th></tr>");
 	json_array_foreach(items, i, r) {
@@ -236,6 +236,6 @@ html_left_behind(struct wbuf *b, const struct web_view *v, json_t *list,
 		    "title=\"Forget the record; the object is not touched\">"
 		    "Forget</button></form></td></tr>", (long)jint(r, "id"));
 	}
-	wbuf_puts(b, "</table>");
+	growbuf_puts(b, "</table>");
 	html_end(b);
 }

@@ -24,34 +24,34 @@ static const char *const html_states[] = {
 
 /* The filters of the list, for the pager's links: encoded and escaped. */
 static void
-html_keep(struct wbuf *k, const struct web_form *q, const char *const *names)
+html_keep(struct growbuf *k, const struct web_form *q, const char *const *names)
 {
 	const char	*v;
 
 	for (; *names != NULL; names++) {
 		if ((v = web_form_get(q, *names)) == NULL || *v == '\0')
 			continue;
-		if (k->wb_len > 0)
-			wbuf_puts(k, "&amp;");
-		wbuf_puts(k, *names);
-		wbuf_puts(k, "=");
+		if (k->gb_len > 0)
+			growbuf_puts(k, "&amp;");
+		growbuf_puts(k, *names);
+		growbuf_puts(k, "=");
 		wbuf_urlenc(k, v);
 	}
 }
 
 void
-html_deployments(struct wbuf *b, const struct web_view *v, json_t *o,
+html_deployments(struct growbuf *b, const struct web_view *v, json_t *o,
     const struct web_form *q)
 {
 	static const char *const keepnames[] = { "state", "namespace", "job",
 	    NULL };
-	struct wbuf	 keep;
+	struct growbuf	 keep;
 	json_t		*it;
 	const char	*state = web_form_get(q, "state");
 	size_t		 i;
 
 	html_begin(b, v);
-	wbuf_puts(b, "<h1>Deployments</h1>"
+	growbuf_puts(b, "<h1>Deployments</h1>"
 	    "<form class=\"filter\" method=\"get\" action=\"/deployments\">"
 	    "<select name=\"state\"><option value=\"\">any state</option>");
 	for (i = 0; html_states[i] != NULL; i++)
@@ -63,27 +63,27 @@ html_deployments(struct wbuf *b, const struct web_view *v, json_t *o,
 	    "name=\"job\" placeholder=\"job\" value=\"%s\">"
 	    "<button type=\"submit\">Filter</button></form>",
 	    web_form_get(q, "namespace"), web_form_get(q, "job"));
-	wbuf_puts(b, "<table id=\"deployments\"><tr><th>Deployment</th>"
+	growbuf_puts(b, "<table id=\"deployments\"><tr><th>Deployment</th>"
 	    "<th>Job</th><th>State</th><th>Commit</th><th>Policy</th>"
 	    "<th>Created</th><th>Updated</th><th>Reason</th></tr>");
 	json_array_foreach(json_object_get(o, "items"), i, it) {
-		wbuf_puts(b, "<tr>");
+		growbuf_puts(b, "<tr>");
 		html_deploy_cells(b, it);
-		wbuf_puts(b, "<td>");
+		growbuf_puts(b, "<td>");
 		html_state(b, jstr(it, "state"));
-		wbuf_puts(b, "</td><td>");
+		growbuf_puts(b, "</td><td>");
 		html_commit(b, jstr(it, "commit"));
 		wbuf_htmlf(b, "</td><td>%s</td><td>", jstr(it, "policy"));
 		html_time(b, json_object_get(it, "created_at"));
-		wbuf_puts(b, "</td><td>");
+		growbuf_puts(b, "</td><td>");
 		html_time(b, json_object_get(it, "updated_at"));
 		wbuf_htmlf(b, "</td><td>%s</td></tr>", jstr(it, "reason"));
 	}
 	html_table_end(b, o, "No deployment.");
-	wbuf_init(&keep);
+	growbuf_init(&keep);
 	html_keep(&keep, q, keepnames);
-	html_pager(b, o, "/deployments", keep.wb_buf);
-	wbuf_free(&keep);
+	html_pager(b, o, "/deployments", keep.gb_buf);
+	growbuf_free(&keep);
 	html_end(b);
 }
 
@@ -111,7 +111,7 @@ html_diff_changes(json_t *o, int depth)
 
 /* The fields of one object; defaults (a new job's) only when asked. */
 static void
-html_diff_fields(struct wbuf *b, json_t *fields, int defaults)
+html_diff_fields(struct growbuf *b, json_t *fields, int defaults)
 {
 	json_t		*f, *a;
 	const char	*t;
@@ -124,7 +124,7 @@ html_diff_fields(struct wbuf *b, json_t *fields, int defaults)
 		if (json_is_true(json_object_get(f, "Default")) != defaults)
 			continue;
 		if (!any++)
-			wbuf_puts(b, "<table>");
+			growbuf_puts(b, "<table>");
 		wbuf_htmlf(b, "<tr class=\"t-%s\"><td>%s</td>"
 		    "<td><code>%s</code></td><td class=\"old\">%s</td>"
 		    "<td>→</td><td class=\"new\">%s</td><td class=\"muted\">",
@@ -132,17 +132,18 @@ html_diff_fields(struct wbuf *b, json_t *fields, int defaults)
 		json_array_foreach(json_object_get(f, "Annotations"), k, a)
 			wbuf_htmlf(b, "%s%s", k > 0 ? ", " : "",
 			    json_string_value(a));
-		wbuf_puts(b, "</td></tr>");
+		growbuf_puts(b, "</td></tr>");
 	}
 	if (any)
-		wbuf_puts(b, "</table>");
+		growbuf_puts(b, "</table>");
 }
 
-static void	 html_diff_obj(struct wbuf *, json_t *, const char *, int, int);
+static void	 html_diff_obj(struct growbuf *, json_t *, const char *, int,
+		    int);
 
 /* Fields and objects that only repeat Nomad's defaults: folded. */
 static void
-html_diff_defaults(struct wbuf *b, json_t *o, int depth)
+html_diff_defaults(struct growbuf *b, json_t *o, int depth)
 {
 	json_t	*f, *sub;
 	size_t	 i;
@@ -160,11 +161,11 @@ html_diff_defaults(struct wbuf *b, json_t *o, int depth)
 	json_array_foreach(json_object_get(o, "Objects"), i, sub)
 		if (json_is_true(json_object_get(sub, "Default")))
 			html_diff_obj(b, sub, "", depth + 1, 1);
-	wbuf_puts(b, "</details>");
+	growbuf_puts(b, "</details>");
 }
 
 static void
-html_diff_obj(struct wbuf *b, json_t *o, const char *kind, int depth,
+html_diff_obj(struct growbuf *b, json_t *o, const char *kind, int depth,
     int folded)
 {
 	json_t		*sub, *n;
@@ -182,7 +183,7 @@ html_diff_obj(struct wbuf *b, json_t *o, const char *kind, int depth,
 	json_object_foreach(json_object_get(o, "Updates"), k, n)
 		wbuf_htmlf(b, " <span class=\"muted\">%s: %lld</span>", k,
 		    (long long)json_integer_value(n));
-	wbuf_puts(b, "</div>");
+	growbuf_puts(b, "</div>");
 	html_diff_fields(b, json_object_get(o, "Fields"), folded);
 	json_array_foreach(json_object_get(o, "Objects"), i, sub)
 		if (folded || !json_is_true(json_object_get(sub, "Default")))
@@ -193,7 +194,7 @@ html_diff_obj(struct wbuf *b, json_t *o, const char *kind, int depth,
 		html_diff_obj(b, sub, "task", depth + 1, 0);
 	if (!folded)
 		html_diff_defaults(b, o, depth);
-	wbuf_puts(b, "</div>");
+	growbuf_puts(b, "</div>");
 }
 
 /*
@@ -202,23 +203,23 @@ html_diff_obj(struct wbuf *b, json_t *o, const char *kind, int depth,
  * the job file's change in git since the commit last deployed.
  */
 static void
-html_git(struct wbuf *b, json_t *g)
+html_git(struct growbuf *b, json_t *g)
 {
 	const char	*url, *change, *p, *nl;
 
 	if (!json_is_object(g))
 		return;
-	wbuf_puts(b, "<h2>Git</h2><section class=\"box\" id=\"git\"><p>");
+	growbuf_puts(b, "<h2>Git</h2><section class=\"box\" id=\"git\"><p>");
 	wbuf_htmlf(b, "<strong class=\"subject\">%s</strong>",
 	    jstr(g, "subject") != NULL ? jstr(g, "subject") : "");
 	if (jstr(g, "author") != NULL)
 		wbuf_htmlf(b, " by <span class=\"author\">%s</span>",
 		    jstr(g, "author"));
 	if (json_is_string(json_object_get(g, "time"))) {
-		wbuf_puts(b, ", ");
+		growbuf_puts(b, ", ");
 		html_time(b, json_object_get(g, "time"));
 	}
-	wbuf_puts(b, " &middot; commit ");
+	growbuf_puts(b, " &middot; commit ");
 	html_commit(b, jstr(g, "commit"));
 	/* Built by nopsd from its config and a hex id; checked anyway. */
 	url = jstr(g, "url");
@@ -226,7 +227,7 @@ html_git(struct wbuf *b, json_t *g)
 	    strncmp(url, "http://", 7) == 0))
 		wbuf_htmlf(b, " &middot; <a class=\"commit-link\" href=\"%s\" "
 		    "rel=\"noopener noreferrer\">view the commit</a>", url);
-	wbuf_puts(b, "</p>");
+	growbuf_puts(b, "</p>");
 	if (jstr(g, "path") != NULL)
 		wbuf_htmlf(b, "<p>Job file <code>%s</code></p>",
 		    jstr(g, "path"));
@@ -235,7 +236,7 @@ html_git(struct wbuf *b, json_t *g)
 	    json_is_false(json_object_get(g, "changed")) ? "outside" : "muted",
 	    jstr(g, "summary") != NULL ? jstr(g, "summary") : "");
 	if ((change = jstr(g, "change")) != NULL) {
-		wbuf_puts(b, "<pre class=\"gitdiff\">");
+		growbuf_puts(b, "<pre class=\"gitdiff\">");
 		for (p = change; *p != '\0'; p = nl) {
 			if ((nl = strchr(p, '\n')) != NULL)
 				nl++;
@@ -246,28 +247,28 @@ html_git(struct wbuf *b, json_t *g)
 			    p[0] == '-' && p[1] != '-' ? "gd-del" :
 			    p[0] == '@' ? "gd-hunk" : "gd-ctx");
 			wbuf_htmln(b, p, nl - p);
-			wbuf_puts(b, "</span>");
+			growbuf_puts(b, "</span>");
 		}
-		wbuf_puts(b, "</pre>");
+		growbuf_puts(b, "</pre>");
 	}
-	wbuf_puts(b, "</section>");
+	growbuf_puts(b, "</section>");
 }
 
 void
-html_diff(struct wbuf *b, json_t *diff)
+html_diff(struct growbuf *b, json_t *diff)
 {
 	if (!json_is_object(diff)) {
-		wbuf_puts(b, "<p class=\"muted\">No diff.</p>");
+		growbuf_puts(b, "<p class=\"muted\">No diff.</p>");
 		return;
 	}
-	wbuf_puts(b, "<div class=\"diff\" id=\"diff\">");
+	growbuf_puts(b, "<div class=\"diff\" id=\"diff\">");
 	html_diff_obj(b, diff, "job", 0, 0);
-	wbuf_puts(b, "</div>");
+	growbuf_puts(b, "</div>");
 }
 
 /* The hooks of one phase, in words. */
 static void
-html_plan_hooks(struct wbuf *b, json_t *hooks, const char *phase,
+html_plan_hooks(struct growbuf *b, json_t *hooks, const char *phase,
     const char *what)
 {
 	json_t	*h;
@@ -282,18 +283,19 @@ html_plan_hooks(struct wbuf *b, json_t *hooks, const char *phase,
 			wbuf_htmlf(b, "<li>Run the %s hooks, in order, each to "
 			    "its end: ", what);
 		else
-			wbuf_puts(b, ", then ");
+			growbuf_puts(b, ", then ");
 		wbuf_htmlf(b, "<b>%s</b> (as <code>%s</code>, at most %lld "
 		    "s)", jstr(h, "hook"), jstr(h, "revision"),
 		    jint(h, "timeout"));
 	}
 	if (n > 0)
-		wbuf_puts(b, ". A hook that fails fails the deployment.</li>");
+		growbuf_puts(b, ". A hook that fails fails the "
+		    "deployment.</li>");
 }
 
 /* What approving does, in words, from the deployment as frozen. */
 static void
-html_plan(struct wbuf *b, json_t *d)
+html_plan(struct growbuf *b, json_t *d)
 {
 	json_t		*diff = json_object_get(d, "diff");
 	const char	*t = jstr(diff, "Type");
@@ -302,7 +304,7 @@ html_plan(struct wbuf *b, json_t *d)
 
 	strlcpy(hash, jstr(d, "spec_hash") != NULL ? jstr(d, "spec_hash") :
 	    "", sizeof(hash));
-	wbuf_puts(b, "<ol class=\"plan\" id=\"plan\">");
+	growbuf_puts(b, "<ol class=\"plan\" id=\"plan\">");
 	html_plan_hooks(b, json_object_get(d, "hooks"), "pre", "pre-deploy");
 	wbuf_htmlf(b, "<li>Plan job <b>%s</b> in namespace <b>%s</b> again "
 	    "and register it as it is in git at commit ", jstr(d, "job"),
@@ -312,25 +314,26 @@ html_plan(struct wbuf *b, json_t *d)
 	    "the change below; if the job changed in Nomad meanwhile, nothing "
 	    "is registered and the deployment fails.</li>", hash);
 	if (t != NULL && strcmp(t, "Added") == 0)
-		wbuf_puts(b, "<li>This <b>creates</b> the job: it does not "
+		growbuf_puts(b, "<li>This <b>creates</b> the job: it does not "
 		    "run in Nomad yet.</li>");
 	else if (t != NULL && strcmp(t, "Deleted") == 0)
-		wbuf_puts(b, "<li>The plan shows the job <b>deleted</b>.</li>");
+		growbuf_puts(b, "<li>The plan shows the job "
+		    "<b>deleted</b>.</li>");
 	else
 		wbuf_htmlf(b, "<li>This <b>changes %d field%s</b> of the "
 		    "running job (the diff below); group counts an autoscaler "
 		    "manages stay as they are.</li>", changes,
 		    changes == 1 ? "" : "s");
-	wbuf_puts(b, "<li>Wait until the new version is healthy; canaries, if "
-	    "the job has any, wait for a promotion.</li>");
+	growbuf_puts(b, "<li>Wait until the new version is healthy; "
+	    "canaries, if the job has any, wait for a promotion.</li>");
 	html_plan_hooks(b, json_object_get(d, "hooks"), "post", "post-deploy");
-	wbuf_puts(b, "<li>If a step fails, the deployment fails and the job "
+	growbuf_puts(b, "<li>If a step fails, the deployment fails and the job "
 	    "stays blocked until a new commit or a retry. nops never stops "
 	    "or rolls back the job.</li></ol>");
 }
 
 static void
-html_deploy_actions(struct wbuf *b, const struct web_view *v, json_t *d)
+html_deploy_actions(struct growbuf *b, const struct web_view *v, json_t *d)
 {
 	char	 base[64];
 
@@ -344,7 +347,7 @@ html_deploy_actions(struct wbuf *b, const struct web_view *v, json_t *d)
  * page's refresh.
  */
 static void
-html_health(struct wbuf *b, json_t *h)
+html_health(struct growbuf *b, json_t *h)
 {
 	json_t		*nd, *g, *a, *ev;
 	size_t		 i, j;
@@ -352,7 +355,7 @@ html_health(struct wbuf *b, json_t *h)
 
 	if (!json_is_object(h))
 		return;
-	wbuf_puts(b, "<h2>Health</h2><section class=\"box\" id=\"health\">");
+	growbuf_puts(b, "<h2>Health</h2><section class=\"box\" id=\"health\">");
 	nd = json_object_get(h, "nomad_deployment");
 	if (json_is_object(nd)) {
 		strlcpy(id8, jstr(nd, "id") != NULL ? jstr(nd, "id") : "",
@@ -366,7 +369,7 @@ html_health(struct wbuf *b, json_t *h)
 	} else
 		wbuf_htmlf(b, "<p>Version %lld, without a Nomad deployment: "
 		    "judged by its allocations.</p>", jint(h, "job_version"));
-	wbuf_puts(b, "<table id=\"health-groups\"><tr><th>Group</th>"
+	growbuf_puts(b, "<table id=\"health-groups\"><tr><th>Group</th>"
 	    "<th>Desired</th><th>Placed</th><th>Healthy</th>"
 	    "<th>Unhealthy</th><th>Canaries</th></tr>");
 	json_array_foreach(json_object_get(h, "groups"), i, g) {
@@ -384,12 +387,12 @@ html_health(struct wbuf *b, json_t *h)
 			    json_is_true(json_object_get(g, "promoted")) ?
 			    ", promoted" : "");
 		else
-			wbuf_puts(b, "<span class=\"muted\">—</span>");
-		wbuf_puts(b, "</td></tr>");
+			growbuf_puts(b, "<span class=\"muted\">—</span>");
+		growbuf_puts(b, "</td></tr>");
 	}
-	wbuf_puts(b, "</table>");
+	growbuf_puts(b, "</table>");
 	if (json_array_size(json_object_get(h, "allocations")) > 0) {
-		wbuf_puts(b, "<table id=\"health-allocs\"><tr>"
+		growbuf_puts(b, "<table id=\"health-allocs\"><tr>"
 		    "<th>Allocation</th><th>Group</th><th>Status</th>"
 		    "<th>Healthy</th><th>Last events</th></tr>");
 		json_array_foreach(json_object_get(h, "allocations"), i, a) {
@@ -409,18 +412,18 @@ html_health(struct wbuf *b, json_t *h)
 				wbuf_htmlf(b, "<div>%s: %s <span class=\"muted\">"
 				    "%s</span></div>", jstr(ev, "type"),
 				    jstr(ev, "message"), jstr(ev, "task"));
-			wbuf_puts(b, "</td></tr>");
+			growbuf_puts(b, "</td></tr>");
 		}
-		wbuf_puts(b, "</table>");
+		growbuf_puts(b, "</table>");
 	}
-	wbuf_puts(b, "<p class=\"muted\">As Nomad said ");
+	growbuf_puts(b, "<p class=\"muted\">As Nomad said ");
 	html_time(b, json_object_get(h, "updated_at"));
-	wbuf_puts(b, ".</p></section>");
+	growbuf_puts(b, ".</p></section>");
 }
 
 /* A deployment's heading: what it deploys, from where, and its reason. */
 static void
-html_deployment_head(struct wbuf *b, json_t *d)
+html_deployment_head(struct growbuf *b, json_t *d)
 {
 	const char	*state = jstr(d, "state");
 
@@ -432,7 +435,7 @@ html_deployment_head(struct wbuf *b, json_t *d)
 		wbuf_htmlf(b, "</h1><p>Deploy plan <a href=\"/hosts\">%s</a>",
 		    jstr(d, "job"));
 	else {
-		wbuf_puts(b, "</h1><p>Job ");
+		growbuf_puts(b, "</h1><p>Job ");
 		html_job_link(b, jstr(d, "namespace"), jstr(d, "job"));
 	}
 	wbuf_htmlf(b, " from repository %s at commit ", jstr(d,
@@ -446,37 +449,37 @@ html_deployment_head(struct wbuf *b, json_t *d)
 
 /* A row of the details whose value is a time, where the key is one. */
 static void
-html_deployment_time(struct wbuf *b, json_t *d, const char *key,
+html_deployment_time(struct growbuf *b, json_t *d, const char *key,
     const char *title)
 {
 	if (!json_is_string(json_object_get(d, key)))
 		return;
 	wbuf_htmlf(b, "<tr><th>%s</th><td>", title);
 	html_time(b, json_object_get(d, key));
-	wbuf_puts(b, "</td></tr>");
+	growbuf_puts(b, "</td></tr>");
 }
 
 /* A deployment's details: hash, times, approval, Nomad's names. */
 static void
-html_deployment_details(struct wbuf *b, json_t *d)
+html_deployment_details(struct growbuf *b, json_t *d)
 {
-	wbuf_puts(b, "<section class=\"box\"><table id=\"details\">");
+	growbuf_puts(b, "<section class=\"box\"><table id=\"details\">");
 	wbuf_htmlf(b, "<tr><th>Spec hash</th><td><code>%s</code></td></tr>"
 	    "<tr><th>Created</th><td>", jstr(d, "spec_hash"));
 	html_time(b, json_object_get(d, "created_at"));
-	wbuf_puts(b, "</td></tr><tr><th>Updated</th><td>");
+	growbuf_puts(b, "</td></tr><tr><th>Updated</th><td>");
 	html_time(b, json_object_get(d, "updated_at"));
-	wbuf_puts(b, "</td></tr>");
+	growbuf_puts(b, "</td></tr>");
 	if (jstr(d, "approved_by") != NULL) {
 		wbuf_htmlf(b, "<tr><th>Approved by</th><td>%s, ",
 		    jstr(d, "approved_by"));
 		html_time(b, json_object_get(d, "approved_at"));
-		wbuf_puts(b, "</td></tr>");
+		growbuf_puts(b, "</td></tr>");
 	}
 	if (json_is_integer(json_object_get(d, "retry_of"))) {
-		wbuf_puts(b, "<tr><th>Retry of</th><td>");
+		growbuf_puts(b, "<tr><th>Retry of</th><td>");
 		html_deploy_link(b, json_object_get(d, "retry_of"));
-		wbuf_puts(b, "</td></tr>");
+		growbuf_puts(b, "</td></tr>");
 	}
 	if (jstr(d, "nomad_deployment") != NULL)
 		wbuf_htmlf(b, "<tr><th>Nomad deployment</th><td><code>%s"
@@ -486,15 +489,15 @@ html_deployment_details(struct wbuf *b, json_t *d)
 		    jint(d, "job_version"));
 	html_deployment_time(b, d, "timeout_at", "Times out");
 	html_deployment_time(b, d, "ended_at", "Ended");
-	wbuf_puts(b, "</table></section>");
+	growbuf_puts(b, "</table></section>");
 }
 
 /* One hook's run: state, exit, times, error and its output. */
 static void
-html_hook_run(struct wbuf *b, json_t *run)
+html_hook_run(struct growbuf *b, json_t *run)
 {
 	if (!json_is_object(run)) {
-		wbuf_puts(b, "<span class=\"muted\">not run</span></td>"
+		growbuf_puts(b, "<span class=\"muted\">not run</span></td>"
 		    "<td></td><td></td><td></td><td></td>");
 		return;
 	}
@@ -502,29 +505,29 @@ html_hook_run(struct wbuf *b, json_t *run)
 	if (json_is_integer(json_object_get(run, "exit_code")))
 		wbuf_htmlf(b, "</td><td>%lld", jint(run, "exit_code"));
 	else
-		wbuf_puts(b, "</td><td>");
-	wbuf_puts(b, "</td><td>");
+		growbuf_puts(b, "</td><td>");
+	growbuf_puts(b, "</td><td>");
 	html_time(b, json_object_get(run, "started_at"));
-	wbuf_puts(b, "</td><td>");
+	growbuf_puts(b, "</td><td>");
 	html_time(b, json_object_get(run, "ended_at"));
 	wbuf_htmlf(b, "</td><td>%s", jstr(run, "error"));
 	if (jstr(run, "output") != NULL && *jstr(run, "output") != '\0')
 		wbuf_htmlf(b, "<details class=\"output\"><summary>output "
 		    "(last 64 KiB, redacted)</summary><pre>%s</pre>"
 		    "</details>", jstr(run, "output"));
-	wbuf_puts(b, "</td>");
+	growbuf_puts(b, "</td>");
 }
 
 /* A deployment's hooks and their runs, where it has any. */
 static void
-html_deployment_hooks(struct wbuf *b, json_t *d)
+html_deployment_hooks(struct growbuf *b, json_t *d)
 {
 	json_t	*it;
 	size_t	 i;
 
 	if (json_array_size(json_object_get(d, "hooks")) == 0)
 		return;
-	wbuf_puts(b, "<h2>Hooks</h2><table id=\"hooks\"><tr>"
+	growbuf_puts(b, "<h2>Hooks</h2><table id=\"hooks\"><tr>"
 	    "<th>Phase</th><th>#</th><th>Hook</th><th>Revision</th>"
 	    "<th>Run</th><th>Exit</th><th>Started</th><th>Ended</th>"
 	    "<th>Error</th></tr>");
@@ -534,13 +537,13 @@ html_deployment_hooks(struct wbuf *b, json_t *d)
 		    jint(it, "position"), jstr(it, "hook"),
 		    jstr(it, "revision"));
 		html_hook_run(b, json_object_get(it, "run"));
-		wbuf_puts(b, "</tr>");
+		growbuf_puts(b, "</tr>");
 	}
-	wbuf_puts(b, "</table>");
+	growbuf_puts(b, "</table>");
 }
 
 void
-html_deployment(struct wbuf *b, const struct web_view *v, json_t *d,
+html_deployment(struct growbuf *b, const struct web_view *v, json_t *d,
     json_t *steps)
 {
 	json_t		*it;
@@ -567,33 +570,33 @@ html_deployment(struct wbuf *b, const struct web_view *v, json_t *d,
 	html_deployment_details(b, d);
 	html_health(b, json_object_get(d, "health"));
 	html_git(b, json_object_get(d, "git"));
-	wbuf_puts(b, "<h2>Diff (secrets redacted)</h2>");
+	growbuf_puts(b, "<h2>Diff (secrets redacted)</h2>");
 	html_diff(b, json_object_get(d, "diff"));
 	html_deployment_hooks(b, d);
 
-	wbuf_puts(b, "<h2>Events</h2><table id=\"events\"><tr><th>When</th>"
+	growbuf_puts(b, "<h2>Events</h2><table id=\"events\"><tr><th>When</th>"
 	    "<th>Who</th><th>What</th><th>Detail</th></tr>");
 	json_array_foreach(json_object_get(d, "events"), i, it) {
-		wbuf_puts(b, "<tr><td>");
+		growbuf_puts(b, "<tr><td>");
 		html_time(b, json_object_get(it, "at"));
 		wbuf_htmlf(b, "</td><td>%s</td><td>%s</td><td>%s</td></tr>",
 		    jstr(it, "actor"), jstr(it, "action"),
 		    jstr(it, "detail"));
 	}
-	wbuf_puts(b, "</table>");
+	growbuf_puts(b, "</table>");
 	html_end(b);
 }
 
 /* An event's target as a link, when it names a page of ours. */
 static void
-html_target(struct wbuf *b, const char *t)
+html_target(struct growbuf *b, const char *t)
 {
 	char		 ns[WEB_SEG_MAX];
 	const char	*p, *slash;
 	size_t		 n;
 
 	if (t == NULL) {
-		wbuf_puts(b, "<span class=\"muted\">—</span>");
+		growbuf_puts(b, "<span class=\"muted\">—</span>");
 		return;
 	}
 	if (strncmp(t, "deployment/", 11) == 0 && t[11] != '\0' &&
@@ -608,9 +611,9 @@ html_target(struct wbuf *b, const char *t)
 		p = t + 4;
 		memcpy(ns, p, n);
 		ns[n] = '\0';
-		wbuf_puts(b, "<a href=\"/jobs/");
+		growbuf_puts(b, "<a href=\"/jobs/");
 		wbuf_urlenc(b, ns);
-		wbuf_puts(b, "/");
+		growbuf_puts(b, "/");
 		wbuf_urlenc(b, slash + 1);
 		wbuf_htmlf(b, "\">%s</a>", t);
 		return;
@@ -619,10 +622,10 @@ html_target(struct wbuf *b, const char *t)
 }
 
 void
-html_activity(struct wbuf *b, const struct web_view *v, json_t *o,
+html_activity(struct growbuf *b, const struct web_view *v, json_t *o,
     const char *target)
 {
-	struct wbuf	 keep;
+	struct growbuf	 keep;
 	json_t		*it;
 	size_t		 i;
 
@@ -631,7 +634,7 @@ html_activity(struct wbuf *b, const struct web_view *v, json_t *o,
 	    "action=\"/activity\"><input type=\"text\" name=\"target\" "
 	    "placeholder=\"target, e.g. deployment/12\" value=\"%s\">"
 	    "<button type=\"submit\">Filter</button></form>", target);
-	wbuf_puts(b, "<table id=\"events\"><tr><th>#</th><th>When</th>"
+	growbuf_puts(b, "<table id=\"events\"><tr><th>#</th><th>When</th>"
 	    "<th>Who</th><th>What</th><th>Target</th><th>Detail</th></tr>");
 	json_array_foreach(json_object_get(o, "items"), i, it) {
 		wbuf_htmlf(b, "<tr><td class=\"num\">%lld</td><td>",
@@ -643,12 +646,12 @@ html_activity(struct wbuf *b, const struct web_view *v, json_t *o,
 		wbuf_htmlf(b, "</td><td>%s</td></tr>", jstr(it, "detail"));
 	}
 	html_table_end(b, o, "No event.");
-	wbuf_init(&keep);
+	growbuf_init(&keep);
 	if (target != NULL && *target != '\0') {
-		wbuf_puts(&keep, "target=");
+		growbuf_puts(&keep, "target=");
 		wbuf_urlenc(&keep, target);
 	}
-	html_pager(b, o, "/activity", keep.wb_buf);
-	wbuf_free(&keep);
+	html_pager(b, o, "/activity", keep.gb_buf);
+	growbuf_free(&keep);
 	html_end(b);
 }

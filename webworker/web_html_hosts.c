@@ -19,12 +19,12 @@
 
 /* A store path, shortened to its name with the hash in a title. */
 static void
-html_store_path(struct wbuf *b, const char *p)
+html_store_path(struct growbuf *b, const char *p)
 {
 	const char	*name;
 
 	if (p == NULL) {
-		wbuf_puts(b, "<span class=\"muted\">—</span>");
+		growbuf_puts(b, "<span class=\"muted\">—</span>");
 		return;
 	}
 	name = strncmp(p, "/nix/store/", 11) == 0 && strlen(p) > 44 ?
@@ -33,19 +33,19 @@ html_store_path(struct wbuf *b, const char *p)
 }
 
 void
-html_hosts(struct wbuf *b, const struct web_view *v, json_t *hosts,
+html_hosts(struct growbuf *b, const struct web_view *v, json_t *hosts,
     json_t *plans)
 {
 	json_t		*it, *ph, *h, *e;
 	size_t		 i, j, k;
 
 	html_begin(b, v);
-	wbuf_puts(b, "<h1>Hosts</h1>");
+	growbuf_puts(b, "<h1>Hosts</h1>");
 	json_array_foreach(json_object_get(plans, "items"), i, it) {
 		wbuf_htmlf(b, "<section class=\"box plan\"><h2>Plan of %s ",
 		    HS(jstr(it, "repository")));
 		html_state(b, jstr(it, "state"));
-		wbuf_puts(b, "</h2><p>");
+		growbuf_puts(b, "</h2><p>");
 		wbuf_htmlf(b, "%s at commit ", HS(jstr(it, "file")));
 		html_commit(b, jstr(it, "commit"));
 		wbuf_htmlf(b, "; policy %s, goal %s.</p>",
@@ -57,18 +57,18 @@ html_hosts(struct wbuf *b, const struct web_view *v, json_t *hosts,
 			html_message(b, "info", json_string_value(e));
 		/* EachHost, drawn from the plan's actions like any other. */
 		if (json_array_size(json_object_get(it, "actions")) > 0) {
-			struct wbuf	 base;
+			struct growbuf	 base;
 
-			wbuf_init(&base);
-			wbuf_puts(&base, "/hosts/");
+			growbuf_init(&base);
+			growbuf_puts(&base, "/hosts/");
 			wbuf_urlenc(&base, HS(jstr(it, "repository")));
-			if (!base.wb_err)
+			if (!base.gb_err)
 				html_actions(b, v, json_object_get(it,
-				    "actions"), base.wb_buf);
-			wbuf_free(&base);
+				    "actions"), base.gb_buf);
+			growbuf_free(&base);
 		}
 		if (json_array_size(json_object_get(it, "phases")) > 0) {
-			wbuf_puts(b, "<ol class=\"phases\">");
+			growbuf_puts(b, "<ol class=\"phases\">");
 			json_array_foreach(json_object_get(it, "phases"), j,
 			    ph) {
 				wbuf_htmlf(b, "<li><strong>%s</strong>%s: ",
@@ -82,27 +82,27 @@ html_hosts(struct wbuf *b, const struct web_view *v, json_t *hosts,
 					    json_string_value(h));
 				if (json_array_size(json_object_get(ph,
 				    "hosts")) == 0)
-					wbuf_puts(b, "<span class=\"muted\">"
+					growbuf_puts(b, "<span class=\"muted\">"
 					    "no host</span>");
-				wbuf_puts(b, "</li>");
+				growbuf_puts(b, "</li>");
 			}
-			wbuf_puts(b, "</ol>");
+			growbuf_puts(b, "</ol>");
 		}
-		wbuf_puts(b, "</section>");
+		growbuf_puts(b, "</section>");
 	}
-	wbuf_puts(b, "<table id=\"hosts\"><tr><th>Host</th><th>Plan</th>"
+	growbuf_puts(b, "<table id=\"hosts\"><tr><th>Host</th><th>Plan</th>"
 	    "<th>Phase</th><th>State</th><th>Wanted</th><th>Current</th>"
 	    "<th>Last step</th></tr>");
 	json_array_foreach(json_object_get(hosts, "items"), i, it) {
-		wbuf_puts(b, "<tr><td>");
+		growbuf_puts(b, "<tr><td>");
 		html_host_link(b, jstr(it, "repository"), jstr(it, "name"));
 		wbuf_htmlf(b, "</td><td>%s</td><td>%s</td><td>",
 		    HS(jstr(it, "repository")),
 		    jstr(it, "phase") != NULL ? jstr(it, "phase") : "—");
 		html_state(b, jstr(it, "state"));
-		wbuf_puts(b, "</td><td>");
+		growbuf_puts(b, "</td><td>");
 		html_store_path(b, jstr(it, "wanted"));
-		wbuf_puts(b, "</td><td>");
+		growbuf_puts(b, "</td><td>");
 		html_store_path(b, jstr(it, "current"));
 		wbuf_htmlf(b, "</td><td>%s</td></tr>",
 		    jstr(it, "error") != NULL ? jstr(it, "error") :
@@ -113,7 +113,7 @@ html_hosts(struct wbuf *b, const struct web_view *v, json_t *hosts,
 }
 
 void
-html_host_link(struct wbuf *b, const char *repo, const char *host)
+html_host_link(struct growbuf *b, const char *repo, const char *host)
 {
 	html_pair_link(b, "host", repo, host, 0);
 }
@@ -123,45 +123,45 @@ html_host_link(struct wbuf *b, const char *repo, const char *host)
  * plan as deployed), drawn from the list like a job's.
  */
 void
-html_host(struct wbuf *b, const struct web_view *v, json_t *h)
+html_host(struct growbuf *b, const struct web_view *v, json_t *h)
 {
-	struct wbuf	 base;
+	struct growbuf	 base;
 
 	html_begin(b, v);
 	wbuf_htmlf(b, "<h1>Host %s <span class=\"muted\">of plan %s</span> ",
 	    HS(jstr(h, "name")), HS(jstr(h, "repository")));
 	html_state(b, jstr(h, "state"));
-	wbuf_puts(b, "</h1><table id=\"host\"><tr><th>Phase</th><td>");
+	growbuf_puts(b, "</h1><table id=\"host\"><tr><th>Phase</th><td>");
 	wbuf_htmlf(b, "%s</td></tr><tr><th>Address</th><td>%s:%ld</td></tr>"
 	    "<tr><th>Wanted</th><td>", jstr(h, "phase") != NULL ?
 	    jstr(h, "phase") : "—", HS(jstr(h, "address")),
 	    (long)jint(h, "port"));
 	html_store_path(b, jstr(h, "wanted"));
-	wbuf_puts(b, "</td></tr><tr><th>Current</th><td>");
+	growbuf_puts(b, "</td></tr><tr><th>Current</th><td>");
 	html_store_path(b, jstr(h, "current"));
 	wbuf_htmlf(b, "</td></tr><tr><th>Last step</th><td>%s</td></tr>"
 	    "</table>", jstr(h, "error") != NULL ? jstr(h, "error") :
 	    HS(jstr(h, "last_step")));
-	wbuf_init(&base);
-	wbuf_puts(&base, "/hosts/");
+	growbuf_init(&base);
+	growbuf_puts(&base, "/hosts/");
 	wbuf_urlenc(&base, HS(jstr(h, "repository")));
-	wbuf_puts(&base, "/");
+	growbuf_puts(&base, "/");
 	wbuf_urlenc(&base, HS(jstr(h, "name")));
-	wbuf_puts(b, "<h2>Operations</h2>");
+	growbuf_puts(b, "<h2>Operations</h2>");
 	if (json_array_size(json_object_get(h, "actions")) == 0)
-		wbuf_puts(b, "<p class=\"muted\">None: the plan as deployed "
+		growbuf_puts(b, "<p class=\"muted\">None: the plan as deployed "
 		    "declares no operation for this host, or nothing of it "
 		    "is deployed.</p>");
-	else if (!base.wb_err)
+	else if (!base.gb_err)
 		html_actions(b, v, json_object_get(h, "actions"),
-		    base.wb_buf);
-	wbuf_free(&base);
+		    base.gb_buf);
+	growbuf_free(&base);
 	html_end(b);
 }
 
 /* EachHost's answer: each host's state, exit code and output. */
 void
-html_each_result(struct wbuf *b, const struct web_view *v, json_t *r)
+html_each_result(struct growbuf *b, const struct web_view *v, json_t *r)
 {
 	json_t		*it, *code;
 	size_t		 i;
@@ -177,12 +177,12 @@ html_each_result(struct wbuf *b, const struct web_view *v, json_t *r)
 	if (json_is_true(json_object_get(r, "sensitive")))
 		html_message(b, "warn", "Sensitive: no output is shown or "
 		    "kept.");
-	wbuf_puts(b, "<table id=\"each\"><tr><th>Host</th><th>State</th>"
+	growbuf_puts(b, "<table id=\"each\"><tr><th>Host</th><th>State</th>"
 	    "<th>Exit code</th><th>Output</th></tr>");
 	json_array_foreach(json_object_get(r, "hosts"), i, it) {
-		wbuf_puts(b, "<tr><td>");
+		growbuf_puts(b, "<tr><td>");
 		html_host_link(b, jstr(r, "repository"), jstr(it, "name"));
-		wbuf_puts(b, "</td><td>");
+		growbuf_puts(b, "</td><td>");
 		html_state(b, jstr(it, "state"));
 		code = json_object_get(it, "exit_code");
 		if (json_is_integer(code))
@@ -194,19 +194,19 @@ html_each_result(struct wbuf *b, const struct web_view *v, json_t *r)
 		wbuf_htmlf(b, "<td><pre class=\"output\">%s</pre></td></tr>",
 		    HS(jstr(it, "output")));
 	}
-	wbuf_puts(b, "</table>");
+	growbuf_puts(b, "</table>");
 	html_end(b);
 }
 
 /* A plan deployment's steps, phase by phase. */
 void
-html_plan_steps(struct wbuf *b, json_t *s)
+html_plan_steps(struct growbuf *b, json_t *s)
 {
 	json_t		*it;
 	const char	*phase = NULL;
 	size_t		 i;
 
-	wbuf_puts(b, "<h2>Phases</h2><table id=\"steps\"><tr><th>Phase</th>"
+	growbuf_puts(b, "<h2>Phases</h2><table id=\"steps\"><tr><th>Phase</th>"
 	    "<th>Host</th><th>Step</th><th>Goal</th><th>State</th>"
 	    "<th>System</th><th>Error</th></tr>");
 	json_array_foreach(json_object_get(s, "steps"), i, it) {
@@ -217,10 +217,10 @@ html_plan_steps(struct wbuf *b, json_t *s)
 		    HS(jstr(it, "step")), HS(jstr(it, "goal")));
 		phase = HS(jstr(it, "phase"));
 		html_state(b, jstr(it, "state"));
-		wbuf_puts(b, "</td><td>");
+		growbuf_puts(b, "</td><td>");
 		html_store_path(b, jstr(it, "system"));
 		wbuf_htmlf(b, "</td><td>%s</td></tr>",
 		    HS(jstr(it, "error")));
 	}
-	wbuf_puts(b, "</table>");
+	growbuf_puts(b, "</table>");
 }

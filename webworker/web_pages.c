@@ -155,7 +155,7 @@ web_kept_current(struct web_kept *k, struct web_page *pg)
 
 /* Keep b (taken) as pg's page; the slot, or NULL if it is not kept. */
 static struct web_kept *
-web_kept_store(struct web_page *pg, struct wbuf *b,
+web_kept_store(struct web_page *pg, struct growbuf *b,
     const struct web_splices *sp)
 {
 	struct web_kept	*k, *old = NULL;
@@ -187,7 +187,7 @@ web_kept_store(struct web_page *pg, struct wbuf *b,
 		k->wp_doctarget[i - 1] = pg->wg_calls[i].wk_doctarget;
 		pg->wg_calls[i].wk_doctarget = NULL;
 	}
-	k->wp_html = web_blob_new(b->wb_buf, b->wb_len);
+	k->wp_html = web_blob_new(b->gb_buf, b->gb_len);
 	k->wp_sp = *sp;
 	return k;
 }
@@ -200,7 +200,7 @@ web_kept_send(struct web_rq *rq, struct web_kept *k, const char *who,
 	struct web_blob	*bl = k->wp_html;
 	struct evbuffer	*out;
 	const char	*text;
-	struct wbuf	 b;
+	struct growbuf	 b;
 	size_t		 i, at = 0, n;
 
 	k->wp_used = ++web_kept_clock;
@@ -214,11 +214,11 @@ web_kept_send(struct web_rq *rq, struct web_kept *k, const char *who,
 			break;
 		at = k->wp_sp.sp_off[i];
 		text = k->wp_sp.sp_kind[i] == WEB_SPLICE_CSRF ? csrf : who;
-		wbuf_init(&b);
+		growbuf_init(&b);
 		wbuf_html(&b, text != NULL ? text : "");
-		if (b.wb_err || evbuffer_add(out, b.wb_buf, b.wb_len) == -1)
+		if (b.gb_err || evbuffer_add(out, b.gb_buf, b.gb_len) == -1)
 			fatal("a session's text");
-		wbuf_free(&b);
+		growbuf_free(&b);
 	}
 	web_reply_evbuf(rq, 200, "text/html; charset=utf-8", out);
 }
@@ -303,13 +303,13 @@ web_pages_reuse(struct web_page *pg, struct web_splices *sp)
 }
 
 void
-web_pages_keep(struct web_page *pg, struct wbuf *b,
+web_pages_keep(struct web_page *pg, struct growbuf *b,
     const struct web_splices *sp)
 {
 	struct web_kept	*k;
 
 	k = web_kept_store(pg, b, sp);
-	wbuf_free(b);
+	growbuf_free(b);
 	web_kept_reply(pg, k);
 }
 

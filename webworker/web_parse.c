@@ -14,66 +14,12 @@
 #include <string.h>
 
 #include "authc.h"
+#include "growbuf.h"
 #include "hex.h"
 #include "web_parse.h"
 
 void
-wbuf_init(struct wbuf *b)
-{
-	memset(b, 0, sizeof(*b));
-}
-
-void
-wbuf_free(struct wbuf *b)
-{
-	free(b->wb_buf);
-	memset(b, 0, sizeof(*b));
-}
-
-static int
-wbuf_grow(struct wbuf *b, size_t more)
-{
-	size_t	 size;
-	char	*p;
-
-	if (b->wb_err)
-		return -1;
-	if (more < b->wb_size - b->wb_len)
-		return 0;
-	if (more > SIZE_MAX / 2 - b->wb_len) {
-		b->wb_err = 1;
-		return -1;
-	}
-	size = b->wb_size == 0 ? 1024 : b->wb_size;
-	while (size - b->wb_len <= more)
-		size *= 2;
-	if ((p = realloc(b->wb_buf, size)) == NULL) {
-		b->wb_err = 1;
-		return -1;
-	}
-	b->wb_buf = p;
-	b->wb_size = size;
-	return 0;
-}
-
-void
-wbuf_add(struct wbuf *b, const void *data, size_t len)
-{
-	if (len == 0 || wbuf_grow(b, len) == -1)
-		return;
-	memcpy(b->wb_buf + b->wb_len, data, len);
-	b->wb_len += len;
-	b->wb_buf[b->wb_len] = '\0';
-}
-
-void
-wbuf_puts(struct wbuf *b, const char *s)
-{
-	wbuf_add(b, s, strlen(s));
-}
-
-void
-wbuf_htmln(struct wbuf *b, const char *s, size_t len)
+wbuf_htmln(struct growbuf *b, const char *s, size_t len)
 {
 	const char	*rep;
 	size_t		 i, start = 0;
@@ -100,22 +46,22 @@ wbuf_htmln(struct wbuf *b, const char *s, size_t len)
 		default:
 			continue;
 		}
-		wbuf_add(b, s + start, i - start);
-		wbuf_puts(b, rep);
+		growbuf_add(b, s + start, i - start);
+		growbuf_puts(b, rep);
 		start = i + 1;
 	}
-	wbuf_add(b, s + start, len - start);
+	growbuf_add(b, s + start, len - start);
 }
 
 void
-wbuf_html(struct wbuf *b, const char *s)
+wbuf_html(struct growbuf *b, const char *s)
 {
 	if (s != NULL)
 		wbuf_htmln(b, s, strlen(s));
 }
 
 void
-wbuf_vhtmlf(struct wbuf *b, const char *fmt, va_list ap)
+wbuf_vhtmlf(struct growbuf *b, const char *fmt, va_list ap)
 {
 	const char	*p, *start;
 	char		 num[32];
@@ -124,7 +70,7 @@ wbuf_vhtmlf(struct wbuf *b, const char *fmt, va_list ap)
 	for (p = start = fmt; *p != '\0'; p++) {
 		if (*p != '%')
 			continue;
-		wbuf_add(b, start, p - start);
+		growbuf_add(b, start, p - start);
 		p++;
 		lng = 0;
 		while (*p == 'l' && lng < 2) {
@@ -134,11 +80,11 @@ wbuf_vhtmlf(struct wbuf *b, const char *fmt, va_list ap)
 		if (*p == 'z' && lng == 0) {
 			p++;
 			if (*p != 'u') {
-				b->wb_err = 1;
+				b->gb_err = GROWBUF_BAD;
 				return;
 			}
 			snprintf(num, sizeof(num), "%zu", va_arg(ap, size_t));
-			wbuf_puts(b, num);
+			growbuf_puts(b, num);
 			start = p + 1;
 			continue;
 		}
@@ -146,7 +92,7 @@ wbuf_vhtmlf(struct wbuf *b, const char *fmt, va_list ap)
 		case '%':
 			if (lng != 0)
 				goto bad;
-			wbuf_puts(b, "%");
+			growbuf_puts(b, "%");
 			break;
 		case 's':
 			if (lng != 0)
@@ -162,7 +108,7 @@ wbuf_vhtmlf(struct wbuf *b, const char *fmt, va_list ap)
 			else
 				snprintf(num, sizeof(num), "%lld",
 				    va_arg(ap, long long));
-			wbuf_puts(b, num);
+			growbuf_puts(b, num);
 			break;
 		case 'u':
 		case 'x':
@@ -175,22 +121,22 @@ wbuf_vhtmlf(struct wbuf *b, const char *fmt, va_list ap)
 			else
 				snprintf(num, sizeof(num), *p == 'u' ? "%llu" :
 				    "%llx", va_arg(ap, unsigned long long));
-			wbuf_puts(b, num);
+			growbuf_puts(b, num);
 			break;
 		default:
 			goto bad;
 		}
 		start = p + 1;
 	}
-	wbuf_add(b, start, p - start);
+	growbuf_add(b, start, p - start);
 	return;
 bad:
 	/* A format of ours that this does not know: a bug, refuse it. */
-	b->wb_err = 1;
+	b->gb_err = GROWBUF_BAD;
 }
 
 void
-wbuf_htmlf(struct wbuf *b, const char *fmt, ...)
+wbuf_htmlf(struct growbuf *b, const char *fmt, ...)
 {
 	va_list	 ap;
 
@@ -208,7 +154,7 @@ web_unreserved(unsigned char c)
 }
 
 void
-wbuf_urlenc(struct wbuf *b, const char *s)
+wbuf_urlenc(struct growbuf *b, const char *s)
 {
 	static const char	 hex[] = "0123456789ABCDEF";
 	char			 e[3];
@@ -217,30 +163,30 @@ wbuf_urlenc(struct wbuf *b, const char *s)
 		return;
 	for (; *s != '\0'; s++) {
 		if (web_unreserved((unsigned char)*s)) {
-			wbuf_add(b, s, 1);
+			growbuf_add(b, s, 1);
 			continue;
 		}
 		e[0] = '%';
 		e[1] = hex[(unsigned char)*s >> 4];
 		e[2] = hex[(unsigned char)*s & 0xf];
-		wbuf_add(b, e, 3);
+		growbuf_add(b, e, 3);
 	}
 }
 
 int
 web_urlenc(const char *s, char *dst, size_t dstlen)
 {
-	struct wbuf	 b;
+	struct growbuf	 b;
 	int		 rc = -1;
 
-	wbuf_init(&b);
+	growbuf_init(&b);
 	wbuf_urlenc(&b, s);
-	if (!b.wb_err && b.wb_len < dstlen) {
-		memcpy(dst, b.wb_buf != NULL ? b.wb_buf : "", b.wb_len);
-		dst[b.wb_len] = '\0';
-		rc = (int)b.wb_len;
+	if (!b.gb_err && b.gb_len < dstlen) {
+		memcpy(dst, b.gb_buf != NULL ? b.gb_buf : "", b.gb_len);
+		dst[b.gb_len] = '\0';
+		rc = (int)b.gb_len;
 	}
-	wbuf_free(&b);
+	growbuf_free(&b);
 	return rc;
 }
 

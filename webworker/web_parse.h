@@ -10,6 +10,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+#include "growbuf.h"
+
 #define WEB_FORM_MAX		(16 * 1024)	/* an urlencoded body or query */
 #define WEB_FORM_FIELDS_MAX	16
 #define WEB_FORM_NAME_MAX	32
@@ -20,34 +22,25 @@
 #define WEB_TOKEN_HEXLEN	64		/* a form token: 32 random bytes */
 
 /*
- * An output buffer that grows.  A failed allocation sets wb_err and every
- * later add does nothing, so a caller checks once at the end.
+ * Pages are built in a growbuf (shared/growbuf.h) with growbuf_add and
+ * growbuf_puts, which never exit: a failed allocation sets gb_err and
+ * every later add does nothing, so a caller checks once at the end.
+ * growbuf_puts is for trusted markup only: a constant of ours, never a
+ * value; values go through the escapes below.
  */
-struct wbuf {
-	char		*wb_buf;
-	size_t		 wb_len;
-	size_t		 wb_size;
-	int		 wb_err;
-};
-
-void	 wbuf_init(struct wbuf *);
-void	 wbuf_free(struct wbuf *);
-void	 wbuf_add(struct wbuf *, const void *, size_t);
-/* Trusted markup only: a constant of ours, never a value. */
-void	 wbuf_puts(struct wbuf *, const char *);
 /* The one HTML escape: & < > " ' become entities; NULL adds nothing. */
-void	 wbuf_html(struct wbuf *, const char *);
-void	 wbuf_htmln(struct wbuf *, const char *, size_t);
+void	 wbuf_html(struct growbuf *, const char *);
+void	 wbuf_htmln(struct growbuf *, const char *, size_t);
 /*
  * HTML from a format: the format's own text is trusted markup, every %s
  * argument is escaped with wbuf_html().  Conversions: %s %d %u %ld %lu
  * %lld %llu %zu %x %%; anything else marks the buffer bad.
  */
-void	 wbuf_htmlf(struct wbuf *, const char *fmt, ...)
+void	 wbuf_htmlf(struct growbuf *, const char *fmt, ...)
 	    __attribute__((__format__(printf, 2, 3)));
-void	 wbuf_vhtmlf(struct wbuf *, const char *fmt, va_list);
+void	 wbuf_vhtmlf(struct growbuf *, const char *fmt, va_list);
 /* Percent-encode everything but unreserved characters (RFC 3986). */
-void	 wbuf_urlenc(struct wbuf *, const char *);
+void	 wbuf_urlenc(struct growbuf *, const char *);
 
 /* Percent-encode s into dst (a path segment or query value). */
 int	 web_urlenc(const char *s, char *dst, size_t dstlen);

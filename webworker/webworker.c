@@ -222,16 +222,16 @@ web_reply(struct web_rq *rq, int status, const char *ctype,
 
 void
 web_reply_wbuf(struct web_rq *rq, int status, const char *ctype,
-    struct wbuf *b)
+    struct growbuf *b)
 {
-	if (b->wb_err) {
+	if (b->gb_err) {
 		log_warnx("page %s: out of memory or a bad format",
 		    rq->wr_target);
 		web_reply(rq, 500, "text/plain; charset=utf-8",
 		    "internal error\n", 15);
 		return;
 	}
-	web_reply(rq, status, ctype, b->wb_buf, b->wb_len);
+	web_reply(rq, status, ctype, b->gb_buf, b->gb_len);
 }
 
 void

@@ -10,7 +10,7 @@
  */
 /* FUZZ-SOURCES: shared/hcl.c shared/text.c shared/log.c */
 /* FUZZ-SOURCES: master/gitctx.c master/redact.c master/diffview.c */
-/* FUZZ-SOURCES: master/jsonb.c master/textbuf.c */
+/* FUZZ-SOURCES: master/jsonb.c shared/growbuf.c */
 /* FUZZ-SOURCES: shared/xmalloc.c */
 /* FUZZ-LIBS: jansson */
 #include "config.h"

@@ -45,7 +45,7 @@
 /* FUZZ-SOURCES: shared/plan.c shared/plan_host.c shared/plan_phase.c */
 /* FUZZ-SOURCES: shared/proc.c shared/sandbox.c */
 /* FUZZ-SOURCES: shared/text.c shared/webdoc.c shared/wire.c */
-/* FUZZ-SOURCES: master/gitctx.c master/textbuf.c shared/hcl.c */
+/* FUZZ-SOURCES: master/gitctx.c shared/growbuf.c shared/hcl.c */
 /* FUZZ-SOURCES: shared/wire_git.c shared/wire_nomad.c shared/wire_notify.c */
 /* FUZZ-SOURCES: shared/wire_auth.c */
 /* FUZZ-SOURCES: shared/wire_proc.c shared/wire_hosts.c */

@@ -10,6 +10,7 @@
  * trips.
  */
 /* FUZZ-SOURCES: webworker/web_parse.c shared/authc.c shared/hex.c shared/log.c */
+/* FUZZ-SOURCES: shared/growbuf.c */
 /* FUZZ-LIBS: libcrypto */
 #include "config.h"
 
@@ -39,7 +40,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct web_form	 f;
-	struct wbuf	 b;
+	struct growbuf	 b;
 	char		*buf, *cookie, *target, *dec;
 	char		 v[WEB_COOKIE_VALUE_MAX];
 	char		 segs[WEB_SEGS_MAX][WEB_SEG_MAX];
@@ -98,38 +99,38 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    target[1] == '/' || target[1] == '\\' || strchr(target, '\n')))
 		abort();
 
-	wbuf_init(&b);
+	growbuf_init(&b);
 	wbuf_html(&b, target);
 	wbuf_htmlf(&b, "<p title=\"%s\">%s %d</p>", cookie, buf, n);
-	if (b.wb_err)
+	if (b.gb_err)
 		abort();
 	/* Markup only where the format put it. */
-	if (b.wb_len < 15 || strstr(b.wb_buf, "<p title=\"") == NULL)
+	if (b.gb_len < 15 || strstr(b.gb_buf, "<p title=\"") == NULL)
 		abort();
-	for (p = b.wb_buf; *p != '\0'; p++)
+	for (p = b.gb_buf; *p != '\0'; p++)
 		if (*p == '\'')
 			abort();
-	wbuf_free(&b);
+	growbuf_free(&b);
 
 	/* Percent-encoding round-trips. */
-	wbuf_init(&b);
+	growbuf_init(&b);
 	wbuf_urlenc(&b, target);
-	enclen = b.wb_len;
-	if (b.wb_err)
+	enclen = b.gb_len;
+	if (b.gb_err)
 		abort();
 	if ((dec = malloc(enclen + 1)) == NULL) {
-		wbuf_free(&b);
+		growbuf_free(&b);
 		free(buf);
 		return 0;
 	}
 	if (enclen > 0) {
-		n = web_urldecode(b.wb_buf, enclen, dec, enclen + 1, 0);
+		n = web_urldecode(b.gb_buf, enclen, dec, enclen + 1, 0);
 		/* Control bytes are refused on the way back; else equal. */
 		if (n >= 0 && strcmp(dec, target) != 0)
 			abort();
 	}
 	free(dec);
-	wbuf_free(&b);
+	growbuf_free(&b);
 	free(buf);
 	return 0;
 }

@@ -16,19 +16,19 @@ static const char *
 esc(const char *s)
 {
 	static char	 out[1024];
-	struct wbuf	 b;
+	struct growbuf	 b;
 
-	wbuf_init(&b);
+	growbuf_init(&b);
 	wbuf_html(&b, s);
-	snprintf(out, sizeof(out), "%s", b.wb_buf != NULL ? b.wb_buf : "");
-	wbuf_free(&b);
+	snprintf(out, sizeof(out), "%s", b.gb_buf != NULL ? b.gb_buf : "");
+	growbuf_free(&b);
 	return out;
 }
 
 static void
 test_escape(void)
 {
-	struct wbuf	 b;
+	struct growbuf	 b;
 	const char	*all = "<script>alert('x')</script>&\"";
 
 	TEST_BEGIN("html escape: the five characters become entities");
@@ -41,46 +41,46 @@ test_escape(void)
 
 	TEST_BEGIN("html escape: no markup character survives");
 	CHECK(strpbrk(esc(all), "<>\"'") == NULL);
-	wbuf_init(&b);
+	growbuf_init(&b);
 	wbuf_html(&b, NULL);
-	CHECK(b.wb_len == 0 && !b.wb_err);
+	CHECK(b.gb_len == 0 && !b.gb_err);
 	wbuf_htmln(&b, "a<b", 2);
-	CHECK_STR(b.wb_buf, "a&lt;");
-	wbuf_free(&b);
+	CHECK_STR(b.gb_buf, "a&lt;");
+	growbuf_free(&b);
 	TEST_END();
 
 	TEST_BEGIN("htmlf: the format is markup, every %s is escaped");
-	wbuf_init(&b);
+	growbuf_init(&b);
 	wbuf_htmlf(&b, "<a href=\"/x/%s\">%s</a> %d %u %lld %zu %x %%",
 	    "\"><img src=x>", "<b>", -3, 7u, -9000000000LL, (size_t)42, 255u);
-	CHECK_STR(b.wb_buf, "<a href=\"/x/&quot;&gt;&lt;img src=x&gt;\">"
+	CHECK_STR(b.gb_buf, "<a href=\"/x/&quot;&gt;&lt;img src=x&gt;\">"
 	    "&lt;b&gt;</a> -3 7 -9000000000 42 ff %");
-	CHECK(!b.wb_err);
-	wbuf_free(&b);
+	CHECK(!b.gb_err);
+	growbuf_free(&b);
 	TEST_END();
 
 	TEST_BEGIN("htmlf: an unknown conversion marks the buffer bad");
-	wbuf_init(&b);
+	growbuf_init(&b);
 	wbuf_htmlf(&b, "%s", "ok");
-	CHECK(!b.wb_err);
+	CHECK(!b.gb_err);
 	wbuf_htmlf(&b, "%p", (void *)&b);
-	CHECK(b.wb_err);
-	wbuf_puts(&b, "more");	/* ignored once bad */
-	CHECK_STR(b.wb_buf, "ok");
-	wbuf_free(&b);
+	CHECK(b.gb_err);
+	growbuf_puts(&b, "more");	/* ignored once bad */
+	CHECK_STR(b.gb_buf, "ok");
+	growbuf_free(&b);
 	TEST_END();
 
 	TEST_BEGIN("wbuf: grows past its first allocation");
-	wbuf_init(&b);
+	growbuf_init(&b);
 	for (int i = 0; i < 10000; i++)
-		wbuf_puts(&b, "<");
-	CHECK(b.wb_len == 10000 && !b.wb_err);
-	wbuf_free(&b);
-	wbuf_init(&b);
+		growbuf_puts(&b, "<");
+	CHECK(b.gb_len == 10000 && !b.gb_err);
+	growbuf_free(&b);
+	growbuf_init(&b);
 	for (int i = 0; i < 3000; i++)
 		wbuf_html(&b, "<");
-	CHECK(b.wb_len == 12000 && strncmp(b.wb_buf, "&lt;&lt;", 8) == 0);
-	wbuf_free(&b);
+	CHECK(b.gb_len == 12000 && strncmp(b.gb_buf, "&lt;&lt;", 8) == 0);
+	growbuf_free(&b);
 	TEST_END();
 }
 
