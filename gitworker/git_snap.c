@@ -23,6 +23,7 @@
 #include <openssl/evp.h>
 
 #include "log.h"
+#include "xmalloc.h"
 #include "authc.h"
 #include "text.h"
 #include "imsg.h"
@@ -118,14 +119,9 @@ snap_endswith(const char *name, const char *suffix)
 static char *
 snap_join(const char *prefix, const char *name)
 {
-	char	*p;
-
-	if (prefix[0] == '\0') {
-		if ((p = strdup(name)) == NULL)
-			fatal("strdup");
-	} else if (asprintf(&p, "%s/%s", prefix, name) == -1)
-		fatal("asprintf");
-	return p;
+	if (prefix[0] == '\0')
+		return xstrdup(name);
+	return xasprintf("%s/%s", prefix, name);
 }
 
 static int

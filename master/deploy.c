@@ -143,8 +143,7 @@ deploy_change_add(char **out, const char *path, const char *old,
 		*out = diff;
 		return;
 	}
-	if (asprintf(&all, "%s%s", *out, diff) == -1)
-		fatal("asprintf");
+	all = xasprintf("%s%s", *out, diff);
 	free(*out);
 	free(diff);
 	*out = all;

@@ -270,8 +270,7 @@ decide_note(struct ejob *ej, const char *state, const char *fmt, ...)
 	if (fmt == NULL)
 		return;
 	va_start(ap, fmt);
-	if (vasprintf(&ej->ej_note, fmt, ap) == -1)
-		fatal("vasprintf");
+	ej->ej_note = xvasprintf(fmt, ap);
 	va_end(ap);
 }
 

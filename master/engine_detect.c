@@ -94,8 +94,7 @@ detect_asprintf(char **out, const char *fmt, ...)
 
 	free(*out);
 	va_start(ap, fmt);
-	if (vasprintf(out, fmt, ap) == -1)
-		fatal("vasprintf");
+	*out = xvasprintf(fmt, ap);
 	va_end(ap);
 }
 
@@ -227,15 +226,13 @@ detect_parse_error(const char *err, const char *path)
 	char		*out = NULL, *n;
 
 	while ((p = strstr(err, from)) != NULL) {
-		if (asprintf(&n, "%s%.*s%s", out != NULL ? out : "",
-		    (int)(p - err), err, path) == -1)
-			fatal("asprintf");
+		n = xasprintf("%s%.*s%s", out != NULL ? out : "",
+		    (int)(p - err), err, path);
 		free(out);
 		out = n;
 		err = p + strlen(from);
 	}
-	if (asprintf(&n, "%s%s", out != NULL ? out : "", err) == -1)
-		fatal("asprintf");
+	n = xasprintf("%s%s", out != NULL ? out : "", err);
 	free(out);
 	return n;
 }
@@ -601,17 +598,15 @@ detect_hash(struct ejob *ej, int carried)
 	for (i = 0; i < ej->ej_nhooks; i++) {
 		struct deploy_hook *h = &ej->ej_hooks[i];
 
-		if (asprintf(&line, "%s %d %s %s %d\n", h->dh_phase,
+		line = xasprintf("%s %d %s %s %d\n", h->dh_phase,
 		    h->dh_position, h->dh_hook_id, h->dh_spec_hash,
-		    h->dh_timeout) == -1)
-			fatal("asprintf");
+		    h->dh_timeout);
 		if (EVP_DigestUpdate(ctx, line, strlen(line)) != 1)
 			fatalx("EVP_DigestUpdate");
 		free(line);
 	}
 	if (ej->ej_hook_error != NULL) {
-		if (asprintf(&line, "hook error: %s\n", ej->ej_hook_error) == -1)
-			fatal("asprintf");
+		line = xasprintf("hook error: %s\n", ej->ej_hook_error);
 		if (EVP_DigestUpdate(ctx, line, strlen(line)) != 1)
 			fatalx("EVP_DigestUpdate");
 		free(line);

@@ -460,10 +460,9 @@ hook_logs_stderr(struct nomad_result *res, void *arg)
 	size_t		 olen = strlen(hl->hl_stdout), n;
 
 	/* stdout, then stderr; the last 64 KiB of the two. */
-	if (asprintf(&all, "%s%s%.*s", hl->hl_stdout, elen > 0 ?
+	all = xasprintf("%s%s%.*s", hl->hl_stdout, elen > 0 ?
 	    (olen > 0 && hl->hl_stdout[olen - 1] != '\n' ? "\n--- stderr "
-	    "---\n" : "--- stderr ---\n") : "", (int)elen, err) == -1)
-		fatal("asprintf");
+	    "---\n" : "--- stderr ---\n") : "", (int)elen, err);
 	n = strlen(all);
 	red = redact_text(n > HOOK_OUTPUT_MAX ? all + n - HOOK_OUTPUT_MAX :
 	    all, n > HOOK_OUTPUT_MAX ? HOOK_OUTPUT_MAX : n);

@@ -18,6 +18,7 @@
 #include <strings.h>
 
 #include "log.h"
+#include "xmalloc.h"
 #include "text.h"
 #include "redact.h"
 #include "growbuf.h"
@@ -115,17 +116,13 @@ gitctx_default_template(const char *url)
 	    sizeof(path), &https) == -1)
 		return NULL;
 	if (gitctx_host_is(host, "gitlab")) {
-		if (asprintf(&t, "https://%s/%s/-/commit/{commit}", host,
-		    path) == -1)
-			fatal("asprintf");
+		t = xasprintf("https://%s/%s/-/commit/{commit}", host, path);
 		return t;
 	}
 	if (gitctx_host_is(host, "github") || gitctx_host_is(host, "gitea") ||
 	    gitctx_host_is(host, "codeberg") || strcasecmp(host,
 	    "codeberg.org") == 0) {
-		if (asprintf(&t, "https://%s/%s/commit/{commit}", host,
-		    path) == -1)
-			fatal("asprintf");
+		t = xasprintf("https://%s/%s/commit/{commit}", host, path);
 		return t;
 	}
 	return NULL;

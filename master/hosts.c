@@ -191,7 +191,6 @@ hosts_ssh(const struct plan_host *h, const char *command, int timeout,
 	struct msgw		 m;
 	char			*known = NULL;
 	size_t			 knownlen = 0;
-	int			 len;
 
 	if (w == NULL || !w->w_running) {
 		if (fd != -1)
@@ -201,14 +200,12 @@ hosts_ssh(const struct plan_host *h, const char *command, int timeout,
 	/* A key pinned in the plan, else the known-hosts file. */
 	if (h->ph_hostkey != NULL) {
 		if (h->ph_port == 22)
-			len = asprintf(&known, "%s %s\n", h->ph_address,
+			known = xasprintf("%s %s\n", h->ph_address,
 			    h->ph_hostkey);
 		else
-			len = asprintf(&known, "[%s]:%d %s\n", h->ph_address,
+			known = xasprintf("[%s]:%d %s\n", h->ph_address,
 			    h->ph_port, h->ph_hostkey);
-		if (len == -1)
-			fatal("asprintf");
-		knownlen = len;
+		knownlen = strlen(known);
 	}
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		fatal("calloc");

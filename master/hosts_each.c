@@ -480,8 +480,7 @@ hosts_each_api(struct api_req *req, struct api_resp *resp)
 		if ((text = json_dumps(input, JSON_COMPACT | JSON_ENCODE_ANY))
 		    == NULL)
 			fatal("json_dumps");
-		if (asprintf(&er->er_input, "%s\n", text) == -1)
-			fatal("asprintf");
+		er->er_input = xasprintf("%s\n", text);
 		freezero(text, strlen(text));
 		if (strlen(er->er_input) > SSH_STDIN_MAX) {
 			api_error(resp, 413, "too_large", "input: more than %d "

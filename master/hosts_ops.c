@@ -34,6 +34,7 @@
 #include <jansson.h>
 
 #include "log.h"
+#include "xmalloc.h"
 #include "nops.h"
 #include "conf.h"
 #include "store.h"
@@ -426,9 +427,9 @@ hosts_action_run(struct action_ctx *ac, json_t *input, struct api_resp *resp)
 		    ac->ac_operation, err);
 		goto out;
 	}
-	if ((text = json_dumps(input, JSON_COMPACT | JSON_SORT_KEYS)) == NULL ||
-	    asprintf(&line, "%s\n", text) == -1)
+	if ((text = json_dumps(input, JSON_COMPACT | JSON_SORT_KEYS)) == NULL)
 		fatal("json_dumps");
+	line = xasprintf("%s\n", text);
 	if (strlen(line) > SSH_STDIN_MAX) {
 		api_error(resp, 413, "too_large", "input: more than %d bytes",
 		    SSH_STDIN_MAX);

@@ -24,6 +24,7 @@
 #include <jansson.h>
 
 #include "log.h"
+#include "xmalloc.h"
 #include "nops.h"
 #include "conf.h"
 #include "master.h"
@@ -148,7 +149,7 @@ hoststep_activation(struct hoststep *hs)
 
 	hoststep_token(hs, token, sizeof(token));
 	wait = 2 * hosts_conf()->hosts.confirm_timeout;
-	if (asprintf(&cmd,
+	cmd = xasprintf(
 	    "set -e; sys='%s'; goal='%s'; token='%s'; "
 	    "if [ \"$goal\" = auto ]; then goal=switch; "
 	    "if [ -e /run/booted-system ]; then "
@@ -171,8 +172,7 @@ hoststep_activation(struct hoststep *hs)
 	    "fi ;; esac; "
 	    "\"$sys\"/bin/switch-to-configuration \"$goal\"",
 	    hs->hs_host->ph_system, plan_goal_name(hs->hs_goal), token,
-	    wait) == -1)
-		fatal("asprintf");
+	    wait);
 	return cmd;
 }
 
@@ -205,9 +205,7 @@ hoststep_confirm(struct hoststep *hs)
 	char	*cmd, token[256];
 
 	hoststep_token(hs, token, sizeof(token));
-	if (asprintf(&cmd, "touch '%s' && readlink -f /run/current-system",
-	    token) == -1)
-		fatal("asprintf");
+	cmd = xasprintf("touch '%s' && readlink -f /run/current-system", token);
 	hoststep_ssh(hs, cmd, hosts_conf()->hosts.confirm_timeout, NULL, -1,
 	    hoststep_confirm_done);
 	free(cmd);

@@ -384,9 +384,7 @@ hoststep_remote_build(struct hoststep *hs)
 
 	log_info("deployment %lld: building %s on %s", (long long)hs->hs_id,
 	    hs->hs_host->ph_drv, hs->hs_host->ph_name);
-	if (asprintf(&cmd, "nix-store --realise '%s'",
-	    hs->hs_host->ph_drv) == -1)
-		fatal("asprintf");
+	cmd = xasprintf("nix-store --realise '%s'", hs->hs_host->ph_drv);
 	hoststep_ssh(hs, cmd, hosts_conf()->hosts.build_timeout, NULL, -1,
 	    hoststep_remote_build_done);
 	free(cmd);

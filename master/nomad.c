@@ -24,6 +24,7 @@
 #include <jansson.h>
 
 #include "log.h"
+#include "xmalloc.h"
 #include "text.h"
 #include "imsg.h"
 #include "msg.h"
@@ -214,8 +215,7 @@ nomad_fail_later(struct nomad_call *c, const char *fmt, ...)
 	va_list	 ap;
 
 	va_start(ap, fmt);
-	if (vasprintf(&c->nc_error, fmt, ap) == -1)
-		fatal("vasprintf");
+	c->nc_error = xvasprintf(fmt, ap);
 	va_end(ap);
 	c->nc_status = 0;
 	nomad_complete_later(c);
@@ -243,9 +243,8 @@ nomad_deadline_cb(int fd, short event, void *arg)
 	c->nc_body = NULL;
 	c->nc_bodylen = 0;
 	c->nc_status = 0;
-	if (asprintf(&c->nc_error, "no answer from the nomadworker in time "
-	    "(%s)", c->nc_what) == -1)
-		fatal("asprintf");
+	c->nc_error = xasprintf("no answer from the nomadworker in time "
+	    "(%s)", c->nc_what);
 	log_warnx("nomad: %s", c->nc_error);
 	nomad_deliver(c);
 }
@@ -264,9 +263,8 @@ nomad_worker_exited(struct worker *w, const char *why)
 		c->nc_body = NULL;
 		c->nc_bodylen = 0;
 		c->nc_status = 0;
-		if (asprintf(&c->nc_error, "the nomadworker ended before "
-		    "answering (%s): %s", c->nc_what, why) == -1)
-			fatal("asprintf");
+		c->nc_error = xasprintf("the nomadworker ended before "
+		    "answering (%s): %s", c->nc_what, why);
 		nomad_complete_later(c);
 		n++;
 	}
@@ -718,10 +716,10 @@ nomad_finish(struct nomad_call *c)
 		if (c->nc_op != NOMAD_OP_ALLOC_LOGS) {
 			c->nc_json = json_loadb(c->nc_body, c->nc_bodylen,
 			    JSON_DECODE_ANY, &jerr);
-			if (c->nc_json == NULL && asprintf(&c->nc_error,
-			    "Nomad answered %u to %s with invalid JSON: %s",
-			    c->nc_status, c->nc_what, jerr.text) == -1)
-				fatal("asprintf");
+			if (c->nc_json == NULL)
+				c->nc_error = xasprintf("Nomad answered %u to "
+				    "%s with invalid JSON: %s", c->nc_status,
+				    c->nc_what, jerr.text);
 		}
 	} else if (c->nc_status != 0) {
 		/*
@@ -731,9 +729,9 @@ nomad_finish(struct nomad_call *c)
 		if (c->nc_bodylen > 0 && c->nc_body[0] != '\0')
 			c->nc_error = text_dup(c->nc_body, c->nc_bodylen,
 			    NOMAD_REASON_MAX, 0);
-		else if (asprintf(&c->nc_error, "HTTP %u with no message",
-		    c->nc_status) == -1)
-			fatal("asprintf");
+		else
+			c->nc_error = xasprintf("HTTP %u with no message",
+			    c->nc_status);
 	}
 	log_debug("nomad: request %u: %s: %u%s%s", c->nc_id, c->nc_what,
 	    c->nc_status, c->nc_error != NULL ? ": " : "",

@@ -27,6 +27,7 @@
 #include <event2/event.h>
 
 #include "log.h"
+#include "xmalloc.h"
 #include "nops.h"
 #include "proc.h"
 #include "conf.h"
@@ -351,13 +352,11 @@ nopsd_init(struct proc_ctx *pc)
 	if (env->n_statedir == NULL)
 		fatal("strdup");
 	nopsd_own_statedir(env->n_statedir);
-	if (asprintf(&copy, "%s/git", env->n_statedir) == -1)
-		fatal("asprintf");
+	copy = xasprintf("%s/git", env->n_statedir);
 	nopsd_mkdir(copy, 0700, env->n_uid, env->n_gid, 1);
 	free(copy);
 	/* The Nix children's directories, theirs too (nixrun.c). */
-	if (asprintf(&copy, "%s/" NIXRUN_DIR, env->n_statedir) == -1)
-		fatal("asprintf");
+	copy = xasprintf("%s/" NIXRUN_DIR, env->n_statedir);
 	nopsd_mkdir(copy, 0700, env->n_uid, env->n_gid, 1);
 	free(copy);
 	if (strcmp(env->n_conf->database, ":memory:") != 0)

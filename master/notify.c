@@ -144,9 +144,8 @@ notify_configure(const struct nops_conf *conf)
 		if (cn->topic != NULL) {
 			while (len > 0 && cn->url[len - 1] == '/')
 				len--;
-			if (asprintf(&n->n_url, "%.*s/%s", (int)len, cn->url,
-			    cn->topic) == -1)
-				fatal("asprintf");
+			n->n_url = xasprintf("%.*s/%s", (int)len, cn->url,
+			    cn->topic);
 		} else
 			n->n_url = xstrdup(cn->url);
 		if (cn->token_file != NULL && cfile_read(cn->token_file,
@@ -459,9 +458,9 @@ notify_deployment(int64_t id, enum deploy_state to)
 		deploy_free(&d);
 		return;
 	}
-	if (notify_dashboard != NULL && asprintf(&link, "%s/deployments/%lld",
-	    notify_dashboard, (long long)id) == -1)
-		fatal("asprintf");
+	if (notify_dashboard != NULL)
+		link = xasprintf("%s/deployments/%lld", notify_dashboard,
+		    (long long)id);
 	/* What the store holds is bounded; cut on a character anyway. */
 	if ((text = malloc(NOTIFY_TEXT_MAX)) == NULL)
 		fatal("malloc");

@@ -138,12 +138,10 @@ op_schema_file(struct op_frozen *of, const struct ejob *op, const char *rel)
 	int			 rv = -1;
 
 	slash = strrchr(op->ej_path, '/');
-	if (asprintf(&path, "%.*s%s%s", slash != NULL ?
+	path = xasprintf("%.*s%s%s", slash != NULL ?
 	    (int)(slash - op->ej_path) : 0, op->ej_path, slash != NULL ?
-	    "/" : "", rel) == -1)
-		fatal("asprintf");
-	if (asprintf(&of->of_schema_path, "%s:%s", op->ej_repo, path) == -1)
-		fatal("asprintf");
+	    "/" : "", rel);
+	of->of_schema_path = xasprintf("%s:%s", op->ej_repo, path);
 	for (i = 0; snap != NULL && i < snap->rs_nfiles; i++)
 		if (snap->rs_files[i].rf_kind == GITW_FILE_SCHEMA &&
 		    strcmp(snap->rs_files[i].rf_path, path) == 0)
@@ -289,23 +287,20 @@ operation_hash_text(const struct ejob *ej)
 	char		*buf = NULL, *line;
 	size_t		 i;
 
-	if (asprintf(&buf, "%s", "") == -1)
-		fatal("asprintf");
+	buf = xasprintf("%s", "");
 	for (i = 0; i < ej->ej_nops; i++) {
 		of = &ej->ej_ops[i];
-		if (asprintf(&line, "%soperation %s %s %s %s\n", buf,
+		line = xasprintf("%soperation %s %s %s %s\n", buf,
 		    of->of_name, of->of_job_id, of->of_spec_hash != NULL ?
 		    of->of_spec_hash : "-", of->of_error != NULL ?
-		    of->of_error : "") == -1)
-			fatal("asprintf");
+		    of->of_error : "");
 		free(buf);
 		buf = line;
 		/* A schema file is not in the job's spec: its hash is. */
 		if (of->of_schema_path == NULL)
 			continue;
-		if (asprintf(&line, "%sschema %s %s\n", buf,
-		    of->of_schema_path, of->of_schema_hash) == -1)
-			fatal("asprintf");
+		line = xasprintf("%sschema %s %s\n", buf,
+		    of->of_schema_path, of->of_schema_hash);
 		free(buf);
 		buf = line;
 	}
@@ -947,10 +942,9 @@ oprun_stderr(struct nomad_result *res, void *arg)
 	size_t		 olen = strlen(r->r_stdout);
 	char		*all, *out, *tail;
 
-	if (asprintf(&all, "%s%s%.*s", r->r_stdout, elen == 0 ? "" :
+	all = xasprintf("%s%s%.*s", r->r_stdout, elen == 0 ? "" :
 	    olen > 0 && r->r_stdout[olen - 1] != '\n' ? "\n--- stderr ---\n" :
-	    "--- stderr ---\n", (int)elen, e) == -1)
-		fatal("asprintf");
+	    "--- stderr ---\n", (int)elen, e);
 	n = strlen(all);
 	tail = n > OPERATION_OUTPUT_MAX ? all + n - OPERATION_OUTPUT_MAX : all;
 	/* sensitive: as it is, for the caller alone; else redacted */

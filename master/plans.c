@@ -352,9 +352,8 @@ plans_eval_files(const struct repo_snap *s, struct nixrun_file **filesp,
 	/* The wrapper, with the plan's path in it. */
 	if ((p = strstr(plans_wrapper, "PLANFILE")) == NULL)
 		fatalx("plans_wrapper");
-	if (asprintf(&wrapper, "%.*s%s%s", (int)(p - plans_wrapper),
-	    plans_wrapper, s->rs_plan_nix->rf_path, p + 8) == -1)
-		fatal("asprintf");
+	wrapper = xasprintf("%.*s%s%s", (int)(p - plans_wrapper),
+	    plans_wrapper, s->rs_plan_nix->rf_path, p + 8);
 	files[n].nf_path = "eval.nix";
 	files[n].nf_data = wrapper;
 	files[n].nf_size = strlen(wrapper);

@@ -433,8 +433,7 @@ repo_local_remotes(void)
 	TAILQ_FOREACH(r, &repo_list, r_entry) {
 		if (strncmp(r->r_url, "file://", 7) != 0)
 			continue;
-		if (asprintf(&t, "%s%s\n", s, r->r_url) == -1)
-			fatal("asprintf");
+		t = xasprintf("%s%s\n", s, r->r_url);
 		free(s);
 		s = t;
 	}
@@ -878,9 +877,7 @@ repo_snap_link(struct repo_snap *s)
 		base = base != NULL ? base + 1 : f->rf_path;
 		cut = strlen(f->rf_path) - (repo_endswith(base, ".nomad.hcl") ?
 		    10 : 6);
-		if (asprintf(&want, "%.*s.vars.hcl", (int)cut,
-		    f->rf_path) == -1)
-			fatal("asprintf");
+		want = xasprintf("%.*s.vars.hcl", (int)cut, f->rf_path);
 		for (j = 0; j < s->rs_nfiles; j++) {
 			v = &s->rs_files[j];
 			if (v->rf_kind == GITW_FILE_VARS &&

@@ -23,6 +23,7 @@
 
 #include "growbuf.h"
 #include "log.h"
+#include "xmalloc.h"
 #include "nops.h"
 #include "nomadworker.h"
 #include "nomad_curl.h"
@@ -372,9 +373,7 @@ nomad_http_start(uint32_t id, struct nomad_wire *w, uint32_t timeout_ms)
 	hr->hr_timeout_ms = timeout_ms;
 	hr->hr_resp.gb_first = 16384;
 	hr->hr_resp.gb_max = NOMAD_BODY_MAX;
-	if (asprintf(&hr->hr_url, "%s%s", http_conf.hc_base,
-	    hr->hr_wire.nw_path) == -1)
-		fatal("asprintf");
+	hr->hr_url = xasprintf("%s%s", http_conf.hc_base, hr->hr_wire.nw_path);
 	if ((hr->hr_retry = evtimer_new(http_base, http_retry_cb, hr)) ==
 	    NULL)
 		fatal("evtimer_new");
@@ -400,9 +399,7 @@ nomad_http_start(uint32_t id, struct nomad_wire *w, uint32_t timeout_ms)
 	/* No "Expect: 100-continue" round trip for larger bodies. */
 	hr->hr_headers = curl_slist_append(hr->hr_headers, "Expect:");
 	if (http_conf.hc_token != NULL) {
-		if (asprintf(&hdr, "X-Nomad-Token: %s",
-		    http_conf.hc_token) == -1)
-			fatal("asprintf");
+		hdr = xasprintf("X-Nomad-Token: %s", http_conf.hc_token);
 		hr->hr_headers = curl_slist_append(hr->hr_headers, hdr);
 		freezero(hdr, strlen(hdr));
 	}

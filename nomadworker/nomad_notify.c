@@ -23,6 +23,7 @@
 #include <event2/event.h>
 
 #include "log.h"
+#include "xmalloc.h"
 #include "imsg.h"
 #include "msg.h"
 #include "msgtab.h"
@@ -133,8 +134,7 @@ nn_header(struct notify_req *nr, const char *name, const char *value,
 {
 	char	*h;
 
-	if (asprintf(&h, "%s: %.*s", name, (int)len, value) == -1)
-		fatal("asprintf");
+	h = xasprintf("%s: %.*s", name, (int)len, value);
 	if ((nr->nr_headers = curl_slist_append(nr->nr_headers, h)) == NULL)
 		fatalx("curl_slist_append");
 	freezero(h, strlen(h));

@@ -38,8 +38,7 @@ plan_vadd(struct plan *pl, int error, const char *fmt, va_list ap)
 
 	if (error && pl->pl_nerrors_all++ >= PLAN_ERRORS_MAX)
 		return;
-	if (vasprintf(&s, fmt, ap) == -1)
-		fatal("vasprintf");
+	s = xvasprintf(fmt, ap);
 	/* cppcheck-suppress memleakOnRealloc ; fatal() exits */
 	if ((*list = reallocarray(*list, *n + 1, sizeof(**list))) == NULL)
 		fatal("reallocarray");

@@ -3,6 +3,8 @@
  */
 #include "config.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,4 +21,26 @@ xstrdup(const char *s)
 	if ((p = strdup(s)) == NULL)
 		fatal("strdup");
 	return p;
+}
+
+char *
+xasprintf(const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*s;
+
+	va_start(ap, fmt);
+	s = xvasprintf(fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+char *
+xvasprintf(const char *fmt, va_list ap)
+{
+	char	*s;
+
+	if (vasprintf(&s, fmt, ap) == -1)
+		fatal("vasprintf");
+	return s;
 }
