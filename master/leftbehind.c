@@ -391,14 +391,11 @@ static void
 lb_retry(struct api_req *req, struct api_resp *resp)
 {
 	struct lb_walk	 lw;
-	json_t		*body;
 	int64_t		 id;
 
-	if (lb_deployment_arg(req, resp, 0, &id) == -1)
+	if (lb_deployment_arg(req, resp, 0, &id) == -1 ||
+	    api_json_body_check(req, resp) == -1)
 		return;
-	if ((body = api_json_body(req, resp)) == NULL)
-		return;
-	json_decref(body);
 	if (lb_target_busy(resp, id))
 		return;
 	lw.lw_req = req;
