@@ -20,6 +20,9 @@
  *	giveway		as cgroup, and sleeping ~1 us every 250 us of a job
  *			(tried in nopsd in session 9 and taken out again: it
  *			did not shorten the tail; bench/README.md)
+ *	nice		as fair, at nice 19
+ *	yield		as fair, and calling sched_yield(2) every 250 us of a
+ *			job (not tried in nopsd yet)
  *
  * Prints one line: the mode, samples, p50, p90, p99 and the longest, in
  * microseconds.  Modes that need a cgroup print "skipped" with the reason
@@ -65,6 +68,17 @@ give_way(int sig)
 
 	(void)sig;
 	nanosleep(&t, NULL);
+	gave++;
+	errno = saved;
+}
+
+static void
+give_yield(int sig)
+{
+	int	 saved = errno;
+
+	(void)sig;
+	sched_yield();
 	gave++;
 	errno = saved;
 }
@@ -123,7 +137,10 @@ checks_child(int fd, const char *mode)
 	FILE			*f;
 	char			 c;
 
-	if (strcmp(mode, "fair") != 0) {
+	if (strcmp(mode, "nice") == 0)
+		(void)nice(19);
+	if (strcmp(mode, "fair") != 0 && strcmp(mode, "nice") != 0 &&
+	    strcmp(mode, "yield") != 0) {
 		setsid();
 		memset(&sp, 0, sizeof(sp));
 		sched_setscheduler(0, SCHED_IDLE, &sp);
@@ -134,15 +151,16 @@ checks_child(int fd, const char *mode)
 		fprintf(f, "0\n");
 		fclose(f);
 	}
-	if (strcmp(mode, "giveway") == 0) {
+	if (strcmp(mode, "giveway") == 0 || strcmp(mode, "yield") == 0) {
 		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = give_way;
+		sa.sa_handler = strcmp(mode, "yield") == 0 ? give_yield :
+		    give_way;
 		sa.sa_flags = SA_RESTART;
 		sigaction(SIGALRM, &sa, NULL);
 		prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	}
 	while (read(fd, &c, 1) == 1) {
-		if (strcmp(mode, "giveway") == 0)
+		if (strcmp(mode, "giveway") == 0 || strcmp(mode, "yield") == 0)
 			give_timer(1);
 		burn();
 		give_timer(0);
@@ -161,7 +179,8 @@ cmp(const void *a, const void *b)
 int
 main(int argc, char *argv[])
 {
-	const char	*modes[] = { "none", "fair", "idle", "cgroup", "giveway" };
+	const char	*modes[] = { "none", "fair", "idle", "cgroup", "giveway",
+			    "nice", "yield" };
 	const char	*mode;
 	pid_t		 checks[2] = { 0, 0 }, echo, feed = 0;
 	int		 jobs[2][2], sp[2], i, n, k, known = 0;
@@ -170,11 +189,11 @@ main(int argc, char *argv[])
 
 	if (argc != 3 || (n = atoi(argv[2]) * 1000000 / SAMPLE_US) <= 0) {
 		fprintf(stderr, "usage: wake_latency none|fair|idle|cgroup|"
-		    "giveway seconds\n");
+		    "giveway|nice|yield seconds\n");
 		return 1;
 	}
 	mode = argv[1];
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < (int)(sizeof(modes) / sizeof(modes[0])); i++)
 		known |= strcmp(mode, modes[i]) == 0;
 	if (!known) {
 		fprintf(stderr, "wake_latency: unknown mode %s\n", mode);
