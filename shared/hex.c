@@ -24,6 +24,12 @@ hex_encode(const void *data, size_t len, char *out)
 }
 
 int
+hex_lower(const char *s, size_t len)
+{
+	return strlen(s) == len && strspn(s, "0123456789abcdef") == len;
+}
+
+int
 hex_value(int c)
 {
 	if (c >= '0' && c <= '9')

@@ -12,6 +12,8 @@
 void	 hex_encode(const void *, size_t len, char *out);
 /* hex_value: a digit's value, or -1 if c is not a hex digit. */
 int	 hex_value(int c);
+/* hex_lower: 1 if s is exactly len lower-case hex digits, else 0. */
+int	 hex_lower(const char *s, size_t len);
 /*
  * hex_decode: exactly 2 * outlen digits (either case) into outlen bytes;
  * 0, or -1 if s is of another length or holds a non-digit.

@@ -11,6 +11,7 @@
 #include "msg.h"
 #include "nops.h"
 #include "wire.h"
+#include "hex.h"
 #include "wire_auth.h"
 
 /*
@@ -24,8 +25,7 @@
 static int
 wire_hash_ok(const char *s)
 {
-	return strlen(s) == WEB_HASH_HEX &&
-	    strspn(s, "0123456789abcdef") == WEB_HASH_HEX;
+	return hex_lower(s, WEB_HASH_HEX);
 }
 
 static const struct wire_field wire_auth_begin_fields[] = {

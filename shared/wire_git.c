@@ -11,6 +11,7 @@
 #include "msg.h"
 #include "nops.h"
 #include "wire.h"
+#include "hex.h"
 #include "wire_git.h"
 
 /*
@@ -19,13 +20,6 @@
  * fields in payload order, a check its layout's own rules, so two of
  * the same shape are still two layouts, with nothing to fold.
  */
-
-/* Lower-case hex of exactly len digits. */
-static int
-wire_git_hex(const char *s, size_t len)
-{
-	return strlen(s) == len && strspn(s, "0123456789abcdef") == len;
-}
 
 static const struct wire_field wire_git_repo_fields[] = {
 	WF_STR(git_repo, name, GITW_NAME_MAX),
@@ -66,7 +60,7 @@ wire_git_poll_check(struct msgr *r, const void *p)
 {
 	const struct wire_git_poll	*g = p;
 
-	if (*g->commit != '\0' && !wire_git_hex(g->commit,
+	if (*g->commit != '\0' && !hex_lower(g->commit,
 	    GITW_COMMIT_HEXLEN))
 		msg_fail(r, "commit id");
 }
@@ -113,7 +107,7 @@ wire_git_begin_check(struct msgr *r, const void *p)
 {
 	const struct wire_git_begin	*b = p;
 
-	if (!wire_git_hex(b->commit, GITW_COMMIT_HEXLEN))
+	if (!hex_lower(b->commit, GITW_COMMIT_HEXLEN))
 		msg_fail(r, "commit id");
 	else if (b->nfiles > GITW_LIMIT_FILES ||
 	    b->total > GITW_LIMIT_SNAP_SIZE)
@@ -144,7 +138,7 @@ wire_git_file_check(struct msgr *r, const void *p)
 		msg_fail(r, "file kind");
 	else if (f->size > GITW_LIMIT_FILE_SIZE)
 		msg_fail(r, "file size past the limit");
-	else if (!wire_git_hex(f->sha256, GITW_SHA256_HEXLEN))
+	else if (!hex_lower(f->sha256, GITW_SHA256_HEXLEN))
 		msg_fail(r, "sha256");
 }
 WIRE_DEFINE(git_file, wire_git_file_fields, wire_git_file_check)

@@ -428,6 +428,5 @@ web_token_eq(const char *a, const char *b)
 int
 web_token_valid(const char *s)
 {
-	return strlen(s) == WEB_TOKEN_HEXLEN &&
-	    strspn(s, "0123456789abcdef") == WEB_TOKEN_HEXLEN;
+	return hex_lower(s, WEB_TOKEN_HEXLEN);
 }

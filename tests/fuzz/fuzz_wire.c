@@ -8,7 +8,7 @@
 /* FUZZ-SOURCES: shared/wire.c shared/msg.c shared/imsg.c shared/log.c */
 /* FUZZ-SOURCES: shared/wire_git.c shared/wire_nomad.c */
 /* FUZZ-SOURCES: shared/wire_notify.c shared/wire_auth.c */
-/* FUZZ-SOURCES: shared/wire_proc.c shared/wire_hosts.c */
+/* FUZZ-SOURCES: shared/wire_proc.c shared/wire_hosts.c shared/hex.c */
 #include "config.h"
 
 #include <stdint.h>

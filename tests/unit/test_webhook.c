@@ -290,6 +290,15 @@ test_hex(void)
 	CHECK(hex_decode("", out, 0) == 0);
 	TEST_END();
 
+	TEST_BEGIN("hex_lower: exactly len lower-case digits");
+	CHECK(hex_lower("09af", 4));
+	CHECK(!hex_lower("09aF", 4));
+	CHECK(!hex_lower("09a", 4));
+	CHECK(!hex_lower("09af0", 4));
+	CHECK(!hex_lower("09g0", 4));
+	CHECK(hex_lower("", 0));
+	TEST_END();
+
 	TEST_BEGIN("percent-decoding: strict, lenient, plus, bounded");
 	{
 		char	 d[8];
