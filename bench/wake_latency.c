@@ -3,11 +3,12 @@
  * two processes burn CPU as nopsd's password checks do (bench/README.md,
  * wake_latency).  Built and run by bench/wake_latency.
  *
- *	wake_latency MODE SECONDS
+ *	wake_latency MODE SECONDS [apart]
  *
  * A parent sends one byte to an echoing child over a socketpair every 10
  * ms and times the answer: two wake-ups, as a request crosses the
- * webworker and the master.  Meanwhile, unless MODE is "none", two
+ * webworker and the master.  With "apart" the timing process is in a
+ * session (an autogroup) of its own, as a client of nopsd is.  Meanwhile, unless MODE is "none", two
  * "checks" processes take jobs of 57 ms of CPU (bcrypt at cost 10) at 20
  * a second, alternately, like auth_hash.c's pool:
  *
@@ -17,9 +18,11 @@
  *			without a CPU cgroup)
  *	cgroup		as idle, and in a CPU cgroup marked idle (nopsd as
  *			root with cgroup v1's cpu.idle, its default here)
- *	giveway		as cgroup, and sleeping ~1 us every 250 us of a job
- *			(tried in nopsd in session 9 and taken out again: it
- *			did not shorten the tail; bench/README.md)
+ *	giveway		as cgroup, and sleeping 20 us every 250 us of a job
+ *			(nopsd since session 10: auth_hash_give_way())
+ *	giveway1	as giveway, sleeping 1 us: session 9's try, which
+ *			did not shorten the tail (the sleep was mostly over
+ *			before the process left its CPU; bench/README.md)
  *	nice		as fair, at nice 19
  *	yield		as fair, and calling sched_yield(2) every 250 us of a
  *			job (not tried in nopsd yet)
@@ -50,6 +53,7 @@
 #define CGROUP		"/sys/fs/cgroup/cpu/nops-bench-wake"
 
 static volatile sig_atomic_t	 gave;
+static long			 give_ns = 20000;	/* giveway's sleep */
 
 static double
 now(void)
@@ -63,7 +67,7 @@ now(void)
 static void
 give_way(int sig)
 {
-	struct timespec	 t = { 0, 1000 };
+	struct timespec	 t = { 0, give_ns };
 	int		 saved = errno;
 
 	(void)sig;
@@ -180,28 +184,34 @@ int
 main(int argc, char *argv[])
 {
 	const char	*modes[] = { "none", "fair", "idle", "cgroup", "giveway",
-			    "nice", "yield" };
-	const char	*mode;
-	pid_t		 checks[2] = { 0, 0 }, echo, feed = 0;
-	int		 jobs[2][2], sp[2], i, n, k, known = 0;
+			    "giveway1", "nice", "yield" };
+	const char	*mode, *label;
+	pid_t		 checks[2] = { 0, 0 }, echo, feed = 0, timer = -1;
+	int		 jobs[2][2], sp[2], i, n, k, known = 0, apart, st;
 	double		*s, t, a;
 	char		 c, why[256];
 
-	if (argc != 3 || (n = atoi(argv[2]) * 1000000 / SAMPLE_US) <= 0) {
+	apart = argc == 4 && strcmp(argv[3], "apart") == 0;
+	if ((argc != 3 && !apart) ||
+	    (n = atoi(argv[2]) * 1000000 / SAMPLE_US) <= 0) {
 		fprintf(stderr, "usage: wake_latency none|fair|idle|cgroup|"
-		    "giveway|nice|yield seconds\n");
+		    "giveway|giveway1|nice|yield seconds [apart]\n");
 		return 1;
 	}
-	mode = argv[1];
+	mode = label = argv[1];
 	for (i = 0; i < (int)(sizeof(modes) / sizeof(modes[0])); i++)
 		known |= strcmp(mode, modes[i]) == 0;
 	if (!known) {
 		fprintf(stderr, "wake_latency: unknown mode %s\n", mode);
 		return 1;
 	}
+	if (strcmp(mode, "giveway1") == 0) {
+		give_ns = 1000;
+		mode = "giveway";
+	}
 	if ((strcmp(mode, "cgroup") == 0 || strcmp(mode, "giveway") == 0) &&
 	    cgroup_make(why, sizeof(why)) == -1) {
-		printf("%-8s skipped: %s\n", mode, why);
+		printf("%-8s skipped: %s\n", label, why);
 		return 0;
 	}
 	if (strcmp(mode, "none") != 0) {
@@ -239,6 +249,15 @@ main(int argc, char *argv[])
 	close(sp[1]);
 	if ((s = calloc(n, sizeof(*s))) == NULL)
 		return 1;
+	/* apart: the timing in a child that is a session of its own */
+	if (apart && (timer = fork()) != 0) {
+		if (timer == -1 || waitpid(timer, &st, 0) == -1 ||
+		    !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			timer = -2;
+		goto done;
+	}
+	if (apart)
+		(void)setsid();
 	usleep(200000);		/* the checks under way */
 	for (k = 0; k < n; k++) {
 		c = 'p';
@@ -249,8 +268,14 @@ main(int argc, char *argv[])
 		usleep(SAMPLE_US);
 	}
 	qsort(s, n, sizeof(*s), cmp);
-	printf("%-8s n %d p50 %.0f p90 %.0f p99 %.0f max %.0f us\n", mode, n,
-	    s[n / 2], s[n * 9 / 10], s[n * 99 / 100], s[n - 1]);
+	printf("%-8s%s n %d p50 %.0f p90 %.0f p99 %.0f max %.0f us\n", label,
+	    apart ? " apart" : "", n, s[n / 2], s[n * 9 / 10], s[n * 99 / 100],
+	    s[n - 1]);
+	if (timer == 0) {
+		fflush(stdout);
+		_exit(0);
+	}
+done:
 	if (feed != 0)
 		kill(feed, SIGKILL);
 	kill(echo, SIGKILL);
@@ -261,5 +286,5 @@ main(int argc, char *argv[])
 		;
 	if (strcmp(mode, "cgroup") == 0 || strcmp(mode, "giveway") == 0)
 		(void)rmdir(CGROUP);	/* busy: another run uses it */
-	return 0;
+	return timer == -2;
 }

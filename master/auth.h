@@ -94,6 +94,8 @@ int		 auth_hash_reap(pid_t, int);
 void		 auth_hash_init(void);	/* at start: the pool, before the store */
 void		 auth_hash_cgroup(uid_t, gid_t);	/* as root, before confinement */
 void		 auth_hash_shutdown(void);
+struct metrics_out;
+void		 auth_hash_metrics(struct metrics_out *);
 /* A check waiting this long (s) gives the idle hashing cgroup a fair share. */
 #define AUTH_HASH_IDLE_WAIT	1
 

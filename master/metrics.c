@@ -490,6 +490,7 @@ metrics_render(const struct api_req *req, size_t *len)
 	webhook_metrics(&mo);
 	notify_metrics(&mo);
 	webpub_metrics(&mo);
+	auth_hash_metrics(&mo);
 	*len = mo.mo_text.gb_len;
 	return mo.mo_text.gb_buf;
 }

@@ -52,6 +52,9 @@ static const struct sandbox_syscall nopsd_rows[] = {
 	 */
 	SANDBOX_ALLOW(setsid),
 	SANDBOX_ALLOW_ARG2(sched_setscheduler, 0, 0, 1, SCHED_IDLE),
+	/* ... and their give-way timer (its own thread's slack, its timer) */
+	SANDBOX_ALLOW_ARG(prctl, 0, PR_SET_TIMERSLACK),
+	SANDBOX_ALLOW(setitimer),
 	SANDBOX_ALLOW(execve),
 	SANDBOX_ALLOW(wait4),
 	SANDBOX_ALLOW(waitid),

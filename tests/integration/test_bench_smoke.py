@@ -42,7 +42,7 @@ CASES = [
     ("web_idle_flood", ["20"], r"ratio \(flood / alone\): median [\d.]+",
      ()),
     ("wake_latency", ["1", "1"],
-     r"\| none \| \d+ \| \d+ \| 1\.00 \|(.|\n)*\| giveway \| ", ()),
+     r"\| none \| \d+ \| \d+ \| 1\.00 \|(.|\n)*\| giveway \| (.|\n)*\| giveway apart \| ", ()),
     ("webhook_latency", ["5", "2"],
      r"p50 [\d.]+ ms, p99 [\d.]+ ms(.|\n)*nomadsim alone", ()),
 ]

@@ -319,6 +319,12 @@ def case_login(w):
     ok("lockout: /metrics counts every failed login and the lines held "
        "back", m and int(m.group(1)) == 79 and s and int(s.group(1)) > 0,
        (m and m.group(0), s and s.group(0)))
+    # A check at bcrypt cost 10 runs about 57 ms: its process gives way
+    # every 250 us of it (auth_hash.c), some 200 times per check.
+    g = re.search(r'^nops_auth_hash_gave_way_total (\d+)$', text, re.M)
+    ok("lockout: the checks' processes gave way while hashing (at least "
+       "50 times for the checks of 79 logins)",
+       g and int(g.group(1)) >= 50, g and g.group(0))
 
 
 def case_webhook_flood(w):
