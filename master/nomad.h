@@ -163,13 +163,18 @@ int	 nomad_cache_get(const uint8_t *key, uint32_t *status,
 void	 nomad_cache_put(const uint8_t *key, uint32_t status,
 	    uint64_t index, json_t *json, const char *error, size_t size);
 
+/*
+ * The Meta of a dispatch of the parameterized job spec: each key it
+ * declares that kv (key, value, ..., NULL) names, with its value.
+ */
+json_t	*nomad_dispatch_meta(const json_t *, const char *const *);
+
 #ifdef NOPS_TEST_HOOKS
 /*
  * POST /api/v1/debug/nomad: run one call from a JSON description and
  * answer with its result through answer(ctx, status, body) later.
  * Returns 0, or -1 with a reason in err (answer is then not called).
  */
-json_t	*nomad_dispatch_meta(const json_t *, const char *const *);
 int	 nomad_debug(json_t *req, void (*answer)(void *, int, json_t *),
 	    void *ctx, char *err, size_t errlen);
 #endif
