@@ -77,8 +77,9 @@ const char *git_errmsg(void);
 /*
  * Read the repository's files at commit and send them as one snapshot;
  * a file as it was in the last snapshot sent goes as "the same" when the
- * master's known commit is that snapshot's.  Returns 0 once sent; -1 with err set, and *corrupt set when the cache
- * could not be read (the caller rebuilds it).
+ * master's known commit is that snapshot's.  Returns 0 once sent; -1
+ * with err set, and *corrupt set when the cache could not be read (the
+ * caller rebuilds it).
  */
 int	 git_snapshot(struct git_repo *, uint32_t seq, git_repository *,
 	    const git_oid *, const char *known, uint32_t flags, char *err,

@@ -3,8 +3,9 @@
  * AUTHENTICATION).  Failures are counted per source (an address, or the
  * /64 of an IPv6 one) and per user name, in a fixed window of 5 minutes,
  * and of everyone together over the last minute (sliding, in 5-second
- * steps, so that failures spread across a minute's edge still count).  The rule that makes it safe:
- * only sources that have failed are ever refused.
+ * steps, so that failures spread across a minute's edge still count).
+ * The rule that makes it safe: only sources that have failed are ever
+ * refused.
  *
  * - A source with 5 failures waits until its window ends.
  * - A user name with 5 failures (from anywhere) is under attack: a

@@ -142,7 +142,8 @@ hosts_probe_repo(const char *repo)
 }
 
 static void
-hosts_spec_hash(const struct plan *pl, char **spec, char hash[ENGINE_HASHLEN + 1])
+hosts_spec_hash(const struct plan *pl, char **spec,
+    char hash[ENGINE_HASHLEN + 1])
 {
 	json_t	*j = plan_spec_json(pl);
 

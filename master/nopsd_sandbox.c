@@ -1,14 +1,14 @@
 /*
  * The master's sandbox: the profile of its row of the process table
  * (master/proc.c), which proc_run() applies once the start-up as root is
- * done and before the first worker starts.  A seccomp filter is inherited by every child and across
- * execve, so this one is also the ceiling of every worker: it holds the
- * rows the workers' own filters allow (they narrow it further), what a
- * re-executed worker needs until its own filter is on (the dynamic
- * loader, its privilege drop), and what the master itself does (SQLite,
- * supervision).  What no process of nopsd needs stays out: ptrace,
- * process_vm_*, modules, bpf, keyctl, mount, namespaces, reboot, and
- * every identity change but to the workers' ids.
+ * done and before the first worker starts.  A seccomp filter is inherited
+ * by every child and across execve, so this one is also the ceiling of
+ * every worker: it holds the rows the workers' own filters allow (they
+ * narrow it further), what a re-executed worker needs until its own
+ * filter is on (the dynamic loader, its privilege drop), and what the
+ * master itself does (SQLite, supervision).  What no process of nopsd
+ * needs stays out: ptrace, process_vm_*, modules, bpf, keyctl, mount,
+ * namespaces, reboot, and every identity change but to the workers' ids.
  */
 #include "config.h"
 

@@ -138,7 +138,8 @@ static const struct openapi_op openapi_ops[] = {
 	    "/api/v1/jobs/{namespace}/{job}/actions/{job_action}", "jobs",
 	    "The generic action procedure of a job: deploy-now, pause, "
 	    "resume, suspend, unsuspend, or an operation <job>.<operation>",
-	    "the action's capability (deploy-now, pause, suspend, operate)", "JobAction", 200, "JobActionDone",
+	    "the action's capability (deploy-now, pause, suspend, operate)",
+	    "JobAction", 200, "JobActionDone",
 	    "202 400 401 403 404 409 415 422 429 500", NULL, 0 },
 	{ "GET", "/api/v1/jobs/*/*/operations/runs",
 	    "/api/v1/jobs/{namespace}/{job}/operations/runs", "jobs",

@@ -199,7 +199,8 @@ webhook_post(struct api_req *req, struct api_resp *resp)
 	kind = wr.wr_gitea != NULL ? "gitea" : wr.wr_hub256 != NULL ?
 	    "github" : "gitlab";
 
-	v = webhook_verify(&wr, (const uint8_t *)wh->wh_secret, wh->wh_secretlen, &why);
+	v = webhook_verify(&wr, (const uint8_t *)wh->wh_secret,
+	    wh->wh_secretlen, &why);
 	if (v != WEBHOOK_VALID) {
 		wh->wh_rejected++;
 		log_flood(&webhook_flood, "webhook from %s for %s rejected: "

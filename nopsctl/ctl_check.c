@@ -4,9 +4,10 @@
  * asked: a small reader of HCL's native syntax (shared/hcl.c) finds the
  * job block, its namespace, type, parameterized block and meta, with the
  * line of each, and reports a syntax error (an unclosed string, block or
- * comment) with its line.  What only Nomad can judge (the job's fields, expressions
- * that need variables) is left to it; a meta value set by an expression
- * is said to be unchecked.  Errors and warnings are FILE:LINE: lines.
+ * comment) with its line.  What only Nomad can judge (the job's fields,
+ * expressions that need variables) is left to it; a meta value set by an
+ * expression is said to be unchecked.  Errors and warnings are FILE:LINE:
+ * lines.
  */
 #include "config.h"
 

@@ -21,7 +21,8 @@ void	 log_warnx(const char *, ...) __attribute__((__format__(printf, 1, 2)));
 void	 log_info(const char *, ...) __attribute__((__format__(printf, 1, 2)));
 void	 log_debug(const char *, ...) __attribute__((__format__(printf, 1, 2)));
 void	 logit(int, const char *, ...) __attribute__((__format__(printf, 2, 3)));
-void	 vlog(int, const char *, va_list) __attribute__((__format__(printf, 2, 0)));
+void	 vlog(int, const char *, va_list)
+	    __attribute__((__format__(printf, 2, 0)));
 /*
  * fatal: log "fatal in PROCESS: FUNCTION: message: strerror(errno)" and
  * exit 1; fatalx: the same without errno.  The macros put the calling

@@ -275,7 +275,8 @@ sandbox_drop_keep(const char *procname, const char *chroot_dir, uid_t uid,
 	/* From here on, fatal() names the process. */
 	log_procinit(procname);
 	if (uid == 0 || gid == 0)
-		fatalx("refusing to run as uid %u gid %u", (unsigned int)uid, (unsigned int)gid);
+		fatalx("refusing to run as uid %u gid %u", (unsigned int)uid,
+		    (unsigned int)gid);
 	sandbox_single_threaded();
 
 	if (chroot_dir != NULL) {
@@ -329,12 +330,14 @@ sandbox_drop_keep(const char *procname, const char *chroot_dir, uid_t uid,
 		fatal("getresuid/getresgid");
 	if (ruid != uid || euid != uid || suid != uid ||
 	    rgid != gid || egid != gid || sgid != gid)
-		fatalx("ids are not %u/%u after the drop", (unsigned int)uid, (unsigned int)gid);
+		fatalx("ids are not %u/%u after the drop", (unsigned int)uid,
+		    (unsigned int)gid);
 	ngroups = getgroups(2, groups);
 	if (ngroups != 0)
 		fatalx("supplementary groups remain after the drop");
 	if (sandbox_caps() != caps)
-		fatalx("capabilities %#llx remain, not %#llx", (unsigned long long)sandbox_caps(),
+		fatalx("capabilities %#llx remain, not %#llx",
+		    (unsigned long long)sandbox_caps(),
 		    (unsigned long long)caps);
 	if (caps == 0) {
 		if (setresuid(0, 0, 0) != -1 || setuid(0) != -1 ||
