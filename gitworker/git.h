@@ -44,7 +44,8 @@ struct git_repo {
 	size_t			 gr_knownlen;
 	char			 gr_cache[512];	/* its bare repository */
 	int			 gr_cleaned;	/* stale lock files removed */
-	git_repository		*gr_git;	/* the cache, open between polls */
+	git_repository		*gr_git;	/* the cache, open between
+						   polls */
 	/* The last snapshot sent, and its commit ("": none). */
 	struct git_last		*gr_last;
 	size_t			 gr_nlast;

@@ -57,7 +57,8 @@ struct ssh_run {
 	uint32_t		 sr_timeout;
 	void			*sr_stdin;
 	size_t			 sr_stdinlen;
-	int			 sr_fd;		/* stdin after sr_stdin, or -1 */
+	int			 sr_fd;		/* stdin after sr_stdin,
+						   or -1 */
 	int64_t			 sr_ms;		/* how long it took */
 	/* the result */
 	int32_t			 sr_status;

@@ -98,7 +98,8 @@ token_list(struct ctl *ctl)
 	t = table_new(8, "ID", "NAME", "POLICY", "STATE", "CREATED BY",
 	    "CREATED", "EXPIRES", "LAST USED");
 	json_array_foreach(items, i, tok) {
-		table_row(t, ctl_num(id, sizeof(id), tok, "id"), ctl_str(tok, "name", "?"),
+		table_row(t, ctl_num(id, sizeof(id), tok, "id"),
+		    ctl_str(tok, "name", "?"),
 		    ctl_str(tok, "policy", "?"), ctl_str(tok, "state", "?"),
 		    ctl_str(tok, "created_by", "?"),
 		    ctl_str(tok, "created_at", NULL),

@@ -354,8 +354,9 @@ check_across(struct jobfile *jfs, size_t n)
 					    "among the files checked",
 					    k == 0 ? "pre" : "post", names[j]);
 				else if (h->jm.jm_role != META_HOOK)
-					jf_issue(jf, line, 1, "%s hook %s: %s is "
-					    "not a hook (nops_role = \"hook\")",
+					jf_issue(jf, line, 1,
+					    "%s hook %s: %s is not a hook "
+					    "(nops_role = \"hook\")",
 					    k == 0 ? "pre" : "post", names[j],
 					    h->path);
 				else if (h->errors > 0)

@@ -232,8 +232,8 @@ issues_print(json_t *issues)
 	printf("\nissues:\n");
 	t = table_new(3, "SEVERITY", "KEY", "MESSAGE");
 	json_array_foreach(issues, i, v)
-		table_row(t, ctl_str(v, "severity", "?"), ctl_str(v, "key", "?"),
-		    ctl_str(v, "message", "?"));
+		table_row(t, ctl_str(v, "severity", "?"),
+		    ctl_str(v, "key", "?"), ctl_str(v, "message", "?"));
 	table_out(t, 2);
 }
 
@@ -309,7 +309,8 @@ cmd_jobs(struct ctl *ctl, int argc, char **argv)
 	t = table_new(8, "NAMESPACE", "JOB", "ROLE", "POLICY", "DRIFT",
 	    "STATE", "DEPLOYMENT", "NOTE");
 	json_array_foreach(items, i, j) {
-		table_row(t, ctl_str(j, "namespace", "?"), ctl_str(j, "id", "?"),
+		table_row(t, ctl_str(j, "namespace", "?"),
+		    ctl_str(j, "id", "?"),
 		    ctl_str(j, "role", "?"), ctl_str(j, "policy", "?"),
 		    json_is_true(json_object_get(j, "drift")) ? "yes" : "no",
 		    ctl_str(j, "state", NULL),
@@ -357,7 +358,8 @@ cmd_deployments(struct ctl *ctl, int argc, char **argv)
 	t = table_new(8, "ID", "JOB", "STATE", "POLICY", "COMMIT", "CREATED",
 	    "UPDATED", "REASON");
 	json_array_foreach(items, i, d) {
-		snprintf(job, sizeof(job), "%s/%s", ctl_str(d, "namespace", "?"),
+		snprintf(job, sizeof(job), "%s/%s",
+		    ctl_str(d, "namespace", "?"),
 		    ctl_str(d, "job", ctl_str(d, "plan", "?")));
 		/* Twelve hex digits name a commit, as git log --oneline. */
 		snprintf(commit, sizeof(commit), "%.12s", ctl_str(d, "commit",
@@ -419,7 +421,8 @@ health_print(json_t *h)
 	t = table_new(4, "ALLOCATION", "GROUP", "STATUS", "HEALTHY");
 	json_array_foreach(json_object_get(h, "allocations"), i, a) {
 		s = xasprintf("%.8s%s", ctl_str(a, "id", "?"),
-		    json_is_true(json_object_get(a, "canary")) ? " canary" : "");
+		    json_is_true(json_object_get(a, "canary")) ? " canary" :
+		    "");
 		table_row(t, s, ctl_str(a, "group", "?"),
 		    ctl_str(a, "client_status", "?"),
 		    json_is_true(json_object_get(a, "healthy")) ? "yes" :

@@ -279,7 +279,8 @@ table_out(struct ctl_table *t, int indent)
 static const char *
 diff_mark(json_t *node)
 {
-	const char	*type = json_string_value(json_object_get(node, "Type"));
+	const char	*type = json_string_value(json_object_get(node,
+	    "Type"));
 
 	if (type == NULL)
 		return "?";

@@ -587,8 +587,8 @@ ctl_repo_detail(json_t *r)
 		safe_printf("subject    %s\n", ctl_str(r, "subject", ""));
 		safe_printf("author     %s, %s\n", ctl_str(r, "author", ""),
 		    ctl_str(r, "commit_time", "?"));
-		safe_printf("snapshot   %lld: %lld files (%lld jobs, %lld bytes), "
-		    "fetched %s\n",
+		safe_printf("snapshot   %lld: %lld files (%lld jobs, "
+		    "%lld bytes), fetched %s\n",
 		    ctl_int(r, "generation"), ctl_int(r, "file_count"),
 		    ctl_int(r, "job_count"), ctl_int(r, "bytes"),
 		    ctl_str(r, "fetched_at", "?"));
