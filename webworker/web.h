@@ -37,7 +37,8 @@ struct evhttp;
 struct evhttp_request;
 
 /* Limits (libevent's defaults are unlimited: each one is set). */
-#define WEB_HEADERS_SIZE	(16 * 1024)	/* request line + headers: 431 */
+#define WEB_HEADERS_SIZE	(16 * 1024)	/* request line + headers:
+						   431 */
 #define WEB_HEADERS_HARD	(64 * 1024)	/* libevent's, never reached */
 #define WEB_IDLE_TIMEOUT	30	/* s: no byte either way; keep-alive */
 /* WEB_IDLE_TIMEOUT, or a test hook's "idle-timeout:N" (1 to 30 s). */
@@ -280,7 +281,8 @@ struct web_edge {
 struct web_conn {
 	struct bufferevent	*wn_bev;	/* NULL: a free slot */
 	struct web_listener	*wn_wl;
-	uint32_t		 wn_gen;	/* bumped when the slot is freed */
+	uint32_t		 wn_gen;	/* bumped when the slot is
+					   freed */
 	int			 wn_busy;	/* requests being answered */
 	int			 wn_refused;	/* came past the cap */
 	int			 wn_nodelay;	/* TCP_NODELAY set */
@@ -369,7 +371,8 @@ struct web_view {
 	json_t		*wv_session;	/* GET /api/v1/session, or NULL */
 	int		 wv_refresh;	/* seconds; 0: none */
 	int		 wv_local;	/* the control socket's admin */
-	const char	*wv_notice;	/* after an action: fixed text, or NULL */
+	const char	*wv_notice;	/* after an action: fixed text,
+					   or NULL */
 	struct web_splices *wv_splices;	/* rendering for reuse, or NULL */
 };
 const char *html_done_text(const char *action);
@@ -402,11 +405,12 @@ void	 html_job(struct growbuf *, const struct web_view *, json_t *job,
 	    json_t *deployments);
 
 /* web_html_action.c: controls drawn from an "actions" list */
-void	 html_operation_run(struct growbuf *, const struct web_view *, json_t *);
+void	 html_operation_run(struct growbuf *, const struct web_view *,
+	    json_t *);
 void	 html_left_behind(struct growbuf *, const struct web_view *, json_t *,
 	    const char *deployment);
-void	 html_actions(struct growbuf *, const struct web_view *, json_t *actions,
-	    const char *base);
+void	 html_actions(struct growbuf *, const struct web_view *,
+	    json_t *actions, const char *base);
 
 /* web_html_deploy.c */
 void	 html_deployments(struct growbuf *, const struct web_view *, json_t *,

@@ -207,7 +207,8 @@ web_page_login(struct web_page *pg)
 	for (i = 0; i < pg->wg_ncalls; i++)
 		for (j = 0; j < pg->wg_calls[i].wk_ncookies; j++)
 			if (cookie == NULL ||
-			    strcmp(cookie, pg->wg_calls[i].wk_cookies[j]) != 0) {
+			    strcmp(cookie,
+			    pg->wg_calls[i].wk_cookies[j]) != 0) {
 				cookie = pg->wg_calls[i].wk_cookies[j];
 				web_add_header(&pg->wg_rq, "Set-Cookie",
 				    cookie);

@@ -221,7 +221,8 @@ web_doc_evict(const struct web_doc *keep)
 	struct web_doc	*d;
 
 	TAILQ_FOREACH(d, &web_lru, wd_lru)
-		/* cppcheck-suppress nullPointerRedundantCheck ; d != NULL in the loop */
+		/* cppcheck-suppress nullPointerRedundantCheck ; d != NULL in
+		   the loop */
 		if (d->wd_nwaiters == 0 && d != keep) {
 			web_doc_drop(d, 1);
 			return 0;

@@ -93,7 +93,8 @@ static int
 html_diff_changes(json_t *o, int depth)
 {
 	json_t		*f, *sub;
-	const char	*list[] = { "Fields", "Objects", "TaskGroups", "Tasks" };
+	const char	*list[] = { "Fields", "Objects", "TaskGroups",
+	    "Tasks" };
 	size_t		 i, k;
 	int		 n = 0;
 
@@ -360,9 +361,9 @@ html_health(struct growbuf *b, json_t *h)
 	if (json_is_object(nd)) {
 		strlcpy(id8, jstr(nd, "id") != NULL ? jstr(nd, "id") : "",
 		    sizeof(id8));
-		wbuf_htmlf(b, "<p>Nomad deployment <code title=\"%s\">%s</code> "
-		    "of version %lld: ", jstr(nd, "id"), id8,
-		    jint(nd, "job_version"));
+		wbuf_htmlf(b, "<p>Nomad deployment "
+		    "<code title=\"%s\">%s</code> of version %lld: ",
+		    jstr(nd, "id"), id8, jint(nd, "job_version"));
 		html_state(b, jstr(nd, "status"));
 		wbuf_htmlf(b, " <span class=\"muted\">%s</span></p>",
 		    jstr(nd, "description"));
@@ -409,9 +410,10 @@ html_health(struct growbuf *b, json_t *h)
 			    "healthy")) ? "no" : "not yet");
 			json_array_foreach(json_object_get(a, "events"), j,
 			    ev)
-				wbuf_htmlf(b, "<div>%s: %s <span class=\"muted\">"
-				    "%s</span></div>", jstr(ev, "type"),
-				    jstr(ev, "message"), jstr(ev, "task"));
+				wbuf_htmlf(b, "<div>%s: %s "
+				    "<span class=\"muted\">%s</span></div>",
+				    jstr(ev, "type"), jstr(ev, "message"),
+				    jstr(ev, "task"));
 			growbuf_puts(b, "</td></tr>");
 		}
 		growbuf_puts(b, "</table>");

@@ -37,7 +37,8 @@ struct web_kept {
 	size_t			 wp_nvers;
 	struct web_blob		*wp_html;
 	struct web_splices	 wp_sp;
-	uint64_t		 wp_used;	/* for the least recently used */
+	uint64_t		 wp_used;	/* for the least recently
+						   used */
 };
 
 static struct web_kept	 web_kept[WEB_PAGES_KEPT];
@@ -132,7 +133,8 @@ web_kept_find(struct web_page *pg)
 		k = &web_kept[i];
 		if (k->wp_target == NULL || k->wp_class != pg->wg_class ||
 		    k->wp_kind != pg->wg_kind || k->wp_what != pg->wg_what ||
-		    k->wp_local != (pg->wg_rq.wr_client.wc_peer == WEB_PEER_LOCAL) ||
+		    k->wp_local !=
+		    (pg->wg_rq.wr_client.wc_peer == WEB_PEER_LOCAL) ||
 		    strcmp(k->wp_target, pg->wg_rq.wr_target) != 0)
 			continue;
 		return k;
@@ -248,7 +250,8 @@ web_pages_answer(struct web_rq *rq)
 	struct web_ident	 id;
 	struct web_kept		*k = NULL;
 	size_t			 i;
-	int			 local = rq->wr_client.wc_peer == WEB_PEER_LOCAL;
+	int			 local = rq->wr_client.wc_peer ==
+	    WEB_PEER_LOCAL;
 
 	if (!web_auth_ready())
 		return 0;

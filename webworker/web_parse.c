@@ -101,7 +101,8 @@ wbuf_vhtmlf(struct growbuf *b, const char *fmt, va_list ap)
 			break;
 		case 'd':
 			if (lng == 0)
-				snprintf(num, sizeof(num), "%d", va_arg(ap, int));
+				snprintf(num, sizeof(num), "%d",
+				    va_arg(ap, int));
 			else if (lng == 1)
 				snprintf(num, sizeof(num), "%ld",
 				    va_arg(ap, long));

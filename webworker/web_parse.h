@@ -12,14 +12,16 @@
 
 #include "growbuf.h"
 
-#define WEB_FORM_MAX		(16 * 1024)	/* an urlencoded body or query */
+#define WEB_FORM_MAX		(16 * 1024)	/* an urlencoded body or
+						   query */
 #define WEB_FORM_FIELDS_MAX	16
 #define WEB_FORM_NAME_MAX	32
 #define WEB_FORM_VALUE_MAX	4096
 #define WEB_COOKIE_VALUE_MAX	256
 #define WEB_SEGS_MAX		8		/* path segments of a page */
 #define WEB_SEG_MAX		256		/* one segment, decoded */
-#define WEB_TOKEN_HEXLEN	64		/* a form token: 32 random bytes */
+#define WEB_TOKEN_HEXLEN	64		/* a form token: 32 random
+						   bytes */
 
 /*
  * Pages are built in a growbuf (shared/growbuf.h) with growbuf_add and

@@ -60,7 +60,8 @@ struct event_base		*web_base;
 struct imsgev			 web_iev;
 static struct web_listeners	 web_listeners =
 				    TAILQ_HEAD_INITIALIZER(web_listeners);
-static struct web_pendings	 web_pending = TAILQ_HEAD_INITIALIZER(web_pending);
+static struct web_pendings	 web_pending =
+				    TAILQ_HEAD_INITIALIZER(web_pending);
 static size_t			 web_npending;
 static uint32_t			 web_nextid = 1;
 
@@ -357,7 +358,8 @@ web_add_headers(struct wire_web_request *q, struct evhttp_request *req,
     int page, const char *csrf)
 {
 	struct evkeyvalq	*in = evhttp_request_get_input_headers(req);
-	const char *const	*list = page ? web_page_headers : web_fwd_headers;
+	const char *const	*list = page ? web_page_headers :
+				    web_fwd_headers;
 	size_t			 nlist = page ?
 				    sizeof(web_page_headers) / sizeof(list[0]) :
 				    sizeof(web_fwd_headers) / sizeof(list[0]);
@@ -418,7 +420,10 @@ web_send(uint32_t id, struct web_rq *rq, int page, const char *method,
 	if (q.peer == WEB_PEER_LOCAL) {
 		if ((fd = web_request_fd(rq->wr_req)) == -1 ||
 		    (fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) == -1) {
-			/* The client is gone: nobody to answer with authority. */
+			/*
+			 * The client is gone: nobody to answer with
+			 * authority.
+			 */
 			log_debug("request %u: its control connection is gone",
 			    id);
 			q.peer = WEB_PEER_TCP;
