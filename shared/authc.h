@@ -25,7 +25,8 @@ int		 auth_token_wellformed(const char *);
 /* 43 base64url characters. */
 int		 auth_session_wellformed(const char *);
 /* A session's CSRF token, derived from its id (HMAC-SHA256). */
-void		 auth_csrf_token(const char *sid, char out[AUTH_SECRET_B64 + 1]);
+void		 auth_csrf_token(const char *sid,
+		    char out[AUTH_SECRET_B64 + 1]);
 /* The value of cookie name in a Cookie header, copied to out; 1 found. */
 int		 auth_cookie_get(const char *header, const char *name,
 		    char *out, size_t outlen);

@@ -28,7 +28,8 @@ struct growbuf {
 	size_t	 gb_len;	/* without the NUL */
 	size_t	 gb_size;
 	size_t	 gb_first;	/* first allocation; 0: GROWBUF_FIRST */
-	size_t	 gb_max;	/* most bytes held (without the NUL); 0: no cap */
+	size_t	 gb_max;	/* most bytes held (without the NUL);
+				   0: no cap */
 	int	 gb_err;	/* sticky: 0 or a GROWBUF_ code above */
 };
 

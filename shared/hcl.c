@@ -76,8 +76,8 @@ hcl_oom(void)
 static int
 lx_peek(struct hcl_lex *jf, size_t off)
 {
-	return jf->pos + off < jf->len ? (unsigned char)jf->data[jf->pos + off] :
-	    -1;
+	return jf->pos + off < jf->len ?
+	    (unsigned char)jf->data[jf->pos + off] : -1;
 }
 
 static void
@@ -141,7 +141,8 @@ lx_string(struct hcl_lex *jf, struct tok *t)
 			buf_addc(&b, &len, &cap, c);
 			continue;
 		}
-		if (c == '$' && lx_peek(jf, 0) == '$' && lx_peek(jf, 1) == '{') {
+		if (c == '$' && lx_peek(jf, 0) == '$' &&
+		    lx_peek(jf, 1) == '{') {
 			/* $${ is a literal ${ */
 			lx_adv(jf);
 			buf_addc(&b, &len, &cap, '$');

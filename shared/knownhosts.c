@@ -118,8 +118,8 @@ kh_pattern(const char *pat, size_t len, const char *name)
 		if ((bar = memchr(pat + 3, '|', len - 3)) == NULL ||
 		    knownhosts_b64(pat + 3, bar - pat - 3, salt, sizeof(salt),
 		    &saltlen) == -1 ||
-		    knownhosts_b64(bar + 1, pat + len - bar - 1, hash, sizeof(hash),
-		    &hashlen) == -1 || hashlen != 20)
+		    knownhosts_b64(bar + 1, pat + len - bar - 1, hash,
+		    sizeof(hash), &hashlen) == -1 || hashlen != 20)
 			return 0;
 		if (HMAC(EVP_sha1(), salt, (int)saltlen,
 		    (const unsigned char *)name, strlen(name), mac,
@@ -212,7 +212,8 @@ knownhosts_check(const char *known, size_t knownlen, const char *host,
 			continue;
 		if (kh_field(&f, &flen) == NULL ||
 		    (b64 = kh_field(&f, &flen)) == NULL ||
-		    knownhosts_b64(b64, flen, blob, sizeof(blob), &bloblen) == -1)
+		    knownhosts_b64(b64, flen, blob, sizeof(blob),
+		    &bloblen) == -1)
 			continue;
 		if (revoked) {
 			if (bloblen == keylen && memcmp(blob, key, keylen) == 0)

@@ -111,7 +111,10 @@ vlog(int pri, const char *fmt, va_list ap)
 
 	if (log_debugging) {
 		vsnprintf(buf, sizeof(buf), fmt, ap);
-		/* Strip control characters so a hostile string cannot forge lines. */
+		/*
+		 * Strip control characters so a hostile string cannot forge
+		 * lines.
+		 */
 		for (char *p = buf; *p != '\0'; p++)
 			if ((unsigned char)*p < 0x20 && *p != '\t')
 				*p = '?';

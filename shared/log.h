@@ -20,7 +20,8 @@ void	 log_warn(const char *, ...) __attribute__((__format__(printf, 1, 2)));
 void	 log_warnx(const char *, ...) __attribute__((__format__(printf, 1, 2)));
 void	 log_info(const char *, ...) __attribute__((__format__(printf, 1, 2)));
 void	 log_debug(const char *, ...) __attribute__((__format__(printf, 1, 2)));
-void	 logit(int, const char *, ...) __attribute__((__format__(printf, 2, 3)));
+void	 logit(int, const char *, ...)
+	    __attribute__((__format__(printf, 2, 3)));
 void	 vlog(int, const char *, va_list)
 	    __attribute__((__format__(printf, 2, 0)));
 /*

@@ -25,7 +25,8 @@
 #define META_ID_MAX	128
 
 static void	 meta_issue(struct job_meta *, int, const char *,
-		    const char *, ...) __attribute__((__format__(printf, 4, 5)));
+		    const char *, ...)
+		    __attribute__((__format__(printf, 4, 5)));
 
 static void
 meta_issue(struct job_meta *jm, int sev, const char *key, const char *fmt, ...)
@@ -226,7 +227,8 @@ static const char *const meta_known[] = {
 	"nops_sync_window", "nops_sync_window_duration",
 	"nops_notify_completed",
 	"nops_operations", "nops_operation_of", "nops_input_schema",
-	"nops_input_schema_file", "nops_sensitive", "nops_description", "nops_confirm",
+	"nops_input_schema_file", "nops_sensitive", "nops_description",
+	"nops_confirm",
 };
 
 static const char *
@@ -298,9 +300,9 @@ meta_read_operation(struct job_meta *jm, const json_t *meta)
 	if (jm->jm_role != META_OPERATION) {
 		for (i = 0; i < sizeof(op_keys) / sizeof(op_keys[0]); i++)
 			if (meta_get(meta, op_keys[i]) != NULL)
-				meta_issue(jm, META_WARN, op_keys[i], "ignored: "
-				    "the job is not an operation (nops_role = "
-				    "\"operation\")");
+				meta_issue(jm, META_WARN, op_keys[i],
+				    "ignored: the job is not an operation "
+				    "(nops_role = \"operation\")");
 		return;
 	}
 	if ((v = meta_get(meta, "nops_operation_of")) == NULL)
@@ -338,8 +340,8 @@ meta_read_operation(struct job_meta *jm, const json_t *meta)
 		if (strcmp(v, "true") == 0)
 			jm->jm_sensitive = 1;
 		else if (strcmp(v, "false") != 0)
-			meta_issue(jm, META_ERROR, "nops_sensitive", "\"%s\" is "
-			    "not \"true\" or \"false\"", v);
+			meta_issue(jm, META_ERROR, "nops_sensitive",
+			    "\"%s\" is not \"true\" or \"false\"", v);
 	}
 	jm->jm_description = xstrdup(meta_get(meta, "nops_description"));
 	jm->jm_confirm = xstrdup(meta_get(meta, "nops_confirm"));
@@ -382,7 +384,10 @@ meta_read_role(struct job_meta *jm, json_t *meta)
 		if (strcmp(v, "true") == 0)
 			jm->jm_role = META_MANAGED;
 		else if (strcmp(v, "false") != 0) {
-			/* Meant to be managed, surely: managed, deploys nothing. */
+			/*
+			 * Meant to be managed, surely: managed, deploys
+			 * nothing.
+			 */
 			jm->jm_role = META_MANAGED;
 			meta_issue(jm, META_ERROR, "nops_managed", "\"%s\" is "
 			    "not \"true\" or \"false\" (values are "
@@ -394,8 +399,8 @@ meta_read_role(struct job_meta *jm, json_t *meta)
 			meta_issue(jm, META_ERROR, "nops_role", "\"%s\" is not "
 			    "a role (they are \"hook\" and \"operation\")", v);
 		else if (jm->jm_role == META_MANAGED)
-			meta_issue(jm, META_ERROR, "nops_role", "a job cannot be "
-			    "both managed and a %s", v);
+			meta_issue(jm, META_ERROR, "nops_role",
+			    "a job cannot be both managed and a %s", v);
 		else
 			jm->jm_role = strcmp(v, "hook") == 0 ? META_HOOK :
 			    META_OPERATION;
@@ -456,7 +461,8 @@ meta_read_window(struct job_meta *jm, json_t *meta)
 	dur = meta_get(meta, "nops_sync_window_duration");
 	if (win != NULL && dur == NULL)
 		meta_issue(jm, META_ERROR, "nops_sync_window", "needs "
-		    "nops_sync_window_duration: how long the window stays open");
+		    "nops_sync_window_duration: how long the window "
+		    "stays open");
 	else if (win == NULL && dur != NULL)
 		meta_issue(jm, META_ERROR, "nops_sync_window_duration", "set "
 		    "without nops_sync_window: when the window opens");

@@ -55,7 +55,8 @@ struct cron {
 
 struct job_meta {
 	enum meta_role	 jm_role;
-	enum meta_policy jm_policy;	/* POLICY_NONE when an error was found */
+	enum meta_policy jm_policy;	/* POLICY_NONE when an error was
+					   found */
 	char		*jm_pre[META_MAX_HOOKS];
 	size_t		 jm_npre;
 	char		*jm_post[META_MAX_HOOKS];
@@ -78,7 +79,8 @@ struct job_meta {
 	char		*jm_confirm;		/* or NULL */
 	struct meta_issue *jm_issues;	/* META_MAX_ISSUES; NULL: none */
 	size_t		 jm_nissues;
-	int		 jm_errors;		/* number of META_ERROR issues */
+	int		 jm_errors;		/* number of META_ERROR
+						   issues */
 };
 
 /*

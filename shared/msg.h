@@ -74,7 +74,8 @@ int	 msg_get_str(struct msgr *, const char **out, size_t maxlen);
 /* msg_get_strdup: the same, copied with strdup (fatal on ENOMEM). */
 int	 msg_get_strdup(struct msgr *, char **out, size_t maxlen);
 /* msg_get_data: a blob of at most maxlen bytes; *out points into it. */
-int	 msg_get_data(struct msgr *, const void **out, size_t *len, size_t maxlen);
+int	 msg_get_data(struct msgr *, const void **out, size_t *len,
+	    size_t maxlen);
 /* msg_end: 0 if everything decoded and nothing is left over, else -1. */
 int	 msg_end(struct msgr *);
 /*

@@ -142,7 +142,7 @@ enum nops_proc {
 	    nomad_probe)						\
 		/* peerid: its id; url, timeout */			\
 	/* nomadworker -> master */					\
-	X(IMSG_HTTP_PROBE_RESULT, NOMAD, MASTER, http_probe_result,		\
+	X(IMSG_HTTP_PROBE_RESULT, NOMAD, MASTER, http_probe_result,	\
 	    hosts_probe_result)						\
 		/* peerid: its id; HTTP status, error, body head */	\
 									\
@@ -212,7 +212,7 @@ enum imsg_type {
  *
  * Only its own handlers are named, so only they need to exist.
  */
-#define IMSG_HANDLER_ROW(type, from, to, payload, handler)			\
+#define IMSG_HANDLER_ROW(type, from, to, payload, handler)		\
 	[type] = IMSG_TO_##to(handler),
 
 /* Is a message of this type from this process to that one in the table? */
@@ -239,7 +239,8 @@ int		 imsg_decode(uint32_t type, const void *, size_t,
 #define WEB_METHOD_MAX		16
 #define WEB_PATH_MAX		2048
 #define WEB_HEADER_MAX		4096
-#define WEB_BODY_MAX		(4 * 1024 * 1024)	/* max-body-size at most */
+#define WEB_BODY_MAX		(4 * 1024 * 1024)	/* max-body-size
+							   at most */
 #define WEB_BODY_DEFAULT	(1024 * 1024)
 #define WEB_BODY_MIN		(16 * 1024)
 #define WEB_HOSTS_MAX		32	/* hostnames of one listen */
@@ -366,7 +367,8 @@ enum nomad_op {
 	NOMAD_OP_JOB_DEPLOYMENT,	/* id: its latest deployment */
 	NOMAD_OP_DEPLOYMENT_READ,	/* id: a deployment */
 	NOMAD_OP_DEPLOYMENT_PROMOTE,	/* id, data1 groups (JSON) or all */
-	NOMAD_OP_DISPATCH,		/* id, data1 payload, data2 meta, token */
+	NOMAD_OP_DISPATCH,		/* id, data1 payload, data2 meta,
+					   token */
 	NOMAD_OP_ALLOC_LOGS,		/* id: alloc, task, tail */
 	NOMAD_OP_JOB_STOP,		/* id */
 	NOMAD_OP_JOBS_LIST,		/* prefix; index with NOMAD_F_BLOCK */
@@ -477,20 +479,20 @@ const char	*nomad_op_name(uint32_t);
  * Bounds of the git messages.  The limits of a snapshot are sent with
  * each repository; GITW_LIMIT_* cap what may be asked for.
  */
-#define GITW_NAME_MAX		64			/* a repository's name */
+#define GITW_NAME_MAX		64		/* a repository's name */
 #define GITW_URL_MAX		2048
 #define GITW_BRANCH_MAX		255
-#define GITW_PATH_MAX		1024			/* a path in the repository */
-#define GITW_COMMIT_HEXLEN	40			/* a SHA-1 commit id */
-#define GITW_SHA256_HEXLEN	64			/* a file's content hash */
-#define GITW_AUTHOR_MAX		512			/* "Name <email>" */
-#define GITW_SUBJECT_MAX	1024			/* a commit's first line */
+#define GITW_PATH_MAX		1024		/* a path in the repository */
+#define GITW_COMMIT_HEXLEN	40		/* a SHA-1 commit id */
+#define GITW_SHA256_HEXLEN	64		/* a file's content hash */
+#define GITW_AUTHOR_MAX		512		/* "Name <email>" */
+#define GITW_SUBJECT_MAX	1024		/* a commit's first line */
 #define GITW_ERROR_MAX		1024
 #define GITW_NOTE_MAX		256
-#define GITW_NOTES_MAX		32			/* notes per snapshot */
-#define GITW_KEY_MAX		(16 * 1024)		/* an ssh private key */
+#define GITW_NOTES_MAX		32		/* notes per snapshot */
+#define GITW_KEY_MAX		(16 * 1024)	/* an ssh private key */
 #define GITW_KNOWNHOSTS_MAX	(64 * 1024)
-#define GITW_CHUNK_MAX		(128 * 1024)		/* per IMSG_GIT_SNAP_DATA */
+#define GITW_CHUNK_MAX		(128 * 1024)	/* per IMSG_GIT_SNAP_DATA */
 #define GITW_LIMIT_FILE_SIZE	(16 * 1024 * 1024)
 #define GITW_LIMIT_FILES	100000
 #define GITW_LIMIT_SNAP_SIZE	(256ULL * 1024 * 1024)
@@ -498,15 +500,16 @@ const char	*nomad_op_name(uint32_t);
 #define GITW_PLAN_NIX_FILE	"nops.plan.nix"
 
 /* What a snapshot file is (IMSG_GIT_SNAP_FILE). */
-#define GITW_FILE_JOB		1			/* *.nomad.hcl or *.nomad */
-#define GITW_FILE_VARS		2			/* <name>.vars.hcl next to a job */
-#define GITW_FILE_PLAN		3			/* nops.plan.json at the path's top */
-#define GITW_FILE_PLAN_NIX	4			/* nops.plan.nix at the path's top */
-#define GITW_FILE_NIX		5			/* another *.nix below the path */
-#define GITW_FILE_SCHEMA	6			/* *.schema.json: an operation's input */
+#define GITW_FILE_JOB		1	/* *.nomad.hcl or *.nomad */
+#define GITW_FILE_VARS		2	/* <name>.vars.hcl next to a job */
+#define GITW_FILE_PLAN		3	/* nops.plan.json at the path's top */
+#define GITW_FILE_PLAN_NIX	4	/* nops.plan.nix at the path's top */
+#define GITW_FILE_NIX		5	/* another *.nix below the path */
+#define GITW_FILE_SCHEMA	6	/* *.schema.json: an operation's
+					   input */
 
 /* IMSG_GIT_SNAP_END flags */
-#define GITW_SNAP_FETCHED	0x01			/* objects came from the remote */
-#define GITW_SNAP_REBUILT	0x02			/* the cache was wiped, cloned again */
+#define GITW_SNAP_FETCHED	0x01	/* objects came from the remote */
+#define GITW_SNAP_REBUILT	0x02	/* the cache was wiped, cloned again */
 
 #endif /* NOPS_NOPS_H */

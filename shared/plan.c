@@ -85,7 +85,8 @@ plan_name_ok(const char *s)
 {
 	size_t	 len = strlen(s);
 
-	return len > 0 && len <= PLAN_NAME_MAX && isalnum((unsigned char)s[0]) &&
+	return len > 0 && len <= PLAN_NAME_MAX &&
+	    isalnum((unsigned char)s[0]) &&
 	    strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 	    "0123456789._-") == len;
 }

@@ -51,12 +51,14 @@ struct plan_host {
 	char		*ph_address;
 	int		 ph_port;
 	char		*ph_user;
-	char		*ph_hostkey;	/* "type base64", or NULL: known-hosts */
+	char		*ph_hostkey;	/* "type base64", or NULL:
+					   known-hosts */
 	char		**ph_tags;
 	size_t		 ph_ntags;
 	char		*ph_system;	/* the toplevel's store path */
 	char		*ph_drv;	/* the .drv that builds it, or NULL */
-	char		*ph_source;	/* meta.sources for this host, or NULL */
+	char		*ph_source;	/* meta.sources for this host,
+					   or NULL */
 	int		 ph_build_on_target;
 	struct plan_check *ph_checks;
 	size_t		 ph_nchecks;

@@ -79,8 +79,10 @@ plan_parse_checks(struct plan *pl, struct plan_host *h, const char *where,
 				    json_string_value(cmd));
 		} else {
 			if (!json_is_string(http) ||
-			    (strncmp(json_string_value(http), "http://", 7) != 0 &&
-			    strncmp(json_string_value(http), "https://", 8) != 0) ||
+			    (strncmp(json_string_value(http),
+			    "http://", 7) != 0 &&
+			    strncmp(json_string_value(http),
+			    "https://", 8) != 0) ||
 			    !plan_command_ok(json_string_value(http)) ||
 			    strpbrk(json_string_value(http), " \t\n") != NULL)
 				plan_error(pl, "%s: http: not an http:// or "
@@ -293,7 +295,8 @@ plan_parse_host(struct plan *pl, struct plan_host *h, const char *name,
 	if ((e = json_object_get(v, "system")) == NULL)
 		plan_error(pl, "%s: system: missing (the store path of the "
 		    "toplevel to activate)", where);
-	else if (!json_is_string(e) || !plan_store_path_ok(json_string_value(e)))
+	else if (!json_is_string(e) ||
+	    !plan_store_path_ok(json_string_value(e)))
 		plan_error(pl, "%s: system: not a store path "
 		    "(/nix/store/HASH-NAME)", where);
 	else

@@ -95,8 +95,8 @@ plan_phases_json(const struct plan *pl)
 		if ((hosts = json_array()) == NULL)
 			fatal("json_array");
 		for (j = 0; j < pl->pl_phases[i].pp_nhosts; j++)
-			json_array_append_new(hosts, json_string(
-			    pl->pl_hosts[pl->pl_phases[i].pp_hosts[j]].ph_name));
+			json_array_append_new(hosts, json_string(pl->pl_hosts[
+			    pl->pl_phases[i].pp_hosts[j]].ph_name));
 		p = json_pack("{s:s, s:O?, s:o}", "name",
 		    pl->pl_phases[i].pp_name, "include",
 		    pl->pl_phases[i].pp_include, "hosts", hosts);

@@ -788,7 +788,8 @@ sandbox_seccomp_deny(const char *procname, const struct sandbox_syscall *deny,
 	/* An allowing row would mean nothing in a filter that allows. */
 	for (i = 0; i < ndeny; i++)
 		if (deny[i].sc_errno == 0)
-			fatalx("%s: seccomp denylist row %zu allows", procname, i);
+			fatalx("%s: seccomp denylist row %zu allows",
+			    procname, i);
 	if ((ctx = seccomp_init(SCMP_ACT_ALLOW)) == NULL)
 		fatalx("%s: seccomp_init failed", procname);
 	if (sandbox_seccomp_rows(ctx, deny, ndeny) == -1)

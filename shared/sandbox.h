@@ -21,7 +21,8 @@
 
 /* Landlock: what a path (and everything below it) may be used for. */
 #define SANDBOX_FS_READ		0x01	/* read files, list directories */
-#define SANDBOX_FS_WRITE	0x02	/* write, create, remove, rename below */
+#define SANDBOX_FS_WRITE	0x02	/* write, create, remove, rename
+					   below */
 #define SANDBOX_FS_EXEC		0x04	/* execute files */
 #define SANDBOX_FS_UNLINK	0x08	/* remove files directly below */
 
@@ -55,7 +56,8 @@ struct sandbox_arg {
 
 struct sandbox_syscall {
 	int		 sc_nr;		/* SCMP_SYS(name) */
-	int		 sc_errno;	/* 0: allow; else fail with this errno */
+	int		 sc_errno;	/* 0: allow; else fail with
+					   this errno */
 	unsigned int	 sc_narg;	/* tests in sc_arg, all must hold */
 	struct sandbox_arg sc_arg[3];
 };
@@ -124,7 +126,7 @@ struct sandbox_syscall {
 	{ "/etc/services", SANDBOX_FS_READ },				\
 	{ "/dev/urandom", SANDBOX_FS_READ }
 /* A thread shares memory, signal handlers and thread group; nothing new. */
-#define SANDBOX_CLONE_MASK	(CLONE_THREAD | CLONE_VM | CLONE_SIGHAND |	\
+#define SANDBOX_CLONE_MASK (CLONE_THREAD | CLONE_VM | CLONE_SIGHAND |	\
 	CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID |	\
 	CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP)
 #define SANDBOX_CLONE_THREAD	(CLONE_THREAD | CLONE_VM | CLONE_SIGHAND)
@@ -173,7 +175,8 @@ struct sandbox_syscall {
 
 /* sandbox_seccomp_flags() flags. */
 #define SANDBOX_SIGNAL_ANY	0x01	/* kill/tgkill any pid (the master) */
-#define SANDBOX_UNIX_SOCKET	0x02	/* socket(AF_UNIX) allowed, not EACCES */
+#define SANDBOX_UNIX_SOCKET	0x02	/* socket(AF_UNIX) allowed, not
+					   EACCES */
 #define SANDBOX_SELF_ROWS	6	/* rows naming the process itself */
 #define SANDBOX_DUMP_PID	4194304	/* "itself" in dumps: above pid_max */
 
@@ -189,7 +192,7 @@ struct sandbox_profile {
 	int				 sp_llflags;	/* SANDBOX_LL_* */
 	const struct sandbox_syscall	*sp_syscalls;
 	size_t				 sp_nsyscalls;
-	int				 sp_flags;	/* SANDBOX_SIGNAL_ANY... */
+	int				 sp_flags; /* SANDBOX_SIGNAL_ANY... */
 };
 
 /* The capabilities the master keeps (sandbox_drop_keep()). */
@@ -237,8 +240,8 @@ int	 sandbox_landlock_abi(void);
  * the ABI used, 0 when the kernel lacks Landlock.  Needs
  * PR_SET_NO_NEW_PRIVS (sandbox_drop() sets it).
  */
-int	 sandbox_landlock(const char *procname, const struct sandbox_path *paths,
-	    size_t npaths);
+int	 sandbox_landlock(const char *procname,
+	    const struct sandbox_path *paths, size_t npaths);
 int	 sandbox_landlock_flags(const char *procname,
 	    const struct sandbox_path *paths, size_t npaths, int flags);
 

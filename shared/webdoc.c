@@ -45,7 +45,8 @@ web_path_match(const char *pattern, const char *path,
 		if (pattern[0] == '*' && (pattern[1] == '/' ||
 		    pattern[1] == '\0')) {
 			n = strcspn(path, "/");
-			if (n == 0 || (star != NULL && star(arg, path, n) == -1))
+			if (n == 0 ||
+			    (star != NULL && star(arg, path, n) == -1))
 				return 0;
 			path += n;
 			pattern++;

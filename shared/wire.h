@@ -53,8 +53,10 @@ struct wire_layout;
 struct wire_field {
 	enum wire_kind		 wf_kind;
 	size_t			 wf_off;	/* the member */
-	size_t			 wf_max;	/* STR, DATA bytes; LIST items */
-	size_t			 wf_aux;	/* DATA length; LIST first item */
+	size_t			 wf_max;	/* STR, DATA bytes;
+						   LIST items */
+	size_t			 wf_aux;	/* DATA length;
+						   LIST first item */
 	size_t			 wf_stride;	/* LIST */
 	const struct wire_field	*wf_items;	/* LIST */
 	size_t			 wf_nitems;
