@@ -65,7 +65,7 @@ static void	 act_deploy_now(struct action_ctx *, json_t *,
 	"jobs can be suspended)" }
 
 #define INPUT_REASON_OPT \
-	"{\"type\":\"object\",\"properties\":{\"reason\":{\"type\":\"string\"," \
+	"{\"type\":\"object\",\"properties\":{\"reason\":{\"type\":\"string\","\
 	"\"maxLength\":1024,\"title\":\"Reason (optional)\"}}}"
 #define INPUT_REASON \
 	"{\"type\":\"object\",\"required\":[\"reason\"],\"properties\":" \
@@ -259,7 +259,8 @@ action_retry_allowed(const struct deploy *d)
 			ok = 0;
 		deploy_free(&last);
 	}
-	if (ok && (rc = store_deploy_active(s, d->d_ns, d->d_job, &last)) != 1) {
+	if (ok && (rc = store_deploy_active(s, d->d_ns, d->d_job,
+	    &last)) != 1) {
 		if (rc == -1)
 			return -1;
 		ok = 0;
@@ -702,8 +703,9 @@ act_approve(struct action_ctx *ac, json_t *input, struct api_resp *resp)
 		goto fail;
 	rc = deploy_transition(s, d->d_id, DS_PENDING_APPROVAL, to,
 	    ac->ac_req->ar_actor, "approve", NULL);
-	if (rc != 1 || store_deploy_set_approval(s, d->d_id, ac->ac_req->ar_actor,
-	    d->d_spec_hash) == -1 || store_commit(s) == -1) {
+	if (rc != 1 || store_deploy_set_approval(s, d->d_id,
+	    ac->ac_req->ar_actor, d->d_spec_hash) == -1 ||
+	    store_commit(s) == -1) {
 		store_rollback(s);
 		if (rc == 0) {
 			api_error(resp, 409, "conflict", "deployment %lld "

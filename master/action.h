@@ -20,9 +20,9 @@ struct deploy;
 struct ejob;
 
 enum action_on {
-	ACTION_ON_JOB = 1,		/* /api/v1/jobs/{ns}/{job}/actions/ */
-	ACTION_ON_DEPLOYMENT,		/* /api/v1/deployments/{id}/actions/ */
-	ACTION_ON_HOST,			/* /api/v1/hosts/{repo}/{host}/actions/ */
+	ACTION_ON_JOB = 1,	/* /api/v1/jobs/{ns}/{job}/actions/ */
+	ACTION_ON_DEPLOYMENT,	/* /api/v1/deployments/{id}/actions/ */
+	ACTION_ON_HOST,		/* /api/v1/hosts/{repo}/{host}/actions/ */
 };
 
 enum action_kind {

@@ -330,7 +330,8 @@ api_query(const struct api_req *req, const char *name)
 				fatal("malloc");
 			/* Lenient, and never longer than what it decodes. */
 			o = (size_t)hex_pct_decode(q, (size_t)(end - q), v,
-			    (size_t)(end - q) + 1, HEX_PCT_PLUS | HEX_PCT_LENIENT);
+			    (size_t)(end - q) + 1,
+			    HEX_PCT_PLUS | HEX_PCT_LENIENT);
 			if (text_check(v, o) != NULL) {
 				/* The door's policy: text, cleaned. */
 				t = text_dup(v, o, o * 3, 0);

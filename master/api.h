@@ -27,7 +27,8 @@ struct api_req {
 	const void	*ar_body;
 	size_t		 ar_bodylen;
 	char		 ar_actor[64];	/* for the audit log */
-	int		 ar_admin;	/* local admin over the control socket */
+	int		 ar_admin;	/* local admin over the control
+					   socket */
 	const char	*ar_remote;	/* "address:port", or "local" */
 	int		 ar_tls;	/* came over TLS */
 	/* headers the webworker forwards (a fixed list), by name */

@@ -52,7 +52,8 @@ static struct {
 	char			 sid[AUTH_SECRET_B64 + 1];
 	char			 sid_hash[AUTH_SHA256_HEX + 1];
 	int			 clear_cookie;	/* a dead session cookie came */
-	int			 pushed;	/* a read rendered for a class */
+	int			 pushed;	/* a read rendered for a
+						   class */
 } auth_cur;
 
 struct store *
@@ -289,7 +290,8 @@ api_auth_identify(struct api_req *req, const char **why)
 	const struct nops_conf	*conf = api_auth_conf();
 	struct acl_ident	*id = &auth_cur.id;
 	const char		*h, *tok;
-	char			 actor[ACL_ACTOR_MAX], hash[AUTH_SHA256_HEX + 1];
+	char			 actor[ACL_ACTOR_MAX],
+				 hash[AUTH_SHA256_HEX + 1];
 	char			 sid[AUTH_SECRET_B64 + 2];
 	int			 rc;
 
@@ -525,7 +527,8 @@ api_auth_check(struct api_req *req, const struct api_route *r,
 	const struct nops_conf	*conf = api_auth_conf();
 	struct acl_ident	*id = &auth_cur.id;
 	const char		*h;
-	char			 ns[NOPS_NAME_MAX * 4 + 1], csrf[AUTH_SECRET_B64 + 1];
+	char			 ns[NOPS_NAME_MAX * 4 + 1],
+				 csrf[AUTH_SECRET_B64 + 1];
 	char			 need[160];
 	uint32_t		 caps;
 	size_t			 n;

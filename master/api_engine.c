@@ -325,7 +325,8 @@ api_deployments(struct api_req *req, struct api_resp *resp)
 	dp.dp_limit = limit;
 	if (store_deploy_list(engine_store(), &f, api_deploy_item, &dp) == -1) {
 		json_decref(items);
-		api_error(resp, 500, "runtime_error", "cannot read deployments");
+		api_error(resp, 500, "runtime_error",
+		    "cannot read deployments");
 		goto out;
 	}
 	more = dp.dp_more;
@@ -539,8 +540,8 @@ api_engine_deploy_now(struct api_req *req, struct api_resp *resp,
 		    "approval", req->ar_actor);
 		if (store_begin(s) == -1) {
 			deploy_free(&act);
-			api_error(resp, 500, "runtime_error", "the store refused "
-			    "the change: %s", store_error(s));
+			api_error(resp, 500, "runtime_error",
+			    "the store refused the change: %s", store_error(s));
 			return;
 		}
 		rc = deploy_transition(s, act.d_id, DS_PENDING_APPROVAL, to,
@@ -548,11 +549,13 @@ api_engine_deploy_now(struct api_req *req, struct api_resp *resp,
 		if (rc != 1 || store_commit(s) == -1) {
 			store_rollback(s);
 			if (rc == 0)
-				api_error(resp, 409, "conflict", "deployment "
-				    "%lld moved meanwhile", (long long)act.d_id);
+				api_error(resp, 409, "conflict",
+				    "deployment %lld moved meanwhile",
+				    (long long)act.d_id);
 			else
-				api_error(resp, 500, "runtime_error", "the store "
-				    "refused the change: %s", store_error(s));
+				api_error(resp, 500, "runtime_error",
+				    "the store refused the change: %s",
+				    store_error(s));
 			deploy_free(&act);
 			return;
 		}
@@ -560,15 +563,16 @@ api_engine_deploy_now(struct api_req *req, struct api_resp *resp,
 		    (long long)act.d_id, ns, id, req->ar_actor);
 		engine_apply_kick();
 		resp->status = 200;
-		resp->body = jsonb_pack("{s:s,s:s,s:s,s:I,s:s}", "namespace", ns,
-		    "id", id, "action", "deploy-now", "deployment",
-		    (json_int_t)act.d_id, "state", deploy_state_str(to));
+		resp->body = jsonb_pack("{s:s,s:s,s:s,s:I,s:s}",
+		    "namespace", ns, "id", id, "action", "deploy-now",
+		    "deployment", (json_int_t)act.d_id,
+		    "state", deploy_state_str(to));
 		deploy_free(&act);
 		return;
 	}
 	if (ej->ej_state != NULL && strcmp(ej->ej_state, "in_sync") == 0) {
-		api_error(resp, 409, "conflict", "job %s/%s is in sync with git: "
-		    "nothing to deploy", ns, id);
+		api_error(resp, 409, "conflict", "job %s/%s is in sync "
+		    "with git: nothing to deploy", ns, id);
 		return;
 	}
 	if (ej->ej_state != NULL && (strcmp(ej->ej_state, "blocked") == 0 ||

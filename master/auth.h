@@ -91,8 +91,10 @@ typedef void	(*auth_hash_cb)(int, void *);
 int		 auth_hash_verify(const char *, size_t, const char *,
 		    auth_hash_cb, void *);
 int		 auth_hash_reap(pid_t, int);
-void		 auth_hash_init(void);	/* at start: the pool, before the store */
-void		 auth_hash_cgroup(uid_t, gid_t);	/* as root, before confinement */
+void		 auth_hash_init(void);	/* at start: the pool, before
+					   the store */
+void		 auth_hash_cgroup(uid_t, gid_t);	/* as root, before
+							   confinement */
 void		 auth_hash_shutdown(void);
 struct metrics_out;
 void		 auth_hash_metrics(struct metrics_out *);

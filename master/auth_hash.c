@@ -127,8 +127,10 @@ static struct event	*ah_ev;
 static int		 ah_sched_logged;
 static uint64_t		 ah_gave_way_total;	/* summed over results */
 static int		 ah_cgfd = -1;	/* the idle cgroup's cgroup.procs */
-static int		 ah_idlefd = -1;	/* its cpu.idle, when there is one */
-static int		 ah_weightfd = -1;	/* its cpu.shares or cpu.weight */
+static int		 ah_idlefd = -1;	/* its cpu.idle, when there
+						   is one */
+static int		 ah_weightfd = -1;	/* its cpu.shares or
+						   cpu.weight */
 static const char	*ah_idle_on;	/* what makes it idle */
 static char		 ah_fair[16];	/* the weight of its sessions */
 static int		 ah_idle;	/* 1: idle, 0: a fair share */
@@ -344,7 +346,8 @@ static char *
 auth_hash_cg_find(char *dir, size_t len, int *v2, const char **why)
 {
 	FILE		*f;
-	char		 line[4096], v1path[PATH_MAX] = "", v2path[PATH_MAX] = "";
+	char		 line[4096], v1path[PATH_MAX] = "",
+			 v2path[PATH_MAX] = "";
 	char		 root[PATH_MAX], mnt[PATH_MAX], type[32], opts[1024];
 	char		*ctl, *path, *sep;
 	const char	*want;
@@ -607,9 +610,9 @@ auth_hash_ready(int fd, short event, void *arg)
 		}
 		if (r.ahr_cg_errno != 0 && !ah_sched_logged) {
 			ah_sched_logged = 1;
-			log_warnx("password hashing: joining the idle cgroup %s "
-			    "refused (%s); hashing takes a session's share of "
-			    "the CPUs", ah_cgdir, strerror(r.ahr_cg_errno));
+			log_warnx("password hashing: joining the idle cgroup "
+			    "%s refused (%s); hashing takes a session's share "
+			    "of the CPUs", ah_cgdir, strerror(r.ahr_cg_errno));
 		}
 		ah_gave_way_total += r.ahr_gave_way;
 		if (r.ahr_gen != ah_gen || r.ahr_slot >= AUTH_HASH_QUEUE_MAX ||

@@ -34,7 +34,8 @@
 #define AUTH_SESSIONS_PER_USER	100
 #define AUTH_TOKEN_NAME_MAX	48	/* "token:" + name fits an actor */
 #define AUTH_TOKEN_TTL_MAX	(10 * 365 * 86400)
-#define AUTH_PRUNE_EVERY	60	/* s between two deletes of ended sessions */
+#define AUTH_PRUNE_EVERY	60	/* s between two deletes of
+					   ended sessions */
 
 /*
  * An unknown user name is checked against a hash too, so that the
@@ -372,8 +373,8 @@ auth_api_logout(struct api_req *req, struct api_resp *resp)
 	    store_event(api_auth_store(), id->ai_actor, "auth.logout", target,
 	    NULL) == -1 || auth_login_commit(api_auth_store()) == -1) {
 		/* The session may live on: say so rather than pretend. */
-		api_error(resp, 500, "runtime_error", "logout not recorded, the "
-		    "session may still be valid: %s",
+		api_error(resp, 500, "runtime_error", "logout not recorded, "
+		    "the session may still be valid: %s",
 		    store_error(api_auth_store()));
 		store_rollback(api_auth_store());
 		return;

@@ -69,14 +69,16 @@ struct conf_nomad {
 struct conf_hosts {
 	int			 set;		/* a hosts block was given */
 	char			*ssh_key_file;	/* secret; NULL: none */
-	char			*known_hosts_file;	/* NULL: plan keys only */
+	char			*known_hosts_file;	/* NULL: plan keys
+							   only */
 	char			*nix_store;	/* NIX_REMOTE for builds */
 	int			 confirm_timeout;	/* seconds */
 	int			 command_timeout;	/* seconds */
 	int			 eval_timeout;	/* a plan's evaluation, s */
 	uint64_t		 eval_memory;	/* its address space, bytes */
 	int			 build_timeout;	/* a system's build, s */
-	int			 check_interval;	/* drift reads, seconds */
+	int			 check_interval;	/* drift reads,
+							   seconds */
 };
 #define NOPS_CONFIRM_TIMEOUT	30
 #define NOPS_COMMAND_TIMEOUT	600
@@ -173,7 +175,8 @@ struct conf_notify {
 	char			*name;
 	int			 kind;		/* CONF_NOTIFY_* */
 	char			*url;		/* may hold a secret (Slack) */
-	char			*topic;		/* ntfy: added to url, or NULL */
+	char			*topic;		/* ntfy: added to url,
+						   or NULL */
 	char			*token_file;	/* secret, or NULL */
 	uint32_t		 events;	/* CONF_NOTIFY_EV_* */
 };
@@ -184,11 +187,12 @@ struct nops_conf {
 	char			*user;		/* workers' user, NOPS_USER */
 	char			*master_user;	/* NOPS_MASTER_USER */
 	char			*database;	/* NOPS_DB_FILE */
-	char			*control_socket;	/* NOPS_CONTROL_SOCKET */
+	char			*control_socket; /* NOPS_CONTROL_SOCKET */
 	char			*control_group;	/* NOPS_CONTROL_GROUP */
 	char			*users_file;	/* NULL: none */
 	char			*bootstrap_token_file;	/* secret; NULL: none */
-	char			*anonymous_policy;	/* NULL: no anonymous access */
+	char			*anonymous_policy;	/* NULL: no anonymous
+							   access */
 	int			 session_idle;		/* seconds */
 	int			 session_lifetime;	/* seconds */
 	int			 drift_interval;	/* seconds */
@@ -198,7 +202,8 @@ struct nops_conf {
 	char			*metrics_token_file;	/* secret; NULL: none */
 	char			*dashboard_url;	/* for links; NULL: none */
 	uint64_t		 max_body_size;	/* WEB_BODY_DEFAULT */
-	int			 max_conns_per_address;	/* WEB_CONN_SOURCE_DEFAULT */
+	int			 max_conns_per_address;
+						/* WEB_CONN_SOURCE_DEFAULT */
 	struct conf_notifies	 notifies;
 	struct conf_listens	 listens;
 	struct conf_nomad	 nomad;

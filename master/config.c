@@ -141,7 +141,9 @@ config_free(struct nops_conf *conf)
 	free(conf->nomad.token_file);
 	free(conf->nomad.ca_file);
 	config_free_strs(&conf->nomad.namespaces);
-	/* Alike on purpose: repo_free, oprun_free and the like: other members. */
+	/*
+	 * Alike on purpose: repo_free, oprun_free and the like: other members.
+	 */
 	while ((r = TAILQ_FIRST(&conf->repos)) != NULL) {
 		TAILQ_REMOVE(&conf->repos, r, entry);
 		free(r->name);
@@ -568,8 +570,8 @@ config_check_repo_url(const char *s, int *is_ssh)
 		at = strchr(s, '@');
 		if (at != NULL && (slash == NULL || at < slash)) {
 			if (i != 3)
-				return "no credentials in the URL: they would be "
-				    "logged and shown; use an ssh key or a "
+				return "no credentials in the URL: they would "
+				    "be logged and shown; use an ssh key or a "
 				    "credential-free URL";
 			/* ssh://user@host/path: the user is no secret. */
 			len = at - s;

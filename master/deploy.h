@@ -88,7 +88,8 @@ struct hook_run {
 	int64_t		 hr_id;
 	char		*hr_token;	/* <deployment>:<phase>:<position> */
 	char		*hr_child;	/* dispatched job id, or NULL */
-	char		*hr_state;	/* pending dispatched running succeeded failed */
+	char		*hr_state;	/* pending dispatched running
+					   succeeded failed */
 	int		 hr_exit_code;	/* -1: none */
 	char		*hr_error;
 	int64_t		 hr_started_at;
@@ -105,8 +106,8 @@ int		 deploy_state_terminal(enum deploy_state);
  * event "deployment.create"; sets d->d_id.  Inside a transaction the
  * caller opened.  -1 on error (e.g. another active one for the job).
  */
-int		 deploy_create(struct store *, struct deploy *, const char *actor)
-		    __must_check;
+int		 deploy_create(struct store *, struct deploy *,
+		    const char *actor) __must_check;
 
 /*
  * deploy_transition: from -> to, only if the deployment is still in

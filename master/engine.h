@@ -89,14 +89,17 @@ struct ejob {
 	int		 ej_live_exists;
 	uint64_t	 ej_live_index;
 	uint64_t	 ej_read_index;	/* the read's JobModifyIndex (cycle) */
-	int		 ej_noread;	/* this cycle: live job known, no read */
-	json_t		*ej_live_groups;	/* [{Name, Count}] of the live job */
+	int		 ej_noread;	/* this cycle: live job known,
+					   no read */
+	json_t		*ej_live_groups;	/* [{Name, Count}] of the
+						   live job */
 	int		 ej_skipped;	/* this cycle: planned from memory */
 	int		 ej_focus;	/* this cycle: planned and decided */
 	int		 ej_wrote;	/* its decision wrote to the store */
 
 	/* the outcome, for the API */
-	const char	*ej_state;	/* in_sync drift pending deploying ... */
+	const char	*ej_state;	/* in_sync drift pending deploying
+					   ... */
 	int64_t		 ej_deployment;	/* the active one, or 0 */
 	char		*ej_note;	/* why it is in that state */
 };
@@ -122,8 +125,10 @@ struct engine {
 	size_t		 e_nfile_errors;
 	struct eorphan	*e_orphans;
 	size_t		 e_norphans;
-	int		 e_orphans_known;	/* 0 while files fail to parse */
-	char		*e_parse_outage;	/* Nomad could not parse, or NULL */
+	int		 e_orphans_known;	/* 0 while files fail to
+						   parse */
+	char		*e_parse_outage;	/* Nomad could not parse,
+						   or NULL */
 
 	int		 e_detecting;
 	int		 e_rerun;	/* another cycle asked meanwhile */
@@ -158,7 +163,8 @@ struct engine {
 	const struct repo_snap **e_snaps;	/* the last cycle read these */
 	size_t		 e_nsnaps;
 	int		 e_last_clean;	/* it decided every job, no error */
-	int		 e_decide_failed;	/* a decision failed this cycle */
+	int		 e_decide_failed;	/* a decision failed
+						   this cycle */
 	uint64_t	 e_decide_gen;	/* store_decide_gen() after it */
 	int		 e_last_focused;	/* the last cycle was one */
 	uint64_t	 e_last_decided;	/* managed jobs it decided */
@@ -171,7 +177,8 @@ extern struct engine	*engine_env;
 void	 engine_init(struct store *, const struct nops_conf *);
 void	 engine_reconfigure(const struct nops_conf *);
 void	 engine_shutdown(void);
-void	 engine_detect(const char *why);	/* start a cycle (or queue one) */
+void	 engine_detect(const char *why);	/* start a cycle
+						   (or queue one) */
 /* The same for a new snapshot: the cycle may be a focused one. */
 void	 engine_detect_snapshot(const char *why);
 /* After a store error: a cycle in ENGINE_STORE_RETRY seconds. */

@@ -430,8 +430,8 @@ apply_register(struct deploy *d)
 		 * Registering straight from detection: the timeout starts,
 		 * and nothing is registered until it is saved.
 		 */
-		if (store_begin(s) == -1 || store_deploy_set_apply(s, d->d_id, now,
-		    now + engine_conf()->apply_timeout) == -1 ||
+		if (store_begin(s) == -1 || store_deploy_set_apply(s,
+		    d->d_id, now, now + engine_conf()->apply_timeout) == -1 ||
 		    store_commit(s) == -1) {
 			apply_unsaved(d->d_id, "the apply timeout");
 			json_decref(spec);
@@ -515,7 +515,8 @@ apply_promote(int64_t id, const char *who, char *err, size_t errlen)
 	if ((d.d_state != DS_AWAITING_PROMOTION &&
 	    d.d_state != DS_WAITING_HEALTH) || d.d_nomad_deployment == NULL) {
 		snprintf(err, errlen, "deployment %lld is %s: no canaries wait "
-		    "for promotion", (long long)id, deploy_state_str(d.d_state));
+		    "for promotion", (long long)id,
+		    deploy_state_str(d.d_state));
 		deploy_free(&d);
 		return 409;
 	}

@@ -33,7 +33,8 @@ struct astep {
 	int64_t		 as_started;
 	int64_t		 as_version;
 	uint64_t	 as_index;
-	int		 as_rechecked;	/* register: planned again with live counts */
+	int		 as_rechecked;	/* register: planned again with
+					   live counts */
 	int		 as_nothing;	/* health: the job places nothing */
 	char		*as_nomad_deployment;
 	json_t		*as_meta;	/* dispatch meta */

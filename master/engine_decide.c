@@ -546,7 +546,8 @@ decide_supersede(struct dcycle *dc)
 		return;
 	}
 	for (i = 0; i < n; i++) {
-		if ((rc = store_deploy_load(engine_store(), ids[i], &d)) == -1) {
+		if ((rc = store_deploy_load(engine_store(), ids[i],
+		    &d)) == -1) {
 			log_warnx("detection: deployment %lld: %s",
 			    (long long)ids[i], store_error(engine_store()));
 			engine_detect_retry("a store error");
@@ -558,10 +559,11 @@ decide_supersede(struct dcycle *dc)
 			key.ej_ns = d.d_ns;
 			key.ej_id = d.d_job;
 			ej = RB_FIND(ejobs, &dc->dc_jobs, &key);
-			if ((ej == NULL || ej->ej_meta.jm_role != META_MANAGED) &&
+			if ((ej == NULL ||
+			    ej->ej_meta.jm_role != META_MANAGED) &&
 			    decide_move(d.d_id, DS_PENDING_APPROVAL,
-			    DS_SUPERSEDED, "supersede", "superseded: the job is "
-			    "no longer managed in git") == -1)
+			    DS_SUPERSEDED, "supersede", "superseded: the job "
+			    "is no longer managed in git") == -1)
 				engine_detect_retry("a store error");
 		}
 		deploy_free(&d);

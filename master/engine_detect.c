@@ -357,8 +357,8 @@ detect_job_add(struct dcycle *dc, const struct dparse *dp, json_t *job,
 	}
 	if (old != NULL) {
 		/* Two files, one job: neither is deployed. */
-		detect_asprintf(&old->ej_error, "declared twice: in %s:%s and in "
-		    "%s:%s; both are ignored", old->ej_repo, old->ej_path,
+		detect_asprintf(&old->ej_error, "declared twice: in %s:%s and "
+		    "in %s:%s; both are ignored", old->ej_repo, old->ej_path,
 		    ej->ej_repo, ej->ej_path);
 		log_warnx("job %s/%s is %s", ns, id, old->ej_error);
 		detect_job_free(ej);
@@ -466,7 +466,9 @@ detect_start(void)
 
 	for (r = repo_first(); r != NULL; r = repo_next(r)) {
 		if ((snap = repo_snapshot(r)) == NULL) {
-			/* Not fetched yet: its jobs are unknown, not removed. */
+			/*
+			 * Not fetched yet: its jobs are unknown, not removed.
+			 */
 			dc->dc_incomplete = 1;
 			continue;
 		}
@@ -522,14 +524,14 @@ detect_hook(struct dcycle *dc, struct ejob *ej, const char *phase, int pos,
 
 	h = detect_job_find(&dc->dc_jobs, ej->ej_ns, name);
 	if (h == NULL) {
-		detect_asprintf(&ej->ej_hook_error, "%s hook %s: no such job in "
-		    "namespace %s in git", phase, name, ej->ej_ns);
+		detect_asprintf(&ej->ej_hook_error, "%s hook %s: no such job "
+		    "in namespace %s in git", phase, name, ej->ej_ns);
 		return -1;
 	}
 	type = json_string_value(json_object_get(detect_job_json(h), "Type"));
 	if (h->ej_meta.jm_role != META_HOOK) {
-		detect_asprintf(&ej->ej_hook_error, "%s hook %s: the job is not a "
-		    "hook (nops_role = \"hook\")", phase, name);
+		detect_asprintf(&ej->ej_hook_error, "%s hook %s: the job is "
+		    "not a hook (nops_role = \"hook\")", phase, name);
 		return -1;
 	}
 	if (h->ej_error != NULL || h->ej_meta.jm_errors > 0) {
@@ -540,8 +542,8 @@ detect_hook(struct dcycle *dc, struct ejob *ej, const char *phase, int pos,
 	}
 	if (type == NULL || strcmp(type, "batch") != 0 ||
 	    !json_is_object(json_object_get(h->ej_job, "ParameterizedJob"))) {
-		detect_asprintf(&ej->ej_hook_error, "%s hook %s must be a batch, "
-		    "parameterized job", phase, name);
+		detect_asprintf(&ej->ej_hook_error, "%s hook %s must be a "
+		    "batch, parameterized job", phase, name);
 		return -1;
 	}
 	if (ej->ej_nhooks >= DEPLOY_HOOKS_MAX) {
@@ -666,14 +668,15 @@ detect_classify(struct dcycle *dc)
 		if (ej->ej_meta.jm_role != META_MANAGED || !ej->ej_in_ns ||
 		    ej->ej_error != NULL)
 			continue;
-		for (i = 0; i < ej->ej_meta.jm_npre && ej->ej_hook_error == NULL;
-		    i++)
-			detect_hook(dc, ej, "pre", (int)i, ej->ej_meta.jm_pre[i],
-			    ej->ej_meta.jm_pre_timeout);
+		for (i = 0; i < ej->ej_meta.jm_npre &&
+		    ej->ej_hook_error == NULL; i++)
+			detect_hook(dc, ej, "pre", (int)i,
+			    ej->ej_meta.jm_pre[i], ej->ej_meta.jm_pre_timeout);
 		for (i = 0; i < ej->ej_meta.jm_npost &&
 		    ej->ej_hook_error == NULL; i++)
 			detect_hook(dc, ej, "post", (int)i,
-			    ej->ej_meta.jm_post[i], ej->ej_meta.jm_post_timeout);
+			    ej->ej_meta.jm_post[i],
+			    ej->ej_meta.jm_post_timeout);
 		for (i = 0; i < ej->ej_meta.jm_nops; i++)
 			operation_freeze(ej, ej->ej_meta.jm_ops[i],
 			    detect_job_find(&dc->dc_jobs, ej->ej_ns,
@@ -808,8 +811,8 @@ detect_planned(struct nomad_result *res, void *arg)
 	const char	*type;
 
 	if (!nomad_ok(res) || !json_is_object(res->nr_json)) {
-		detect_asprintf(&ej->ej_plan_error, "plan: %s", res->nr_error != NULL ?
-		    res->nr_error : "no answer");
+		detect_asprintf(&ej->ej_plan_error, "plan: %s",
+		    res->nr_error != NULL ? res->nr_error : "no answer");
 	} else {
 		diff = json_object_get(res->nr_json, "Diff");
 		type = json_string_value(json_object_get(diff, "Type"));
@@ -971,7 +974,8 @@ detect_orphan_one(const char *ns, const char *id, int64_t last, void *arg)
 	/* This cycle's job list answers without a read. */
 	stub = survey_stub(dc, ns, id, &listed);
 	if (listed) {
-		if (stub != NULL && !json_is_true(json_object_get(stub, "Stop")))
+		if (stub != NULL &&
+		    !json_is_true(json_object_get(stub, "Stop")))
 			detect_orphan_add(dc, ns, id, last);
 		if (stub == NULL) {
 			/* gone from git and Nomad; after the scan */

@@ -43,8 +43,10 @@ struct dcycle {
 	struct ejobs		 dc_jobs;
 	struct efile_error	*dc_errs;
 	size_t			 dc_nerrs;
-	int			 dc_incomplete;	/* a file failed, or no snapshot */
-	char			*dc_outage;	/* a parse Nomad could not answer */
+	int			 dc_incomplete;	/* a file failed,
+						   or no snapshot */
+	char			*dc_outage;	/* a parse Nomad could not
+						   answer */
 	int			 dc_parse_pending;	/* not answered yet */
 	struct dparse		**dc_parses;	/* the files, in order */
 	size_t			 dc_nparses;
@@ -76,7 +78,8 @@ struct dcycle {
 	int			 dc_focus;
 	struct dfchanged	*dc_fchanged;	/* job files that changed */
 	size_t			 dc_nfchanged;
-	size_t			 dc_prev_queued;	/* the last cycle's queue */
+	size_t			 dc_prev_queued;	/* the last cycle's
+							   queue */
 	uint64_t		 dc_decided;	/* managed jobs decided */
 };
 
@@ -128,6 +131,7 @@ void	 focus_end(struct dcycle *);
 /* The last plan of old stands for this cycle's (engine_survey.c). */
 void	 survey_reuse(struct dcycle *, struct ejob *, struct ejob *old);
 void	 detect_orphans(struct dcycle *);	/* engine_detect.c */
-void	 detect_plan(struct dcycle *);		/* engine_detect.c: after the survey */
+void	 detect_plan(struct dcycle *);		/* engine_detect.c:
+						   after the survey */
 
 #endif /* NOPS_ENGINE_DETECT_H */

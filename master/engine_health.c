@@ -37,7 +37,8 @@
 #include "api.h"
 #include "jsonb.h"
 
-#define HEALTH_KEEP		256	/* deployments whose progress is cached */
+#define HEALTH_KEEP		256	/* deployments whose progress
+					   is cached */
 #define HEALTH_ALLOCS_MAX	32	/* allocations shown per deployment */
 #define HEALTH_EVENTS_MAX	3	/* last task events per allocation */
 
@@ -266,7 +267,8 @@ health_groups_json(const struct astep *as, const json_t *dep,
 			    "placed", health_int(g, "PlacedAllocs"),
 			    "healthy", health_int(g, "HealthyAllocs"),
 			    "unhealthy", health_int(g, "UnhealthyAllocs"),
-			    "desired_canaries", health_int(g, "DesiredCanaries"),
+			    "desired_canaries",
+			    health_int(g, "DesiredCanaries"),
 			    "placed_canaries", (json_int_t)json_array_size(
 			    json_object_get(g, "PlacedCanaries")),
 			    "promoted", json_is_true(json_object_get(g,
@@ -354,11 +356,13 @@ health_what(const json_t *progress, char *buf, size_t len)
 			    "lost") == 0;
 			if (pass == 0 ? !bad : (bad || json_is_true(
 			    json_object_get(a, "healthy")) ||
-			    strcmp(health_str(a, "desired_status"), "run") != 0))
+			    strcmp(health_str(a, "desired_status"),
+			    "run") != 0))
 				continue;
 			said = health_str(a, "last");
 			n = strlen(buf);
-			snprintf(buf + n, len - n, "%sallocation %.8s (%s) %s%s%s",
+			snprintf(buf + n, len - n,
+			    "%sallocation %.8s (%s) %s%s%s",
 			    sep, health_str(a, "id"), health_str(a, "group"),
 			    pass == 0 ? health_str(a, "client_status") :
 			    "not healthy yet", *said != '\0' ? ": " : "", said);
@@ -470,9 +474,9 @@ health_evaluate(struct astep *as, const json_t *job)
 			    what[0] != '\0' ? "; " : "", what);
 		else if (health_awaiting_promotion(dep))
 			apply_move(as->as_id, DS_WAITING_HEALTH,
-			    DS_AWAITING_PROMOTION, "await_promotion", "canaries "
-			    "are healthy and wait for promotion; the apply "
-			    "timeout is paused");
+			    DS_AWAITING_PROMOTION, "await_promotion",
+			    "canaries are healthy and wait for promotion; the "
+			    "apply timeout is paused");
 		apply_step_done(as);
 		return;
 	}

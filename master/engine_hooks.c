@@ -236,8 +236,9 @@ hook_start(struct astep *as, const struct deploy_hook *h)
 	json_t		*spec;
 	int64_t		 id = as->as_id;
 
-	if (store_begin(s) == -1 || store_deploy_hookrun_create(s, id, h->dh_phase,
-	    h->dh_position, as->as_token) == -1 || store_commit(s) == -1) {
+	if (store_begin(s) == -1 || store_deploy_hookrun_create(s, id,
+	    h->dh_phase, h->dh_position, as->as_token) == -1 ||
+	    store_commit(s) == -1) {
 		store_rollback(s);
 		apply_step_done(as);
 		return;
@@ -668,8 +669,8 @@ hooks_phase_done(struct deploy *d, enum deploy_state st)
 	if (st == DS_PRE_HOOKS) {
 		int64_t	 now = time(NULL);
 
-		if (store_begin(s) == -1 || store_deploy_set_apply(s, d->d_id, now,
-		    now + engine_conf()->apply_timeout) == -1 ||
+		if (store_begin(s) == -1 || store_deploy_set_apply(s,
+		    d->d_id, now, now + engine_conf()->apply_timeout) == -1 ||
 		    deploy_transition(s, d->d_id, DS_PRE_HOOKS,
 		    DS_REGISTERING, "system", "register", NULL) == -1 ||
 		    store_commit(s) == -1)

@@ -46,7 +46,8 @@ struct dsurvey {
 	struct dcycle		*sv_cycle;
 	int			 sv_pending;
 	int			 sv_failed;	/* an answer missing */
-	int			 sv_unused;	/* asked early, nothing to plan */
+	int			 sv_unused;	/* asked early,
+						   nothing to plan */
 	char			*sv_version;
 	char			*sv_leader;
 	struct dsurvey_ns	*sv_ns;

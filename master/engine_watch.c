@@ -158,8 +158,8 @@ watch_answer(struct nomad_result *res, void *arg)
 	if (!nomad_ok(res) || res->nr_index == 0 ||
 	    !json_is_array(res->nr_json)) {
 		if (!w->w_failing++)
-			log_warnx("watch: %s of namespace %s: %s; retrying with "
-			    "backoff (the drift-interval still applies)",
+			log_warnx("watch: %s of namespace %s: %s; retrying "
+			    "with backoff (the drift-interval still applies)",
 			    w->w_deployments ? "deployments" : "jobs", w->w_ns,
 			    res->nr_error != NULL ? res->nr_error :
 			    "not a list with an index");
@@ -168,7 +168,8 @@ watch_answer(struct nomad_result *res, void *arg)
 		if (w->w_backoff_ms > WATCH_BACKOFF_MAX_MS)
 			w->w_backoff_ms = WATCH_BACKOFF_MAX_MS;
 		/* jitter: +-25% */
-		watch_later(w, w->w_backoff_ms * 3 / 4 + (int)arc4random_uniform(
+		watch_later(w, w->w_backoff_ms * 3 / 4 +
+		    (int)arc4random_uniform(
 		    (uint32_t)w->w_backoff_ms / 2 + 1));
 		return;
 	}

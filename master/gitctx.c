@@ -39,7 +39,8 @@ gitctx_remote(const char *url, char *host, size_t hostlen, char *path,
 	size_t		 n;
 
 	*https = 0;
-	if (strncmp(url, "https://", 8) == 0 || strncmp(url, "http://", 7) == 0) {
+	if (strncmp(url, "https://", 8) == 0 ||
+	    strncmp(url, "http://", 7) == 0) {
 		*https = 1;
 		p = strstr(url, "://") + 3;
 	} else if (strncmp(url, "ssh://", 6) == 0)

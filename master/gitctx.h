@@ -20,6 +20,7 @@ char		*gitctx_redact_source(const char *text);
  * A unified diff (3 lines of context) of old to new, named path; NULL
  * when they are equal.  Give it redacted texts.
  */
-char		*gitctx_diff(const char *path, const char *old, const char *new);
+char		*gitctx_diff(const char *path, const char *old,
+		    const char *new);
 
 #endif /* NOPS_GITCTX_H */

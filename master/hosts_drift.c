@@ -219,8 +219,8 @@ hosts_create_steps(int64_t id, const char *repo, const struct plan *pl)
 			sh.sh_step = insync ? "record" : "copy";
 			sh.sh_system = h->ph_system;
 			sh.sh_state = insync ? "skipped" : "pending";
-			sh.sh_error = insync ? "already runs the wanted system" :
-			    NULL;
+			sh.sh_error = insync ?
+			    "already runs the wanted system" : NULL;
 			if (store_hosts_step_add(hosts_store(), id, &sh) == -1)
 				return -1;
 		}

@@ -366,9 +366,9 @@ each_operation(struct each_run *er, json_t *input, struct api_resp *resp)
 		rc = schema_validate(schema, input != NULL ? input :
 		    json_null(), err, sizeof(err));
 		if (rc == SCHEMA_UNUSABLE) {
-			api_error(resp, 422, "invalid_configuration", "host %s: "
-			    "operation %s: its schema cannot be used: %s",
-			    eh->eh_host->ph_name, er->er_op, err);
+			api_error(resp, 422, "invalid_configuration",
+			    "host %s: operation %s: its schema cannot be "
+			    "used: %s", eh->eh_host->ph_name, er->er_op, err);
 			return -1;
 		}
 		if (rc == SCHEMA_INVALID) {
@@ -397,8 +397,8 @@ each_deployed(struct api_req *req, struct api_resp *resp, int64_t *did,
 	deployed = hosts_deployed(req->ar_args[0], did, dcommit, dcommitsz,
 	    &bad);
 	if (bad) {
-		api_error(resp, 500, "runtime_error", "plan %s: cannot read its "
-		    "last deployment: %s", req->ar_args[0],
+		api_error(resp, 500, "runtime_error", "plan %s: cannot read "
+		    "its last deployment: %s", req->ar_args[0],
 		    store_error(hosts_store()));
 		return NULL;
 	}
@@ -435,7 +435,8 @@ hosts_each_api(struct api_req *req, struct api_resp *resp)
 	struct plan		*deployed;
 	struct each_run		*er;
 	json_t			*body, *v, *input;
-	char			*text, detail[512], dcommit[GITW_COMMIT_HEXLEN + 1];
+	char			*text, detail[512],
+				 dcommit[GITW_COMMIT_HEXLEN + 1];
 	int64_t			 did;
 
 	if ((body = api_json_body(req, resp)) == NULL)

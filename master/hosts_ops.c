@@ -490,7 +490,8 @@ hosts_api_action(struct api_req *req, struct api_resp *resp)
 	struct action_ctx	 ac;
 	struct plan		*pl;
 	json_t			*body;
-	const char		*repo = req->ar_args[0], *host = req->ar_args[1];
+	const char		*repo = req->ar_args[0], *host =
+	    req->ar_args[1];
 	const char		*id = req->ar_args[2];
 	int64_t			 did;
 	int			 bad;
@@ -571,7 +572,8 @@ hosts_each_actions_json(struct api_req *req, const char *repo)
 	struct plan		*pl;
 	json_t			*list, *seen, *op, *o, *v;
 	const char		*k, *why = NULL;
-	char			 desc[512], confirm[512], group[PLAN_NAME_MAX + 1];
+	char			 desc[512], confirm[512],
+				 group[PLAN_NAME_MAX + 1];
 	size_t			 i;
 	int64_t			 did;
 	int			 bad, busy;

@@ -439,8 +439,8 @@ lb_forget(struct api_req *req, struct api_resp *resp)
 		goto fail;
 	if (rc == 0) {
 		store_rollback(s);
-		api_error(resp, 404, "not_found", "no record %lld of deployment "
-		    "%lld", (long long)entry, (long long)id);
+		api_error(resp, 404, "not_found", "no record %lld of "
+		    "deployment %lld", (long long)entry, (long long)id);
 		return;
 	}
 	snprintf(target, sizeof(target), "deployment/%lld", (long long)id);

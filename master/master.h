@@ -36,7 +36,8 @@ struct worker {
 	unsigned int	 w_restarts;	/* since the master started */
 	unsigned int	 w_fails;	/* consecutive short lives: backoff */
 	char		 w_lastexit[256];
-	int		 w_killed;	/* the master killed it: w_lastexit says why */
+	int		 w_killed;	/* the master killed it:
+					   w_lastexit says why */
 	struct event	*w_restart_ev;
 	char		*w_testhook;	/* test builds: one-shot hook */
 };
@@ -79,7 +80,8 @@ struct nopsd {
 	size_t		 n_nlisteners;
 	int		 n_shutdown;
 	char		*n_argv0;
-	char		*n_statedir;	/* database dir; gitworker cache below */
+	char		*n_statedir;	/* database dir;
+					   gitworker cache below */
 };
 
 extern struct nopsd	*nopsd_env;

@@ -162,7 +162,8 @@ metrics_configure(const struct nops_conf *conf)
 	if (conf->metrics_token_file == NULL)
 		return;
 	if (cfile_read(conf->metrics_token_file, METRICS_TOKEN_MAX,
-	    CFILE_SECRET, &metrics_token, &metrics_tokenlen, err, sizeof(err)) == -1) {
+	    CFILE_SECRET, &metrics_token, &metrics_tokenlen, err,
+	    sizeof(err)) == -1) {
 		/* Fail closed: a token was wanted, so none will match. */
 		log_warnx("metrics token file %s; /metrics answers only the "
 		    "local admin", err);
@@ -219,7 +220,8 @@ metrics_process(struct metrics_out *mo)
 	for (id = PROC_GITWORKER; id < PROC_MAX; id++) {
 		w = &workers[id];
 		metrics_sample(mo, "nops_worker_up",
-		    w->w_pid != 0 && w->w_ready, "worker", w->w_title, METRICS_END);
+		    w->w_pid != 0 && w->w_ready, "worker", w->w_title,
+		    METRICS_END);
 	}
 	metrics_family(mo, "nops_worker_restarts_total", "counter",
 	    "Restarts of each worker since nopsd started.");
@@ -256,7 +258,8 @@ metrics_process(struct metrics_out *mo)
 	    "log every 10 s instead).");
 	for (lf = log_flood_first(); lf != NULL; lf = lf->lf_next)
 		metrics_sample(mo, "nops_log_suppressed_total",
-		    (int64_t)lf->lf_suppressed, "what", lf->lf_what, METRICS_END);
+		    (int64_t)lf->lf_suppressed, "what", lf->lf_what,
+		    METRICS_END);
 }
 
 static void
@@ -390,7 +393,8 @@ metrics_engine(struct metrics_out *mo, const struct api_req *req)
 		if (ej->ej_meta.jm_role == META_MANAGED &&
 		    metrics_ns_ok(req, ej->ej_ns))
 			metrics_sample(mo, "nops_job_drift", ej->ej_drift != 0,
-			    "namespace", ej->ej_ns, "job", ej->ej_id, METRICS_END);
+			    "namespace", ej->ej_ns, "job", ej->ej_id,
+			    METRICS_END);
 	metrics_family(mo, "nops_job_paused", "gauge",
 	    "1 when a person paused the managed job.");
 	RB_FOREACH(ej, ejobs, &e->e_jobs) {
@@ -410,7 +414,8 @@ metrics_engine(struct metrics_out *mo, const struct api_req *req)
 			metrics_sample(mo, "nops_job_blocked",
 			    ej->ej_state != NULL &&
 			    strcmp(ej->ej_state, "blocked") == 0,
-			    "namespace", ej->ej_ns, "job", ej->ej_id, METRICS_END);
+			    "namespace", ej->ej_ns, "job", ej->ej_id,
+			    METRICS_END);
 }
 
 /* The deployments of each state, as metrics_deployments() counts them. */

@@ -35,7 +35,8 @@ struct nixrun_spec {
 	const char *const *ns_argv;	/* [0] the program; NULL ends it */
 	const struct nixrun_file *ns_files;	/* written to the workdir */
 	size_t		 ns_nfiles;
-	const char	*ns_store;	/* NIX_REMOTE, NULL: private, read-only */
+	const char	*ns_store;	/* NIX_REMOTE, NULL: private,
+					   read-only */
 	int		 ns_timeout;	/* seconds */
 	unsigned long long ns_memory;	/* bytes of address space */
 	int		 ns_stdout_fd;	/* -1: captured; else given as stdout */

@@ -115,8 +115,8 @@ nomad_send_config(struct worker *w)
 	struct msgw			 m;
 	struct wire_nomad_config	 c;
 	size_t				 i;
-	int				 usable = nomad_set.ns_error[0] ==
-					    '\0' && nomad_set.ns_address != NULL;
+	int				 usable =
+	    nomad_set.ns_error[0] == '\0' && nomad_set.ns_address != NULL;
 
 	memset(&c, 0, sizeof(c));
 	c.address = usable ? nomad_set.ns_address : "";

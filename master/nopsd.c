@@ -50,7 +50,8 @@
 #include "nomadworker.h"
 #include "webworker.h"
 
-#define NOPSD_STORE_WATCH	5	/* s between checks of the database file */
+#define NOPSD_STORE_WATCH	5	/* s between checks of
+					   the database file */
 
 struct nopsd	*nopsd_env;
 

@@ -159,7 +159,8 @@ const struct sandbox_profile nopsd_profile = {
 	nopsd_paths, sizeof(nopsd_paths) / sizeof(nopsd_paths[0]),
 	0,		/* signals scoped: every worker nests in its domain */
 	nopsd_rows, sizeof(nopsd_rows) / sizeof(nopsd_rows[0]),
-	SANDBOX_SIGNAL_ANY | SANDBOX_UNIX_SOCKET	/* a Nix daemon's socket */
+	SANDBOX_SIGNAL_ANY | SANDBOX_UNIX_SOCKET	/* a Nix daemon's
+							   socket */
 };
 
 /* The rows of a worker's profile that allow: its refusals are its own. */

@@ -149,8 +149,8 @@ notify_configure(const struct nops_conf *conf)
 		} else
 			n->n_url = xstrdup(cn->url);
 		if (cn->token_file != NULL && cfile_read(cn->token_file,
-		    NOTIFY_TOKEN_MAX, CFILE_SECRET, &n->n_token, &n->n_tokenlen, err,
-		    sizeof(err)) == -1) {
+		    NOTIFY_TOKEN_MAX, CFILE_SECRET, &n->n_token, &n->n_tokenlen,
+		    err, sizeof(err)) == -1) {
 			/* Sending without the token would only be refused. */
 			log_warnx("notify %s: token file %s; its notifications "
 			    "will fail", cn->name, err);

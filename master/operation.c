@@ -210,8 +210,8 @@ operation_freeze(struct ejob *ej, const char *jobid, struct ejob *op)
 		fatal("strndup");
 
 	if (strchr(name, '.') != NULL) {
-		op_error(of, "operation %s: an operation's name has no '.' (the "
-		    "action is <job>.<operation>)", name);
+		op_error(of, "operation %s: an operation's name has no '.' "
+		    "(the action is <job>.<operation>)", name);
 		goto bad;
 	}
 	if (op == NULL) {
@@ -1255,7 +1255,8 @@ static json_t *
 op_meta(const json_t *spec, const struct oprun *r, const char *commit)
 {
 	char		 id[32];
-	const char	*kv[] = { "nops_job", r->r_job, "nops_namespace", r->r_ns,
+	const char	*kv[] = { "nops_job", r->r_job,
+	    "nops_namespace", r->r_ns,
 	    "nops_operation", r->r_name, "nops_run", id,
 	    commit != NULL ? "nops_commit" : NULL, commit, NULL };
 

@@ -61,7 +61,8 @@ static const char plans_wrapper[] =
 	"in\n"
 	"  if part == \"names\" then builtins.attrNames plan.hosts\n"
 	"  else if part == \"host\" then drv plan.hosts.${host}\n"
-	"  else if part == \"rest\" then removeAttrs plan [ \"hosts\" ] // tests\n"
+	"  else if part == \"rest\""
+	    " then removeAttrs plan [ \"hosts\" ] // tests\n"
 	"  else plan // tests //\n"
 	"    { hosts = builtins.mapAttrs (n: drv) plan.hosts; }\n";
 
@@ -281,7 +282,8 @@ plans_eval_done(int status, const char *out, size_t outlen, const char *err,
 			fatal("calloc");
 		json_array_foreach(names, i, v) {
 			if (!json_is_string(v) || strspn(json_string_value(v),
-			    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			    "abcdefghijklmnopqrstuvwxyz"
+			    "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 			    "0123456789._-") != json_string_length(v) ||
 			    json_string_length(v) == 0 ||
 			    json_string_length(v) > PLAN_NAME_MAX) {

@@ -86,7 +86,9 @@ redact_url_credentials(const char *s)
 	p = s;
 	while ((start = strstr(p, "://")) != NULL) {
 		start += 3;
-		/* userinfo ends at '@' before the next '/', '?', '#' or space */
+		/*
+		 * userinfo ends at '@' before the next '/', '?', '#' or space
+		 */
 		at = start + strcspn(start, "@/?# \t\n");
 		memcpy(o, p, start - p);
 		o += start - p;

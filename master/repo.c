@@ -141,7 +141,8 @@ static char		*repo_localsig;	/* its file:// remotes at start */
 static uint32_t		 repo_nextid = 1;
 static uint32_t		 repo_nextseq = 1;
 static int		 repo_test_timeout;	/* test builds: overrides */
-static char		 repo_test_timeout_of[64];	/* ... of this repo only */
+static char		 repo_test_timeout_of[64];	/* ... of this repo
+							   only */
 static void		(*repo_listener)(struct repo *,
 			    const struct repo_snap *, void *);
 static void		*repo_listener_arg;
@@ -458,7 +459,8 @@ repo_send_one(struct worker *w, struct repo *r)
 		r->r_file_error = xstrdup(why);
 	}
 	if (r->r_known_file != NULL && cfile_read(r->r_known_file,
-	    GITW_KNOWNHOSTS_MAX, 0, &known, &knownlen, err, sizeof(err)) == -1) {
+	    GITW_KNOWNHOSTS_MAX, 0, &known, &knownlen, err,
+	    sizeof(err)) == -1) {
 		snprintf(why, sizeof(why), "known-hosts file %s; fix it and "
 		    "reload", err);
 		free(r->r_file_error);
@@ -1102,7 +1104,8 @@ repo_init(const struct nops_conf *conf)
 		secs[n] = '\0';
 		repo_test_timeout = (int)strtonum(secs, 1, 3600, &errstr);
 		if (errstr != NULL)
-			fatalx("%s: NOPS_TEST_GIT_TIMEOUT %s", __func__, errstr);
+			fatalx("%s: NOPS_TEST_GIT_TIMEOUT %s",
+			    __func__, errstr);
 	}
 #endif
 	TAILQ_FOREACH(cr, &conf->repos, entry) {

@@ -41,7 +41,8 @@ struct sctx {
 	json_t		*sc_ids;	/* resolved $id -> subschema */
 	char		 sc_rootbase[SCHEMA_URI_MAX];
 	int		 sc_depth;
-	int		 sc_quiet;	/* inside anyOf/oneOf/not/if: no error */
+	int		 sc_quiet;	/* inside anyOf/oneOf/not/if:
+					   no error */
 	char		*sc_err;
 	size_t		 sc_errlen;
 	int		 sc_unusable;

@@ -32,7 +32,8 @@
 
 struct store_stmt {
 	RB_ENTRY(store_stmt)	 ss_entry;
-	const char		*ss_sql;	/* the key: ss_buf, or a lookup's */
+	const char		*ss_sql;	/* the key: ss_buf,
+						   or a lookup's */
 	char			*ss_buf;
 	sqlite3_stmt		*ss_stmt;
 };
@@ -47,9 +48,12 @@ struct store {
 	ino_t			 st_ino;
 	int			 st_lost;	/* unlinked or replaced */
 	char			 st_lostmsg[512];
-	char			 st_lasterr[256];	/* a rolled-back write's */
-	int			 st_lazy;	/* in store_begin_lazy()'s transaction */
-	int			 st_normal;	/* synchronous is NORMAL: left so */
+	char			 st_lasterr[256];	/* a rolled-back
+							   write's */
+	int			 st_lazy;	/* in store_begin_lazy()'s
+						   transaction */
+	int			 st_normal;	/* synchronous is NORMAL:
+						   left so */
 	int			 st_accepted;	/* opened and migrated */
 	uint64_t		 st_decide_gen;	/* store_decide_gen() */
 	/* The integrity check after a clean stop, in a thread. */
@@ -160,10 +164,10 @@ static const char store_schema_v1[] =
 	"	job		TEXT NOT NULL CHECK (job <> ''),"
 	"	repository	TEXT NOT NULL,"
 	"	commit_id	TEXT NOT NULL,"
-	"	spec		TEXT NOT NULL,"		/* to register; never shown */
-	"	diff		TEXT,"			/* redacted */
-	"	spec_hash	TEXT NOT NULL,"		/* covers the hooks */
-	"	cas_index	INTEGER,"		/* NULL: a new job */
+	"	spec		TEXT NOT NULL,"	/* to register; never shown */
+	"	diff		TEXT,"		/* redacted */
+	"	spec_hash	TEXT NOT NULL,"	/* covers the hooks */
+	"	cas_index	INTEGER,"	/* NULL: a new job */
 	"	policy		TEXT NOT NULL"
 	"			CHECK (policy IN ('auto', 'approval', 'none')),"
 	"	state		TEXT NOT NULL"
@@ -177,12 +181,12 @@ static const char store_schema_v1[] =
 	"	updated_at	INTEGER NOT NULL,"
 	"	approved_by	TEXT,"
 	"	approved_at	INTEGER,"
-	"	approved_hash	TEXT,"			/* the spec_hash approved */
+	"	approved_hash	TEXT,"		/* the spec_hash approved */
 	"	apply_started_at INTEGER,"
 	"	timeout_at	INTEGER,"
 	"	nomad_deployment_id TEXT,"
 	"	eval_id		TEXT,"
-	"	job_version	INTEGER,"		/* as registered */
+	"	job_version	INTEGER,"	/* as registered */
 	"	ended_at	INTEGER,"
 	"	CHECK ((kind = 'job' AND namespace <> '') OR"
 	"	    (kind = 'plan' AND namespace = ''))"
@@ -203,8 +207,8 @@ static const char store_schema_v1[] =
 	"	hook_id		TEXT NOT NULL,"
 	"	spec		TEXT NOT NULL,"
 	"	spec_hash	TEXT NOT NULL,"
-	"	revision_job_id	TEXT NOT NULL,"		/* <hook>-<8 hex> */
-	"	timeout		INTEGER,"		/* seconds; NULL: default */
+	"	revision_job_id	TEXT NOT NULL,"	/* <hook>-<8 hex> */
+	"	timeout		INTEGER,"	/* seconds; NULL: default */
 	"	PRIMARY KEY (deployment_id, phase, position)"
 	") WITHOUT ROWID;"
 	"CREATE INDEX deployment_hooks_revision ON deployment_hooks"
@@ -223,7 +227,8 @@ static const char store_schema_v1[] =
 	"	idempotency_token TEXT NOT NULL UNIQUE,"
 	"	dispatched_job_id TEXT,"
 	"	state		TEXT NOT NULL DEFAULT 'pending' CHECK (state IN"
-	"	    ('pending', 'dispatched', 'running', 'succeeded', 'failed')),"
+	"	    ('pending', 'dispatched', 'running', 'succeeded',"
+	" 'failed')),"
 	"	exit_code	INTEGER,"
 	"	error		TEXT,"
 	"	started_at	INTEGER,"
@@ -251,7 +256,7 @@ static const char store_schema_v1[] =
 	"	    ('preflight', 'copy', 'activate', 'check', 'record')),"
 	"	goal		TEXT CHECK (goal IN"
 	"	    ('switch', 'boot', 'test', 'dry-activate')),"
-	"	system		TEXT,"			/* path or hash to activate */
+	"	system		TEXT,"		/* path or hash to activate */
 	"	state		TEXT NOT NULL DEFAULT 'pending' CHECK (state IN"
 	"	    ('pending', 'running', 'succeeded', 'failed', 'skipped')),"
 	"	error		TEXT,"
@@ -269,7 +274,7 @@ static const char store_schema_v1[] =
 	"	deployment_id	INTEGER NOT NULL"
 	"			REFERENCES deployments (id) ON DELETE CASCADE,"
 	"	operation	TEXT NOT NULL,"
-	"	instance	TEXT NOT NULL DEFAULT '',"	/* a host, or '' */
+	"	instance	TEXT NOT NULL DEFAULT ''," /* a host, or '' */
 	"	actor		TEXT NOT NULL,"
 	"	sensitive	INTEGER NOT NULL DEFAULT 0"
 	"			CHECK (sensitive IN (0, 1)),"
@@ -292,11 +297,12 @@ static const char store_schema_v1[] =
 	"	deployment_id	INTEGER NOT NULL,"
 	"	kind		TEXT NOT NULL,"
 	"	object		TEXT NOT NULL,"
-	"	environment	TEXT NOT NULL DEFAULT '',"	/* namespace, host */
+	"	environment	TEXT NOT NULL DEFAULT ''," /* namespace, host */
 	"	error		TEXT,"
 	"	created_at	INTEGER NOT NULL"
 	");"
-	"CREATE INDEX left_behind_deployment ON left_behind (deployment_id, id);"
+	"CREATE INDEX left_behind_deployment ON left_behind"
+	" (deployment_id, id);"
 	"CREATE INDEX left_behind_object ON left_behind"
 	"	(kind, environment, object);"
 
@@ -305,7 +311,8 @@ static const char store_schema_v1[] =
 	"	id		INTEGER PRIMARY KEY,"
 	"	namespace	TEXT NOT NULL,"
 	"	job		TEXT NOT NULL,"
-	"	kind		TEXT NOT NULL CHECK (kind IN ('pause', 'window')),"
+	"	kind		TEXT NOT NULL"
+	" CHECK (kind IN ('pause', 'window')),"
 	"	who		TEXT NOT NULL,"
 	"	reason		TEXT NOT NULL DEFAULT '',"
 	"	created_at	INTEGER NOT NULL,"
@@ -419,14 +426,15 @@ static const char store_schema_v4[] =
  */
 /* The row of the job of a deployment's row (OLD or NEW), looked up again. */
 #define STORE_REGISTERED_AGAIN(row)					\
-	"	INSERT OR REPLACE INTO registered_jobs (namespace, job, last_id)" \
-	"	    SELECT namespace, job, id FROM deployments"			\
-	"	    WHERE namespace = " row ".namespace AND job = " row ".job AND" \
-	"	    eval_id IS NOT NULL AND kind = 'job' ORDER BY id DESC LIMIT 1;"
+    "	INSERT OR REPLACE INTO registered_jobs (namespace, job, last_id)" \
+    "	    SELECT namespace, job, id FROM deployments"			\
+    "	    WHERE namespace = " row ".namespace AND job = " row ".job AND" \
+    "	    eval_id IS NOT NULL AND kind = 'job' ORDER BY id DESC LIMIT 1;"
 
 static const char store_schema_v5[] =
 	"CREATE INDEX deployments_registered ON deployments"
-	"	(namespace, job, id) WHERE eval_id IS NOT NULL AND kind = 'job';"
+	"	(namespace, job, id) WHERE eval_id IS NOT NULL"
+	" AND kind = 'job';"
 	"CREATE INDEX deployments_ended ON deployments (state, ended_at);"
 	"CREATE TABLE registered_jobs ("
 	"	namespace	TEXT NOT NULL,"
@@ -445,8 +453,10 @@ static const char store_schema_v5[] =
 	"	END;"
 	"CREATE TRIGGER registered_jobs_update AFTER UPDATE OF eval_id, kind,"
 	"	namespace, job ON deployments"
-	"	WHEN (OLD.eval_id IS NOT NULL) IS NOT (NEW.eval_id IS NOT NULL) OR"
-	"	OLD.kind IS NOT NEW.kind OR OLD.namespace IS NOT NEW.namespace OR"
+	"	WHEN (OLD.eval_id IS NOT NULL) IS NOT"
+	" (NEW.eval_id IS NOT NULL) OR"
+	"	OLD.kind IS NOT NEW.kind OR"
+	" OLD.namespace IS NOT NEW.namespace OR"
 	"	OLD.job IS NOT NEW.job BEGIN"
 	"	DELETE FROM registered_jobs WHERE namespace = OLD.namespace AND"
 	"	    job = OLD.job;"
@@ -925,8 +935,8 @@ store_refuse_checks(struct store *st, int nmigs, int *version, int verify,
 		/* Version 0 with tables is some other program's database. */
 		sqlite3_stmt	*stmt;
 
-		rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_schema",
-		    -1, &stmt, NULL);
+		rc = sqlite3_prepare_v2(db,
+		    "SELECT count(*) FROM sqlite_schema", -1, &stmt, NULL);
 		if (rc == SQLITE_OK) {
 			if ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 				ntables = sqlite3_column_int(stmt, 0);

@@ -157,7 +157,8 @@ int64_t		 store_event(struct store *, const char *actor,
  */
 int		 store_events_page(struct store *, const char *target,
 		    int64_t before_id, int limit,
-		    int (*cb)(const struct store_event_row *, void *), void *arg);
+		    int (*cb)(const struct store_event_row *, void *),
+		    void *arg);
 
 /*
  * store_backup: copy the database to dest_path (which must not exist;

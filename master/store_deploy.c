@@ -87,8 +87,9 @@ store_deploy_insert(struct store *s, struct deploy *d)
 		struct deploy_hook *h = &d->d_hooks[i];
 
 		st = store_prepare(s, "INSERT INTO deployment_hooks"
-		    " (deployment_id, phase, position, hook_id, spec, spec_hash,"
-		    " revision_job_id, timeout) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+		    " (deployment_id, phase, position, hook_id, spec,"
+		    " spec_hash, revision_job_id, timeout)"
+		    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
 		if (st == NULL)
 			return -1;
 		sqlite3_bind_int64(st, 1, d->d_id);

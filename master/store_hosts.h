@@ -78,8 +78,8 @@ int	store_hosts_deploy_get(struct store *, int64_t id,
 /* The ids of plan deployments that should run, oldest first; n or -1. */
 int	store_hosts_deploy_running(struct store *, int64_t *ids, size_t max);
 /* 0 (*id set), or -1. */
-int	store_hosts_deploy_create(struct store *, const struct store_hosts_new *,
-	    int64_t *id);
+int	store_hosts_deploy_create(struct store *,
+	    const struct store_hosts_new *, int64_t *id);
 /* It applies from now on, unless it did already. */
 int	store_hosts_deploy_started(struct store *, int64_t id, int64_t now);
 

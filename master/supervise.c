@@ -42,7 +42,8 @@
 
 #define RESTART_MIN_MS		500
 #define RESTART_MAX_MS		30000
-#define RESTART_STABLE_SECS	30	/* a life this long resets the backoff */
+#define RESTART_STABLE_SECS	30	/* a life this long resets
+					   the backoff */
 #define STOP_WAIT_SECS		5
 
 struct worker workers[PROC_MAX] = {

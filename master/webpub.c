@@ -102,12 +102,14 @@ static struct {
 	struct event		*tick;
 	int			 soon_pending;
 	int			 due_all;	/* a change anything may show */
-	int			 due_audit;	/* one only the audit log shows */
+	int			 due_audit;	/* one only the audit
+						   log shows */
 	int			 audit_only;	/* webpub_audit_only() */
 	long			 soon_ms;	/* between two flushes */
 	long			 render_ms;	/* the last flush took */
 	long long		 soon_due_us;	/* when soon fires, monotonic */
-	time_t			 flushed;	/* monotonic s, last whole flush */
+	time_t			 flushed;	/* monotonic s,
+						   last whole flush */
 	struct timespec		 flushed_at;	/* its end, monotonic */
 	uint64_t		 renders;	/* for /metrics */
 	uint64_t		 pushes;
