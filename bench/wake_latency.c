@@ -87,6 +87,10 @@ give_yield(int sig)
 	errno = saved;
 }
 
+/*
+ * Alike on purpose: auth_hash_give_timer() (master/auth_hash.c), which
+ * this program measures without linking nopsd.
+ */
 static void
 give_timer(int on)
 {
