@@ -66,20 +66,30 @@ struct wire_field {
 
 /*
  * One row per field of struct wire_L, in payload order: WF_U32(L, member)
- * and so on; WF_DATA names the length member too.
+ * and so on; WF_DATA names the length member too.  Each row checks when
+ * it is compiled that the member has its kind's type (WF_TYPE): a
+ * uint32_t for WF_U32, a const char * for WF_STR, and so on, so that a
+ * table cannot read a member as what it is not.
  */
-#define WF_INT(k, l, m)	{ .wf_kind = (k),				\
-	.wf_off = offsetof(struct wire_##l, m) }
-#define WF_U8(l, m)	WF_INT(WIRE_U8, l, m)
-#define WF_U32(l, m)	WF_INT(WIRE_U32, l, m)
-#define WF_I32(l, m)	WF_INT(WIRE_I32, l, m)
-#define WF_U64(l, m)	WF_INT(WIRE_U64, l, m)
-#define WF_I64(l, m)	WF_INT(WIRE_I64, l, m)
+#define WF_MEMBER(l, m)	(((struct wire_##l *)NULL)->m)
+#define WF_TYPE(l, m, t)						\
+	(offsetof(struct wire_##l, m) + 0 * sizeof(struct {		\
+		_Static_assert(_Generic(WF_MEMBER(l, m), t: 1,		\
+		    default: 0), "wire_" #l "." #m " is not " #t);	\
+		int wf_unused;						\
+	}))
+#define WF_INT(k, l, m, t)	{ .wf_kind = (k),			\
+	.wf_off = WF_TYPE(l, m, t) }
+#define WF_U8(l, m)	WF_INT(WIRE_U8, l, m, uint8_t)
+#define WF_U32(l, m)	WF_INT(WIRE_U32, l, m, uint32_t)
+#define WF_I32(l, m)	WF_INT(WIRE_I32, l, m, int32_t)
+#define WF_U64(l, m)	WF_INT(WIRE_U64, l, m, uint64_t)
+#define WF_I64(l, m)	WF_INT(WIRE_I64, l, m, int64_t)
 #define WF_STR(l, m, max)	{ .wf_kind = WIRE_STR,			\
-	.wf_off = offsetof(struct wire_##l, m), .wf_max = (max) }
+	.wf_off = WF_TYPE(l, m, const char *), .wf_max = (max) }
 #define WF_DATA(l, m, len, max)	{ .wf_kind = WIRE_DATA,			\
-	.wf_off = offsetof(struct wire_##l, m), .wf_max = (max),	\
-	.wf_aux = offsetof(struct wire_##l, len) }
+	.wf_off = WF_TYPE(l, m, const void *), .wf_max = (max),	\
+	.wf_aux = WF_TYPE(l, len, size_t) }
 /*
  * n, the count member, then n items of the table items: WF_STRS when
  * each item field is a WF_STR(L, array[0], max) of parallel arrays of
@@ -87,12 +97,12 @@ struct wire_field {
  * item is a struct of the array member (items' rows are of its type).
  */
 #define WF_STRS(l, n, max, what, items)					\
-	{ .wf_kind = WIRE_LIST, .wf_off = offsetof(struct wire_##l, n),	\
+	{ .wf_kind = WIRE_LIST, .wf_off = WF_TYPE(l, n, uint32_t),	\
 	.wf_max = (max), .wf_what = (what), .wf_aux = 0,		\
 	.wf_stride = sizeof(const char *), .wf_items = (items),		\
 	.wf_nitems = sizeof(items) / sizeof((items)[0]) }
 #define WF_RECS(l, n, max, what, array, items)				\
-	{ .wf_kind = WIRE_LIST, .wf_off = offsetof(struct wire_##l, n),	\
+	{ .wf_kind = WIRE_LIST, .wf_off = WF_TYPE(l, n, uint32_t),	\
 	.wf_max = (max), .wf_what = (what),				\
 	.wf_aux = offsetof(struct wire_##l, array),			\
 	.wf_stride = sizeof(((struct wire_##l *)NULL)->array[0]),	\
